@@ -1,0 +1,58 @@
+/**
+ * Every refusal release-core can make, with a stable code. The server maps each code
+ * to one HTTP and one gRPC status (apps/server/src/errors/table.ts); the CLI prints the
+ * message on one line. Codes are never renamed: integrators match on them.
+ */
+export const RELEASE_ERROR_CODES = [
+  // encodings and keys
+  'CANONICALIZE_FAILED',
+  'KEY_INVALID',
+  'SIZE_LIMIT',
+  // DSSE
+  'ENVELOPE_MALFORMED',
+  'PAYLOAD_TYPE_UNKNOWN',
+  'SIGNATURES_EMPTY',
+  'SIGNATURE_DUPLICATE_KEYID',
+  'SIGNATURE_INVALID',
+  'KEY_UNTRUSTED',
+  'PAYLOAD_NOT_CANONICAL',
+  // release rules
+  'PAYLOAD_INVALID',
+  'TENANT_MISMATCH',
+  'PRODUCT_MISMATCH',
+  'NOT_YET_VALID',
+  'EXPIRED',
+  'OFFLINE_AGE_EXCEEDED',
+  'PROFILE_INCOMPATIBLE',
+  // certificates and receipts
+  'CERT_INVALID',
+  'CERT_UNTRUSTED',
+  'CERT_EXPIRED',
+  'CERT_IDENTITY_MISMATCH',
+  'RECEIPT_INVALID',
+  'RECEIPT_MISMATCH',
+] as const;
+
+export type ReleaseErrorCode = (typeof RELEASE_ERROR_CODES)[number];
+
+/** One bad field of a document: `path` like `components[1].kind`. */
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+export class ReleaseError<C extends ReleaseErrorCode = ReleaseErrorCode> extends Error {
+  override readonly name = 'ReleaseError';
+  readonly code: C;
+  readonly issues: readonly Issue[];
+
+  constructor(code: C, message: string, options: { cause?: unknown; issues?: readonly Issue[] } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.issues = options.issues ?? [];
+  }
+}
+
+export function isReleaseError(e: unknown, code?: ReleaseErrorCode): e is ReleaseError {
+  return e instanceof ReleaseError && (code === undefined || e.code === code);
+}

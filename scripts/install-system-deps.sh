@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite talks to (real rauc, OpenSSL, a
+# D-Bus daemon for rauc's service, an OCI registry, Chromium, wrk). Idempotent:
+# packages already present are not touched, so a warm machine pays nothing.
+set -euo pipefail
+want=(openssl rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk)
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "system packages: all present (${want[*]})"
+  exit 0
+fi
+echo "system packages: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# docker-registry starts a system service on :5000 when installed; tests start their own.
+$SUDO systemctl stop docker-registry >/dev/null 2>&1 || true
+echo "system packages: installed ${missing[*]}"
