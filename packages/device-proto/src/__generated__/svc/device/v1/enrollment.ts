@@ -30,7 +30,11 @@ export interface EnrollRequest {
   token: string;
   /** PKCS#10 CSR (DER) over the device's ECDSA P-256 identity key; subject CN = device name. */
   csrDer: Buffer;
-  inventory: Inventory | undefined;
+  inventory:
+    | Inventory
+    | undefined;
+  /** The name the device asks for (contracts 4 pattern); must equal the CSR's CN. */
+  deviceName: string;
 }
 
 export interface EnrollResponse {
@@ -47,7 +51,7 @@ export interface EnrollResponse {
 }
 
 function createBaseEnrollRequest(): EnrollRequest {
-  return { token: "", csrDer: Buffer.alloc(0), inventory: undefined };
+  return { token: "", csrDer: Buffer.alloc(0), inventory: undefined, deviceName: "" };
 }
 
 export const EnrollRequest: MessageFns<EnrollRequest> = {
@@ -60,6 +64,9 @@ export const EnrollRequest: MessageFns<EnrollRequest> = {
     }
     if (message.inventory !== undefined) {
       Inventory.encode(message.inventory, writer.uint32(26).fork()).join();
+    }
+    if (message.deviceName !== "") {
+      writer.uint32(34).string(message.deviceName);
     }
     return writer;
   },
@@ -101,6 +108,14 @@ export const EnrollRequest: MessageFns<EnrollRequest> = {
             message.inventory = Inventory.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.deviceName = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -122,6 +137,11 @@ export const EnrollRequest: MessageFns<EnrollRequest> = {
         ? Buffer.from(bytesFromBase64(object.csr_der))
         : Buffer.alloc(0),
       inventory: isSet(object.inventory) ? Inventory.fromJSON(object.inventory) : undefined,
+      deviceName: isSet(object.deviceName)
+        ? globalThis.String(object.deviceName)
+        : isSet(object.device_name)
+        ? globalThis.String(object.device_name)
+        : "",
     };
   },
 
@@ -136,6 +156,9 @@ export const EnrollRequest: MessageFns<EnrollRequest> = {
     if (message.inventory !== undefined) {
       obj.inventory = Inventory.toJSON(message.inventory);
     }
+    if (message.deviceName !== "") {
+      obj.deviceName = message.deviceName;
+    }
     return obj;
   },
 
@@ -149,6 +172,7 @@ export const EnrollRequest: MessageFns<EnrollRequest> = {
     message.inventory = (object.inventory !== undefined && object.inventory !== null)
       ? Inventory.fromPartial(object.inventory)
       : undefined;
+    message.deviceName = object.deviceName ?? "";
     return message;
   },
 };
