@@ -1,0 +1,54 @@
+/**
+ * Every failure the agent core can name, with a stable code. The state machine never
+ * inspects messages: `classifyFailure` (state-machine/failure.ts) maps a code to fatal or
+ * transient, and that alone decides report, retry or roll back (STYLE 8).
+ * Codes are never renamed: logs, receipts and tests match on them.
+ */
+export const AGENT_ERROR_CODES = [
+  // configuration
+  'CONFIG_INVALID',
+  'RELEASE_SETTINGS_PARTIAL',
+  'RELEASE_SETTINGS_ABSENT',
+  'TRUST_DIR_INVALID',
+  // assignment and release
+  'ASSIGNMENT_INVALID',
+  'RELEASE_REFUSED',
+  'MEMBER_SET_MISMATCH',
+  'MEMBER_KIND_UNSUPPORTED',
+  // download and staging
+  'FETCH_FAILED',
+  'DIGEST_MISMATCH',
+  'DISK_SPACE_LOW',
+  'STAGE_FAILED',
+  // activation and health
+  'ACTIVATION_FAILED',
+  'HEALTH_POLICY_INVALID',
+  'HEALTH_FAILED',
+  'ROLLBACK_FAILED',
+  'COMMIT_FAILED',
+  'SLOT_MISMATCH',
+  // journal and receipts
+  'JOURNAL_WRITE_FAILED',
+  'JOURNAL_CORRUPT',
+  'LOOP_GUARD',
+  'RECEIPT_FAILED',
+] as const;
+
+export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
+
+export class AgentError<C extends AgentErrorCode = AgentErrorCode> extends Error {
+  override readonly name = 'AgentError';
+  readonly code: C;
+  /** The field, member or probe the failure is about, when there is one. */
+  readonly field: string | undefined;
+
+  constructor(code: C, message: string, options: { cause?: unknown; field?: string } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.field = options.field;
+  }
+}
+
+export function isAgentError(e: unknown, code?: AgentErrorCode): e is AgentError {
+  return e instanceof AgentError && (code === undefined || e.code === code);
+}
