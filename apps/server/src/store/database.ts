@@ -1,0 +1,7 @@
+import type { CoreTables } from './core-tables.js';
+
+/**
+ * The whole schema as kysely sees it. Each area declares its table interfaces in its own
+ * file and adds ONE name to the `extends` list below (e.g. `SigningRepoTables`).
+ */
+export interface Database extends CoreTables {}

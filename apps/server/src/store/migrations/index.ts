@@ -1,0 +1,15 @@
+import type { Migration } from 'kysely/migration';
+import * as m0001 from './0001_core.js';
+import * as m0002 from './0002_devices.js';
+import * as m0003 from './0003_audit.js';
+
+/**
+ * The ONE forward-only migration set of the server, in order. To add a migration: create
+ * `NNNN_name.ts` exporting `up(db)` (next free number, never renumber or edit a shipped
+ * one) and add one line here. Names sort lexically, so keep the 4-digit prefix.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_core': m0001,
+  '0002_devices': m0002,
+  '0003_audit': m0003,
+};

@@ -1,0 +1,95 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.js';
+
+export type Driver = 'pglite' | 'postgres';
+
+/** An open database: the typed query builder plus what is needed to close it. */
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly driver: Driver;
+  /** The PostgreSQL schema every table lives in (`search_path` is pinned to it). */
+  readonly schema: string;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  /** `postgres://...`: use PostgreSQL; otherwise the embedded PGlite database. */
+  databaseUrl?: string;
+  /** Embedded database directory (`<SVC_DATA_DIR>/db`); omitted = in memory. */
+  pgliteDir?: string;
+  /** An already started PGlite instance to share (tests: one per file). Not closed by `close()`. */
+  pglite?: PGlite;
+  /** Schema to use; created when missing. Default `public`. */
+  schema?: string;
+  /** PostgreSQL pool size (default 10). */
+  poolSize?: number;
+}
+
+const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Starts PGlite with the extensions the migrations need (pg_trgm for device search). */
+export async function startPglite(dir?: string): Promise<PGlite> {
+  if (dir !== undefined) await mkdir(dir, { recursive: true });
+  const instance = new PGlite({ ...(dir === undefined ? {} : { dataDir: dir }), extensions: { pg_trgm } });
+  await instance.waitReady;
+  return instance;
+}
+
+/**
+ * Opens the store on PostgreSQL or PGlite with `search_path` pinned to `schema` (then
+ * `public`, where pg_trgm lives). Same schema, migrations and queries on both drivers.
+ */
+export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
+  const schema = options.schema ?? 'public';
+  if (!SCHEMA_PATTERN.test(schema)) throw new Error(`schema: must match ${SCHEMA_PATTERN.source}, got ${JSON.stringify(schema)}`);
+  // The pattern keeps the name free of quotes and spaces, so it is safe unquoted here.
+  const searchPath = schema === 'public' ? 'public' : `${schema},public`;
+
+  if (options.databaseUrl !== undefined) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      options: `-c search_path=${searchPath}`,
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    await sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).execute(db).catch(ignoreDuplicate);
+    return { db, driver: 'postgres', schema, close: () => db.destroy() };
+  }
+
+  const owned = options.pglite === undefined;
+  const instance = options.pglite ?? (await startPglite(options.pgliteDir));
+  await instance.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  const db = new Kysely<Database>({
+    dialect: new PGliteDialect({
+      pglite: instance as never,
+      onCreateConnection: async (connection) => {
+        await connection.executeQuery({ sql: `SET search_path TO ${searchPath}`, parameters: [], query: { kind: 'RawNode' } } as never);
+      },
+    }),
+  });
+  return {
+    db,
+    driver: 'pglite',
+    schema,
+    // Kysely's PGlite driver closes the instance on destroy; a shared one must survive.
+    close: async () => {
+      if (owned) await db.destroy();
+    },
+  };
+}
+
+/** Two processes creating the same schema or extension at once: the loser's error is harmless. */
+export function ignoreDuplicate(error: unknown): void {
+  const code = (error as { code?: string }).code;
+  if (code === '23505' || code === '42P06' || code === '42710') return;
+  throw error;
+}
+
+export function pgliteDataDir(dataDir: string): string {
+  return join(dataDir, 'db');
+}

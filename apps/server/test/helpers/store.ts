@@ -1,0 +1,73 @@
+/**
+ * Test stores for every suite of apps/server (shared by all engineers).
+ *
+ *   describe.each(availableDrivers())('... on %s', (driver) => {
+ *     let t: TestStore;
+ *     beforeAll(async () => { t = await createTestStore(driver); });   // migrated, fresh schema
+ *     afterAll(async () => { await t.dispose(); });                    // drops the schema
+ *   });
+ *
+ * - `availableDrivers()` is always `['pglite']`, plus `'postgres'` when SVC_TEST_DATABASE_URL is set.
+ * - PGlite takes ~5 s to start, so ONE instance is shared per test file (per worker process);
+ *   every `createTestStore` call gets its own randomly named schema on it, so tests isolate
+ *   by schema (or by tenant inside one store).
+ * - On PostgreSQL each call creates its own schema in the SVC_TEST_DATABASE_URL database and
+ *   drops it (CASCADE) on dispose.
+ */
+import { randomBytes } from 'node:crypto';
+import type { PGlite } from '@electric-sql/pglite';
+import { sql } from 'kysely';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { openStore, startPglite, type Driver, type Store } from '../../src/store/open.js';
+
+export interface TestStore {
+  store: Store;
+  driver: Driver;
+  /** Options that open a second store on the SAME database and schema (a second "process"). */
+  openOptions: { databaseUrl?: string; pglite?: PGlite; schema: string };
+  dispose(): Promise<void>;
+}
+
+export function availableDrivers(): Driver[] {
+  return process.env.SVC_TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+}
+
+let sharedPglite: Promise<PGlite> | undefined;
+
+/** The one PGlite instance of this test file (started on first use). */
+export function filePglite(): Promise<PGlite> {
+  sharedPglite ??= startPglite();
+  return sharedPglite;
+}
+
+export function randomSchemaName(): string {
+  return `t_${randomBytes(8).toString('hex')}`;
+}
+
+export async function createTestStore(
+  driver: Driver,
+  options: { migrate?: boolean; schema?: string; shareWith?: TestStore } = {},
+): Promise<TestStore> {
+  const schema = options.schema ?? randomSchemaName();
+  const openOptions =
+    driver === 'postgres'
+      ? { databaseUrl: requirePgUrl(), schema }
+      : { pglite: await filePglite(), schema };
+  const store = await openStore(openOptions);
+  if (options.migrate !== false) await migrateToLatest(store);
+  return {
+    store,
+    driver,
+    openOptions,
+    dispose: async () => {
+      await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(store.db);
+      await store.close();
+    },
+  };
+}
+
+function requirePgUrl(): string {
+  const url = process.env.SVC_TEST_DATABASE_URL;
+  if (!url) throw new Error('SVC_TEST_DATABASE_URL is not set');
+  return url;
+}
