@@ -1,0 +1,53 @@
+/**
+ * Errors the CLI itself raises (as opposed to the ReleaseError refusals of
+ * release-core). Each code maps to exactly one exit status, so a script can rely on
+ * `$?` alone: 0 verified, 1 refused, 2 usage.
+ */
+export const EXIT = {
+  /** contracts 5: verified (or, for keygen and sign, done). */
+  OK: 0,
+  /** contracts 5: refused; the reason is one line on stderr. */
+  REFUSED: 1,
+  /** contracts 5: usage error (bad flag, missing argument, unreadable input file). */
+  USAGE: 2,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const CLI_ERROR_CODES = [
+  // a flag or argument is missing, unknown or malformed
+  'USAGE',
+  // an input file named on the command line cannot be read: a usage error, because
+  // the operator named the wrong path, not because the document was refused
+  'INPUT_UNREADABLE',
+  // an input file is larger than the CLI will read
+  'INPUT_TOO_LARGE',
+  // an input file was read but is not JSON: the document is refused
+  'INPUT_NOT_JSON',
+  // an output file cannot be written (exists without --force, directory missing, ...)
+  'OUTPUT_FAILED',
+] as const;
+
+export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
+
+const EXIT_OF: Record<CliErrorCode, ExitCode> = {
+  USAGE: EXIT.USAGE,
+  INPUT_UNREADABLE: EXIT.USAGE,
+  INPUT_TOO_LARGE: EXIT.REFUSED,
+  INPUT_NOT_JSON: EXIT.REFUSED,
+  OUTPUT_FAILED: EXIT.REFUSED,
+};
+
+export class CliError<C extends CliErrorCode = CliErrorCode> extends Error {
+  override readonly name = 'CliError';
+  readonly code: C;
+
+  constructor(code: C, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+
+  get exitCode(): ExitCode {
+    return EXIT_OF[this.code];
+  }
+}
