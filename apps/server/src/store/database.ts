@@ -1,7 +1,8 @@
+import type { DeviceChannelTables } from '../device-channel/tables.js';
 import type { CoreTables } from './core-tables.js';
 
 /**
  * The whole schema as kysely sees it. Each area declares its table interfaces in its own
  * file and adds ONE name to the `extends` list below (e.g. `SigningRepoTables`).
  */
-export interface Database extends CoreTables {}
+export interface Database extends CoreTables, DeviceChannelTables {}

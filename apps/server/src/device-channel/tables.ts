@@ -1,0 +1,33 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+/**
+ * Tables of the device channel (migration 0004_device_channel). The device row itself
+ * (status, last_seen, cert_fingerprint, cert_not_after) is the platform's `devices` table.
+ */
+export interface DeviceCasTable {
+  /** One CA per tenant: the certificate is here so every server process agrees on it. */
+  tenant_id: string;
+  cert_der: Uint8Array;
+  /** File name of the PKCS#8 key under SVC_DATA_DIR/ca/<tenant>/ (shared through the data dir). */
+  key_file: string;
+  created_at: Generated<Timestamp>;
+}
+
+/** Append-only log of every device certificate issued (enrollment and renewal). */
+export interface DeviceCertificatesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  device_name: string;
+  serial: string;
+  fingerprint: string;
+  not_after: Timestamp;
+  reason: string;
+  issued_at: Timestamp;
+}
+
+export interface DeviceChannelTables {
+  device_cas: DeviceCasTable;
+  device_certificates: DeviceCertificatesTable;
+}
