@@ -1,8 +1,9 @@
 import type { DeviceChannelTables } from '../device-channel/tables.js';
 import type { CoreTables } from './core-tables.js';
+import type { PipelineTables } from '../pipeline/tables.js';
 
 /**
  * The whole schema as kysely sees it. Each area declares its table interfaces in its own
  * file and adds ONE name to the `extends` list below (e.g. `SigningRepoTables`).
  */
-export interface Database extends CoreTables, DeviceChannelTables {}
+export interface Database extends CoreTables, DeviceChannelTables, PipelineTables {}

@@ -1,0 +1,186 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * Table interfaces of the publish-and-deploy pipeline (migration 0003_pipeline). Composed
+ * into the server's `Database` in src/store/database.ts. Every row carries `tenant_id`.
+ */
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** jsonb: read parsed, written as a JSON string */
+type Json<T> = ColumnType<T, string, string>;
+/** bigint arrives as a string from pg; we write numbers */
+type BigInt = ColumnType<string | number, number, number>;
+
+export interface AuthorizerKeysTable {
+  id: Generated<string>;
+  tenant_id: string;
+  name: string;
+  keyid: string;
+  public_key_pem: string;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+export interface ArtifactsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  name: string;
+  version: string;
+  kind: string;
+  media_type: string;
+  filename: string;
+  digest: string;
+  length: BigInt;
+  target: string;
+  source: Generated<string>;
+  description: string | null;
+  labels: ColumnType<Record<string, string>, string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ArtifactSbomsTable {
+  artifact_id: string;
+  tenant_id: string;
+  format: string;
+  content_type: string;
+  bytes: Uint8Array;
+  digest: string;
+  severities: string[];
+  created_at: Timestamp;
+}
+
+export interface RegistriesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  name: string;
+  url: string;
+  credentials_ref: string | null;
+  created_at: Timestamp;
+}
+
+export interface DeviceGroupsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  name: string;
+  member_count: Generated<number>;
+  snapshot_digest: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface DeviceGroupMembersTable {
+  group_id: string;
+  tenant_id: string;
+  device_name: string;
+}
+
+export interface ReleasesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  product: string;
+  version: string;
+  payload_digest: string;
+  envelope_digest: string;
+  keyid: string;
+  target: string;
+  envelope_bytes: Uint8Array;
+  created_at: Timestamp;
+}
+
+export interface DeploymentsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  kind: 'signed' | 'legacy';
+  release_id: string | null;
+  artifact_id: string | null;
+  group_id: string;
+  snapshot_digest: string;
+  member_count: number;
+  device_count: number;
+  failure_threshold: Json<{ count?: number; percent?: number } | null> | null;
+  aborted_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface RolloutsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  deployment_id: string;
+  kind: 'signed' | 'legacy';
+  release_id: string | null;
+  artifact_id: string;
+  component: string;
+  group_index: number;
+  position: number;
+  created_at: Timestamp;
+}
+
+export interface DeploymentWavesTable {
+  deployment_id: string;
+  tenant_id: string;
+  idx: number;
+  name: string;
+  size: number;
+  requires_approval: boolean;
+  state: string;
+  done: Generated<number>;
+  failed: Generated<number>;
+  failures_acknowledged: Generated<number>;
+  updated_at: Timestamp;
+}
+
+export interface DeploymentDevicesTable {
+  deployment_id: string;
+  tenant_id: string;
+  device_name: string;
+  wave_idx: number;
+  state: Generated<string>;
+  receipt_id: string | null;
+  updated_at: Timestamp | null;
+}
+
+export interface ReleaseReceiptsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  deployment_id: string;
+  release_id: string;
+  rollout_id: string | null;
+  device_name: string;
+  activation: string;
+  health: string;
+  payload_digest: string;
+  envelope_digest: string;
+  envelope_bytes: Uint8Array;
+  payload: Json<Record<string, unknown>>;
+  label: Generated<string>;
+  accepted_at: Timestamp;
+}
+
+export interface LegacyStatusReportsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  deployment_id: string;
+  rollout_id: string;
+  device_name: string;
+  status: 'installed' | 'failed';
+  detail: string | null;
+  label: Generated<string>;
+  reported_at: Timestamp;
+}
+
+export interface PipelineTables {
+  authorizer_keys: AuthorizerKeysTable;
+  artifacts: ArtifactsTable;
+  artifact_sboms: ArtifactSbomsTable;
+  registries: RegistriesTable;
+  device_groups: DeviceGroupsTable;
+  device_group_members: DeviceGroupMembersTable;
+  releases: ReleasesTable;
+  deployments: DeploymentsTable;
+  rollouts: RolloutsTable;
+  deployment_waves: DeploymentWavesTable;
+  deployment_devices: DeploymentDevicesTable;
+  release_receipts: ReleaseReceiptsTable;
+  legacy_status_reports: LegacyStatusReportsTable;
+}
