@@ -1,0 +1,126 @@
+import { canonicalize } from '../encoding/jcs.js';
+import { fromBase64Strict, fromUtf8 } from '../encoding/bytes.js';
+import { ReleaseError } from '../errors.js';
+import { defaultCryptoProvider } from '../crypto/default.js';
+import type { CryptoProvider } from '../crypto/provider.js';
+import { type Digest, sha256Digest } from '../digest.js';
+
+export interface Signature {
+  keyid: string;
+  sig: string;
+}
+
+/** contracts 1: `{"payloadType", "payload": base64, "signatures": [{"keyid", "sig"}]}` */
+export interface Envelope {
+  payloadType: string;
+  payload: string;
+  signatures: Signature[];
+}
+
+export interface ParseEnvelopeOptions {
+  /** Cap on the serialized envelope; default DEFAULT_MAX_ENVELOPE_BYTES. */
+  maxBytes?: number;
+  /** Accepted payload types; default: both svc types. */
+  payloadTypes?: readonly string[];
+}
+
+/** 1 MiB: a release with the maximum 64 components is well under 100 KiB. */
+export const DEFAULT_MAX_ENVELOPE_BYTES = 1024 * 1024;
+/** More signatures than this is not a release, it is an attempt to make us verify forever. */
+export const MAX_SIGNATURES = 16;
+const KNOWN_TYPES = ['svc.release.v1', 'svc.release-receipt.v1'] as const;
+const KEYID = /^sha256:[0-9a-f]{64}$/;
+
+function malformed(why: string): ReleaseError<'ENVELOPE_MALFORMED'> {
+  return new ReleaseError('ENVELOPE_MALFORMED', `malformed envelope: ${why}`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function exactKeys(obj: Record<string, unknown>, keys: readonly string[], where: string): void {
+  for (const k of Object.keys(obj)) if (!keys.includes(k)) throw malformed(`${where}: unknown field "${k}"`);
+  for (const k of keys) if (!(k in obj)) throw malformed(`${where}: missing field "${k}"`);
+}
+
+/**
+ * Strict envelope parsing (STYLE 5): bytes or text are size-capped before JSON.parse; exactly
+ * the three DSSE fields; canonical base64; a known payload type; at least one signature, each
+ * with a well-formed key id, and no key id twice (a threshold must count distinct keys).
+ * The payload is NOT decoded into JSON here: that happens only after a signature verified.
+ */
+export function parseEnvelope(input: string | Uint8Array | unknown, opts: ParseEnvelopeOptions = {}): Envelope {
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_ENVELOPE_BYTES;
+  let value: unknown = input;
+  if (input instanceof Uint8Array || typeof input === 'string') {
+    const size = typeof input === 'string' ? input.length : input.length;
+    // A string's UTF-8 length is at least its UTF-16 length, so this pre-check is safe.
+    if (size > maxBytes) throw new ReleaseError('SIZE_LIMIT', `envelope is ${size} bytes, over the ${maxBytes}-byte limit`);
+    let text: string;
+    try {
+      text = typeof input === 'string' ? input : fromUtf8(input);
+    } catch {
+      throw malformed('not valid UTF-8');
+    }
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      throw malformed(`not JSON (${(e as Error).message})`);
+    }
+  }
+  if (!isPlainObject(value)) throw malformed('expected a JSON object');
+  exactKeys(value, ['payloadType', 'payload', 'signatures'], 'envelope');
+  const { payloadType, payload, signatures } = value;
+  if (typeof payloadType !== 'string') throw malformed('payloadType: expected a string');
+  if (typeof payload !== 'string') throw malformed('payload: expected a base64 string');
+  if (!Array.isArray(signatures)) throw malformed('signatures: expected an array');
+  // Objects handed in directly were never size-checked as text: bound the big field here.
+  if (payload.length > maxBytes)
+    throw new ReleaseError('SIZE_LIMIT', `payload is ${payload.length} base64 characters, over the ${maxBytes}-byte limit`);
+  const types = opts.payloadTypes ?? KNOWN_TYPES;
+  if (!types.includes(payloadType))
+    throw new ReleaseError('PAYLOAD_TYPE_UNKNOWN', `unknown payloadType ${JSON.stringify(payloadType)} (expected ${types.join(' or ')})`);
+  const payloadBytes = fromBase64Strict(payload);
+  if (payloadBytes === undefined) throw malformed('payload: not canonical standard base64 with padding');
+  if (signatures.length === 0) throw new ReleaseError('SIGNATURES_EMPTY', 'envelope has no signatures');
+  if (signatures.length > MAX_SIGNATURES)
+    throw new ReleaseError('SIZE_LIMIT', `envelope has ${signatures.length} signatures, over the limit of ${MAX_SIGNATURES}`);
+  const seen = new Set<string>();
+  const sigs: Signature[] = signatures.map((s, i) => {
+    const where = `signatures[${i}]`;
+    if (!isPlainObject(s)) throw malformed(`${where}: expected an object`);
+    exactKeys(s, ['keyid', 'sig'], where);
+    if (typeof s.keyid !== 'string' || !KEYID.test(s.keyid)) throw malformed(`${where}.keyid: expected sha256:<64 lowercase hex>`);
+    if (typeof s.sig !== 'string' || s.sig.length === 0 || fromBase64Strict(s.sig) === undefined)
+      throw malformed(`${where}.sig: not canonical standard base64 with padding`);
+    if (seen.has(s.keyid)) throw new ReleaseError('SIGNATURE_DUPLICATE_KEYID', `${where}.keyid: key id ${s.keyid} appears twice`);
+    seen.add(s.keyid);
+    return { keyid: s.keyid, sig: s.sig };
+  });
+  const env: Envelope = Object.freeze({ payloadType, payload, signatures: Object.freeze(sigs.map((s) => Object.freeze(s))) as Signature[] });
+  decodedPayloads.set(env, payloadBytes);
+  return env;
+}
+
+/*
+ * parseEnvelope already decoded (and validated) the payload; verification needs the bytes
+ * again. The parsed envelope is frozen, so remembering the bytes per envelope object is safe
+ * and saves a second decode of a multi-kilobyte string on the hot path.
+ */
+const decodedPayloads = new WeakMap<Envelope, Uint8Array>();
+
+/** The payload bytes of an envelope returned by parseEnvelope; undefined for any other object. */
+export function parsedPayloadBytes(env: Envelope): Uint8Array | undefined {
+  return decodedPayloads.get(env);
+}
+
+/** contracts 1: JCS(envelope), exactly the bytes of the published TUF target. */
+export function envelopeBytes(env: Envelope): Uint8Array {
+  return canonicalize({ payloadType: env.payloadType, payload: env.payload, signatures: env.signatures.map((s) => ({ keyid: s.keyid, sig: s.sig })) });
+}
+
+/** contracts 1: sha256 over JCS(envelope). */
+export function envelopeDigest(env: Envelope, crypto: CryptoProvider = defaultCryptoProvider): Digest {
+  return sha256Digest(envelopeBytes(env), crypto);
+}

@@ -1,0 +1,99 @@
+import canonicalizeJson from 'canonicalize';
+import { ReleaseError } from '../errors.js';
+import { fromUtf8, utf8 } from './bytes.js';
+
+/**
+ * RFC 8785 (JCS) canonical JSON. The `canonicalize` library serializes; this module makes it
+ * strict first, because the library silently drops `undefined` members, turns `undefined`
+ * array items into null and calls `toJSON()` (a Date would become a string): a signer must
+ * never sign bytes that differ from the value it was given (STYLE 4).
+ */
+
+// With the `u` flag a surrogate pair is one code point, so this matches lone surrogates only.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+function fail(path: string, why: string): never {
+  throw new ReleaseError('CANONICALIZE_FAILED', `cannot canonicalize ${path || '(root)'}: ${why}`);
+}
+
+function assertJsonValue(value: unknown, path: string, seen: Set<object>): void {
+  switch (typeof value) {
+    case 'string':
+      if (LONE_SURROGATE.test(value)) fail(path, 'string contains a lone surrogate');
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) fail(path, `number ${String(value)} is not finite`);
+      return;
+    case 'boolean':
+      return;
+    case 'object': {
+      if (value === null) return;
+      if (seen.has(value)) fail(path, 'circular reference');
+      seen.add(value);
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) fail(`${path}[${i}]`, 'sparse array hole');
+          assertJsonValue(value[i], `${path}[${i}]`, seen);
+        }
+      } else {
+        const proto = Object.getPrototypeOf(value) as unknown;
+        if (proto !== Object.prototype && proto !== null) fail(path, 'not a plain object');
+        if (Object.getOwnPropertySymbols(value).length > 0) fail(path, 'symbol-keyed property');
+        for (const [k, v] of Object.entries(value)) {
+          if (LONE_SURROGATE.test(k)) fail(path, `key ${JSON.stringify(k)} contains a lone surrogate`);
+          assertJsonValue(v, path ? `${path}.${k}` : k, seen);
+        }
+      }
+      seen.delete(value);
+      return;
+    }
+    default:
+      fail(path, `${typeof value} is not a JSON value`);
+  }
+}
+
+/** JCS text of a JSON value; throws CANONICALIZE_FAILED on anything that is not plain JSON. */
+export function canonicalizeText(value: unknown): string {
+  assertJsonValue(value, '', new Set());
+  const text = canonicalizeJson(value);
+  if (text === undefined) fail('', 'not serializable');
+  return text;
+}
+
+/** RFC 8785 UTF-8 bytes of `value` (strict, see module comment). */
+export function canonicalize(value: unknown): Uint8Array {
+  return utf8(canonicalizeText(value));
+}
+
+/**
+ * Parse JSON bytes and report whether they are already canonical. Returns the parsed value
+ * when they are, so a verifier parses once (contracts 1: payload bytes MUST equal
+ * JCS(parse(bytes))). Invalid UTF-8, invalid JSON and lone surrogates are "not canonical".
+ */
+export function parseCanonical(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false; reason: string } {
+  let text: string;
+  try {
+    text = fromUtf8(bytes);
+  } catch {
+    return { ok: false, reason: 'payload is not valid UTF-8' };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'payload is not valid JSON' };
+  }
+  let canonical: string;
+  try {
+    canonical = canonicalizeText(value);
+  } catch (e) {
+    return { ok: false, reason: (e as Error).message };
+  }
+  if (canonical !== text) return { ok: false, reason: 'payload bytes are not RFC 8785 canonical JSON' };
+  return { ok: true, value };
+}
+
+/** bytes === JCS(parse(bytes)) */
+export function isCanonical(bytes: Uint8Array): boolean {
+  return parseCanonical(bytes).ok;
+}
