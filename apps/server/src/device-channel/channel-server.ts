@@ -1,0 +1,49 @@
+import { Server } from '@grpc/grpc-js';
+import { DeviceServiceService, EnrollmentServiceService, RepositoryServiceService } from '@svc/device-proto';
+import type { DeviceChannelContext } from './context.js';
+import { deviceChannelCredentials } from './credentials.js';
+import { deviceService } from './device-service.js';
+import { enrollmentService } from './enrollment-service.js';
+import { repositoryService } from './repository-service.js';
+import type { ServerTls } from './server-tls.js';
+
+export interface DeviceChannelServer {
+  /** The bound port (useful with port 0). */
+  readonly port: number;
+  /** Stops accepting calls, lets running ones finish for up to `graceMs`, then cuts them. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * The device gRPC channel on one port (SVC_DEVICE_ADDR, e.g. `127.0.0.1:8443` or
+ * `127.0.0.1:0` in tests): enrollment (no client certificate) and the mTLS services.
+ */
+export async function startDeviceChannel(ctx: DeviceChannelContext, tls: ServerTls, addr: string): Promise<DeviceChannelServer> {
+  const server = new Server({
+    // receipts and log chunks are far below this; refuse anything larger before decoding
+    'grpc.max_receive_message_length': 1024 * 1024,
+    // a device that vanished without closing its connection is noticed within minutes
+    'grpc.keepalive_time_ms': 120_000,
+    'grpc.keepalive_timeout_ms': 20_000,
+  });
+  server.addService(EnrollmentServiceService, enrollmentService(ctx));
+  server.addService(DeviceServiceService, deviceService(ctx));
+  server.addService(RepositoryServiceService, repositoryService(ctx));
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(addr, deviceChannelCredentials(tls), (err, p) => (err ? reject(err) : resolve(p)));
+  });
+  return {
+    port,
+    close: (graceMs = 5000) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}

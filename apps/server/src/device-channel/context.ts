@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
+import type { DeviceCaStore } from './device-ca.js';
+import type { ChannelLogger } from './grpc-status.js';
+import type { EnrollPort, PipelinePort, RepositoryPort } from './ports.js';
+
+/** Everything a device-channel handler reads; built once per server process (wiring.ts). */
+export interface DeviceChannelContext {
+  db: Kysely<Database>;
+  cas: DeviceCaStore;
+  /** The server CA devices pin at enrollment (DER). */
+  serverCaDer: Uint8Array;
+  pipeline: PipelinePort;
+  repository: RepositoryPort;
+  enroll: EnrollPort;
+  now: () => Date;
+  log: ChannelLogger;
+  /** Heartbeat period the server asks devices for. */
+  checkInIntervalS: number;
+  /** Lifetime of a device certificate. */
+  certValidDays: number;
+  /** Check-in asks for renewal when fewer days than this are left. */
+  renewBeforeDays: number;
+}
+
+export const CHANNEL_DEFAULTS = { checkInIntervalS: 60, certValidDays: 30, renewBeforeDays: 10 } as const;

@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import type { sendUnaryData, ServerReadableStream, ServerUnaryCall } from '@grpc/grpc-js';
+import {
+  LegacyStatus,
+  type CheckInRequest,
+  type CheckInResponse,
+  type DeviceServiceServer,
+  type RenewCertificateRequest,
+  type RenewCertificateResponse,
+  type ReportLegacyStatusRequest,
+  type UploadLogBundleRequest,
+  type UploadLogBundleResponse,
+  type UploadReceiptRequest,
+  type UploadReceiptResponse,
+} from '@svc/device-proto';
+import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
+import { toProtoAssignment } from './assignments.js';
+import type { DeviceChannelContext } from './context.js';
+import { markSeen, openLogRequests, rotateCertificate, storeLogBundle } from './device-rows.js';
+import { toServiceError } from './grpc-status.js';
+import { readInventory } from './inventory.js';
+import { issueDeviceCertificate } from './issue.js';
+import { authenticatePeer, type DevicePeer } from './peer.js';
+import { readCsr } from './pki.js';
+
+/** A receipt envelope is a few KiB; transactions with many members stay far below this. */
+export const MAX_RECEIPT_BYTES = 256 * 1024;
+export const MAX_LOG_BUNDLE_BYTES = 16 * 1024 * 1024;
+
+/** A unary handler that first authenticates the device behind the connection. */
+function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    const now = ctx.now();
+    authenticatePeer(call, ctx.db, ctx.cas, now)
+      .then((peer) => handle(peer, call.request, now))
+      .then(
+        (res) => callback(null, res),
+        (err: unknown) => callback(toServiceError(err, ctx.log)),
+      );
+  };
+}
+
+export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
+  const inventory = readInventory(req.inventory);
+  await markSeen(ctx.db, peer.deviceId, inventory, now);
+  const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
+  const logRequests = await openLogRequests(ctx.db, peer.deviceId);
+  return {
+    assignments: assignments.map(toProtoAssignment),
+    logRequests: logRequests.map((r) => ({ id: r.id, requestedAt: r.created_at })),
+    renewCertificate: peer.certNotAfter.getTime() - now.getTime() < ctx.renewBeforeDays * 86_400_000,
+    certificateNotAfter: peer.certNotAfter,
+    checkInIntervalS: ctx.checkInIntervalS,
+    serverTime: now,
+  };
+}
+
+async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCertificateRequest, now: Date): Promise<RenewCertificateResponse> {
+  const csr = await readCsr(req.csrDer, 'csr_der');
+  // contracts 4: a device can only renew its own name
+  if (csr.commonName !== peer.deviceName) {
+    throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
+  }
+  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, reason: 'renew', now });
+  await rotateCertificate(ctx.db, peer.deviceId, cert.fingerprint, cert.notAfter);
+  return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
+}
+
+async function uploadReceipt(ctx: DeviceChannelContext, peer: DevicePeer, req: UploadReceiptRequest, now: Date): Promise<UploadReceiptResponse> {
+  if (req.envelope.length === 0) throw invalidInput('envelope', 'missing');
+  // STYLE 5: bound untrusted documents before parsing
+  if (req.envelope.length > MAX_RECEIPT_BYTES) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${MAX_RECEIPT_BYTES} bytes`);
+  // spec 2.3.5: the embedded certificate must be the one on this mTLS connection
+  const r = await ctx.pipeline.acceptReceipt(ctx.db, peer.tenantId, {
+    deviceName: peer.deviceName,
+    connectionCertificateDer: peer.certDer,
+    envelopeBytes: new Uint8Array(req.envelope),
+    now,
+  });
+  return { receiptId: r.receipt_id, duplicate: r.duplicate };
+}
+
+async function reportLegacy(ctx: DeviceChannelContext, peer: DevicePeer, req: ReportLegacyStatusRequest, now: Date): Promise<object> {
+  if (req.rolloutId.length === 0 || req.rolloutId.length > 64) throw invalidInput('rollout_id', 'missing or too long');
+  const status = req.status === LegacyStatus.LEGACY_STATUS_INSTALLED ? 'installed' : req.status === LegacyStatus.LEGACY_STATUS_FAILED ? 'failed' : undefined;
+  if (status === undefined) throw invalidInput('status', 'must be LEGACY_STATUS_INSTALLED or LEGACY_STATUS_FAILED');
+  if (req.detail.length > 1024) throw invalidInput('detail', 'longer than 1024 characters');
+  // spec 2.3.6: device-reported, labelled legacy; never upgraded by the authenticated transport
+  await ctx.pipeline.reportLegacyStatus(ctx.db, peer.tenantId, { deviceName: peer.deviceName, rolloutId: req.rolloutId, status, ...(req.detail ? { detail: req.detail } : {}), now });
+  return {};
+}
+
+/** Client stream: one header naming the log request, then chunks up to MAX_LOG_BUNDLE_BYTES. */
+async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>): Promise<UploadLogBundleResponse> {
+  const now = ctx.now();
+  const peer = await authenticatePeer(call, ctx.db, ctx.cas, now);
+  let header: { logRequestId: string; contentType: string } | undefined;
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const msg of call as AsyncIterable<UploadLogBundleRequest>) {
+    if (header === undefined) {
+      if (msg.header === undefined) throw invalidInput('header', 'the first message must be the header');
+      header = msg.header;
+      continue;
+    }
+    if (msg.chunk === undefined) throw invalidInput('chunk', 'only the first message may be a header');
+    length += msg.chunk.length;
+    if (length > MAX_LOG_BUNDLE_BYTES) throw new ServerError('BODY_TOO_LARGE', `log bundle: larger than ${MAX_LOG_BUNDLE_BYTES} bytes`);
+    chunks.push(msg.chunk);
+  }
+  if (header === undefined) throw invalidInput('header', 'missing');
+  const contentType = header.contentType || 'application/octet-stream';
+  if (contentType.length > 128) throw invalidInput('header.content_type', 'longer than 128 characters');
+  const content = Buffer.concat(chunks);
+  const stored = await storeLogBundle(ctx.db, { deviceId: peer.deviceId, requestId: header.logRequestId, contentType, content, now });
+  if (!stored) throw notFound(`log request ${header.logRequestId.slice(0, 64)}`);
+  return { length, digest: `sha256:${createHash('sha256').update(content).digest('hex')}` };
+}
+
+export function deviceService(ctx: DeviceChannelContext): DeviceServiceServer {
+  return {
+    checkIn: unary(ctx, (peer, req: CheckInRequest, now) => checkIn(ctx, peer, req, now)),
+    renewCertificate: unary(ctx, (peer, req: RenewCertificateRequest, now) => renew(ctx, peer, req, now)),
+    uploadReceipt: unary(ctx, (peer, req: UploadReceiptRequest, now) => uploadReceipt(ctx, peer, req, now)),
+    reportLegacyStatus: unary(ctx, (peer, req: ReportLegacyStatusRequest, now) => reportLegacy(ctx, peer, req, now)),
+    ping: unary(ctx, async (_peer, _req: object, now) => ({ serverTime: now })),
+    uploadLogBundle: (call, callback) => {
+      uploadLogBundle(ctx, call).then(
+        (res) => callback(null, res),
+        (err: unknown) => callback(toServiceError(err, ctx.log)),
+      );
+    },
+  };
+}

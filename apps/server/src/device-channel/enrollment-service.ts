@@ -1,0 +1,55 @@
+import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import type { EnrollmentServiceServer, EnrollRequest, EnrollResponse } from '@svc/device-proto';
+import { invalidInput } from '../errors/server-error.js';
+import type { DeviceChannelContext } from './context.js';
+import { enrollDevice } from './device-rows.js';
+import { toServiceError } from './grpc-status.js';
+import { assertDeviceName } from './identity.js';
+import { issueDeviceCertificate } from './issue.js';
+import { readCsr } from './pki.js';
+import { readInventory } from './inventory.js';
+
+const MAX_TOKEN_LENGTH = 256;
+
+/**
+ * Enroll: token + CSR -> certificate. The only call that runs without a client certificate.
+ * The device made its P-256 key itself; the CSR's signature proves it holds it.
+ */
+export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Promise<EnrollResponse> {
+  if (req.token.length === 0) throw invalidInput('token', 'missing');
+  if (req.token.length > MAX_TOKEN_LENGTH) throw invalidInput('token', `longer than ${MAX_TOKEN_LENGTH} characters`);
+  // contracts 4: device names
+  assertDeviceName(req.deviceName, 'device_name');
+  const inventory = readInventory(req.inventory);
+  const csr = await readCsr(req.csrDer, 'csr_der');
+  // contracts 4: subject CN = device name
+  if (csr.commonName !== req.deviceName) {
+    throw invalidInput('csr_der', `subject CN ${JSON.stringify(csr.commonName.slice(0, 80))} must equal device_name ${JSON.stringify(req.deviceName)}`);
+  }
+  const now = ctx.now();
+  // Validation first, then the token: a malformed request never burns a token use.
+  const { tenantId } = await ctx.enroll.consumeEnrollToken(ctx.db, req.token, now);
+  const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, reason: 'enroll', now });
+  await enrollDevice(ctx.db, { tenantId, name: req.deviceName, fingerprint: cert.fingerprint, notAfter: cert.notAfter, inventory, now });
+  const ca = await ctx.cas.get(tenantId, now);
+  return {
+    tenantId,
+    deviceName: req.deviceName,
+    certificateDer: Buffer.from(cert.der),
+    deviceCaDer: Buffer.from(ca.certDer),
+    serverCaDer: Buffer.from(ctx.serverCaDer),
+    notAfter: cert.notAfter,
+    checkInIntervalS: ctx.checkInIntervalS,
+  };
+}
+
+export function enrollmentService(ctx: DeviceChannelContext): EnrollmentServiceServer {
+  return {
+    enroll: (call: ServerUnaryCall<EnrollRequest, EnrollResponse>, callback: sendUnaryData<EnrollResponse>) => {
+      enroll(ctx, call.request).then(
+        (res) => callback(null, res),
+        (err: unknown) => callback(toServiceError(err, ctx.log)),
+      );
+    },
+  };
+}

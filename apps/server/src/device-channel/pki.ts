@@ -1,0 +1,137 @@
+import { createHash, randomBytes, webcrypto } from 'node:crypto';
+
+type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
+import * as x509 from '@peculiar/x509';
+import { invalidInput } from '../errors/server-error.js';
+
+/**
+ * X.509 building blocks of the device channel: P-256 CAs, certificates issued from a CSR,
+ * fingerprints. Everything is ECDSA P-256 with SHA-256 (contracts 4); webcrypto does the
+ * math, @peculiar/x509 the ASN.1.
+ */
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+
+export const P256_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
+export const P256_SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
+/** A CSR is a few hundred bytes; anything much larger is not one of ours. */
+export const MAX_CSR_BYTES = 4096;
+
+export interface CaMaterial {
+  cert: x509.X509Certificate;
+  certDer: Uint8Array;
+  key: CryptoKey;
+}
+
+export function toPem(der: Uint8Array, label: 'CERTIFICATE' | 'PRIVATE KEY'): string {
+  const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
+  return `-----BEGIN ${label}-----\n${b64.endsWith('\n') ? b64 : `${b64}\n`}-----END ${label}-----\n`;
+}
+
+/** `sha256:<hex>` over the certificate DER: how the devices table names a device's current certificate. */
+export function certFingerprint(der: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(der).digest('hex')}`;
+}
+
+function serial(): string {
+  // 16 random bytes with the top bit cleared: a positive INTEGER, never reused in practice.
+  const b = randomBytes(16);
+  b[0] = (b[0] ?? 0) & 0x7f;
+  return b.toString('hex');
+}
+
+/** A new self-signed P-256 CA; the PKCS#8 PEM of its key is returned for the caller to store 0600. */
+export async function createCa(commonName: string, now: Date, validDays: number): Promise<{ certDer: Uint8Array; keyPem: string }> {
+  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: `CN=${commonName}`,
+    notBefore: new Date(now.getTime() - 60_000),
+    notAfter: new Date(now.getTime() + validDays * 86_400_000),
+    signingAlgorithm: P256_SIGN,
+    keys,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { certDer: new Uint8Array(cert.rawData), keyPem: toPem(pkcs8, 'PRIVATE KEY') };
+}
+
+export async function loadCa(certDer: Uint8Array, keyPem: string): Promise<CaMaterial> {
+  const b64 = keyPem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
+  const key = await webcrypto.subtle.importKey('pkcs8', Buffer.from(b64, 'base64'), P256_KEY, false, ['sign']);
+  return { cert: new x509.X509Certificate(certDer), certDer, key };
+}
+
+export interface IssueOptions {
+  subjectCN: string;
+  publicKey: x509.PublicKey;
+  usage: 'clientAuth' | 'serverAuth';
+  sanUris?: string[];
+  dnsNames?: string[];
+  ips?: string[];
+  notBefore: Date;
+  notAfter: Date;
+}
+
+/** A leaf certificate signed by `ca`. */
+export async function issueCertificate(ca: CaMaterial, o: IssueOptions): Promise<Uint8Array> {
+  const san = [
+    ...(o.sanUris ?? []).map((value) => ({ type: 'url' as const, value })),
+    ...(o.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(o.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: `CN=${o.subjectCN}`,
+    issuer: ca.cert.subject,
+    notBefore: o.notBefore,
+    notAfter: o.notAfter,
+    publicKey: o.publicKey,
+    signingKey: ca.key,
+    signingAlgorithm: P256_SIGN,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([o.usage === 'clientAuth' ? x509.ExtendedKeyUsage.clientAuth : x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(san, false),
+      await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+      await x509.SubjectKeyIdentifierExtension.create(o.publicKey),
+    ],
+  });
+  return new Uint8Array(cert.rawData);
+}
+
+/**
+ * A CSR checked the way the CA needs it: DER within bounds, self-signature valid (proof the
+ * requester holds the key), key ECDSA P-256, one CN. Returns the CN and the public key.
+ */
+export async function readCsr(der: Uint8Array, field = 'csr_der'): Promise<{ commonName: string; publicKey: x509.PublicKey }> {
+  if (der.length === 0) throw invalidInput(field, `missing`);
+  // spec 5 (bounded input): refuse oversized documents before parsing
+  if (der.length > MAX_CSR_BYTES) throw invalidInput(field, `larger than ${MAX_CSR_BYTES} bytes`);
+  let csr: x509.Pkcs10CertificateRequest;
+  try {
+    csr = new x509.Pkcs10CertificateRequest(der);
+  } catch (cause) {
+    throw invalidInput(field, `not a DER PKCS#10 certificate request (${String(cause)})`);
+  }
+  const alg = csr.publicKey.algorithm as { name?: string; namedCurve?: string };
+  // contracts 4: device identity keys are ECDSA P-256
+  if (alg.name !== 'ECDSA' || alg.namedCurve !== 'P-256') {
+    throw invalidInput(field, `key must be ECDSA P-256, got ${alg.name ?? '?'} ${alg.namedCurve ?? ''}`.trim());
+  }
+  let ok = false;
+  try {
+    ok = await csr.verify();
+  } catch (cause) {
+    throw invalidInput(field, `signature cannot be checked (${String(cause)})`);
+  }
+  if (!ok) throw invalidInput(field, `signature does not verify (requester does not hold the key)`);
+  const cns = csr.subjectName.getField('CN');
+  if (cns.length !== 1 || !cns[0]) throw invalidInput(field, `subject must have exactly one CN`);
+  return { commonName: cns[0], publicKey: csr.publicKey };
+}

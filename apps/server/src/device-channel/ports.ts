@@ -1,0 +1,48 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
+
+/**
+ * What the device channel needs from its neighbours, typed here once. The real
+ * implementations are the pipeline's `device-api.ts` (seam in docs/device-channel.md), the
+ * signing repository's `openRepoFile` and the platform's `consumeEnrollToken`; wiring.ts
+ * binds them, tests bind the same real ones.
+ */
+
+/** Pipeline seam: apps/server/src/pipeline/device-api.ts. */
+export interface DeviceAssignment {
+  rollout_id: string;
+  kind: 'signed' | 'legacy';
+  release?: { release_id: string; product: string; version: string; envelope_target: string; envelope_digest: string; payload_digest: string };
+  transaction?: { id: string; member_count: number; members: { rollout_id: string; component: string; group: number; position: number }[] };
+  legacy?: { artifact_id: string; name: string; version: string; kind: string; target: string; digest: string; length: number };
+}
+
+export interface PipelinePort {
+  listAssignments(db: Kysely<Database>, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]>;
+  acceptReceipt(
+    db: Kysely<Database>,
+    tenantId: string,
+    args: { deviceName: string; connectionCertificateDer: Uint8Array; envelopeBytes: Uint8Array; now: Date },
+  ): Promise<{ receipt_id: string; duplicate: boolean }>;
+  reportLegacyStatus(
+    db: Kysely<Database>,
+    tenantId: string,
+    args: { deviceName: string; rolloutId: string; status: 'installed' | 'failed'; detail?: string; now: Date },
+  ): Promise<void>;
+}
+
+/** A file of the tenant's signing repository: its total length and the (ranged) bytes. */
+export interface RepoFile {
+  length: number;
+  body: AsyncIterable<Uint8Array>;
+}
+
+export interface RepositoryPort {
+  /** `path` as the device asks: `metadata/<file>` or `targets/<target path>`; undefined when absent. */
+  openRepoFile(tenantId: string, path: string, range?: { offset: number; length?: number }): Promise<RepoFile | undefined>;
+}
+
+export interface EnrollPort {
+  /** Consumes one use of the token atomically; throws ENROLL_TOKEN_* ServerErrors. */
+  consumeEnrollToken(db: Kysely<Database>, secret: string, now: Date): Promise<{ tenantId: string; tokenId: string }>;
+}

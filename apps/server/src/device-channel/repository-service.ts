@@ -1,0 +1,55 @@
+import type { ServerWritableStream } from '@grpc/grpc-js';
+import type { GetFileRequest, GetFileResponse, RepositoryServiceServer } from '@svc/device-proto';
+import { invalidInput, notFound } from '../errors/server-error.js';
+import type { DeviceChannelContext } from './context.js';
+import { toServiceError } from './grpc-status.js';
+import { authenticatePeer } from './peer.js';
+
+/** grpc-js default max message is 4 MiB; 64 KiB chunks keep memory per stream small. */
+export const CHUNK_BYTES = 64 * 1024;
+const PATH_PATTERN = /^(metadata|targets)\/[A-Za-z0-9._+\-/]{1,500}$/;
+
+/** A repository path a device may ask for: no traversal, no absolute paths, bounded. */
+export function checkRepoPath(path: string): void {
+  if (!PATH_PATTERN.test(path) || path.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) {
+    throw invalidInput('path', 'must be metadata/<file> or targets/<path> without empty, "." or ".." segments');
+  }
+}
+
+/**
+ * GetFile: TUF metadata and targets of the device's OWN tenant (taken from its certificate),
+ * streamed in chunks. The device verifies everything with its TUF client; this service only
+ * moves bytes.
+ */
+async function getFile(ctx: DeviceChannelContext, call: ServerWritableStream<GetFileRequest, GetFileResponse>): Promise<void> {
+  const peer = await authenticatePeer(call, ctx.db, ctx.cas, ctx.now());
+  const { path, offset, length } = call.request;
+  checkRepoPath(path);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw invalidInput('offset', 'must be a non-negative integer');
+  if (!Number.isSafeInteger(length) || length < 0) throw invalidInput('length', 'must be a non-negative integer');
+  const range = offset > 0 || length > 0 ? { offset, ...(length > 0 ? { length } : {}) } : undefined;
+  const file = await ctx.repository.openRepoFile(peer.tenantId, path, range);
+  if (file === undefined) throw notFound(`repository file ${path}`);
+  let first = true;
+  for await (const piece of file.body) {
+    for (let at = 0; at < piece.length; at += CHUNK_BYTES) {
+      const data = Buffer.from(piece.buffer, piece.byteOffset + at, Math.min(CHUNK_BYTES, piece.length - at));
+      const ok = call.write({ data, totalLength: first ? file.length : 0 });
+      first = false;
+      // backpressure: wait for the HTTP/2 stream to drain
+      if (!ok) await new Promise<void>((resolve) => call.once('drain', () => resolve()));
+    }
+  }
+  if (first) call.write({ data: Buffer.alloc(0), totalLength: file.length });
+}
+
+export function repositoryService(ctx: DeviceChannelContext): RepositoryServiceServer {
+  return {
+    getFile: (call) => {
+      getFile(ctx, call).then(
+        () => call.end(),
+        (err: unknown) => call.emit('error', toServiceError(err, ctx.log)),
+      );
+    },
+  };
+}
