@@ -36,14 +36,14 @@ export function discover(rootDir = root) {
   return found;
 }
 
-function main() {
-  const only = process.argv.slice(2); // optional: package names to run
-  let benches = discover();
+/** Runs the benches of `rootDir` (all, or only the named packages); returns the exit status. */
+export function runBenches(rootDir = root, only = []) {
+  let benches = discover(rootDir);
   if (only.length > 0) {
     const unknown = only.filter((n) => !benches.some((b) => b.name === n));
     if (unknown.length > 0) {
       console.error(`bench: no bench script in ${unknown.join(', ')}`);
-      process.exit(2);
+      return 2;
     }
     benches = benches.filter((b) => only.includes(b.name));
   }
@@ -55,7 +55,7 @@ function main() {
   for (const b of benches) {
     console.log(`\n=== ${b.name} (${b.dir}): ${b.script} ===`);
     const started = process.hrtime.bigint();
-    const r = spawnSync('pnpm', ['--filter', b.name, 'run', 'bench'], { cwd: root, stdio: 'inherit' });
+    const r = spawnSync('pnpm', ['--filter', b.name, 'run', 'bench'], { cwd: rootDir, stdio: 'inherit' });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const ok = r.status === 0;
     const why = r.error ? r.error.message : r.signal ? `signal ${r.signal}` : `exit ${r.status}`;
@@ -68,4 +68,14 @@ function main() {
 }
 
 // Run only as a script: tests import discover() without running every benchmark.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) process.exitCode = main();
+// Usage: node scripts/bench.mjs [--root DIR] [package name ...]
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const args = process.argv.slice(2);
+  let rootDir = root;
+  const at = args.indexOf('--root');
+  if (at !== -1) {
+    rootDir = resolve(args[at + 1] ?? '.');
+    args.splice(at, 2);
+  }
+  process.exitCode = runBenches(rootDir, args);
+}
