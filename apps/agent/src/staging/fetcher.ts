@@ -1,0 +1,11 @@
+import type { Digest } from '../drivers/driver.js';
+
+/**
+ * How target bytes reach the device. The channel implements it with tuf-js (refresh, then
+ * fetch the target by path, checking TUF's length and hashes). It appends to `destFile`
+ * starting at byte `resumeFrom` (the bytes before it are already there from an earlier
+ * attempt) and resolves when the file holds `length` bytes.
+ */
+export interface TargetFetcher {
+  fetchTarget(path: string, expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number): Promise<void>;
+}

@@ -1,0 +1,92 @@
+import type { ReceiptPayload } from '@svc/release-core';
+import type { Digest, DriverFacts } from '../drivers/driver.js';
+import type { TxData } from '../journal/record.js';
+import type { PlannedMember } from './members.js';
+
+export type Verdict = 'committed' | 'rolled-back' | 'failed' | 'not-attempted';
+
+/** What the journal knows about one member (stored under `member:<component>`). */
+export interface MemberRecord {
+  /** Activation was started: it must be rolled back on failure. */
+  attempted: boolean;
+  /** Activation returned. */
+  activated: boolean;
+  previous_digest: Digest | null;
+  resulting_digest: Digest | null;
+  verdict: Verdict;
+  facts: DriverFacts;
+}
+
+export interface DesiredState {
+  kind: 'signed' | 'legacy';
+  tenant: string;
+  release: { product: string; version: string; payload_digest: Digest; envelope_digest: Digest };
+  transaction: { id: string; member_count: number };
+  members: PlannedMember[];
+  health: unknown;
+}
+
+export interface DeviceIdentity {
+  name: string;
+  /** DER of the identity certificate used on the mTLS connection. */
+  certificateDer: Uint8Array;
+}
+
+export function memberRecord(data: TxData, component: string): MemberRecord {
+  const r = data[`member:${component}`] as MemberRecord | undefined;
+  return r ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} };
+}
+
+const OS_FIELDS = ['compatible', 'bundle_version', 'manifest_hash', 'previous_slot', 'installed_slot', 'booted_slot', 'bootloader_primary', 'mark', 'phase'] as const;
+
+/**
+ * The terminal receipt (spec 2.3, contracts 3). Single component: top-level rollout and
+ * digests. Transaction: `transaction` plus `members` ordered by position; the top-level
+ * digests then describe the first member so the document stays one shape.
+ */
+export function buildReceipt(args: {
+  desired: DesiredState;
+  data: TxData;
+  device: DeviceIdentity;
+  activation: 'activated' | 'rolled-back' | 'failed';
+  health: 'healthy' | 'unhealthy' | 'not-checked';
+  now: Date;
+}): ReceiptPayload {
+  const { desired, data } = args;
+  const members = [...desired.members].sort((a, b) => a.position - b.position);
+  const records = members.map((m) => ({ m, r: memberRecord(data, m.component) }));
+  const first = records[0]!;
+  const digestsOf = (m: PlannedMember, r: MemberRecord) => ({
+    candidate_digest: m.digest,
+    previous_digest: r.previous_digest,
+    resulting_digest: r.resulting_digest ?? r.previous_digest ?? m.digest,
+  });
+  const receipt: Record<string, unknown> = {
+    tenant: desired.tenant,
+    device: { name: args.device.name, certificate: Buffer.from(args.device.certificateDer).toString('base64') },
+    release: desired.release,
+    ...digestsOf(first.m, first.r),
+    activation: args.activation,
+    health: args.health,
+    timestamp: args.now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  };
+  if (members.length === 1) {
+    receipt.rollout = first.m.rolloutId;
+  } else {
+    receipt.transaction = { id: desired.transaction.id, member_count: desired.transaction.member_count };
+    receipt.members = records.map(({ m, r }) => ({
+      group: m.group,
+      position: m.position,
+      component: m.component,
+      rollout: m.rolloutId,
+      ...digestsOf(m, r),
+      verdict: r.verdict,
+    }));
+  }
+  if (first.m.kind === 'os-bundle') {
+    const os: Record<string, unknown> = {};
+    for (const f of OS_FIELDS) os[f] = first.r.facts[f] ?? null;
+    receipt.os = os;
+  }
+  return receipt as unknown as ReceiptPayload;
+}

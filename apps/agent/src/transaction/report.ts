@@ -1,0 +1,59 @@
+import { envelopeBytes, signReceipt, type PrivateKey } from '@svc/release-core';
+import type { Journal, TxContext } from '../journal/journal.js';
+import type { Outbox } from './outbox.js';
+import { buildReceipt, memberRecord, type DesiredState, type DeviceIdentity, type MemberRecord, type Verdict } from './receipt.js';
+
+/** Final verdict of each member from what the journal recorded. */
+function verdicts(ctx: TxContext, desired: DesiredState): Record<string, MemberRecord> {
+  const failed = (ctx.data.failure as { component?: string | null } | undefined)?.component ?? null;
+  const out: Record<string, MemberRecord> = {};
+  for (const m of desired.members) {
+    const r = memberRecord(ctx.data, m.component);
+    let verdict: Verdict;
+    if (ctx.state === 'committed') verdict = 'committed';
+    else if (r.verdict === 'rolled-back') verdict = 'rolled-back';
+    else if (r.attempted) verdict = 'failed'; // attempted and not restored: the truth is "failed"
+    else verdict = failed === m.component || failed === `components.${m.component}.digest` ? 'failed' : 'not-attempted';
+    out[`member:${m.component}`] = { ...r, verdict };
+  }
+  return out;
+}
+
+/**
+ * Writes the terminal report into the outbox BEFORE anything is reported (spec 2.3.1) and
+ * journals it. Signed work gets a device-signed svc.release-receipt.v1; legacy rollouts a
+ * plain status document that can never be mistaken for a receipt (spec 2.2.3).
+ */
+export async function writeTerminalReport(
+  ctx: TxContext,
+  deps: { journal: Journal; outbox: Outbox; device: DeviceIdentity & { key: PrivateKey }; now: Date },
+): Promise<void> {
+  const desired = ctx.data.desired as DesiredState;
+  const members = verdicts(ctx, desired);
+  const data = { ...ctx.data, ...members };
+  const activation = ctx.state === 'committed' ? 'activated' : ctx.state === 'rolled-back' ? 'rolled-back' : 'failed';
+  const health = (ctx.data.health_verdict as 'healthy' | 'unhealthy' | undefined) ?? 'not-checked';
+  let bytes: Uint8Array;
+  if (desired.kind === 'legacy') {
+    const m = desired.members[0]!;
+    const r = members[`member:${m.component}`]!;
+    const doc = {
+      type: 'svc.legacy-status',
+      rollout: m.rolloutId,
+      device: deps.device.name,
+      component: m.component,
+      status: ctx.state === 'committed' ? 'installed' : ctx.state === 'rolled-back' ? 'rolled-back' : 'failed',
+      candidate_digest: m.digest,
+      previous_digest: r.previous_digest,
+      error: (ctx.data.failure as { message?: string } | undefined)?.message ?? null,
+      timestamp: deps.now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
+    bytes = new TextEncoder().encode(JSON.stringify(doc));
+  } else {
+    const payload = buildReceipt({ desired, data, device: deps.device, activation, health, now: deps.now });
+    // spec 2.3.2: signed with the device's P-256 identity key
+    bytes = envelopeBytes(signReceipt(payload, deps.device.key));
+  }
+  const file = await deps.outbox.put(ctx.tx, desired.kind === 'legacy' ? 'legacy-status' : 'receipt', bytes);
+  await deps.journal.transition(ctx.tx, 'receipt-persisted', { ...members, activation, health_verdict: health, outbox_file: file });
+}
