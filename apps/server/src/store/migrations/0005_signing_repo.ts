@@ -32,6 +32,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
       length bigint NOT NULL CHECK (length >= 0),
       targets_version integer NOT NULL,
+      -- custom.media_type of the target when it is a plain media type: the Content-Type served.
+      media_type text,
       created_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (tenant_id, path, sha256)
     )`,

@@ -1,0 +1,42 @@
+import type { Readable } from 'node:stream';
+import type { BlobDigest } from './digest.js';
+import type { ByteRangeRequest, ByteRange } from './range.js';
+
+/** What put/stat report about a stored blob. */
+export interface BlobInfo {
+  digest: BlobDigest;
+  length: number;
+}
+
+export interface BlobPutOptions {
+  /** Byte cap for untrusted uploads (STYLE 5); exceeding it is BLOB_TOO_LARGE and nothing is stored. */
+  maxBytes?: number;
+  /** When the caller already knows the digest, a mismatch is BLOB_DIGEST_MISMATCH and nothing is stored. */
+  expectedDigest?: BlobDigest;
+}
+
+export interface BlobReadResult {
+  stream: Readable;
+  /** Total length of the blob. */
+  totalLength: number;
+  /** The resolved range, when one was asked for. */
+  range?: ByteRange;
+}
+
+/**
+ * Content-addressed payload storage. Target payload bytes never go into the
+ * database (they can be gigabytes); the database only ever holds digests.
+ *
+ * Kept small on purpose so an S3-compatible store can implement it: put is
+ * "upload to a temporary key while hashing, then copy/rename to the digest key",
+ * get is a ranged GET, stat is a HEAD.
+ */
+export interface BlobStore {
+  /** Streams `source` to storage while hashing; the blob becomes visible under its digest only when complete. */
+  put(source: AsyncIterable<Uint8Array> | Readable, options?: BlobPutOptions): Promise<BlobInfo>;
+  /** Opens a stored blob, optionally a byte range of it. BLOB_NOT_FOUND when absent. */
+  get(digest: BlobDigest, range?: ByteRangeRequest): Promise<BlobReadResult>;
+  /** Length of a stored blob, or undefined when absent. */
+  stat(digest: BlobDigest): Promise<BlobInfo | undefined>;
+  has(digest: BlobDigest): Promise<boolean>;
+}

@@ -1,0 +1,75 @@
+import type { Metadata, Root, TargetFile } from '@tufjs/models';
+import { SigningRepoError } from './errors.js';
+import { tufExpires } from './expiry.js';
+import type { KeyStore, SigningKey } from './keys.js';
+import { buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata } from './metadata.js';
+import { insertMetadata, latestMetadata, touchRepo, type MetadataRow, type RepoTx } from './repo-db.js';
+
+export type OnlineKeys = Record<'targets' | 'snapshot' | 'timestamp', SigningKey>;
+
+/**
+ * Loads the online keys and checks each is the key the current root names for its
+ * role: a process whose keys directory is not the shared one must fail loudly
+ * rather than publish metadata devices would reject.
+ */
+export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Metadata<Root>): Promise<OnlineKeys> {
+  const out: Partial<OnlineKeys> = {};
+  for (const role of ['targets', 'snapshot', 'timestamp'] as const) {
+    const key = await keys.load(tenantId, role);
+    if (!key) {
+      throw new SigningRepoError('KEY_MISMATCH', `${role} key of tenant ${tenantId} is missing under ${keys.root}; server processes must share SVC_DATA_DIR/keys`);
+    }
+    if (!root.signed.roles[role]?.keyIDs.includes(key.keyId)) {
+      throw new SigningRepoError('KEY_MISMATCH', `${role} key file of tenant ${tenantId} is not the key root version ${root.signed.version} names`);
+    }
+    out[role] = key;
+  }
+  return out as OnlineKeys;
+}
+
+export interface ChainVersions {
+  targetsVersion: number;
+  snapshotVersion: number;
+  timestampVersion: number;
+}
+
+/**
+ * Signs and inserts the next versions of the online roles inside the caller's
+ * locked transaction. A new targets map (or `resignTargets`) bumps targets,
+ * which forces snapshot; the timestamp is always bumped.
+ */
+export async function bumpChain(
+  trx: RepoTx,
+  tenantId: string,
+  now: Date,
+  keys: OnlineKeys,
+  change: { targets?: Record<string, TargetFile>; resignTargets?: boolean; resignSnapshot?: boolean },
+): Promise<ChainVersions> {
+  const curTargets = await mustLatest(trx, tenantId, 'targets');
+  const curSnapshot = await mustLatest(trx, tenantId, 'snapshot');
+  const curTimestamp = await mustLatest(trx, tenantId, 'timestamp');
+
+  let targets = curTargets;
+  if (change.targets !== undefined || change.resignTargets) {
+    const map = change.targets ?? decodeTargets(curTargets.bytes).signed.targets;
+    const md = buildTargets(curTargets.version + 1, now, map, keys.targets);
+    targets = { version: curTargets.version + 1, bytes: encodeMetadata(md) };
+    await insertMetadata(trx, tenantId, 'targets', targets.version, targets.bytes, tufExpires(now, 'targets'));
+  }
+  let snapshot = curSnapshot;
+  if (targets !== curTargets || change.resignSnapshot) {
+    const md = buildSnapshot(curSnapshot.version + 1, now, targets, keys.snapshot);
+    snapshot = { version: curSnapshot.version + 1, bytes: encodeMetadata(md) };
+    await insertMetadata(trx, tenantId, 'snapshot', snapshot.version, snapshot.bytes, tufExpires(now, 'snapshot'));
+  }
+  const ts = buildTimestamp(curTimestamp.version + 1, now, snapshot, keys.timestamp);
+  await insertMetadata(trx, tenantId, 'timestamp', curTimestamp.version + 1, encodeMetadata(ts), tufExpires(now, 'timestamp'));
+  await touchRepo(trx, tenantId);
+  return { targetsVersion: targets.version, snapshotVersion: snapshot.version, timestampVersion: curTimestamp.version + 1 };
+}
+
+export async function mustLatest(trx: RepoTx, tenantId: string, role: 'root' | 'targets' | 'snapshot' | 'timestamp'): Promise<MetadataRow> {
+  const row = await latestMetadata(trx, tenantId, role);
+  if (!row) throw new SigningRepoError('REPO_NOT_FOUND', `tenant ${tenantId} has no ${role} metadata`);
+  return row;
+}

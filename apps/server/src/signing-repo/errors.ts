@@ -1,0 +1,32 @@
+/**
+ * Typed errors of the signing repository. The server's one error table
+ * (src/errors/) maps each code to an HTTP and a gRPC status; suggested mapping
+ * in the trailing comment of each code.
+ */
+export type SigningRepoErrorCode =
+  | 'REPO_NOT_FOUND' // tenant has no repository (404 / NOT_FOUND)
+  | 'METADATA_NOT_FOUND' // no such metadata file (404 / NOT_FOUND)
+  | 'TARGET_NOT_FOUND' // no such target file (404 / NOT_FOUND)
+  | 'TARGET_PATH_INVALID' // bad target path (400 / INVALID_ARGUMENT)
+  | 'TARGET_INVALID' // bad digest, length or custom in a target entry (400 / INVALID_ARGUMENT)
+  | 'TARGET_BLOB_MISSING' // the blob a target names is not stored, or has another length (409 / FAILED_PRECONDITION)
+  | 'TARGET_IMMUTABLE' // an immutable publish would change an existing path's hashes (409 / ALREADY_EXISTS)
+  | 'ROOT_KEY_UNAVAILABLE' // root key not on the server (exported and deleted) and none supplied (409 / FAILED_PRECONDITION)
+  | 'ROOT_SIGNATURE_INSUFFICIENT' // supplied keys do not meet the current root threshold (400 / INVALID_ARGUMENT)
+  | 'KEY_INVALID' // a supplied PEM is not an Ed25519 PKCS#8 private key (400 / INVALID_ARGUMENT)
+  | 'KEY_MISMATCH' // a key file does not match the key the root metadata names (500 / INTERNAL)
+  | 'REPO_CONFLICT'; // concurrent change (e.g. root rotated meanwhile); retry (409 / ABORTED)
+
+export class SigningRepoError extends Error {
+  override readonly name = 'SigningRepoError';
+  readonly code: SigningRepoErrorCode;
+
+  constructor(code: SigningRepoErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export function isSigningRepoError(e: unknown, code?: SigningRepoErrorCode): e is SigningRepoError {
+  return e instanceof SigningRepoError && (code === undefined || e.code === code);
+}

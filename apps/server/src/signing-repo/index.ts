@@ -1,0 +1,36 @@
+/**
+ * Per-tenant TUF signing repository (issue 4). Public API, the only names other
+ * areas import (from 'src/signing-repo/index.js'):
+ *
+ *   const repo = new SigningRepository({ db: store.db, dataDir: config.dataDir });
+ *   await repo.ensureTenantRepo(tenantId);                          // keys + v1 metadata, idempotent, multi-process safe
+ *   // publish flow (artifacts, releases): blob first, then metadata in one locked transaction
+ *   const r = await repo.publishTargetStream(tenantId, { path, custom }, stream, { immutable: true, maxBytes });
+ *   //   -> { digest, length, hashedPath, changed, targetsVersion, snapshotVersion, timestampVersion }
+ *   //   or, with blobs already put via repo.blobs.put(stream):
+ *   await repo.publishTargets(tenantId, [{ path, digest, length, custom }], { immutable: true });
+ *   await repo.getTargetInfo(tenantId, path);                       // TargetInfo | undefined
+ *   await repo.listTargets(tenantId);
+ *   await repo.getMetadata(tenantId, '1.root.json');                // { role, version, bytes }; 'root.json' = newest root
+ *   await repo.openRepoFile(tenantId, 'targets/<dir>/<hex>.<name>', range?) // transport-independent file serving
+ *   await repo.refreshIfDue(tenantId, now); await repo.refreshAllDue(now)   // the refresh job (hourly is plenty)
+ *   await repo.exportRootKey(tenantId); await repo.deleteRootKey(tenantId); // offline root custody
+ *   await repo.rotateRoot(tenantId, { newRootKeyPems?, signWith?, threshold? })
+ *   app.register(signingRepoRoutes, { repo, permission, authorizeTenant })   // GET /tuf/{tenant}/metadata|targets/...
+ *
+ * Errors: SigningRepoError (codes in errors.ts) and BlobError (../blobs/errors.ts).
+ * Tables: SigningRepoTables (tables.ts), migration store/migrations/0005_signing_repo.ts.
+ */
+export { SigningRepository, type SigningRepositoryOptions } from './repository.js';
+export { signingRepoRoutes, type SigningRepoRoutesOptions } from './http-routes.js';
+export { SigningRepoError, isSigningRepoError, type SigningRepoErrorCode } from './errors.js';
+export type { PublishHooks } from './context.js';
+export type { PublishOptions, PublishResult } from './publish.js';
+export type { RefreshResult } from './refresh.js';
+export type { RotateRootOptions } from './root-rotation.js';
+export type { RepoFile, MetadataFile } from './repo-files.js';
+export type { TargetEntry, TargetInfo } from './target-entry.js';
+export type { SigningRepoTables } from './tables.js';
+export { EXPIRY_PERIOD_MS, REFRESH_MARGIN_MS, type TufRole } from './expiry.js';
+export { assertTargetPath, hashedTargetPath } from './target-path.js';
+export { KeyStore, signingKeyFromPem, generateSigningKey, type SigningKey } from './keys.js';

@@ -1,0 +1,165 @@
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { BlobDigest, BlobPutOptions, BlobStore, ByteRangeRequest } from '../blobs/index.js';
+import { FsBlobStore, digestFromHex } from '../blobs/index.js';
+import type { PublishHooks, RepoContext } from './context.js';
+import { SigningRepoError } from './errors.js';
+import { KeyStore } from './keys.js';
+import { buildRoot, buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata, signWith } from './metadata.js';
+import { publishTargets, type PublishOptions, type PublishResult } from './publish.js';
+import { refreshAllDue, refreshIfDue, type RefreshResult } from './refresh.js';
+import { getMetadataFile, openRepoFile, type MetadataFile, type RepoFile } from './repo-files.js';
+import { insertMetadata, latestMetadata, repoExists, type RepoDb } from './repo-db.js';
+import { rotateRoot, type RotateRootOptions } from './root-rotation.js';
+import { assertTargetEntries, type TargetEntry, type TargetInfo } from './target-entry.js';
+import { assertTargetPath, hashedTargetPath } from './target-path.js';
+import { assertTenantId } from './tenant-id.js';
+import { tufExpires } from './expiry.js';
+
+export interface SigningRepositoryOptions {
+  /** The server's kysely handle (any Database that includes SigningRepoTables, migration 0005 applied). */
+  db: Kysely<any>;
+  /** Payload storage; default `new FsBlobStore(<dataDir>/blobs)`. */
+  blobs?: BlobStore;
+  /** SVC_DATA_DIR: keys go to `<dataDir>/keys/<tenant>/`, blobs (by default) to `<dataDir>/blobs/`. */
+  dataDir: string;
+  /** Injected clock for expiry (tests); default the system clock. */
+  clock?: () => Date;
+  /** Fault injection for tests; never set in production. */
+  hooks?: PublishHooks;
+}
+
+/** The per-tenant TUF repositories of the service (issue 4). */
+export class SigningRepository {
+  readonly blobs: BlobStore;
+  readonly keys: KeyStore;
+  readonly #ctx: RepoContext;
+  readonly #ensured = new Set<string>();
+
+  constructor(opts: SigningRepositoryOptions) {
+    this.blobs = opts.blobs ?? new FsBlobStore(join(opts.dataDir, 'blobs'));
+    this.keys = new KeyStore(join(opts.dataDir, 'keys'));
+    this.#ctx = { db: opts.db as RepoDb, blobs: this.blobs, keys: this.keys, clock: opts.clock ?? (() => new Date()), hooks: opts.hooks ?? {} };
+  }
+
+  /**
+   * Creates the tenant's repository (keys, root/targets/snapshot/timestamp version 1)
+   * unless it exists. Safe to call from several processes at once. The tenant row
+   * must exist (foreign key to tenants).
+   */
+  async ensureTenantRepo(tenantId: string): Promise<void> {
+    assertTenantId(tenantId);
+    if (this.#ensured.has(tenantId)) return;
+    if (!(await repoExists(this.#ctx.db, tenantId))) await this.#create(tenantId);
+    this.#ensured.add(tenantId);
+  }
+
+  async #create(tenantId: string): Promise<void> {
+    const now = this.#ctx.clock();
+    const k = this.keys;
+    const rootKey = await k.loadOrCreate(tenantId, 'root');
+    const online = {
+      targets: await k.loadOrCreate(tenantId, 'targets'),
+      snapshot: await k.loadOrCreate(tenantId, 'snapshot'),
+      timestamp: await k.loadOrCreate(tenantId, 'timestamp'),
+    };
+    await this.#ctx.db.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto('tuf_repositories')
+        .values({ tenant_id: tenantId })
+        .onConflict((oc) => oc.column('tenant_id').doNothing())
+        .returning('tenant_id')
+        .executeTakeFirst();
+      if (!inserted) return; // another process created it meanwhile
+      const root = buildRoot({ version: 1, now, rootKeys: [rootKey], rootThreshold: 1, online });
+      signWith(root, [rootKey]);
+      const targets = { version: 1, bytes: encodeMetadata(buildTargets(1, now, {}, online.targets)) };
+      const snapshot = { version: 1, bytes: encodeMetadata(buildSnapshot(1, now, targets, online.snapshot)) };
+      const timestamp = encodeMetadata(buildTimestamp(1, now, snapshot, online.timestamp));
+      await insertMetadata(trx, tenantId, 'root', 1, encodeMetadata(root), tufExpires(now, 'root'));
+      await insertMetadata(trx, tenantId, 'targets', 1, targets.bytes, tufExpires(now, 'targets'));
+      await insertMetadata(trx, tenantId, 'snapshot', 1, snapshot.bytes, tufExpires(now, 'snapshot'));
+      await insertMetadata(trx, tenantId, 'timestamp', 1, timestamp, tufExpires(now, 'timestamp'));
+    });
+  }
+
+  /** Adds or replaces targets whose blobs are already stored; see PublishOptions for `immutable`. */
+  async publishTargets(tenantId: string, entries: TargetEntry[], opts: PublishOptions = {}): Promise<PublishResult> {
+    await this.ensureTenantRepo(tenantId);
+    return publishTargets(this.#ctx, tenantId, assertTargetEntries(entries), opts);
+  }
+
+  /**
+   * The whole publish flow for one payload: stream into the blob store (hashing),
+   * then publish the target. Metadata is committed only after the blob is stored.
+   */
+  async publishTargetStream(
+    tenantId: string,
+    target: { path: string; custom?: Record<string, unknown> },
+    source: AsyncIterable<Uint8Array> | Readable,
+    opts: PublishOptions & BlobPutOptions = {},
+  ): Promise<PublishResult & { digest: BlobDigest; length: number; hashedPath: string }> {
+    await this.ensureTenantRepo(tenantId);
+    const path = assertTargetPath(target.path, 'path');
+    const info = await this.blobs.put(source, opts);
+    await this.#ctx.hooks.afterBlobStored?.(info);
+    const entry: TargetEntry = { path, digest: info.digest, length: info.length, ...(target.custom ? { custom: target.custom } : {}) };
+    const result = await this.publishTargets(tenantId, [entry], opts);
+    return { ...result, digest: info.digest, length: info.length, hashedPath: hashedTargetPath(path, info.digest.slice(7)) };
+  }
+
+  /** Metadata bytes by file name (`timestamp.json`, `N.root.json`, `root.json` = newest root, ...). */
+  getMetadata(tenantId: string, fileName: string): Promise<MetadataFile> {
+    return getMetadataFile(this.#ctx, tenantId, fileName);
+  }
+
+  /** The current entry for `path` in the tenant's targets metadata, or undefined. */
+  async getTargetInfo(tenantId: string, path: string): Promise<TargetInfo | undefined> {
+    return (await this.listTargets(tenantId)).find((t) => t.path === path);
+  }
+
+  /** Every target of the newest targets metadata. */
+  async listTargets(tenantId: string): Promise<TargetInfo[]> {
+    assertTenantId(tenantId);
+    const row = await latestMetadata(this.#ctx.db, tenantId, 'targets');
+    if (!row) throw new SigningRepoError('REPO_NOT_FOUND', `tenant ${tenantId} has no signing repository`);
+    return Object.values(decodeTargets(row.bytes).signed.targets).map((t) => {
+      const hex = t.hashes['sha256'] ?? '';
+      const custom = t.unrecognizedFields['custom'] as Record<string, unknown> | undefined;
+      return { path: t.path, digest: digestFromHex(hex), length: t.length, hashedPath: hashedTargetPath(t.path, hex), ...(custom ? { custom } : {}) };
+    });
+  }
+
+  /** Opens a repository file for any transport; see repo-files.ts. */
+  openRepoFile(tenantId: string, repoPath: string, range?: ByteRangeRequest): Promise<RepoFile> {
+    return openRepoFile(this.#ctx, tenantId, repoPath, range);
+  }
+
+  /** Re-signs roles of one tenant that near expiry (the refresh job; see expiry.ts). */
+  refreshIfDue(tenantId: string, now: Date = this.#ctx.clock()): Promise<RefreshResult> {
+    return refreshIfDue(this.#ctx, assertTenantId(tenantId), now);
+  }
+
+  /** refreshIfDue for every tenant repository: the body of the server's refresh job. */
+  refreshAllDue(now: Date = this.#ctx.clock()): Promise<{ results: RefreshResult[]; failures: { tenantId: string; error: Error }[] }> {
+    return refreshAllDue(this.#ctx, now);
+  }
+
+  /** The server-held root private key (PKCS#8 PEM) for offline custody; ROOT_KEY_UNAVAILABLE once deleted. */
+  async exportRootKey(tenantId: string): Promise<string> {
+    const key = await this.keys.load(assertTenantId(tenantId), 'root');
+    if (!key) throw new SigningRepoError('ROOT_KEY_UNAVAILABLE', `the root key of tenant ${tenantId} is not on the server`);
+    return key.pem;
+  }
+
+  /** Deletes the server-held root key (after export); returns false when it was already gone. */
+  deleteRootKey(tenantId: string): Promise<boolean> {
+    return this.keys.remove(assertTenantId(tenantId), 'root');
+  }
+
+  /** Root N+1 signed by old and new root keys; see root-rotation.ts. */
+  rotateRoot(tenantId: string, opts: RotateRootOptions = {}): Promise<{ version: number }> {
+    return rotateRoot(this.#ctx, assertTenantId(tenantId), opts);
+  }
+}

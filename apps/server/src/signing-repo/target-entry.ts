@@ -1,0 +1,82 @@
+import { assertBlobDigest, digestHex, isBlobError, type BlobDigest } from '../blobs/index.js';
+import { SigningRepoError } from './errors.js';
+import { assertTargetPath } from './target-path.js';
+
+/** One target to add or replace in a tenant's targets metadata. */
+export interface TargetEntry {
+  /** Target path, e.g. `artifacts/<name>/<version>/<file>` (see assertTargetPath). */
+  path: string;
+  /** contracts 1: `sha256:<hex>`; the blob must already be in the BlobStore. */
+  digest: BlobDigest;
+  length: number;
+  /** TUF `custom` object (JSON), e.g. `{ media_type, artifact_id }`. */
+  custom?: Record<string, unknown>;
+}
+
+/** A target as the repository reports it. */
+export interface TargetInfo extends TargetEntry {
+  /** Consistent-snapshot file path a client downloads: `<dir>/<sha256hex>.<basename>`. */
+  hashedPath: string;
+}
+
+export const MAX_ENTRIES_PER_PUBLISH = 1000;
+const MAX_CUSTOM_BYTES = 16 * 1024;
+const MEDIA_TYPE_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
+
+/** Narrows untrusted entries, naming the bad field (`targets[1].digest`). */
+export function assertTargetEntries(value: unknown): TargetEntry[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ENTRIES_PER_PUBLISH) {
+    throw new SigningRepoError('TARGET_INVALID', `targets must be an array of 1 to ${MAX_ENTRIES_PER_PUBLISH} entries`);
+  }
+  const seen = new Set<string>();
+  return value.map((raw: unknown, i) => {
+    const field = `targets[${i}]`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      throw new SigningRepoError('TARGET_INVALID', `${field} must be an object`);
+    }
+    const { path, digest, length, custom } = raw as Record<string, unknown>;
+    const p = assertTargetPath(path, `${field}.path`);
+    if (seen.has(p)) throw new SigningRepoError('TARGET_INVALID', `${field}.path ${JSON.stringify(p)} appears twice`);
+    seen.add(p);
+    let d: BlobDigest;
+    try {
+      d = assertBlobDigest(digest, `${field}.digest`);
+    } catch (e) {
+      if (isBlobError(e)) throw new SigningRepoError('TARGET_INVALID', e.message, { cause: e });
+      throw e;
+    }
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
+      throw new SigningRepoError('TARGET_INVALID', `${field}.length must be a non-negative integer`);
+    }
+    const entry: TargetEntry = { path: p, digest: d, length };
+    if (custom !== undefined) entry.custom = assertCustom(custom, `${field}.custom`);
+    return entry;
+  });
+}
+
+function assertCustom(value: unknown, field: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new SigningRepoError('TARGET_INVALID', `${field} must be a JSON object`);
+  }
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } catch (e) {
+    throw new SigningRepoError('TARGET_INVALID', `${field} must be JSON-serializable`, { cause: e });
+  }
+  // STYLE 5: custom ends up in every device's targets.json, keep it small
+  if (Buffer.byteLength(json) > MAX_CUSTOM_BYTES) {
+    throw new SigningRepoError('TARGET_INVALID', `${field} must be at most ${MAX_CUSTOM_BYTES} bytes of JSON`);
+  }
+  return JSON.parse(json) as Record<string, unknown>;
+}
+
+/** `custom.media_type` when it is a plain media type: served as Content-Type. */
+export function mediaTypeOf(custom: Record<string, unknown> | undefined): string | null {
+  const mt = custom?.['media_type'];
+  return typeof mt === 'string' && MEDIA_TYPE_RE.test(mt) ? mt : null;
+}
+
+export function sha256HexOf(entry: TargetEntry): string {
+  return digestHex(entry.digest);
+}
