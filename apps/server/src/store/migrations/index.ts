@@ -3,6 +3,7 @@ import * as m0001 from './0001_core.js';
 import * as m0002 from './0002_devices.js';
 import * as m0003 from './0003_audit.js';
 import * as m0004 from './0004_device_channel.js';
+import * as m0005 from './0005_signing_repo.js';
 import * as m0006 from './0006_pipeline.js';
 
 /**
@@ -15,5 +16,6 @@ export const migrations: Record<string, Migration> = {
   '0002_devices': m0002,
   '0003_audit': m0003,
   '0004_device_channel': m0004,
+  '0005_signing_repo': m0005,
   '0006_pipeline': m0006,
 };
