@@ -8,6 +8,8 @@ import type { ColumnType, Generated } from 'kysely';
 
 /** A timestamptz column: read as Date, written as Date or an SQL expression. */
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** A timestamptz column with a database default. */
+export type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** A jsonb column: read as parsed JSON, written as a JSON string. */
 export type Json<T = unknown> = ColumnType<T, string, string>;
 
@@ -15,7 +17,7 @@ export interface TenantsTable {
   id: Generated<string>;
   name: string;
   is_default: boolean;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
 }
 
 export interface UsersTable {
@@ -25,7 +27,7 @@ export interface UsersTable {
   display_name: string;
   role: string;
   password_hash: string;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
 }
 
 export interface SessionsTable {
@@ -33,7 +35,7 @@ export interface SessionsTable {
   tenant_id: string;
   user_id: string;
   token_hash: string;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
   expires_at: Timestamp;
   revoked_at: Timestamp | null;
 }
@@ -46,7 +48,7 @@ export interface ApiKeysTable {
   prefix: string;
   key_hash: string;
   created_by: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
 }
@@ -61,8 +63,8 @@ export interface DevicesTable {
   last_seen: Timestamp | null;
   cert_fingerprint: string | null;
   cert_not_after: Timestamp | null;
-  created_at: Generated<Timestamp>;
-  updated_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
 }
 
 /** Kept by triggers on `devices`; read instead of counting rows per request. */
@@ -76,7 +78,7 @@ export interface DeviceHistoryTable {
   id: Generated<string>;
   tenant_id: string;
   device_id: string;
-  at: Generated<Timestamp>;
+  at: GeneratedTimestamp;
   event: string;
   detail: Json<Record<string, unknown>>;
 }
@@ -87,7 +89,7 @@ export interface LogRequestsTable {
   device_id: string;
   status: string;
   requested_by: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
   fulfilled_at: Timestamp | null;
   content_type: string | null;
   content: Uint8Array | null;
@@ -103,14 +105,14 @@ export interface EnrollTokensTable {
   uses: Generated<number>;
   expires_at: Timestamp;
   created_by: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
 }
 
 export interface AuditEventsTable {
   id: Generated<string>;
-  seq: Generated<ColumnType<string, never, never>>;
+  seq: ColumnType<string, never, never>;
   tenant_id: string;
-  at: Generated<Timestamp>;
+  at: GeneratedTimestamp;
   actor: string;
   credential: string;
   action: string;
@@ -125,7 +127,7 @@ export interface BrandingTable {
   primary_color: string;
   accent_color: string;
   logo_data_url: string | null;
-  updated_at: Generated<Timestamp>;
+  updated_at: GeneratedTimestamp;
 }
 
 export interface CoreTables {

@@ -99,6 +99,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       snapshot_digest text NOT NULL,
       member_count integer NOT NULL,
       device_count integer NOT NULL,
+      n_committed integer NOT NULL DEFAULT 0,
+      n_rolled_back integer NOT NULL DEFAULT 0,
+      n_failed integer NOT NULL DEFAULT 0,
+      n_installed integer NOT NULL DEFAULT 0,
       failure_threshold jsonb,
       aborted_at timestamptz,
       created_at timestamptz NOT NULL

@@ -1,0 +1,93 @@
+/**
+ * buildApp(ctx) -> a fastify instance with every /api/v1 route module registered (no
+ * listen: main.ts listens, tests use `app.inject` or listen on port 0).
+ *
+ * How to add a route module (other engineers):
+ *   1. write `src/routes/v1/<area>.ts` exporting `export const <area>Routes: V1Routes = async (app, { ctx }) => {...}`
+ *      (see http/context.ts); every route has `config: { permission: '<name from auth/permissions.ts>' }`
+ *      and TypeBox `schema` (body/querystring/params/response) declared once;
+ *   2. add ONE line to ROUTE_MODULES below.
+ * Cross-cutting behaviour lives here, once:
+ *   - onRoute refuses a route without `config.permission` (startup fails) and collects it for OpenAPI;
+ *   - onRequest resolves the credential into `request.principal` and enforces the permission
+ *     (401 without credential, 403 `missing permission: <name>`), before any body is parsed;
+ *   - one error handler maps every error code through errors/table.ts to `{"error": "..."}`.
+ * Use `principalOf(request)` for the tenant and `audit(db, request, {...})` for state changes.
+ */
+import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { authorize, resolvePrincipal } from './auth/authenticate.js';
+import { isPermission } from './auth/permissions.js';
+import { errorHandler } from './errors/handler.js';
+import type { AppContext, V1Routes } from './http/context.js';
+import { collectRoute, type CollectedRoute } from './http/openapi.js';
+import { authRoutes } from './routes/v1/auth.js';
+import { openapiRoutes } from './routes/v1/openapi.js';
+
+/** Every /api/v1 route module, one line each. */
+const ROUTE_MODULES: readonly V1Routes[] = [
+  authRoutes,
+  openapiRoutes,
+];
+
+export const API_PREFIX = '/api/v1';
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every registered route with its permission and schemas (drives openapi.json and the permission test). */
+    collectedRoutes: CollectedRoute[];
+  }
+}
+
+export class RouteWithoutPermissionError extends Error {
+  override readonly name = 'RouteWithoutPermissionError';
+}
+
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: ctx.logger ?? false,
+    bodyLimit: ctx.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    // Strict JSON: duplicate-free prototype pollution guard is fastify's default (error on __proto__).
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({ error: `route not found: ${request.method} ${request.url.split('?')[0]}` });
+  });
+
+  const routes: CollectedRoute[] = [];
+  app.decorate('collectedRoutes', routes);
+  app.decorateRequest('principal', null);
+
+  // spec 5.4: every route requires a permission; a route without one refuses to start.
+  app.addHook('onRoute', (opts) => {
+    const permission = opts.config?.permission;
+    if (permission !== 'public' && !isPermission(permission)) {
+      throw new RouteWithoutPermissionError(
+        `route ${String(opts.method)} ${opts.url} declares no valid config.permission (got ${JSON.stringify(permission)})`,
+      );
+    }
+    collectRoute(routes, opts);
+  });
+
+  await app.register(cookie);
+
+  app.addHook('onRequest', async (request) => {
+    const config = request.routeOptions.config;
+    const permission = config?.permission;
+    if (permission === undefined || permission === 'public') return; // 404 handler or public route
+    const principal = await resolvePrincipal(ctx.store.db, request, ctx.now());
+    request.principal = principal;
+    authorize(principal, permission, config.sessionOnly === true);
+  });
+
+  for (const routes of ROUTE_MODULES) {
+    await app.register(routes, { prefix: API_PREFIX, ctx });
+  }
+  return app;
+}

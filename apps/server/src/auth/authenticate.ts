@@ -1,0 +1,63 @@
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { missingPermission, ServerError } from '../errors/server-error.js';
+import { findLiveApiKey, touchApiKey } from '../store/api-keys.js';
+import type { Database } from '../store/database.js';
+import { findLiveSession } from '../store/sessions.js';
+import { isRole, permissionsOf, type RoutePermission } from './permissions.js';
+import type { Principal } from './principal.js';
+import { hashSecret, plausibleSecret } from './secrets.js';
+
+export const SESSION_COOKIE = 'svc_session';
+
+/**
+ * Resolves the credential of a request (spec 5.1): `Authorization: Bearer <API key>` or
+ * the session cookie. One indexed lookup each, nothing cached across requests, so any
+ * server process answers the same. Missing or unknown credential: 401.
+ */
+export async function resolvePrincipal(db: Kysely<Database>, request: FastifyRequest, now: Date): Promise<Principal> {
+  const header = request.headers.authorization;
+  if (header !== undefined) {
+    const match = /^Bearer ([^\s]+)$/.exec(header);
+    if (!match || !plausibleSecret(match[1]!)) throw new ServerError('UNAUTHENTICATED', 'authorization: expected "Bearer <API key>"');
+    const key = await findLiveApiKey(db, hashSecret(match[1]!));
+    if (!key || !isRole(key.role)) throw new ServerError('UNAUTHENTICATED', 'authorization: unknown or revoked API key');
+    if (key.last_used_at === null || now.getTime() - key.last_used_at.getTime() > 60_000) await touchApiKey(db, key.id, now);
+    return {
+      kind: 'api-key',
+      tenantId: key.tenant_id,
+      role: key.role,
+      permissions: permissionsOf(key.role),
+      actor: `api-key:${key.name}`,
+      userId: null,
+      email: null,
+      sessionId: null,
+      apiKeyId: key.id,
+    };
+  }
+  const token = request.cookies?.[SESSION_COOKIE];
+  if (token === undefined || token === '') {
+    throw new ServerError('UNAUTHENTICATED', 'authentication required: session cookie or Authorization: Bearer <API key>');
+  }
+  const session = plausibleSecret(token) ? await findLiveSession(db, hashSecret(token), now) : undefined;
+  if (!session || !isRole(session.role)) throw new ServerError('UNAUTHENTICATED', 'session: expired, revoked or unknown; log in again');
+  return {
+    kind: 'session',
+    tenantId: session.tenant_id,
+    role: session.role,
+    permissions: permissionsOf(session.role),
+    actor: session.email,
+    userId: session.user_id,
+    email: session.email,
+    sessionId: session.session_id,
+    apiKeyId: null,
+  };
+}
+
+/** spec 5.4-5.6: 403 names the missing permission; session-only routes refuse API keys. */
+export function authorize(principal: Principal, permission: RoutePermission, sessionOnly: boolean): void {
+  if (permission === 'public') return;
+  if (!principal.permissions.has(permission)) throw missingPermission(permission);
+  // spec 5.3: an API key cannot mint keys or users.
+  if (sessionOnly && principal.kind !== 'session') throw missingPermission(permission, 'session credential required');
+}

@@ -1,0 +1,64 @@
+import { resolve } from 'node:path';
+
+/**
+ * Server settings, exactly contracts 6. A bad setting fails at start with ONE clear line
+ * naming the variable (ConfigError), never a stack trace.
+ */
+export interface Address {
+  host: string;
+  port: number;
+}
+
+export interface ServerConfig {
+  /** Embedded database, signing repository, CA material. */
+  dataDir: string;
+  /** `postgres://...` or undefined for the embedded database. */
+  databaseUrl: string | undefined;
+  /** Schema to keep all tables in (`SVC_DATABASE_SCHEMA`, default `public`). */
+  databaseSchema: string;
+  httpAddr: Address;
+  deviceAddr: Address;
+  admin: { email: string; password: string } | undefined;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): ServerConfig {
+  const databaseUrl = nonEmpty(env.SVC_DATABASE_URL);
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('SVC_DATABASE_URL: must start with postgres:// or postgresql://');
+  }
+  const schema = nonEmpty(env.SVC_DATABASE_SCHEMA) ?? 'public';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new ConfigError('SVC_DATABASE_SCHEMA: must match ^[a-z_][a-z0-9_]{0,62}$');
+  const email = nonEmpty(env.SVC_ADMIN_EMAIL);
+  const password = nonEmpty(env.SVC_ADMIN_PASSWORD);
+  if ((email === undefined) !== (password === undefined)) {
+    throw new ConfigError('SVC_ADMIN_EMAIL and SVC_ADMIN_PASSWORD: set both or neither');
+  }
+  if (email !== undefined && !EMAIL.test(email)) throw new ConfigError('SVC_ADMIN_EMAIL: not an email address');
+  if (password !== undefined && password.length < 8) throw new ConfigError('SVC_ADMIN_PASSWORD: must be at least 8 characters');
+  return {
+    dataDir: resolve(cwd, nonEmpty(env.SVC_DATA_DIR) ?? './.svc-data'),
+    databaseUrl,
+    databaseSchema: schema,
+    httpAddr: parseAddress('SVC_HTTP_ADDR', env.SVC_HTTP_ADDR ?? '127.0.0.1:8080'),
+    deviceAddr: parseAddress('SVC_DEVICE_ADDR', env.SVC_DEVICE_ADDR ?? '127.0.0.1:8443'),
+    admin: email !== undefined && password !== undefined ? { email, password } : undefined,
+  };
+}
+
+export const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+/** `host:port` or `[v6]:port`; port 0 = any free port (tests). */
+export function parseAddress(name: string, value: string): Address {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(value.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new ConfigError(`${name}: expected host:port (e.g. 127.0.0.1:8080), got ${JSON.stringify(value)}`);
+  return { host: m[1] ?? m[2]!, port };
+}

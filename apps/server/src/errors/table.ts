@@ -1,0 +1,80 @@
+import { SERVER_ERROR_CODES, type ServerErrorCode } from './server-error.js';
+
+/** gRPC status names as in @grpc/grpc-js `status` (look the number up there). */
+export type GrpcStatusName =
+  | 'OK' | 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND'
+  | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'INTERNAL';
+
+export interface ErrorMapping {
+  http: number;
+  grpc: GrpcStatusName;
+}
+
+/**
+ * Codes of @svc/release-core's ReleaseError (packages/release-core/src/errors.ts). Listed
+ * here too so this table stays total; a test checks it equals RELEASE_ERROR_CODES.
+ */
+export const RELEASE_CODES_MAPPED = [
+  'CANONICALIZE_FAILED', 'KEY_INVALID', 'SIZE_LIMIT',
+  'ENVELOPE_MALFORMED', 'PAYLOAD_TYPE_UNKNOWN', 'SIGNATURES_EMPTY', 'SIGNATURE_DUPLICATE_KEYID',
+  'SIGNATURE_INVALID', 'KEY_UNTRUSTED', 'PAYLOAD_NOT_CANONICAL',
+  'PAYLOAD_INVALID', 'TENANT_MISMATCH', 'PRODUCT_MISMATCH', 'NOT_YET_VALID', 'EXPIRED',
+  'OFFLINE_AGE_EXCEEDED', 'PROFILE_INCOMPATIBLE',
+  'CERT_INVALID', 'CERT_UNTRUSTED', 'CERT_EXPIRED', 'CERT_IDENTITY_MISMATCH', 'RECEIPT_INVALID', 'RECEIPT_MISMATCH',
+] as const;
+
+export type MappedErrorCode = ServerErrorCode | (typeof RELEASE_CODES_MAPPED)[number];
+
+/**
+ * THE one table: every error code the server can answer with -> HTTP status and gRPC
+ * status. docs/errors.md lists exactly the same rows (test/platform-errors-doc.test.ts).
+ * Release refusals are 422: the input is well-formed but refused by a rule (spec 7 leaves
+ * the status open); malformed documents are 400.
+ */
+export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
+  INVALID_INPUT: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  MALFORMED_JSON: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  BODY_TOO_LARGE: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
+  UNSUPPORTED_MEDIA_TYPE: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  UNAUTHENTICATED: { http: 401, grpc: 'UNAUTHENTICATED' },
+  INVALID_CREDENTIALS: { http: 401, grpc: 'UNAUTHENTICATED' },
+  PERMISSION_DENIED: { http: 403, grpc: 'PERMISSION_DENIED' },
+  NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
+  CONFLICT: { http: 409, grpc: 'ALREADY_EXISTS' },
+  ENROLL_TOKEN_INVALID: { http: 401, grpc: 'UNAUTHENTICATED' },
+  ENROLL_TOKEN_EXPIRED: { http: 401, grpc: 'UNAUTHENTICATED' },
+  ENROLL_TOKEN_EXHAUSTED: { http: 401, grpc: 'UNAUTHENTICATED' },
+  LOG_NOT_READY: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  INTERNAL: { http: 500, grpc: 'INTERNAL' },
+
+  CANONICALIZE_FAILED: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  KEY_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  SIZE_LIMIT: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
+  ENVELOPE_MALFORMED: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  PAYLOAD_TYPE_UNKNOWN: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  SIGNATURES_EMPTY: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  SIGNATURE_DUPLICATE_KEYID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  SIGNATURE_INVALID: { http: 422, grpc: 'PERMISSION_DENIED' },
+  KEY_UNTRUSTED: { http: 422, grpc: 'PERMISSION_DENIED' },
+  PAYLOAD_NOT_CANONICAL: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  PAYLOAD_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  TENANT_MISMATCH: { http: 422, grpc: 'PERMISSION_DENIED' },
+  PRODUCT_MISMATCH: { http: 422, grpc: 'PERMISSION_DENIED' },
+  NOT_YET_VALID: { http: 422, grpc: 'FAILED_PRECONDITION' },
+  EXPIRED: { http: 422, grpc: 'FAILED_PRECONDITION' },
+  OFFLINE_AGE_EXCEEDED: { http: 422, grpc: 'FAILED_PRECONDITION' },
+  PROFILE_INCOMPATIBLE: { http: 422, grpc: 'FAILED_PRECONDITION' },
+  CERT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  CERT_UNTRUSTED: { http: 422, grpc: 'UNAUTHENTICATED' },
+  CERT_EXPIRED: { http: 422, grpc: 'UNAUTHENTICATED' },
+  CERT_IDENTITY_MISMATCH: { http: 422, grpc: 'PERMISSION_DENIED' },
+  RECEIPT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  RECEIPT_MISMATCH: { http: 422, grpc: 'FAILED_PRECONDITION' },
+};
+
+export const ALL_SERVER_CODES: readonly ServerErrorCode[] = SERVER_ERROR_CODES;
+
+/** Status for any thrown value carrying a known `code`; unknown codes are 500/INTERNAL. */
+export function mappingFor(code: string | undefined): ErrorMapping {
+  return (code !== undefined && Object.hasOwn(ERROR_TABLE, code) ? ERROR_TABLE[code as MappedErrorCode] : undefined) ?? ERROR_TABLE.INTERNAL;
+}

@@ -1,0 +1,33 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { ServerConfig } from '../config.js';
+import type { Store } from '../store/open.js';
+
+/**
+ * Everything a route module needs, passed explicitly (no globals). Other areas add an
+ * OPTIONAL field here with a one-line edit when they need a service of their own
+ * (e.g. `signingRepo?: SigningRepo`), and `main.ts` fills it.
+ */
+export interface AppContext {
+  /** `store.db` is the typed query builder (Kysely<Database>). */
+  store: Store;
+  config: ServerConfig;
+  /** The clock seam: every "now" on the server comes from here. */
+  now(): Date;
+  /** fastify logger option; false in tests. */
+  logger?: boolean | Record<string, unknown>;
+  /** Max JSON body bytes (default 1 MiB); multipart routes set their own limits. */
+  bodyLimit?: number;
+  /** Session lifetime in seconds (default 12 h). */
+  sessionTtlSeconds?: number;
+}
+
+/**
+ * The shape of every `src/routes/v1/<area>.ts` module:
+ *
+ *   export const devicesRoutes: V1Routes = async (app, { ctx }) => {
+ *     app.get('/devices', { config: { permission: 'devices.read' }, schema: {...} }, async (req) => ...);
+ *   };
+ *
+ * registered under `/api/v1` by one line in `app.ts`.
+ */
+export type V1Routes = FastifyPluginAsyncTypebox<{ ctx: AppContext }>;

@@ -1,0 +1,40 @@
+import { Type, type TSchema } from 'typebox';
+
+/**
+ * Schemas shared by route modules. Every route declares its request and response
+ * schemas once (TypeBox); they drive validation, serialization and /api/v1/openapi.json.
+ */
+
+/** spec 7: every error body. */
+export const ErrorBody = Type.Object({ error: Type.String() }, { additionalProperties: false, $id: undefined });
+
+/** spec 8: `limit` default 50, clamp at 200 (handled in `page()`); `offset` >= 0. */
+export const PageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: 'items per page (default 50, values above 200 are clamped to 200)' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'items skipped (default 0)' })),
+};
+
+export const Uuid = Type.String({ format: 'uuid' });
+export const Timestamp = Type.String({ format: 'date-time' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+/** Standard error responses to spread into `schema.response`. */
+export const ErrorResponses = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+} as const;
+
+/** A strict object: unknown fields are a 400 naming the field. */
+export function Strict<P extends Record<string, TSchema>>(properties: P) {
+  return Type.Object(properties, { additionalProperties: false });
+}
+
+/** RFC 3339 UTC with `Z` (contracts preamble). */
+export function iso(d: Date): string;
+export function iso(d: Date | null): string | null;
+export function iso(d: Date | null): string | null {
+  return d === null ? null : new Date(d).toISOString();
+}

@@ -1,0 +1,65 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+
+export interface ApiKeyRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  role: string;
+  prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const COLUMNS = ['id', 'tenant_id', 'name', 'role', 'prefix', 'created_at', 'last_used_at', 'revoked_at'] as const;
+
+export async function insertApiKey(
+  db: Kysely<Database>,
+  input: { tenantId: string; name: string; role: string; prefix: string; keyHash: string; createdBy: string | null },
+): Promise<ApiKeyRecord> {
+  return db
+    .insertInto('api_keys')
+    .values({ tenant_id: input.tenantId, name: input.name, role: input.role, prefix: input.prefix, key_hash: input.keyHash, created_by: input.createdBy })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+/** The hot path of API-key auth: one lookup on the unique hash index. */
+export async function findLiveApiKey(db: Kysely<Database>, keyHash: string): Promise<ApiKeyRecord | undefined> {
+  return db.selectFrom('api_keys').select(COLUMNS).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+}
+
+/**
+ * Last-used time with one-minute resolution: writing on every request would turn each
+ * read into a write; the guard in SQL keeps it correct across processes.
+ */
+export async function touchApiKey(db: Kysely<Database>, id: string, now: Date): Promise<void> {
+  const staleBefore = new Date(now.getTime() - 60_000);
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: now })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', staleBefore)]))
+    .execute();
+}
+
+export async function listApiKeys(db: Kysely<Database>, tenantId: string, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    db.selectFrom('api_keys').select(COLUMNS).where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute(),
+    db.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}
+
+/** Revokes a key of this tenant; false when none (or another tenant's: 404 either way). */
+export async function revokeApiKey(db: Kysely<Database>, tenantId: string, id: string, now: Date): Promise<ApiKeyRecord | undefined> {
+  return db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .returning(COLUMNS)
+    .executeTakeFirst();
+}
