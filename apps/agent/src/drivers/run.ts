@@ -21,7 +21,7 @@ export function runCommand(
   return new Promise((resolve, reject) => {
     const [cmd, ...args] = argv;
     if (cmd === undefined) return reject(new Error('empty command'));
-    const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -47,6 +47,10 @@ export function runCommand(
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr, timedOut });
     });
-    child.stdin.end(opts.input ?? '');
+    if (child.stdin) {
+      // A child that exits without reading its input must not crash the agent with EPIPE.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(opts.input);
+    }
   });
 }
