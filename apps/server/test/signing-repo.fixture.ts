@@ -1,0 +1,75 @@
+/**
+ * Shared set-up of the signing-repository suites: a migrated test store (fresh schema),
+ * a temp SVC_DATA_DIR, tenants, a SigningRepository with a settable clock, and the
+ * read-only HTTP routes on a real port 0.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { SigningRepository, signingRepoRoutes, type PublishHooks } from '../src/signing-repo/index.js';
+import { createTestStore, type TestStore } from './helpers/store.js';
+import type { Driver } from '../src/store/open.js';
+
+export interface RepoFixture {
+  t: TestStore;
+  db: Kysely<any>;
+  dataDir: string;
+  repo: SigningRepository;
+  tenantId: string;
+  /** The repository's clock; tests move it. */
+  clock: { now: Date };
+  newTenant(): Promise<string>;
+  /** Another SigningRepository on the same database (a second server process). */
+  second(opts?: { dataDir?: string; hooks?: PublishHooks }): SigningRepository;
+  dispose(): Promise<void>;
+}
+
+export async function createRepoFixture(driver: Driver, opts: { hooks?: PublishHooks } = {}): Promise<RepoFixture> {
+  const t = await createTestStore(driver);
+  const db = t.store.db as Kysely<any>;
+  const dataDir = await mkdtemp(join(tmpdir(), 'svc-signing-repo-'));
+  const clock = { now: new Date() };
+  const newTenant = async () => {
+    const id = randomUUID();
+    await db.insertInto('tenants').values({ id, name: `tenant ${id.slice(0, 8)}`, is_default: false }).execute();
+    return id;
+  };
+  const make = (o: { dataDir?: string; hooks?: PublishHooks } = {}) =>
+    new SigningRepository({ db, dataDir: o.dataDir ?? dataDir, clock: () => clock.now, ...(o.hooks ? { hooks: o.hooks } : {}) });
+  const repo = make(opts);
+  const tenantId = await newTenant();
+  return {
+    t,
+    db,
+    dataDir,
+    repo,
+    tenantId,
+    clock,
+    newTenant,
+    second: make,
+    dispose: async () => {
+      await t.dispose();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The repository routes on 127.0.0.1:0; `base` is `http://127.0.0.1:<port>`. */
+export async function serveRepo(repo: SigningRepository): Promise<{ app: FastifyInstance; base: string }> {
+  const app = Fastify({ logger: false });
+  await app.register(signingRepoRoutes, { repo, permission: 'public' });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  if (addr === null || typeof addr === 'string') throw new Error('no port');
+  return { app, base: `http://127.0.0.1:${addr.port}` };
+}
+
+/** Collects a readable into one Buffer. */
+export async function readAll(stream: AsyncIterable<Uint8Array | string>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
+  return Buffer.concat(chunks);
+}
