@@ -1,5 +1,7 @@
 import { canonicalize } from '../encoding/jcs.js';
-import { fromBase64Strict, fromUtf8 } from '../encoding/bytes.js';
+import { fromBase64Strict, fromUtf8, utf8 } from '../encoding/bytes.js';
+
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 import { ReleaseError } from '../errors.js';
 import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
@@ -117,6 +119,14 @@ export function parsedPayloadBytes(env: Envelope): Uint8Array | undefined {
 
 /** contracts 1: JCS(envelope), exactly the bytes of the published TUF target. */
 export function envelopeBytes(env: Envelope): Uint8Array {
+  // A parsed envelope has only ASCII base64 and key ids, so the JCS text can be written
+  // directly (keys in UTF-16 order: payload < payloadType < signatures, keyid < sig); this
+  // runs on every verification and the generic canonicalizer walks the whole payload string.
+  if (decodedPayloads.has(env) && !LONE_SURROGATE.test(env.payloadType)) {
+    let sigs = '';
+    for (const s of env.signatures) sigs += `${sigs ? ',' : ''}{"keyid":"${s.keyid}","sig":"${s.sig}"}`;
+    return utf8(`{"payload":"${env.payload}","payloadType":${JSON.stringify(env.payloadType)},"signatures":[${sigs}]}`);
+  }
   return canonicalize({ payloadType: env.payloadType, payload: env.payload, signatures: env.signatures.map((s) => ({ keyid: s.keyid, sig: s.sig })) });
 }
 
