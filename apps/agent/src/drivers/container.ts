@@ -64,11 +64,15 @@ export class ContainerDriver implements MemberDriver {
 
   async rollback(member: MemberSpec): Promise<void> {
     const { live, prev } = ContainerDriver.names(member);
-    await this.run(this.cli.remove(live));
     if (await this.exists(prev)) {
+      await this.run(this.cli.remove(live));
       await this.run(this.cli.rename(prev, live));
       await this.run(this.cli.start(live));
+    } else if ((await this.currentDigest(member)) === member.digest) {
+      // First install of this component: nothing to restore, remove ours.
+      await this.run(this.cli.remove(live));
     }
+    // Otherwise already restored: rollback is idempotent.
   }
 
   async commit(member: MemberSpec): Promise<void> {
