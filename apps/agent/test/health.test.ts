@@ -62,14 +62,6 @@ describe('health probes', () => {
     ]);
   });
 
-  it('probes scoped to components run only once those are active', async () => {
-    const policy = parseHealthPolicy({
-      probes: [{ name: 'late', type: 'command', command: ['sh', '-c', 'exit 1'], timeout_s: 1, components: ['app'] }],
-    });
-    expect((await runHealth(policy, new Set(['model']))).verdict).toBe('healthy');
-    expect((await runHealth(policy, new Set(['model', 'app']))).verdict).toBe('unhealthy');
-  });
-
   it('rejects a bad policy naming every bad field', () => {
     let err: unknown;
     try {

@@ -30,7 +30,7 @@ export class FakeSlotDriver implements SlotDriver {
     const bytes = await readFile(bundle);
     const doc = JSON.parse(bytes.toString('utf8')) as { compatible: string; version: string; signed?: boolean };
     if (doc.signed !== true) throw new AgentError('STAGE_FAILED', 'signature verification failed', { field: 'os-bundle' });
-    return { compatible: doc.compatible, version: doc.version, manifestHash: `sha256:${createHash('sha256').update(bytes).digest('hex')}` };
+    return { compatible: doc.compatible, version: doc.version, manifestHash: createHash('sha256').update(bytes).digest('hex') };
   }
 
   async install(bundle: string): Promise<void> {

@@ -60,7 +60,7 @@ export class RaucSlotDriver implements SlotDriver {
     if (manifest.code !== 0 || typeof info.compatible !== 'string' || typeof info.version !== 'string') {
       throw new AgentError('STAGE_FAILED', `cannot inspect bundle ${bundle}: ${manifest.stderr.trim().slice(0, 200)}`, { field: 'os-bundle' });
     }
-    const manifestHash = `sha256:${createHash('sha256').update(manifest.stdout, 'utf8').digest('hex')}`;
+    const manifestHash = createHash('sha256').update(manifest.stdout, 'utf8').digest('hex');
     return { compatible: info.compatible, version: info.version, manifestHash };
   }
 

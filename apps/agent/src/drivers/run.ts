@@ -25,10 +25,10 @@ export function runCommand(
     let stdout = '';
     let stderr = '';
     let timedOut = false;
-    child.stdout.on('data', (d: Buffer) => {
+    child.stdout!.on('data', (d: Buffer) => {
       if (stdout.length < MAX_OUTPUT) stdout += d.toString('utf8');
     });
-    child.stderr.on('data', (d: Buffer) => {
+    child.stderr!.on('data', (d: Buffer) => {
       if (stderr.length < MAX_OUTPUT) stderr += d.toString('utf8');
     });
     const timer = setTimeout(() => {

@@ -10,7 +10,7 @@ export interface SlotStatus {
 export interface BundleInfo {
   compatible: string;
   version: string;
-  /** sha256:hex of the bundle's manifest as the update tool inspected it. */
+  /** Lowercase hex SHA-256 of the bundle's manifest as the update tool inspected it. */
   manifestHash: string;
 }
 

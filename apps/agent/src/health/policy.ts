@@ -1,8 +1,8 @@
 import { AgentError } from '../errors.js';
 
 export type Probe =
-  | { name: string; type: 'command'; command: string[]; timeout_s: number; components?: string[] }
-  | { name: string; type: 'http'; url: string; expect_status: number; timeout_s: number; components?: string[] };
+  | { name: string; type: 'command'; command: string[]; timeout_s: number }
+  | { name: string; type: 'http'; url: string; expect_status: number; timeout_s: number };
 
 export interface HealthPolicy {
   probes: Probe[];
@@ -15,7 +15,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /**
  * Validates the release's `health` object (contracts 2) into probes, naming every bad field
  * at once. The release was signature-checked, but the device still bounds what it will run.
- * A probe may list `components`: it runs once all of them are active (after their group).
+ * Shape: release-core's `HealthPolicy` (`{probes: [...], timeout_s?}`), run after every group.
  */
 export function parseHealthPolicy(value: unknown): HealthPolicy {
   const issues: string[] = [];
@@ -37,12 +37,7 @@ export function parseHealthPolicy(value: unknown): HealthPolicy {
     else names.add(r.name);
     const t = r.timeout_s;
     if (typeof t !== 'number' || !(t > 0) || t > MAX_TIMEOUT_S) issues.push(`${at}.timeout_s: must be a number in (0, ${MAX_TIMEOUT_S}]`);
-    let components: string[] | undefined;
-    if (r.components !== undefined) {
-      if (!Array.isArray(r.components) || !r.components.every((c) => typeof c === 'string')) issues.push(`${at}.components: must be an array of component names`);
-      else components = r.components as string[];
-    }
-    const base = { name: String(r.name), timeout_s: Number(t), ...(components ? { components } : {}) };
+    const base = { name: String(r.name), timeout_s: Number(t) };
     if (r.type === 'command') {
       const cmd = r.command;
       if (!Array.isArray(cmd) || cmd.length === 0 || cmd.length > 64 || !cmd.every((a) => typeof a === 'string' && a.length <= 4096)) {

@@ -58,7 +58,7 @@ export function planMembers(payload: ReleasePayload, a: SignedAssignment): Membe
       digest: c.digest as Digest,
       length: c.length,
       mediaType: c.media_type,
-      ...(typeof c.placement === 'string' ? { placement: c.placement } : {}),
+      ...(c.placement !== undefined ? { placement: c.placement.path } : {}),
       group: s.group,
       position: s.position,
     };

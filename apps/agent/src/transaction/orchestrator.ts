@@ -202,6 +202,8 @@ export class Orchestrator {
     const staging = join(this.d.dataDir, 'staging', encodeURIComponent(ctx.tx));
     switch (ctx.state) {
       case 'desired-persisted':
+        // What is live before anything changes: every member's previous digest, attempted or not.
+        for (const m of members) await this.putMember(ctx.tx, m, { previous_digest: await this.driver(m).currentDigest(m) });
         await j.transition(ctx.tx, 'download-started');
         return null;
       case 'downloading':
@@ -323,10 +325,12 @@ export class Orchestrator {
     const reverse = [...members].sort((a, b) => b.position - a.position);
     for (const m of reverse) {
       const rec = memberRecord(this.d.journal.get(ctx.tx)!.data, m.component);
-      if (!rec.attempted || rec.verdict === 'rolled-back') continue;
+      if (!rec.attempted || rec.verdict === 'rolled-back' || rec.verdict === 'failed') continue;
       const facts = (await this.driver(m).rollback(m, rec.facts)) ?? {};
       const resulting = m.kind === 'os-bundle' ? rec.previous_digest : await this.driver(m).currentDigest(m);
-      await this.putMember(ctx.tx, m, { verdict: 'rolled-back', resulting_digest: resulting, facts: { ...rec.facts, ...facts } });
+      // Restored means the previous digest is live again; anything else is reported as failed.
+      const verdict = resulting === rec.previous_digest ? 'rolled-back' : 'failed';
+      await this.putMember(ctx.tx, m, { verdict, resulting_digest: resulting, facts: { ...rec.facts, ...facts } });
     }
     const data = this.d.journal.get(ctx.tx)!.data;
     if (data.retry === true) {

@@ -18,6 +18,7 @@ export interface MemberRecord {
 }
 
 export interface DesiredState {
+  /** signed: a verified release; legacy: a rollout without a release pointer (spec 2.2.3). */
   kind: 'signed' | 'legacy';
   tenant: string;
   release: { product: string; version: string; payload_digest: Digest; envelope_digest: Digest };
@@ -39,10 +40,16 @@ export function memberRecord(data: TxData, component: string): MemberRecord {
 
 const OS_FIELDS = ['compatible', 'bundle_version', 'manifest_hash', 'previous_slot', 'installed_slot', 'booted_slot', 'bootloader_primary', 'mark', 'phase'] as const;
 
+/** contracts 3: resulting digest follows the verdict (committed: candidate; otherwise what is live). */
+function digestsOf(m: PlannedMember, r: MemberRecord) {
+  const resulting = r.verdict === 'committed' ? m.digest : r.verdict === 'failed' ? (r.resulting_digest ?? r.previous_digest) : r.previous_digest;
+  return { candidate_digest: m.digest, previous_digest: r.previous_digest, resulting_digest: resulting };
+}
+
 /**
- * The terminal receipt (spec 2.3, contracts 3). Single component: top-level rollout and
- * digests. Transaction: `transaction` plus `members` ordered by position; the top-level
- * digests then describe the first member so the document stays one shape.
+ * The terminal receipt (spec 2.3, contracts 3). One component: `rollout` and the three
+ * digests at the top level (plus `os` for an os-bundle). A transaction: `transaction` and
+ * `members` ordered by position, each with its own digests and verdict, and no top-level digests.
  */
 export function buildReceipt(args: {
   desired: DesiredState;
@@ -55,23 +62,24 @@ export function buildReceipt(args: {
   const { desired, data } = args;
   const members = [...desired.members].sort((a, b) => a.position - b.position);
   const records = members.map((m) => ({ m, r: memberRecord(data, m.component) }));
-  const first = records[0]!;
-  const digestsOf = (m: PlannedMember, r: MemberRecord) => ({
-    candidate_digest: m.digest,
-    previous_digest: r.previous_digest,
-    resulting_digest: r.resulting_digest ?? r.previous_digest ?? m.digest,
-  });
   const receipt: Record<string, unknown> = {
     tenant: desired.tenant,
     device: { name: args.device.name, certificate: Buffer.from(args.device.certificateDer).toString('base64') },
     release: desired.release,
-    ...digestsOf(first.m, first.r),
     activation: args.activation,
     health: args.health,
     timestamp: args.now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
   };
-  if (members.length === 1) {
-    receipt.rollout = first.m.rolloutId;
+  if (desired.transaction.member_count === 1) {
+    const { m, r } = records[0]!;
+    receipt.rollout = m.rolloutId;
+    Object.assign(receipt, digestsOf(m, r));
+    if (m.kind === 'os-bundle') {
+      const os: Record<string, unknown> = {};
+      for (const f of OS_FIELDS) os[f] = r.facts[f] ?? null;
+      os.mark ??= 'none';
+      receipt.os = os;
+    }
   } else {
     receipt.transaction = { id: desired.transaction.id, member_count: desired.transaction.member_count };
     receipt.members = records.map(({ m, r }) => ({
@@ -82,11 +90,6 @@ export function buildReceipt(args: {
       ...digestsOf(m, r),
       verdict: r.verdict,
     }));
-  }
-  if (first.m.kind === 'os-bundle') {
-    const os: Record<string, unknown> = {};
-    for (const f of OS_FIELDS) os[f] = first.r.facts[f] ?? null;
-    receipt.os = os;
   }
   return receipt as unknown as ReceiptPayload;
 }

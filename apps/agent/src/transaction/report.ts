@@ -11,7 +11,7 @@ function verdicts(ctx: TxContext, desired: DesiredState): Record<string, MemberR
     const r = memberRecord(ctx.data, m.component);
     let verdict: Verdict;
     if (ctx.state === 'committed') verdict = 'committed';
-    else if (r.verdict === 'rolled-back') verdict = 'rolled-back';
+    else if (r.verdict === 'rolled-back' || r.verdict === 'failed') verdict = r.verdict;
     else if (r.attempted) verdict = 'failed'; // attempted and not restored: the truth is "failed"
     else verdict = failed === m.component || failed === `components.${m.component}.digest` ? 'failed' : 'not-attempted';
     out[`member:${m.component}`] = { ...r, verdict };
