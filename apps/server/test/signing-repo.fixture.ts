@@ -11,7 +11,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { SigningRepository, signingRepoRoutes, type PublishHooks } from '../src/signing-repo/index.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
-import type { Driver } from '../src/store/open.js';
+import { openStore, type Driver, type Store } from '../src/store/open.js';
 
 export interface RepoFixture {
   t: TestStore;
@@ -22,8 +22,8 @@ export interface RepoFixture {
   /** The repository's clock; tests move it. */
   clock: { now: Date };
   newTenant(): Promise<string>;
-  /** Another SigningRepository on the same database (a second server process). */
-  second(opts?: { dataDir?: string; hooks?: PublishHooks }): SigningRepository;
+  /** Another SigningRepository on its own store handle to the same database and schema (a second server process). */
+  second(opts?: { dataDir?: string; hooks?: PublishHooks }): Promise<SigningRepository>;
   dispose(): Promise<void>;
 }
 
@@ -37,9 +37,10 @@ export async function createRepoFixture(driver: Driver, opts: { hooks?: PublishH
     await db.insertInto('tenants').values({ id, name: `tenant ${id.slice(0, 8)}`, is_default: false }).execute();
     return id;
   };
-  const make = (o: { dataDir?: string; hooks?: PublishHooks } = {}) =>
-    new SigningRepository({ db, dataDir: o.dataDir ?? dataDir, clock: () => clock.now, ...(o.hooks ? { hooks: o.hooks } : {}) });
-  const repo = make(opts);
+  const make = (handle: Kysely<any>, o: { dataDir?: string; hooks?: PublishHooks } = {}) =>
+    new SigningRepository({ db: handle, dataDir: o.dataDir ?? dataDir, clock: () => clock.now, ...(o.hooks ? { hooks: o.hooks } : {}) });
+  const repo = make(db, opts);
+  const extraStores: Store[] = [];
   const tenantId = await newTenant();
   return {
     t,
@@ -49,8 +50,13 @@ export async function createRepoFixture(driver: Driver, opts: { hooks?: PublishH
     tenantId,
     clock,
     newTenant,
-    second: make,
+    second: async (o) => {
+      const store = await openStore(t.openOptions);
+      extraStores.push(store);
+      return make(store.db as Kysely<any>, o);
+    },
     dispose: async () => {
+      for (const s of extraStores) await s.close();
       await t.dispose();
       await rm(dataDir, { recursive: true, force: true });
     },
