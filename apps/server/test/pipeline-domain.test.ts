@@ -10,7 +10,7 @@ import { PipelineError } from '../src/pipeline/errors.js';
 
 describe('wave planning', () => {
   it('splits counts and percents, remainder into a gated rest wave when any wave is gated', () => {
-    const plan = planWaves(100, [{ count: 1 }, { percent: 10, requires_approval: true }]);
+    const plan = planWaves(100, [{ count: 1 }, { count: 11, requires_approval: true }]);
     expect(plan.map((w) => [w.name, w.size, w.requires_approval])).toEqual([
       ['wave-1', 1, false],
       ['wave-2', 10, true],
@@ -25,8 +25,11 @@ describe('wave planning', () => {
 
   it('no waves: one wave of everyone; small groups cap sizes and keep every device exactly once', () => {
     expect(planWaves(7, undefined)).toEqual([{ index: 0, name: 'all', size: 7, requires_approval: false }]);
-    const plan = planWaves(3, [{ count: 2 }, { percent: 50 }, { count: 5 }]);
+    const plan = planWaves(3, [{ count: 2 }, { count: 3 }, { count: 5 }]);
     expect(plan.map((w) => w.size)).toEqual([2, 1, 0]);
+    // percents are cumulative shares of the group
+    expect(planWaves(10, [{ percent: 10 }, { percent: 50 }, { percent: 100 }]).map((w) => w.size)).toEqual([1, 4, 5]);
+    expect(planWaves(10, [{ percent: 10 }, { percent: 50 }]).map((w) => [w.name, w.size])).toEqual([['wave-1', 1], ['wave-2', 4], ['rest', 5]]);
     expect(plan.reduce((a, w) => a + w.size, 0)).toBe(3);
   });
 
@@ -36,6 +39,8 @@ describe('wave planning', () => {
     expect(() => parseWaves([{ percent: 101 }], 'w')).toThrow(/w\[0\].percent/);
     expect(() => parseWaves({}, 'w')).toThrow(/w: must be an array/);
     expect(() => parseWaves([{ count: 1, requires_approval: 'yes' }], 'w')).toThrow(/requires_approval/);
+    expect(() => parseWaves([{ count: 2 }, { count: 2 }], 'w')).toThrow(/w\[1\].count: 2 does not grow/);
+    expect(() => parseWaves([{ count: 2 }, { percent: 50 }], 'w')).toThrow(/w\[1\].percent: all waves must use "count"/);
     expect(parseWaves([{ percent: 5, requires_approval: true, name: 'canary' }], 'w')).toEqual([{ name: 'canary', percent: 5, requires_approval: true }]);
     expect(() => parseFailureThreshold({}, 'rollout.failure_threshold')).toThrow(/give count or percent/);
   });
@@ -49,7 +54,7 @@ describe('wave planning', () => {
   });
 
   it('overrides may tighten but never loosen', () => {
-    const signed = { waves: [{ count: 1, requires_approval: true }, { percent: 50 }], threshold: { count: 2 } };
+    const signed = { waves: [{ count: 1, requires_approval: true }, { count: 5 }], threshold: { count: 2 } };
     const r = applyOverrides(signed, { require_approval: [1], failure_threshold: { count: 1 } }, 3);
     expect([...r.gated].sort()).toEqual([0, 1]);
     expect(r.threshold).toEqual({ count: 1 });
@@ -69,7 +74,7 @@ describe('wave planning', () => {
 });
 
 describe('wave progression', () => {
-  const rows = planWaves(4, [{ count: 1 }, { count: 1, requires_approval: true }]).map((w) => ({
+  const rows = planWaves(4, [{ count: 1 }, { count: 2, requires_approval: true }]).map((w) => ({
     index: w.index,
     size: w.size,
     requires_approval: w.requires_approval,

@@ -14,7 +14,7 @@ export type RolloutStatus = 'running' | 'awaiting_approval' | 'paused' | 'comple
 export type WaveState = 'pending' | 'awaiting_approval' | 'open' | 'paused' | 'done';
 
 /** contracts 3: receipt `activation` -> the device's terminal state. */
-export function deviceStateFromActivation(activation: string): DeviceState {
+export function deviceStateFromActivation(activation: string): Exclude<DeviceState, 'pending'> {
   switch (activation) {
     case 'activated':
       return 'committed';
@@ -27,7 +27,7 @@ export function deviceStateFromActivation(activation: string): DeviceState {
 }
 
 /** Legacy reports: `installed` is success, `failed` is failure; both stay labelled device-reported. */
-export function deviceStateFromLegacy(status: 'installed' | 'failed'): DeviceState {
+export function deviceStateFromLegacy(status: 'installed' | 'failed'): Exclude<DeviceState, 'pending'> {
   return status === 'installed' ? 'installed' : 'failed';
 }
 

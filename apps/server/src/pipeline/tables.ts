@@ -98,6 +98,11 @@ export interface DeploymentsTable {
   snapshot_digest: string;
   member_count: number;
   device_count: number;
+  /** terminal device results, kept in the receipt transaction so state reads never scan devices */
+  n_committed: Generated<number>;
+  n_rolled_back: Generated<number>;
+  n_failed: Generated<number>;
+  n_installed: Generated<number>;
   failure_threshold: Json<{ count?: number; percent?: number } | null> | null;
   aborted_at: Timestamp | null;
   created_at: Timestamp;

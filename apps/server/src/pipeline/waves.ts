@@ -1,8 +1,10 @@
 /**
  * Wave planning over a membership snapshot (spec 4: "rollout waves"; contracts 2: `rollout.waves`).
  *
- * A wave is `{name?, count | percent, requires_approval?}`. The plan is a list of sizes whose
- * sum is the group size, so every device lands in exactly one wave. Devices are ranked by
+ * A wave is `{name?, count | percent, requires_approval?}`, CUMULATIVE as release-core defines
+ * it: the share of the group reached by the end of that wave, one unit for all waves, growing
+ * strictly. The plan is a list of sizes whose sum is the group size, so every device lands in
+ * exactly one wave. Devices are ranked by
  * sha256(seed + ":" + name) (seed = the deployment id): deterministic for one deployment, yet
  * two deployments of the same group do not always pick the same canaries. The database computes
  * the same ranking in SQL with `sha256` (see rollout-start.ts); `waveOfRank` is the shared rule.
@@ -38,6 +40,8 @@ export function parseWaves(value: unknown, field: string): WaveSpec[] | undefine
   if (!Array.isArray(value)) throw new PipelineError('WAVES_INVALID', `${field}: must be an array of waves`);
   if (value.length === 0) throw new PipelineError('WAVES_INVALID', `${field}: must list at least one wave`);
   if (value.length > MAX_WAVES) throw new PipelineError('WAVES_INVALID', `${field}: at most ${MAX_WAVES} waves`);
+  let last = 0;
+  let unit: 'count' | 'percent' | undefined;
   return value.map((w: unknown, i) => {
     const at = `${field}[${i}]`;
     if (typeof w !== 'object' || w === null || Array.isArray(w)) throw new PipelineError('WAVES_INVALID', `${at}: must be an object`);
@@ -58,6 +62,13 @@ export function parseWaves(value: unknown, field: string): WaveSpec[] | undefine
     if (o['name'] !== undefined && (typeof o['name'] !== 'string' || o['name'].length > 64)) {
       throw new PipelineError('WAVES_INVALID', `${at}.name: must be a string of at most 64 characters`);
     }
+    const u = hasCount ? 'count' : 'percent';
+    const n = o[u] as number;
+    // cumulative waves (release-core's rule): one unit, each wave reaching more than the last
+    if (unit !== undefined && u !== unit) throw new PipelineError('WAVES_INVALID', `${at}.${u}: all waves must use "${unit}"`);
+    if (n <= last) throw new PipelineError('WAVES_INVALID', `${at}.${u}: ${n} does not grow past the previous wave (${last}); waves are cumulative`);
+    unit = u;
+    last = n;
     const spec: WaveSpec = {};
     if (typeof o['name'] === 'string') spec.name = o['name'];
     if (hasCount) spec.count = o['count'] as number;
@@ -87,21 +98,23 @@ export function parseFailureThreshold(value: unknown, field: string): FailureThr
 }
 
 /**
- * Sizes of each wave for `total` devices. A percent wave gets ceil(total * p / 100) (at least
- * one device while any remain); sizes are capped by what remains. Devices left after the
- * declared waves form a final wave "rest" that is gated by approval when any declared wave is
- * gated - an operator who asked for gates never gets the remainder of the fleet ungated.
+ * Sizes of each wave for `total` devices. A wave reaches ceil(total * p / 100) devices in all
+ * (percent) or `count` (capped at the group size); its size is what that adds to the previous
+ * waves. Devices left after the declared waves form a final wave "rest" that is gated by
+ * approval when any declared wave is gated - an operator who asked for gates never gets the
+ * remainder of the fleet ungated.
  */
 export function planWaves(total: number, specs: WaveSpec[] | undefined): PlannedWave[] {
   if (!specs || specs.length === 0) return [{ index: 0, name: 'all', size: total, requires_approval: false }];
   const plan: PlannedWave[] = [];
-  let remaining = total;
+  let reached = 0;
   specs.forEach((s, i) => {
-    const wanted = s.count ?? Math.max(1, Math.ceil((total * (s.percent ?? 0)) / 100));
-    const size = Math.min(wanted, remaining);
-    remaining -= size;
+    const cumulative = Math.min(total, s.count ?? Math.ceil((total * (s.percent ?? 0)) / 100));
+    const size = Math.max(0, cumulative - reached);
+    reached += size;
     plan.push({ index: i, name: s.name ?? `wave-${i + 1}`, size, requires_approval: s.requires_approval === true });
   });
+  const remaining = total - reached;
   if (remaining > 0) {
     plan.push({ index: specs.length, name: 'rest', size: remaining, requires_approval: specs.some((s) => s.requires_approval === true) });
   }
