@@ -134,7 +134,7 @@ function checkPlacement(c: Checker, value: unknown, path: string): void {
 
 /** contracts 2: `targets` holds exactly the component targets, agreeing on length and sha256. */
 function checkTargets(c: Checker, value: unknown, comps: ComponentFacts[]): void {
-  const t = c.object(value, 'targets', []);
+  const t = c.record(value, 'targets', L.components);
   if (!t) return;
   const byTarget = new Map<string, ComponentFacts>();
   for (const f of comps) if (f.target !== undefined) byTarget.set(f.target, f);

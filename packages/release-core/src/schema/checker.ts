@@ -25,6 +25,20 @@ export class Checker {
     return obj;
   }
 
+  /** An object used as a map (any keys, at most `max` of them). */
+  record(value: unknown, path: string, max: number): Record<string, unknown> | undefined {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      this.add(path, `expected an object, got ${describe(value)}`);
+      return undefined;
+    }
+    const n = Object.keys(value).length;
+    if (n > max) {
+      this.add(path, `has ${n} entries, at most ${max} allowed`);
+      return undefined;
+    }
+    return value as Record<string, unknown>;
+  }
+
   array(value: unknown, path: string, min: number, max: number): unknown[] | undefined {
     if (!Array.isArray(value)) {
       this.add(path, `expected an array, got ${describe(value)}`);
