@@ -235,7 +235,7 @@ export class Orchestrator {
           const bad = result.results.filter((r) => !r.ok).map((r) => `${r.name} (${r.detail})`);
           throw new AgentError('HEALTH_FAILED', `group ${g} unhealthy: ${bad.join(', ')}`, { field: `health.probes.${result.results.find((r) => !r.ok)?.name}` });
         }
-        await j.transition(ctx.tx, 'group-healthy', { [`health:${g}`]: result.results, health_verdict: policy.probes.length > 0 ? 'healthy' : (ctx.data.health_verdict ?? 'not-checked') });
+        await j.transition(ctx.tx, 'group-healthy', { [`health:${g}`]: result.results, health_verdict: result.results.length > 0 ? 'healthy' : (ctx.data.health_verdict ?? 'not-checked') });
         await this.step(`after-health-${g}`, ctx.tx);
         return null;
       }
