@@ -1,7 +1,7 @@
 import { Server } from '@grpc/grpc-js';
 import { DeviceServiceService, EnrollmentServiceService, RepositoryServiceService } from '@svc/device-proto';
 import type { DeviceChannelContext } from './context.js';
-import { deviceChannelCredentials } from './credentials.js';
+import { DeviceChannelCredentials } from './credentials.js';
 import { deviceService } from './device-service.js';
 import { enrollmentService } from './enrollment-service.js';
 import { repositoryService } from './repository-service.js';
@@ -18,7 +18,23 @@ export interface DeviceChannelServer {
  * The device gRPC channel on one port (SVC_DEVICE_ADDR, e.g. `127.0.0.1:8443` or
  * `127.0.0.1:0` in tests): enrollment (no client certificate) and the mTLS services.
  */
-export async function startDeviceChannel(ctx: DeviceChannelContext, tls: ServerTls, addr: string): Promise<DeviceChannelServer> {
+export async function startDeviceChannel(
+  ctx: DeviceChannelContext,
+  tls: ServerTls,
+  addr: string,
+  opts: { trustRefreshMs?: number } = {},
+): Promise<DeviceChannelServer> {
+  const creds = new DeviceChannelCredentials(tls, await ctx.cas.allCertificates());
+  // Another server process may create a tenant CA: re-read the set periodically; this
+  // process's own new CAs are trusted at once.
+  const refresh = (): Promise<void> =>
+    ctx.cas.allCertificates().then(
+      (ders) => creds.setDeviceCas(ders),
+      (err: unknown) => ctx.log.error({ err }, 'device CA trust refresh failed'),
+    );
+  ctx.cas.onCreated = refresh;
+  const timer = setInterval(() => void refresh(), opts.trustRefreshMs ?? 30_000);
+  timer.unref();
   const server = new Server({
     // receipts and log chunks are far below this; refuse anything larger before decoding
     'grpc.max_receive_message_length': 1024 * 1024,
@@ -30,18 +46,20 @@ export async function startDeviceChannel(ctx: DeviceChannelContext, tls: ServerT
   server.addService(DeviceServiceService, deviceService(ctx));
   server.addService(RepositoryServiceService, repositoryService(ctx));
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(addr, deviceChannelCredentials(tls), (err, p) => (err ? reject(err) : resolve(p)));
+    server.bindAsync(addr, creds, (err, p) => (err ? reject(err) : resolve(p)));
   });
   return {
     port,
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
+        clearInterval(timer);
+        ctx.cas.onCreated = undefined;
+        const forceTimer = setTimeout(() => {
           server.forceShutdown();
           resolve();
         }, graceMs);
         server.tryShutdown(() => {
-          clearTimeout(timer);
+          clearTimeout(forceTimer);
           resolve();
         });
       }),

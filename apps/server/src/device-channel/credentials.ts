@@ -1,28 +1,42 @@
 import { ServerCredentials } from '@grpc/grpc-js';
+import type { SecureContextOptions } from 'node:tls';
+import { toPem } from './pki.js';
 import type { ServerTls } from './server-tls.js';
 
 /**
  * TLS for the one device port (SVC_DEVICE_ADDR). The server asks every client for a
  * certificate (`requestCert`) but lets the handshake finish without one
- * (`rejectUnauthorized: false`): EnrollmentService.Enroll is the only call allowed without
- * a certificate, and every other handler authenticates the peer certificate itself against
- * the tenant's device CA (peer.ts). Doing the chain check in the application is what makes
- * per-tenant CAs that appear at runtime possible without reloading TLS contexts. The TLS
- * handshake still proves the client holds the private key of the certificate it presents.
+ * (`rejectUnauthorized: false`) because EnrollmentService.Enroll is the only call allowed
+ * without one. The trust store is the device CAs of all tenants (plus the server CA as a
+ * never-empty placeholder, so Node never falls back to the public roots): grpc-js only
+ * exposes a peer certificate that TLS verified (`socket.authorized`), and every handler
+ * then checks that it chains to the CA of the tenant it names (peer.ts).
+ *
+ * Tenants get CAs at runtime, so the trust store is replaceable (`setDeviceCas`), which
+ * grpc-js applies to the live server with `setSecureContext`.
  */
-class DeviceChannelCredentials extends ServerCredentials {
-  constructor(tls: ServerTls) {
-    super(
-      { requestCert: true, rejectUnauthorized: false },
-      { cert: [Buffer.from(tls.certPem)], key: [Buffer.from(tls.keyPem)] },
-    );
+export class DeviceChannelCredentials extends ServerCredentials {
+  readonly #tls: ServerTls;
+
+  constructor(tls: ServerTls, deviceCaDers: readonly Uint8Array[]) {
+    super({ requestCert: true, rejectUnauthorized: false }, DeviceChannelCredentials.context(tls, deviceCaDers));
+    this.#tls = tls;
+  }
+
+  private static context(tls: ServerTls, deviceCaDers: readonly Uint8Array[]): SecureContextOptions {
+    return {
+      cert: [Buffer.from(tls.certPem)],
+      key: [Buffer.from(tls.keyPem)],
+      ca: [tls.caDer, ...deviceCaDers].map((der) => toPem(der, 'CERTIFICATE')),
+    };
+  }
+
+  /** Replaces the trusted device CAs on the running server (new connections only). */
+  setDeviceCas(deviceCaDers: readonly Uint8Array[]): void {
+    this.updateSecureContextOptions(DeviceChannelCredentials.context(this.#tls, deviceCaDers));
   }
 
   override _equals(other: ServerCredentials): boolean {
     return other === this;
   }
-}
-
-export function deviceChannelCredentials(tls: ServerTls): ServerCredentials {
-  return new DeviceChannelCredentials(tls);
 }

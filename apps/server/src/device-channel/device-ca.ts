@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import * as x509 from '@peculiar/x509';
+import { x509 } from './x509.js';
 import type { Database } from '../store/database.js';
 import { certFingerprint, createCa, loadCa, type CaMaterial } from './pki.js';
 
@@ -18,10 +18,19 @@ const CA_VALID_DAYS = 3650;
 export class DeviceCaStore {
   private readonly cache = new Map<string, Promise<CaMaterial>>();
 
+  /** Called after this process created a tenant CA (the channel adds it to its TLS trust store). */
+  onCreated: (() => Promise<void>) | undefined;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dataDir: string,
   ) {}
+
+  /** Every tenant's device CA certificate (DER): the TLS trust store of the device port. */
+  async allCertificates(): Promise<Uint8Array[]> {
+    const rows = await this.db.selectFrom('device_cas').select('cert_der').orderBy('created_at').execute();
+    return rows.map((r) => new Uint8Array(r.cert_der));
+  }
 
   private dir(tenantId: string): string {
     return join(this.dataDir, 'ca', tenantId);
@@ -61,7 +70,10 @@ export class DeviceCaStore {
       .onConflict((oc) => oc.column('tenant_id').doNothing())
       .returning('tenant_id')
       .executeTakeFirst();
-    if (inserted !== undefined) return this.open(tenantId, certDer, keyFile);
+    if (inserted !== undefined) {
+      await this.onCreated?.();
+      return this.open(tenantId, certDer, keyFile);
+    }
     // Another process won the race: use its CA, drop our unused key.
     await rm(join(this.dir(tenantId), keyFile), { force: true });
     const winner = await this.db.selectFrom('device_cas').selectAll().where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();

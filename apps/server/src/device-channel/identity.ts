@@ -1,4 +1,4 @@
-import * as x509 from '@peculiar/x509';
+import { x509 } from './x509.js';
 import { invalidInput, ServerError } from '../errors/server-error.js';
 
 /** contracts 4: device names */

@@ -1,8 +1,7 @@
 import type { DeviceChannelContext } from './context.js';
 import { spiffeId } from './identity.js';
 import { certFingerprint, issueCertificate } from './pki.js';
-import type * as x509 from '@peculiar/x509';
-import { X509Certificate } from '@peculiar/x509';
+import { x509 } from './x509.js';
 
 /**
  * Issues a device certificate (contracts 4: CN = device name, one SAN URI
@@ -29,7 +28,7 @@ export async function issueDeviceCertificate(
     .values({
       tenant_id: a.tenantId,
       device_name: a.deviceName,
-      serial: new X509Certificate(der).serialNumber,
+      serial: new x509.X509Certificate(der).serialNumber,
       fingerprint,
       not_after: notAfter,
       reason: a.reason,

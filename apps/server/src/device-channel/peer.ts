@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import * as x509 from '@peculiar/x509';
+import { x509 } from './x509.js';
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
 import { ServerError } from '../errors/server-error.js';
@@ -32,7 +32,8 @@ const MAX_CERT_BYTES = 8192;
 export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>, cas: DeviceCaStore, now: Date): Promise<DevicePeer> {
   const raw = call.getAuthContext()?.sslPeerCertificate?.raw;
   if (raw === undefined || raw.length === 0) {
-    throw new ServerError('UNAUTHENTICATED', 'client certificate: required for this call (enroll first)');
+    // TLS hands over only a certificate that chains to one of the device CAs (credentials.ts)
+    throw new ServerError('UNAUTHENTICATED', 'client certificate: missing or not issued by a device CA of this service (enroll first)');
   }
   if (raw.length > MAX_CERT_BYTES) throw new ServerError('UNAUTHENTICATED', 'client certificate: too large');
   let cert: x509.X509Certificate;

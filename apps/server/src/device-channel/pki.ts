@@ -2,7 +2,7 @@ import { createHash, randomBytes, webcrypto } from 'node:crypto';
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
-import * as x509 from '@peculiar/x509';
+import { x509 } from './x509.js';
 import { invalidInput } from '../errors/server-error.js';
 
 /**
@@ -10,7 +10,6 @@ import { invalidInput } from '../errors/server-error.js';
  * fingerprints. Everything is ECDSA P-256 with SHA-256 (contracts 4); webcrypto does the
  * math, @peculiar/x509 the ASN.1.
  */
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 export const P256_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 export const P256_SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;

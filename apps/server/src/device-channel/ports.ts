@@ -31,15 +31,20 @@ export interface PipelinePort {
   ): Promise<void>;
 }
 
-/** A file of the tenant's signing repository: its total length and the (ranged) bytes. */
+/** A file of the tenant's signing repository (the shape of signing-repo's RepoFile). */
 export interface RepoFile {
+  stream: AsyncIterable<Uint8Array>;
+  /** Bytes in `stream` (the range length when a range was asked for). */
   length: number;
-  body: AsyncIterable<Uint8Array>;
+  /** Length of the whole file. */
+  totalLength: number;
 }
 
+export type RepoRange = { kind: 'from-to'; start: number; end: number } | { kind: 'from'; start: number };
+
 export interface RepositoryPort {
-  /** `path` as the device asks: `metadata/<file>` or `targets/<target path>`; undefined when absent. */
-  openRepoFile(tenantId: string, path: string, range?: { offset: number; length?: number }): Promise<RepoFile | undefined>;
+  /** `metadata/<file>` or `targets/<hash-prefixed path>`; throws a NOT_FOUND-mapped error when absent. */
+  openRepoFile(tenantId: string, path: string, range?: RepoRange): Promise<RepoFile>;
 }
 
 export interface EnrollPort {

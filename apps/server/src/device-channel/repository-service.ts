@@ -1,9 +1,10 @@
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import type { GetFileRequest, GetFileResponse, RepositoryServiceServer } from '@svc/device-proto';
-import { invalidInput, notFound } from '../errors/server-error.js';
+import { invalidInput } from '../errors/server-error.js';
 import type { DeviceChannelContext } from './context.js';
 import { toServiceError } from './grpc-status.js';
 import { authenticatePeer } from './peer.js';
+import type { RepoRange } from './ports.js';
 
 /** grpc-js default max message is 4 MiB; 64 KiB chunks keep memory per stream small. */
 export const CHUNK_BYTES = 64 * 1024;
@@ -27,20 +28,20 @@ async function getFile(ctx: DeviceChannelContext, call: ServerWritableStream<Get
   checkRepoPath(path);
   if (!Number.isSafeInteger(offset) || offset < 0) throw invalidInput('offset', 'must be a non-negative integer');
   if (!Number.isSafeInteger(length) || length < 0) throw invalidInput('length', 'must be a non-negative integer');
-  const range = offset > 0 || length > 0 ? { offset, ...(length > 0 ? { length } : {}) } : undefined;
+  const range: RepoRange | undefined =
+    length > 0 ? { kind: 'from-to', start: offset, end: offset + length - 1 } : offset > 0 ? { kind: 'from', start: offset } : undefined;
   const file = await ctx.repository.openRepoFile(peer.tenantId, path, range);
-  if (file === undefined) throw notFound(`repository file ${path}`);
   let first = true;
-  for await (const piece of file.body) {
+  for await (const piece of file.stream) {
     for (let at = 0; at < piece.length; at += CHUNK_BYTES) {
       const data = Buffer.from(piece.buffer, piece.byteOffset + at, Math.min(CHUNK_BYTES, piece.length - at));
-      const ok = call.write({ data, totalLength: first ? file.length : 0 });
+      const ok = call.write({ data, totalLength: first ? file.totalLength : 0 });
       first = false;
       // backpressure: wait for the HTTP/2 stream to drain
       if (!ok) await new Promise<void>((resolve) => call.once('drain', () => resolve()));
     }
   }
-  if (first) call.write({ data: Buffer.alloc(0), totalLength: file.length });
+  if (first) call.write({ data: Buffer.alloc(0), totalLength: file.totalLength });
 }
 
 export function repositoryService(ctx: DeviceChannelContext): RepositoryServiceServer {

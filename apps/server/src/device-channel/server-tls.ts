@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import { x509 } from './x509.js';
 import { createCa, issueCertificate, loadCa, P256_KEY, toPem } from './pki.js';
 
 /**

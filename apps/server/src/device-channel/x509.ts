@@ -1,0 +1,12 @@
+/**
+ * The one entry to @peculiar/x509 in the server. The package resolves to its CJS build,
+ * whose DI container (tsyringe) needs the Reflect metadata API loaded first; and it must
+ * use node's webcrypto. Every device-channel module imports x509 from here.
+ */
+import 'reflect-metadata';
+import { webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
+
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+
+export { x509 };

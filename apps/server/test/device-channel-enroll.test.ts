@@ -1,0 +1,209 @@
+import 'reflect-metadata';
+import { status } from '@grpc/grpc-js';
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+import { sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../src/auth/secrets.js';
+import { ServerError } from '../src/errors/server-error.js';
+import { toPem } from '../src/device-channel/pki.js';
+import type { EnrollPort } from '../src/device-channel/ports.js';
+import type { Database } from '../src/store/database.js';
+import { availableDrivers } from './helpers/store.js';
+import {
+  channelCredentials,
+  clientsFor,
+  csrFor,
+  newDeviceKey,
+  refusal,
+  startChannelFixture,
+  unary,
+  type ChannelFixture,
+} from './device-channel.fixture.js';
+
+// Consumes one use atomically: the same single UPDATE the platform's enroll-token store does.
+const enrollPort: EnrollPort = {
+  async consumeEnrollToken(db: Kysely<Database>, secret: string, now: Date) {
+    const row = await db
+      .updateTable('enroll_tokens')
+      .set({ uses: sql`uses + 1` })
+      .where('secret_hash', '=', hashSecret(secret))
+      .where('expires_at', '>', now)
+      .where(sql<boolean>`uses < max_uses`)
+      .returning(['tenant_id', 'id'])
+      .executeTakeFirst();
+    if (row === undefined) throw new ServerError('ENROLL_TOKEN_INVALID', 'token: unknown, expired or used up');
+    return { tenantId: row.tenant_id, tokenId: row.id };
+  },
+};
+
+describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (driver) => {
+  let f: ChannelFixture;
+  beforeAll(async () => {
+    f = await startChannelFixture(driver, () => ({
+      enroll: enrollPort,
+      pipeline: {
+        listAssignments: async () => [],
+        acceptReceipt: async () => {
+          throw new Error('not used here');
+        },
+        reportLegacyStatus: async () => undefined,
+      },
+      repository: { openRepoFile: async () => { throw new ServerError('NOT_FOUND', 'no repo here'); } },
+    }));
+  });
+  afterAll(async () => {
+    await f?.dispose();
+  });
+
+  async function enrollNamed(name: string, opts: { token?: string } = {}) {
+    const key = await newDeviceKey();
+    const token = opts.token ?? (await f.newToken());
+    const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
+    try {
+      const csrDer = await csrFor(key, name);
+      const ok = await unary<import('@svc/device-proto').EnrollResponse>((cb) =>
+        anon.enrollment.enroll({ token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] } }, cb),
+      );
+      return { key, res: ok, certPem: toPem(ok.certificateDer, 'CERTIFICATE') };
+    } finally {
+      anon.close();
+    }
+  }
+
+  it('enrolls with a valid token: certificate names the device, device row online', async () => {
+    const { res } = await enrollNamed('dev-1');
+    expect(res.tenantId).toBe(f.tenantId);
+    const cert = new x509.X509Certificate(res.certificateDer);
+    expect(cert.subjectName.getField('CN')).toEqual(['dev-1']);
+    const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
+    expect(san?.names.items.map((n) => `${n.type}:${n.value}`)).toEqual([`url:spiffe://${f.tenantId}/device/dev-1`]);
+    expect(cert.getExtension(x509.ExtendedKeyUsageExtension)?.usages).toEqual([x509.ExtendedKeyUsage.clientAuth]);
+    const ca = new x509.X509Certificate(res.deviceCaDer);
+    expect(await cert.verify({ publicKey: ca.publicKey, signatureOnly: true })).toBe(true);
+    expect(cert.notAfter.getTime() - Date.now()).toBeLessThanOrEqual(30 * 86_400_000 + 60_000);
+    const row = await f.t.store.db.selectFrom('devices').selectAll().where('name', '=', 'dev-1').executeTakeFirstOrThrow();
+    expect(row.status).toBe('online');
+    expect(row.profile).toBe('linux-arm64');
+    const caRow = await f.t.store.db.selectFrom('device_cas').select('cert_der').where('tenant_id', '=', f.tenantId).executeTakeFirstOrThrow();
+    expect(Buffer.from(caRow.cert_der).equals(Buffer.from(res.deviceCaDer))).toBe(true);
+  });
+
+  it('refuses a used-up token and an expired token', async () => {
+    const token = await f.newToken({ maxUses: 1 });
+    await enrollNamed('dev-used-1', { token });
+    const used = await refusal(enrollNamed('dev-used-2', { token }));
+    expect(used.code).toBe(status.UNAUTHENTICATED);
+    expect(used.svcCode).toBe('ENROLL_TOKEN_INVALID');
+    const expired = await f.newToken({ expiresAt: new Date(Date.now() - 1000) });
+    expect((await refusal(enrollNamed('dev-exp', { token: expired }))).code).toBe(status.UNAUTHENTICATED);
+    expect(await f.t.store.db.selectFrom('devices').select('id').where('name', 'in', ['dev-used-2', 'dev-exp']).execute()).toEqual([]);
+  });
+
+  it('refuses a CSR whose CN is not the device name, a P-384 key, and garbage; no token use burnt', async () => {
+    const token = await f.newToken({ maxUses: 1 });
+    const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
+    try {
+      const key = await newDeviceKey();
+      const wrongCn = await refusal(unary((cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: Buffer.alloc(0), inventory: undefined }, cb)));
+      expect(wrongCn.details).toMatch(/^csr_der: missing/);
+      const cnMismatch = await refusal(unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: await csrFor(key, 'dev-b'), inventory: undefined }, cb)));
+      expect(cnMismatch.code).toBe(status.INVALID_ARGUMENT);
+      expect(cnMismatch.details).toMatch(/^csr_der: subject CN "dev-b" must equal device_name "dev-a"/);
+      const p384 = await newDeviceKey('p384');
+      const wrongKey = await refusal(unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: await csrFor(p384, 'dev-a'), inventory: undefined }, cb)));
+      expect(wrongKey.code).toBe(status.INVALID_ARGUMENT);
+      expect(wrongKey.details).toMatch(/^csr_der: key must be ECDSA P-256/);
+      const garbage = await refusal(unary((cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: Buffer.from('not a csr'), inventory: undefined }, cb)));
+      expect(garbage.details).toMatch(/^csr_der: not a DER PKCS#10/);
+      const badName = await refusal(unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'Dev A', csrDer: await csrFor(key, 'Dev A'), inventory: undefined }, cb)));
+      expect(badName.details).toMatch(/^device_name: must match/);
+    } finally {
+      anon.close();
+    }
+    // the token was never consumed by the refused requests
+    const row = await f.t.store.db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow();
+    expect(row.uses).toBe(0);
+  });
+
+  it('refuses device calls without a client certificate and with a foreign-CA certificate', async () => {
+    const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
+    try {
+      const r = await refusal(unary((cb) => anon.device.ping({}, cb)));
+      expect(r.code).toBe(status.UNAUTHENTICATED);
+      expect(r.details).toMatch(/^client certificate: missing or not issued by a device CA/);
+    } finally {
+      anon.close();
+    }
+    // a self-made CA issuing a certificate with the right names: refused
+    const key = await newDeviceKey();
+    const caKeys = await newDeviceKey();
+    const foreignCa = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=evil', keys: caKeys.keys as never, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' }, extensions: [new x509.BasicConstraintsExtension(true, 0, true)] });
+    const leaf = await x509.X509CertificateGenerator.create({
+      subject: 'CN=dev-1',
+      issuer: foreignCa.subject,
+      publicKey: key.keys.publicKey as never,
+      signingKey: caKeys.keys.privateKey as never,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: [
+        new x509.SubjectAlternativeNameExtension([{ type: 'url', value: `spiffe://${f.tenantId}/device/dev-1` }]),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+      ],
+    });
+    const forged = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: leaf.toString('pem') }));
+    try {
+      const r = await refusal(unary((cb) => forged.device.checkIn({ inventory: undefined }, cb)));
+      expect(r.code).toBe(status.UNAUTHENTICATED);
+      expect(r.details).toMatch(/^client certificate: missing or not issued by a device CA/);
+    } finally {
+      forged.close();
+    }
+  });
+
+  it('check-in marks the device online; a decommissioned device is refused on its next call', async () => {
+    const d = await enrollNamed('dev-dc');
+    const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
+    try {
+      await f.t.store.db.updateTable('devices').set({ status: 'offline' }).where('name', '=', 'dev-dc').execute();
+      const res = await unary<import('@svc/device-proto').CheckInResponse>((cb) => c.device.checkIn({ inventory: { agentVersion: '0.2.0', profile: 'linux-amd64', product: 'x', slots: [] } }, cb));
+      expect(res.assignments).toEqual([]);
+      expect(res.checkInIntervalS).toBe(60);
+      expect(res.renewCertificate).toBe(false);
+      const row = await f.t.store.db.selectFrom('devices').selectAll().where('name', '=', 'dev-dc').executeTakeFirstOrThrow();
+      expect(row.status).toBe('online');
+      expect(row.agent_version).toBe('0.2.0');
+      await f.t.store.db.updateTable('devices').set({ status: 'decommissioned' }).where('name', '=', 'dev-dc').execute();
+      const r = await refusal(unary((cb) => c.device.checkIn({ inventory: undefined }, cb)));
+      expect(r.code).toBe(status.PERMISSION_DENIED);
+      expect(r.details).toBe('device dev-dc: decommissioned');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('renewal issues a new certificate; the old one stops working at once', async () => {
+    const d = await enrollNamed('dev-renew');
+    const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
+    let newPem = '';
+    try {
+      const wrong = await refusal(unary(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'someone-else') }, cb)));
+      expect(wrong.details).toMatch(/^csr_der: subject CN must be this device's name/);
+      const res = await unary<import('@svc/device-proto').RenewCertificateResponse>(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'dev-renew') }, cb));
+      newPem = toPem(res.certificateDer, 'CERTIFICATE');
+      // the connection still carries the old certificate, which is now superseded
+      const r = await refusal(unary((cb) => c.device.ping({}, cb)));
+      expect(r.details).toBe('device dev-renew: certificate revoked or superseded');
+    } finally {
+      c.close();
+    }
+    const c2 = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: newPem }));
+    try {
+      const pong = await unary<{ serverTime?: Date }>((cb) => c2.device.ping({}, cb));
+      expect(pong.serverTime).toBeInstanceOf(Date);
+    } finally {
+      c2.close();
+    }
+    const issued = await f.t.store.db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'dev-renew').orderBy('issued_at').execute();
+    expect(issued.map((r) => r.reason)).toEqual(['enroll', 'renew']);
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * Shared setup of the device-channel suites: a migrated store, a tenant, a temp data dir,
+ * the real gRPC server on 127.0.0.1:0 with its real TLS material, and device-side helpers
+ * (P-256 keys, CSRs, mTLS clients). Not a test file itself.
+ */
+import 'reflect-metadata';
+import { webcrypto } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentials, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
+import * as x509 from '@peculiar/x509';
+import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient } from '@svc/device-proto';
+import { newSecret } from '../src/auth/secrets.js';
+import { startDeviceChannel, type DeviceChannelServer } from '../src/device-channel/channel-server.js';
+import { CHANNEL_DEFAULTS, type DeviceChannelContext } from '../src/device-channel/context.js';
+import { DeviceCaStore } from '../src/device-channel/device-ca.js';
+import { P256_KEY, P256_SIGN, toPem } from '../src/device-channel/pki.js';
+import type { EnrollPort, PipelinePort, RepositoryPort } from '../src/device-channel/ports.js';
+import { DEVICE_CHANNEL_TLS_NAME, ensureServerTls } from '../src/device-channel/server-tls.js';
+import { createTenant } from '../src/store/tenants.js';
+import { createTestStore, type TestStore } from './helpers/store.js';
+import type { Driver } from '../src/store/open.js';
+
+export interface ChannelFixture {
+  t: TestStore;
+  tenantId: string;
+  dataDir: string;
+  ctx: DeviceChannelContext;
+  server: DeviceChannelServer;
+  addr: string;
+  serverCaPem: string;
+  newToken(o?: { maxUses?: number; expiresAt?: Date; tenantId?: string }): Promise<string>;
+  dispose(): Promise<void>;
+}
+
+export interface FixtureParts {
+  pipeline: PipelinePort;
+  repository: RepositoryPort;
+  enroll: EnrollPort;
+  now?: () => Date;
+}
+
+export async function startChannelFixture(driver: Driver, parts: (t: TestStore, dataDir: string) => Promise<FixtureParts> | FixtureParts): Promise<ChannelFixture> {
+  const t = await createTestStore(driver);
+  const db = t.store.db;
+  const tenantId = await createTenant(db, 'acme');
+  const dataDir = await mkdtemp(join(tmpdir(), 'svc-channel-'));
+  const tls = await ensureServerTls(dataDir, ['127.0.0.1'], new Date());
+  const p = await parts(t, dataDir);
+  const ctx: DeviceChannelContext = {
+    db,
+    cas: new DeviceCaStore(db, dataDir),
+    serverCaDer: tls.caDer,
+    pipeline: p.pipeline,
+    repository: p.repository,
+    enroll: p.enroll,
+    now: p.now ?? (() => new Date()),
+    log: { error: (obj, msg) => console.error(msg, obj) },
+    ...CHANNEL_DEFAULTS,
+  };
+  const server = await startDeviceChannel(ctx, tls, '127.0.0.1:0');
+  return {
+    t,
+    tenantId,
+    dataDir,
+    ctx,
+    server,
+    addr: `127.0.0.1:${server.port}`,
+    serverCaPem: toPem(tls.caDer, 'CERTIFICATE'),
+    newToken: async (o = {}) => {
+      const s = newSecret('svce');
+      await db
+        .insertInto('enroll_tokens')
+        .values({
+          tenant_id: o.tenantId ?? tenantId,
+          name: 'test',
+          secret_hash: s.hash,
+          prefix: s.prefix,
+          max_uses: o.maxUses ?? 1,
+          expires_at: o.expiresAt ?? new Date(Date.now() + 3_600_000),
+        })
+        .execute();
+      return s.plaintext;
+    },
+    dispose: async () => {
+      await server.close(100);
+      await t.dispose();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface DeviceKey {
+  keys: webcrypto.CryptoKeyPair;
+  keyPem: string;
+}
+
+export async function newDeviceKey(alg: 'p256' | 'p384' = 'p256'): Promise<DeviceKey> {
+  const params = alg === 'p256' ? P256_KEY : { name: 'ECDSA', namedCurve: 'P-384' };
+  const keys = (await webcrypto.subtle.generateKey(params, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { keys, keyPem: toPem(pkcs8, 'PRIVATE KEY') };
+}
+
+export async function csrFor(key: DeviceKey, cn: string): Promise<Buffer> {
+  const alg = (key.keys.publicKey.algorithm as { namedCurve?: string }).namedCurve === 'P-384' ? { name: 'ECDSA', hash: 'SHA-384' } : P256_SIGN;
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: `CN=${cn}`, keys: key.keys as never, signingAlgorithm: alg });
+  return Buffer.from(csr.rawData);
+}
+
+const CHANNEL_OPTIONS = { 'grpc.ssl_target_name_override': DEVICE_CHANNEL_TLS_NAME, 'grpc.default_authority': DEVICE_CHANNEL_TLS_NAME };
+
+export function channelCredentials(caPem: string, identity?: { keyPem: string; certPem: string }): ChannelCredentials {
+  return identity === undefined
+    ? credentials.createSsl(Buffer.from(caPem))
+    : credentials.createSsl(Buffer.from(caPem), Buffer.from(identity.keyPem), Buffer.from(identity.certPem));
+}
+
+export function clientsFor(addr: string, creds: ChannelCredentials) {
+  return {
+    enrollment: new EnrollmentServiceClient(addr, creds, CHANNEL_OPTIONS),
+    device: new DeviceServiceClient(addr, creds, CHANNEL_OPTIONS),
+    repository: new RepositoryServiceClient(addr, creds, CHANNEL_OPTIONS),
+    close() {
+      this.enrollment.close();
+      this.device.close();
+      this.repository.close();
+    },
+  };
+}
+
+/** Promisified unary call: `await unary((cb) => client.checkIn(req, cb))`. */
+export function unary<T>(fn: (cb: (err: ServiceError | null, res?: T) => void) => unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    fn((err, res) => (err ? reject(err) : resolve(res as T)));
+  });
+}
+
+/** The status code and svc-error-code trailer of a failed call. */
+export async function refusal(p: Promise<unknown>): Promise<{ code: number; details: string; svcCode: string | undefined }> {
+  try {
+    await p;
+  } catch (e) {
+    const err = e as ServiceError;
+    return { code: err.code, details: err.details, svcCode: err.metadata?.get('svc-error-code')[0]?.toString() };
+  }
+  throw new Error('call succeeded but a refusal was expected');
+}
