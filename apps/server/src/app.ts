@@ -23,12 +23,26 @@ import { isPermission } from './auth/permissions.js';
 import { errorHandler } from './errors/handler.js';
 import type { AppContext, V1Routes } from './http/context.js';
 import { collectRoute, type CollectedRoute } from './http/openapi.js';
+import { adminRoutes } from './routes/v1/admin.js';
+import { apiKeysRoutes } from './routes/v1/api-keys.js';
+import { auditRoutes } from './routes/v1/audit.js';
 import { authRoutes } from './routes/v1/auth.js';
+import { devicesRoutes } from './routes/v1/devices.js';
+import { enrollTokensRoutes } from './routes/v1/enroll-tokens.js';
 import { openapiRoutes } from './routes/v1/openapi.js';
+import { profileRoutes } from './routes/v1/profile.js';
+import { usersRoutes } from './routes/v1/users.js';
 
 /** Every /api/v1 route module, one line each. */
 const ROUTE_MODULES: readonly V1Routes[] = [
   authRoutes,
+  profileRoutes,
+  usersRoutes,
+  apiKeysRoutes,
+  devicesRoutes,
+  enrollTokensRoutes,
+  auditRoutes,
+  adminRoutes,
   openapiRoutes,
 ];
 

@@ -1,0 +1,64 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { invalidInput } from '../errors/server-error.js';
+import type { Database } from '../store/database.js';
+
+export interface AuditFilters {
+  since?: string | undefined;
+  until?: string | undefined;
+  action?: string | undefined;
+}
+
+const COLUMNS = ['id', 'seq', 'tenant_id', 'at', 'actor', 'credential', 'action', 'target', 'request_id', 'detail'] as const;
+type Row = { id: string; seq: string; tenant_id: string; at: Date; actor: string; credential: string; action: string; target: string; request_id: string | null; detail: Record<string, unknown> };
+
+function time(field: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) throw invalidInput(field, 'must be an RFC 3339 time');
+  return d;
+}
+
+function filtered<O>(q: SelectQueryBuilder<Database, 'audit_events', O>, tenantId: string, f: AuditFilters) {
+  const since = time('since', f.since);
+  const until = time('until', f.until);
+  let out = q.where('tenant_id', '=', tenantId);
+  if (since) out = out.where('at', '>=', since);
+  if (until) out = out.where('at', '<', until);
+  if (f.action) out = out.where('action', '=', f.action);
+  return out;
+}
+
+export async function auditPage(db: Kysely<Database>, tenantId: string, f: AuditFilters, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    filtered(db.selectFrom('audit_events').select(COLUMNS), tenantId, f).orderBy('seq', 'desc').limit(limit).offset(offset).execute(),
+    filtered(db.selectFrom('audit_events').select((eb) => eb.fn.countAll<string>().as('n')), tenantId, f).executeTakeFirstOrThrow(),
+  ]);
+  return { rows: rows as Row[], total: Number(total.n) };
+}
+
+/** Oldest first, in keyset batches: memory stays flat however long the trail is. */
+export async function* iterateAuditEvents(db: Kysely<Database>, tenantId: string, f: AuditFilters, batch = 1000): AsyncGenerator<Row> {
+  let after: string | undefined;
+  for (;;) {
+    let q = filtered(db.selectFrom('audit_events').select(COLUMNS), tenantId, f);
+    if (after !== undefined) q = q.where('seq', '>', after);
+    const rows = (await q.orderBy('seq').limit(batch).execute()) as Row[];
+    yield* rows;
+    if (rows.length < batch) return;
+    after = String(rows[rows.length - 1]!.seq);
+  }
+}
+
+export function auditEventJson(r: Row) {
+  return {
+    id: r.id,
+    at: new Date(r.at).toISOString(),
+    actor: r.actor,
+    credential: r.credential,
+    tenant_id: r.tenant_id,
+    action: r.action,
+    target: r.target,
+    request_id: r.request_id,
+    detail: r.detail,
+  };
+}

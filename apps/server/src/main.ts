@@ -1,0 +1,60 @@
+/**
+ * The server process: settings from the environment (contracts 6), open the store,
+ * migrate, default tenant and first admin, build the app, listen, start jobs, and close
+ * everything in order on SIGINT/SIGTERM. Bad settings fail with one line, exit status 2.
+ */
+import { join } from 'node:path';
+import { buildApp } from './app.js';
+import { ConfigError, parseConfig } from './config.js';
+import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
+import { migrateToLatest } from './store/migrate.js';
+import { openStore } from './store/open.js';
+import { bootstrapAdmin, ensureDefaultTenant } from './store/tenants.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`svc-server: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: join(config.dataDir, 'db'),
+    schema: config.databaseSchema,
+  });
+  const applied = await migrateToLatest(store);
+  const tenantId = await ensureDefaultTenant(store.db);
+  const adminCreated = await bootstrapAdmin(store.db, tenantId, config.admin);
+
+  const now = () => new Date();
+  const app = await buildApp({ store, config, now, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
+  app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
+  await app.listen({ host: config.httpAddr.host, port: config.httpAddr.port });
+
+  // Device gRPC channel (SVC_DEVICE_ADDR) and further jobs are started here by their owners.
+  const jobs: Job[] = [startOfflineDetector(store.db, now, { onError: (e) => app.log.error({ err: e }, 'offline detector failed') })];
+
+  let closing = false;
+  const close = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    await Promise.allSettled(jobs.map((j) => j.stop()));
+    await app.close();
+    await store.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void close('SIGINT'));
+  process.on('SIGTERM', () => void close('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`svc-server: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

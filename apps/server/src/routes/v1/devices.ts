@@ -1,0 +1,138 @@
+import { Type } from 'typebox';
+import { audit } from '../../audit/record.js';
+import { principalOf } from '../../auth/principal.js';
+import { notFound, ServerError } from '../../errors/server-error.js';
+import type { V1Routes } from '../../http/context.js';
+import { page } from '../../http/pagination.js';
+import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { decommissionDevice, DEVICE_STATUSES, deviceHistory, getDeviceByName, listDevices, type DeviceRecord } from '../../store/devices.js';
+import { createLogRequest, getLogContent, getLogRequest } from '../../store/log-requests.js';
+
+export const Device = Type.Object({
+  name: Type.String(),
+  status: Type.Enum(DEVICE_STATUSES),
+  profile: Type.Union([Type.String(), Type.Null()]),
+  agent_version: Type.Union([Type.String(), Type.Null()]),
+  last_seen: NullableTimestamp,
+  cert_fingerprint: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp,
+});
+
+const Counts = Type.Object({ online: Type.Integer(), offline: Type.Integer(), decommissioned: Type.Integer() });
+const NameParams = Strict({ name: Type.String({ maxLength: 63 }) });
+const LogParams = Strict({ name: Type.String({ maxLength: 63 }), id: Uuid });
+const LogRequest = Type.Object({ id: Uuid, device: Type.String(), status: Type.String(), created_at: Timestamp, fulfilled_at: NullableTimestamp });
+
+export function deviceJson(d: DeviceRecord) {
+  return {
+    name: d.name,
+    status: d.status as (typeof DEVICE_STATUSES)[number],
+    profile: d.profile,
+    agent_version: d.agent_version,
+    last_seen: iso(d.last_seen),
+    cert_fingerprint: d.cert_fingerprint,
+    created_at: iso(d.created_at),
+  };
+}
+
+/** spec 4: devices list (section 8 pagination), history, decommission, log requests. */
+export const devicesRoutes: V1Routes = async (app, { ctx }) => {
+  const db = ctx.store.db;
+
+  async function deviceOr404(tenantId: string, name: string): Promise<DeviceRecord> {
+    const d = await getDeviceByName(db, tenantId, name);
+    // spec 7: 404 also for another tenant's device (the lookup is tenant-scoped).
+    if (!d) throw notFound(`device ${JSON.stringify(name)}`);
+    return d;
+  }
+
+  app.get('/devices', {
+    config: { permission: 'devices.read', summary: 'List devices (status, q filters; total, counts)' },
+    schema: {
+      querystring: Strict({ ...PageQuery, status: Type.Optional(Type.Enum(DEVICE_STATUSES)), q: Type.Optional(Type.String({ maxLength: 100 })) }),
+      response: { 200: Type.Object({ devices: Type.Array(Device), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }), ...ErrorResponses },
+    },
+  }, async (request) => {
+    const p = principalOf(request);
+    const { limit, offset } = page(request.query);
+    const { rows, total, counts } = await listDevices(db, p.tenantId, { status: request.query.status, q: request.query.q, limit, offset });
+    return { devices: rows.map(deviceJson), total, limit, offset, counts };
+  });
+
+  app.get('/devices/:name', {
+    config: { permission: 'devices.read', summary: 'One device' },
+    schema: { params: NameParams, response: { 200: Device, ...ErrorResponses } },
+  }, async (request) => deviceJson(await deviceOr404(principalOf(request).tenantId, request.params.name)));
+
+  app.get('/devices/:name/history', {
+    config: { permission: 'devices.read', summary: 'Device history, newest first' },
+    schema: {
+      params: NameParams,
+      querystring: Strict(PageQuery),
+      response: { 200: Type.Object({ history: Type.Array(Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) })), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }), ...ErrorResponses },
+    },
+  }, async (request) => {
+    const device = await deviceOr404(principalOf(request).tenantId, request.params.name);
+    const { limit, offset } = page(request.query);
+    const { rows, total } = await deviceHistory(db, device.id, limit, offset);
+    return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset };
+  });
+
+  app.delete('/devices/:name', {
+    config: { permission: 'devices.write', summary: 'Decommission a device' },
+    schema: { params: NameParams, response: { 204: Type.Null(), ...ErrorResponses } },
+  }, async (request, reply) => {
+    const p = principalOf(request);
+    const existing = await deviceOr404(p.tenantId, request.params.name);
+    if (existing.status !== 'decommissioned') {
+      await db.transaction().execute(async (tx) => {
+        await decommissionDevice(tx, p.tenantId, existing.name, ctx.now(), p.actor);
+        await audit(tx, request, { action: 'device.decommission', target: `device:${existing.name}` });
+      });
+    }
+    return reply.code(204).send(null);
+  });
+
+  app.post('/devices/:name/log-requests', {
+    config: { permission: 'devices.write', summary: 'Request a log bundle (fulfilled on the next heartbeat)' },
+    schema: { params: NameParams, response: { 202: LogRequest, ...ErrorResponses } },
+  }, async (request, reply) => {
+    const p = principalOf(request);
+    const device = await deviceOr404(p.tenantId, request.params.name);
+    if (device.status === 'decommissioned') throw new ServerError('CONFLICT', `device ${JSON.stringify(device.name)} is decommissioned`);
+    const row = await db.transaction().execute(async (tx) => {
+      const r = await createLogRequest(tx, p.tenantId, device.id, p.actor);
+      await audit(tx, request, { action: 'device.log-request', target: `device:${device.name}`, detail: { log_request: r.id } });
+      return r;
+    });
+    // spec 4: fulfilled on the device's next heartbeat; the API answers 202.
+    return reply.code(202).send({ id: row.id, device: device.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) });
+  });
+
+  app.get('/devices/:name/log-requests/:id', {
+    config: { permission: 'devices.read', summary: 'Log request status' },
+    schema: { params: LogParams, response: { 200: LogRequest, ...ErrorResponses } },
+  }, async (request) => {
+    const p = principalOf(request);
+    const device = await deviceOr404(p.tenantId, request.params.name);
+    const row = await getLogRequest(db, p.tenantId, device.id, request.params.id);
+    if (!row) throw notFound(`log request ${request.params.id}`);
+    return { id: row.id, device: device.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) };
+  });
+
+  app.get('/devices/:name/log-requests/:id/download', {
+    config: { permission: 'devices.read', summary: 'Download an uploaded log bundle' },
+    schema: { params: LogParams },
+  }, async (request, reply) => {
+    const p = principalOf(request);
+    const device = await deviceOr404(p.tenantId, request.params.name);
+    const meta = await getLogRequest(db, p.tenantId, device.id, request.params.id);
+    if (!meta) throw notFound(`log request ${request.params.id}`);
+    const row = await getLogContent(db, p.tenantId, meta.id);
+    if (!row || row.status !== 'uploaded' || row.content === null) throw new ServerError('LOG_NOT_READY', `log request ${meta.id}: not uploaded yet (status ${meta.status})`);
+    return reply
+      .type(row.content_type ?? 'application/octet-stream')
+      .header('content-disposition', `attachment; filename="${device.name}-${meta.id}.logs"`)
+      .send(Buffer.from(row.content));
+  });
+};

@@ -1,0 +1,189 @@
+import { sql, type Kysely } from 'kysely';
+import { likeContains } from '../http/pagination.js';
+import type { Database } from './database.js';
+import { inTransaction } from './tx.js';
+
+/**
+ * The device store API. The device channel calls `upsertEnrolledDevice` on enrollment,
+ * `markDeviceSeen` on each heartbeat and `getDeviceByName` to resolve a peer; the REST
+ * routes list, count and decommission. Every function is tenant-scoped.
+ */
+export const DEVICE_STATUSES = ['online', 'offline', 'decommissioned'] as const;
+export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
+/** contracts 4. */
+export const DEVICE_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+export interface DeviceRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  status: string;
+  profile: string | null;
+  agent_version: string | null;
+  last_seen: Date | null;
+  cert_fingerprint: string | null;
+  cert_not_after: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = ['id', 'tenant_id', 'name', 'status', 'profile', 'agent_version', 'last_seen', 'cert_fingerprint', 'cert_not_after', 'created_at', 'updated_at'] as const;
+
+export async function getDeviceByName(db: Kysely<Database>, tenantId: string, name: string): Promise<DeviceRecord | undefined> {
+  return db.selectFrom('devices').select(COLUMNS).where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+}
+
+export async function addDeviceHistory(db: Kysely<Database>, tenantId: string, deviceId: string, event: string, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
+  await db.insertInto('device_history').values({ tenant_id: tenantId, device_id: deviceId, event, at, detail: JSON.stringify(detail) }).execute();
+}
+
+/**
+ * Enrollment: creates the device (online) or re-enrolls it with its new certificate.
+ * A decommissioned device that enrolls again becomes online again (a fresh token was used).
+ */
+export async function upsertEnrolledDevice(
+  db: Kysely<Database>,
+  input: { tenantId: string; name: string; profile?: string | null; agentVersion?: string | null; certFingerprint: string; certNotAfter: Date | null; now: Date },
+): Promise<DeviceRecord> {
+  if (!DEVICE_NAME_PATTERN.test(input.name)) throw new Error(`device name: must match ${DEVICE_NAME_PATTERN.source}`);
+  return inTransaction(db, async (tx) => {
+    const row = await tx
+      .insertInto('devices')
+      .values({
+        tenant_id: input.tenantId,
+        name: input.name,
+        status: 'online',
+        profile: input.profile ?? null,
+        agent_version: input.agentVersion ?? null,
+        last_seen: input.now,
+        cert_fingerprint: input.certFingerprint,
+        cert_not_after: input.certNotAfter,
+        updated_at: input.now,
+      })
+      .onConflict((oc) =>
+        oc.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
+          status: 'online',
+          profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
+          agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
+          last_seen: eb.ref('excluded.last_seen'),
+          cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
+          cert_not_after: eb.ref('excluded.cert_not_after'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
+    await addDeviceHistory(tx, input.tenantId, row.id, 'enrolled', input.now, { cert_fingerprint: input.certFingerprint });
+    return row;
+  });
+}
+
+/** Heartbeat: last_seen, online (never resurrects a decommissioned device). */
+export async function markDeviceSeen(
+  db: Kysely<Database>,
+  tenantId: string,
+  name: string,
+  input: { now: Date; agentVersion?: string; profile?: string },
+): Promise<DeviceRecord | undefined> {
+  const before = await getDeviceByName(db, tenantId, name);
+  if (!before || before.status === 'decommissioned') return before;
+  const row = await db
+    .updateTable('devices')
+    .set({
+      last_seen: input.now,
+      status: 'online',
+      updated_at: input.now,
+      ...(input.agentVersion === undefined ? {} : { agent_version: input.agentVersion }),
+      ...(input.profile === undefined ? {} : { profile: input.profile }),
+    })
+    .where('id', '=', before.id)
+    .where('status', '!=', 'decommissioned')
+    .returning(COLUMNS)
+    .executeTakeFirst();
+  if (row && before.status !== 'online') await addDeviceHistory(db, tenantId, row.id, 'online', input.now);
+  return row;
+}
+
+export async function markDeviceOffline(db: Kysely<Database>, tenantId: string, name: string, now: Date): Promise<void> {
+  const row = await db
+    .updateTable('devices')
+    .set({ status: 'offline', updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('name', '=', name)
+    .where('status', '=', 'online')
+    .returning(['id'])
+    .executeTakeFirst();
+  if (row) await addDeviceHistory(db, tenantId, row.id, 'offline', now);
+}
+
+/** Offline detector (all tenants): online devices not seen since `before`. */
+export async function markStaleDevicesOffline(db: Kysely<Database>, before: Date): Promise<number> {
+  const rows = await db
+    .updateTable('devices')
+    .set({ status: 'offline', updated_at: before })
+    .where('status', '=', 'online')
+    .where('last_seen', '<', before)
+    .returning(['id'])
+    .execute();
+  return rows.length;
+}
+
+/** Decommission (DELETE /devices/{name}): status, history entry; counts follow by trigger. */
+export async function decommissionDevice(db: Kysely<Database>, tenantId: string, name: string, now: Date, actor: string): Promise<DeviceRecord | undefined> {
+  return inTransaction(db, async (tx) => {
+    const row = await tx
+      .updateTable('devices')
+      .set({ status: 'decommissioned', updated_at: now })
+      .where('tenant_id', '=', tenantId)
+      .where('name', '=', name)
+      .returning(COLUMNS)
+      .executeTakeFirst();
+    if (row) await addDeviceHistory(tx, tenantId, row.id, 'decommissioned', now, { by: actor });
+    return row;
+  });
+}
+
+export type DeviceCounts = Record<DeviceStatus, number>;
+
+/** spec 8 `counts`: read from the trigger-maintained table, O(statuses), never a scan. */
+export async function deviceCounts(db: Kysely<Database>, tenantId: string): Promise<DeviceCounts> {
+  const rows = await db.selectFrom('device_counts').select(['status', 'n']).where('tenant_id', '=', tenantId).execute();
+  const counts: DeviceCounts = { online: 0, offline: 0, decommissioned: 0 };
+  for (const r of rows) if (r.status in counts) counts[r.status as DeviceStatus] = Number(r.n);
+  return counts;
+}
+
+export interface DeviceFilter {
+  status?: DeviceStatus | undefined;
+  q?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * A page of devices ordered by name, plus `total` of the filtered set. Without `q` the
+ * total comes from the counts table; with `q` the count uses the trigram index. `q` is
+ * matched literally (LIKE wildcards escaped).
+ */
+export async function listDevices(db: Kysely<Database>, tenantId: string, filter: DeviceFilter): Promise<{ rows: DeviceRecord[]; total: number; counts: DeviceCounts }> {
+  let query = db.selectFrom('devices').where('tenant_id', '=', tenantId);
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.q !== undefined && filter.q !== '') query = query.where(sql<boolean>`name ilike ${likeContains(filter.q)} escape '\\'`);
+  const pageQuery = query.select(COLUMNS).orderBy('name').limit(filter.limit).offset(filter.offset).execute();
+  const countsQuery = deviceCounts(db, tenantId);
+  const totalQuery =
+    filter.q !== undefined && filter.q !== ''
+      ? query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n))
+      : undefined;
+  const [rows, counts, qTotal] = await Promise.all([pageQuery, countsQuery, totalQuery]);
+  const total = qTotal ?? (filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned);
+  return { rows, total, counts };
+}
+
+export async function deviceHistory(db: Kysely<Database>, deviceId: string, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    db.selectFrom('device_history').select(['id', 'at', 'event', 'detail']).where('device_id', '=', deviceId).orderBy('at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
+    db.selectFrom('device_history').select((eb) => eb.fn.countAll<string>().as('n')).where('device_id', '=', deviceId).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}

@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+
+/**
+ * Device log requests: created `pending` by the API (202), handed to the device on its
+ * next heartbeat (`delivered`, device channel), `uploaded` with the bundle bytes.
+ */
+export const MAX_LOG_BUNDLE_BYTES = 16 * 1024 * 1024;
+
+const COLUMNS = ['id', 'tenant_id', 'device_id', 'status', 'requested_by', 'created_at', 'fulfilled_at', 'content_type'] as const;
+
+export async function createLogRequest(db: Kysely<Database>, tenantId: string, deviceId: string, requestedBy: string) {
+  return db.insertInto('log_requests').values({ tenant_id: tenantId, device_id: deviceId, requested_by: requestedBy, status: 'pending' }).returning(COLUMNS).executeTakeFirstOrThrow();
+}
+
+export async function getLogRequest(db: Kysely<Database>, tenantId: string, deviceId: string, id: string) {
+  return db.selectFrom('log_requests').select(COLUMNS).where('tenant_id', '=', tenantId).where('device_id', '=', deviceId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function getLogContent(db: Kysely<Database>, tenantId: string, id: string) {
+  return db.selectFrom('log_requests').select(['status', 'content', 'content_type']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Device channel, on heartbeat: the pending requests of this device, marked delivered. */
+export async function takePendingLogRequests(db: Kysely<Database>, deviceId: string): Promise<string[]> {
+  const rows = await db.updateTable('log_requests').set({ status: 'delivered' }).where('device_id', '=', deviceId).where('status', '=', 'pending').returning(['id']).execute();
+  return rows.map((r) => r.id);
+}
+
+/** Device channel, on upload: stores the bundle (bounded) and fulfils the request. */
+export async function fulfillLogRequest(db: Kysely<Database>, deviceId: string, id: string, content: Uint8Array, contentType: string, now: Date): Promise<boolean> {
+  if (content.byteLength > MAX_LOG_BUNDLE_BYTES) throw new Error(`log bundle: larger than ${MAX_LOG_BUNDLE_BYTES} bytes`);
+  const row = await db
+    .updateTable('log_requests')
+    .set({ status: 'uploaded', content, content_type: contentType, fulfilled_at: now })
+    .where('device_id', '=', deviceId)
+    .where('id', '=', id)
+    .where('status', 'in', ['pending', 'delivered'])
+    .returning(['id'])
+    .executeTakeFirst();
+  return row !== undefined;
+}
