@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServerConfig } from '../config.js';
 import type { Store } from '../store/open.js';
+import type { SigningRepository } from '../signing-repo/index.js';
+import type { PipelineOptions } from '../pipeline/deps.js';
 
 /**
  * Everything a route module needs, passed explicitly (no globals). Other areas add an
@@ -19,6 +21,10 @@ export interface AppContext {
   bodyLimit?: number;
   /** Session lifetime in seconds (default 12 h). */
   sessionTtlSeconds?: number;
+  /** The per-tenant TUF signing repository (artifacts and releases publish through it). */
+  signingRepo?: SigningRepository;
+  /** Publish-and-deploy pipeline settings and test hooks (src/pipeline/deps.ts). */
+  pipeline?: PipelineOptions;
 }
 
 /**

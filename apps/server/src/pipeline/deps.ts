@@ -25,3 +25,39 @@ export interface PipelineDeps {
 }
 
 export const DEFAULT_MAX_ARTIFACT_BYTES = 4 * 1024 * 1024 * 1024;
+
+/** AppContext.pipeline: optional settings and fault-injection hooks. */
+export interface PipelineOptions {
+  hooks?: PipelineHooks;
+  maxArtifactBytes?: number;
+}
+
+/**
+ * The pipeline's port from the app context. The repository is created per tenant on first use
+ * (ensureTenantRepo is idempotent and multi-process safe) so a fresh tenant can publish at once.
+ */
+export function pipelineDeps(ctx: {
+  store: { db: Kysely<Database> };
+  now(): Date;
+  signingRepo?: {
+    blobs: BlobStore;
+    ensureTenantRepo(tenantId: string): Promise<unknown>;
+    publishTargets(tenantId: string, entries: TargetEntry[], opts: { immutable?: boolean }): Promise<unknown>;
+  };
+  pipeline?: PipelineOptions;
+}): PipelineDeps {
+  const repo = ctx.signingRepo;
+  if (!repo) throw new Error('AppContext.signingRepo is required by the pipeline routes');
+  const deps: PipelineDeps = {
+    db: ctx.store.db,
+    blobs: repo.blobs,
+    publishTargets: async (tenantId, entries, opts) => {
+      await repo.ensureTenantRepo(tenantId);
+      return repo.publishTargets(tenantId, entries, opts);
+    },
+    clock: () => ctx.now(),
+  };
+  if (ctx.pipeline?.hooks) deps.hooks = ctx.pipeline.hooks;
+  if (ctx.pipeline?.maxArtifactBytes !== undefined) deps.maxArtifactBytes = ctx.pipeline.maxArtifactBytes;
+  return deps;
+}
