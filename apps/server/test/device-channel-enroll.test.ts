@@ -2,13 +2,9 @@ import 'reflect-metadata';
 import { status } from '@grpc/grpc-js';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/auth/secrets.js';
-import { ServerError } from '../src/errors/server-error.js';
 import { toPem } from '../src/device-channel/pki.js';
-import type { EnrollPort } from '../src/device-channel/ports.js';
-import type { Database } from '../src/store/database.js';
 import { availableDrivers } from './helpers/store.js';
 import {
   channelCredentials,
@@ -21,36 +17,10 @@ import {
   type ChannelFixture,
 } from './device-channel.fixture.js';
 
-// Consumes one use atomically: the same single UPDATE the platform's enroll-token store does.
-const enrollPort: EnrollPort = {
-  async consumeEnrollToken(db: Kysely<Database>, secret: string, now: Date) {
-    const row = await db
-      .updateTable('enroll_tokens')
-      .set({ uses: sql`uses + 1` })
-      .where('secret_hash', '=', hashSecret(secret))
-      .where('expires_at', '>', now)
-      .where(sql<boolean>`uses < max_uses`)
-      .returning(['tenant_id', 'id'])
-      .executeTakeFirst();
-    if (row === undefined) throw new ServerError('ENROLL_TOKEN_INVALID', 'token: unknown, expired or used up');
-    return { tenantId: row.tenant_id, tokenId: row.id };
-  },
-};
-
 describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (driver) => {
   let f: ChannelFixture;
   beforeAll(async () => {
-    f = await startChannelFixture(driver, () => ({
-      enroll: enrollPort,
-      pipeline: {
-        listAssignments: async () => [],
-        acceptReceipt: async () => {
-          throw new Error('not used here');
-        },
-        reportLegacyStatus: async () => undefined,
-      },
-      repository: { openRepoFile: async () => { throw new ServerError('NOT_FOUND', 'no repo here'); } },
-    }));
+    f = await startChannelFixture(driver);
   });
   afterAll(async () => {
     await f?.dispose();
@@ -94,9 +64,12 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     await enrollNamed('dev-used-1', { token });
     const used = await refusal(enrollNamed('dev-used-2', { token }));
     expect(used.code).toBe(status.UNAUTHENTICATED);
-    expect(used.svcCode).toBe('ENROLL_TOKEN_INVALID');
+    expect(used.svcCode).toBe('ENROLL_TOKEN_EXHAUSTED');
     const expired = await f.newToken({ expiresAt: new Date(Date.now() - 1000) });
-    expect((await refusal(enrollNamed('dev-exp', { token: expired }))).code).toBe(status.UNAUTHENTICATED);
+    const exp = await refusal(enrollNamed('dev-exp', { token: expired }));
+    expect(exp.code).toBe(status.UNAUTHENTICATED);
+    expect(exp.svcCode).toBe('ENROLL_TOKEN_EXPIRED');
+    expect(exp.details).toBe('enrollment token: expired');
     expect(await f.t.store.db.selectFrom('devices').select('id').where('name', 'in', ['dev-used-2', 'dev-exp']).execute()).toEqual([]);
   });
 

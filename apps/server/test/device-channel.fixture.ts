@@ -12,12 +12,12 @@ import { credentials, type ChannelCredentials, type ServiceError } from '@grpc/g
 import * as x509 from '@peculiar/x509';
 import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient } from '@svc/device-proto';
 import { newSecret } from '../src/auth/secrets.js';
-import { startDeviceChannel, type DeviceChannelServer } from '../src/device-channel/channel-server.js';
-import { CHANNEL_DEFAULTS, type DeviceChannelContext } from '../src/device-channel/context.js';
-import { DeviceCaStore } from '../src/device-channel/device-ca.js';
+import type { DeviceChannelServer } from '../src/device-channel/channel-server.js';
+import type { DeviceChannelContext } from '../src/device-channel/context.js';
 import { P256_KEY, P256_SIGN, toPem } from '../src/device-channel/pki.js';
-import type { EnrollPort, PipelinePort, RepositoryPort } from '../src/device-channel/ports.js';
-import { DEVICE_CHANNEL_TLS_NAME, ensureServerTls } from '../src/device-channel/server-tls.js';
+import { DEVICE_CHANNEL_TLS_NAME } from '../src/device-channel/server-tls.js';
+import { startDeviceChannelService } from '../src/device-channel/wiring.js';
+import { SigningRepository } from '../src/signing-repo/repository.js';
 import { createTenant } from '../src/store/tenants.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 import type { Driver } from '../src/store/open.js';
@@ -27,6 +27,7 @@ export interface ChannelFixture {
   tenantId: string;
   dataDir: string;
   ctx: DeviceChannelContext;
+  repo: SigningRepository;
   server: DeviceChannelServer;
   addr: string;
   serverCaPem: string;
@@ -34,51 +35,43 @@ export interface ChannelFixture {
   dispose(): Promise<void>;
 }
 
-export interface FixtureParts {
-  pipeline: PipelinePort;
-  repository: RepositoryPort;
-  enroll: EnrollPort;
-  now?: () => Date;
-}
-
-export async function startChannelFixture(driver: Driver, parts: (t: TestStore, dataDir: string) => Promise<FixtureParts> | FixtureParts): Promise<ChannelFixture> {
+/** The real device channel (real pipeline seam, enrollment tokens, signing repository). */
+export async function startChannelFixture(driver: Driver, o: { now?: () => Date; checkInIntervalS?: number } = {}): Promise<ChannelFixture> {
   const t = await createTestStore(driver);
   const db = t.store.db;
   const tenantId = await createTenant(db, 'acme');
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-channel-'));
-  const tls = await ensureServerTls(dataDir, ['127.0.0.1'], new Date());
-  const p = await parts(t, dataDir);
-  const ctx: DeviceChannelContext = {
+  const repo = new SigningRepository({ db, dataDir, ...(o.now ? { clock: o.now } : {}) });
+  await repo.ensureTenantRepo(tenantId);
+  const { server, ctx } = await startDeviceChannelService({
     db,
-    cas: new DeviceCaStore(db, dataDir),
-    serverCaDer: tls.caDer,
-    pipeline: p.pipeline,
-    repository: p.repository,
-    enroll: p.enroll,
-    now: p.now ?? (() => new Date()),
+    dataDir,
+    addr: '127.0.0.1:0',
+    repository: repo,
     log: { error: (obj, msg) => console.error(msg, obj) },
-    ...CHANNEL_DEFAULTS,
-  };
-  const server = await startDeviceChannel(ctx, tls, '127.0.0.1:0');
+    ...(o.now ? { now: o.now } : {}),
+    ...(o.checkInIntervalS ? { checkInIntervalS: o.checkInIntervalS } : {}),
+  });
   return {
     t,
     tenantId,
     dataDir,
     ctx,
+    repo,
     server,
     addr: `127.0.0.1:${server.port}`,
-    serverCaPem: toPem(tls.caDer, 'CERTIFICATE'),
-    newToken: async (o = {}) => {
+    serverCaPem: toPem(ctx.serverCaDer, 'CERTIFICATE'),
+    newToken: async (n = {}) => {
       const s = newSecret('svce');
       await db
         .insertInto('enroll_tokens')
         .values({
-          tenant_id: o.tenantId ?? tenantId,
+          tenant_id: n.tenantId ?? tenantId,
           name: 'test',
           secret_hash: s.hash,
           prefix: s.prefix,
-          max_uses: o.maxUses ?? 1,
-          expires_at: o.expiresAt ?? new Date(Date.now() + 3_600_000),
+          max_uses: n.maxUses ?? 1,
+          expires_at: n.expiresAt ?? new Date(Date.now() + 3_600_000),
         })
         .execute();
       return s.plaintext;

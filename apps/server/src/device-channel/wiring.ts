@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely';
+import { acceptReceipt, listAssignments, reportLegacyStatus } from '../pipeline/device-api.js';
+import { consumeEnrollToken } from '../store/enroll-tokens.js';
+import type { Database } from '../store/database.js';
+import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
+import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
+import { DeviceCaStore } from './device-ca.js';
+import type { ChannelLogger } from './grpc-status.js';
+import type { RepositoryPort } from './ports.js';
+import { ensureServerTls } from './server-tls.js';
+
+export interface DeviceChannelOptions {
+  db: Kysely<Database>;
+  /** SVC_DATA_DIR: CA material under `<dataDir>/ca/`. */
+  dataDir: string;
+  /** SVC_DEVICE_ADDR, `host:port` (port 0 in tests). */
+  addr: string;
+  /** The signing repository (its `openRepoFile`). */
+  repository: RepositoryPort;
+  log: ChannelLogger;
+  now?: () => Date;
+  checkInIntervalS?: number;
+  certValidDays?: number;
+  renewBeforeDays?: number;
+  trustRefreshMs?: number;
+}
+
+/**
+ * Builds the device channel from the real neighbours (pipeline seam, platform enrollment
+ * tokens, signing repository) and starts it. `main.ts` calls this once; tests too.
+ */
+export async function startDeviceChannelService(o: DeviceChannelOptions): Promise<{ server: DeviceChannelServer; ctx: DeviceChannelContext }> {
+  const now = o.now ?? (() => new Date());
+  const host = o.addr.slice(0, o.addr.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  const tls = await ensureServerTls(o.dataDir, host ? [host] : [], now());
+  const ctx: DeviceChannelContext = {
+    db: o.db,
+    cas: new DeviceCaStore(o.db, o.dataDir),
+    serverCaDer: tls.caDer,
+    pipeline: { listAssignments, acceptReceipt, reportLegacyStatus },
+    repository: o.repository,
+    enroll: { consumeEnrollToken },
+    now,
+    log: o.log,
+    checkInIntervalS: o.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS,
+    certValidDays: o.certValidDays ?? CHANNEL_DEFAULTS.certValidDays,
+    renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
+  };
+  const server = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs });
+  return { server, ctx };
+}
