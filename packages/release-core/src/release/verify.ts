@@ -3,11 +3,10 @@ import type { CryptoProvider } from '../crypto/provider.js';
 import { type Digest, sha256Digest } from '../digest.js';
 import { type Envelope, envelopeDigest, parseEnvelope, parsedPayloadBytes } from '../dsse/envelope.js';
 import { verifyEnvelope } from '../dsse/verify.js';
-import { parseCanonical } from '../encoding/jcs.js';
 import { ReleaseError } from '../errors.js';
 import type { PublicKey } from '../keys/types.js';
 import { RELEASE_PAYLOAD_TYPE, type ReleasePayload } from './types.js';
-import { validateReleasePayload } from './validate.js';
+import { parseReleasePayload } from './payload-cache.js';
 
 /** Allowance for clocks that disagree, applied to both ends of the validity window. */
 export const DEFAULT_CLOCK_SKEW_SECONDS = 300;
@@ -30,6 +29,7 @@ export interface VerifyReleaseOptions {
 }
 
 export interface VerifiedRelease {
+  /** deep-frozen */
   payload: ReleasePayload;
   payloadDigest: Digest;
   envelopeDigest: Digest;
@@ -51,10 +51,9 @@ export function verifyRelease(env: Envelope | unknown, opts: VerifyReleaseOption
       : parseEnvelope(env, { payloadTypes: [RELEASE_PAYLOAD_TYPE], ...(opts.maxBytes ? { maxBytes: opts.maxBytes } : {}) });
   // spec 4 (svc-release verify): DSSE signature by a registered authorizer key; contracts 1: Ed25519
   const { payload: bytes, keyid } = verifyEnvelope(parsed, opts.trustedKeys, { payloadType: RELEASE_PAYLOAD_TYPE, algorithms: ['ed25519'], crypto });
-  // contracts 1: payload bytes MUST equal JCS(parse(bytes))
-  const canon = parseCanonical(bytes);
-  if (!canon.ok) throw new ReleaseError('PAYLOAD_NOT_CANONICAL', `release payload refused: ${canon.reason}`);
-  const payload = validateReleasePayload(canon.value);
+  const payloadDigest = sha256Digest(bytes, crypto);
+  // canonical bytes (contracts 1), then JSON, then the schema; remembered per payload digest
+  const payload = parseReleasePayload(bytes, payloadDigest);
   // spec 4 release submission 1: tenant and product
   if (payload.tenant !== opts.tenant)
     throw new ReleaseError('TENANT_MISMATCH', `release is for tenant ${payload.tenant}, expected ${opts.tenant}`);
@@ -66,7 +65,7 @@ export function verifyRelease(env: Envelope | unknown, opts: VerifyReleaseOption
     throw new ReleaseError('PROFILE_INCOMPATIBLE', `release supports profiles ${payload.compatibility.profiles.join(', ')}, not ${JSON.stringify(opts.profile)}`);
   return {
     payload,
-    payloadDigest: sha256Digest(bytes, crypto),
+    payloadDigest,
     envelopeDigest: envelopeDigest(parsed, crypto),
     keyid,
     payloadBytes: bytes,

@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+// Benchmarks of the hot paths against the bare crypto they contain, measured in the same run
+// (docs/development.md: targets are ratios, never timed tests). Run after `pnpm build`:
+//   pnpm --filter @svc/release-core bench
+import * as nodeCrypto from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as rc from '../dist/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const vec = (f) => JSON.parse(readFileSync(join(here, '..', 'vectors', f), 'utf8'));
+const MS = Number(process.env.BENCH_MS ?? 1000);
+
+/** ops/s of fn over ~ms milliseconds. */
+function rate(fn, ms) {
+  let n = 0;
+  const start = performance.now();
+  let now = start;
+  while (now - start < ms) {
+    for (let i = 0; i < 8; i++) fn();
+    n += 8;
+    now = performance.now();
+  }
+  return (n * 1000) / (now - start);
+}
+
+/*
+ * The machine is shared, so one slow stretch would skew a single long measurement. Each
+ * function gets ROUNDS short slices, interleaved with the others of its row, and the best
+ * slice counts: the ratio then compares both sides at their undisturbed speed.
+ */
+const ROUNDS = 5;
+function measureRow(fns) {
+  for (const fn of fns) rate(fn, MS / 10); // warm-up
+  const best = fns.map(() => 0);
+  for (let r = 0; r < ROUNDS; r++) fns.forEach((fn, i) => (best[i] = Math.max(best[i], rate(fn, MS / ROUNDS))));
+  return best;
+}
+
+const envelopes = vec('release-envelopes.json');
+const receipts = vec('receipts.json');
+const payloads = vec('release-payloads.json');
+const ten = envelopes.good.find((g) => g.name === 'ten');
+const single = receipts.good.find((g) => g.name === 'single');
+const trusted = envelopes.trusted_keys.map((p) => rc.parsePublicKeyPem(p));
+const authorizer = rc.parsePrivateKeyPem(readFileSync(join(here, '..', 'vectors', 'keys', 'authorizer.key.pem'), 'utf8'));
+const deviceKey = rc.parsePrivateKeyPem(readFileSync(join(here, '..', 'vectors', 'keys', 'device.key.pem'), 'utf8'));
+const ca = rc.parseCertificatePem(receipts.ca_pem);
+const now = new Date('2027-06-01T00:00:00Z');
+const releaseEnv = rc.parseEnvelope(JSON.stringify(ten.envelope));
+const receiptEnv = rc.parseEnvelope(JSON.stringify(single.envelope));
+const receiptPayload = rc.verifyReceipt(receiptEnv, { ca, tenant: single.verify.tenant, device: single.verify.device, now }).payload;
+const tenPayload = payloads.good.ten;
+
+// raw node:crypto on the same bytes, with prebuilt KeyObjects
+const pae = (env) => rc.pae(env.payloadType, Buffer.from(env.payload, 'base64'));
+const relPae = pae(releaseEnv);
+const relSig = Buffer.from(releaseEnv.signatures[0].sig, 'base64');
+const edKey = nodeCrypto.createPublicKey({ key: Buffer.from(trusted[0].spki), format: 'der', type: 'spki' });
+const edPriv = nodeCrypto.createPrivateKey({ key: Buffer.from(authorizer.pkcs8), format: 'der', type: 'pkcs8' });
+const rcPae = pae(receiptEnv);
+const rcSig = Buffer.from(receiptEnv.signatures[0].sig, 'base64');
+const leaf = rc.parseCertificateDer(Buffer.from(receiptPayload.device.certificate, 'base64'));
+const caKey = nodeCrypto.createPublicKey({ key: Buffer.from(ca.publicKey.spki), format: 'der', type: 'spki' });
+const leafKey = nodeCrypto.createPublicKey({ key: Buffer.from(leaf.publicKey.spki), format: 'der', type: 'spki' });
+const devPriv = nodeCrypto.createPrivateKey({ key: Buffer.from(deviceKey.pkcs8), format: 'der', type: 'pkcs8' });
+const canonPayload = rc.canonicalize(tenPayload);
+const json4k = JSON.parse(JSON.stringify(tenPayload));
+const json4kText = JSON.stringify(json4k);
+
+const rows = [];
+function row(name, ours, raw, rawLabel, noble) {
+  const [o, r] = measureRow([ours, raw]);
+  const n = noble ? measureRow([noble])[0] : undefined;
+  rows.push({ name, o, r, rawLabel, n });
+}
+const verifyOpts = (crypto) => ({ trustedKeys: trusted, tenant: ten.verify.tenant, product: ten.verify.product, now, crypto });
+const receiptOpts = (crypto) => ({ ca, tenant: single.verify.tenant, device: single.verify.device, now, crypto });
+const t0 = performance.now();
+row('release verify (10 components)', () => rc.verifyRelease(releaseEnv, verifyOpts(rc.nodeCryptoProvider)),
+  () => nodeCrypto.verify(null, relPae, edKey, relSig), 'crypto.verify ed25519',
+  () => rc.verifyRelease(releaseEnv, verifyOpts(rc.nobleCryptoProvider)));
+row('receipt verify (chain included)', () => rc.verifyReceipt(receiptEnv, receiptOpts(rc.nodeCryptoProvider)),
+  () => { nodeCrypto.verify('sha256', leaf.tbs, caKey, leaf.signature); nodeCrypto.verify('sha256', rcPae, leafKey, rcSig); }, '2x crypto.verify p256',
+  () => rc.verifyReceipt(receiptEnv, receiptOpts(rc.nobleCryptoProvider)));
+row('release sign (10 components)', () => rc.signRelease(tenPayload, authorizer),
+  () => nodeCrypto.sign(null, relPae, edPriv), 'crypto.sign ed25519',
+  () => rc.signRelease(tenPayload, authorizer, { crypto: rc.nobleCryptoProvider }));
+row('receipt sign', () => rc.signReceipt(receiptPayload, deviceKey),
+  () => nodeCrypto.sign('sha256', rcPae, devPriv), 'crypto.sign p256',
+  () => rc.signReceipt(receiptPayload, deviceKey, { crypto: rc.nobleCryptoProvider }));
+row(`canonicalize (${canonPayload.length} B payload)`, () => rc.canonicalize(json4k),
+  () => JSON.stringify(json4k), 'JSON.stringify');
+const total = (performance.now() - t0) / 1000;
+
+const fmt = (x) => (x === undefined ? '-' : Math.round(x).toLocaleString('en-US'));
+const head = ['operation', 'ours ops/s', 'raw ops/s', 'ours/raw', 'raw baseline', 'noble ops/s'];
+const body = rows.map((r) => [r.name, fmt(r.o), fmt(r.r), (r.o / r.r).toFixed(2), r.rawLabel, fmt(r.n)]);
+const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+const line = (cells) => cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+console.log(`@svc/release-core bench (node ${process.version}, ${MS} ms per measurement, best of ${ROUNDS} interleaved slices, json ${json4kText.length} B)`);
+console.log(line(head));
+console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+for (const b of body) console.log(line(b));
+const target = rows.slice(0, 2).map((r) => `${r.name}: ${(r.o / r.r).toFixed(2)}x`).join(', ');
+console.log(`\ntarget >= 0.80x of raw OpenSSL for verify: ${target}; total ${total.toFixed(1)} s`);
