@@ -60,7 +60,8 @@ export class RouteWithoutPermissionError extends Error {
   override readonly name = 'RouteWithoutPermissionError';
 }
 
-export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+/** `extraRoutes`: modules registered after ROUTE_MODULES (tests, and the bench's baseline). */
+export async function buildApp(ctx: AppContext, options: { extraRoutes?: readonly V1Routes[] } = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: ctx.logger ?? false,
     bodyLimit: ctx.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -100,7 +101,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     authorize(principal, permission, config.sessionOnly === true);
   });
 
-  for (const routes of ROUTE_MODULES) {
+  for (const routes of [...ROUTE_MODULES, ...(options.extraRoutes ?? [])]) {
     await app.register(routes, { prefix: API_PREFIX, ctx });
   }
   return app;

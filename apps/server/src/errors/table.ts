@@ -1,3 +1,4 @@
+import type { ReleaseErrorCode } from '@svc/release-core';
 import { SERVER_ERROR_CODES, type ServerErrorCode } from './server-error.js';
 
 /** gRPC status names as in @grpc/grpc-js `status` (look the number up there). */
@@ -10,20 +11,8 @@ export interface ErrorMapping {
   grpc: GrpcStatusName;
 }
 
-/**
- * Codes of @svc/release-core's ReleaseError (packages/release-core/src/errors.ts). Listed
- * here too so this table stays total; a test checks it equals RELEASE_ERROR_CODES.
- */
-export const RELEASE_CODES_MAPPED = [
-  'CANONICALIZE_FAILED', 'KEY_INVALID', 'SIZE_LIMIT',
-  'ENVELOPE_MALFORMED', 'PAYLOAD_TYPE_UNKNOWN', 'SIGNATURES_EMPTY', 'SIGNATURE_DUPLICATE_KEYID',
-  'SIGNATURE_INVALID', 'KEY_UNTRUSTED', 'PAYLOAD_NOT_CANONICAL',
-  'PAYLOAD_INVALID', 'TENANT_MISMATCH', 'PRODUCT_MISMATCH', 'NOT_YET_VALID', 'EXPIRED',
-  'OFFLINE_AGE_EXCEEDED', 'PROFILE_INCOMPATIBLE',
-  'CERT_INVALID', 'CERT_UNTRUSTED', 'CERT_EXPIRED', 'CERT_IDENTITY_MISMATCH', 'RECEIPT_INVALID', 'RECEIPT_MISMATCH',
-] as const;
-
-export type MappedErrorCode = ServerErrorCode | (typeof RELEASE_CODES_MAPPED)[number];
+/** Server codes and every @svc/release-core ReleaseError code: the Record type keeps the table total. */
+export type MappedErrorCode = ServerErrorCode | ReleaseErrorCode;
 
 /**
  * THE one table: every error code the server can answer with -> HTTP status and gRPC
