@@ -42,12 +42,18 @@ function isReleaseErrorLike(e: unknown): e is ReleaseErrorLike {
   return e instanceof Error && e.name === 'ReleaseError' && typeof (e as { code?: unknown }).code === 'string';
 }
 
-function issuesSuffix(err: ReleaseErrorLike): string {
+/**
+ * The one line of a refusal. A document with bad fields lists every issue (STYLE 4: all at
+ * once), whatever subset release-core's message already quotes, so an operator fixes the
+ * payload in one pass.
+ */
+function refusalLine(err: ReleaseErrorLike): string {
   const issues = err.issues ?? [];
-  // The message may already list every issue; do not say it twice.
-  const missing = issues.filter((i) => !err.message.includes(`${i.path}: ${i.message}`));
-  if (missing.length === 0) return '';
-  return ` (${missing.map((i) => `${i.path}: ${i.message}`).join('; ')})`;
+  if (issues.length === 0) return `refused: ${err.code}: ${err.message}`;
+  // release-core messages read "<what>: <first issue> (and N more)": keep only "<what>".
+  const head = err.message.split(': ')[0] ?? err.message;
+  const n = issues.length === 1 ? '1 issue' : `${issues.length} issues`;
+  return `refused: ${err.code}: ${head}, ${n}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
 }
 
 interface OclifErrorLike {
@@ -67,7 +73,7 @@ function isOclifError(e: unknown): e is OclifErrorLike {
 export function outcomeOf(err: unknown, command?: string): Outcome {
   const help = command === undefined ? 'svc-release --help' : `svc-release ${command} --help`;
   if (isReleaseErrorLike(err)) {
-    return { exit: EXIT.REFUSED, line: oneLine(`refused: ${err.code}: ${err.message}${issuesSuffix(err)}`) };
+    return { exit: EXIT.REFUSED, line: oneLine(refusalLine(err)) };
   }
   if (err instanceof CliError) {
     const prefix = err.exitCode === EXIT.USAGE ? 'usage' : 'refused';

@@ -8,18 +8,18 @@ describe('outcomeOf: every failure is one exit status and one line', () => {
     expect(o).toEqual({ exit: EXIT.REFUSED, line: 'refused: SIGNATURE_INVALID: signature does not verify; with any trusted key' });
   });
 
-  it('lists every issue path of an invalid payload once', () => {
-    const err = new ReleaseError('PAYLOAD_INVALID', 'release payload is invalid', {
+  it('lists every issue path of an invalid payload, once', () => {
+    const err = new ReleaseError('PAYLOAD_INVALID', 'invalid release payload: components[1].kind: unsupported (and 1 more)', {
       issues: [
         { path: 'components[1].kind', message: 'unsupported kind "os-package"' },
         { path: 'validity', message: 'required' },
       ],
     });
     expect(outcomeOf(err).line).toBe(
-      'refused: PAYLOAD_INVALID: release payload is invalid (components[1].kind: unsupported kind "os-package"; validity: required)',
+      'refused: PAYLOAD_INVALID: invalid release payload, 2 issues: components[1].kind: unsupported kind "os-package"; validity: required',
     );
-    const listed = new ReleaseError('PAYLOAD_INVALID', 'invalid: validity: required', { issues: [{ path: 'validity', message: 'required' }] });
-    expect(outcomeOf(listed).line).toBe('refused: PAYLOAD_INVALID: invalid: validity: required');
+    const one = new ReleaseError('PAYLOAD_INVALID', 'bad', { issues: [{ path: 'validity', message: 'required' }] });
+    expect(outcomeOf(one).line).toBe('refused: PAYLOAD_INVALID: bad, 1 issue: validity: required');
   });
 
   it('CLI usage errors exit 2 and point at help', () => {
