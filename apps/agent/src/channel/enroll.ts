@@ -1,0 +1,39 @@
+import type { EnrollResponse, Inventory } from '@svc/device-proto';
+import { call, ChannelClients, enrollmentCredentials } from './client.js';
+import { buildCsr, generateIdentityKey, toPem, type DeviceIdentityFiles } from './identity.js';
+
+export interface EnrollOptions {
+  address: string;
+  /** The server CA provisioned with the device (SVC_AGENT_SERVER_CA): enrollment sends a secret. */
+  bootstrapCaPem: string;
+  token: string;
+  deviceName: string;
+  inventory: Inventory;
+}
+
+/**
+ * Enrollment: a P-256 key made here (it never leaves the device), a CSR with CN = device
+ * name, the token over server-authenticated TLS. Returns the identity to persist; from now on
+ * the agent trusts only the server CA named in the response.
+ */
+export async function enroll(o: EnrollOptions): Promise<DeviceIdentityFiles> {
+  const { keyPem, keys } = await generateIdentityKey();
+  const csrDer = await buildCsr(keys, o.deviceName);
+  const clients = new ChannelClients(o.address, enrollmentCredentials(o.bootstrapCaPem));
+  try {
+    const res = await call<EnrollResponse>((md, opts, cb) =>
+      clients.enrollment.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb),
+    );
+    return {
+      tenantId: res.tenantId,
+      deviceName: res.deviceName,
+      keyPem,
+      certPem: toPem(res.certificateDer, 'CERTIFICATE'),
+      deviceCaPem: toPem(res.deviceCaDer, 'CERTIFICATE'),
+      serverCaPem: toPem(res.serverCaDer, 'CERTIFICATE'),
+      notAfter: res.notAfter ?? new Date(0),
+    };
+  } finally {
+    clients.close();
+  }
+}

@@ -1,0 +1,131 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { Readable } from 'node:stream';
+import type { RepositoryServiceClient } from '@svc/device-proto';
+import { Updater, type TargetFile } from 'tuf-js';
+import { AgentError } from '../errors.js';
+import type { Digest } from '../drivers/driver.js';
+import type { TargetFetcher } from '../staging/fetcher.js';
+import { CHANNEL_METADATA_URL, CHANNEL_TARGETS_URL, ChannelFetcher, openRepoStream } from './repo-fetcher.js';
+
+/**
+ * The agent's TargetFetcher: a tuf-js Updater refreshes the tenant's TUF metadata through
+ * the device channel (client workflow 5.3-5.6), then target bytes are streamed with
+ * RepositoryService.GetFile (ranged, so an interrupted download resumes) and checked against
+ * the length and sha256 of the VERIFIED TUF targets metadata. The assignment's digest must
+ * equal what TUF says, or nothing is downloaded.
+ */
+export class ChannelTargetFetcher implements TargetFetcher {
+  private readonly fetcher: ChannelFetcher;
+
+  constructor(
+    private readonly client: RepositoryServiceClient,
+    /** Holds root.json (the trust anchor) and the metadata tuf-js persists. */
+    private readonly metadataDir: string,
+  ) {
+    this.fetcher = new ChannelFetcher(client);
+  }
+
+  /** A refreshed Updater (new instance each time: tuf-js Updaters are single-use per refresh). */
+  private async refreshed(): Promise<Updater> {
+    const updater = new Updater({
+      metadataDir: this.metadataDir,
+      metadataBaseUrl: CHANNEL_METADATA_URL,
+      targetBaseUrl: CHANNEL_TARGETS_URL,
+      fetcher: this.fetcher,
+      config: { fetchRetries: 0 },
+    });
+    try {
+      await updater.refresh();
+    } catch (cause) {
+      throw new AgentError('FETCH_FAILED', `TUF refresh failed: ${(cause as Error).message}`, { cause, field: 'tuf' });
+    }
+    return updater;
+  }
+
+  private async info(path: string): Promise<{ info: TargetFile; repoPath: string }> {
+    const info = await (await this.refreshed()).getTargetInfo(path);
+    if (info === undefined) throw new AgentError('FETCH_FAILED', `target ${path}: not in the signed TUF targets`, { field: path });
+    const sha = info.hashes.sha256;
+    if (sha === undefined) throw new AgentError('FETCH_FAILED', `target ${path}: TUF lists no sha256`, { field: path });
+    // consistent snapshots: targets are served under <dir>/<sha256>.<name>
+    const { dir, base } = posix.parse(path);
+    return { info, repoPath: `targets/${dir ? `${dir}/` : ''}${sha}.${base}` };
+  }
+
+  async fetchTarget(path: string, expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number): Promise<void> {
+    const { info, repoPath } = await this.info(path);
+    // TUF is the authority on bytes: the assignment must agree with the signed metadata
+    if (info.length !== expected.length || `sha256:${info.hashes.sha256}` !== expected.digest) {
+      throw new AgentError('DIGEST_MISMATCH', `target ${path}: TUF says ${info.length} bytes sha256:${info.hashes.sha256}, assignment says ${expected.length} ${expected.digest}`, { field: path });
+    }
+    const have = await stat(destFile).then((s) => s.size, () => 0);
+    let at = Math.min(resumeFrom, have);
+    if (at < info.length) {
+      const handle = await open(destFile, at === 0 ? 'w' : 'r+');
+      try {
+        const { first, rest } = await openRepoStream(this.client, repoPath, at).catch((cause: unknown) => {
+          throw new AgentError('FETCH_FAILED', `target ${path}: ${(cause as Error).message}`, { cause, field: path });
+        });
+        const write = async (data: Uint8Array) => {
+          if (at + data.length > info.length) throw new AgentError('DIGEST_MISMATCH', `target ${path}: longer than ${info.length} bytes`, { field: path });
+          await handle.write(data, 0, data.length, at);
+          at += data.length;
+        };
+        await write(first.data);
+        for await (const m of rest as AsyncIterable<{ data: Buffer }>) await write(m.data);
+        await handle.truncate(at);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+    try {
+      await info.verify(createReadStream(destFile));
+    } catch (cause) {
+      throw new AgentError('DIGEST_MISMATCH', `target ${path}: bytes do not match the TUF targets metadata`, { cause, field: path });
+    }
+  }
+
+  /** A small target (the release envelope) into memory, verified against TUF. */
+  async fetchBytes(path: string, maxBytes: number): Promise<Uint8Array> {
+    const { info, repoPath } = await this.info(path);
+    if (info.length > maxBytes) throw new AgentError('FETCH_FAILED', `target ${path}: ${info.length} bytes, limit ${maxBytes}`, { field: path });
+    const { first, rest } = await openRepoStream(this.client, repoPath);
+    const parts: Buffer[] = [first.data];
+    let n = first.data.length;
+    for await (const m of rest as AsyncIterable<{ data: Buffer }>) {
+      n += m.data.length;
+      if (n > info.length) throw new AgentError('DIGEST_MISMATCH', `target ${path}: longer than TUF says`, { field: path });
+      parts.push(m.data);
+    }
+    const bytes = Buffer.concat(parts);
+    try {
+      await info.verify(Readable.from([bytes]));
+    } catch (cause) {
+      throw new AgentError('DIGEST_MISMATCH', `target ${path}: bytes do not match the TUF targets metadata`, { cause, field: path });
+    }
+    return new Uint8Array(bytes);
+  }
+}
+
+/**
+ * Puts the TUF trust anchor in place: a provisioned root.json when given, otherwise the
+ * repository's current root fetched once over the authenticated channel right after
+ * enrollment (the connection is already pinned to the server CA). Never replaced afterwards
+ * except by tuf-js's own verified root rotation.
+ */
+export async function ensureTrustedRoot(client: RepositoryServiceClient, metadataDir: string, provisionedRoot?: string): Promise<void> {
+  const rootFile = join(metadataDir, 'root.json');
+  if (await stat(rootFile).then(() => true, () => false)) return;
+  await mkdir(metadataDir, { recursive: true });
+  if (provisionedRoot !== undefined) {
+    await writeFile(rootFile, await readFile(provisionedRoot));
+    return;
+  }
+  const { first, rest } = await openRepoStream(client, 'metadata/root.json');
+  const parts = [first.data];
+  for await (const m of rest as AsyncIterable<{ data: Buffer }>) parts.push(m.data);
+  await writeFile(rootFile, Buffer.concat(parts), { mode: 0o644 });
+}
