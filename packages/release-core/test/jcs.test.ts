@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalize, isCanonical, isReleaseError } from '../src/index.js';
+import { canonicalParsedText } from '../src/encoding/jcs.js';
 
 const dir = join(import.meta.dirname, '..', 'vectors', 'rfc8785');
 const files = readdirSync(join(dir, 'input')).filter((f) => f.endsWith('.json'));
@@ -68,5 +69,40 @@ describe('strict canonicalization', () => {
     expect(isCanonical(enc.encode('{"a":1}\n'))).toBe(false);
     expect(isCanonical(new Uint8Array([0x22, 0xff, 0x22]))).toBe(false);
     expect(isCanonical(enc.encode('\ufeff{"a":1}'))).toBe(false);
+  });
+});
+
+describe('fast canonical check agrees with the canonicalize library', () => {
+  // the verifier's serializer (canonicalParsedText) must never disagree with the producer's
+  const rnd = (() => {
+    let s = 42;
+    return () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  })();
+  const pieces = ['a', 'é', '\u{1F600}', '\uFB33', '"', '\\', '\n', '\u0000', '\u2028', 'Z', '€', '\u001f', '\u007f'];
+  const str = () => Array.from({ length: Math.floor(rnd() * 6) }, () => pieces[Math.floor(rnd() * pieces.length)]).join('');
+  const num = () => [0, -0, 1, -1, 1e21, 1e-7, 0.1, 123456789.123, 2 ** 53, -1.5e-300, 5e-324, Math.PI][Math.floor(rnd() * 12)]!;
+  function gen(depth: number): unknown {
+    const r = rnd();
+    if (depth > 3 || r < 0.3) return [str(), num(), true, false, null][Math.floor(rnd() * 5)];
+    if (r < 0.6) return Array.from({ length: Math.floor(rnd() * 4) }, () => gen(depth + 1));
+    return Object.fromEntries(Array.from({ length: Math.floor(rnd() * 5) }, () => [str(), gen(depth + 1)]));
+  }
+  it('on 2000 random documents', () => {
+    for (let i = 0; i < 2000; i++) {
+      const v = JSON.parse(JSON.stringify(gen(0))) as unknown;
+      const text = new TextDecoder().decode(canonicalize(v));
+      expect(canonicalParsedText(v)).toBe(text);
+      expect(isCanonical(enc.encode(text))).toBe(true);
+    }
+  });
+  it('on the RFC 8785 vectors', () => {
+    for (const f of files) {
+      const v = JSON.parse(readFileSync(join(dir, 'input', f), 'utf8')) as unknown;
+      expect(canonicalParsedText(v)).toBe(readFileSync(join(dir, 'output', f), 'utf8'));
+    }
+  });
+  it('refuses lone surrogates that JSON.parse lets through', () => {
+    expect(canonicalParsedText(JSON.parse('{"a":["\\udc00"]}'))).toBeUndefined();
+    expect(canonicalParsedText(JSON.parse('{"\\ud800":1}'))).toBeUndefined();
   });
 });
