@@ -80,7 +80,11 @@ export class Orchestrator {
     const desired = a.kind === 'signed' ? await this.desiredSigned(a) : this.desiredLegacy(a);
     if ('status' in desired) return desired;
     // spec 3.5: the verified desired state is durable before anything is applied
-    await this.d.journal.begin(tx, { desired });
+    try {
+      await this.d.journal.begin(tx, { desired });
+    } catch (e) {
+      return { status: 'retry-later', tx, code: isAgentError(e) ? e.code : 'UNEXPECTED', reason: (e as Error).message };
+    }
     await this.step('after-desired-state-persisted', tx);
     return this.drive(tx);
   }
@@ -89,14 +93,25 @@ export class Orchestrator {
   async resume(): Promise<Outcome[]> {
     const out: Outcome[] = [];
     for (const ctx of this.d.journal.unfinished()) {
+      try {
+        out.push(await this.resumeOne(ctx));
+      } catch (e) {
+        // The journal could not record the resumption: leave it for the next start.
+        out.push({ status: 'retry-later', tx: ctx.tx, code: isAgentError(e) ? e.code : 'UNEXPECTED', reason: (e as Error).message });
+      }
+    }
+    return out;
+  }
+
+  private async resumeOne(ctx: TxContext): Promise<Outcome> {
+    {
       if (countsAsResumption(ctx.state)) {
         const n = await this.d.journal.resumed(ctx.tx);
         // Loop guard: a transaction that keeps crashing the agent is failed, not retried forever.
         if (n > (this.d.maxResumptions ?? 3)) {
           this.log('error', 'loop guard: failing transaction', { tx: ctx.tx, resumptions: n, state: ctx.state });
           await this.fail(ctx, new AgentError('LOOP_GUARD', `transaction ${ctx.tx} interrupted ${n} times`, { field: 'tx' }), false);
-          out.push(await this.drive(ctx.tx));
-          continue;
+          return this.drive(ctx.tx);
         }
         if (RECOVERY[ctx.state] === 'rollback-then-retry') {
           // spec 3.4: an interrupted activation is rolled back conservatively before any retry
@@ -104,9 +119,8 @@ export class Orchestrator {
           await this.d.journal.transition(ctx.tx, 'failure', { retry: true, failure: { code: 'INTERRUPTED', message: `interrupted in ${ctx.state}` } });
         }
       }
-      out.push(await this.drive(ctx.tx));
+      return this.drive(ctx.tx);
     }
-    return out;
   }
 
   /** The channel uploaded the receipt: close the transaction and drop the outbox copy. */
@@ -186,7 +200,10 @@ export class Orchestrator {
 
   private async fail(ctx: TxContext, err: unknown, rollback: boolean): Promise<void> {
     const failure = { code: isAgentError(err) ? err.code : 'UNEXPECTED', message: (err as Error).message, component: isAgentError(err) ? (err.field ?? null) : null };
-    const data = { failure, retry: false, ...(isAgentError(err, 'HEALTH_FAILED') ? { health_verdict: 'unhealthy' } : {}) };
+    // A journal write that failed mid-activation says nothing about the release: treat it like
+    // a crash (roll back, then retry), a bounded number of times.
+    const retry = isAgentError(err, 'JOURNAL_WRITE_FAILED') && Number(ctx.data.retries ?? 0) < (this.d.maxResumptions ?? 3);
+    const data = { failure, retry, ...(isAgentError(err, 'HEALTH_FAILED') ? { health_verdict: 'unhealthy' } : {}) };
     if (rollback || ['activating', 'group-activated', 'group-healthy', 'awaiting-reboot', 'committing'].includes(ctx.state)) {
       await this.d.journal.transition(ctx.tx, 'failure', data);
     } else {
@@ -335,7 +352,7 @@ export class Orchestrator {
     const data = this.d.journal.get(ctx.tx)!.data;
     if (data.retry === true) {
       // Back to staged with a clean slate: the retry activates from the first group again.
-      const reset: Record<string, unknown> = { retry: false, group: 0 };
+      const reset: Record<string, unknown> = { retry: false, group: 0, retries: Number(data.retries ?? 0) + 1, failure: null };
       for (const m of members) {
         const rec = memberRecord(data, m.component);
         reset[`member:${m.component}`] = { ...rec, attempted: false, activated: false, verdict: 'not-attempted', resulting_digest: null } satisfies MemberRecord;
