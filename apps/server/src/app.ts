@@ -27,6 +27,14 @@ import { adminRoutes } from './routes/v1/admin.js';
 import { apiKeysRoutes } from './routes/v1/api-keys.js';
 import { auditRoutes } from './routes/v1/audit.js';
 import { authRoutes } from './routes/v1/auth.js';
+import { artifactsRoutes } from './routes/v1/artifacts.js';
+import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
+import { groupsRoutes } from './routes/v1/groups.js';
+import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
+import { releaseTransactionsRoutes } from './routes/v1/release-transactions.js';
+import { releasesRoutes } from './routes/v1/releases.js';
+import { rolloutsRoutes } from './routes/v1/rollouts.js';
+import { sbomsRoutes } from './routes/v1/sboms.js';
 import { devicesRoutes } from './routes/v1/devices.js';
 import { enrollTokensRoutes } from './routes/v1/enroll-tokens.js';
 import { openapiRoutes } from './routes/v1/openapi.js';
@@ -43,6 +51,14 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   enrollTokensRoutes,
   auditRoutes,
   adminRoutes,
+  artifactsRoutes,
+  sbomsRoutes,
+  groupsRoutes,
+  authorizerKeysRoutes,
+  releasesRoutes,
+  rolloutsRoutes,
+  releaseTransactionsRoutes,
+  releaseReceiptsRoutes,
   openapiRoutes,
 ];
 

@@ -5,11 +5,14 @@
  */
 import { join } from 'node:path';
 import { buildApp } from './app.js';
+import { SigningRepository } from './signing-repo/index.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
 import { migrateToLatest } from './store/migrate.js';
 import { openStore } from './store/open.js';
 import { bootstrapAdmin, ensureDefaultTenant } from './store/tenants.js';
+import { startDeviceChannelService } from './device-channel/wiring.js';
+import { SigningRepository } from './signing-repo/repository.js';
 
 async function main(): Promise<void> {
   let config;
@@ -33,11 +36,23 @@ async function main(): Promise<void> {
   const adminCreated = await bootstrapAdmin(store.db, tenantId, config.admin);
 
   const now = () => new Date();
-  const app = await buildApp({ store, config, now, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
+  const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
+  const app = await buildApp({ store, config, now, signingRepo, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   await app.listen({ host: config.httpAddr.host, port: config.httpAddr.port });
 
-  // Device gRPC channel (SVC_DEVICE_ADDR) and further jobs are started here by their owners.
+  // Device gRPC channel (SVC_DEVICE_ADDR): enrollment + mTLS device services (docs/device-channel.md).
+  const { host: dHost, port: dPort } = config.deviceAddr;
+  const channel = await startDeviceChannelService({
+    db: store.db,
+    dataDir: config.dataDir,
+    addr: `${dHost.includes(':') ? `[${dHost}]` : dHost}:${dPort}`,
+    repository: new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now }),
+    log: app.log,
+    now,
+  });
+  app.log.info({ port: channel.server.port }, 'device channel listening');
+  // Further jobs are started here by their owners.
   const jobs: Job[] = [startOfflineDetector(store.db, now, { onError: (e) => app.log.error({ err: e }, 'offline detector failed') })];
 
   let closing = false;
@@ -46,6 +61,7 @@ async function main(): Promise<void> {
     closing = true;
     app.log.info({ signal }, 'shutting down');
     await Promise.allSettled(jobs.map((j) => j.stop()));
+    await channel.server.close();
     await app.close();
     await store.close();
     process.exit(0);

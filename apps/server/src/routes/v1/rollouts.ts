@@ -1,0 +1,117 @@
+import { Type } from 'typebox';
+import { audit } from '../../audit/record.js';
+import { principalOf } from '../../auth/principal.js';
+import { notFound } from '../../errors/server-error.js';
+import type { V1Routes } from '../../http/context.js';
+import { page } from '../../http/pagination.js';
+import { ErrorBody, ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { pipelineDeps } from '../../pipeline/deps.js';
+import { startLegacyRollout, startSignedRollout, type RolloutOverrides } from '../../pipeline/rollout-start.js';
+import { controlRollout, getRollout, listRollouts, type RolloutAction } from '../../pipeline/rollouts.js';
+
+const Progress = Type.Object({ pending: Type.Integer(), committed: Type.Integer(), rolled_back: Type.Integer(), failed: Type.Integer(), installed: Type.Integer() });
+const RolloutFields = {
+  id: Uuid,
+  kind: Type.Union([Type.Literal('signed'), Type.Literal('legacy')]),
+  release_id: Type.Union([Uuid, Type.Null()]),
+  transaction_id: Type.Union([Uuid, Type.Null()]),
+  status: Type.Union([Type.Literal('running'), Type.Literal('awaiting_approval'), Type.Literal('paused'), Type.Literal('completed'), Type.Literal('aborted')]),
+  artifact_id: Uuid,
+  component: Type.String(),
+  group: Type.Integer({ description: 'index in activation.ordered_groups' }),
+  position: Type.Integer({ description: 'global activation position' }),
+  group_id: Uuid,
+  device_count: Type.Integer(),
+  evidence: Type.Union([Type.Literal('signed-receipt'), Type.Literal('device-reported')]),
+  progress: Progress,
+  created_at: Type.String(),
+};
+const Rollout = Type.Object(RolloutFields, { additionalProperties: false });
+const Member = Type.Object({ rollout_id: Uuid, component: Type.String(), group: Type.Integer(), position: Type.Integer(), artifact_id: Uuid });
+const RolloutDetail = Type.Object(
+  {
+    ...RolloutFields,
+    members: Type.Array(Member),
+    failure_threshold: Type.Union([Type.Object({ count: Type.Optional(Type.Integer()), percent: Type.Optional(Type.Number()) }), Type.Null()]),
+    waves: Type.Array(Type.Object({ index: Type.Integer(), name: Type.String(), size: Type.Integer(), requires_approval: Type.Boolean(), state: Type.String(), done: Type.Integer(), failed: Type.Integer() })),
+    devices: Type.Array(Type.Object({ device: Type.String(), wave: Type.Integer(), state: Type.String(), updated_at: Type.Union([Type.String(), Type.Null()]) })),
+    devices_total: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+const Wave = Type.Object({ name: Type.Optional(Type.String()), count: Type.Optional(Type.Integer()), percent: Type.Optional(Type.Number()), requires_approval: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+const StartBody = Type.Union([
+  Strict({
+    release_id: Type.String({ maxLength: 64 }),
+    overrides: Type.Optional(
+      Strict({
+        require_approval: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }), { maxItems: 100, description: 'wave indexes to gate additionally' })),
+        failure_threshold: Type.Optional(Strict({ count: Type.Optional(Type.Integer({ minimum: 0 })), percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) })),
+      }),
+    ),
+  }),
+  Strict({ artifact_id: Type.String({ maxLength: 64 }), group_id: Type.String({ maxLength: 64 }), waves: Type.Optional(Type.Array(Wave, { maxItems: 100 })) }),
+]);
+const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
+
+/** spec 4: start (signed or legacy), list, detail, approve, resume, abort. */
+export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
+  const db = ctx.store.db;
+
+  app.post('/rollouts', {
+    config: { permission: 'rollouts.write', summary: 'Start a rollout: {release_id} (signed) or {artifact_id, group_id} (legacy)' },
+    schema: { body: StartBody, response: { 201: Type.Object({ ...RolloutFields, rollouts: Type.Array(Member) }, { additionalProperties: false }), ...ErrorResponses, 422: ErrorBody } },
+  }, async (request, reply) => {
+    const tenantId = principalOf(request).tenantId;
+    const deps = pipelineDeps(ctx);
+    const body = request.body as { release_id?: string; overrides?: RolloutOverrides; artifact_id?: string; group_id?: string; waves?: unknown };
+    const started =
+      body.release_id !== undefined
+        ? await startSignedRollout(deps, tenantId, body.release_id, body.overrides)
+        : await startLegacyRollout(deps, tenantId, { artifact_id: body.artifact_id!, group_id: body.group_id!, waves: body.waves });
+    const lead = (await getRollout(db, tenantId, started.rollout_ids[0]!))!;
+    await audit(db, request, {
+      action: 'rollout.start',
+      target: `rollout:${lead.id}`,
+      detail: { kind: lead.kind, release_id: lead.release_id, transaction_id: lead.transaction_id, rollouts: started.rollout_ids, group_id: lead.group_id, devices: lead.device_count },
+    });
+    const { members, failure_threshold: _t, waves: _w, devices: _d, devices_total: _n, ...view } = lead;
+    return reply.code(201).send({ ...view, rollouts: members });
+  });
+
+  app.get('/rollouts', {
+    config: { permission: 'rollouts.read', summary: 'List rollouts (each member rollout of a transaction is listed)' },
+    schema: {
+      querystring: Strict({ ...PageQuery, kind: Type.Optional(Type.Union([Type.Literal('signed'), Type.Literal('legacy')])), release_id: Type.Optional(Type.String({ maxLength: 64 })) }),
+      response: { 200: Type.Object({ rollouts: Type.Array(Rollout), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
+    },
+  }, async (request) => {
+    const { limit, offset } = page(request.query);
+    const f: { kind?: string; release_id?: string } = {};
+    if (request.query.kind !== undefined) f.kind = request.query.kind;
+    if (request.query.release_id !== undefined) f.release_id = request.query.release_id;
+    return listRollouts(db, principalOf(request).tenantId, f, limit, offset);
+  });
+
+  app.get('/rollouts/:id', {
+    config: { permission: 'rollouts.read', summary: 'Rollout detail: members, waves, per-device progress (devices paged by limit/offset)' },
+    schema: { params: IdParams, querystring: Strict({ ...PageQuery }), response: { 200: RolloutDetail, ...ErrorResponses } },
+  }, async (request) => {
+    const r = await getRollout(db, principalOf(request).tenantId, request.params.id, page(request.query));
+    if (!r) throw notFound(`rollout ${request.params.id}`);
+    return r;
+  });
+
+  for (const action of ['approve', 'resume', 'abort'] as const satisfies readonly RolloutAction[]) {
+    app.post(`/rollouts/:id/${action}`, {
+      config: { permission: 'rollouts.write', summary: `${action[0]!.toUpperCase()}${action.slice(1)} a rollout (acts on every member of its transaction)` },
+      schema: { params: IdParams, response: { 200: RolloutDetail, ...ErrorResponses } },
+    }, async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      await controlRollout(pipelineDeps(ctx), tenantId, request.params.id, action);
+      const r = (await getRollout(db, tenantId, request.params.id))!;
+      await audit(db, request, { action: `rollout.${action}`, target: `rollout:${r.id}`, detail: { status: r.status, transaction_id: r.transaction_id } });
+      return r;
+    });
+  }
+};
