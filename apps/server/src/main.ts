@@ -5,7 +5,6 @@
  */
 import { join } from 'node:path';
 import { buildApp } from './app.js';
-import { SigningRepository } from './signing-repo/index.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
 import { migrateToLatest } from './store/migrate.js';
