@@ -48,5 +48,6 @@ describe('state machine tables', () => {
     expect(decideFailure('downloading', new AgentError('DIGEST_MISMATCH', 'x'))).toBe('fail');
     expect(decideFailure('group-activated', new AgentError('FETCH_FAILED', 'x'))).toBe('rollback');
     expect(decideFailure('activating', new AgentError('ACTIVATION_FAILED', 'x'))).toBe('rollback');
+    expect(decideFailure('committed', new AgentError('RECEIPT_FAILED', 'x'))).toBe('retry-later');
   });
 });

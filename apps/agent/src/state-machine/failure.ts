@@ -25,6 +25,8 @@ const ACTIVATION_PHASE: ReadonlySet<State> = new Set([
   'committing',
 ]);
 
+const REPORTING_PHASE: ReadonlySet<State> = new Set(['committed', 'rolled-back', 'failed', 'receipt-persisted', 'reported']);
+
 /**
  * spec 3.4: on activation or health failure restore every attempted member, whatever the
  * class. Before activation a transient failure is retried later and a fatal one fails the
@@ -32,5 +34,7 @@ const ACTIVATION_PHASE: ReadonlySet<State> = new Set([
  */
 export function decideFailure(state: State, err: unknown): FailureDecision {
   if (ACTIVATION_PHASE.has(state)) return 'rollback';
+  // The outcome is already decided and journaled: only writing the report can be retried.
+  if (REPORTING_PHASE.has(state)) return 'retry-later';
   return classifyFailure(err) === 'transient' ? 'retry-later' : 'fail';
 }

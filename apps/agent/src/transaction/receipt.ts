@@ -74,7 +74,9 @@ export function buildReceipt(args: {
     const { m, r } = records[0]!;
     receipt.rollout = m.rolloutId;
     Object.assign(receipt, digestsOf(m, r));
-    if (m.kind === 'os-bundle') {
+    // The A/B tool's fields exist once it installed something; a bundle refused before
+    // install has no slot story to tell (the receipt's activation says "failed").
+    if (m.kind === 'os-bundle' && typeof r.facts.installed_slot === 'string') {
       const os: Record<string, unknown> = {};
       for (const f of OS_FIELDS) os[f] = r.facts[f] ?? null;
       os.mark ??= 'none';
