@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     db: store.db,
     dataDir: config.dataDir,
     addr: `${dHost.includes(':') ? `[${dHost}]` : dHost}:${dPort}`,
-    repository: new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now }),
+    repository: signingRepo,
     log: app.log,
     now,
   });
