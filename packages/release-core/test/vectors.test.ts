@@ -17,6 +17,7 @@ const payloads = loadVector('release-payloads.json');
 const envelopes = loadVector('release-envelopes.json');
 const receipts = loadVector('receipts.json');
 const policies = loadVector('target-policy.json');
+const named = (list: any[]): [string, any][] => list.map((x) => [x.name as string, x]);
 
 type V = { tenant: string; product: string; now: string; profile?: string; lastOnlineAt?: string };
 const releaseOpts = (v: V, crypto: CryptoProvider) => ({
@@ -42,7 +43,7 @@ describe('release payload vectors', () => {
   it.each(Object.entries(payloads.good))('good payload %s validates', (_n, p) => {
     expect(validateReleasePayload(p)).toBe(p);
   });
-  it.each(payloads.bad.map((b: any) => [b.name, b]))('bad payload: %s', (_n, b: any) => {
+  it.each(named(payloads.bad))('bad payload: %s', (_n, b: any) => {
     const err = refusal(() => validateReleasePayload(b.payload));
     expect(err.code).toBe(b.code);
     for (const want of b.issues) {
@@ -60,7 +61,7 @@ describe.each([
   ['node', nodeCryptoProvider],
   ['noble', nobleCryptoProvider],
 ] as const)('signed vectors with the %s provider', (_n, crypto) => {
-  it.each(envelopes.good.map((g: any) => [g.name, g]))('good release %s verifies with the recorded digests', (_name, g: any) => {
+  it.each(named(envelopes.good))('good release %s verifies with the recorded digests', (_name, g: any) => {
     const r = verifyRelease(g.envelope, releaseOpts(g.verify, crypto));
     expect(r.payloadDigest).toBe(g.payload_digest);
     expect(r.envelopeDigest).toBe(g.envelope_digest);
@@ -68,10 +69,10 @@ describe.each([
     // also as JSON text, as the CLI and server receive it
     expect(verifyRelease(JSON.stringify(g.envelope), releaseOpts(g.verify, crypto)).envelopeDigest).toBe(g.envelope_digest);
   });
-  it.each(envelopes.bad.map((b: any) => [b.name, b]))('bad release: %s', (_name, b: any) => {
+  it.each(named(envelopes.bad))('bad release: %s', (_name, b: any) => {
     expect(refusal(() => verifyRelease(b.envelope, releaseOpts(b.verify, crypto))).code).toBe(b.code);
   });
-  it.each(receipts.good.map((g: any) => [g.name, g]))('good receipt %s verifies and matches its release', (_name, g: any) => {
+  it.each(named(receipts.good))('good receipt %s verifies and matches its release', (_name, g: any) => {
     const r = verifyReceipt(g.envelope, receiptOpts(g.verify, crypto));
     expect(r.certificate.subjectCN).toBe('edge-01');
     const rel = envelopes.good.find((e: any) => e.name === g.release);
@@ -80,10 +81,10 @@ describe.each([
       checkReceiptAgainstRelease(r.payload, { release: v.payload, payloadDigest: v.payloadDigest, envelopeDigest: v.envelopeDigest, rollouts: g.rollouts, transactionId: g.transaction_id }),
     ).not.toThrow();
   });
-  it.each(receipts.bad.map((b: any) => [b.name, b]))('bad receipt: %s', (_name, b: any) => {
+  it.each(named(receipts.bad))('bad receipt: %s', (_name, b: any) => {
     expect(refusal(() => verifyReceipt(b.envelope, receiptOpts(b.verify, crypto))).code).toBe(b.code);
   });
-  it.each(receipts.mismatched.map((b: any) => [b.name, b]))('receipt not matching its rollout: %s', (_name, b: any) => {
+  it.each(named(receipts.mismatched))('receipt not matching its rollout: %s', (_name, b: any) => {
     const r = verifyReceipt(b.envelope, receiptOpts(b.verify, crypto));
     const rel = envelopes.good.find((e: any) => e.name === b.release);
     const v = verifyRelease(rel.envelope, releaseOpts(rel.verify, crypto));
@@ -93,7 +94,7 @@ describe.each([
     expect(err.code).toBe(b.code);
     expect(err.message).toContain(b.field);
   });
-  it.each(policies.map((p: any, i: number) => [i, p]))('target-policy digest vector %s', (_i, p: any) => {
+  it.each((policies as any[]).map((p, i): [number, any] => [i, p]))('target-policy digest vector %s', (_i, p: any) => {
     expect(targetPolicyDigest(p.snapshot, crypto)).toBe(p.digest);
     expect(`sha256:${Buffer.from(crypto.sha256(new TextEncoder().encode(p.canonical))).toString('hex')}`).toBe(p.digest);
   });
