@@ -7,6 +7,12 @@ import { outcomeOf } from './outcome.js';
  * own errors (BaseCommand.catch): oclif's handler would print a multi-line block.
  */
 export async function main(argv: string[], root: string | URL): Promise<void> {
+  // `svc-release sign ... | head` closes stdout early: that reader wanted no more, which
+  // is not a crash worth a stack trace (Node would otherwise throw EPIPE from a write).
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
   try {
     await run(argv, root instanceof URL ? root.href : root);
     await flush();

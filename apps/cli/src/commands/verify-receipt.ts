@@ -41,7 +41,8 @@ export default class VerifyReceipt extends BaseCommand {
     const bytes = await readInput(args.receipt, 'receipt', MAX_BYTES.document);
     const rc = await import('@svc/release-core');
     const ca = rc.parseCertificatePem(caPem);
-    const envelope = rc.parseEnvelope(bytes, { payloadTypes: [rc.RECEIPT_PAYLOAD_TYPE] });
+    // STYLE 5: a receipt is small; the same cap the service applies to uploads.
+    const envelope = rc.parseEnvelope(bytes, { payloadTypes: [rc.RECEIPT_PAYLOAD_TYPE], maxBytes: rc.DEFAULT_MAX_RECEIPT_BYTES });
     // spec 2.3.2 / contracts 4: chain to the tenant CA, identity = device + tenant, P-256
     // signature by that certificate: all in release-core.
     const { payload: r, payloadDigest, envelopeDigest } = rc.verifyReceipt(envelope, {
