@@ -14,8 +14,7 @@ export type SigningRepoErrorCode =
   | 'ROOT_KEY_UNAVAILABLE' // root key not on the server (exported and deleted) and none supplied (409 / FAILED_PRECONDITION)
   | 'ROOT_SIGNATURE_INSUFFICIENT' // supplied keys do not meet the current root threshold (400 / INVALID_ARGUMENT)
   | 'KEY_INVALID' // a supplied PEM is not an Ed25519 PKCS#8 private key (400 / INVALID_ARGUMENT)
-  | 'KEY_MISMATCH' // a key file does not match the key the root metadata names (500 / INTERNAL)
-  | 'REPO_CONFLICT'; // concurrent change (e.g. root rotated meanwhile); retry (409 / ABORTED)
+  | 'KEY_MISMATCH'; // a key file does not match the key the root metadata names (500 / INTERNAL)
 
 export class SigningRepoError extends Error {
   override readonly name = 'SigningRepoError';
