@@ -25,18 +25,22 @@ async function* tsFiles(dir: string): AsyncGenerator<string> {
 export async function compileChild(outDir: string, entry: string): Promise<string> {
   // ESM resolution as release-core itself would see it (exports maps, import condition).
   const resolved = new Map<string, string>();
-  const resolveFromCore = (spec: string): string => {
-    let url = resolved.get(spec);
+  const resolveFrom = (pkgRoot: string, spec: string): string => {
+    let url = resolved.get(`${pkgRoot}\0${spec}`);
     if (url === undefined) {
-      url = execFileSync(process.execPath, ['--input-type=module', '-e', `process.stdout.write(import.meta.resolve(${JSON.stringify(spec)}))`], { cwd: coreRoot, encoding: 'utf8' });
-      resolved.set(spec, url);
+      try {
+        url = execFileSync(process.execPath, ['--input-type=module', '-e', `process.stdout.write(import.meta.resolve(${JSON.stringify(spec)}))`], { cwd: pkgRoot, encoding: 'utf8', stdio: 'pipe' });
+      } catch {
+        url = spec; // not resolvable here (e.g. an unbuilt workspace package): the child never imports that file
+      }
+      resolved.set(`${pkgRoot}\0${spec}`, url);
     }
     return url;
   };
   const roots = [
-    { src: join(agentRoot, 'src'), out: join(outDir, 'agent/src') },
-    { src: join(agentRoot, 'test/helpers'), out: join(outDir, 'agent/test/helpers') },
-    { src: join(coreRoot, 'src'), out: join(outDir, 'core/src') },
+    { src: join(agentRoot, 'src'), out: join(outDir, 'agent/src'), pkg: agentRoot },
+    { src: join(agentRoot, 'test/helpers'), out: join(outDir, 'agent/test/helpers'), pkg: agentRoot },
+    { src: join(coreRoot, 'src'), out: join(outDir, 'core/src'), pkg: coreRoot },
   ];
   const coreIndex = join(outDir, 'core/src/index.js');
   for (const root of roots) {
@@ -50,7 +54,7 @@ export async function compileChild(outDir: string, entry: string): Promise<strin
       const rewritten = outputText.replace(/(from\s+|import\s*\(\s*)'([^'.][^']*)'/g, (all, pre: string, spec: string) => {
         if (spec.startsWith('node:')) return all;
         if (spec === '@svc/release-core') return `${pre}'${pathToFileURL(coreIndex).href}'`;
-        return `${pre}'${resolveFromCore(spec)}'`;
+        return `${pre}'${resolveFrom(root.pkg, spec)}'`;
       });
       await mkdir(dirname(out), { recursive: true });
       await writeFile(out, rewritten);
