@@ -16,7 +16,9 @@ import {
 import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
-import { markSeen, openLogRequests, rotateCertificate, storeLogBundle } from './device-rows.js';
+import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../store/log-requests.js';
+import { markDeviceSeen } from '../store/devices.js';
+import { openLogRequests, rotateCertificate } from './device-rows.js';
 import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
@@ -25,7 +27,8 @@ import { readCsr } from './pki.js';
 
 /** A receipt envelope is a few KiB; transactions with many members stay far below this. */
 export const MAX_RECEIPT_BYTES = 256 * 1024;
-export const MAX_LOG_BUNDLE_BYTES = 16 * 1024 * 1024;
+export { MAX_LOG_BUNDLE_BYTES };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A unary handler that first authenticates the device behind the connection. */
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
@@ -42,7 +45,11 @@ function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, r
 
 export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
   const inventory = readInventory(req.inventory);
-  await markSeen(ctx.db, peer.deviceId, inventory, now);
+  await markDeviceSeen(ctx.db, peer.tenantId, peer.deviceName, {
+    now,
+    ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}),
+    ...(inventory.profile ? { profile: inventory.profile } : {}),
+  });
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
   const logRequests = await openLogRequests(ctx.db, peer.deviceId);
   return {
@@ -62,7 +69,7 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
   const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, reason: 'renew', now });
-  await rotateCertificate(ctx.db, peer.deviceId, cert.fingerprint, cert.notAfter);
+  await rotateCertificate(ctx.db, peer.deviceId, cert.fingerprint, cert.notAfter, now);
   return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
 }
 
@@ -112,7 +119,7 @@ async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableSt
   const contentType = header.contentType || 'application/octet-stream';
   if (contentType.length > 128) throw invalidInput('header.content_type', 'longer than 128 characters');
   const content = Buffer.concat(chunks);
-  const stored = await storeLogBundle(ctx.db, { deviceId: peer.deviceId, requestId: header.logRequestId, contentType, content, now });
+  const stored = UUID.test(header.logRequestId) && (await fulfillLogRequest(ctx.db, peer.deviceId, header.logRequestId, content, contentType, now));
   if (!stored) throw notFound(`log request ${header.logRequestId.slice(0, 64)}`);
   return { length, digest: `sha256:${createHash('sha256').update(content).digest('hex')}` };
 }

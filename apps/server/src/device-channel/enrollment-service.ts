@@ -2,7 +2,7 @@ import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import type { EnrollmentServiceServer, EnrollRequest, EnrollResponse } from '@svc/device-proto';
 import { invalidInput } from '../errors/server-error.js';
 import type { DeviceChannelContext } from './context.js';
-import { enrollDevice } from './device-rows.js';
+import { upsertEnrolledDevice } from '../store/devices.js';
 import { toServiceError } from './grpc-status.js';
 import { assertDeviceName } from './identity.js';
 import { issueDeviceCertificate } from './issue.js';
@@ -30,7 +30,15 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   // Validation first, then the token: a malformed request never burns a token use.
   const { tenantId } = await ctx.enroll.consumeEnrollToken(ctx.db, req.token, now);
   const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, reason: 'enroll', now });
-  await enrollDevice(ctx.db, { tenantId, name: req.deviceName, fingerprint: cert.fingerprint, notAfter: cert.notAfter, inventory, now });
+  await upsertEnrolledDevice(ctx.db, {
+    tenantId,
+    name: req.deviceName,
+    profile: inventory.profile || null,
+    agentVersion: inventory.agentVersion || null,
+    certFingerprint: cert.fingerprint,
+    certNotAfter: cert.notAfter,
+    now,
+  });
   const ca = await ctx.cas.get(tenantId, now);
   return {
     tenantId,

@@ -1,6 +1,6 @@
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import type { GetFileRequest, GetFileResponse, RepositoryServiceServer } from '@svc/device-proto';
-import { invalidInput } from '../errors/server-error.js';
+import { invalidInput, notFound } from '../errors/server-error.js';
 import type { DeviceChannelContext } from './context.js';
 import { toServiceError } from './grpc-status.js';
 import { authenticatePeer } from './peer.js';
@@ -30,7 +30,14 @@ async function getFile(ctx: DeviceChannelContext, call: ServerWritableStream<Get
   if (!Number.isSafeInteger(length) || length < 0) throw invalidInput('length', 'must be a non-negative integer');
   const range: RepoRange | undefined =
     length > 0 ? { kind: 'from-to', start: offset, end: offset + length - 1 } : offset > 0 ? { kind: 'from', start: offset } : undefined;
-  const file = await ctx.repository.openRepoFile(peer.tenantId, path, range);
+  const file = await ctx.repository.openRepoFile(peer.tenantId, path, range).catch((err: unknown) => {
+    // The repository's own codes (METADATA_NOT_FOUND, TARGET_NOT_FOUND, BLOB_RANGE_INVALID) as
+    // the device sees them: NOT_FOUND / INVALID_ARGUMENT naming the field.
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && code.endsWith('_NOT_FOUND')) throw notFound(`repository file ${path}`);
+    if (code === 'BLOB_RANGE_INVALID') throw invalidInput('offset', 'range not satisfiable');
+    throw err;
+  });
   let first = true;
   for await (const piece of file.stream) {
     for (let at = 0; at < piece.length; at += CHUNK_BYTES) {

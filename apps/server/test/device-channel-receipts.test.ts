@@ -1,0 +1,180 @@
+import 'reflect-metadata';
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { status } from '@grpc/grpc-js';
+import {
+  generateKeyPair,
+  parsePrivateKeyPem,
+  signRelease,
+  signReceipt,
+  envelopeBytes,
+  type ReceiptPayload,
+} from '@svc/release-core';
+import { AssignmentKind, type CheckInResponse, type EnrollResponse, type UploadReceiptResponse } from '@svc/device-proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
+import { registerAuthorizerKey } from '../src/pipeline/authorizer-keys.js';
+import { createGroup } from '../src/pipeline/groups.js';
+import { submitRelease } from '../src/pipeline/releases.js';
+import { startSignedRollout } from '../src/pipeline/rollout-start.js';
+import type { PipelineDeps } from '../src/pipeline/deps.js';
+import { toPem } from '../src/device-channel/pki.js';
+import { availableDrivers } from './helpers/store.js';
+import { channelCredentials, clientsFor, csrFor, newDeviceKey, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
+
+interface Dev {
+  name: string;
+  keyPem: string;
+  certDer: Uint8Array;
+  clients: ReturnType<typeof clientsFor>;
+}
+
+describe.each(availableDrivers())('device channel: assignments, receipts, repository on %s', (driver) => {
+  let f: ChannelFixture;
+  let a: Dev;
+  let b: Dev;
+  let deps: PipelineDeps;
+  let release: { id: string; product: string; version: string; payload_digest: string; envelope_digest: string; target: string };
+  let rolloutId = '';
+  let deploymentId = '';
+  const payloadBytes = Buffer.from('config-bytes-v1\n');
+  const digest = `sha256:${createHash('sha256').update(payloadBytes).digest('hex')}` as const;
+
+  async function enrolled(name: string): Promise<Dev> {
+    const key = await newDeviceKey();
+    const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
+    const res = await unary<EnrollResponse>(async (cb) =>
+      anon.enrollment.enroll({ token: await f.newToken(), deviceName: name, csrDer: await csrFor(key, name), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+    );
+    anon.close();
+    const clients = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: toPem(res.certificateDer, 'CERTIFICATE') }));
+    return { name, keyPem: key.keyPem, certDer: new Uint8Array(res.certificateDer), clients };
+  }
+
+  beforeAll(async () => {
+    f = await startChannelFixture(driver);
+    a = await enrolled('dev-a');
+    b = await enrolled('dev-b');
+    const db = f.t.store.db;
+    deps = { db, blobs: f.repo.blobs, publishTargets: (t, e, o) => f.repo.publishTargets(t, e, o), clock: () => new Date() };
+    const blob = await storeArtifactBytes(deps, Readable.from([payloadBytes]));
+    const art = await publishArtifact(deps, f.tenantId, { name: 'edge-conf', version: '1.0.0', kind: 'config', filename: 'edge.conf' } as never, blob);
+    const group = await createGroup(db, f.tenantId, { name: 'field', members: ['dev-a', 'dev-b'] }, new Date());
+    const authorizer = generateKeyPair('ed25519');
+    await registerAuthorizerKey(db, f.tenantId, { name: 'release-key', public_key_pem: authorizer.publicKey.pem }, new Date());
+    const payload = {
+      tenant: f.tenantId,
+      product: 'edge',
+      release: { version: '1.0.0' },
+      components: [
+        { name: 'edge-conf', kind: 'config', artifact: { id: art.id, name: art.name, version: art.version }, target: art.target, digest: art.digest, length: art.length, media_type: art.media_type, placement: { path: '/etc/edge/edge.conf', mode: '0644' } },
+      ],
+      targets: { [art.target]: { length: art.length, hashes: { sha256: art.digest.slice('sha256:'.length) } } },
+      compatibility: { profiles: ['linux-arm64'] },
+      activation: { ordered_groups: [['edge-conf']] },
+      health: { probes: [{ name: 'up', type: 'command', command: ['/bin/true'], timeout_s: 5 }], timeout_s: 60 },
+      rollout: { target_group: group.id, target_policy_digest: group.snapshot_digest },
+      approvals: [],
+      recovery: { on_failure: 'rollback', rollback_boundary: 'release' },
+      attestations: [],
+      validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 2592000 },
+    };
+    const env = signRelease(payload, authorizer);
+    const sub = await submitRelease(deps, f.tenantId, { envelope: env, expected_product: 'edge' });
+    release = sub.release as typeof release;
+    const started = await startSignedRollout(deps, f.tenantId, release.id, undefined);
+    rolloutId = started.rollout_ids[0]!;
+    deploymentId = started.deployment_id;
+  });
+
+  afterAll(async () => {
+    a?.clients.close();
+    b?.clients.close();
+    await f?.dispose();
+  });
+
+  function receiptFor(dev: Dev, over: Partial<ReceiptPayload> = {}): Uint8Array {
+    const payload: ReceiptPayload = {
+      tenant: f.tenantId,
+      device: { name: dev.name, certificate: Buffer.from(dev.certDer).toString('base64') },
+      release: { product: release.product, version: release.version, payload_digest: release.payload_digest, envelope_digest: release.envelope_digest } as never,
+      rollout: rolloutId,
+      candidate_digest: digest,
+      previous_digest: null,
+      resulting_digest: digest,
+      activation: 'activated',
+      health: 'healthy',
+      timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      ...over,
+    } as ReceiptPayload;
+    return envelopeBytes(signReceipt(payload, parsePrivateKeyPem(dev.keyPem)));
+  }
+
+  it('check-in returns the signed assignment with its transaction member set', async () => {
+    const res = await unary<CheckInResponse>((cb) => a.clients.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb));
+    expect(res.assignments).toHaveLength(1);
+    const asg = res.assignments[0]!;
+    expect(asg.kind).toBe(AssignmentKind.ASSIGNMENT_KIND_SIGNED);
+    expect(asg.rolloutId).toBe(rolloutId);
+    expect(asg.release?.envelopeTarget).toBe(release.target);
+    expect(asg.release?.envelopeDigest).toBe(release.envelope_digest);
+    expect(asg.transaction).toEqual({ id: deploymentId, memberCount: 1, members: [{ rolloutId, component: 'edge-conf', group: 0, position: 0 }] });
+  });
+
+  it("refuses a receipt signed by device A uploaded over device B's connection; nothing stored", async () => {
+    const r = await refusal(unary((cb) => b.clients.device.uploadReceipt({ envelope: Buffer.from(receiptFor(a)) }, cb)));
+    expect([status.PERMISSION_DENIED, status.UNAUTHENTICATED, status.FAILED_PRECONDITION, status.INVALID_ARGUMENT]).toContain(r.code);
+    expect(r.svcCode).toMatch(/^CERT_|^RECEIPT_/);
+    const n = await f.t.store.db.selectFrom('release_receipts' as never).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+    expect(Number((n as { n: unknown }).n)).toBe(0);
+  });
+
+  it('accepts the receipt over its own connection; identical bytes again are a duplicate', async () => {
+    const bytes = Buffer.from(receiptFor(a));
+    const first = await unary<UploadReceiptResponse>((cb) => a.clients.device.uploadReceipt({ envelope: bytes }, cb));
+    expect(first.duplicate).toBe(false);
+    expect(first.receiptId).toMatch(/^[0-9a-f-]{36}$/);
+    const again = await unary<UploadReceiptResponse>((cb) => a.clients.device.uploadReceipt({ envelope: bytes }, cb));
+    expect(again).toEqual({ receiptId: first.receiptId, duplicate: true });
+    // the device's work is done: no assignment on the next check-in
+    const res = await unary<CheckInResponse>((cb) => a.clients.device.checkIn({ inventory: undefined }, cb));
+    expect(res.assignments).toEqual([]);
+  });
+
+  it('refuses garbage and empty receipt envelopes with the field named', async () => {
+    const bad = await refusal(unary((cb) => b.clients.device.uploadReceipt({ envelope: Buffer.from('{"nope":1}') }, cb)));
+    expect(bad.code).toBe(status.INVALID_ARGUMENT);
+    const empty = await refusal(unary((cb) => b.clients.device.uploadReceipt({ envelope: Buffer.alloc(0) }, cb)));
+    expect(empty.details).toBe('envelope: missing');
+  });
+
+  it('serves TUF metadata and the release envelope target through GetFile; refuses traversal; ranges', async () => {
+    const read = (path: string, offset = 0, length = 0) =>
+      new Promise<{ data: Buffer; total: number }>((resolve, reject) => {
+        const parts: Buffer[] = [];
+        let total = -1;
+        const s = a.clients.repository.getFile({ path, offset, length });
+        s.on('data', (m: { data: Buffer; totalLength: number }) => {
+          if (total < 0) total = m.totalLength;
+          parts.push(m.data);
+        });
+        s.on('error', reject);
+        s.on('end', () => resolve({ data: Buffer.concat(parts), total }));
+      });
+    const ts = await read('metadata/timestamp.json');
+    expect(JSON.parse(ts.data.toString()).signed._type).toBe('timestamp');
+    const sha = release.envelope_digest.slice('sha256:'.length);
+    const slash = release.target.lastIndexOf('/');
+    const hashed = `targets/${release.target.slice(0, slash + 1)}${sha}.${release.target.slice(slash + 1)}`;
+    const env = await read(hashed);
+    expect(`sha256:${createHash('sha256').update(env.data).digest('hex')}`).toBe(release.envelope_digest);
+    const part = await read(hashed, 5, 10);
+    expect(part.data.equals(env.data.subarray(5, 15))).toBe(true);
+    expect(part.total).toBe(env.data.length);
+    const trav = await refusal(read('targets/../metadata/root.json'));
+    expect(trav.code).toBe(status.INVALID_ARGUMENT);
+    expect(trav.details).toMatch(/^path: /);
+    const missing = await refusal(read('metadata/99.root.json'));
+    expect(missing.code).toBe(status.NOT_FOUND);
+  });
+});
