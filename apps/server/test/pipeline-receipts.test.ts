@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extract } from 'tar-stream';
+import { sql } from 'kysely';
+import { canonicalize, envelopeBytes, envelopeDigest, signEnvelope, signReceipt, RECEIPT_PAYLOAD_TYPE, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
+import { acceptReceipt, listAssignments, reportLegacyStatus } from '../src/pipeline/device-api.js';
+import { availableDrivers } from './helpers/store.js';
+import { createPipelineFixture, deviceIdentity, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
+
+const DEVICES = ['rx-1', 'rx-2', 'rx-3'];
+
+describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver) => {
+  let f: PipelineFixture;
+  let tenant: string;
+  let ids: Record<string, { certDer: Uint8Array; key: PrivateKey }>;
+  let arts: any[];
+  let rel: any;
+  let start: any;
+  const db = () => f.t.testStore.store.db;
+
+  beforeAll(async () => {
+    f = await createPipelineFixture(driver);
+    tenant = f.t.tenantId;
+    ids = {};
+    for (const d of DEVICES) {
+      await f.device(d);
+      ids[d] = await deviceIdentity(f, d);
+    }
+    arts = [
+      (await f.upload({ name: 'rx-conf', version: '1.0.0', kind: 'config', bytes: 'conf' })).body,
+      (await f.upload({ name: 'rx-model', version: '1.0.0', kind: 'model', bytes: 'model' })).body,
+    ];
+    const group = (await f.api('POST', '/api/v1/groups', { name: 'rx', members: DEVICES })).body;
+    const auth = newAuthorizer();
+    await f.api('POST', '/api/v1/authorizer-keys', { name: 'k', public_key_pem: auth.pem });
+    const env = sign(releasePayload({ tenant, artifacts: arts, group, waves: [{ name: 'canary', count: 1 }, { count: 3, requires_approval: true }], failure_threshold: { count: 0 } }), auth.key);
+    rel = (await f.api('POST', '/api/v1/releases', { envelope: env, expected_product: 'edge-gateway' })).body;
+    start = (await f.api('POST', '/api/v1/rollouts', { release_id: rel.id })).body;
+    expect(start.kind).toBe('signed');
+  });
+  afterAll(async () => {
+    await f?.dispose();
+  });
+
+  function receipt(device: string, over: Partial<ReceiptPayload> = {}, verdict: 'committed' | 'rolled-back' = 'committed'): ReceiptPayload {
+    const members = start.rollouts.map((m: any) => ({
+      group: m.group,
+      position: m.position,
+      component: m.component,
+      rollout: m.rollout_id,
+      candidate_digest: arts.find((a) => a.name === m.component).digest,
+      previous_digest: null,
+      resulting_digest: verdict === 'committed' ? arts.find((a) => a.name === m.component).digest : null,
+      verdict,
+    }));
+    return {
+      tenant,
+      device: { name: device, certificate: Buffer.from(ids[device]!.certDer).toString('base64') },
+      release: { product: rel.product, version: rel.version, payload_digest: rel.payload_digest, envelope_digest: rel.envelope_digest },
+      activation: verdict === 'committed' ? 'activated' : 'rolled-back',
+      health: verdict === 'committed' ? 'healthy' : 'unhealthy',
+      timestamp: '2026-06-01T00:00:00Z',
+      transaction: { id: start.transaction_id, member_count: 2 },
+      members,
+      ...over,
+    } as ReceiptPayload;
+  }
+  const bytesOf = (device: string, p: ReceiptPayload) => envelopeBytes(signReceipt(p, ids[device]!.key));
+  // signs without the client-side schema check, as a misbehaving device could
+  const rawBytesOf = (device: string, p: unknown) => envelopeBytes(signEnvelope(RECEIPT_PAYLOAD_TYPE, canonicalize(p), ids[device]!.key));
+  const upload = (device: string, bytes: Uint8Array, conn = device) =>
+    acceptReceipt(db(), tenant, { deviceName: device, connectionCertificateDer: ids[conn]!.certDer, envelopeBytes: bytes, now: f.t.clock.now() });
+  const stored = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM release_receipts`.execute(db())).rows[0]!.n);
+  const detail = async () => (await f.api('GET', `/api/v1/rollouts/${start.id}`)).body;
+
+  it('waves: only the canary is assigned; its committed receipt completes the wave and the next waits for approval', async () => {
+    const d0 = await detail();
+    expect(d0.waves.map((w: any) => [w.name, w.size, w.state])).toEqual([['canary', 1, 'open'], ['wave-2', 2, 'pending']]);
+    const canary = d0.devices.find((d: any) => d.wave === 0).device as string;
+    const others = DEVICES.filter((d) => d !== canary);
+    expect((await listAssignments(db(), tenant, canary, new Date())).map((a) => a.transaction?.id)).toEqual([start.transaction_id]);
+    expect(await listAssignments(db(), tenant, others[0]!, new Date())).toEqual([]);
+
+    const bytes = bytesOf(canary, receipt(canary));
+    const r = await upload(canary, bytes);
+    expect(r.duplicate).toBe(false);
+    expect(await upload(canary, bytes)).toEqual({ receipt_id: r.receipt_id, duplicate: true });
+    expect(await stored()).toBe(1);
+    const d1 = await detail();
+    expect(d1.status).toBe('awaiting_approval');
+    expect(d1.waves.map((w: any) => w.state)).toEqual(['done', 'awaiting_approval']);
+    expect(d1.progress).toMatchObject({ committed: 1, pending: 2 });
+    expect(await listAssignments(db(), tenant, canary, new Date())).toEqual([]);
+    expect((await f.api('POST', `/api/v1/rollouts/${start.id}/resume`)).status).toBe(409);
+    const ap = await f.api('POST', `/api/v1/rollouts/${start.rollouts[1].rollout_id}/approve`);
+    expect(ap.status).toBe(200);
+    expect(ap.body.status).toBe('running');
+    expect((await listAssignments(db(), tenant, others[0]!, new Date()))[0]?.transaction?.members).toHaveLength(2);
+  });
+
+  it('refuses foreign certificates, swapped, missing or tampered members and replays, storing nothing', async () => {
+    const dev = (await detail()).devices.find((d: any) => d.state === 'pending').device as string;
+    const other = DEVICES.find((d) => d !== dev)!;
+    const good = receipt(dev);
+    const [m0, m1] = [good.members![0]!, good.members![1]!];
+    // members swapped between the ordered positions (positions themselves stay in order)
+    const swapped = { ...good, members: [{ ...m1, group: m0.group, position: 0 }, { ...m0, group: m1.group, position: 1 }] };
+    const missing = { ...good, members: [good.members![0]!] };
+    const tampered = { ...good, members: [{ ...good.members![0]!, candidate_digest: `sha256:${'0'.repeat(64)}`, resulting_digest: `sha256:${'0'.repeat(64)}` }, good.members![1]!] };
+    // a second deployment of the same release: its transaction id with the first one's members
+    const second = (await f.api('POST', '/api/v1/rollouts', { release_id: rel.id })).body;
+    const replay = { ...good, transaction: { id: second.transaction_id, member_count: 2 } };
+    const before = await stored();
+    const cases: [string, () => Promise<unknown>, RegExp][] = [
+      ['foreign certificate (connection is another device)', () => upload(dev, bytesOf(dev, good), other), /certificate/i],
+      ['swapped member', () => upload(dev, rawBytesOf(dev, swapped)), /members\[0\]/],
+      ['members out of order', () => upload(dev, rawBytesOf(dev, { ...good, members: [m1, m0] })), /members\[0\]\.position/],
+      ['missing member', () => upload(dev, rawBytesOf(dev, missing)), /member/],
+      ['tampered field', () => upload(dev, rawBytesOf(dev, tampered)), /members\[0\]\.candidate_digest/],
+      ['replay for another rollout', () => upload(dev, bytesOf(dev, replay)), /members\[0\]\.rollout/],
+      ['tampered bytes after signing', async () => {
+        const env = JSON.parse(Buffer.from(bytesOf(dev, good)).toString());
+        env.payload = Buffer.from(JSON.stringify({ ...good, health: 'unhealthy' })).toString('base64');
+        return upload(dev, Buffer.from(JSON.stringify(env)));
+      }, /signature|canonical/i],
+      ['oversized envelope', () => upload(dev, Buffer.alloc(300 * 1024, 32)), /size|large|bytes/i],
+    ];
+    for (const [name, run, re] of cases) {
+      await expect(run(), name).rejects.toThrow(re);
+    }
+    expect(await stored()).toBe(before);
+    const dd = await f.api('GET', `/api/v1/rollouts/${start.id}`);
+    expect(dd.body.devices.find((d: any) => d.device === dev).state).toBe('pending');
+  });
+
+  it('a failure over the threshold pauses the wave; resume reopens it; the transaction state follows the receipts', async () => {
+    const pending = (await detail()).devices.filter((d: any) => d.state === 'pending').map((d: any) => d.device as string);
+    await upload(pending[0]!, bytesOf(pending[0]!, receipt(pending[0]!, {}, 'rolled-back')));
+    const paused = await detail();
+    expect(paused.status).toBe('paused');
+    expect(await listAssignments(db(), tenant, pending[1]!, new Date())).toEqual([]);
+    expect((await f.api('POST', `/api/v1/rollouts/${start.id}/resume`)).body.status).toBe('running');
+    await upload(pending[1]!, bytesOf(pending[1]!, receipt(pending[1]!)));
+    const done = await detail();
+    expect(done.status).toBe('completed');
+    const tx = await f.api('GET', `/api/v1/release-transactions/${start.transaction_id}`);
+    expect(tx.body.state).toBe('rolled back');
+    expect(tx.body.devices).toEqual({ total: 3, pending: 0, committed: 2, rolled_back: 1, failed: 0 });
+    expect((await f.api('POST', `/api/v1/rollouts/${start.id}/abort`)).status).toBe(409);
+  });
+
+  it('serves deterministic result manifests referencing every member', async () => {
+    const a = await f.t.app.inject({ method: 'GET', url: `/api/v1/release-transactions/${start.transaction_id}/result`, headers: f.admin });
+    const b = await f.t.app.inject({ method: 'GET', url: `/api/v1/release-transactions/${start.transaction_id}/result`, headers: f.admin });
+    expect(a.statusCode).toBe(200);
+    expect(a.rawPayload.equals(b.rawPayload)).toBe(true);
+    const doc = JSON.parse(a.body);
+    // the bytes are RFC 8785 canonical JSON
+    expect(Buffer.from(canonicalize(doc)).equals(a.rawPayload)).toBe(true);
+    expect(doc.transaction_id).toBe(start.transaction_id);
+    expect(doc.devices.map((d: any) => d.device)).toEqual([...DEVICES].sort());
+    for (const d of doc.devices) {
+      expect(d.members.map((m: any) => [m.rollout_id, m.artifact_id, m.digest, m.position])).toEqual(
+        start.rollouts.map((m: any) => [m.rollout_id, m.artifact_id, arts.find((x) => x.name === m.component).digest, m.position]),
+      );
+    }
+    expect(doc.devices.filter((d: any) => d.state === 'rolled back')).toHaveLength(1);
+  });
+
+  it('exports the accepted envelopes byte-exact in a tar with an index', async () => {
+    const res = await f.t.app.inject({ method: 'GET', url: '/api/v1/release-receipts/export', headers: f.admin });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/x-tar');
+    const files = new Map<string, Buffer>();
+    await new Promise<void>((resolve, reject) => {
+      const ex = extract();
+      ex.on('entry', (h, s, next) => {
+        const parts: Buffer[] = [];
+        s.on('data', (c: Buffer) => parts.push(c));
+        s.on('end', () => {
+          files.set(h.name, Buffer.concat(parts));
+          next();
+        });
+      });
+      ex.on('finish', resolve);
+      ex.on('error', reject);
+      ex.end(res.rawPayload);
+    });
+    const index = files.get('index.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l));
+    expect(index).toHaveLength(3);
+    for (const e of index) {
+      const bytes = files.get(e.file)!;
+      expect(envelopeDigest(JSON.parse(bytes.toString()))).toBe(e.envelope_digest);
+      expect(e).toMatchObject({ transaction_id: start.transaction_id, release_id: rel.id, label: 'software-key' });
+      expect(DEVICES).toContain(e.device);
+    }
+    const viewer = await f.t.loginAs('viewer');
+    expect((await f.t.app.inject({ method: 'GET', url: '/api/v1/release-receipts/export', headers: viewer })).statusCode).toBe(200);
+  });
+
+  it('legacy rollouts stay labelled legacy and device-reported', async () => {
+    const group = (await f.api('POST', '/api/v1/groups', { name: 'legacy', members: ['rx-1', 'rx-2'] })).body;
+    const lg = await f.api('POST', '/api/v1/rollouts', { artifact_id: arts[0].id, group_id: group.id });
+    expect(lg.status).toBe(201);
+    expect(lg.body).toMatchObject({ kind: 'legacy', release_id: null, transaction_id: null, evidence: 'device-reported' });
+    const a = (await listAssignments(db(), tenant, 'rx-1', new Date())).find((x) => x.rollout_id === lg.body.id)!;
+    expect(a).toMatchObject({ kind: 'legacy', legacy: { artifact_id: arts[0].id, digest: arts[0].digest, target: arts[0].target } });
+    expect(a.release).toBeUndefined();
+    await reportLegacyStatus(db(), tenant, { deviceName: 'rx-1', rolloutId: lg.body.id, status: 'installed', now: new Date() });
+    await expect(reportLegacyStatus(db(), tenant, { deviceName: 'rx-3', rolloutId: lg.body.id, status: 'installed', now: new Date() })).rejects.toThrow(/not assigned/);
+    const d = (await f.api('GET', `/api/v1/rollouts/${lg.body.id}`)).body;
+    expect(d.progress).toMatchObject({ installed: 1, pending: 1 });
+    const list = await f.api('GET', '/api/v1/rollouts?kind=legacy');
+    expect(list.body.rollouts.map((r: any) => r.kind)).toEqual(['legacy']);
+    // legacy work never appears as a release transaction
+    expect((await f.api('GET', '/api/v1/release-transactions')).body.release_transactions.every((t: any) => t.id !== lg.body.id)).toBe(true);
+  });
+});
