@@ -1,0 +1,109 @@
+import type { CheckInResponse, Inventory, RenewCertificateResponse } from '@svc/device-proto';
+import type { TargetFetcher } from '../staging/fetcher.js';
+import type { Orchestrator } from '../transaction/orchestrator.js';
+import { toAgentAssignment } from './assignments.js';
+import { call, ChannelClients, deviceCredentials, errorCode, isTransient } from './client.js';
+import { buildCsr, importIdentityKey, saveIdentity, toPem, type DeviceIdentityFiles } from './identity.js';
+import { uploadLogBundle } from './log-upload.js';
+import { backoffMs, uploadOutbox } from './outbox-uploader.js';
+import { ChannelTargetFetcher } from './tuf-target-fetcher.js';
+
+export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+
+export interface RuntimeOptions {
+  address: string;
+  dataDir: string;
+  identity: DeviceIdentityFiles;
+  inventory: Inventory;
+  /** Built with `fetcher` (the channel's TargetFetcher) once the runtime exists. */
+  makeOrchestrator(fetcher: TargetFetcher): Orchestrator;
+  /** The bundle a log request asks for (e.g. a tar of the agent's logs). */
+  collectLogs?(): Promise<{ contentType: string; bytes: Uint8Array }>;
+  log: Log;
+  /** After a renewal: receipts must embed the certificate the new connections carry. */
+  onRenewed?(identity: DeviceIdentityFiles): void;
+}
+
+/**
+ * The agent's side of the channel: check in, run assignments through the orchestrator,
+ * upload the outbox, answer log requests, renew the certificate when told. One tick per
+ * interval; failures back off and never end the loop.
+ */
+export class AgentRuntime {
+  clients: ChannelClients;
+  fetcher: ChannelTargetFetcher;
+  readonly orchestrator: Orchestrator;
+  private identity: DeviceIdentityFiles;
+  private failures = 0;
+
+  constructor(private readonly o: RuntimeOptions) {
+    this.identity = o.identity;
+    this.clients = new ChannelClients(o.address, deviceCredentials(o.identity));
+    this.fetcher = new ChannelTargetFetcher(this.clients.repository, `${o.dataDir}/tuf`);
+    // delegate, so a renewal's new connection is picked up
+    this.orchestrator = o.makeOrchestrator({ fetchTarget: (...args) => this.fetcher.fetchTarget(...args) });
+  }
+
+  /** One heartbeat; returns the interval the server asks for. */
+  async tick(): Promise<number> {
+    const res = await call<CheckInResponse>((md, opts, cb) => this.clients.device.checkIn({ inventory: this.o.inventory }, md, opts, cb));
+    for (const w of res.assignments) {
+      try {
+        const a = await toAgentAssignment(w, (path, max) => this.fetcher.fetchBytes(path, max));
+        const outcome = await this.orchestrator.apply(a);
+        this.o.log('info', 'assignment', { rollout: w.rolloutId, status: outcome.status });
+      } catch (err) {
+        this.o.log('warn', 'assignment not applied', { rollout: w.rolloutId, reason: (err as Error).message });
+      }
+    }
+    const up = await uploadOutbox({
+      clients: this.clients,
+      outbox: this.orchestrator.outbox,
+      acknowledged: (tx) => this.orchestrator.markReported(tx),
+      log: this.o.log,
+    });
+    if (up.uploaded.length + up.refused.length > 0) this.o.log('info', 'outbox', { ...up });
+    for (const r of res.logRequests) {
+      if (this.o.collectLogs === undefined) break;
+      const bundle = await this.o.collectLogs();
+      await uploadLogBundle(this.clients, r.id, bundle.contentType, bundle.bytes);
+    }
+    if (res.renewCertificate) await this.renew();
+    return res.checkInIntervalS || 60;
+  }
+
+  /** A fresh certificate for the same identity key; new connections use it. */
+  async renew(): Promise<void> {
+    const keys = await importIdentityKey(this.identity.keyPem);
+    const csrDer = await buildCsr(keys, this.identity.deviceName);
+    const res = await call<RenewCertificateResponse>((md, opts, cb) => this.clients.device.renewCertificate({ csrDer }, md, opts, cb));
+    this.identity = { ...this.identity, certPem: toPem(res.certificateDer, 'CERTIFICATE'), notAfter: res.notAfter ?? this.identity.notAfter };
+    await saveIdentity(this.o.dataDir, this.identity);
+    this.clients.close();
+    this.clients = new ChannelClients(this.o.address, deviceCredentials(this.identity));
+    this.fetcher = new ChannelTargetFetcher(this.clients.repository, `${this.o.dataDir}/tuf`);
+    this.o.onRenewed?.(this.identity);
+    this.o.log('info', 'certificate renewed', { not_after: this.identity.notAfter.toISOString() });
+  }
+
+  /** Resumes interrupted work, then ticks until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    await this.orchestrator.resume();
+    while (!signal.aborted) {
+      let waitMs: number;
+      try {
+        waitMs = (await this.tick()) * 1000;
+        this.failures = 0;
+      } catch (err) {
+        this.failures += 1;
+        waitMs = backoffMs(this.failures);
+        this.o.log(isTransient(err) ? 'warn' : 'error', 'check-in failed', { code: errorCode(err), reason: (err as Error).message, retry_ms: waitMs });
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, waitMs);
+        signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+      });
+    }
+    this.clients.close();
+  }
+}

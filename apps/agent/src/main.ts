@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+/**
+ * The agent process: configuration from the environment, enrollment when the device has no
+ * identity yet, then the check-in loop until SIGINT/SIGTERM. Bad settings: one line, exit 2.
+ *
+ *   SVC_AGENT_SERVER        host:port of the device channel (SVC_DEVICE_ADDR)   127.0.0.1:8443
+ *   SVC_AGENT_DATA_DIR      identity, journal, outbox, TUF metadata             ./.svc-agent
+ *   SVC_AGENT_SERVER_CA     server CA PEM for the first enrollment (pinned afterwards)
+ *   SVC_AGENT_ENROLL_TOKEN  enrollment token (needed only until enrolled)
+ *   SVC_AGENT_DEVICE_NAME   device name (contracts 4)                            hostname
+ *   SVC_AGENT_TUF_ROOT      provisioned TUF root.json (else fetched once after enrollment)
+ *   SVC_RELEASE_*           spec 2.2 release settings (config.ts)
+ */
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { parsePrivateKeyPem } from '@svc/release-core';
+import { loadConfig, loadTrustKeys } from './config.js';
+import { isAgentError } from './errors.js';
+import { FilePlacementDriver } from './drivers/file-placement.js';
+import { ContainerDriver } from './drivers/container.js';
+import { Journal } from './journal/journal.js';
+import { Orchestrator } from './transaction/orchestrator.js';
+import { enroll } from './channel/enroll.js';
+import { loadIdentity, pemToDer, saveIdentity } from './channel/identity.js';
+import { AgentRuntime, type Log } from './channel/runtime.js';
+import { ensureTrustedRoot } from './channel/tuf-target-fetcher.js';
+
+const AGENT_VERSION = '0.1.0';
+const DEVICE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+const log: Log = (level, msg, fields = {}) => {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
+};
+
+function fail(line: string): never {
+  process.stderr.write(`svc-agent: ${line}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (e) {
+    if (isAgentError(e)) fail(e.message);
+    throw e;
+  }
+  const env = process.env;
+  const inventory = { agentVersion: AGENT_VERSION, profile: config.release?.profile ?? '', product: config.release?.product ?? '', slots: [] };
+  let identity = await loadIdentity(config.dataDir);
+  if (identity === undefined) {
+    const token = env.SVC_AGENT_ENROLL_TOKEN ?? '';
+    const caFile = env.SVC_AGENT_SERVER_CA ?? '';
+    const deviceName = env.SVC_AGENT_DEVICE_NAME ?? hostname().toLowerCase();
+    if (token === '') fail('SVC_AGENT_ENROLL_TOKEN: required until the device is enrolled');
+    if (caFile === '') fail('SVC_AGENT_SERVER_CA: required for enrollment (the server CA PEM)');
+    if (!DEVICE_NAME.test(deviceName)) fail(`SVC_AGENT_DEVICE_NAME: must match ${DEVICE_NAME.source}`);
+    const bootstrapCaPem = await readFile(caFile, 'utf8').catch(() => fail(`SVC_AGENT_SERVER_CA: cannot read ${caFile}`));
+    identity = await enroll({ address: config.serverAddress, bootstrapCaPem, token, deviceName, inventory });
+    await saveIdentity(config.dataDir, identity);
+    log('info', 'enrolled', { device: identity.deviceName, tenant: identity.tenantId });
+  }
+  const release = config.release === null ? null : { settings: config.release, trustedKeys: await loadTrustKeys(config.release.trustDir) };
+  const journal = await Journal.open(join(config.dataDir, 'journal'));
+  const id = identity;
+  // one object: a renewal swaps the certificate the receipts embed
+  const device = { name: id.deviceName, certificateDer: pemToDer(id.certPem), key: parsePrivateKeyPem(id.keyPem) };
+  const runtime = new AgentRuntime({
+    address: config.serverAddress,
+    dataDir: config.dataDir,
+    identity: id,
+    inventory,
+    log,
+    onRenewed: (renewed) => {
+      device.certificateDer = pemToDer(renewed.certPem);
+    },
+    makeOrchestrator: (fetcher) =>
+      new Orchestrator({
+        dataDir: config.dataDir,
+        journal,
+        release,
+        fetcher,
+        drivers: {
+          model: new FilePlacementDriver({ kind: 'model', dataDir: config.dataDir }),
+          config: new FilePlacementDriver({ kind: 'config', dataDir: config.dataDir }),
+          'service-binary': new FilePlacementDriver({ kind: 'service-binary', dataDir: config.dataDir }),
+          container: new ContainerDriver(),
+        },
+        device,
+        maxResumptions: config.maxResumptions,
+        log,
+      }),
+  });
+  await ensureTrustedRoot(runtime.clients.repository, join(config.dataDir, 'tuf'), env.SVC_AGENT_TUF_ROOT || undefined);
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  await runtime.run(stop.signal);
+  log('info', 'stopped');
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`svc-agent: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});
