@@ -59,7 +59,7 @@ export async function insertMetadata(trx: RepoTx, tenantId: string, role: TufRol
 }
 
 export async function touchRepo(trx: RepoTx, tenantId: string): Promise<void> {
-  await trx.updateTable('tuf_repositories').set({ updated_at: new Date() } as never).where('tenant_id', '=', tenantId).execute();
+  await trx.updateTable('tuf_repositories').set({ updated_at: new Date() }).where('tenant_id', '=', tenantId).execute();
 }
 
 export interface TargetFileRow {
