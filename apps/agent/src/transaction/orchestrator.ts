@@ -17,6 +17,8 @@ import { Outbox } from './outbox.js';
 import { memberRecord, type DesiredState, type DeviceIdentity, type MemberRecord } from './receipt.js';
 import { verifyAssignment } from './verify.js';
 import { writeTerminalReport } from './report.js';
+import { legacyDesiredState } from './legacy.js';
+import { activateGroup, putMember, rollBack, type ActivationEnv } from './activation.js';
 
 /** Named points of the sequence; crash tests kill the process at each one. */
 export type Step =
@@ -61,9 +63,11 @@ export class Orchestrator {
   readonly outbox: Outbox;
   private readonly d: OrchestratorDeps;
   private readonly now: () => Date;
+  private readonly env: ActivationEnv;
 
   constructor(deps: OrchestratorDeps) {
     this.d = deps;
+    this.env = { journal: deps.journal, driver: (m) => this.driver(m), step: (s, tx) => this.step(s, tx) };
     this.now = deps.now ?? (() => new Date());
     this.outbox = new Outbox(join(deps.dataDir, 'outbox'));
   }
@@ -77,7 +81,7 @@ export class Orchestrator {
     const tx = a.kind === 'signed' ? a.transactionId : `legacy:${a.rolloutId}`;
     // Delivered again (the channel retries): continue what the journal has.
     if (this.d.journal.get(tx) !== undefined) return this.drive(tx);
-    const desired = a.kind === 'signed' ? await this.desiredSigned(a) : this.desiredLegacy(a);
+    const desired = a.kind === 'signed' ? await this.desiredSigned(a) : legacyDesiredState(a);
     if ('status' in desired) return desired;
     // spec 3.5: the verified desired state is durable before anything is applied
     try {
@@ -153,22 +157,6 @@ export class Orchestrator {
     }
   }
 
-  private desiredLegacy(a: LegacyAssignment): DesiredState {
-    const member: PlannedMember = {
-      component: a.component,
-      kind: a.componentKind,
-      rolloutId: a.rolloutId,
-      target: a.target,
-      digest: a.digest,
-      length: a.length,
-      mediaType: 'application/octet-stream',
-      ...(a.placement ? { placement: a.placement } : {}),
-      group: 0,
-      position: 0,
-    };
-    return { kind: 'legacy', tenant: '', release: null as never, transaction: { id: `legacy:${a.rolloutId}`, member_count: 1 }, members: [member], health: { probes: [] } };
-  }
-
   private refuse(e: unknown): Outcome {
     const code = isAgentError(e) ? e.code : ((e as { code?: string }).code ?? 'RELEASE_REFUSED');
     const reason = (e as Error).message;
@@ -242,7 +230,7 @@ export class Orchestrator {
         await j.transition(ctx.tx, 'activate-group', { group: 0 });
         return null;
       case 'activating':
-        return this.activateGroup(ctx, members);
+        return activateGroup(this.env, ctx, members);
       case 'group-activated': {
         const g = ctx.data.group as number;
         const policy = parseHealthPolicy(desired.health ?? { probes: [] });
@@ -283,7 +271,7 @@ export class Orchestrator {
         return null;
       }
       case 'rolling-back':
-        return this.rollBack(ctx, members);
+        return rollBack(this.env, ctx, members);
       case 'committed':
       case 'rolled-back':
       case 'failed':
@@ -312,61 +300,8 @@ export class Orchestrator {
     }
   }
 
-  private async activateGroup(ctx: TxContext, members: PlannedMember[]): Promise<Outcome | null> {
-    const g = ctx.data.group as number;
-    let first = true;
-    for (const m of members.filter((x) => x.group === g)) {
-      const rec = memberRecord(this.d.journal.get(ctx.tx)!.data, m.component);
-      if (rec.activated === true) continue;
-      const driver = this.driver(m);
-      // Journal the previous digest and "attempted" BEFORE touching the member: a crash in
-      // activate() must still lead to its rollback.
-      const previous = rec.attempted ? rec.previous_digest : await driver.currentDigest(m);
-      await this.putMember(ctx.tx, m, { attempted: true, previous_digest: previous });
-      const result = await driver.activate(m, rec.facts);
-      await this.putMember(ctx.tx, m, { activated: true, facts: { ...rec.facts, ...(result.facts ?? {}) } });
-      if (first) await this.step(`mid-activation-${g}`, ctx.tx);
-      first = false;
-      if (result.needsReboot) {
-        await this.d.journal.transition(ctx.tx, 'reboot-required');
-        await driver.reboot?.();
-        return { status: 'rebooting', tx: ctx.tx };
-      }
-    }
-    await this.d.journal.transition(ctx.tx, 'group-activated');
-    return null;
-  }
-
-  /** spec 3.4: restore every attempted member in reverse activation order. */
-  private async rollBack(ctx: TxContext, members: PlannedMember[]): Promise<null> {
-    const reverse = [...members].sort((a, b) => b.position - a.position);
-    for (const m of reverse) {
-      const rec = memberRecord(this.d.journal.get(ctx.tx)!.data, m.component);
-      if (!rec.attempted || rec.verdict === 'rolled-back' || rec.verdict === 'failed') continue;
-      const facts = (await this.driver(m).rollback(m, rec.facts)) ?? {};
-      const resulting = m.kind === 'os-bundle' ? rec.previous_digest : await this.driver(m).currentDigest(m);
-      // Restored means the previous digest is live again; anything else is reported as failed.
-      const verdict = resulting === rec.previous_digest ? 'rolled-back' : 'failed';
-      await this.putMember(ctx.tx, m, { verdict, resulting_digest: resulting, facts: { ...rec.facts, ...facts } });
-    }
-    const data = this.d.journal.get(ctx.tx)!.data;
-    if (data.retry === true) {
-      // Back to staged with a clean slate: the retry activates from the first group again.
-      const reset: Record<string, unknown> = { retry: false, group: 0, retries: Number(data.retries ?? 0) + 1, failure: null };
-      for (const m of members) {
-        const rec = memberRecord(data, m.component);
-        reset[`member:${m.component}`] = { ...rec, attempted: false, activated: false, verdict: 'not-attempted', resulting_digest: null } satisfies MemberRecord;
-      }
-      await this.d.journal.transition(ctx.tx, 'retry', reset);
-    } else {
-      await this.d.journal.transition(ctx.tx, 'rolled-back', { activation: 'rolled-back' });
-    }
-    return null;
-  }
-
   private async putMember(tx: string, m: PlannedMember, patch: Partial<MemberRecord>): Promise<void> {
-    const rec = memberRecord(this.d.journal.get(tx)!.data, m.component);
-    await this.d.journal.note(tx, { [`member:${m.component}`]: { ...rec, ...patch } });
+    await putMember(this.d.journal, tx, m, patch);
   }
 
   private driver(m: PlannedMember): MemberDriver {

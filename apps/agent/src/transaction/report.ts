@@ -1,6 +1,7 @@
 import { envelopeBytes, signReceipt, type PrivateKey } from '@svc/release-core';
 import type { Journal, TxContext } from '../journal/journal.js';
 import type { Outbox } from './outbox.js';
+import { legacyStatus } from './legacy.js';
 import { buildReceipt, memberRecord, type DesiredState, type DeviceIdentity, type MemberRecord, type Verdict } from './receipt.js';
 
 /** Final verdict of each member from what the journal recorded. */
@@ -36,18 +37,7 @@ export async function writeTerminalReport(
   let bytes: Uint8Array;
   if (desired.kind === 'legacy') {
     const m = desired.members[0]!;
-    const r = members[`member:${m.component}`]!;
-    const doc = {
-      type: 'svc.legacy-status',
-      rollout: m.rolloutId,
-      device: deps.device.name,
-      component: m.component,
-      status: ctx.state === 'committed' ? 'installed' : ctx.state === 'rolled-back' ? 'rolled-back' : 'failed',
-      candidate_digest: m.digest,
-      previous_digest: r.previous_digest,
-      error: (ctx.data.failure as { message?: string } | undefined)?.message ?? null,
-      timestamp: deps.now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    };
+    const doc = legacyStatus(m, members[`member:${m.component}`]!, ctx.state, deps.device.name, (ctx.data.failure as { message?: string } | null | undefined)?.message ?? null, deps.now);
     bytes = new TextEncoder().encode(JSON.stringify(doc));
   } else {
     const payload = buildReceipt({ desired, data, device: deps.device, activation, health, now: deps.now });
