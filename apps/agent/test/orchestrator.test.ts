@@ -160,4 +160,21 @@ describe('orchestrator: signed release transactions', () => {
     const receipt = await readReceipt(out.outboxFile, s.rel, { 'model-a': 'ro-model-a', 'app-b': 'ro-app-b' }, 'tx-1');
     expect(receipt.members!.map((m) => m.verdict)).toEqual(['failed', 'not-attempted']);
   });
+
+  it('runs the release own health probes for real (default checker): a failing command rolls back', async () => {
+    const dataDir = join(root.dir, 'real-probes');
+    const calls: DriverCall[] = [];
+    const model = new FakeMemberDriver('model', calls);
+    const rel = buildRelease({
+      components: [{ name: 'model-a', kind: 'model', content: 'v2' }],
+      probes: [
+        { name: 'ok', type: 'command', command: ['sh', '-c', 'exit 0'], timeout_s: 5 },
+        { name: 'broken', type: 'command', command: ['sh', '-c', 'exit 1'], timeout_s: 5 },
+      ],
+    });
+    const { orchestrator } = await makeOrchestrator({ dataDir, device, drivers: { model }, fetcher: new MemoryFetcher(rel.targets), trustedKeys: [rel.publicKey] });
+    const out = await orchestrator.apply(assignmentFor(rel));
+    expect(out).toMatchObject({ status: 'done', activation: 'rolled-back', health: 'unhealthy' });
+    expect(calls.map((c) => c.op)).toEqual(['stage', 'activate', 'rollback']);
+  });
 });
