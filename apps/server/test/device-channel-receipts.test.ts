@@ -1,26 +1,17 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { status } from '@grpc/grpc-js';
 import {
-  generateKeyPair,
   parsePrivateKeyPem,
-  signRelease,
   signReceipt,
   envelopeBytes,
   type ReceiptPayload,
 } from '@svc/release-core';
 import { AssignmentKind, type CheckInResponse, type EnrollResponse, type UploadReceiptResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
-import { registerAuthorizerKey } from '../src/pipeline/authorizer-keys.js';
-import { createGroup } from '../src/pipeline/groups.js';
-import { submitRelease } from '../src/pipeline/releases.js';
-import { startSignedRollout } from '../src/pipeline/rollout-start.js';
-import type { PipelineDeps } from '../src/pipeline/deps.js';
 import { toPem } from '../src/device-channel/pki.js';
 import { availableDrivers } from './helpers/store.js';
-import { channelCredentials, clientsFor, csrFor, newDeviceKey, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
+import { channelCredentials, clientsFor, csrFor, newDeviceKey, publishSignedRollout, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
 
 interface Dev {
   name: string;
@@ -33,7 +24,6 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
   let f: ChannelFixture;
   let a: Dev;
   let b: Dev;
-  let deps: PipelineDeps;
   let release: { id: string; product: string; version: string; payload_digest: string; envelope_digest: string; target: string };
   let rolloutId = '';
   let deploymentId = '';
@@ -55,36 +45,10 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
     f = await startChannelFixture(driver);
     a = await enrolled('dev-a');
     b = await enrolled('dev-b');
-    const db = f.t.store.db;
-    deps = { db, blobs: f.repo.blobs, publishTargets: (t, e, o) => f.repo.publishTargets(t, e, o), clock: () => new Date() };
-    const blob = await storeArtifactBytes(deps, Readable.from([payloadBytes]));
-    const art = await publishArtifact(deps, f.tenantId, { name: 'edge-conf', version: '1.0.0', kind: 'config', filename: 'edge.conf' } as never, blob);
-    const group = await createGroup(db, f.tenantId, { name: 'field', members: ['dev-a', 'dev-b'] }, new Date());
-    const authorizer = generateKeyPair('ed25519');
-    await registerAuthorizerKey(db, f.tenantId, { name: 'release-key', public_key_pem: authorizer.publicKey.pem }, new Date());
-    const payload = {
-      tenant: f.tenantId,
-      product: 'edge',
-      release: { version: '1.0.0' },
-      components: [
-        { name: 'edge-conf', kind: 'config', artifact: { id: art.id, name: art.name, version: art.version }, target: art.target, digest: art.digest, length: art.length, media_type: art.media_type, placement: { path: '/etc/edge/edge.conf', mode: '0644' } },
-      ],
-      targets: { [art.target]: { length: art.length, hashes: { sha256: art.digest.slice('sha256:'.length) } } },
-      compatibility: { profiles: ['linux-arm64'] },
-      activation: { ordered_groups: [['edge-conf']] },
-      health: { probes: [{ name: 'up', type: 'command', command: ['/bin/true'], timeout_s: 5 }], timeout_s: 60 },
-      rollout: { target_group: group.id, target_policy_digest: group.snapshot_digest },
-      approvals: [],
-      recovery: { on_failure: 'rollback', rollback_boundary: 'release' },
-      attestations: [],
-      validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 2592000 },
-    };
-    const env = signRelease(payload, authorizer);
-    const sub = await submitRelease(deps, f.tenantId, { envelope: env, expected_product: 'edge' });
-    release = sub.release as typeof release;
-    const started = await startSignedRollout(deps, f.tenantId, release.id, undefined);
-    rolloutId = started.rollout_ids[0]!;
-    deploymentId = started.deployment_id;
+    const pub = await publishSignedRollout(f, { devices: ['dev-a', 'dev-b'], bytes: payloadBytes, placementPath: '/etc/edge/edge.conf' });
+    release = pub;
+    rolloutId = pub.rolloutId;
+    deploymentId = pub.deploymentId;
   });
 
   afterAll(async () => {

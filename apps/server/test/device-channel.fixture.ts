@@ -18,6 +18,14 @@ import { P256_KEY, P256_SIGN, toPem } from '../src/device-channel/pki.js';
 import { DEVICE_CHANNEL_TLS_NAME } from '../src/device-channel/server-tls.js';
 import { startDeviceChannelService } from '../src/device-channel/wiring.js';
 import { SigningRepository } from '../src/signing-repo/repository.js';
+import { Readable } from 'node:stream';
+import { generateKeyPair, signRelease } from '@svc/release-core';
+import { publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
+import { registerAuthorizerKey } from '../src/pipeline/authorizer-keys.js';
+import type { PipelineDeps } from '../src/pipeline/deps.js';
+import { createGroup } from '../src/pipeline/groups.js';
+import { submitRelease } from '../src/pipeline/releases.js';
+import { startSignedRollout } from '../src/pipeline/rollout-start.js';
 import { createTenant } from '../src/store/tenants.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 import type { Driver } from '../src/store/open.js';
@@ -139,4 +147,68 @@ export async function refusal(p: Promise<unknown>): Promise<{ code: number; deta
     return { code: err.code, details: err.details, svcCode: err.metadata?.get('svc-error-code')[0]?.toString() };
   }
   throw new Error('call succeeded but a refusal was expected');
+}
+
+export interface PublishedRelease {
+  id: string;
+  product: string;
+  version: string;
+  payload_digest: string;
+  envelope_digest: string;
+  target: string;
+  rolloutId: string;
+  deploymentId: string;
+  /** The authorizer's public key PEM (the device's trust dir). */
+  authorizerPem: string;
+  digest: `sha256:${string}`;
+  /** TUF target path of the component artifact. */
+  artifactTarget: string;
+}
+
+/**
+ * A published single-component signed release (config file) and a started rollout to
+ * `devices`, through the real pipeline and signing repository.
+ */
+export async function publishSignedRollout(
+  f: ChannelFixture,
+  o: { devices: string[]; bytes: Buffer; placementPath: string; product?: string; version?: string },
+): Promise<PublishedRelease> {
+  const db = f.t.store.db;
+  const deps: PipelineDeps = { db, blobs: f.repo.blobs, publishTargets: (t, e, opts) => f.repo.publishTargets(t, e, opts), clock: () => new Date() };
+  const version = o.version ?? '1.0.0';
+  const blob = await storeArtifactBytes(deps, Readable.from([o.bytes]));
+  const art = await publishArtifact(deps, f.tenantId, { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' } as never, blob);
+  const group = await createGroup(db, f.tenantId, { name: `field-${version}`, members: o.devices }, new Date());
+  const authorizer = generateKeyPair('ed25519');
+  await registerAuthorizerKey(db, f.tenantId, { name: `release-key-${version}`, public_key_pem: authorizer.publicKey.pem }, new Date());
+  const payload = {
+    tenant: f.tenantId,
+    product: o.product ?? 'edge',
+    release: { version },
+    components: [
+      {
+        name: 'edge-conf',
+        kind: 'config',
+        artifact: { id: art.id, name: art.name, version: art.version },
+        target: art.target,
+        digest: art.digest,
+        length: art.length,
+        media_type: art.media_type,
+        placement: { path: o.placementPath, mode: '0644' },
+      },
+    ],
+    targets: { [art.target]: { length: art.length, hashes: { sha256: art.digest.slice('sha256:'.length) } } },
+    compatibility: { profiles: ['linux-arm64'] },
+    activation: { ordered_groups: [['edge-conf']] },
+    health: { probes: [{ name: 'up', type: 'command', command: ['/bin/true'], timeout_s: 5 }], timeout_s: 60 },
+    rollout: { target_group: group.id, target_policy_digest: group.snapshot_digest },
+    approvals: [],
+    recovery: { on_failure: 'rollback', rollback_boundary: 'release' },
+    attestations: [],
+    validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 2592000 },
+  };
+  const sub = await submitRelease(deps, f.tenantId, { envelope: signRelease(payload, authorizer), expected_product: payload.product });
+  const started = await startSignedRollout(deps, f.tenantId, sub.release.id, undefined);
+  const r = sub.release as unknown as Omit<PublishedRelease, 'rolloutId' | 'deploymentId' | 'authorizerPem' | 'digest' | 'artifactTarget'>;
+  return { ...r, rolloutId: started.rollout_ids[0]!, deploymentId: started.deployment_id, authorizerPem: authorizer.publicKey.pem, digest: art.digest as `sha256:${string}`, artifactTarget: art.target };
 }
