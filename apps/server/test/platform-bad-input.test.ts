@@ -21,7 +21,7 @@ describe.each(availableDrivers())('bad input is a 400 and writes nothing, on %s'
     { name: 'JSON that is not an object', url: '/api/v1/enroll-tokens', body: '[1,2]', field: /body/ },
     { name: 'wrong type', url: '/api/v1/enroll-tokens', body: '{"max_uses": "ten"}', field: /max_uses/ },
     { name: 'out of range', url: '/api/v1/enroll-tokens', body: '{"max_uses": 0}', field: /max_uses/ },
-    { name: 'unknown field', url: '/api/v1/enroll-tokens', body: '{"name": "x", "tenant_id": "00000000-0000-4000-8000-000000000000"}', field: /tenant_id/ },
+    { name: 'unknown field', url: '/api/v1/enroll-tokens', body: '{"name": "x", "tenant_id": "00000000-0000-4000-8000-000000000000"}', field: /^body\.tenant_id: unknown field$/ },
     { name: '__proto__ pollution', url: '/api/v1/enroll-tokens', body: '{"__proto__": {"admin": true}}', field: /body/ },
     { name: 'oversized body', url: '/api/v1/users', body: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(100 * 1024), role: 'viewer' }), field: /too large/ },
     { name: 'wrong content type', url: '/api/v1/users', body: 'email=a', contentType: 'application/x-www-form-urlencoded', field: /body/ },

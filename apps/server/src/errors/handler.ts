@@ -51,6 +51,8 @@ function validationMessage(part: string | undefined, issues: NonNullable<ReturnT
     const name = Array.isArray(missing) ? missing.join(', ') : String(missing);
     return `${base}${path ? `.${path}` : ''}.${name}: is required`;
   }
+  // TypeBox reports a property forbidden by additionalProperties: false as "schema is false".
+  if (first.message === 'schema is false') return `${base}${path ? `.${path}` : ''}: unknown field`;
   return `${base}${path ? `.${path}` : ''}: ${oneLine(first.message ?? 'invalid')}`;
 }
 
