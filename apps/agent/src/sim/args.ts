@@ -1,0 +1,56 @@
+import { parseArgs } from 'node:util';
+
+export interface SimArgs {
+  server: string;
+  token: string;
+  devices: number;
+  intervalS: number;
+  serverCa: string;
+  prefix: string;
+  concurrency: number;
+  /** Stop after this many seconds and print a summary (0 = run until SIGINT). */
+  durationS: number;
+  statsEveryS: number;
+}
+
+export class UsageError extends Error {}
+
+/** `pnpm sim --devices N [--server host:port] [--token T] [--interval S] ...` */
+export function parseSimArgs(argv: string[], env: Record<string, string | undefined> = process.env): SimArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      server: { type: 'string', default: env.SVC_AGENT_SERVER ?? '127.0.0.1:8443' },
+      token: { type: 'string', default: env.SVC_AGENT_ENROLL_TOKEN ?? '' },
+      devices: { type: 'string', default: '10' },
+      interval: { type: 'string', default: '60' },
+      'server-ca': { type: 'string', default: env.SVC_AGENT_SERVER_CA ?? './.svc-data/ca/server/ca.pem' },
+      prefix: { type: 'string', default: 'sim' },
+      concurrency: { type: 'string', default: '32' },
+      duration: { type: 'string', default: '0' },
+      'stats-every': { type: 'string', default: '10' },
+    },
+    strict: true,
+  });
+  const int = (name: string, v: string | undefined, min: number, max: number): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name}: must be an integer ${min}..${max}`);
+    return n;
+  };
+  const token = values.token ?? '';
+  if (token === '') throw new UsageError('--token: required (an enrollment token with at least --devices uses)');
+  if (!/^[^\s:]+:\d{1,5}$/.test(values.server ?? '')) throw new UsageError('--server: must be host:port');
+  const prefix = values.prefix ?? 'sim';
+  if (!/^[a-z0-9][a-z0-9._-]{0,40}$/.test(prefix)) throw new UsageError('--prefix: must match ^[a-z0-9][a-z0-9._-]{0,40}$');
+  return {
+    server: values.server!,
+    token,
+    devices: int('devices', values.devices, 1, 100_000),
+    intervalS: int('interval', values.interval, 1, 86_400),
+    serverCa: values['server-ca']!,
+    prefix,
+    concurrency: int('concurrency', values.concurrency, 1, 1024),
+    durationS: int('duration', values.duration, 0, 86_400),
+    statsEveryS: int('stats-every', values['stats-every'], 1, 3600),
+  };
+}

@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import type { Assignment, CheckInResponse, UploadReceiptResponse } from '@svc/device-proto';
+import { envelopeBytes, parsePrivateKeyPem, signReceipt, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
+import { call, ChannelClients, deviceCredentials } from '../channel/client.js';
+import { enroll } from '../channel/enroll.js';
+import { pemToDer } from '../channel/identity.js';
+import { openRepoStream } from '../channel/repo-fetcher.js';
+
+export interface SimStats {
+  checkIns: number;
+  receipts: number;
+  duplicates: number;
+  errors: number;
+  lastError?: string;
+}
+
+/** Release components, read once per envelope target and shared by every simulated device. */
+export type ComponentCache = Map<string, Promise<Map<string, string>>>;
+
+/**
+ * One simulated device: its own P-256 key and certificate, its own mTLS connection, the real
+ * protocol. It "installs" with an in-memory fake (nothing is placed) but signs and uploads a
+ * real receipt for every signed assignment. Memory per device: the key, the certificate and
+ * one HTTP/2 connection.
+ */
+export class SimDevice {
+  private clients!: ChannelClients;
+  private key!: PrivateKey;
+  private certDer!: Uint8Array;
+  private tenant = '';
+  private readonly done = new Set<string>();
+
+  constructor(readonly name: string) {}
+
+  async enroll(o: { server: string; serverCaPem: string; token: string }): Promise<void> {
+    const id = await enroll({ address: o.server, bootstrapCaPem: o.serverCaPem, token: o.token, deviceName: this.name, inventory: INVENTORY });
+    this.key = parsePrivateKeyPem(id.keyPem);
+    this.certDer = pemToDer(id.certPem);
+    this.tenant = id.tenantId;
+    this.clients = new ChannelClients(o.server, deviceCredentials(id));
+  }
+
+  async tick(stats: SimStats, cache: ComponentCache): Promise<void> {
+    const res = await call<CheckInResponse>((md, opts, cb) => this.clients.device.checkIn({ inventory: INVENTORY }, md, opts, cb));
+    stats.checkIns += 1;
+    for (const a of res.assignments) {
+      const key = a.transaction?.id ?? a.rolloutId;
+      if (this.done.has(key) || a.release === undefined) continue;
+      const digests = await this.components(a, cache);
+      const bytes = envelopeBytes(signReceipt(this.receipt(a, digests), this.key));
+      const r = await call<UploadReceiptResponse>((md, opts, cb) => this.clients.device.uploadReceipt({ envelope: Buffer.from(bytes) }, md, opts, cb));
+      stats.receipts += 1;
+      if (r.duplicate) stats.duplicates += 1;
+      this.done.add(key);
+    }
+  }
+
+  close(): void {
+    this.clients?.close();
+  }
+
+  private components(a: Assignment, cache: ComponentCache): Promise<Map<string, string>> {
+    const target = a.release!.envelopeTarget;
+    let p = cache.get(target);
+    if (p === undefined) {
+      p = this.fetchComponents(a);
+      cache.set(target, p);
+      p.catch(() => cache.delete(target));
+    }
+    return p;
+  }
+
+  /** The envelope over GetFile (checked against the assignment's digest), component -> digest. */
+  private async fetchComponents(a: Assignment): Promise<Map<string, string>> {
+    const target = a.release!.envelopeTarget;
+    const sha = a.release!.envelopeDigest.slice('sha256:'.length);
+    const slash = target.lastIndexOf('/');
+    const { first, rest } = await openRepoStream(this.clients.repository, `targets/${target.slice(0, slash + 1)}${sha}.${target.slice(slash + 1)}`);
+    const parts = [first.data];
+    for await (const m of rest as AsyncIterable<{ data: Buffer }>) parts.push(m.data);
+    const bytes = Buffer.concat(parts);
+    if (createHash('sha256').update(bytes).digest('hex') !== sha) throw new Error(`envelope ${target}: digest mismatch`);
+    const env = JSON.parse(bytes.toString('utf8')) as { payload: string };
+    const payload = JSON.parse(Buffer.from(env.payload, 'base64').toString('utf8')) as { components: { name: string; digest: string }[] };
+    return new Map(payload.components.map((c) => [c.name, c.digest]));
+  }
+
+  /** A successful install, shaped like the agent's buildReceipt (contracts 3). */
+  private receipt(a: Assignment, digests: Map<string, string>): ReceiptPayload {
+    const rel = a.release!;
+    const tx = a.transaction!;
+    const base: Record<string, unknown> = {
+      tenant: this.tenant,
+      device: { name: this.name, certificate: Buffer.from(this.certDer).toString('base64') },
+      release: { product: rel.product, version: rel.version, payload_digest: rel.payloadDigest, envelope_digest: rel.envelopeDigest },
+      activation: 'activated',
+      health: 'healthy',
+      timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
+    const members = [...tx.members].sort((x, y) => x.position - y.position);
+    if (tx.memberCount === 1) {
+      const d = digests.get(members[0]!.component)!;
+      Object.assign(base, { rollout: members[0]!.rolloutId, candidate_digest: d, previous_digest: null, resulting_digest: d });
+    } else {
+      base.transaction = { id: tx.id, member_count: tx.memberCount };
+      base.members = members.map((m) => {
+        const d = digests.get(m.component)!;
+        return { group: m.group, position: m.position, component: m.component, rollout: m.rolloutId, candidate_digest: d, previous_digest: null, resulting_digest: d, verdict: 'committed' };
+      });
+    }
+    return base as unknown as ReceiptPayload;
+  }
+}
+
+const INVENTORY = { agentVersion: '0.1.0-sim', profile: 'linux-arm64', product: 'sim', slots: [] };

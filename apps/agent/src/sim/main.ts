@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+/**
+ * Fleet simulator: `pnpm sim --devices N --token T [--server host:port] [--interval S]
+ * [--server-ca PATH] [--duration S]`. Enrolls N devices in ONE process against a running
+ * server (real enrollment, real mTLS per device, real signed receipts) and keeps them
+ * checking in. Prints one JSON stats line every --stats-every seconds and a summary at exit.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseSimArgs, UsageError, type SimArgs } from './args.js';
+import { SimDevice, type ComponentCache, type SimStats } from './device.js';
+
+async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: string) => void): Promise<SimStats & { enrolled: number }> {
+  const serverCaPem = await readFile(args.serverCa, 'utf8');
+  const devices = Array.from({ length: args.devices }, (_, i) => new SimDevice(`${args.prefix}-${String(i).padStart(6, '0')}`));
+  const stats: SimStats = { checkIns: 0, receipts: 0, duplicates: 0, errors: 0 };
+  const enrolled: SimDevice[] = [];
+  const t0 = Date.now();
+  await runPool(devices, args.concurrency, async (d) => {
+    if (signal.aborted) return;
+    try {
+      await d.enroll({ server: args.server, serverCaPem, token: args.token });
+      enrolled.push(d);
+    } catch (e) {
+      stats.errors += 1;
+      stats.lastError = `enroll ${d.name}: ${(e as Error).message}`;
+    }
+  });
+  print(JSON.stringify({ event: 'enrolled', devices: enrolled.length, seconds: (Date.now() - t0) / 1000, errors: stats.errors, last_error: stats.lastError }));
+
+  const cache: ComponentCache = new Map();
+  const timers: NodeJS.Timeout[] = [];
+  // spread the fleet evenly over one interval, like real devices that booted at random times
+  enrolled.forEach((d, i) => {
+    const tick = (): void => {
+      d.tick(stats, cache).catch((e: unknown) => {
+        stats.errors += 1;
+        stats.lastError = `${d.name}: ${(e as Error).message}`;
+      });
+    };
+    const start = setTimeout(() => {
+      tick();
+      timers.push(setInterval(tick, args.intervalS * 1000));
+    }, Math.floor((i / enrolled.length) * args.intervalS * 1000));
+    timers.push(start);
+  });
+  let last = { ...stats, at: Date.now() };
+  const statsTimer = setInterval(() => {
+    const now = Date.now();
+    const dt = (now - last.at) / 1000;
+    print(JSON.stringify({
+      event: 'stats',
+      check_ins_per_s: Math.round(((stats.checkIns - last.checkIns) / dt) * 10) / 10,
+      receipts_per_s: Math.round(((stats.receipts - last.receipts) / dt) * 10) / 10,
+      check_ins: stats.checkIns,
+      receipts: stats.receipts,
+      errors: stats.errors,
+      last_error: stats.lastError,
+      rss_mb: Math.round(process.memoryUsage().rss / 1048576),
+    }));
+    last = { ...stats, at: now };
+  }, args.statsEveryS * 1000);
+  await new Promise<void>((resolve) => {
+    if (args.durationS > 0) setTimeout(resolve, args.durationS * 1000).unref();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  clearInterval(statsTimer);
+  for (const t of timers) clearTimeout(t);
+  for (const d of enrolled) d.close();
+  return { ...stats, enrolled: enrolled.length };
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isMain) {
+  let args: SimArgs;
+  try {
+    args = parseSimArgs(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`svc-sim: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  runSim(args, stop.signal, (l) => process.stdout.write(`${l}\n`)).then(
+    (s) => {
+      process.stdout.write(`${JSON.stringify({ event: 'summary', ...s })}\n`);
+      process.exit(0);
+    },
+    (e: unknown) => {
+      process.stderr.write(`svc-sim: ${e instanceof UsageError ? '' : 'failed: '}${(e as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}
