@@ -32,6 +32,7 @@ import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
 import { releaseTransactionsRoutes } from './routes/v1/release-transactions.js';
+import { registriesRoutes } from './routes/v1/registries.js';
 import { releasesRoutes } from './routes/v1/releases.js';
 import { rolloutsRoutes } from './routes/v1/rollouts.js';
 import { sbomsRoutes } from './routes/v1/sboms.js';
@@ -53,6 +54,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   adminRoutes,
   artifactsRoutes,
   sbomsRoutes,
+  registriesRoutes,
   groupsRoutes,
   authorizerKeysRoutes,
   releasesRoutes,
