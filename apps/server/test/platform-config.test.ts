@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../src/config.js';
+
+describe('config (contracts 6)', () => {
+  it('defaults', () => {
+    const c = parseConfig({}, '/srv');
+    expect(c).toEqual({
+      dataDir: '/srv/.svc-data',
+      databaseUrl: undefined,
+      databaseSchema: 'public',
+      httpAddr: { host: '127.0.0.1', port: 8080 },
+      deviceAddr: { host: '127.0.0.1', port: 8443 },
+      admin: undefined,
+    });
+  });
+
+  it('all settings', () => {
+    const c = parseConfig({ SVC_DATA_DIR: 'data', SVC_DATABASE_URL: 'postgres://u@h/db', SVC_HTTP_ADDR: '0.0.0.0:9000', SVC_DEVICE_ADDR: '[::1]:9443', SVC_ADMIN_EMAIL: 'a@b.c', SVC_ADMIN_PASSWORD: 'password1' }, '/srv');
+    expect(c).toMatchObject({ dataDir: '/srv/data', databaseUrl: 'postgres://u@h/db', httpAddr: { host: '0.0.0.0', port: 9000 }, deviceAddr: { host: '::1', port: 9443 }, admin: { email: 'a@b.c', password: 'password1' } });
+  });
+
+  it.each([
+    [{ SVC_HTTP_ADDR: '8080' }, /^SVC_HTTP_ADDR: /],
+    [{ SVC_DEVICE_ADDR: 'host:99999' }, /^SVC_DEVICE_ADDR: /],
+    [{ SVC_DATABASE_URL: 'mysql://x' }, /^SVC_DATABASE_URL: /],
+    [{ SVC_ADMIN_EMAIL: 'a@b.c' }, /SVC_ADMIN_PASSWORD/],
+    [{ SVC_ADMIN_EMAIL: 'nope', SVC_ADMIN_PASSWORD: 'password1' }, /^SVC_ADMIN_EMAIL: /],
+    [{ SVC_ADMIN_EMAIL: 'a@b.c', SVC_ADMIN_PASSWORD: 'short' }, /^SVC_ADMIN_PASSWORD: /],
+    [{ SVC_DATABASE_SCHEMA: 'Bad-Schema' }, /^SVC_DATABASE_SCHEMA: /],
+  ])('refuses %j with one line naming the setting', (env, message) => {
+    expect(() => parseConfig(env)).toThrow(ConfigError);
+    expect(() => parseConfig(env)).toThrow(message);
+  });
+});
