@@ -38,7 +38,9 @@ async function main(): Promise<void> {
   const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
   const app = await buildApp({ store, config, now, signingRepo, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
-  await app.listen({ host: config.httpAddr.host, port: config.httpAddr.port });
+  const url = await app.listen({ host: config.httpAddr.host, port: config.httpAddr.port });
+  // One plain line whatever the log level: scripts and benches wait for it (port 0 = any).
+  process.stdout.write(`svc-server: http listening on ${url}\n`);
 
   // Device gRPC channel (SVC_DEVICE_ADDR): enrollment + mTLS device services (docs/device-channel.md).
   const { host: dHost, port: dPort } = config.deviceAddr;
