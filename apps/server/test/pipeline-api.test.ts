@@ -195,6 +195,25 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       expect(listed.body.counts.running).toBe(2);
     });
 
+    it('refuses a release without a health probe or with a non-rollback recovery policy (spec 4: health probe, recovery policy)', async () => {
+      const noProbe = { ...payloadFor({ version: '2.5.0' }), health: { probes: [], timeout_s: 60 } };
+      const env = signEnvelope('svc.release.v1', canonicalize(noProbe), auth.key);
+      const sub = await submit(env);
+      if (sub.status === 201) {
+        // accepted as a document: the rollout start must refuse it
+        const start = await f.api('POST', '/api/v1/rollouts', { release_id: sub.body.id });
+        expect(start.status).toBe(400);
+        expect(start.body.error).toMatch(/^health.probes: /);
+      } else {
+        expect(sub.status).toBe(400);
+        expect(sub.body.error).toMatch(/health/);
+      }
+      const halt = { ...payloadFor({ version: '2.6.0', profiles: ['linux-arm64'] }), recovery: { on_failure: 'halt', rollback_boundary: 'component' } };
+      const r = await submit(signEnvelope('svc.release.v1', canonicalize(halt), auth.key));
+      expect(r.status).toBe(400);
+      expect(r.body.error).toMatch(/recovery\.on_failure/);
+    });
+
     it('refuses rollout start: revoked key, changed group, incompatible device, tightening-only overrides', async () => {
       const env = sign(payloadFor({ version: '3.0.0', waves: [{ count: 1, requires_approval: true }, { count: 2 }], failure_threshold: { count: 1 } }), auth.key);
       const rel = (await submit(env)).body;
