@@ -14,7 +14,8 @@ import { ChannelClients, deviceCredentials } from '../../agent/src/channel/clien
 import { enroll } from '../../agent/src/channel/enroll.js';
 import { loadIdentity, pemToDer, saveIdentity } from '../../agent/src/channel/identity.js';
 import { AgentRuntime } from '../../agent/src/channel/runtime.js';
-import { ChannelTargetFetcher, ensureTrustedRoot } from '../../agent/src/channel/tuf-target-fetcher.js';
+import { ChannelTargetFetcher } from '../../agent/src/channel/tuf-target-fetcher.js';
+import { ensureTrustedRoot } from '../../agent/src/channel/trusted-root.js';
 import { FilePlacementDriver } from '../../agent/src/drivers/file-placement.js';
 import { Journal } from '../../agent/src/journal/journal.js';
 import { Orchestrator } from '../../agent/src/transaction/orchestrator.js';

@@ -1,6 +1,7 @@
 import type { EnrollResponse, Inventory } from '@svc/device-proto';
 import { call, ChannelClients, enrollmentCredentials } from './client.js';
-import { buildCsr, generateIdentityKey, toPem, type DeviceIdentityFiles } from './identity.js';
+import { buildCsr } from './csr.js';
+import { generateIdentityKey, toPem, type DeviceIdentityFiles } from './identity.js';
 
 export interface EnrollOptions {
   address: string;

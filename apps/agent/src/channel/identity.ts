@@ -1,11 +1,9 @@
-import { webcrypto } from 'node:crypto';
+import { webcrypto, X509Certificate } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../journal/io.js';
-import { x509 } from './x509.js';
 
 const P256_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
-const P256_SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
 
 /** The device's identity as kept under `<dataDir>/identity/` (key 0600, never sent anywhere). */
 export interface DeviceIdentityFiles {
@@ -45,14 +43,8 @@ export async function importIdentityKey(keyPem: string): Promise<webcrypto.Crypt
   return { privateKey, publicKey };
 }
 
-/** PKCS#10 CSR (DER) with subject CN = device name, signed by the identity key. */
-export async function buildCsr(keys: webcrypto.CryptoKeyPair, deviceName: string): Promise<Buffer> {
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: `CN=${deviceName}`, keys: keys as never, signingAlgorithm: P256_SIGN });
-  return Buffer.from(csr.rawData);
-}
-
 export function certNotAfter(certPem: string): Date {
-  return new x509.X509Certificate(certPem).notAfter;
+  return new Date(new X509Certificate(certPem).validTo);
 }
 
 const FILES = { key: 'device.key', cert: 'device.pem', deviceCa: 'device-ca.pem', serverCa: 'server-ca.pem', meta: 'identity.json' } as const;

@@ -1,5 +1,6 @@
-import { status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import { status, type ServiceError } from '@grpc/grpc-js';
 import type { GetFileResponse, RepositoryServiceClient } from '@svc/device-proto';
+import { openRepoStream } from './repo-stream.js';
 import { BaseFetcher } from 'tuf-js';
 import { DownloadHTTPError } from 'tuf-js/dist/error.js';
 
@@ -7,24 +8,6 @@ import { DownloadHTTPError } from 'tuf-js/dist/error.js';
 export const CHANNEL_METADATA_URL = 'svc-channel://repo/metadata/';
 export const CHANNEL_TARGETS_URL = 'svc-channel://repo/targets/';
 const PREFIX = 'svc-channel://repo/';
-
-/** Opens RepositoryService.GetFile and resolves once the first chunk (or the refusal) is in. */
-export function openRepoStream(client: RepositoryServiceClient, path: string, offset = 0): Promise<{ first: GetFileResponse; rest: ClientReadableStream<GetFileResponse> }> {
-  const stream = client.getFile({ path, offset, length: 0 }, { deadline: new Date(Date.now() + 10 * 60_000) });
-  return new Promise((resolve, reject) => {
-    const onData = (first: GetFileResponse) => {
-      stream.off('error', onError);
-      stream.pause();
-      resolve({ first, rest: stream });
-    };
-    const onError = (err: ServiceError) => {
-      stream.off('data', onData);
-      reject(err);
-    };
-    stream.once('data', onData);
-    stream.once('error', onError);
-  });
-}
 
 /**
  * tuf-js fetcher over the device channel: TUF metadata and targets travel inside the mTLS

@@ -3,10 +3,10 @@ import type { TargetFetcher } from '../staging/fetcher.js';
 import type { Orchestrator } from '../transaction/orchestrator.js';
 import { toAgentAssignment } from './assignments.js';
 import { call, ChannelClients, deviceCredentials, errorCode, isTransient } from './client.js';
-import { buildCsr, importIdentityKey, saveIdentity, toPem, type DeviceIdentityFiles } from './identity.js';
+import { importIdentityKey, saveIdentity, toPem, type DeviceIdentityFiles } from './identity.js';
 import { uploadLogBundle } from './log-upload.js';
 import { backoffMs, uploadOutbox } from './outbox-uploader.js';
-import { ChannelTargetFetcher } from './tuf-target-fetcher.js';
+import type { ChannelTargetFetcher } from './tuf-target-fetcher.js';
 
 export type Log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
@@ -31,7 +31,7 @@ export interface RuntimeOptions {
  */
 export class AgentRuntime {
   clients: ChannelClients;
-  fetcher: ChannelTargetFetcher;
+  private fetcherP: Promise<ChannelTargetFetcher> | undefined;
   readonly orchestrator: Orchestrator;
   private identity: DeviceIdentityFiles;
   private failures = 0;
@@ -39,9 +39,14 @@ export class AgentRuntime {
   constructor(private readonly o: RuntimeOptions) {
     this.identity = o.identity;
     this.clients = new ChannelClients(o.address, deviceCredentials(o.identity));
-    this.fetcher = new ChannelTargetFetcher(this.clients.repository, `${o.dataDir}/tuf`);
     // delegate, so a renewal's new connection is picked up
-    this.orchestrator = o.makeOrchestrator({ fetchTarget: (...args) => this.fetcher.fetchTarget(...args) });
+    this.orchestrator = o.makeOrchestrator({ fetchTarget: async (...args) => (await this.fetcher()).fetchTarget(...args) });
+  }
+
+  /** tuf-js and its dependencies load on the first fetch: an agent at rest stays small. */
+  fetcher(): Promise<ChannelTargetFetcher> {
+    this.fetcherP ??= import('./tuf-target-fetcher.js').then((m) => new m.ChannelTargetFetcher(this.clients.repository, `${this.o.dataDir}/tuf`));
+    return this.fetcherP;
   }
 
   /** One heartbeat; returns the interval the server asks for. */
@@ -49,7 +54,7 @@ export class AgentRuntime {
     const res = await call<CheckInResponse>((md, opts, cb) => this.clients.device.checkIn({ inventory: this.o.inventory }, md, opts, cb));
     for (const w of res.assignments) {
       try {
-        const a = await toAgentAssignment(w, (path, max) => this.fetcher.fetchBytes(path, max));
+        const a = await toAgentAssignment(w, async (path, max) => (await this.fetcher()).fetchBytes(path, max));
         const outcome = await this.orchestrator.apply(a);
         this.o.log('info', 'assignment', { rollout: w.rolloutId, status: outcome.status });
       } catch (err) {
@@ -75,13 +80,14 @@ export class AgentRuntime {
   /** A fresh certificate for the same identity key; new connections use it. */
   async renew(): Promise<void> {
     const keys = await importIdentityKey(this.identity.keyPem);
+    const { buildCsr } = await import('./csr.js');
     const csrDer = await buildCsr(keys, this.identity.deviceName);
     const res = await call<RenewCertificateResponse>((md, opts, cb) => this.clients.device.renewCertificate({ csrDer }, md, opts, cb));
     this.identity = { ...this.identity, certPem: toPem(res.certificateDer, 'CERTIFICATE'), notAfter: res.notAfter ?? this.identity.notAfter };
     await saveIdentity(this.o.dataDir, this.identity);
     this.clients.close();
     this.clients = new ChannelClients(this.o.address, deviceCredentials(this.identity));
-    this.fetcher = new ChannelTargetFetcher(this.clients.repository, `${this.o.dataDir}/tuf`);
+    this.fetcherP = undefined;
     this.o.onRenewed?.(this.identity);
     this.o.log('info', 'certificate renewed', { not_after: this.identity.notAfter.toISOString() });
   }

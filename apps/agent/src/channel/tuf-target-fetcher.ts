@@ -1,13 +1,14 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { open, stat } from 'node:fs/promises';
+import { posix } from 'node:path';
 import { Readable } from 'node:stream';
 import type { RepositoryServiceClient } from '@svc/device-proto';
 import { Updater, type TargetFile } from 'tuf-js';
 import { AgentError } from '../errors.js';
 import type { Digest } from '../drivers/driver.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
-import { CHANNEL_METADATA_URL, CHANNEL_TARGETS_URL, ChannelFetcher, openRepoStream } from './repo-fetcher.js';
+import { CHANNEL_METADATA_URL, CHANNEL_TARGETS_URL, ChannelFetcher } from './repo-fetcher.js';
+import { openRepoStream } from './repo-stream.js';
 
 /**
  * The agent's TargetFetcher: a tuf-js Updater refreshes the tenant's TUF metadata through
@@ -108,24 +109,4 @@ export class ChannelTargetFetcher implements TargetFetcher {
     }
     return new Uint8Array(bytes);
   }
-}
-
-/**
- * Puts the TUF trust anchor in place: a provisioned root.json when given, otherwise the
- * repository's current root fetched once over the authenticated channel right after
- * enrollment (the connection is already pinned to the server CA). Never replaced afterwards
- * except by tuf-js's own verified root rotation.
- */
-export async function ensureTrustedRoot(client: RepositoryServiceClient, metadataDir: string, provisionedRoot?: string): Promise<void> {
-  const rootFile = join(metadataDir, 'root.json');
-  if (await stat(rootFile).then(() => true, () => false)) return;
-  await mkdir(metadataDir, { recursive: true });
-  if (provisionedRoot !== undefined) {
-    await writeFile(rootFile, await readFile(provisionedRoot));
-    return;
-  }
-  const { first, rest } = await openRepoStream(client, 'metadata/root.json');
-  const parts = [first.data];
-  for await (const m of rest as AsyncIterable<{ data: Buffer }>) parts.push(m.data);
-  await writeFile(rootFile, Buffer.concat(parts), { mode: 0o644 });
 }

@@ -11,6 +11,8 @@ export interface SimArgs {
   /** Stop after this many seconds and print a summary (0 = run until SIGINT). */
   durationS: number;
   statsEveryS: number;
+  /** Seconds of authenticated empty calls (Ping) before check-ins start: the benchmark baseline. */
+  pingFirstS: number;
 }
 
 export class UsageError extends Error {}
@@ -29,6 +31,7 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
       concurrency: { type: 'string', default: '32' },
       duration: { type: 'string', default: '0' },
       'stats-every': { type: 'string', default: '10' },
+      'ping-first': { type: 'string', default: '0' },
     },
     strict: true,
   });
@@ -52,5 +55,6 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
     concurrency: int('concurrency', values.concurrency, 1, 1024),
     durationS: int('duration', values.duration, 0, 86_400),
     statsEveryS: int('stats-every', values['stats-every'], 1, 3600),
+    pingFirstS: int('ping-first', values['ping-first'], 0, 3600),
   };
 }

@@ -4,9 +4,10 @@ import { envelopeBytes, parsePrivateKeyPem, signReceipt, type PrivateKey, type R
 import { call, ChannelClients, deviceCredentials } from '../channel/client.js';
 import { enroll } from '../channel/enroll.js';
 import { pemToDer } from '../channel/identity.js';
-import { openRepoStream } from '../channel/repo-fetcher.js';
+import { readRepoFile } from '../channel/repo-stream.js';
 
 export interface SimStats {
+  pings: number;
   checkIns: number;
   receipts: number;
   duplicates: number;
@@ -38,6 +39,12 @@ export class SimDevice {
     this.certDer = pemToDer(id.certPem);
     this.tenant = id.tenantId;
     this.clients = new ChannelClients(o.server, deviceCredentials(id));
+  }
+
+  /** Authenticated empty call over the same mTLS connection (benchmark baseline). */
+  async ping(stats: SimStats): Promise<void> {
+    await call((md, opts, cb) => this.clients.device.ping({}, md, opts, cb));
+    stats.pings += 1;
   }
 
   async tick(stats: SimStats, cache: ComponentCache): Promise<void> {
@@ -75,10 +82,7 @@ export class SimDevice {
     const target = a.release!.envelopeTarget;
     const sha = a.release!.envelopeDigest.slice('sha256:'.length);
     const slash = target.lastIndexOf('/');
-    const { first, rest } = await openRepoStream(this.clients.repository, `targets/${target.slice(0, slash + 1)}${sha}.${target.slice(slash + 1)}`);
-    const parts = [first.data];
-    for await (const m of rest as AsyncIterable<{ data: Buffer }>) parts.push(m.data);
-    const bytes = Buffer.concat(parts);
+    const bytes = await readRepoFile(this.clients.repository, `targets/${target.slice(0, slash + 1)}${sha}.${target.slice(slash + 1)}`);
     if (createHash('sha256').update(bytes).digest('hex') !== sha) throw new Error(`envelope ${target}: digest mismatch`);
     const env = JSON.parse(bytes.toString('utf8')) as { payload: string };
     const payload = JSON.parse(Buffer.from(env.payload, 'base64').toString('utf8')) as { components: { name: string; digest: string }[] };

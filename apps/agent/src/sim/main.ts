@@ -21,7 +21,7 @@ async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Prom
 export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: string) => void): Promise<SimStats & { enrolled: number }> {
   const serverCaPem = await readFile(args.serverCa, 'utf8');
   const devices = Array.from({ length: args.devices }, (_, i) => new SimDevice(`${args.prefix}-${String(i).padStart(6, '0')}`));
-  const stats: SimStats = { checkIns: 0, receipts: 0, duplicates: 0, errors: 0 };
+  const stats: SimStats = { pings: 0, checkIns: 0, receipts: 0, duplicates: 0, errors: 0 };
   const enrolled: SimDevice[] = [];
   const t0 = Date.now();
   await runPool(devices, args.concurrency, async (d) => {
@@ -39,12 +39,21 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   const cache: ComponentCache = new Map();
   const timers: NodeJS.Timeout[] = [];
   // spread the fleet evenly over one interval, like real devices that booted at random times
+  const pingUntil = Date.now() + args.pingFirstS * 1000;
   enrolled.forEach((d, i) => {
+    let busy = false;
     const tick = (): void => {
-      d.tick(stats, cache).catch((e: unknown) => {
-        stats.errors += 1;
-        stats.lastError = `${d.name}: ${(e as Error).message}`;
-      });
+      // a device never overlaps its own calls: a slow server slows the fleet, like real agents
+      if (busy) return;
+      busy = true;
+      (Date.now() < pingUntil ? d.ping(stats) : d.tick(stats, cache))
+        .catch((e: unknown) => {
+          stats.errors += 1;
+          stats.lastError = `${d.name}: ${(e as Error).message}`;
+        })
+        .finally(() => {
+          busy = false;
+        });
     };
     const start = setTimeout(() => {
       tick();
@@ -58,6 +67,8 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
     const dt = (now - last.at) / 1000;
     print(JSON.stringify({
       event: 'stats',
+      mode: now < pingUntil ? 'ping' : 'check-in',
+      pings_per_s: Math.round(((stats.pings - last.pings) / dt) * 10) / 10,
       check_ins_per_s: Math.round(((stats.checkIns - last.checkIns) / dt) * 10) / 10,
       receipts_per_s: Math.round(((stats.receipts - last.receipts) / dt) * 10) / 10,
       check_ins: stats.checkIns,
