@@ -85,6 +85,8 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect(r.duplicate).toBe(false);
     expect(await upload(canary, bytes)).toEqual({ receipt_id: r.receipt_id, duplicate: true });
     expect(await stored()).toBe(1);
+    const audited = await sql<{ actor: string; credential: string }>`SELECT actor, credential FROM audit_events WHERE action = 'release-receipt.accept'`.execute(db());
+    expect(audited.rows).toEqual([{ actor: `device:${canary}`, credential: 'device' }]);
     const d1 = await detail();
     expect(d1.status).toBe('awaiting_approval');
     expect(d1.waves.map((w: any) => w.state)).toEqual(['done', 'awaiting_approval']);

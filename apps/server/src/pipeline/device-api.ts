@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
+import { recordAuditEvent } from '../audit/record.js';
 import { isUuid } from './db.js';
 import { PipelineError } from './errors.js';
 import { acceptReceiptImpl } from './receipts.js';
@@ -111,5 +112,9 @@ export async function reportLegacyStatus(
       .execute();
     // the first terminal report counts; later reports are kept as history only
     if (dd.state === 'pending') await recordDeviceResult(trx, d, args.deviceName, dd.wave_idx, deviceStateFromLegacy(args.status), null, args.now);
+    await recordAuditEvent(trx, {
+      tenantId, actor: `device:${args.deviceName}`, credential: 'device', action: 'rollout.legacy-status', target: `rollout:${r.id}`, at: args.now,
+      detail: { status: args.status, label: 'device-reported' },
+    });
   });
 }

@@ -16,6 +16,7 @@ import {
 } from '@svc/release-core';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../store/database.js';
+import { recordAuditEvent } from '../audit/record.js';
 import { isUniqueViolation, isUuid } from './db.js';
 import { PipelineError } from './errors.js';
 import { recordResult, type WaveRow } from './progression.js';
@@ -119,6 +120,11 @@ export async function acceptReceiptImpl(db: Kysely<Database>, tenantId: string, 
       throw e;
     }
     await recordDeviceResult(trx, d, args.deviceName, dd.wave_idx, state, id, args.now);
+    // spec 6.1: the device's state change is audited with the change, in the same transaction
+    await recordAuditEvent(trx, {
+      tenantId, actor: `device:${args.deviceName}`, credential: 'device', action: 'release-receipt.accept', target: `release-receipt:${id}`, at: args.now,
+      detail: { transaction_id: d.id, activation: r.activation, health: r.health, envelope_digest: v.envelopeDigest, label: SOFTWARE_KEY_LABEL },
+    });
     return { receipt_id: id, duplicate: false };
   });
 }
