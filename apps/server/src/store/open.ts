@@ -26,7 +26,7 @@ export interface OpenStoreOptions {
   pglite?: PGlite;
   /** Schema to use; created when missing. Default `public`. */
   schema?: string;
-  /** PostgreSQL pool size (default 10). */
+  /** PostgreSQL pool size (default 16; two processes stay well under max_connections 100). */
   poolSize?: number;
 }
 
@@ -53,7 +53,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   if (options.databaseUrl !== undefined) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
+      max: options.poolSize ?? 16,
       options: `-c search_path=${searchPath}`,
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -5,7 +5,7 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
-import { decommissionDevice, DEVICE_STATUSES, deviceHistory, getDeviceByName, listDevices, type DeviceRecord } from '../../store/devices.js';
+import { decommissionDevice, DEVICE_STATUSES, deviceHistory, getDeviceByName, listDevices, type DeviceListItem, type DeviceRecord } from '../../store/devices.js';
 import { createLogRequest, getLogContent, getLogRequest } from '../../store/log-requests.js';
 
 export const Device = Type.Object({
@@ -23,7 +23,7 @@ const NameParams = Strict({ name: Type.String({ maxLength: 63 }) });
 const LogParams = Strict({ name: Type.String({ maxLength: 63 }), id: Uuid });
 const LogRequest = Type.Object({ id: Uuid, device: Type.String(), status: Type.String(), created_at: Timestamp, fulfilled_at: NullableTimestamp });
 
-export function deviceJson(d: DeviceRecord) {
+export function deviceJson(d: DeviceListItem) {
   return {
     name: d.name,
     status: d.status as (typeof DEVICE_STATUSES)[number],

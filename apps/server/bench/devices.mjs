@@ -1,0 +1,179 @@
+#!/usr/bin/env node
+/**
+ * Scale benchmark of GET /api/v1/devices (issue 3). Imports the BUILT server (dist/).
+ *
+ *   pnpm --filter @svc/server bench            # embedded 100k (+ PostgreSQL 100k when SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL is set)
+ *   node bench/devices.mjs --full              # PostgreSQL with 1M devices
+ *
+ * Per driver: seed N devices with one server-side INSERT ... SELECT generate_series (the
+ * statement-level counts trigger runs once), start the real server (`node dist/main.js`)
+ * on loopback, then drive it from a separate process (wrk, else autocannon) with 50
+ * connections for 5 s per scenario. A bare fastify route answering the same first-page
+ * bytes is measured in the same run as the baseline; ratios are against it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import Fastify from 'fastify';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dist = resolve(here, '../dist');
+const { openStore, migrateToLatest, ensureDefaultTenant, newSecret, insertApiKey } = await import(join(dist, 'index.js'));
+
+const full = process.argv.includes('--full');
+const DURATION_S = Number(process.env.SVC_BENCH_SECONDS ?? 5);
+const CONNECTIONS = 50;
+const pgUrl = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
+const useWrk = existsSync('/usr/bin/wrk') || spawnSync('wrk', ['--version']).status !== null;
+
+async function seed(storeOptions, n) {
+  const store = await openStore(storeOptions);
+  await migrateToLatest(store);
+  const tenant = await ensureDefaultTenant(store.db);
+  const t0 = performance.now();
+  // One statement: names dev-0000000.., a third offline, a few decommissioned.
+  await sql`INSERT INTO devices (tenant_id, name, status, profile, agent_version, last_seen)
+    SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'),
+      CASE WHEN i % 100 = 0 THEN 'decommissioned' WHEN i % 3 = 0 THEN 'offline' ELSE 'online' END,
+      'linux-arm64', '1.0.' || (i % 7), now()
+    FROM generate_series(1, ${n}::int) AS i`.execute(store.db);
+  const seedMs = performance.now() - t0;
+  await sql`ANALYZE devices`.execute(store.db);
+  const secret = newSecret('svck');
+  await insertApiKey(store.db, { tenantId: tenant, name: 'bench', role: 'viewer', prefix: secret.prefix, keyHash: secret.hash, createdBy: null });
+  const plan = await sql`EXPLAIN SELECT name FROM devices WHERE tenant_id = ${tenant} AND name ILIKE '%0042%' ORDER BY name LIMIT 50`.execute(store.db);
+  await store.close();
+  return { seedMs, key: secret.plaintext, plan: plan.rows.map((r) => r['QUERY PLAN']).join('\n') };
+}
+
+function startServer(env) {
+  return new Promise((resolvePort, reject) => {
+    const child = spawn(process.execPath, [join(dist, 'main.js')], {
+      env: { ...process.env, SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      const m = /svc-server: http listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) {
+        child.stdout.off('data', onData);
+        child.stdout.resume();
+        resolvePort({ child, port: Number(m[1]) });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out.slice(-2000)}`)));
+  });
+}
+
+function stop(child) {
+  return new Promise((r) => {
+    child.removeAllListeners('exit');
+    child.on('exit', r);
+    child.kill('SIGTERM');
+  });
+}
+
+/** Runs a command without blocking this process's event loop (the baseline server lives here). */
+function run(cmd, args) {
+  return new Promise((res, rej) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', rej);
+    child.on('exit', (code) => (code === 0 ? res(stdout) : rej(new Error(`${cmd} exited ${code}: ${stderr}`))));
+  });
+}
+
+/** Load from a separate process; returns { rps, p99Ms }. */
+async function drive(url, headers = {}) {
+  if (useWrk) {
+    const args = ['-t2', `-c${CONNECTIONS}`, `-d${DURATION_S}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+    const stdout = await run('wrk', args);
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
+    const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(stdout);
+    const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0);
+    const scale = { us: 0.001, ms: 1, s: 1000 };
+    if (non2xx > 0) throw new Error(`${url}: ${non2xx} non-2xx responses`);
+    return { rps, p99Ms: p99 ? Number(p99[1]) * scale[p99[2]] : NaN };
+  }
+  const bin = resolve(here, '../node_modules/.bin/autocannon');
+  const stdout = await run(bin, ['-c', String(CONNECTIONS), '-d', String(DURATION_S), '-j', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url]);
+  const j = JSON.parse(stdout);
+  if (j.non2xx > 0) throw new Error(`${url}: ${j.non2xx} non-2xx responses`);
+  return { rps: j.requests.average, p99Ms: j.latency.p99 };
+}
+
+async function baseline(bytes) {
+  const app = Fastify({ logger: false });
+  app.get('/devices', (_req, reply) => reply.type('application/json').send(bytes));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address();
+  const r = await drive(`http://127.0.0.1:${port}/devices`);
+  await app.close();
+  return r;
+}
+
+async function runDriver(label, storeOptions, serverEnv, n) {
+  console.log(`\n== ${label}: seeding ${n.toLocaleString()} devices`);
+  const { seedMs, key, plan } = await seed(storeOptions, n);
+  console.log(`seeded in ${(seedMs / 1000).toFixed(1)} s; q plan:\n  ${plan.split('\n').join('\n  ')}`);
+  const { child, port } = await startServer({ ...serverEnv, SVC_LOG_LEVEL: 'warn' });
+  try {
+    const base = `http://127.0.0.1:${port}/api/v1/devices`;
+    const auth = { authorization: `Bearer ${key}` };
+    const first = await fetch(base, { headers: auth });
+    const firstBytes = Buffer.from(await first.arrayBuffer());
+    const firstBody = JSON.parse(firstBytes.toString());
+    console.log(`first page: ${firstBytes.length} bytes, total ${firstBody.total}, counts ${JSON.stringify(firstBody.counts)}`);
+    const rows = [];
+    const b = await baseline(firstBytes);
+    rows.push(['baseline (bare fastify, same bytes)', b]);
+    const scenarios = [
+      ['first page (total + counts)', base],
+      ['offset 50k', `${base}?offset=${Math.min(50_000, n - 50)}`],
+      ['status=offline', `${base}?status=offline`],
+      ['q=0042 (substring)', `${base}?q=0042`],
+    ];
+    for (const [name, url] of scenarios) rows.push([name, await drive(url, auth)]);
+    console.log(`\n${label}, ${n.toLocaleString()} devices, ${CONNECTIONS} connections, ${DURATION_S} s each (${useWrk ? 'wrk' : 'autocannon'}):`);
+    console.log(`${'scenario'.padEnd(38)} ${'req/s'.padStart(9)} ${'p99 ms'.padStart(8)} ${'vs baseline'.padStart(12)}`);
+    for (const [name, r] of rows) {
+      console.log(`${name.padEnd(38)} ${r.rps.toFixed(0).padStart(9)} ${r.p99Ms.toFixed(2).padStart(8)} ${(r.rps / b.rps).toFixed(3).padStart(12)}`);
+    }
+    return rows;
+  } finally {
+    await stop(child);
+  }
+}
+
+const started = performance.now();
+const dataDir = await mkdtemp(join(tmpdir(), 'svc-bench-'));
+try {
+  if (!full) {
+    await runDriver('embedded (PGlite)', { pgliteDir: join(dataDir, 'db') }, { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: '' }, 100_000);
+  }
+  if (pgUrl) {
+    const schema = `bench_${process.pid}`;
+    const store = await openStore({ databaseUrl: pgUrl, schema });
+    try {
+      await runDriver('PostgreSQL', { databaseUrl: pgUrl, schema }, { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: pgUrl, SVC_DATABASE_SCHEMA: schema }, full ? 1_000_000 : 100_000);
+    } finally {
+      await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(store.db);
+      await store.close();
+    }
+  } else {
+    console.warn('\nPostgreSQL run skipped: set SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL');
+  }
+} finally {
+  await rm(dataDir, { recursive: true, force: true });
+}
+console.log(`\nbench done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
