@@ -139,7 +139,8 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     await upload(pending[0]!, bytesOf(pending[0]!, receipt(pending[0]!, {}, 'rolled-back')));
     const paused = await detail();
     expect(paused.status).toBe('paused');
-    expect(await listAssignments(db(), tenant, pending[1]!, new Date())).toEqual([]);
+    // a paused wave hands out no work of THIS transaction (the device may be a canary of the second deployment)
+    expect((await listAssignments(db(), tenant, pending[1]!, new Date())).filter((a) => a.transaction?.id === start.transaction_id)).toEqual([]);
     expect((await f.api('POST', `/api/v1/rollouts/${start.id}/resume`)).body.status).toBe('running');
     await upload(pending[1]!, bytesOf(pending[1]!, receipt(pending[1]!)));
     const done = await detail();

@@ -76,6 +76,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       device_name text NOT NULL,
       PRIMARY KEY (group_id, device_name)
     )`,
+    // member names in byte order (what the snapshot digest and GET /groups/{id} walk)
+    `CREATE INDEX device_group_members_name_c ON device_group_members (group_id, device_name COLLATE "C")`,
     `CREATE TABLE releases (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
       tenant_id uuid NOT NULL REFERENCES tenants (id),
@@ -147,6 +149,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PRIMARY KEY (deployment_id, device_name)
     )`,
     `CREATE INDEX deployment_devices_device ON deployment_devices (tenant_id, device_name)`,
+    // result manifests and device pages walk a deployment in byte order of names (UTF-16 order for the ASCII names of contracts 4)
+    `CREATE INDEX deployment_devices_name_c ON deployment_devices (deployment_id, device_name COLLATE "C")`,
     `CREATE TABLE release_receipts (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
       tenant_id uuid NOT NULL REFERENCES tenants (id),
