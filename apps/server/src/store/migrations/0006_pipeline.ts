@@ -138,9 +138,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz NOT NULL,
       PRIMARY KEY (deployment_id, idx)
     )`,
+    // No foreign keys here on purpose: a rollout start inserts one row per device (100k+) in the
+    // same transaction as its deployment row, and per-row RI triggers would dominate that insert.
     `CREATE TABLE deployment_devices (
-      deployment_id uuid NOT NULL REFERENCES deployments (id),
-      tenant_id uuid NOT NULL REFERENCES tenants (id),
+      deployment_id uuid NOT NULL,
+      tenant_id uuid NOT NULL,
       device_name text NOT NULL,
       wave_idx integer NOT NULL,
       state text NOT NULL DEFAULT 'pending',
