@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/auth/secrets.js';
+import { createLogRequest } from '../src/store/log-requests.js';
 import { toPem } from '../src/device-channel/pki.js';
 import { availableDrivers } from './helpers/store.js';
 import {
@@ -55,6 +56,8 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     const row = await f.t.store.db.selectFrom('devices').selectAll().where('name', '=', 'dev-1').executeTakeFirstOrThrow();
     expect(row.status).toBe('online');
     expect(row.profile).toBe('linux-arm64');
+    const audit = await f.t.store.db.selectFrom('audit_events').select(['action', 'actor', 'credential']).where('target', '=', 'device:dev-1').execute();
+    expect(audit).toEqual([{ action: 'device.enroll', actor: 'device:dev-1', credential: 'device' }]);
     const caRow = await f.t.store.db.selectFrom('device_cas').select('cert_der').where('tenant_id', '=', f.tenantId).executeTakeFirstOrThrow();
     expect(Buffer.from(caRow.cert_der).equals(Buffer.from(res.deviceCaDer))).toBe(true);
   });
@@ -178,5 +181,39 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     }
     const issued = await f.t.store.db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'dev-renew').orderBy('issued_at').execute();
     expect(issued.map((r) => r.reason)).toEqual(['enroll', 'renew']);
+  });
+
+  it('delivers a log request on check-in and stores the uploaded bundle; unknown request ids are NOT_FOUND', async () => {
+    const d = await enrollNamed('dev-logs');
+    const db = f.t.store.db;
+    const dev = await db.selectFrom('devices').select('id').where('name', '=', 'dev-logs').executeTakeFirstOrThrow();
+    const req = await createLogRequest(db, f.tenantId, dev.id, 'admin@example.com');
+    const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
+    const upload = (id: string, bytes: Buffer) =>
+      new Promise<{ length: number; digest: string }>((resolve, reject) => {
+        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res as { length: number; digest: string })));
+        s.write({ header: { logRequestId: id, contentType: 'application/gzip' } });
+        for (let at = 0; at < bytes.length; at += 1000) s.write({ chunk: bytes.subarray(at, at + 1000) });
+        s.end();
+      });
+    try {
+      const res = await unary<import('@svc/device-proto').CheckInResponse>((cb) => c.device.checkIn({ inventory: undefined }, cb));
+      expect(res.logRequests.map((r) => r.id)).toEqual([req.id]);
+      const bundle = Buffer.alloc(2500, 7);
+      const up = await upload(req.id, bundle);
+      expect(up.length).toBe(2500);
+      const row = await db.selectFrom('log_requests').selectAll().where('id', '=', req.id).executeTakeFirstOrThrow();
+      expect(row.status).toBe('uploaded');
+      expect(Buffer.from(row.content!).equals(bundle)).toBe(true);
+      expect(row.content_type).toBe('application/gzip');
+      const again = await unary<import('@svc/device-proto').CheckInResponse>((cb) => c.device.checkIn({ inventory: undefined }, cb));
+      expect(again.logRequests).toEqual([]);
+      const r = await refusal(upload('00000000-0000-4000-8000-000000000000', Buffer.from('x')));
+      expect(r.code).toBe(status.NOT_FOUND);
+      const actions = await db.selectFrom('audit_events').select('action').where('actor', '=', 'device:dev-logs').execute();
+      expect(actions.map((x) => x.action).sort()).toEqual(['device.enroll', 'device.log-bundle.upload']);
+    } finally {
+      c.close();
+    }
   });
 });

@@ -30,6 +30,8 @@ export class SimDevice {
   private certDer!: Uint8Array;
   private tenant = '';
   private readonly done = new Set<string>();
+  /** Signed receipts not yet acknowledged: retried from these exact bytes (spec 2.3.2). */
+  private readonly unsent = new Map<string, Uint8Array>();
 
   constructor(readonly name: string) {}
 
@@ -53,11 +55,16 @@ export class SimDevice {
     for (const a of res.assignments) {
       const key = a.transaction?.id ?? a.rolloutId;
       if (this.done.has(key) || a.release === undefined) continue;
-      const digests = await this.components(a, cache);
-      const bytes = envelopeBytes(signReceipt(this.receipt(a, digests), this.key));
+      let bytes = this.unsent.get(key);
+      if (bytes === undefined) {
+        const digests = await this.components(a, cache);
+        bytes = envelopeBytes(signReceipt(this.receipt(a, digests), this.key));
+        this.unsent.set(key, bytes);
+      }
       const r = await call<UploadReceiptResponse>((md, opts, cb) => this.clients.device.uploadReceipt({ envelope: Buffer.from(bytes) }, md, opts, cb));
       stats.receipts += 1;
       if (r.duplicate) stats.duplicates += 1;
+      this.unsent.delete(key);
       this.done.add(key);
     }
   }

@@ -13,6 +13,7 @@ import {
   type UploadReceiptRequest,
   type UploadReceiptResponse,
 } from '@svc/device-proto';
+import { recordAuditEvent } from '../audit/record.js';
 import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
@@ -70,6 +71,10 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
   }
   const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, reason: 'renew', now });
   await rotateCertificate(ctx.db, peer.deviceId, cert.fingerprint, cert.notAfter, now);
+  await recordAuditEvent(ctx.db, {
+    tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.certificate.renew',
+    target: `device:${peer.deviceName}`, detail: { cert_fingerprint: cert.fingerprint, not_after: cert.notAfter.toISOString() }, at: now,
+  });
   return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
 }
 
@@ -121,6 +126,10 @@ async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableSt
   const content = Buffer.concat(chunks);
   const stored = UUID.test(header.logRequestId) && (await fulfillLogRequest(ctx.db, peer.deviceId, header.logRequestId, content, contentType, now));
   if (!stored) throw notFound(`log request ${header.logRequestId.slice(0, 64)}`);
+  await recordAuditEvent(ctx.db, {
+    tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.log-bundle.upload',
+    target: `log-request:${header.logRequestId}`, detail: { length, content_type: contentType }, at: now,
+  });
   return { length, digest: `sha256:${createHash('sha256').update(content).digest('hex')}` };
 }
 

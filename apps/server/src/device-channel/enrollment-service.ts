@@ -1,5 +1,6 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import type { EnrollmentServiceServer, EnrollRequest, EnrollResponse } from '@svc/device-proto';
+import { recordAuditEvent } from '../audit/record.js';
 import { invalidInput } from '../errors/server-error.js';
 import type { DeviceChannelContext } from './context.js';
 import { upsertEnrolledDevice } from '../store/devices.js';
@@ -28,7 +29,7 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   }
   const now = ctx.now();
   // Validation first, then the token: a malformed request never burns a token use.
-  const { tenantId } = await ctx.enroll.consumeEnrollToken(ctx.db, req.token, now);
+  const { tenantId, tokenId } = await ctx.enroll.consumeEnrollToken(ctx.db, req.token, now);
   const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, reason: 'enroll', now });
   await upsertEnrolledDevice(ctx.db, {
     tenantId,
@@ -38,6 +39,16 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
     certFingerprint: cert.fingerprint,
     certNotAfter: cert.notAfter,
     now,
+  });
+  // spec 6.1: every state change is audited (the credential was the enrollment token)
+  await recordAuditEvent(ctx.db, {
+    tenantId,
+    actor: `device:${req.deviceName}`,
+    credential: 'device',
+    action: 'device.enroll',
+    target: `device:${req.deviceName}`,
+    detail: { enroll_token_id: tokenId, cert_fingerprint: cert.fingerprint, not_after: cert.notAfter.toISOString() },
+    at: now,
   });
   const ca = await ctx.cas.get(tenantId, now);
   return {
