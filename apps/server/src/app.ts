@@ -41,6 +41,7 @@ import { enrollTokensRoutes } from './routes/v1/enroll-tokens.js';
 import { openapiRoutes } from './routes/v1/openapi.js';
 import { profileRoutes } from './routes/v1/profile.js';
 import { usersRoutes } from './routes/v1/users.js';
+import { signingRepoRoutes } from './signing-repo/index.js';
 
 /** Every /api/v1 route module, one line each. */
 const ROUTE_MODULES: readonly V1Routes[] = [
@@ -121,6 +122,15 @@ export async function buildApp(ctx: AppContext, options: { extraRoutes?: readonl
 
   for (const routes of [...ROUTE_MODULES, ...(options.extraRoutes ?? [])]) {
     await app.register(routes, { prefix: API_PREFIX, ctx });
+  }
+  // Operator read access to the tenant's TUF repository (/api/v1/tuf/{tenant}/...): own tenant only.
+  if (ctx.signingRepo !== undefined) {
+    await app.register(signingRepoRoutes, {
+      prefix: API_PREFIX,
+      repo: ctx.signingRepo,
+      permission: 'artifacts.read',
+      authorizeTenant: (request, tenantId) => request.principal?.tenantId === tenantId,
+    });
   }
   return app;
 }
