@@ -5,7 +5,8 @@ import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/auth/secrets.js';
 import { createLogRequest } from '../src/store/log-requests.js';
-import { toPem } from '../src/device-channel/pki.js';
+import { issueCertificate, toPem } from '../src/device-channel/pki.js';
+import { createTenant } from '../src/store/tenants.js';
 import { availableDrivers } from './helpers/store.js';
 import {
   channelCredentials,
@@ -133,6 +134,29 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
       expect(r.details).toMatch(/^client certificate: missing or not issued by a device CA/);
     } finally {
       forged.close();
+    }
+  });
+
+  it("refuses a certificate from another tenant's device CA that names this tenant (TLS trusts it, the tenant binding does not)", async () => {
+    await enrollNamed('dev-x');
+    const other = await createTenant(f.t.store.db, 'other');
+    const caB = await f.ctx.cas.get(other, new Date());
+    const key = await newDeviceKey();
+    const der = await issueCertificate(caB, {
+      subjectCN: 'dev-x',
+      publicKey: await x509.PublicKey.create(key.keys.publicKey as never),
+      usage: 'clientAuth',
+      sanUris: [`spiffe://${f.tenantId}/device/dev-x`],
+      notBefore: new Date(Date.now() - 60_000),
+      notAfter: new Date(Date.now() + 86_400_000),
+    });
+    const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: toPem(der, 'CERTIFICATE') }));
+    try {
+      const r = await refusal(unary((cb) => c.device.ping({}, cb)));
+      expect(r.code).toBe(status.UNAUTHENTICATED);
+      expect(r.details).toBe('client certificate: not issued by the tenant device CA');
+    } finally {
+      c.close();
     }
   });
 

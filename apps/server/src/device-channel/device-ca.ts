@@ -1,4 +1,5 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { X509Certificate as NodeX509 } from 'node:crypto';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { x509 } from './x509.js';
@@ -17,6 +18,8 @@ const CA_VALID_DAYS = 3650;
  */
 export class DeviceCaStore {
   private readonly cache = new Map<string, Promise<CaMaterial>>();
+  /** CA certificates for verifying peers (node:crypto, fast); immutable once created. */
+  private readonly verifiers = new Map<string, NodeX509>();
 
   /** Called after this process created a tenant CA (the channel adds it to its TLS trust store). */
   onCreated: (() => Promise<void>) | undefined;
@@ -47,12 +50,15 @@ export class DeviceCaStore {
     return p;
   }
 
-  /** The CA certificate only (no key): for verifying peers; undefined when the tenant has none. */
-  async certificate(tenantId: string): Promise<x509.X509Certificate | undefined> {
-    const cached = this.cache.get(tenantId);
-    if (cached !== undefined) return (await cached).cert;
+  /** The tenant CA as node:crypto X509Certificate (peer checks on every call); undefined when none. */
+  async verifier(tenantId: string): Promise<NodeX509 | undefined> {
+    const hit = this.verifiers.get(tenantId);
+    if (hit !== undefined) return hit;
     const row = await this.db.selectFrom('device_cas').select('cert_der').where('tenant_id', '=', tenantId).executeTakeFirst();
-    return row === undefined ? undefined : new x509.X509Certificate(new Uint8Array(row.cert_der));
+    if (row === undefined) return undefined;
+    const v = new NodeX509(Buffer.from(row.cert_der));
+    this.verifiers.set(tenantId, v);
+    return v;
   }
 
   private async load(tenantId: string, now: Date): Promise<CaMaterial> {

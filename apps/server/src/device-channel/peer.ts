@@ -1,10 +1,9 @@
+import { createHash, X509Certificate } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { x509 } from './x509.js';
+import { ServerError } from '../errors/server-error.js';
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
-import { ServerError } from '../errors/server-error.js';
-import { certificateIdentity } from './identity.js';
-import { certFingerprint } from './pki.js';
+import { DEVICE_NAME_PATTERN } from './identity.js';
 
 /** The authenticated device behind a call. */
 export interface DevicePeer {
@@ -22,6 +21,59 @@ export interface CallWithAuth {
 
 /** Bounds the work a stranger can make us do before the chain check. */
 const MAX_CERT_BYTES = 8192;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
+
+interface CertFacts {
+  tenantId: string;
+  deviceName: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
+/**
+ * Parsing and chain-checking a certificate is a pure function of its bytes and the (immutable)
+ * tenant CA, so the result is cached by fingerprint: the per-call cost is one hash and one
+ * indexed row read. Bounded; oldest entries go first. Revocation is never cached (the row
+ * read below decides it on every call).
+ */
+const MAX_CACHED = 50_000;
+const checked = new Map<string, CertFacts>();
+
+function refuse(msg: string): ServerError {
+  return new ServerError('UNAUTHENTICATED', `client certificate: ${msg}`);
+}
+
+/** contracts 4: CN = device name, exactly one SAN URI spiffe://<tenant>/device/<CN>. */
+function identityOf(cert: X509Certificate): { tenantId: string; deviceName: string } {
+  const cn = /^CN=([a-z0-9][a-z0-9._-]{0,62})$/.exec(cert.subject);
+  const sans = (cert.subjectAltName ?? '').split(', ').filter((x) => x !== '');
+  const m = sans.length === 1 ? /^URI:spiffe:\/\/([^/]+)\/device\/([^/]+)$/.exec(sans[0]!) : null;
+  if (cn === null || m === null || !UUID.test(m[1]!) || m[2] !== cn[1] || !DEVICE_NAME_PATTERN.test(m[2]!)) {
+    throw refuse('needs subject CN=<device> and exactly one SAN URI spiffe://<tenant>/device/<device>');
+  }
+  return { tenantId: m[1]!, deviceName: m[2]! };
+}
+
+async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaStore): Promise<CertFacts> {
+  const hit = checked.get(fingerprint);
+  if (hit !== undefined) return hit;
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(raw);
+  } catch {
+    throw refuse('not parseable');
+  }
+  const { tenantId, deviceName } = identityOf(cert);
+  const ca = await cas.verifier(tenantId);
+  // contracts 4: issued by THIS tenant's device CA (TLS only proved it chains to some tenant's)
+  if (ca === undefined || !cert.checkIssued(ca) || !cert.verify(ca.publicKey)) throw refuse('not issued by the tenant device CA');
+  if (!(cert.keyUsage ?? []).includes(CLIENT_AUTH)) throw refuse('lacks the clientAuth extended key usage');
+  const facts = { tenantId, deviceName, notBefore: new Date(cert.validFrom), notAfter: new Date(cert.validTo) };
+  if (checked.size >= MAX_CACHED) checked.delete(checked.keys().next().value as string);
+  checked.set(fingerprint, facts);
+  return facts;
+}
 
 /**
  * spec 5.7: every device call except enrollment is mTLS. The certificate on the connection
@@ -33,41 +85,22 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
   const raw = call.getAuthContext()?.sslPeerCertificate?.raw;
   if (raw === undefined || raw.length === 0) {
     // TLS hands over only a certificate that chains to one of the device CAs (credentials.ts)
-    throw new ServerError('UNAUTHENTICATED', 'client certificate: missing or not issued by a device CA of this service (enroll first)');
+    throw refuse('missing or not issued by a device CA of this service (enroll first)');
   }
-  if (raw.length > MAX_CERT_BYTES) throw new ServerError('UNAUTHENTICATED', 'client certificate: too large');
-  let cert: x509.X509Certificate;
-  try {
-    cert = new x509.X509Certificate(new Uint8Array(raw));
-  } catch (cause) {
-    throw new ServerError('UNAUTHENTICATED', 'client certificate: not parseable', { cause });
-  }
-  const { tenantId, deviceName } = certificateIdentity(cert);
-  const ca = await cas.certificate(tenantId);
-  // contracts 4: issued by this tenant's device CA
-  if (ca === undefined || cert.issuer !== ca.subject) {
-    throw new ServerError('UNAUTHENTICATED', 'client certificate: not issued by the tenant device CA');
-  }
-  const valid = await cert.verify({ publicKey: ca.publicKey, signatureOnly: true }).catch(() => false);
-  if (!valid) throw new ServerError('UNAUTHENTICATED', 'client certificate: signature does not chain to the tenant device CA');
-  if (now < cert.notBefore || now > cert.notAfter) {
-    throw new ServerError('UNAUTHENTICATED', `client certificate: outside its validity (${cert.notBefore.toISOString()} .. ${cert.notAfter.toISOString()})`);
-  }
-  const eku = cert.getExtension(x509.ExtendedKeyUsageExtension);
-  if (eku === null || !eku.usages.includes(x509.ExtendedKeyUsage.clientAuth)) {
-    throw new ServerError('UNAUTHENTICATED', 'client certificate: lacks the clientAuth extended key usage');
+  if (raw.length > MAX_CERT_BYTES) throw refuse('too large');
+  const fingerprint = `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+  const c = await checkCertificate(raw, fingerprint, cas);
+  if (now < c.notBefore || now > c.notAfter) {
+    throw refuse(`outside its validity (${c.notBefore.toISOString()} .. ${c.notAfter.toISOString()})`);
   }
   const row = await db
     .selectFrom('devices')
     .select(['id', 'status', 'cert_fingerprint'])
-    .where('tenant_id', '=', tenantId)
-    .where('name', '=', deviceName)
+    .where('tenant_id', '=', c.tenantId)
+    .where('name', '=', c.deviceName)
     .executeTakeFirst();
-  if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${deviceName}: removed; enroll again`);
-  if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${deviceName}: decommissioned`);
-  const certDer = new Uint8Array(raw);
-  if (row.cert_fingerprint !== certFingerprint(certDer)) {
-    throw new ServerError('PERMISSION_DENIED', `device ${deviceName}: certificate revoked or superseded`);
-  }
-  return { tenantId, deviceName, deviceId: row.id, certDer, certNotAfter: cert.notAfter };
+  if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: removed; enroll again`);
+  if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: decommissioned`);
+  if (row.cert_fingerprint !== fingerprint) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
+  return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
 }
