@@ -60,6 +60,7 @@ describe.each(availableDrivers())('devices API on %s', (driver) => {
 
   it('q matches substrings; LIKE and SQL meta-characters are literal', async () => {
     expect((await list('?q=dev-11')).json().total).toBe(10);
+    expect((await list('?q=DEV-11')).json().total).toBe(10);
     const underscore = (await list(`?q=${encodeURIComponent('_')}`)).json();
     expect(underscore.devices.map((d: { name: string }) => d.name)).toEqual(['a_b.c']);
     expect((await list(`?q=${encodeURIComponent('%')}`)).json().total).toBe(0);
