@@ -39,8 +39,6 @@ async function main(): Promise<void> {
   const app = await buildApp({ store, config, now, signingRepo, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   const url = await app.listen({ host: config.httpAddr.host, port: config.httpAddr.port });
-  // One plain line whatever the log level: scripts and benches wait for it (port 0 = any).
-  process.stdout.write(`svc-server: http listening on ${url}\n`);
 
   // Device gRPC channel (SVC_DEVICE_ADDR): enrollment + mTLS device services (docs/device-channel.md).
   const { host: dHost, port: dPort } = config.deviceAddr;
@@ -69,6 +67,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void close('SIGINT'));
   process.on('SIGTERM', () => void close('SIGTERM'));
+  // One plain line whatever the log level, printed once everything runs and signals are
+  // handled: scripts, tests and benches wait for it (port 0 = any).
+  process.stdout.write(`svc-server: http listening on ${url}\n`);
 }
 
 main().catch((error: unknown) => {
