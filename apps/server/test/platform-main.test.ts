@@ -82,3 +82,41 @@ describe.skipIf(!built)('node dist/main.js on the embedded database', () => {
     expect(err).toMatch(/^svc-server: SVC_HTTP_ADDR: /);
   });
 });
+
+const pgUrl = process.env.SVC_TEST_DATABASE_URL;
+if (!pgUrl && process.env.CI === 'true') throw new Error('platform-main: SVC_TEST_DATABASE_URL must be set in CI (PostgreSQL)');
+if (!pgUrl) console.warn('platform-main: SVC_TEST_DATABASE_URL not set; two real processes on PostgreSQL skipped');
+
+describe.skipIf(!built || !pgUrl)('two real node dist/main.js processes on one PostgreSQL schema', () => {
+  let dir: string;
+  const schema = `t_main_${process.pid}_${Date.now() % 100000}`;
+  const children: ChildProcess[] = [];
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null) await stop(c);
+    const { openStore } = await import('../src/store/open.js');
+    const { sql } = await import('kysely');
+    const s = await openStore({ databaseUrl: pgUrl! });
+    await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(s.db);
+    await s.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('start together, one admin; a session from A works on B; data created on A lists on B', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-main-pg-'));
+    const env = { SVC_DATA_DIR: dir, SVC_DATABASE_URL: pgUrl!, SVC_DATABASE_SCHEMA: schema, SVC_ADMIN_EMAIL: 'root@example.test', SVC_ADMIN_PASSWORD: 'password123' };
+    const [a, b] = await Promise.all([start(env), start(env)]);
+    children.push(a.child, b.child);
+    const res = await fetch(`${a.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
+    expect(res.status).toBe(204);
+    const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await fetch(`${b.url}/auth/me`, { headers: { cookie } })).status).toBe(200);
+    const created = await fetch(`${a.url}/enroll-tokens`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'from A' }) });
+    expect(created.status).toBe(201);
+    const listed = (await (await fetch(`${b.url}/enroll-tokens`, { headers: { cookie } })).json()) as { enroll_tokens: { name: string }[] };
+    expect(listed.enroll_tokens.map((t) => t.name)).toEqual(['from A']);
+    const users = (await (await fetch(`${b.url}/users`, { headers: { cookie } })).json()) as { total: number };
+    expect(users.total).toBe(1);
+    expect(await stop(a.child)).toBe(0);
+    expect(await stop(b.child)).toBe(0);
+  }, 120_000);
+});
