@@ -45,4 +45,30 @@ describe.each(availableDrivers())('migrations on %s', (driver) => {
       await other.dispose();
     }
   });
+
+  it('two stores on one database keep their schemas apart under interleaved queries and transactions', async () => {
+    const other = await createTestStore(driver, { shareWith: t });
+    try {
+      const stores = [t.store, other.store];
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) => {
+          const s = stores[i % 2]!;
+          const name = `tenant-${i % 2}-${i}`;
+          return i % 4 < 2
+            ? s.db.insertInto('tenants').values({ name, is_default: false }).execute()
+            : s.db.transaction().execute(async (tx) => {
+                await tx.insertInto('tenants').values({ name, is_default: false }).execute();
+                await tx.selectFrom('tenants').select('id').execute();
+              });
+        }),
+      );
+      for (const [k, s] of stores.entries()) {
+        const names = (await s.db.selectFrom('tenants').select('name').execute()).map((r) => r.name);
+        expect(names.length).toBe(20);
+        expect(names.every((n) => n.startsWith(`tenant-${k}-`))).toBe(true);
+      }
+    } finally {
+      await other.dispose();
+    }
+  });
 });

@@ -5,6 +5,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
+import { bindSearchPath } from './pglite-schema.js';
 
 export type Driver = 'pglite' | 'postgres';
 
@@ -64,14 +65,8 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   const owned = options.pglite === undefined;
   const instance = options.pglite ?? (await startPglite(options.pgliteDir));
   await instance.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-  const db = new Kysely<Database>({
-    dialect: new PGliteDialect({
-      pglite: instance as never,
-      onCreateConnection: async (connection) => {
-        await connection.executeQuery({ sql: `SET search_path TO ${searchPath}`, parameters: [], query: { kind: 'RawNode' } } as never);
-      },
-    }),
-  });
+  // One PGlite session may serve several schemas (tests): bind this store's search_path.
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: bindSearchPath(instance, searchPath) as never }) });
   return {
     db,
     driver: 'pglite',
