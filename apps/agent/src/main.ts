@@ -11,6 +11,10 @@
  *   SVC_AGENT_DEVICE_NAME   device name (contracts 4)                            hostname
  *   SVC_AGENT_TUF_ROOT      provisioned TUF root.json (else fetched once after enrollment)
  *   SVC_RELEASE_*           spec 2.2 release settings (config.ts)
+ *   SVC_AGENT_OS_BUNDLE     `rauc`: os-bundle members through the real rauc CLI (else none)
+ *   SVC_AGENT_RAUC_CONF     rauc system.conf for `rauc info` (its keyring)       rauc default
+ *   SVC_AGENT_REBOOT_COMMAND  JSON argv run to reboot after an os-bundle install  systemctl reboot
+ *   SVC_AGENT_CRASH_AT      TEST ONLY: SIGKILL the process at this orchestrator step (e2e crash table)
  */
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -20,6 +24,8 @@ import { loadConfig, loadTrustKeys } from './config.js';
 import { isAgentError } from './errors.js';
 import { FilePlacementDriver } from './drivers/file-placement.js';
 import { ContainerDriver } from './drivers/container.js';
+import { OsBundleDriver } from './drivers/os-bundle.js';
+import { RaucSlotDriver } from './drivers/rauc.js';
 import { Journal } from './journal/journal.js';
 import { Orchestrator } from './transaction/orchestrator.js';
 import { loadIdentity, pemToDer, saveIdentity } from './channel/identity.js';
@@ -47,6 +53,20 @@ async function main(): Promise<void> {
     throw e;
   }
   const env = process.env;
+  let rebootCommand: string[] | undefined;
+  if ((env.SVC_AGENT_REBOOT_COMMAND ?? '') !== '') {
+    try {
+      rebootCommand = JSON.parse(env.SVC_AGENT_REBOOT_COMMAND!) as string[];
+    } catch {
+      /* checked below */
+    }
+    if (!Array.isArray(rebootCommand) || rebootCommand.length === 0 || !rebootCommand.every((a) => typeof a === 'string')) {
+      fail('SVC_AGENT_REBOOT_COMMAND: must be a JSON array of strings (argv)');
+    }
+  }
+  const osBundle = env.SVC_AGENT_OS_BUNDLE ?? '';
+  if (osBundle !== '' && osBundle !== 'rauc') fail('SVC_AGENT_OS_BUNDLE: must be "rauc" or unset');
+  const crashAt = env.SVC_AGENT_CRASH_AT ?? '';
   const inventory = { agentVersion: AGENT_VERSION, profile: config.release?.profile ?? '', product: config.release?.product ?? '', slots: [] };
   let identity = await loadIdentity(config.dataDir);
   if (identity === undefined) {
@@ -88,10 +108,20 @@ async function main(): Promise<void> {
           config: new FilePlacementDriver({ kind: 'config', dataDir: config.dataDir }),
           'service-binary': new FilePlacementDriver({ kind: 'service-binary', dataDir: config.dataDir }),
           container: new ContainerDriver(),
+          ...(osBundle === 'rauc'
+            ? {
+                'os-bundle': new OsBundleDriver(
+                  new RaucSlotDriver({ ...(env.SVC_AGENT_RAUC_CONF ? { conf: env.SVC_AGENT_RAUC_CONF } : {}), ...(rebootCommand ? { rebootCommand } : {}) }),
+                  { stateFile: join(config.dataDir, 'os-digest') },
+                ),
+              }
+            : {}),
         },
         device,
         maxResumptions: config.maxResumptions,
         log,
+        // test hook: a real SIGKILL at a named journal step (apps/e2e crash table)
+        ...(crashAt !== '' ? { onStep: (step: string) => { if (step === crashAt) process.kill(process.pid, 'SIGKILL'); } } : {}),
       }),
   });
   await ensureTrustedRoot(runtime.clients.repository, join(config.dataDir, 'tuf'), env.SVC_AGENT_TUF_ROOT || undefined);
