@@ -19,6 +19,8 @@ export interface ServerConfig {
   httpAddr: Address;
   deviceAddr: Address;
   admin: { email: string; password: string } | undefined;
+  /** `SVC_DEVICE_CHECKIN_INTERVAL_S`: heartbeat period asked of devices (default: the channel's 60 s). */
+  checkInIntervalS?: number;
 }
 
 export class ConfigError extends Error {
@@ -39,6 +41,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
   }
   if (email !== undefined && !EMAIL.test(email)) throw new ConfigError('SVC_ADMIN_EMAIL: not an email address');
   if (password !== undefined && password.length < 8) throw new ConfigError('SVC_ADMIN_PASSWORD: must be at least 8 characters');
+  const interval = nonEmpty(env.SVC_DEVICE_CHECKIN_INTERVAL_S);
+  if (interval !== undefined && !(/^\d{1,5}$/.test(interval) && Number(interval) >= 1 && Number(interval) <= 86400)) {
+    throw new ConfigError('SVC_DEVICE_CHECKIN_INTERVAL_S: must be an integer number of seconds 1..86400');
+  }
   return {
     dataDir: resolve(cwd, nonEmpty(env.SVC_DATA_DIR) ?? './.svc-data'),
     databaseUrl,
@@ -46,6 +52,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
     httpAddr: parseAddress('SVC_HTTP_ADDR', env.SVC_HTTP_ADDR ?? '127.0.0.1:8080'),
     deviceAddr: parseAddress('SVC_DEVICE_ADDR', env.SVC_DEVICE_ADDR ?? '127.0.0.1:8443'),
     admin: email !== undefined && password !== undefined ? { email, password } : undefined,
+    ...(interval !== undefined ? { checkInIntervalS: Number(interval) } : {}),
   };
 }
 

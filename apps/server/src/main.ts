@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     repository: signingRepo,
     log: app.log,
     now,
+    ...(config.checkInIntervalS !== undefined ? { checkInIntervalS: config.checkInIntervalS } : {}),
   });
   app.log.info({ port: channel.server.port }, 'device channel listening');
   // Further jobs are started here by their owners.
