@@ -156,13 +156,13 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       delete missingSafety['recovery'];
       const unsafeEnv = signEnvelope('svc.release.v1', canonicalize(missingSafety), auth.key);
       const cases: [string, unknown, string, number, RegExp][] = [
-        ['bad signature', tampered, 'edge-gateway', 422, /^SIGNATURE_INVALID|signature/i],
-        ['unregistered key', sign(payloadFor({ version: '1.3.0' }), stranger.key), 'edge-gateway', 422, /key/i],
-        ['wrong tenant', sign(releasePayload({ tenant: '00000000-0000-4000-8000-000000000000', artifacts: arts, group, version: '1.4.0' }), auth.key), 'edge-gateway', 422, /tenant/i],
-        ['wrong product', sign(payloadFor({ version: '1.5.0' }), auth.key), 'other-product', 422, /product/i],
-        ['outside validity', sign(payloadFor({ version: '1.6.0', notAfter: '2021-01-01T00:00:00Z' }), auth.key), 'edge-gateway', 422, /expire|validity|not_after/i],
-        ['missing safety fields', unsafeEnv, 'edge-gateway', 400, /recovery/],
-        ['unknown artifact', sign(releasePayload({ tenant, group, version: '1.7.0', artifacts: [{ ...arts[0], id: '11111111-1111-4111-8111-111111111111' }] }), auth.key), 'edge-gateway', 422, /components\[0\]\.artifact\.id/],
+        ['bad signature', tampered, 'edge-gateway', 400, /^SIGNATURE_INVALID: /],
+        ['unregistered key', sign(payloadFor({ version: '1.3.0' }), stranger.key), 'edge-gateway', 400, /^KEY_UNTRUSTED: /],
+        ['wrong tenant', sign(releasePayload({ tenant: '00000000-0000-4000-8000-000000000000', artifacts: arts, group, version: '1.4.0' }), auth.key), 'edge-gateway', 400, /^TENANT_MISMATCH: .*tenant/],
+        ['wrong product', sign(payloadFor({ version: '1.5.0' }), auth.key), 'other-product', 400, /^PRODUCT_MISMATCH: .*product/],
+        ['outside validity', sign(payloadFor({ version: '1.6.0', notAfter: '2021-01-01T00:00:00Z' }), auth.key), 'edge-gateway', 400, /^EXPIRED: .*expired/],
+        ['missing safety fields', unsafeEnv, 'edge-gateway', 400, /^PAYLOAD_INVALID: .*recovery/],
+        ['unknown artifact', sign(releasePayload({ tenant, group, version: '1.7.0', artifacts: [{ ...arts[0], id: '11111111-1111-4111-8111-111111111111' }] }), auth.key), 'edge-gateway', 400, /components\[0\]\.artifact\.id/],
       ];
       for (const [name, env, product, status, re] of cases) {
         const r = await submit(env, product);
@@ -242,7 +242,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const rev = await f.api('POST', `/api/v1/authorizer-keys/${keyId}/revoke`);
       expect(rev.body.status).toBe('revoked');
       const refused = await f.api('POST', '/api/v1/rollouts', { release_id: rel3.id });
-      expect(refused.status).toBe(422);
+      expect(refused.status).toBe(400);
       expect(refused.body.error).toMatch(/key/i);
       expect((await f.api('GET', '/api/v1/authorizer-keys')).body.counts).toEqual({ active: 0, revoked: 1 });
     });

@@ -10,6 +10,10 @@ export type BlobErrorCode =
   | 'BLOB_RANGE_INVALID' // malformed or unsatisfiable byte range
   | 'BLOB_WRITE_FAILED'; // the stream or the filesystem failed during put
 
+export const BLOB_ERROR_CODES: readonly BlobErrorCode[] = [
+  'BLOB_DIGEST_INVALID', 'BLOB_NOT_FOUND', 'BLOB_TOO_LARGE', 'BLOB_DIGEST_MISMATCH', 'BLOB_RANGE_INVALID', 'BLOB_WRITE_FAILED',
+];
+
 export class BlobError extends Error {
   override readonly name = 'BlobError';
   readonly code: BlobErrorCode;

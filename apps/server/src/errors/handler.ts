@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { mappingFor } from './table.js';
+import { BlobError } from '../blobs/errors.js';
+import { SigningRepoError } from '../signing-repo/errors.js';
 import { ServerError } from './server-error.js';
 
 /**
@@ -15,10 +17,12 @@ export function toHttpError(error: unknown): { status: number; body: { error: st
 
 function classify(error: unknown): { code: string; message: string } {
   if (error instanceof ServerError) return { code: error.code, message: error.message };
+  if (error instanceof SigningRepoError || error instanceof BlobError) return { code: error.code, message: `${error.code}: ${oneLine(error.message)}` };
   const e = error as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[]; validationContext?: string; name?: string; issues?: { path: string; message: string }[] };
   if (e?.name === 'ReleaseError' && typeof e.code === 'string') {
     const issues = e.issues && e.issues.length > 0 ? `: ${e.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}` : '';
-    return { code: e.code, message: `${oneLine(String(e.message))}${issues}` };
+    // The stable code leads, so a refusal (400 like malformed input) is told apart by callers.
+    return { code: e.code, message: `${e.code}: ${oneLine(String(e.message))}${issues}` };
   }
   if (Array.isArray(e?.validation)) return { code: 'INVALID_INPUT', message: validationMessage(e.validationContext, e.validation) };
   switch (e?.code) {

@@ -1,4 +1,6 @@
 import type { ReleaseErrorCode } from '@svc/release-core';
+import type { BlobErrorCode } from '../blobs/errors.js';
+import type { SigningRepoErrorCode } from '../signing-repo/errors.js';
 import { SERVER_ERROR_CODES, type ServerErrorCode } from './server-error.js';
 
 /** gRPC status names as in @grpc/grpc-js `status` (look the number up there). */
@@ -11,14 +13,18 @@ export interface ErrorMapping {
   grpc: GrpcStatusName;
 }
 
-/** Server codes and every @svc/release-core ReleaseError code: the Record type keeps the table total. */
-export type MappedErrorCode = ServerErrorCode | ReleaseErrorCode;
+/**
+ * Server codes, every @svc/release-core ReleaseError code, and the signing repository's and
+ * blob store's codes: the Record type keeps the table total.
+ */
+export type MappedErrorCode = ServerErrorCode | ReleaseErrorCode | SigningRepoErrorCode | BlobErrorCode;
 
 /**
  * THE one table: every error code the server can answer with -> HTTP status and gRPC
  * status. docs/errors.md lists exactly the same rows (test/platform-errors-doc.test.ts).
- * Release refusals are 422: the input is well-formed but refused by a rule (spec 7 leaves
- * the status open); malformed documents are 400.
+ * Release refusals are 400 with a reason a person can act on: spec 7 leaves their status
+ * open and the release-pipeline issue fixes it at 400 (the `error` string starts with the
+ * stable code, so a refusal stays distinguishable from malformed input); conflicts are 409.
  */
 export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   INVALID_INPUT: { http: 400, grpc: 'INVALID_ARGUMENT' },
@@ -48,7 +54,7 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   AUTHORIZER_KEY_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   AUTHORIZER_KEY_EXISTS: { http: 409, grpc: 'ALREADY_EXISTS' },
   RELEASE_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
-  RELEASE_PREREQUISITE: { http: 422, grpc: 'FAILED_PRECONDITION' },
+  RELEASE_PREREQUISITE: { http: 400, grpc: 'FAILED_PRECONDITION' },
   RELEASE_CONFLICT: { http: 409, grpc: 'ALREADY_EXISTS' },
   GROUP_CHANGED: { http: 409, grpc: 'FAILED_PRECONDITION' },
   DEVICE_INCOMPATIBLE: { http: 409, grpc: 'FAILED_PRECONDITION' },
@@ -65,22 +71,40 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   PAYLOAD_TYPE_UNKNOWN: { http: 400, grpc: 'INVALID_ARGUMENT' },
   SIGNATURES_EMPTY: { http: 400, grpc: 'INVALID_ARGUMENT' },
   SIGNATURE_DUPLICATE_KEYID: { http: 400, grpc: 'INVALID_ARGUMENT' },
-  SIGNATURE_INVALID: { http: 422, grpc: 'PERMISSION_DENIED' },
-  KEY_UNTRUSTED: { http: 422, grpc: 'PERMISSION_DENIED' },
+  SIGNATURE_INVALID: { http: 400, grpc: 'PERMISSION_DENIED' },
+  KEY_UNTRUSTED: { http: 400, grpc: 'PERMISSION_DENIED' },
   PAYLOAD_NOT_CANONICAL: { http: 400, grpc: 'INVALID_ARGUMENT' },
   PAYLOAD_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
-  TENANT_MISMATCH: { http: 422, grpc: 'PERMISSION_DENIED' },
-  PRODUCT_MISMATCH: { http: 422, grpc: 'PERMISSION_DENIED' },
-  NOT_YET_VALID: { http: 422, grpc: 'FAILED_PRECONDITION' },
-  EXPIRED: { http: 422, grpc: 'FAILED_PRECONDITION' },
-  OFFLINE_AGE_EXCEEDED: { http: 422, grpc: 'FAILED_PRECONDITION' },
-  PROFILE_INCOMPATIBLE: { http: 422, grpc: 'FAILED_PRECONDITION' },
+  TENANT_MISMATCH: { http: 400, grpc: 'PERMISSION_DENIED' },
+  PRODUCT_MISMATCH: { http: 400, grpc: 'PERMISSION_DENIED' },
+  NOT_YET_VALID: { http: 400, grpc: 'FAILED_PRECONDITION' },
+  EXPIRED: { http: 400, grpc: 'FAILED_PRECONDITION' },
+  OFFLINE_AGE_EXCEEDED: { http: 400, grpc: 'FAILED_PRECONDITION' },
+  PROFILE_INCOMPATIBLE: { http: 400, grpc: 'FAILED_PRECONDITION' },
   CERT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
-  CERT_UNTRUSTED: { http: 422, grpc: 'UNAUTHENTICATED' },
-  CERT_EXPIRED: { http: 422, grpc: 'UNAUTHENTICATED' },
-  CERT_IDENTITY_MISMATCH: { http: 422, grpc: 'PERMISSION_DENIED' },
+  CERT_UNTRUSTED: { http: 400, grpc: 'UNAUTHENTICATED' },
+  CERT_EXPIRED: { http: 400, grpc: 'UNAUTHENTICATED' },
+  CERT_IDENTITY_MISMATCH: { http: 400, grpc: 'PERMISSION_DENIED' },
   RECEIPT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
-  RECEIPT_MISMATCH: { http: 422, grpc: 'FAILED_PRECONDITION' },
+  RECEIPT_MISMATCH: { http: 400, grpc: 'FAILED_PRECONDITION' },
+  // signing repository (KEY_INVALID is shared with release-core above: a bad PEM either way)
+  REPO_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
+  METADATA_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
+  TARGET_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
+  TARGET_PATH_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  TARGET_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  TARGET_BLOB_MISSING: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  TARGET_IMMUTABLE: { http: 409, grpc: 'ALREADY_EXISTS' },
+  ROOT_KEY_UNAVAILABLE: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  ROOT_SIGNATURE_INSUFFICIENT: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  KEY_MISMATCH: { http: 500, grpc: 'INTERNAL' },
+  // blob store
+  BLOB_DIGEST_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  BLOB_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
+  BLOB_TOO_LARGE: { http: 413, grpc: 'RESOURCE_EXHAUSTED' },
+  BLOB_DIGEST_MISMATCH: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  BLOB_RANGE_INVALID: { http: 416, grpc: 'INVALID_ARGUMENT' },
+  BLOB_WRITE_FAILED: { http: 500, grpc: 'INTERNAL' },
 };
 
 export const ALL_SERVER_CODES: readonly ServerErrorCode[] = SERVER_ERROR_CODES;

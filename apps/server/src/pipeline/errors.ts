@@ -18,7 +18,7 @@ export const PIPELINE_ERROR_CODES = [
   'AUTHORIZER_KEY_INVALID', // 400 not an Ed25519 SPKI PEM
   'AUTHORIZER_KEY_EXISTS', // 409 key already registered
   'RELEASE_INVALID', // 400 bad release submission body (envelope not an object, expected_product pattern)
-  'RELEASE_PREREQUISITE', // 422 component artifact / target group missing or different (spec 4 prerequisites)
+  'RELEASE_PREREQUISITE', // 400 component artifact / target group missing or different (spec 4 prerequisites)
   'RELEASE_CONFLICT', // 409 product + version already published with another envelope
   'GROUP_CHANGED', // 409 group snapshot digest no longer equals rollout.target_policy_digest
   'DEVICE_INCOMPATIBLE', // 409 a group member's profile is not in compatibility.profiles

@@ -16,6 +16,11 @@ export type SigningRepoErrorCode =
   | 'KEY_INVALID' // a supplied PEM is not an Ed25519 PKCS#8 private key (400 / INVALID_ARGUMENT)
   | 'KEY_MISMATCH'; // a key file does not match the key the root metadata names (500 / INTERNAL)
 
+export const SIGNING_REPO_ERROR_CODES: readonly SigningRepoErrorCode[] = [
+  'REPO_NOT_FOUND', 'METADATA_NOT_FOUND', 'TARGET_NOT_FOUND', 'TARGET_PATH_INVALID', 'TARGET_INVALID',
+  'TARGET_BLOB_MISSING', 'TARGET_IMMUTABLE', 'ROOT_KEY_UNAVAILABLE', 'ROOT_SIGNATURE_INSUFFICIENT', 'KEY_INVALID', 'KEY_MISMATCH',
+];
+
 export class SigningRepoError extends Error {
   override readonly name = 'SigningRepoError';
   readonly code: SigningRepoErrorCode;

@@ -30,7 +30,7 @@ export const releasesRoutes: V1Routes = async (app, { ctx }) => {
     config: { permission: 'releases.write', summary: 'Submit a signed release (DSSE envelope) with the expected product ID' },
     schema: {
       body: Strict({ envelope: Type.Object({}, { additionalProperties: true }), expected_product: Type.String({ minLength: 1, maxLength: 64 }) }),
-      response: { 200: Release, 201: Release, ...ErrorResponses, 422: ErrorBody },
+      response: { 200: Release, 201: Release, ...ErrorResponses },
     },
   }, async (request, reply) => {
     const { release, created } = await submitRelease(pipelineDeps(ctx), principalOf(request).tenantId, request.body);

@@ -60,7 +60,7 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
 
   app.post('/rollouts', {
     config: { permission: 'rollouts.write', summary: 'Start a rollout: {release_id} (signed) or {artifact_id, group_id} (legacy)' },
-    schema: { body: StartBody, response: { 201: Type.Object({ ...RolloutFields, rollouts: Type.Array(Member) }, { additionalProperties: false }), ...ErrorResponses, 422: ErrorBody } },
+    schema: { body: StartBody, response: { 201: Type.Object({ ...RolloutFields, rollouts: Type.Array(Member) }, { additionalProperties: false }), ...ErrorResponses } },
   }, async (request, reply) => {
     const tenantId = principalOf(request).tenantId;
     const deps = pipelineDeps(ctx);
