@@ -36,6 +36,8 @@ async function main(): Promise<void> {
 
   const now = () => new Date();
   const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
+  // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
+  await signingRepo.ensureTenantRepo(tenantId);
   const app = await buildApp({ store, config, now, signingRepo, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   const url = await app.listen({ host: config.httpAddr.host, port: config.httpAddr.port });
