@@ -1,0 +1,11 @@
+export { AGENT_MAIN, CLI_BIN, REPO_ROOT, SERVER_MAIN } from './paths.js';
+export { E2eError, type E2eErrorCode } from './errors.js';
+export { Proc } from './proc.js';
+export { waitFor } from './wait.js';
+export { startServer, type ServerOptions, type ServerProcess } from './server-process.js';
+export { startAgent, type AgentOptions } from './agent-process.js';
+export { svcRelease, type CliResult } from './cli.js';
+export { Api, type ArtifactRecord, type GroupRecord, type ReleaseRecord, type RolloutRecord } from './rest-client.js';
+export { releasePayload, type HealthProbe, type PayloadComponent, type PayloadOptions } from './release-payload.js';
+export { readTar, type TarEntry } from './tar.js';
+export { ADMIN, Fleet, PRODUCT, PROFILE, type FleetOptions, type TransactionView } from './fleet.js';

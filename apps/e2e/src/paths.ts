@@ -1,0 +1,10 @@
+import { resolve } from 'node:path';
+
+/** The repository root (this file sits in apps/e2e/src or apps/e2e/dist). */
+export const REPO_ROOT = resolve(import.meta.dirname, '..', '..', '..');
+/** What `pnpm start` runs. */
+export const SERVER_MAIN = resolve(REPO_ROOT, 'apps/server/dist/main.js');
+/** The device agent process (`svc-agent`). */
+export const AGENT_MAIN = resolve(REPO_ROOT, 'apps/agent/dist/main.js');
+/** `svc-release` (oclif entry). */
+export const CLI_BIN = resolve(REPO_ROOT, 'apps/cli/bin/run.js');

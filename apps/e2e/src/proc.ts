@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { E2eError } from './errors.js';
+
+const MAX_LINES = 5000;
+
+/**
+ * A child process whose stdout and stderr lines are kept (bounded) so tests can wait for a
+ * line and show the tail when something goes wrong.
+ */
+export class Proc {
+  readonly child: ChildProcess;
+  readonly lines: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private listeners = new Set<() => void>();
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+  constructor(
+    readonly name: string,
+    file: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    opts: { execArgv?: string[]; echo?: boolean } = {},
+  ) {
+    this.child = spawn(process.execPath, [...(opts.execArgv ?? []), file, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const onChunk = (stream: 'out' | 'err') => {
+      let partial = '';
+      return (d: Buffer) => {
+        const parts = (partial + d.toString('utf8')).split('\n');
+        partial = parts.pop() ?? '';
+        for (const l of parts) this.push(l, opts.echo === true ? stream : undefined);
+      };
+    };
+    this.child.stdout!.on('data', onChunk('out'));
+    this.child.stderr!.on('data', onChunk('err'));
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => {
+        this.exitInfo = { code, signal };
+        for (const l of this.listeners) l();
+        resolve(this.exitInfo);
+      });
+    });
+  }
+
+  private push(line: string, echo: 'out' | 'err' | undefined): void {
+    this.lines.push(line);
+    if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
+    if (echo) process.stderr.write(`[${this.name}] ${line}\n`);
+    for (const l of this.listeners) l();
+  }
+
+  get running(): boolean {
+    return this.exitInfo === undefined;
+  }
+
+  /** The last `n` lines, for failure messages. */
+  tail(n = 30): string {
+    return this.lines.slice(-n).join('\n');
+  }
+
+  /** Resolves with the first line (already seen or future) matching `re`; fails on exit or timeout. */
+  waitForLine(re: RegExp, timeoutMs = 30_000, from = 0): Promise<RegExpExecArray> {
+    return new Promise((resolve, reject) => {
+      let at = from;
+      const check = () => {
+        for (; at < this.lines.length; at++) {
+          const m = re.exec(this.lines[at]!);
+          if (m) return done(() => resolve(m));
+        }
+        if (this.exitInfo !== undefined) {
+          done(() => reject(new E2eError('PROCESS_EXITED', `${this.name} exited (${this.exitInfo!.code ?? this.exitInfo!.signal}) before printing ${re}:\n${this.tail()}`)));
+        }
+      };
+      const timer = setTimeout(() => done(() => reject(new E2eError('TIMEOUT', `${this.name}: no line matching ${re} within ${timeoutMs} ms:\n${this.tail()}`))), timeoutMs);
+      const done = (f: () => void) => {
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        f();
+      };
+      this.listeners.add(check);
+      check();
+    });
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit. */
+  async stop(graceMs = 10_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.exitInfo !== undefined) return this.exitInfo;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A real SIGKILL (crash tests): no cleanup runs in the child. */
+  async kill(): Promise<void> {
+    if (this.exitInfo !== undefined) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}

@@ -1,0 +1,63 @@
+import { join } from 'node:path';
+import { Proc } from './proc.js';
+import { SERVER_MAIN } from './paths.js';
+
+export interface ServerOptions {
+  /** SVC_DATA_DIR: embedded database (unless databaseUrl), signing repository, CA material. */
+  dataDir: string;
+  admin: { email: string; password: string };
+  /** SVC_DATABASE_URL: PostgreSQL instead of the embedded database. */
+  databaseUrl?: string;
+  /** SVC_DATABASE_SCHEMA (PostgreSQL tests isolate by schema). */
+  schema?: string;
+  /** SVC_DEVICE_CHECKIN_INTERVAL_S; default 1 so agents pick up work at once. */
+  checkInIntervalS?: number;
+  echo?: boolean;
+}
+
+export interface ServerProcess {
+  proc: Proc;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** `host:port` of the device gRPC channel (what agents get as SVC_AGENT_SERVER). */
+  deviceAddr: string;
+  /** The server CA PEM file agents pin for enrollment (SVC_AGENT_SERVER_CA). */
+  serverCaFile: string;
+  stop(): Promise<number | null>;
+}
+
+/**
+ * `node apps/server/dist/main.js` on loopback ports chosen by the kernel (port 0). Ready when
+ * it printed its plain `svc-server: http listening on URL` line and logged the device port.
+ */
+export async function startServer(o: ServerOptions): Promise<ServerProcess> {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/tmp',
+    SVC_DATA_DIR: o.dataDir,
+    SVC_HTTP_ADDR: '127.0.0.1:0',
+    SVC_DEVICE_ADDR: '127.0.0.1:0',
+    SVC_ADMIN_EMAIL: o.admin.email,
+    SVC_ADMIN_PASSWORD: o.admin.password,
+    SVC_LOG_LEVEL: 'info',
+    SVC_DEVICE_CHECKIN_INTERVAL_S: String(o.checkInIntervalS ?? 1),
+    ...(o.databaseUrl ? { SVC_DATABASE_URL: o.databaseUrl } : {}),
+    ...(o.schema ? { SVC_DATABASE_SCHEMA: o.schema } : {}),
+  };
+  const proc = new Proc('server', SERVER_MAIN, [], env, { echo: o.echo ?? false });
+  try {
+    // the device channel starts before the plain line is printed
+    const device = await proc.waitForLine(/"port":(\d+).*"msg":"device channel listening"|"msg":"device channel listening".*"port":(\d+)/, 90_000);
+    const http = await proc.waitForLine(/^svc-server: http listening on (http:\/\/\S+)$/, 90_000);
+    return {
+      proc,
+      url: http[1]!,
+      deviceAddr: `127.0.0.1:${device[1] ?? device[2]}`,
+      serverCaFile: join(o.dataDir, 'ca', 'server', 'ca.pem'),
+      stop: async () => (await proc.stop()).code,
+    };
+  } catch (e) {
+    await proc.kill();
+    throw e;
+  }
+}
