@@ -103,20 +103,22 @@ function avg(xs) {
 }
 
 async function fleet(s, cookie, dataDir, n) {
+  // every phase lasts at least one interval (+10 s), so every device connected and called
+  const phase = Math.max(PHASE_S, intervalFor(n) + 10);
   const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${n}`, max_uses: n }, cookie)).json.token;
   const lines = [];
   const rss0 = await rssMiB(s.child.pid);
-  const sim = start(join(AGENT_DIR, 'sim/main.js'), ['--server', s.device, '--token', token, '--devices', String(n), '--interval', String(intervalFor(n)), '--server-ca', join(dataDir, 'ca/server/ca.pem'), '--prefix', `b${n}`, '--concurrency', '16', '--stats-every', '1', '--ping-first', String(PHASE_S + 2)], {}, (j) => lines.push({ ...j, t: Date.now() }));
+  const sim = start(join(AGENT_DIR, 'sim/main.js'), ['--server', s.device, '--token', token, '--devices', String(n), '--interval', String(intervalFor(n)), '--server-ca', join(dataDir, 'ca/server/ca.pem'), '--prefix', `b${n}`, '--concurrency', '16', '--stats-every', '1', '--ping-first', String(phase + 2)], {}, (j) => lines.push({ ...j, t: Date.now() }));
   while (!lines.some((l) => l.event === 'enrolled')) await sleep(200);
   const enrolled = lines.find((l) => l.event === 'enrolled');
-  await sleep((PHASE_S + 3) * 1000); // ping phase (skip the first seconds: connections warming up)
+  await sleep((phase + 3) * 1000); // ping phase (skip the first seconds: connections warming up)
   const rssConnected = await rssMiB(s.child.pid);
-  await sleep(PHASE_S * 1000); // check-in phase
+  await sleep(phase * 1000); // check-in phase
   const names = Array.from({ length: n }, (_, i) => `b${n}-${String(i).padStart(6, '0')}`);
   const tRoll = Date.now();
   await rollOut(s, cookie, names, String(n));
   // receipts/s over at most RECEIPT_WINDOW_S: every device's receipt, or as many as came in
-  const RECEIPT_WINDOW_S = Number(process.env.BENCH_CHANNEL_RECEIPT_WINDOW ?? 90);
+  const RECEIPT_WINDOW_S = Math.max(Number(process.env.BENCH_CHANNEL_RECEIPT_WINDOW ?? 90), 2 * intervalFor(n) + 10);
   let done;
   let got = 0;
   for (let i = 0; i < RECEIPT_WINDOW_S * 4; i++) {
