@@ -22,6 +22,8 @@ export interface FleetOptions {
   /** Extra agent environment per device (crash hook, RAUC, ...). */
   agentEnv?: (name: string) => NodeJS.ProcessEnv;
   echo?: boolean;
+  /** Called with one line per step of `Fleet.start` (the demo prints them). */
+  narrate?: (line: string) => void;
 }
 
 export interface TransactionView {
@@ -49,15 +51,22 @@ export class Fleet {
   ) {}
 
   static async start(o: FleetOptions): Promise<Fleet> {
+    const say = o.narrate ?? (() => undefined);
     const server = await startServer({ dataDir: join(o.root, 'server'), admin: ADMIN, ...o.server, ...(o.echo ? { echo: true } : {}) });
+    say(`server listening on ${server.url} (REST) and ${server.deviceAddr} (device channel, mTLS)`);
     const api = new Api(server.url);
     const fleet = new Fleet(o, server, api);
     try {
       await api.login(ADMIN.email, ADMIN.password);
       fleet.tenant = await api.tenantId();
-      await fleet.customerKey();
+      say(`logged in as ${ADMIN.email} (tenant ${fleet.tenant})`);
+      const keyid = await fleet.customerKey();
+      say(`customer release key generated with svc-release keygen and registered as authorizer (${keyid})`);
       fleet.token = await api.enrollToken('e2e', Math.max(1, o.devices.length));
-      for (const name of o.devices) await fleet.startAgent(name, { token: fleet.token });
+      for (const name of o.devices) {
+        await fleet.startAgent(name, { token: fleet.token });
+        say(`device ${name} enrolled: real agent process, own data dir, trust dir pinning the customer key`);
+      }
       await fleet.waitOnline(o.devices);
       return fleet;
     } catch (e) {
@@ -84,12 +93,12 @@ export class Fleet {
     return join(this.dataDir(name), 'identity', 'device-ca.pem');
   }
 
-  private async customerKey(): Promise<void> {
+  private async customerKey(): Promise<string> {
     await mkdir(join(this.o.root, 'customer'), { recursive: true });
     const kg = await svcRelease(['keygen', '--out', this.customerKeyPrefix]);
-    if (kg.status !== 0) throw new E2eError('PROCESS_EXITED', `svc-release keygen exited ${kg.status}: ${kg.stderr}`);
+    if (kg.status !== 0) throw new E2eError('PROCESS_EXITED', `svc-release keygen exited ${kg.status}: ${kg.stderr.trim()}`);
     const pem = await readFile(`${this.customerKeyPrefix}.pub`, 'utf8');
-    await this.api.json('POST', '/authorizer-keys', { name: 'customer-release', public_key_pem: pem }, 201);
+    return (await this.api.json<{ keyid: string }>('POST', '/authorizer-keys', { name: 'customer-release', public_key_pem: pem }, 201)).keyid;
   }
 
   /** Starts (or restarts) a device's agent; the trust dir is provisioned on first start. */
@@ -130,7 +139,7 @@ export class Fleet {
     const envelopeFile = join(dir, 'release.dsse.json');
     await writeFile(payloadFile, JSON.stringify(releasePayload({ ...p, tenant: this.tenant, product: PRODUCT }), null, 2));
     const signed = await svcRelease(['sign', payloadFile, '--key', `${this.customerKeyPrefix}.key`, '--out', envelopeFile]);
-    if (signed.status !== 0) throw new E2eError('PROCESS_EXITED', `svc-release sign exited ${signed.status}: ${signed.stderr}`);
+    if (signed.status !== 0) throw new E2eError('PROCESS_EXITED', `svc-release sign exited ${signed.status}: ${signed.stderr.trim()}`);
     const envelope = JSON.parse(await readFile(envelopeFile, 'utf8')) as unknown;
     const release = await this.api.json<ReleaseRecord>('POST', '/releases', { envelope, expected_product: PRODUCT }, 201);
     return { release, envelopeFile, sign: signed.stdout };

@@ -1,0 +1,48 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../src/index.js';
+
+/**
+ * `pnpm demo` must not rot: run `node scripts/demo.mjs` (the global setup has built the
+ * server, agent, CLI and this harness) and check its exit status and key narrated lines.
+ */
+function runDemo(): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts', 'demo.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+    child.once('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+describe('pnpm demo', () => {
+  it('runs the signed two-component rollout end to end and exits 0', async () => {
+    const { code, out, err } = await runDemo();
+    expect(code, `${out}\n${err}`).toBe(0);
+    const lines = out.trim().split('\n');
+    expect(lines.every((l) => l.startsWith('demo: ')), out).toBe(true);
+    for (const re of [
+      /^demo: server listening on http:\/\/127\.0\.0\.1:\d+ \(REST\)/,
+      /^demo: customer release key generated with svc-release keygen and registered as authorizer \(sha256:[0-9a-f]{64}\)$/,
+      /^demo: device gw-0003 enrolled/,
+      /^demo: release signed with svc-release sign \(envelope digest: sha256:[0-9a-f]{64}\)$/,
+      /^demo: wave "fleet" approved$/,
+      /^demo: transaction [0-9a-f-]{36}: committed$/,
+      /^demo: {3}gw-0002: committed; gateway-config #0 committed, anomaly-model #1 committed$/,
+      /^demo: receipts exported: 3 device-signed receipts \(software-key\)$/,
+      /^demo: svc-release verify-receipt gw-000\d: verified$/,
+      /^demo: {3}activation: activated$/,
+      /^demo: OK$/,
+      /^demo: server and agents stopped$/,
+    ]) {
+      expect(lines.some((l) => re.test(l)), `no line matching ${re} in:\n${out}`).toBe(true);
+    }
+    // the temp dir it announced is gone
+    const dir = /^demo: temp dir (\S+)$/m.exec(out)![1]!;
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(dir)).toBe(false);
+  }, 180_000);
+});

@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+/**
+ * `pnpm demo` (after `turbo run build`): the whole signed-release flow with real processes on
+ * loopback, narrated one line per step. A server on a temp data dir (embedded database), three
+ * real agent processes as devices, a customer key made with `svc-release keygen`, a
+ * two-component release signed with `svc-release sign`, published, rolled out in two waves
+ * (the second approved once the canary committed), the transaction result, and one receipt
+ * verified offline with `svc-release verify-receipt`. Everything is shut down and the temp
+ * dir removed. Exit 0 on success; on failure one `demo: FAILED: ...` line and exit 1.
+ * Bounded: gives up after DEMO_TIMEOUT_S (default 120) seconds.
+ *
+ * The harness is the one the end-to-end tests use (apps/e2e), so the demo cannot drift from
+ * what is tested; apps/e2e/test/demo.test.ts runs this script.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const root = resolve(import.meta.dirname, '..');
+const harness = join(root, 'apps/e2e/dist/index.js');
+const DEVICES = ['gw-0001', 'gw-0002', 'gw-0003'];
+const TIMEOUT_S = Number(process.env.DEMO_TIMEOUT_S ?? 120);
+
+const say = (line) => process.stdout.write(`demo: ${line}\n`);
+
+async function run(state) {
+  const { Fleet, svcRelease, waitFor } = await import(pathToFileURL(harness).href);
+  state.dir = await mkdtemp(join(tmpdir(), 'svc-demo-'));
+  say(`temp dir ${state.dir}`);
+  const fleet = await Fleet.start({ root: state.dir, devices: DEVICES, narrate: say });
+  state.fleet = fleet;
+  const { api } = fleet;
+
+  const group = await fleet.createGroup('field-gateways', DEVICES);
+  say(`group ${group.name} created with ${DEVICES.length} devices (snapshot ${group.snapshot_digest})`);
+  const config = await api.uploadArtifact({ name: 'gateway-config', version: '1.4.0', kind: 'config', filename: 'gateway.toml', bytes: Buffer.from('[uplink]\nhost = "telemetry.example"\ninterval_s = 30\n') });
+  say(`artifact ${config.name} ${config.version} published (${config.kind}, ${config.digest})`);
+  const model = await api.uploadArtifact({ name: 'anomaly-model', version: '2.1.0', kind: 'model', filename: 'anomaly.onnx', bytes: Buffer.from('onnx-weights:'.repeat(4096)) });
+  say(`artifact ${model.name} ${model.version} published (${model.kind}, ${model.digest})`);
+
+  const { release, sign } = await fleet.signAndSubmit({
+    version: '2026.1.0',
+    components: [{ name: 'gateway-config', artifact: config }, { name: 'anomaly-model', artifact: model }],
+    orderedGroups: [['gateway-config'], ['anomaly-model']],
+    group,
+    probes: [{ name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/gateway-config"'], timeout_s: 10 }],
+    waves: [{ name: 'canary', count: 1 }, { name: 'fleet', count: DEVICES.length, requires_approval: true }],
+  });
+  say(`release signed with svc-release sign (${sign.trim().split('\n').find((l) => l.startsWith('envelope digest')) ?? 'envelope written'})`);
+  say(`release ${release.product} ${release.version} published as TUF target ${release.target}`);
+
+  const rollout = await fleet.startRollout(release.id);
+  const txId = rollout.transaction_id;
+  say(`rollout started: transaction ${txId}, members ${rollout.rollouts.map((m) => `${m.component}@${m.group}/${m.position}`).join(', ')}`);
+  const gated = await waitFor('the canary wave to finish', async () => {
+    const r = await api.get(`/rollouts/${rollout.id}`);
+    return r.status === 'awaiting_approval' ? r : undefined;
+  }, 60_000, 250);
+  say(`canary wave done (${gated.progress.committed} committed); wave "fleet" awaits approval`);
+  await api.json('POST', `/rollouts/${rollout.id}/approve`, undefined, 200);
+  say('wave "fleet" approved');
+
+  const tx = await fleet.waitSettled(txId, 60_000);
+  say(`transaction ${tx.id}: ${tx.state}`);
+  const result = await api.get(`/release-transactions/${txId}/result`);
+  for (const d of result.devices) {
+    say(`  ${d.device}: ${d.state}; ${d.members.map((m) => `${m.component} #${m.position} ${m.verdict}`).join(', ')}`);
+  }
+  if (tx.state !== 'committed') throw new Error(`transaction ended ${tx.state}, expected committed`);
+
+  const { index, receipts } = await fleet.exportReceipts(txId);
+  say(`receipts exported: ${index.length} device-signed receipts (${[...new Set(index.map((l) => l.label))].join(', ')})`);
+  const first = index[0];
+  const file = join(state.dir, `${first.device}.receipt.json`);
+  await writeFile(file, receipts.get(first.file));
+  const verified = await svcRelease(['verify-receipt', file, '--ca', fleet.deviceCaFile(first.device), '--tenant', fleet.tenant, '--device', first.device]);
+  if (verified.status !== 0) throw new Error(`svc-release verify-receipt exited ${verified.status}: ${verified.stderr.trim()}`);
+  say(`svc-release verify-receipt ${first.device}: verified`);
+  for (const line of verified.stdout.trim().split('\n')) say(`  ${line}`);
+}
+
+async function cleanup(state) {
+  if (state.fleet) {
+    await state.fleet.stop();
+    say('server and agents stopped');
+  }
+  if (state.dir) await rm(state.dir, { recursive: true, force: true });
+}
+
+const state = {};
+let timer;
+const timeout = new Promise((_, reject) => {
+  timer = setTimeout(() => reject(new Error(`timed out after ${TIMEOUT_S} s`)), TIMEOUT_S * 1000);
+});
+let code = 0;
+try {
+  await Promise.race([run(state), timeout]);
+  say('OK');
+} catch (e) {
+  process.stdout.write(`demo: FAILED: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);
+  if (e instanceof Error && e.message.includes('\n')) process.stderr.write(`${e.message}\n`);
+  code = 1;
+} finally {
+  clearTimeout(timer);
+  await cleanup(state).catch((e) => process.stderr.write(`demo: cleanup failed: ${e.message}\n`));
+}
+process.exit(code);
