@@ -25,7 +25,8 @@ const TIMEOUT_S = Number(process.env.DEMO_TIMEOUT_S ?? 120);
 const say = (line) => process.stdout.write(`demo: ${line}\n`);
 
 async function run(state) {
-  const { Fleet, svcRelease, waitFor } = await import(pathToFileURL(harness).href);
+  const { Fleet, Proc, svcRelease, waitFor } = await import(pathToFileURL(harness).href);
+  state.stopAll = () => Proc.stopAll();
   state.dir = await mkdtemp(join(tmpdir(), 'svc-demo-'));
   say(`temp dir ${state.dir}`);
   const fleet = await Fleet.start({ root: state.dir, devices: DEVICES, narrate: say });
@@ -81,11 +82,16 @@ async function run(state) {
 }
 
 async function cleanup(state) {
-  if (state.fleet) {
-    await state.fleet.stop();
-    say('server and agents stopped');
+  try {
+    if (state.fleet) {
+      await state.fleet.stop();
+      say('server and agents stopped');
+    }
+    // a run that gave up before the fleet was complete may still have children
+    await state.stopAll?.();
+  } finally {
+    if (state.dir) await rm(state.dir, { recursive: true, force: true });
   }
-  if (state.dir) await rm(state.dir, { recursive: true, force: true });
 }
 
 const state = {};

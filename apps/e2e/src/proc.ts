@@ -8,6 +8,8 @@ const MAX_LINES = 5000;
  * line and show the tail when something goes wrong.
  */
 export class Proc {
+  /** Every process still running, so a caller that gives up (demo timeout) can end them all. */
+  private static readonly live = new Set<Proc>();
   readonly child: ChildProcess;
   readonly lines: string[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -30,11 +32,13 @@ export class Proc {
         for (const l of parts) this.push(l, opts.echo === true ? stream : undefined);
       };
     };
+    Proc.live.add(this);
     this.child.stdout!.on('data', onChunk('out'));
     this.child.stderr!.on('data', onChunk('err'));
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
+        Proc.live.delete(this);
         for (const l of this.listeners) l();
         resolve(this.exitInfo);
       });
@@ -46,6 +50,11 @@ export class Proc {
     if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
     if (echo) process.stderr.write(`[${this.name}] ${line}\n`);
     for (const l of this.listeners) l();
+  }
+
+  /** Stops every process this module started and that is still running. */
+  static async stopAll(): Promise<void> {
+    await Promise.allSettled([...Proc.live].map((p) => p.stop()));
   }
 
   get running(): boolean {
