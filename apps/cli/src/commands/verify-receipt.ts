@@ -81,9 +81,16 @@ export default class VerifyReceipt extends BaseCommand {
     this.out(`activation: ${summary.activation}`);
     this.out(`health: ${summary.health}`);
     this.out(`timestamp: ${summary.timestamp}`);
-    this.out(`candidate digest: ${summary.candidate_digest}`);
-    this.out(`previous digest: ${summary.previous_digest ?? 'none (first install)'}`);
-    this.out(`resulting digest: ${summary.resulting_digest}`);
+    if (r.members !== undefined) {
+      // contracts 3: a transaction receipt carries its digests per member, in position order
+      for (const m of r.members) {
+        this.out(`member ${m.position} ${m.component} (group ${m.group}): ${m.verdict}; candidate ${m.candidate_digest}, previous ${m.previous_digest ?? 'none (first install)'}, resulting ${m.resulting_digest ?? 'none'}`);
+      }
+    } else {
+      this.out(`candidate digest: ${summary.candidate_digest}`);
+      this.out(`previous digest: ${summary.previous_digest ?? 'none (first install)'}`);
+      this.out(`resulting digest: ${summary.resulting_digest}`);
+    }
     this.out(`payload digest: ${summary.payload_digest}`);
     this.out(`envelope digest: ${summary.envelope_digest}`);
   }
