@@ -35,11 +35,13 @@ describe('pnpm demo', () => {
       /^demo: receipts exported: 3 device-signed receipts \(software-key\)$/,
       /^demo: svc-release verify-receipt gw-000\d: verified$/,
       /^demo: {3}activation: activated$/,
+      /^demo: {3}member 1 anomaly-model \(group 1\): committed; candidate sha256:[0-9a-f]{64}, previous none \(first install\), resulting sha256:[0-9a-f]{64}$/,
       /^demo: OK$/,
       /^demo: server and agents stopped$/,
     ]) {
       expect(lines.some((l) => re.test(l)), `no line matching ${re} in:\n${out}`).toBe(true);
     }
+    expect(out).not.toContain('undefined');
     // the temp dir it announced is gone
     const dir = /^demo: temp dir (\S+)$/m.exec(out)![1]!;
     const { existsSync } = await import('node:fs');
