@@ -42,6 +42,11 @@ describe.each(availableDrivers())('fleet simulator on %s', (driver) => {
       if (rows.length === n) break;
       await new Promise((r) => setTimeout(r, 100));
     }
+    // the database commits before the device has read the answer: wait for the sim to count it
+    for (let i = 0; i < 100; i++) {
+      if (lines.some((l) => JSON.parse(l).receipts === n)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     stop.abort();
     const summary = await sim;
     expect(summary.enrolled).toBe(n);
