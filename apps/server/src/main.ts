@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { buildApp } from './app.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
+import { startTufRefresh } from './jobs/tuf-refresh.js';
+import { CHANNEL_DEFAULTS } from './device-channel/context.js';
 import { migrateToLatest } from './store/migrate.js';
 import { openStore } from './store/open.js';
 import { bootstrapAdmin, ensureDefaultTenant } from './store/tenants.js';
@@ -54,8 +56,18 @@ async function main(): Promise<void> {
     ...(config.checkInIntervalS !== undefined ? { checkInIntervalS: config.checkInIntervalS } : {}),
   });
   app.log.info({ port: channel.server.port }, 'device channel listening');
-  // Further jobs are started here by their owners.
-  const jobs: Job[] = [startOfflineDetector(store.db, now, { onError: (e) => app.log.error({ err: e }, 'offline detector failed') })];
+  // A device is offline after missing more than two check-ins (spec 2: online/offline status).
+  const checkInMs = (config.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS) * 1000;
+  const jobs: Job[] = [
+    startOfflineDetector(store.db, now, {
+      staleAfterMs: Math.max(90_000, checkInMs * 2.5),
+      intervalMs: Math.min(30_000, checkInMs),
+      onError: (e) => app.log.error({ err: e }, 'offline detector failed'),
+    }),
+    startTufRefresh(signingRepo, now, { onError: (e) => app.log.error({ err: e }, 'TUF refresh failed') }),
+  ];
+  // Refresh once at start too: a server that was down past a timestamp's expiry serves fresh metadata at once.
+  void signingRepo.refreshAllDue(now()).catch((e: unknown) => app.log.error({ err: e }, 'TUF refresh failed'));
 
   let closing = false;
   const close = async (signal: string) => {
