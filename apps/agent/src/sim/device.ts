@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Assignment, CheckInResponse, UploadReceiptResponse } from '@svc/device-proto';
 import { envelopeBytes, parsePrivateKeyPem, signReceipt, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
-import { call, ChannelClients, deviceCredentials } from '../channel/client.js';
-import { enroll } from '../channel/enroll.js';
+import { call } from '../channel/client.js';
 import { pemToDer } from '../channel/identity.js';
 import { readRepoFile } from '../channel/repo-stream.js';
+import { SimClients, type SimEnroller } from './clients.js';
 
 export interface SimStats {
   pings: number;
@@ -25,7 +25,7 @@ export type ComponentCache = Map<string, Promise<Map<string, string>>>;
  * one HTTP/2 connection.
  */
 export class SimDevice {
-  private clients!: ChannelClients;
+  private clients!: SimClients;
   private key!: PrivateKey;
   private certDer!: Uint8Array;
   private tenant = '';
@@ -35,12 +35,13 @@ export class SimDevice {
 
   constructor(readonly name: string) {}
 
-  async enroll(o: { server: string; serverCaPem: string; token: string }): Promise<void> {
-    const id = await enroll({ address: o.server, bootstrapCaPem: o.serverCaPem, token: o.token, deviceName: this.name, inventory: INVENTORY });
+  async enroll(enroller: SimEnroller, server: string, token: string): Promise<void> {
+    const { id, creds } = await enroller.enroll({ token, deviceName: this.name, inventory: INVENTORY });
     this.key = parsePrivateKeyPem(id.keyPem);
     this.certDer = pemToDer(id.certPem);
     this.tenant = id.tenantId;
-    this.clients = new ChannelClients(o.server, deviceCredentials(id));
+    // the device's own connection is opened lazily by its first call
+    this.clients = new SimClients(server, creds);
   }
 
   /** Authenticated empty call over the same mTLS connection (benchmark baseline). */

@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseSimArgs, UsageError, type SimArgs } from './args.js';
+import { SimEnroller } from './clients.js';
 import { SimDevice, type ComponentCache, type SimStats } from './device.js';
 
 async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -24,16 +25,18 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   const stats: SimStats = { pings: 0, checkIns: 0, receipts: 0, duplicates: 0, errors: 0 };
   const enrolled: SimDevice[] = [];
   const t0 = Date.now();
+  const enroller = new SimEnroller(args.server, serverCaPem);
   await runPool(devices, args.concurrency, async (d) => {
     if (signal.aborted) return;
     try {
-      await d.enroll({ server: args.server, serverCaPem, token: args.token });
+      await d.enroll(enroller, args.server, args.token);
       enrolled.push(d);
     } catch (e) {
       stats.errors += 1;
       stats.lastError = `enroll ${d.name}: ${(e as Error).message}`;
     }
   });
+  enroller.close();
   print(JSON.stringify({ event: 'enrolled', devices: enrolled.length, seconds: (Date.now() - t0) / 1000, errors: stats.errors, last_error: stats.lastError }));
 
   const cache: ComponentCache = new Map();

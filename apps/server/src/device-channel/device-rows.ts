@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
+import { addDeviceHistory } from '../store/devices.js';
 
 /**
  * The device channel's own writes to the platform's tables (enrollment, heartbeat and log
@@ -9,6 +10,34 @@ import type { Database } from '../store/database.js';
 export interface Inventory {
   agentVersion: string;
   profile: string;
+}
+
+/**
+ * The heartbeat write of a check-in: ONE statement (the platform's `markDeviceSeen` reads the
+ * row first, but the authentication just read it). Same effect: online, `last_seen`,
+ * inventory, and an `online` history event when the device was not online before. A device
+ * decommissioned since the authentication read is left alone (the WHERE clause).
+ */
+export async function recordHeartbeat(
+  db: Kysely<Database>,
+  peer: { tenantId: string; deviceId: string; status: string },
+  inventory: { agentVersion?: string; profile?: string },
+  now: Date,
+): Promise<void> {
+  const row = await db
+    .updateTable('devices')
+    .set({
+      last_seen: now,
+      status: 'online',
+      updated_at: now,
+      ...(inventory.agentVersion === undefined ? {} : { agent_version: inventory.agentVersion }),
+      ...(inventory.profile === undefined ? {} : { profile: inventory.profile }),
+    })
+    .where('id', '=', peer.deviceId)
+    .where('status', '!=', 'decommissioned')
+    .returning(['id'])
+    .executeTakeFirst();
+  if (row !== undefined && peer.status !== 'online') await addDeviceHistory(db, peer.tenantId, peer.deviceId, 'online', now);
 }
 
 /** Replaces the device's current certificate: the old one stops working at once (peer.ts). */

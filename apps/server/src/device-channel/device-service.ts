@@ -18,8 +18,7 @@ import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
 import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../store/log-requests.js';
-import { markDeviceSeen } from '../store/devices.js';
-import { openLogRequests, rotateCertificate } from './device-rows.js';
+import { openLogRequests, recordHeartbeat, rotateCertificate } from './device-rows.js';
 import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
@@ -46,11 +45,13 @@ function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, r
 
 export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
   const inventory = readInventory(req.inventory);
-  await markDeviceSeen(ctx.db, peer.tenantId, peer.deviceName, {
+  // 3 statements besides authentication: heartbeat, assignments, log requests (was 4)
+  await recordHeartbeat(
+    ctx.db,
+    peer,
+    { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
     now,
-    ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}),
-    ...(inventory.profile ? { profile: inventory.profile } : {}),
-  });
+  );
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
   const logRequests = await openLogRequests(ctx.db, peer.deviceId);
   return {

@@ -10,6 +10,8 @@ export interface DevicePeer {
   tenantId: string;
   deviceName: string;
   deviceId: string;
+  /** The device row's status as read by the authentication (never 'decommissioned'). */
+  status: string;
   certDer: Uint8Array;
   certNotAfter: Date;
 }
@@ -102,5 +104,5 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
   if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: removed; enroll again`);
   if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: decommissioned`);
   if (row.cert_fingerprint !== fingerprint) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
-  return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
+  return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, status: row.status, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
 }

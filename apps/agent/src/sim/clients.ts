@@ -1,0 +1,80 @@
+import { type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
+import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient, type EnrollResponse, type Inventory } from '@svc/device-proto';
+import { call, DEVICE_CHANNEL_TLS_NAME, deviceCredentials, enrollmentCredentials } from '../channel/client.js';
+import { buildCsr } from '../channel/csr.js';
+import { generateIdentityKey, toPem, type DeviceIdentityFiles } from '../channel/identity.js';
+
+/**
+ * grpc-js channel options for thousands of channels in one process. Why each one:
+ * - `use_local_subchannel_pool`: grpc-js's GLOBAL pool keeps one list per target and scans it
+ *   linearly (options + credentials compared) for every new subchannel, and a 10 s cleanup
+ *   timer walks it too. 10k devices dialling the same server made that O(N^2): the event loop
+ *   spent minutes in the scan and calls timed out "Waiting for LB pick". One pool per device
+ *   channel makes the lookup O(1); devices never share a connection anyway (own certificate).
+ * - `enable_channelz: 0`: channelz keeps trace buffers and registry entries per channel and
+ *   subchannel; pure memory and CPU per device here.
+ * - `enable_retries: 0`: no retry buffering per call; the device's next tick is its retry.
+ * - no client keepalive (grpc-js default when the option is absent) and a long idle timeout: no
+ *   timer per connection; an idle device keeps its connection (the server's keepalive notices
+ *   vanished peers).
+ */
+export const SIM_CHANNEL_OPTIONS: ChannelOptions = {
+  'grpc.ssl_target_name_override': DEVICE_CHANNEL_TLS_NAME,
+  'grpc.default_authority': DEVICE_CHANNEL_TLS_NAME,
+  'grpc.use_local_subchannel_pool': 1,
+  'grpc.enable_channelz': 0,
+  'grpc.enable_retries': 0,
+  'grpc.client_idle_timeout_ms': 24 * 3600_000,
+};
+
+/** One simulated device's connection: its own mTLS credentials, one HTTP/2 connection. */
+export class SimClients {
+  readonly device: DeviceServiceClient;
+  readonly repository: RepositoryServiceClient;
+
+  constructor(server: string, creds: ChannelCredentials) {
+    this.device = new DeviceServiceClient(server, creds, SIM_CHANNEL_OPTIONS);
+    this.repository = new RepositoryServiceClient(server, creds, { ...SIM_CHANNEL_OPTIONS, channelOverride: this.device.getChannel() });
+  }
+
+  close(): void {
+    this.device.close();
+  }
+}
+
+/**
+ * Enrollment for the whole simulated fleet. Enrollment is server-TLS only (no client
+ * certificate), so every device can use the same few connections: a TLS handshake per
+ * device bought nothing but CPU on both sides. Calls are spread round-robin over `lanes`
+ * HTTP/2 connections. Each device still makes its own P-256 key and CSR (the key never leaves).
+ */
+export class SimEnroller {
+  private readonly lanes: EnrollmentServiceClient[];
+  private next = 0;
+
+  constructor(server: string, serverCaPem: string, lanes = 2) {
+    const creds = enrollmentCredentials(serverCaPem);
+    this.lanes = Array.from({ length: lanes }, () => new EnrollmentServiceClient(server, creds, SIM_CHANNEL_OPTIONS));
+  }
+
+  async enroll(o: { token: string; deviceName: string; inventory: Inventory }): Promise<{ id: DeviceIdentityFiles; creds: ChannelCredentials }> {
+    const { keyPem, keys } = await generateIdentityKey();
+    const csrDer = await buildCsr(keys, o.deviceName);
+    const client = this.lanes[this.next++ % this.lanes.length]!;
+    const res = await call<EnrollResponse>((md, opts, cb) => client.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb));
+    const id: DeviceIdentityFiles = {
+      tenantId: res.tenantId,
+      deviceName: res.deviceName,
+      keyPem,
+      certPem: toPem(res.certificateDer, 'CERTIFICATE'),
+      deviceCaPem: toPem(res.deviceCaDer, 'CERTIFICATE'),
+      serverCaPem: toPem(res.serverCaDer, 'CERTIFICATE'),
+      notAfter: res.notAfter ?? new Date(0),
+    };
+    return { id, creds: deviceCredentials(id) };
+  }
+
+  close(): void {
+    for (const c of this.lanes) c.close();
+  }
+}
