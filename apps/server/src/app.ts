@@ -29,6 +29,7 @@ import { auditRoutes } from './routes/v1/audit.js';
 import { authRoutes } from './routes/v1/auth.js';
 import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
+import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
 import { releaseTransactionsRoutes } from './routes/v1/release-transactions.js';
@@ -50,6 +51,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   usersRoutes,
   apiKeysRoutes,
   devicesRoutes,
+  deviceCaRoutes,
   enrollTokensRoutes,
   auditRoutes,
   adminRoutes,
