@@ -129,5 +129,8 @@ describe('simulator flags', () => {
     expect(() => parseSimArgs(['--devices', '0', '--token', 't'], {})).toThrow(/^--devices: must be an integer 1\.\.100000/);
     expect(() => parseSimArgs(['--server', 'nope', '--token', 't'], {})).toThrow(/^--server: must be host:port/);
     expect(() => parseSimArgs(['--bogus', '--token', 't'], {})).toThrow();
+    expect(parseSimArgs(['--token', 't'], {}).maxInFlight).toBe(64);
+    expect(parseSimArgs(['--token', 't', '--max-in-flight', '8'], {}).maxInFlight).toBe(8);
+    expect(() => parseSimArgs(['--max-in-flight', '0', '--token', 't'], {})).toThrow(/^--max-in-flight: must be an integer 1\.\.100000/);
   });
 });

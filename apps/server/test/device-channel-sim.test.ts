@@ -25,7 +25,7 @@ describe.each(availableDrivers())('fleet simulator on %s', (driver) => {
     const stop = new AbortController();
     const token = await f.newToken({ maxUses: n });
     const sim = runSim(
-      { server: f.addr, token, devices: n, intervalS: 1, serverCa: join(f.dataDir, 'ca', 'server', 'ca.pem'), prefix: 'sim', concurrency: 3, durationS: 0, statsEveryS: 1, pingFirstS: 0 },
+      { server: f.addr, token, devices: n, intervalS: 1, serverCa: join(f.dataDir, 'ca', 'server', 'ca.pem'), prefix: 'sim', concurrency: 3, maxInFlight: 64, durationS: 0, statsEveryS: 1, pingFirstS: 0 },
       stop.signal,
       (l) => lines.push(l),
     );

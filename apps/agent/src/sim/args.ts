@@ -8,6 +8,8 @@ export interface SimArgs {
   serverCa: string;
   prefix: string;
   concurrency: number;
+  /** Calls in flight across the whole fleet; a device whose turn finds the window full skips it. */
+  maxInFlight: number;
   /** Stop after this many seconds and print a summary (0 = run until SIGINT). */
   durationS: number;
   statsEveryS: number;
@@ -29,6 +31,7 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
       'server-ca': { type: 'string', default: env.SVC_AGENT_SERVER_CA ?? './.svc-data/ca/server/ca.pem' },
       prefix: { type: 'string', default: 'sim' },
       concurrency: { type: 'string', default: '32' },
+      'max-in-flight': { type: 'string', default: '64' },
       duration: { type: 'string', default: '0' },
       'stats-every': { type: 'string', default: '10' },
       'ping-first': { type: 'string', default: '0' },
@@ -53,6 +56,7 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
     serverCa: values['server-ca']!,
     prefix,
     concurrency: int('concurrency', values.concurrency, 1, 1024),
+    maxInFlight: int('max-in-flight', values['max-in-flight'], 1, 100_000),
     durationS: int('duration', values.duration, 0, 86_400),
     statsEveryS: int('stats-every', values['stats-every'], 1, 3600),
     pingFirstS: int('ping-first', values['ping-first'], 0, 3600),

@@ -12,6 +12,8 @@ export interface SimStats {
   receipts: number;
   duplicates: number;
   errors: number;
+  /** Turns not taken because --max-in-flight calls were already out. */
+  skipped: number;
   lastError?: string;
 }
 
