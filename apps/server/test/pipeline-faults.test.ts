@@ -4,13 +4,11 @@
  * Afterwards: a signed target, no artifact record; the retry publishes and records it.
  * (The in-process variant with a throwing hook is in pipeline-api.test.ts.)
  */
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkArtifactFields, publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
 import type { PipelineDeps } from '../src/pipeline/deps.js';
@@ -18,23 +16,14 @@ import { SigningRepository } from '../src/signing-repo/index.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore, type OpenStoreOptions, type Store } from '../src/store/open.js';
 import { availableDrivers, createTestStore } from './helpers/store.js';
+import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from './helpers/kill-child.js';
 
-const serverDir = join(import.meta.dirname, '..');
 
-/** Node 20 cannot run TypeScript: transpile (no type check; tsc -b does that) the modules the child needs. */
-async function transpileForChild(): Promise<string> {
-  const out = join(serverDir, 'node_modules', '.cache', `svc-pipeline-crash-${randomUUID()}`);
-  const files = ['src/store/open.ts', 'src/errors/server-error.ts', 'src/pipeline/artifacts.ts', 'src/pipeline/db.ts', 'src/pipeline/deps.ts', 'src/pipeline/errors.ts'];
-  for (const root of ['src/signing-repo', 'src/blobs']) for (const name of await readdir(join(serverDir, root))) if (name.endsWith('.ts')) files.push(`${root}/${name}`);
-  for (const file of files) {
-    const { outputText } = ts.transpileModule(await readFile(join(serverDir, file), 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
-    const dest = join(out, file.replace(/\.ts$/, '.js'));
-    await mkdir(dirname(dest), { recursive: true });
-    await writeFile(dest, outputText);
-  }
-  await writeFile(
-    join(out, 'child.mjs'),
-    `import { createReadStream } from 'node:fs';
+function transpileForChild(): Promise<string> {
+  return transpile('svc-pipeline-crash', {
+    files: [...STORE_FILES, 'src/errors/server-error.ts', 'src/pipeline/artifacts.ts', 'src/pipeline/db.ts', 'src/pipeline/deps.ts', 'src/pipeline/errors.ts'],
+    dirs: ['src/signing-repo', 'src/blobs'],
+    childSource: `import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { openStore } from './src/store/open.js';
 import { SigningRepository } from './src/signing-repo/repository.js';
@@ -52,29 +41,6 @@ const blob = await storeArtifactBytes(deps, createReadStream(cfg.payloadFile));
 await publishArtifact(deps, cfg.tenantId, checkArtifactFields(cfg.fields), blob);
 process.stdout.write('DONE\\n');
 `,
-  );
-  return out;
-}
-
-function runUntilKilled(childDir: string, cfgFile: string): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(childDir, 'child.mjs'), cfgFile], { cwd: serverDir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`child never reached the kill point; stdout=${stdout} stderr=${stderr}`));
-    }, 60_000);
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (stdout.includes('AT ')) child.kill('SIGKILL');
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (_c, signal) => {
-      clearTimeout(timer);
-      resolve({ signal, stdout, stderr });
-    });
   });
 }
 
@@ -118,9 +84,7 @@ describe.each(availableDrivers())('artifact publish killed between metadata comm
     if (driver === 'pglite') await s1.close();
 
     const fields = { name: 'crash', version: '1.0.0', kind: 'model', filename: 'crash.bin' };
-    const cfgFile = join(dataDir, 'cfg.json');
-    await writeFile(cfgFile, JSON.stringify({ open, dataDir, tenantId, payloadFile, fields }));
-    const run = await runUntilKilled(childDir, cfgFile);
+    const run = await runChildUntilKilled(childDir, { open, dataDir, tenantId, payloadFile, fields });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('AT afterTargetsCommitted\n');
     expect(run.signal).toBe('SIGKILL');
@@ -140,5 +104,5 @@ describe.each(availableDrivers())('artifact publish killed between metadata comm
     } finally {
       if (driver === 'pglite') await s2.close();
     }
-  });
+  }, 120_000); // three PGlite opens of one data dir (child included): slow on 2 busy cores
 });

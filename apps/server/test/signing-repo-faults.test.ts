@@ -3,22 +3,20 @@
  * committed after it in one transaction. An abort at either step (a throwing hook, or a real
  * process killed with SIGKILL) leaves no partial metadata, and a retry succeeds.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore, type OpenStoreOptions, type Store } from '../src/store/open.js';
 import { availableDrivers, createTestStore } from './helpers/store.js';
 import { createRepoFixture, type RepoFixture } from './signing-repo.fixture.js';
+import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from './helpers/kill-child.js';
 
-const serverDir = join(import.meta.dirname, '..');
 
 async function counts(db: Kysely<any>, tenantId: string): Promise<{ metadata: Record<string, number>; targetFiles: number }> {
   const rows = await db.selectFrom('tuf_metadata').select(['role', (eb: any) => eb.fn.max('version').as('v')]).where('tenant_id', '=', tenantId).groupBy('role').execute();
@@ -57,21 +55,11 @@ describe.each(availableDrivers())('publish faults injected in-process on %s', (d
  * modules it needs are transpiled (no type check: tsc -b does that) into a directory under
  * apps/server/node_modules/.cache, where package resolution works as for src/.
  */
-async function transpileForChild(): Promise<string> {
-  const out = join(serverDir, 'node_modules', '.cache', `svc-crash-child-${randomUUID()}`);
-  const roots = ['src/signing-repo', 'src/blobs'];
-  const files = ['src/store/open.ts'];
-  for (const root of roots) for (const name of await readdir(join(serverDir, root))) if (name.endsWith('.ts')) files.push(`${root}/${name}`);
-  for (const file of files) {
-    const source = await readFile(join(serverDir, file), 'utf8');
-    const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
-    const dest = join(out, file.replace(/\.ts$/, '.js'));
-    await mkdir(dirname(dest), { recursive: true });
-    await writeFile(dest, outputText);
-  }
-  await writeFile(
-    join(out, 'child.mjs'),
-    `import { Readable } from 'node:stream';
+function transpileForChild(): Promise<string> {
+  return transpile('svc-crash-child', {
+    files: STORE_FILES,
+    dirs: ['src/signing-repo', 'src/blobs'],
+    childSource: `import { Readable } from 'node:stream';
 import { openStore } from './src/store/open.js';
 import { SigningRepository } from './src/signing-repo/repository.js';
 import { readFile } from 'node:fs/promises';
@@ -88,31 +76,6 @@ await repo.publishTargetStream(cfg.tenantId, { path: cfg.path }, Readable.from([
 process.stdout.write('DONE\\n');
 await store.close();
 `,
-  );
-  return out;
-}
-
-async function runChildUntilKilled(childDir: string, cfg: object): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const cfgFile = join(childDir, `cfg-${randomUUID()}.json`);
-  await writeFile(cfgFile, JSON.stringify(cfg));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(childDir, 'child.mjs'), cfgFile], { cwd: serverDir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`child never reached the kill point; stdout=${stdout} stderr=${stderr}`));
-    }, 60_000);
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (stdout.includes('AT ')) child.kill('SIGKILL');
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (_code, signal) => {
-      clearTimeout(timer);
-      resolve({ signal, stdout, stderr });
-    });
   });
 }
 
@@ -174,5 +137,5 @@ describe.each(availableDrivers())('publish interrupted by SIGKILL in a child pro
     expect(await counts(store.db as Kysely<any>, tenantId)).toEqual(PUBLISHED);
     expect(await readdir(blobDir)).toContain(retry.digest.slice(7));
     if (driver === 'pglite') await store.close();
-  });
+  }, 120_000); // three PGlite opens of one data dir (child included): slow on 2 busy cores
 });
