@@ -5,6 +5,7 @@ import * as m0003 from './0003_audit.js';
 import * as m0004 from './0004_device_channel.js';
 import * as m0005 from './0005_signing_repo.js';
 import * as m0006 from './0006_pipeline.js';
+import * as m0007 from './0007_device_list_perf.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0004_device_channel': m0004,
   '0005_signing_repo': m0005,
   '0006_pipeline': m0006,
+  '0007_device_list_perf': m0007,
 };
