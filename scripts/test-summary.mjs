@@ -13,9 +13,11 @@ if (existsSync(dir)) {
     const r = JSON.parse(readFileSync(join(dir, f), 'utf8'));
     seen.add(f.replace(/\.json$/, ''));
     passed += r.numPassedTests;
-    failed += r.numFailedTests + (r.numFailedTestSuites ?? 0);
+    // A file that failed without a failing test (an import error, a failing hook) counts once.
+    const brokenFiles = (r.testResults ?? []).filter((t) => t.status === 'failed' && !t.assertionResults.some((a) => a.status === 'failed')).length;
+    failed += r.numFailedTests + brokenFiles;
     skipped += r.numPendingTests + (r.numTodoTests ?? 0);
-    console.log(`  ${f.replace(/\.json$/, '').padEnd(28)} ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+    console.log(`  ${f.replace(/\.json$/, '').padEnd(28)} ${r.numPassedTests} passed, ${r.numFailedTests + brokenFiles} failed, ${r.numPendingTests} skipped`);
   }
 }
 for (const name of expected) {
