@@ -106,3 +106,23 @@ describe('fast canonical check agrees with the canonicalize library', () => {
     expect(canonicalParsedText(JSON.parse('{"\\ud800":1}'))).toBeUndefined();
   });
 });
+
+describe('isCanonical (the verifier fast path and its fallback)', () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  it.each([
+    ['sorted keys', '{"a":1,"b":[true,null,"x"],"c":{"d":2.5}}', true],
+    ['integer-like keys in JCS order (V8 enumerates them numerically)', '{"10":1,"9":2}', true],
+    ['integer-like keys in numeric order', '{"9":2,"10":1}', false],
+    ['unsorted keys', '{"b":1,"a":2}', false],
+    ['unsorted nested keys', '{"a":{"z":1,"y":2}}', false],
+    ['insignificant whitespace', '{"a": 1}', false],
+    ['non-canonical number', '{"a":1.0}', false],
+    ['escaped character JCS writes literally', '{"a":"\\u0041"}', false],
+    ['lone surrogate in a value', '{"a":"\\udc00"}', false],
+    ['lone surrogate in a key', '{"\\ud800":1}', false],
+    ['surrogate pair written literally', '{"a":"\u{1F600}"}', true],
+    ['RFC 8785 sample', readFileSync(join(import.meta.dirname, '..', 'vectors', 'rfc8785', 'output', 'structures.json'), 'utf8'), true],
+  ])('%s', (_name, text, expected) => {
+    expect(isCanonical(enc(text))).toBe(expected);
+  });
+});

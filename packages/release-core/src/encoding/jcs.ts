@@ -117,10 +117,30 @@ export function parseCanonical(bytes: Uint8Array): { ok: true; value: unknown } 
   } catch {
     return { ok: false, reason: 'payload is not valid JSON' };
   }
-  const canonical = canonicalParsedText(value);
-  if (canonical === undefined) return { ok: false, reason: 'payload contains a lone surrogate' };
-  if (canonical !== text) return { ok: false, reason: 'payload bytes are not RFC 8785 canonical JSON' };
+  // Fast path: when every object's keys already come in JCS order and no string holds a lone
+  // surrogate, the JCS text of the value is exactly JSON.stringify's (native) output. Anything
+  // else (e.g. integer-like keys, which V8 enumerates numerically) takes the general serializer.
+  const fast = sortedAndWellFormed(value) ? JSON.stringify(value) : canonicalParsedText(value);
+  if (fast === undefined) return { ok: false, reason: 'payload contains a lone surrogate' };
+  if (fast !== text) return { ok: false, reason: 'payload bytes are not RFC 8785 canonical JSON' };
   return { ok: true, value };
+}
+
+/** Keys of every object in UTF-16 order (JCS 3.2.3) and no lone surrogate anywhere. */
+function sortedAndWellFormed(value: unknown): boolean {
+  if (typeof value === 'string') return !LONE_SURROGATE.test(value);
+  if (typeof value !== 'object' || value === null) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!sortedAndWellFormed(value[i])) return false;
+    return true;
+  }
+  let prev: string | undefined;
+  for (const k in value) {
+    if ((prev !== undefined && !(prev < k)) || LONE_SURROGATE.test(k)) return false;
+    if (!sortedAndWellFormed((value as Record<string, unknown>)[k])) return false;
+    prev = k;
+  }
+  return true;
 }
 
 /** bytes === JCS(parse(bytes)) */
