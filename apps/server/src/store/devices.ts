@@ -166,18 +166,29 @@ export type DeviceListItem = Pick<DeviceRecord, 'name' | 'status' | 'profile' | 
 /** A list item as the API sends it: timestamps already RFC 3339 UTC (`...T..:..:..sssZ`). */
 export type DeviceListRow = Omit<DeviceListItem, 'status' | 'last_seen' | 'created_at'> & { status: DeviceStatus; last_seen: string | null; created_at: string };
 
+/** One result row: the tenant's counts and the filtered total, plus one device (or none). */
 interface ListRow {
-  devices: DeviceListRow[];
-  counts: Record<string, number | string>;
-  total: number | string | null;
+  online: string;
+  offline: string;
+  decommissioned: string;
+  total: string | null;
+  name: string | null;
+  status: DeviceStatus;
+  profile: string | null;
+  agent_version: string | null;
+  last_seen: string | null;
+  cert_fingerprint: string | null;
+  created_at: string;
 }
 
 /**
  * contracts preamble: RFC 3339 UTC with `Z` and milliseconds, the same text as JavaScript's
  * `toISOString()` (`MS` truncates the microseconds as `Date` does), formatted by the
  * database so the list path builds no `Date` objects (100 parses and 100 formats per page
- * were ~30 % of the server's CPU per request).
+ * cost more than the rest of the handler).
  */
+const PAGE_COLUMNS = sql.raw('name, status, profile, agent_version, last_seen, cert_fingerprint, created_at');
+
 const rfc3339 = (column: string) => sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
 /**
@@ -187,7 +198,10 @@ const rfc3339 = (column: string) => sql.raw(`to_char(${column} AT TIME ZONE 'UTC
  *   without `q`;
  * - with `q`, total is a count the trigram index on `name` serves; `q` is matched
  *   literally (LIKE wildcards escaped) and case-insensitively;
- * - the page is built as JSON by the database, ready for the response serializer.
+ * - plain rows, not JSON built by the database: `json_agg(json_build_object(...))` of 50
+ *   devices cost a fifth of the database's throughput for this statement (pgbench: 2.4k/s vs 3.0k/s
+ *   for rows). The counts and total ride on every row; a LEFT JOIN keeps them when the
+ *   page is empty (offset past the end).
  */
 export async function listDevices(db: Kysely<Database>, tenantId: string, filter: DeviceFilter): Promise<{ rows: DeviceListRow[]; total: number; counts: DeviceCounts }> {
   const conditions = [sql`tenant_id = ${tenantId}`];
@@ -204,23 +218,32 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   // reads its rows directly (the extra join would cost more than it saves).
   const pageRows =
     filter.offset === 0
-      ? sql`SELECT * FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit}`
-      : sql`SELECT d.* FROM devices d WHERE d.tenant_id = ${tenantId} AND d.name IN (
+      ? sql`SELECT ${PAGE_COLUMNS} FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit}`
+      : sql`SELECT ${PAGE_COLUMNS} FROM devices WHERE tenant_id = ${tenantId} AND name IN (
           SELECT name FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit} OFFSET ${filter.offset})`;
   const result = await sql<ListRow>`
     WITH page AS (${pageRows})
-    SELECT
-      (SELECT coalesce(json_agg(json_build_object(
-          'name', name, 'status', status, 'profile', profile, 'agent_version', agent_version,
-          'last_seen', ${rfc3339('last_seen')}, 'cert_fingerprint', cert_fingerprint, 'created_at', ${rfc3339('created_at')}
-        ) ORDER BY name), '[]'::json) FROM page) AS devices,
-      (SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM device_counts WHERE tenant_id = ${tenantId}) AS counts,
-      ${hasQ ? sql`(SELECT count(*) FROM devices WHERE ${where})` : sql`NULL::bigint`} AS total`.execute(db);
-  const row = result.rows[0]!;
-  const counts: DeviceCounts = { online: 0, offline: 0, decommissioned: 0 };
-  for (const [status, n] of Object.entries(row.counts)) if (status in counts) counts[status as DeviceStatus] = Number(n);
-  const total = row.total !== null ? Number(row.total) : filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned;
-  return { rows: row.devices, total, counts };
+    SELECT c.online, c.offline, c.decommissioned, c.total,
+      p.name, p.status, p.profile, p.agent_version, ${rfc3339('p.last_seen')} AS last_seen, p.cert_fingerprint, ${rfc3339('p.created_at')} AS created_at
+    FROM (
+      SELECT
+        coalesce(sum(n) FILTER (WHERE status = 'online'), 0)::bigint AS online,
+        coalesce(sum(n) FILTER (WHERE status = 'offline'), 0)::bigint AS offline,
+        coalesce(sum(n) FILTER (WHERE status = 'decommissioned'), 0)::bigint AS decommissioned,
+        ${hasQ ? sql`(SELECT count(*) FROM devices WHERE ${where})` : sql`NULL::bigint`} AS total
+      FROM device_counts WHERE tenant_id = ${tenantId}
+    ) AS c
+    LEFT JOIN page AS p ON true
+    ORDER BY p.name`.execute(db);
+  const first = result.rows[0]!;
+  const counts: DeviceCounts = { online: Number(first.online), offline: Number(first.offline), decommissioned: Number(first.decommissioned) };
+  const total = first.total !== null ? Number(first.total) : filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned;
+  const rows: DeviceListRow[] = [];
+  for (const r of result.rows) {
+    if (r.name === null) continue; // the LEFT JOIN's row of an empty page
+    rows.push({ name: r.name, status: r.status, profile: r.profile, agent_version: r.agent_version, last_seen: r.last_seen, cert_fingerprint: r.cert_fingerprint, created_at: r.created_at });
+  }
+  return { rows, total, counts };
 }
 
 export async function deviceHistory(db: Kysely<Database>, deviceId: string, limit: number, offset: number) {
