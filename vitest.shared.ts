@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { resolve, basename } from 'node:path';
 import type { ViteUserConfig } from 'vitest/config';
 
@@ -25,4 +26,16 @@ export function sharedTestConfig(pkgDir: string): ViteUserConfig {
       reporters: ['default', ['json', { outputFile: resolve(root, '.vitest-reports', `${basename(resolve(pkgDir, '..'))}-${basename(pkgDir)}.json`) }]],
     },
   };
+}
+
+/**
+ * For a test that needs a system tool (openssl, rauc, docker-registry, ...): true when it is
+ * on PATH; otherwise the test skips LOUDLY, naming the Debian package, except under CI=true,
+ * where .ci/run has installed it and its absence is a failure.
+ */
+export function requireTool(tool: string, aptPackage: string = tool): boolean {
+  if (spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0) return true;
+  if (process.env['CI'] === 'true') throw new Error(`${tool} is required in CI: apt-get install ${aptPackage}`);
+  console.warn(`SKIPPING: ${tool} not found; install the Debian package "${aptPackage}" to run these tests`);
+  return false;
 }

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -34,15 +34,7 @@ export function expectFailure(r: CliRun, exit: 1 | 2, pattern: RegExp): void {
   expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
 }
 
-/** True when the system tool is on PATH; otherwise fail under CI or warn loudly and skip. */
-export function requireTool(tool: string, debianPackage = tool): boolean {
-  const found = spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
-  if (found) return true;
-  const msg = `${tool} not found: install the "${debianPackage}" package to run these tests`;
-  if (process.env.CI === 'true') throw new Error(msg);
-  console.warn(`SKIPPING: ${msg}`);
-  return false;
-}
+export { requireTool } from '../../../../vitest.shared.js';
 
 export function openssl(args: string[], cwd?: string): Buffer {
   return execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });

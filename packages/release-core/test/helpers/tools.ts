@@ -3,18 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/**
- * True when the system tool is on PATH. When it is not: fail under CI, otherwise warn loudly
- * naming the Debian package and let the caller skip (docs/development.md).
- */
-export function requireTool(tool: string, debianPackage = tool): boolean {
-  const found = spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
-  if (found) return true;
-  const msg = `${tool} not found: install the "${debianPackage}" package to run these tests`;
-  if (process.env.CI === 'true') throw new Error(msg);
-  console.warn(`SKIPPING: ${msg}`);
-  return false;
-}
+export { requireTool } from '../../../../vitest.shared.js';
 
 export function openssl(args: string[], input?: Uint8Array | string): Buffer {
   return execFileSync('openssl', args, { input, stdio: ['pipe', 'pipe', 'pipe'] });
