@@ -94,9 +94,9 @@ describe.skipIf(!built || !pgUrl)('two real node dist/main.js processes on one P
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) await stop(c);
     const { openStore } = await import('../src/store/open.js');
-    const { sql } = await import('kysely');
+    const { dropSchema } = await import('./helpers/store.js');
     const s = await openStore({ databaseUrl: pgUrl! });
-    await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(s.db);
+    await dropSchema(s, schema);
     await s.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });

@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateToLatest, SCHEMA_LOCK_KEY } from '../../src/store/migrate.js';
 import { openStore, startPglite, type Driver, type Store } from '../../src/store/open.js';
 
 export interface TestStore {
@@ -60,10 +60,22 @@ export async function createTestStore(
     driver,
     openOptions,
     dispose: async () => {
-      await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(store.db);
+      await dropSchema(store, schema);
       await store.close();
     },
   };
+}
+
+/** Drops a test schema; on PostgreSQL under the lock migrations hold (see SCHEMA_LOCK_KEY). */
+export async function dropSchema(store: Store, schema: string): Promise<void> {
+  if (store.driver !== 'postgres') {
+    await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(store.db);
+    return;
+  }
+  await store.db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_KEY})`.execute(trx);
+    await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(trx);
+  });
 }
 
 function requirePgUrl(): string {
