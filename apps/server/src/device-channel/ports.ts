@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { DeviceAssignment } from '../pipeline/device-api.js';
 import type { Database } from '../store/database.js';
 
 /**
@@ -8,14 +9,8 @@ import type { Database } from '../store/database.js';
  * binds them, tests bind the same real ones.
  */
 
-/** Pipeline seam: apps/server/src/pipeline/device-api.ts. */
-export interface DeviceAssignment {
-  rollout_id: string;
-  kind: 'signed' | 'legacy';
-  release?: { release_id: string; product: string; version: string; envelope_target: string; envelope_digest: string; payload_digest: string };
-  transaction?: { id: string; member_count: number; members: { rollout_id: string; component: string; group: number; position: number }[] };
-  legacy?: { artifact_id: string; name: string; version: string; kind: string; target: string; digest: string; length: number };
-}
+/** Pipeline seam: the assignment type is the pipeline's own (apps/server/src/pipeline/device-api.ts). */
+export type { DeviceAssignment };
 
 export interface PipelinePort {
   listAssignments(db: Kysely<Database>, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]>;
