@@ -25,16 +25,21 @@ export async function enroll(o: EnrollOptions): Promise<DeviceIdentityFiles> {
     const res = await call<EnrollResponse>((md, opts, cb) =>
       clients.enrollment.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb),
     );
-    return {
-      tenantId: res.tenantId,
-      deviceName: res.deviceName,
-      keyPem,
-      certPem: toPem(res.certificateDer, 'CERTIFICATE'),
-      deviceCaPem: toPem(res.deviceCaDer, 'CERTIFICATE'),
-      serverCaPem: toPem(res.serverCaDer, 'CERTIFICATE'),
-      notAfter: res.notAfter ?? new Date(0),
-    };
+    return identityFromEnrollment(res, keyPem);
   } finally {
     clients.close();
   }
+}
+
+/** The identity files an enrollment answer gives, with the key that never left the device. */
+export function identityFromEnrollment(res: EnrollResponse, keyPem: string): DeviceIdentityFiles {
+  return {
+    tenantId: res.tenantId,
+    deviceName: res.deviceName,
+    keyPem,
+    certPem: toPem(res.certificateDer, 'CERTIFICATE'),
+    deviceCaPem: toPem(res.deviceCaDer, 'CERTIFICATE'),
+    serverCaPem: toPem(res.serverCaDer, 'CERTIFICATE'),
+    notAfter: res.notAfter ?? new Date(0),
+  };
 }

@@ -2,7 +2,8 @@ import { type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient, type EnrollResponse, type Inventory } from '@svc/device-proto';
 import { call, DEVICE_CHANNEL_TLS_NAME, deviceCredentials, enrollmentCredentials } from '../channel/client.js';
 import { buildCsr } from '../channel/csr.js';
-import { generateIdentityKey, toPem, type DeviceIdentityFiles } from '../channel/identity.js';
+import { identityFromEnrollment } from '../channel/enroll.js';
+import { generateIdentityKey, type DeviceIdentityFiles } from '../channel/identity.js';
 
 /**
  * grpc-js channel options for thousands of channels in one process. Why each one:
@@ -62,15 +63,7 @@ export class SimEnroller {
     const csrDer = await buildCsr(keys, o.deviceName);
     const client = this.lanes[this.next++ % this.lanes.length]!;
     const res = await call<EnrollResponse>((md, opts, cb) => client.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb));
-    const id: DeviceIdentityFiles = {
-      tenantId: res.tenantId,
-      deviceName: res.deviceName,
-      keyPem,
-      certPem: toPem(res.certificateDer, 'CERTIFICATE'),
-      deviceCaPem: toPem(res.deviceCaDer, 'CERTIFICATE'),
-      serverCaPem: toPem(res.serverCaDer, 'CERTIFICATE'),
-      notAfter: res.notAfter ?? new Date(0),
-    };
+    const id = identityFromEnrollment(res, keyPem);
     return { id, creds: deviceCredentials(id) };
   }
 
