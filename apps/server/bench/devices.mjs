@@ -6,10 +6,17 @@
  *   node bench/devices.mjs --full              # PostgreSQL with 1M devices
  *
  * Per driver: seed N devices with one server-side INSERT ... SELECT generate_series (the
- * statement-level counts trigger runs once), start the real server (`node dist/main.js`)
- * on loopback, then drive it from a separate process (wrk, else autocannon) with 50
- * connections for 5 s per scenario. A bare fastify route answering the same first-page
- * bytes is measured in the same run as the baseline; ratios are against it.
+ * statement-level counts trigger runs once), start the real server as `pnpm start` runs it
+ * (`node <flags> dist/main.js`, flags read from package.json) on loopback, then drive it
+ * from a separate process (wrk, else autocannon) with 50 connections for 5 s per scenario.
+ * A bare fastify route answering the same first-page bytes, in its own process, is measured
+ * in the same run as the baseline; ratios are against it.
+ *
+ * Pinning (issue 3: the load generator pinned apart from the server): with taskset and at
+ * least 2 CPUs, the server process (and the baseline) run on CPU 0 and the load generator
+ * on CPU 1; PostgreSQL's backends are left to the scheduler. Without pinning, wrk's two
+ * threads, the server and PostgreSQL preempt each other on 2 cores and the p99 mostly
+ * measures that.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,7 +25,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import Fastify from 'fastify';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, '../dist');
@@ -29,6 +37,15 @@ const DURATION_S = Number(process.env.SVC_BENCH_SECONDS ?? 5);
 const CONNECTIONS = 50;
 const pgUrl = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
 const useWrk = existsSync('/usr/bin/wrk') || spawnSync('wrk', ['--version']).status !== null;
+const pin = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+/** `cmd args` on one CPU (when pinning), else as is. */
+const pinned = (cpu, cmd, args) => (pin ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args]);
+const SERVER_CPU = 0;
+const LOAD_CPU = 1;
+/** The node flags of `pnpm start` (apps/server/package.json), so the bench runs the server as deployed. */
+const startScript = JSON.parse(readFileSync(resolve(here, '../package.json'), 'utf8')).scripts.start;
+const nodeFlags = /^node((?: --[^\s]+)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(/\s+/).filter(Boolean);
+if (nodeFlags === undefined) throw new Error(`bench: cannot read node flags from the start script ${JSON.stringify(startScript)}`);
 
 async function seed(storeOptions, n) {
   const store = await openStore(storeOptions);
@@ -55,7 +72,8 @@ async function seed(storeOptions, n) {
 
 function startServer(env) {
   return new Promise((resolvePort, reject) => {
-    const child = spawn(process.execPath, [join(dist, 'main.js')], {
+    const [cmd, args] = pinned(SERVER_CPU, process.execPath, [...nodeFlags, join(dist, 'main.js')]);
+    const child = spawn(cmd, args, {
       env: { ...process.env, SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -84,8 +102,9 @@ function stop(child) {
 }
 
 /** Runs a command without blocking this process's event loop (the baseline server lives here). */
-function run(cmd, args) {
+function run(command, commandArgs) {
   return new Promise((res, rej) => {
+    const [cmd, args] = pinned(LOAD_CPU, command, commandArgs);
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -115,14 +134,25 @@ async function drive(url, headers = {}) {
   return { rps: j.requests.average, p99Ms: j.latency.p99 };
 }
 
-async function baseline(bytes) {
-  const app = Fastify({ logger: false });
-  app.get('/devices', (_req, reply) => reply.type('application/json').send(bytes));
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.server.address();
-  const r = await drive(`http://127.0.0.1:${port}/devices`);
-  await app.close();
-  return r;
+async function baseline(bytes, dir) {
+  const file = join(dir, 'baseline-page.json');
+  writeFileSync(file, bytes);
+  const [cmd, args] = pinned(SERVER_CPU, process.execPath, [join(here, 'baseline-server.mjs'), file]);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((res, rej) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening (\d+)/.exec(out);
+      if (m) res(Number(m[1]));
+    });
+    child.on('exit', (code) => rej(new Error(`baseline server exited ${code}`)));
+  });
+  try {
+    return await drive(`http://127.0.0.1:${port}/devices`);
+  } finally {
+    await stop(child);
+  }
 }
 
 async function runDriver(label, storeOptions, serverEnv, n) {
@@ -138,7 +168,7 @@ async function runDriver(label, storeOptions, serverEnv, n) {
     const firstBody = JSON.parse(firstBytes.toString());
     console.log(`first page: ${firstBytes.length} bytes, total ${firstBody.total}, counts ${JSON.stringify(firstBody.counts)}`);
     const rows = [];
-    const b = await baseline(firstBytes);
+    const b = await baseline(firstBytes, serverEnv.SVC_DATA_DIR);
     rows.push(['baseline (bare fastify, same bytes)', b]);
     const scenarios = [
       ['first page (total + counts)', base],

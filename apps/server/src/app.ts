@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { ApiKeyCache } from './auth/api-key-cache.js';
 import { authorize, resolvePrincipal } from './auth/authenticate.js';
 import { isPermission } from './auth/permissions.js';
 import { errorHandler } from './errors/handler.js';
@@ -82,7 +83,9 @@ export class RouteWithoutPermissionError extends Error {
 }
 
 /** `extraRoutes`: modules registered after ROUTE_MODULES (tests, and the bench's baseline). */
-export async function buildApp(ctx: AppContext, options: { extraRoutes?: readonly V1Routes[] } = {}): Promise<FastifyInstance> {
+export async function buildApp(context: AppContext, options: { extraRoutes?: readonly V1Routes[] } = {}): Promise<FastifyInstance> {
+  const opened = context.apiKeyCache === undefined ? await ApiKeyCache.open(context.store) : undefined;
+  const ctx: AppContext = opened === undefined ? context : { ...context, apiKeyCache: opened.cache };
   const app = Fastify({
     logger: ctx.logger ?? false,
     bodyLimit: ctx.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -95,6 +98,8 @@ export async function buildApp(ctx: AppContext, options: { extraRoutes?: readonl
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send({ error: `route not found: ${request.method} ${request.url.split('?')[0]}` });
   });
+
+  if (opened !== undefined) app.addHook('onClose', () => opened.close());
 
   const routes: CollectedRoute[] = [];
   app.decorate('collectedRoutes', routes);
@@ -117,7 +122,7 @@ export async function buildApp(ctx: AppContext, options: { extraRoutes?: readonl
     const config = request.routeOptions.config;
     const permission = config?.permission;
     if (permission === undefined || permission === 'public') return; // 404 handler or public route
-    const principal = await resolvePrincipal(ctx.store.db, request, ctx.now());
+    const principal = await resolvePrincipal(ctx.store.db, request, ctx.now(), ctx.apiKeyCache);
     request.principal = principal;
     authorize(principal, permission, config.sessionOnly === true);
   });

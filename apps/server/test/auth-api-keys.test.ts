@@ -43,6 +43,26 @@ describe.each(availableDrivers())('API keys on %s', (driver) => {
     expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, headers: admin })).statusCode).toBe(404);
   });
 
+  it('a key revoked or deleted in SQL, not through the API, is refused at the next request (the cache hears the database)', async () => {
+    for (const change of ['revoke', 'delete'] as const) {
+      const created = (await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: admin, payload: { name: `sql-${change}`, role: 'viewer' } })).json();
+      const headers = { authorization: `Bearer ${created.key}` };
+      // Twice: the second answer comes from the cache.
+      for (let i = 0; i < 2; i++) expect((await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers })).statusCode).toBe(200);
+      const db = t.testStore.store.db;
+      if (change === 'revoke') await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', created.id).execute();
+      else await db.deleteFrom('api_keys').where('id', '=', created.id).execute();
+      // PostgreSQL delivers the notification on the listener's own connection: allow it a moment.
+      const deadline = Date.now() + 2000;
+      let status = 200;
+      while (status === 200 && Date.now() < deadline) {
+        status = (await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers })).statusCode;
+        if (status === 200) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(status, change).toBe(401);
+    }
+  });
+
   it('an API key cannot mint keys or users (spec 5.3), even an admin key', async () => {
     const key = await t.apiKeyHeaders('admin');
     const mint = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: key, payload: { name: 'x', role: 'admin' } });

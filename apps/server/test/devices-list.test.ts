@@ -1,12 +1,16 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
 
 /**
- * GET /devices item bytes (the database formats the page, spec 8) against the single-device
- * route (formatted in JavaScript), and the offset path (skip on the name index, then fetch
- * the page) against the first-page path.
+ * GET /devices item bytes (the database writes the page's JSON, spec 8) against the
+ * single-device route (serialized by fastify from the schema), the list body against the
+ * route's own response schema (the list route sends pre-written JSON, so nothing else checks
+ * it), and the offset path (skip on the name index, then fetch the page) against the
+ * first-page path.
  */
 describe.each(availableDrivers())('devices list formatting and offsets on %s', (driver) => {
   let t: TestApp;
@@ -32,17 +36,48 @@ describe.each(availableDrivers())('devices list formatting and offsets on %s', (
         CASE WHEN i % 7 = 0 THEN NULL ELSE 'sha256:' || md5(i::text) END,
         CASE WHEN i = 1 THEN '0999-12-31T23:59:59.999999Z'::timestamptz ELSE '2025-01-01T00:00:00Z'::timestamptz + i * interval '1 day' END
       FROM generate_series(1, 130) AS i`.execute(db);
+    // Text the JSON writer must escape: quotes, backslash, control characters, DEL,
+    // non-ASCII, an astral character, U+2028, and markup.
+    await sql`INSERT INTO devices (tenant_id, name, status, profile, agent_version, cert_fingerprint)
+      VALUES (${t.tenantId}::uuid, 'z-awkward', 'online', ${'a"b\\c\nd\te\u0001\u001f\u007f'}, ${'ü 😀 \u2028 </script>'}, ${'{"x":[1]}'})`.execute(db);
   }, 60_000);
   afterAll(async () => {
     await t?.dispose();
   });
 
   it('each list item is byte-identical to GET /devices/{name}', async () => {
-    const items = [...(await get('/devices?limit=200')).devices];
-    expect(items).toHaveLength(130);
-    for (const item of items) expect(item).toEqual(await get(`/devices/${item.name}`));
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/devices?limit=200', headers: viewer });
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const items = res.json().devices;
+    expect(items).toHaveLength(131);
+    for (const item of items) {
+      const one = await t.app.inject({ method: 'GET', url: `/api/v1/devices/${item.name}`, headers: viewer });
+      // Byte for byte: the database's JSON text of the item is the serializer's text.
+      expect(res.body, item.name).toContain(one.body);
+    }
+    expect(items.at(-1)).toEqual({
+      name: 'z-awkward', status: 'online', profile: 'a"b\\c\nd\te\u0001\u001f\u007f', agent_version: 'ü 😀 \u2028 </script>',
+      last_seen: null, cert_fingerprint: '{"x":[1]}', created_at: expect.any(String),
+    });
     expect(items[5]).toMatchObject({ name: 'n-006', last_seen: null, created_at: '2025-01-07T00:00:00.000Z' });
     expect(items[0]).toMatchObject({ name: 'n-001', last_seen: '2026-03-04T05:06:08.124Z', created_at: '0999-12-31T23:59:59.999Z' });
+  });
+
+  it('every page matches the response schema of the OpenAPI document, keys in schema order', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: viewer })).json();
+    const schema = doc.paths['/api/v1/devices'].get.responses['200'].content['application/json'].schema;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const validate = ajv.compile({ ...schema, unevaluatedProperties: false });
+    const itemKeys = Object.keys(schema.properties.devices.items.properties);
+    for (const query of ['', '?limit=200', '?status=offline', '?q=0', '?q=no-such', '?offset=500', '?offset=7&limit=3&status=online&q=1']) {
+      const body = await get(`/devices${query}`);
+      expect(validate(body), `${query}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      expect(Object.keys(body)).toEqual(['devices', 'total', 'limit', 'offset', 'counts']);
+      for (const d of body.devices) expect(Object.keys(d)).toEqual(itemKeys);
+    }
+    // The schema is strict enough to fail: a wrong type is refused.
+    expect(validate({ devices: [{ name: 1 }], total: 0, limit: 50, offset: 0, counts: { online: 0, offline: 0, decommissioned: 0 } })).toBe(false);
   });
 
   it('offset pages equal slices of the whole ordered list, with and without filters', async () => {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { openStore, type Store } from '../src/store/open.js';
@@ -14,6 +15,16 @@ import { createTestStore, type TestStore } from './helpers/store.js';
 const pgUrl = process.env.SVC_TEST_DATABASE_URL;
 if (!pgUrl && process.env.CI === 'true') throw new Error('platform-two-processes: SVC_TEST_DATABASE_URL must be set in CI (PostgreSQL)');
 if (!pgUrl) console.warn('platform-two-processes: SVC_TEST_DATABASE_URL not set; the two-process test needs PostgreSQL and is skipped');
+
+/** Polls until `url` answers `want` or `ms` pass; returns the last status. */
+async function statusWithin(url: string, headers: Record<string, string>, want: number, ms: number): Promise<number> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const status = (await fetch(url, { headers })).status;
+    if (status === want || Date.now() > deadline) return status;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
   let shared: TestStore;
@@ -66,6 +77,41 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
     for (const url of urls) expect((await fetch(`${url}/auth/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
     expect((await fetch(`${urls[1]}/auth/logout`, { method: 'POST', headers: { cookie } })).status).toBe(204);
     expect((await fetch(`${urls[0]}/auth/me`, { headers: { cookie } })).status).toBe(401);
+  });
+
+  it('an API key revoked on A is refused by B at once, although B remembered it', async () => {
+    const login = await fetch(`${urls[0]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const created = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'revoked-on-a', role: 'viewer' }) });
+    const { key: secret, id } = (await created.json()) as { key: string; id: string };
+    const bearer = { authorization: `Bearer ${secret}` };
+    for (let i = 0; i < 3; i++) expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(200);
+    expect((await fetch(`${urls[0]}/api-keys/${id}`, { method: 'DELETE', headers: { cookie } })).status).toBe(204);
+    // NOTIFY is delivered at COMMIT; B hears it within milliseconds (far below the 10 s TTL).
+    expect(await statusWithin(`${urls[1]}/auth/me`, bearer, 401, 2000)).toBe(401);
+    expect((await fetch(`${urls[0]}/auth/me`, { headers: bearer })).status).toBe(401);
+  });
+
+  it("while B's listener is down its cache is bypassed, and cleared when the listener is back", async () => {
+    const login = await fetch(`${urls[0]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const created = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'listener-down', role: 'viewer' }) });
+    const { key: secret, id } = (await created.json()) as { key: string; id: string };
+    const bearer = { authorization: `Bearer ${secret}` };
+    expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(200);
+    // Cut every listener of this schema (both processes'), then revoke by hand: the
+    // notification of that revocation reaches nobody.
+    const db = shared.store.db;
+    const cut = await sql<{ n: number }>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = ${`svc-listener:${shared.store.schema}`}`.execute(db);
+    expect(cut.rows[0]!.n).toBeGreaterThanOrEqual(2);
+    await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
+    // Refused at once (the cache is not trusted while its listener is down) ...
+    expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(401);
+    // ... and still refused after the listener reconnects (it clears on reconnect).
+    await new Promise((r) => setTimeout(r, 1500));
+    const back = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${`svc-listener:${shared.store.schema}`}`.execute(db);
+    expect(back.rows[0]!.n).toBeGreaterThanOrEqual(2);
+    expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(401);
   });
 
   it('device counts are consistent whichever process answers', async () => {

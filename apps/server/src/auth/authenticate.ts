@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { missingPermission, ServerError } from '../errors/server-error.js';
 import { findLiveApiKey, touchApiKey } from '../store/api-keys.js';
 import type { Database } from '../store/database.js';
+import type { ApiKeyCache } from './api-key-cache.js';
 import { findLiveSession } from '../store/sessions.js';
 import { isRole, permissionsOf, type RoutePermission } from './permissions.js';
 import type { Principal } from './principal.js';
@@ -12,17 +13,27 @@ export const SESSION_COOKIE = 'svc_session';
 
 /**
  * Resolves the credential of a request (spec 5.1): `Authorization: Bearer <API key>` or
- * the session cookie. One indexed lookup each, nothing cached across requests, so any
- * server process answers the same. Missing or unknown credential: 401.
+ * the session cookie. One indexed lookup each; API keys found are remembered by `apiKeys`
+ * (cleared across processes by database notifications, auth/api-key-cache.ts), sessions are
+ * read every time. Missing or unknown credential: 401.
  */
-export async function resolvePrincipal(db: Kysely<Database>, request: FastifyRequest, now: Date): Promise<Principal> {
+export async function resolvePrincipal(db: Kysely<Database>, request: FastifyRequest, now: Date, apiKeys?: ApiKeyCache): Promise<Principal> {
   const header = request.headers.authorization;
   if (header !== undefined) {
     const match = /^Bearer ([^\s]+)$/.exec(header);
     if (!match || !plausibleSecret(match[1]!)) throw new ServerError('UNAUTHENTICATED', 'authorization: expected "Bearer <API key>"');
-    const key = await findLiveApiKey(db, hashSecret(match[1]!));
+    const keyHash = hashSecret(match[1]!);
+    let key = apiKeys?.lookup(keyHash);
+    if (key === undefined) {
+      const generation = apiKeys?.begin() ?? 0;
+      key = await findLiveApiKey(db, keyHash);
+      if (key !== undefined) apiKeys?.remember(keyHash, key, generation);
+    }
     if (!key || !isRole(key.role)) throw new ServerError('UNAUTHENTICATED', 'authorization: unknown or revoked API key');
-    if (key.last_used_at === null || now.getTime() - key.last_used_at.getTime() > 60_000) await touchApiKey(db, key.id, now);
+    if (key.last_used_at === null || now.getTime() - key.last_used_at.getTime() > 60_000) {
+      await touchApiKey(db, key.id, now);
+      key.last_used_at = now; // the cached record too: the next touch is a minute away
+    }
     return {
       kind: 'api-key',
       tenantId: key.tenant_id,

@@ -3,6 +3,7 @@ import type { ServerConfig } from '../config.js';
 import type { Store } from '../store/open.js';
 import type { SigningRepository } from '../signing-repo/index.js';
 import type { PipelineOptions } from '../pipeline/deps.js';
+import type { ApiKeyCache } from '../auth/api-key-cache.js';
 
 /**
  * Everything a route module needs, passed explicitly (no globals). Other areas add an
@@ -25,6 +26,8 @@ export interface AppContext {
   signingRepo?: SigningRepository;
   /** Publish-and-deploy pipeline settings and test hooks (src/pipeline/deps.ts). */
   pipeline?: PipelineOptions;
+  /** Remembered API-key lookups (auth/api-key-cache.ts); buildApp opens one when absent. */
+  apiKeyCache?: ApiKeyCache;
 }
 
 /**

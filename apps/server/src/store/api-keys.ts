@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { PREPARE_MARK } from './prepared.js';
 import type { Database } from './database.js';
 
 export interface ApiKeyRecord {
@@ -27,7 +28,9 @@ export async function insertApiKey(
 
 /** The hot path of API-key auth: one lookup on the unique hash index. */
 export async function findLiveApiKey(db: Kysely<Database>, keyHash: string): Promise<ApiKeyRecord | undefined> {
-  return db.selectFrom('api_keys').select(COLUMNS).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+  const { rows } = await sql<ApiKeyRecord>`${sql.raw(PREPARE_MARK)} SELECT ${sql.raw(COLUMNS.join(', '))} FROM api_keys
+    WHERE key_hash = ${keyHash} AND revoked_at IS NULL`.execute(db);
+  return rows[0];
 }
 
 /**

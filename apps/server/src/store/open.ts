@@ -6,6 +6,8 @@ import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
 import { bindSearchPath } from './pglite-schema.js';
+import { listenPglite, listenPostgres, type ChangeListener, type OnChange } from './notify.js';
+import { preparePooledStatements } from './prepared.js';
 
 export type Driver = 'pglite' | 'postgres';
 
@@ -15,6 +17,8 @@ export interface Store {
   readonly driver: Driver;
   /** The PostgreSQL schema every table lives in (`search_path` is pinned to it). */
   readonly schema: string;
+  /** Calls `onChange` on every NOTIFY `channel` about this schema (store/notify.ts). */
+  listen(channel: string, onChange: OnChange): Promise<ChangeListener>;
   close(): Promise<void>;
 }
 
@@ -57,9 +61,11 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       max: options.poolSize ?? 16,
       options: `-c search_path=${searchPath}`,
     });
+    preparePooledStatements(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     await sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).execute(db).catch(ignoreDuplicate);
-    return { db, driver: 'postgres', schema, close: () => db.destroy() };
+    const url = options.databaseUrl;
+    return { db, driver: 'postgres', schema, listen: (channel, onChange) => listenPostgres(url, channel, schema, onChange), close: () => db.destroy() };
   }
 
   const owned = options.pglite === undefined;
@@ -71,6 +77,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     db,
     driver: 'pglite',
     schema,
+    listen: (channel, onChange) => listenPglite(instance, channel, schema, onChange),
     // Kysely's PGlite driver closes the instance on destroy; a shared one must survive.
     close: async () => {
       if (owned) await db.destroy();

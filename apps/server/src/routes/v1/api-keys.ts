@@ -65,6 +65,9 @@ export const apiKeysRoutes: V1Routes = async (app, { ctx }) => {
       if (!r) throw notFound(`API key ${request.params.id}`);
       await audit(tx, request, { action: 'api-key.revoke', target: `api-key:${r.id}` });
     });
+    // Other processes hear the database's notification (migration 0009); this one must not
+    // answer the next request from its cache before that notification arrives.
+    ctx.apiKeyCache?.clear();
     return reply.code(204).send(null);
   });
 };

@@ -6,6 +6,8 @@ import * as m0004 from './0004_device_channel.js';
 import * as m0005 from './0005_signing_repo.js';
 import * as m0006 from './0006_pipeline.js';
 import * as m0007 from './0007_device_list_perf.js';
+import * as m0008 from './0008_device_list_json.js';
+import * as m0009 from './0009_credential_notify.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -20,4 +22,6 @@ export const migrations: Record<string, Migration> = {
   '0005_signing_repo': m0005,
   '0006_pipeline': m0006,
   '0007_device_list_perf': m0007,
+  '0008_device_list_json': m0008,
+  '0009_credential_notify': m0009,
 };
