@@ -21,6 +21,8 @@ export interface ServerConfig {
   admin: { email: string; password: string } | undefined;
   /** `SVC_DEVICE_CHECKIN_INTERVAL_S`: heartbeat period asked of devices (default: the channel's 60 s). */
   checkInIntervalS?: number;
+  /** `SVC_DATABASE_POOL_SIZE`: PostgreSQL connections per process (default: store/open.ts defaultPoolSize). */
+  databasePoolSize?: number;
 }
 
 export class ConfigError extends Error {
@@ -45,6 +47,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
   if (interval !== undefined && !(/^\d{1,5}$/.test(interval) && Number(interval) >= 1 && Number(interval) <= 86400)) {
     throw new ConfigError('SVC_DEVICE_CHECKIN_INTERVAL_S: must be an integer number of seconds 1..86400');
   }
+  const poolSize = nonEmpty(env.SVC_DATABASE_POOL_SIZE);
+  if (poolSize !== undefined && !(/^\d{1,3}$/.test(poolSize) && Number(poolSize) >= 2 && Number(poolSize) <= 500)) {
+    throw new ConfigError('SVC_DATABASE_POOL_SIZE: must be an integer 2..500');
+  }
   return {
     dataDir: resolve(cwd, nonEmpty(env.SVC_DATA_DIR) ?? './.svc-data'),
     databaseUrl,
@@ -53,6 +59,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
     deviceAddr: parseAddress('SVC_DEVICE_ADDR', env.SVC_DEVICE_ADDR ?? '127.0.0.1:8443'),
     admin: email !== undefined && password !== undefined ? { email, password } : undefined,
     ...(interval !== undefined ? { checkInIntervalS: Number(interval) } : {}),
+    ...(poolSize !== undefined ? { databasePoolSize: Number(poolSize) } : {}),
   };
 }
 

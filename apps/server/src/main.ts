@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     databaseUrl: config.databaseUrl,
     pgliteDir: join(config.dataDir, 'db'),
     schema: config.databaseSchema,
+    ...(config.databasePoolSize !== undefined ? { poolSize: config.databasePoolSize } : {}),
   });
   const applied = await migrateToLatest(store);
   const tenantId = await ensureDefaultTenant(store.db);

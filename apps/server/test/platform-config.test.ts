@@ -16,6 +16,8 @@ describe('config (contracts 6)', () => {
 
   it('all settings', () => {
     const c = parseConfig({ SVC_DATA_DIR: 'data', SVC_DATABASE_URL: 'postgres://u@h/db', SVC_HTTP_ADDR: '0.0.0.0:9000', SVC_DEVICE_ADDR: '[::1]:9443', SVC_ADMIN_EMAIL: 'a@b.c', SVC_ADMIN_PASSWORD: 'password1' }, '/srv');
+    expect(parseConfig({ SVC_DATABASE_POOL_SIZE: '8' }).databasePoolSize).toBe(8);
+    expect(parseConfig({}).databasePoolSize).toBeUndefined();
     expect(c).toMatchObject({ dataDir: '/srv/data', databaseUrl: 'postgres://u@h/db', httpAddr: { host: '0.0.0.0', port: 9000 }, deviceAddr: { host: '::1', port: 9443 }, admin: { email: 'a@b.c', password: 'password1' } });
   });
 
@@ -27,6 +29,8 @@ describe('config (contracts 6)', () => {
     [{ SVC_ADMIN_EMAIL: 'nope', SVC_ADMIN_PASSWORD: 'password1' }, /^SVC_ADMIN_EMAIL: /],
     [{ SVC_ADMIN_EMAIL: 'a@b.c', SVC_ADMIN_PASSWORD: 'short' }, /^SVC_ADMIN_PASSWORD: /],
     [{ SVC_DATABASE_SCHEMA: 'Bad-Schema' }, /^SVC_DATABASE_SCHEMA: /],
+    [{ SVC_DATABASE_POOL_SIZE: '1' }, /^SVC_DATABASE_POOL_SIZE: /],
+    [{ SVC_DATABASE_POOL_SIZE: 'ten' }, /^SVC_DATABASE_POOL_SIZE: /],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);
