@@ -8,6 +8,7 @@ import { buildApp } from './app.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
 import { startTufRefresh } from './jobs/tuf-refresh.js';
+import { startEmbeddedVacuum, vacuumDueTables } from './jobs/embedded-vacuum.js';
 import { CHANNEL_DEFAULTS } from './device-channel/context.js';
 import { migrateToLatest } from './store/migrate.js';
 import { openStore } from './store/open.js';
@@ -43,6 +44,12 @@ async function main(): Promise<void> {
   await signingRepo.ensureTenantRepo(tenantId);
   const app = await buildApp({ store, config, now, signingRepo, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
+  if (store.driver === 'pglite') {
+    // PGlite keeps no table statistics across restarts and has no autovacuum: start clean.
+    const t0 = performance.now();
+    const tables = await vacuumDueTables(store.db, { all: true });
+    app.log.info({ tables: tables.length, ms: Math.round(performance.now() - t0) }, 'embedded vacuum at start');
+  }
   const url = await app.listen({ host: config.httpAddr.host, port: config.httpAddr.port });
 
   // Device gRPC channel (SVC_DEVICE_ADDR): enrollment + mTLS device services (docs/device-channel.md).
@@ -67,6 +74,13 @@ async function main(): Promise<void> {
     }),
     startTufRefresh(signingRepo, now, { onError: (e) => app.log.error({ err: e }, 'TUF refresh failed') }),
   ];
+  // PGlite has no autovacuum (single-user mode): the server does its job (jobs/embedded-vacuum.ts).
+  if (store.driver === 'pglite') {
+    jobs.push(startEmbeddedVacuum(store.db, {
+      onError: (e) => app.log.error({ err: e }, 'embedded vacuum failed'),
+      onVacuumed: (tables, ms) => app.log.info({ tables, ms: Math.round(ms) }, 'embedded vacuum'),
+    }));
+  }
   // Refresh once at start too: a server that was down past a timestamp's expiry serves fresh metadata at once.
   void signingRepo.refreshAllDue(now()).catch((e: unknown) => app.log.error({ err: e }, 'TUF refresh failed'));
 

@@ -4,6 +4,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
+import { DeviceListAnchors } from '../src/store/device-anchors.js';
+import { deviceListKey, listDevices, markDeviceSeen, type DeviceFilter } from '../src/store/devices.js';
 
 /**
  * GET /devices item bytes (the database writes the page's JSON, spec 8) against the
@@ -89,5 +91,43 @@ describe.each(availableDrivers())('devices list formatting and offsets on %s', (
         expect(body).toMatchObject({ total: all.length, limit, offset });
       }
     }
+  });
+
+  it('deep pages from anchors equal slices of the whole list; a change to the list is never served from stale anchors', async () => {
+    const db = t.testStore.store.db;
+    const anchors = new DeviceListAnchors({ every: 7, minRebuildMs: 0 });
+    const names = async (filter: Partial<DeviceFilter>, offset: number, limit = 200) =>
+      (JSON.parse((await listDevices(db, t.tenantId, { limit, offset, ...filter }, anchors)).devicesJson) as { name: string }[]).map((d) => d.name);
+    const version = async () => (await db.selectFrom('device_list_versions').select('version').where('tenant_id', '=', t.tenantId).executeTakeFirst())?.version;
+    const warm = async (filter: Partial<DeviceFilter>) => {
+      await names(filter, 7, 1); // a deep request starts the build
+      await expect.poll(() => anchors.get(deviceListKey(t.tenantId, filter)) !== undefined).toBe(true);
+    };
+    for (const filter of [{}, { status: 'offline' as const }, { q: '1' }, { status: 'online' as const, q: '2' }]) {
+      await warm(filter);
+      const all = await names(filter, 0);
+      for (const offset of [7, 8, 13, 14, 20, 50, all.length - 1, all.length, all.length + 9]) {
+        for (const limit of [1, 5, 50]) expect(await names(filter, offset, limit), `${JSON.stringify(filter)} ${offset}/${limit}`).toEqual(all.slice(offset, offset + limit));
+      }
+    }
+
+    // A device that sorts first shifts every position by one: the anchors are stale.
+    await warm({});
+    const before = await names({}, 0);
+    const v0 = await version();
+    await sql`INSERT INTO devices (tenant_id, name, status) VALUES (${t.tenantId}::uuid, 'a-first', 'online')`.execute(db);
+    expect(await version()).not.toBe(v0);
+    expect(await names({}, 14, 7)).toEqual(['a-first', ...before].slice(14, 21));
+    // A status change reorders the status lists.
+    await warm({ status: 'offline' });
+    const offline = await names({ status: 'offline' }, 0);
+    await sql`UPDATE devices SET status = 'online' WHERE tenant_id = ${t.tenantId}::uuid AND name = ${offline[3]!}`.execute(db);
+    expect(await names({ status: 'offline' }, 7, 5)).toEqual(offline.filter((_, i) => i !== 3).slice(7, 12));
+    // A heartbeat (status unchanged) does not change the version.
+    const v1 = await version();
+    await markDeviceSeen(db, t.tenantId, 'a-first', { now: new Date() });
+    expect(await version()).toBe(v1);
+    await sql`DELETE FROM devices WHERE tenant_id = ${t.tenantId}::uuid AND name = 'a-first'`.execute(db);
+    expect(await version()).not.toBe(v1);
   });
 });

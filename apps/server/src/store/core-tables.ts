@@ -69,6 +69,12 @@ export interface DevicesTable {
   list_json: ColumnType<string, never, never>;
 }
 
+/** Bumped by triggers when a tenant's ordered device list changes (migration 0010). */
+export interface DeviceListVersionsTable {
+  tenant_id: string;
+  version: ColumnType<string, string | number, string | number>;
+}
+
 /** Kept by triggers on `devices`; read instead of counting rows per request. */
 export interface DeviceCountsTable {
   tenant_id: string;
@@ -138,6 +144,7 @@ export interface CoreTables {
   sessions: SessionsTable;
   api_keys: ApiKeysTable;
   devices: DevicesTable;
+  device_list_versions: DeviceListVersionsTable;
   device_counts: DeviceCountsTable;
   device_history: DeviceHistoryTable;
   log_requests: LogRequestsTable;

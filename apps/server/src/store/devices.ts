@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { likeContains } from '../http/pagination.js';
 import type { Database } from './database.js';
+import type { AnchorList, DeviceListAnchors } from './device-anchors.js';
 import { PREPARE_MARK } from './prepared.js';
 import { inTransaction } from './tx.js';
 
@@ -171,6 +172,8 @@ interface ListRow {
   decommissioned: string;
   total: string | null;
   devices: string;
+  /** The tenant's list version in the statement's snapshot (offset pages only). */
+  version?: string;
 }
 
 /** A page as the API sends it: `devicesJson` is the JSON array of list items, ready to send. */
@@ -194,10 +197,13 @@ export interface DevicePage {
  *   Measured: on PGlite a 50-row page of 7 columns cost 920 us to fetch and one text of the
  *   same page 530 us; on PostgreSQL the server's CPU per request fell by about a third
  *   (docs/server.md, "Device list performance");
- * - the statement text depends only on which filters are present, so it is a named
- *   prepared statement on PostgreSQL (PREPARE_MARK): parsed and planned once per connection.
+ * - the first page of the whole list or of a status is a named prepared statement
+ *   (PREPARE_MARK): parsed and planned once per connection (PostgreSQL) or session (PGlite);
+ * - a deep page (offset >= anchors.every) starts its walk at the nearest per-process anchor
+ *   (store/device-anchors.ts) and is used only if the list version read with it still is
+ *   the anchors' version; otherwise it walks from the start and anchors are rebuilt.
  */
-export async function listDevices(db: Kysely<Database>, tenantId: string, filter: DeviceFilter): Promise<DevicePage> {
+export async function listDevices(db: Kysely<Database>, tenantId: string, filter: DeviceFilter, anchors?: DeviceListAnchors): Promise<DevicePage> {
   const conditions = [sql`tenant_id = ${tenantId}`];
   if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
   const hasQ = filter.q !== undefined && filter.q !== '';
@@ -205,17 +211,46 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   // lowercased needle is exactly ILIKE, and much cheaper per row when a scan is chosen.
   if (hasQ) conditions.push(sql`name LIKE ${likeContains(filter.q!.toLowerCase())} ESCAPE '\\'`);
   const where = sql.join(conditions, sql` AND `);
-  // spec 8 offset pagination: skipping N rows walks N index entries whatever we do. With an
-  // offset, the skip runs on names only (an index-only scan of devices_tenant_name or
-  // devices_tenant_status_name, no heap visit per skipped row), then the page's rows are
-  // fetched by name: offset 50k went from 45 ms to 11 ms of database time. The first page
-  // reads its rows directly (the extra join would cost more than it saves).
+  const deep = anchors !== undefined && filter.offset >= anchors.every;
+  const key = deviceListKey(tenantId, filter);
+  const anchorList = deep ? anchors.get(key) : undefined;
+  if (anchorList !== undefined && anchorList.names.length > 0) {
+    const k = Math.min(Math.floor(filter.offset / anchors!.every), anchorList.names.length - 1);
+    const page = await listPage(db, tenantId, filter, where, hasQ, { name: anchorList.names[k]!, skip: filter.offset - k * anchors!.every });
+    if (page.version === anchorList.version) return page;
+    anchors!.forget(key); // the list changed since the anchors were read: walk from the start
+  }
+  const page = await listPage(db, tenantId, filter, where, hasQ, undefined);
+  if (deep) void anchors.refresh(key, () => readAnchors(db, tenantId, where, anchors.every));
+  return page;
+}
+
+/** Which list a filter selects (tenant, status, q): the anchors' key. */
+export function deviceListKey(tenantId: string, filter: Pick<DeviceFilter, 'status' | 'q'>): string {
+  return `${tenantId}|${filter.status ?? ''}|${filter.q ?? ''}`;
+}
+
+/**
+ * One page statement. spec 8 offset pagination: skipping N rows walks N index entries. With
+ * an offset, the skip runs on names only (an index-only scan of devices_tenant_name or
+ * devices_tenant_status_name, no heap visit per skipped row), then the page's rows are
+ * fetched by name: offset 50k went from 45 ms to 11 ms of database time. With an anchor the
+ * walk starts at the anchor's name and skips `anchor.skip` (< every) entries. The first page
+ * reads its rows directly (the extra join would cost more than it saves).
+ */
+async function listPage(db: Kysely<Database>, tenantId: string, filter: DeviceFilter, where: RawBuilder<unknown>, hasQ: boolean, anchor: { name: string; skip: number } | undefined): Promise<DevicePage & { version: string | undefined }> {
   const pageRows =
     filter.offset === 0
       ? sql`SELECT name, list_json FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit}`
       : sql`SELECT name, list_json FROM devices WHERE tenant_id = ${tenantId} AND name IN (
-          SELECT name FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit} OFFSET ${filter.offset})`;
-  const result = await sql<ListRow>`${sql.raw(PREPARE_MARK)}
+          SELECT name FROM devices WHERE ${where} ${anchor === undefined ? sql`` : sql`AND name >= ${anchor.name}`}
+          ORDER BY name LIMIT ${filter.limit} OFFSET ${anchor === undefined ? filter.offset : anchor.skip})`;
+  // Prepared without `q` on the first page and from an anchor: there a generic plan is as
+  // good as a custom one. With a pattern or a long skip the planner needs the values (a
+  // trigram bitmap for a rare substring, the join shape for the skip), and planning is small
+  // next to that work.
+  const prepare = !hasQ && (filter.offset === 0 || anchor !== undefined) ? sql.raw(PREPARE_MARK) : sql``;
+  const result = await sql<ListRow>`${prepare}
     WITH page AS (${pageRows})
     SELECT
       coalesce(sum(n) FILTER (WHERE status = 'online'), 0)::bigint AS online,
@@ -223,11 +258,22 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
       coalesce(sum(n) FILTER (WHERE status = 'decommissioned'), 0)::bigint AS decommissioned,
       ${hasQ ? sql`(SELECT count(*) FROM devices WHERE ${where})` : sql`NULL::bigint`} AS total,
       (SELECT coalesce(string_agg(list_json, ',' ORDER BY name), '') FROM page) AS devices
+      ${filter.offset === 0 ? sql`` : sql`, coalesce((SELECT version::text FROM device_list_versions WHERE tenant_id = ${tenantId}), '0') AS version`}
     FROM device_counts WHERE tenant_id = ${tenantId}`.execute(db);
   const row = result.rows[0]!;
   const counts: DeviceCounts = { online: Number(row.online), offline: Number(row.offline), decommissioned: Number(row.decommissioned) };
   const total = row.total !== null ? Number(row.total) : filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned;
-  return { devicesJson: `[${row.devices}]`, total, counts };
+  return { devicesJson: `[${row.devices}]`, total, counts, version: row.version };
+}
+
+/** The name at every `every`-th position of one list, and the list version, in one snapshot. */
+async function readAnchors(db: Kysely<Database>, tenantId: string, where: RawBuilder<unknown>, every: number): Promise<AnchorList> {
+  const { rows } = await sql<{ version: string; names: string[] }>`
+    SELECT coalesce((SELECT version::text FROM device_list_versions WHERE tenant_id = ${tenantId}), '0') AS version,
+      coalesce((SELECT array_agg(name ORDER BY name) FROM (
+        SELECT name, row_number() OVER (ORDER BY name) - 1 AS position FROM devices WHERE ${where}
+      ) AS ranked WHERE position % ${every} = 0), '{}') AS names`.execute(db);
+  return rows[0]!;
 }
 
 export async function deviceHistory(db: Kysely<Database>, deviceId: string, limit: number, offset: number) {

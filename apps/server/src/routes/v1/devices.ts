@@ -6,6 +6,7 @@ import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { decommissionDevice, DEVICE_STATUSES, deviceHistory, getDeviceByName, listDevices, type DeviceListItem, type DeviceRecord } from '../../store/devices.js';
+import { DeviceListAnchors } from '../../store/device-anchors.js';
 import { createLogRequest, getLogContent, getLogRequest } from '../../store/log-requests.js';
 
 /**
@@ -47,6 +48,8 @@ export function deviceJson(d: DeviceListItem) {
 /** spec 4: devices list (section 8 pagination), history, decommission, log requests. */
 export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
+  // Deep pages start from per-process anchors checked against the database's list version.
+  const anchors = new DeviceListAnchors();
 
   async function deviceOr404(tenantId: string, name: string): Promise<DeviceRecord> {
     const d = await getDeviceByName(db, tenantId, name);
@@ -64,7 +67,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   }, async (request, reply) => {
     const p = principalOf(request);
     const { limit, offset } = page(request.query);
-    const { devicesJson, total, counts } = await listDevices(db, p.tenantId, { status: request.query.status, q: request.query.q, limit, offset });
+    const { devicesJson, total, counts } = await listDevices(db, p.tenantId, { status: request.query.status, q: request.query.q, limit, offset }, anchors);
     // The database wrote the items' JSON (store/devices.ts); the rest are integers. A string
     // sent as application/json skips the response serializer; the schema above still
     // documents this body, and devices-list.test.ts validates real pages against it.

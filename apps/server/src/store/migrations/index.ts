@@ -8,6 +8,7 @@ import * as m0006 from './0006_pipeline.js';
 import * as m0007 from './0007_device_list_perf.js';
 import * as m0008 from './0008_device_list_json.js';
 import * as m0009 from './0009_credential_notify.js';
+import * as m0010 from './0010_device_list_versions.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0007_device_list_perf': m0007,
   '0008_device_list_json': m0008,
   '0009_credential_notify': m0009,
+  '0010_device_list_versions': m0010,
 };
