@@ -63,12 +63,91 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+const decoder = new TextDecoder();
+
+function cstringEnd(buf: Uint8Array, at: number): number {
+  let end = at;
+  while (buf[end] !== 0) end++;
+  return end;
+}
+
+/**
+ * Reads the rows of one statement's response straight from the wire bytes: RowDescription,
+ * DataRows and CommandComplete, each field text decoded once and converted by the instance's
+ * parsers. PGlite's own path copies the response four times and builds an object per
+ * message; at 1,500 list pages a second those copies were most of the embedded server's
+ * garbage (a full mark-compact every quarter second, the bulk of its p99). An ErrorResponse
+ * is handed to PGlite's protocol parser, so errors are the same DatabaseError as elsewhere.
+ */
+function readResponse(pg: PGlite, buf: Uint8Array): Results {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const fields: { name: string; dataTypeID: number }[] = [];
+  const rows: Record<string, unknown>[] = [];
+  let affectedRows = 0;
+  for (let at = 0; at + 5 <= buf.byteLength; ) {
+    const type = buf[at]!;
+    const length = view.getInt32(at + 1);
+    const body = at + 5;
+    const next = at + 1 + length;
+    if (type === 0x45 /* E */) {
+      let error: unknown;
+      new protocol.Parser().parse(buf.slice(at, next), (m) => (error = m));
+      throw error;
+    } else if (type === 0x41 /* A: NotificationResponse */) {
+      // Statements run here are read-only (bindSearchPath): a notification cannot arrive in
+      // their response. Refuse loudly rather than lose one (caches depend on them).
+      throw new Error('pglite prepared path: unexpected notification in a read-only statement response');
+    } else if (type === 0x54 /* T */) {
+      const n = view.getInt16(body);
+      let p = body + 2;
+      for (let i = 0; i < n; i++) {
+        const end = cstringEnd(buf, p);
+        fields.push({ name: decoder.decode(buf.subarray(p, end)), dataTypeID: view.getInt32(end + 7) });
+        p = end + 19;
+      }
+    } else if (type === 0x44 /* D */) {
+      const n = view.getInt16(body);
+      const row: Record<string, unknown> = {};
+      let p = body + 2;
+      for (let i = 0; i < n; i++) {
+        const len = view.getInt32(p);
+        p += 4;
+        const field = fields[i]!;
+        if (len === -1) row[field.name] = null;
+        else {
+          const text = decoder.decode(buf.subarray(p, p + len));
+          const parser = pg.parsers[field.dataTypeID];
+          row[field.name] = parser ? parser(text, field.dataTypeID) : text;
+          p += len;
+        }
+      }
+      rows.push(row);
+    } else if (type === 0x43 /* C */) {
+      const tag = decoder.decode(buf.subarray(body, cstringEnd(buf, body))).split(' ');
+      if (['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'COPY'].includes(tag[0]!)) affectedRows += Number(tag[tag.length - 1]);
+    }
+    at = next;
+  }
+  return { rows, fields, affectedRows };
+}
+
+/** Collects a response's chunks (views into PGlite's memory, valid only during the call). */
+async function execRaw(pg: PGlite, message: Uint8Array): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  await pg.execProtocolRawStream(message, {
+    onRawData: (chunk: Uint8Array) => {
+      chunks.push(chunk.slice());
+    },
+  });
+  return chunks.length === 1 ? chunks[0]! : concat(chunks);
+}
+
 /** A cached plan invalidated by DDL that changed its result type (PostgreSQL 0A000). */
 const isStalePlan = (error: unknown) => (error as { code?: string }).code === '0A000' && /cached plan/.test(String((error as Error).message));
 
 async function runPrepared(pg: PGlite, state: Shared, searchPath: string, text: string, params: readonly unknown[]): Promise<Results> {
   const { serialize } = protocol;
-  const name = `svc_${createHash('sha256').update(searchPath).update('\0').update(text).digest('hex').slice(0, 32)}`;
+  const name = statementName(searchPath, text);
   return pg.runExclusive(async () => {
     for (let attempt = 0; ; attempt++) {
       let types = state.statements.get(name);
@@ -83,9 +162,8 @@ async function runPrepared(pg: PGlite, state: Shared, searchPath: string, text: 
         return serializer ? serializer(v) : v instanceof Date ? v.toISOString() : String(v);
       });
       try {
-        const result = await pg.execProtocol(concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]));
-        const results = parse.parseResults(result.messages, pg.parsers, { rowMode: 'object' });
-        return results[results.length - 1]!;
+        const response = await execRaw(pg, concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]));
+        return readResponse(pg, response);
       } catch (error) {
         if (attempt > 0 || !isStalePlan(error)) throw error;
         state.statements.delete(name);
@@ -94,6 +172,23 @@ async function runPrepared(pg: PGlite, state: Shared, searchPath: string, text: 
     }
   });
 }
+
+const names = new Map<string, string>();
+
+/** A prepared statement binds the tables of the schema it was parsed in: the path is part of the name. */
+function statementName(searchPath: string, text: string): string {
+  const key = `${searchPath}\0${text}`;
+  let name = names.get(key);
+  if (name === undefined) {
+    name = `svc_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+    if (names.size >= 4096) names.clear();
+    names.set(key, name);
+  }
+  return name;
+}
+
+/** Marked read-only statements take the prepared path; anything else goes through PGlite's query(). */
+const READ_ONLY = /^\s*(SELECT|WITH)\b/i;
 
 export function bindSearchPath(pg: PGlite, searchPath: string): SchemaBoundPglite {
   const state = stateOf(pg);
@@ -119,7 +214,7 @@ export function bindSearchPath(pg: PGlite, searchPath: string): SchemaBoundPglit
     close: () => pg.close(),
     query: ((query: string, params?: unknown[], options?: unknown) =>
       exclusive((): Promise<Results> =>
-        query.startsWith(PREPARE_MARK) && (options === undefined || (options as { rowMode?: string }).rowMode !== 'array')
+        query.startsWith(PREPARE_MARK) && READ_ONLY.test(query.slice(PREPARE_MARK.length)) && (options === undefined || (options as { rowMode?: string }).rowMode !== 'array')
           ? runPrepared(pg, state, searchPath, query, params ?? [])
           : pg.query(query, params as never, options as never),
       )) as PGlite['query'],
