@@ -47,6 +47,15 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
       urls.push(`http://127.0.0.1:${addr.port}/api/v1`);
     }
   });
+  /** Logs in on A and creates a viewer API key there. */
+  async function viewerKeyOnA(name: string) {
+    const login = await fetch(`${urls[0]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const created = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name, role: 'viewer' }) });
+    const { key, id } = (await created.json()) as { key: string; id: string };
+    return { cookie, id, bearer: { authorization: `Bearer ${key}` } };
+  }
+
   afterAll(async () => {
     for (const app of apps) await app.close();
     for (const s of stores) await s.close();
@@ -80,11 +89,7 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
   });
 
   it('an API key revoked on A is refused by B at once, although B remembered it', async () => {
-    const login = await fetch(`${urls[0]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const created = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'revoked-on-a', role: 'viewer' }) });
-    const { key: secret, id } = (await created.json()) as { key: string; id: string };
-    const bearer = { authorization: `Bearer ${secret}` };
+    const { cookie, id, bearer } = await viewerKeyOnA('revoked-on-a');
     for (let i = 0; i < 3; i++) expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(200);
     expect((await fetch(`${urls[0]}/api-keys/${id}`, { method: 'DELETE', headers: { cookie } })).status).toBe(204);
     // NOTIFY is delivered at COMMIT; B hears it within milliseconds (far below the 10 s TTL).
@@ -93,11 +98,7 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
   });
 
   it("while B's listener is down its cache is bypassed, and cleared when the listener is back", async () => {
-    const login = await fetch(`${urls[0]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const created = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'listener-down', role: 'viewer' }) });
-    const { key: secret, id } = (await created.json()) as { key: string; id: string };
-    const bearer = { authorization: `Bearer ${secret}` };
+    const { id, bearer } = await viewerKeyOnA('listener-down');
     expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(200);
     // Cut every listener of this schema (both processes'), then revoke by hand: the
     // notification of that revocation reaches nobody.
