@@ -33,7 +33,10 @@ export async function listenPostgres(connectionString: string, channel: string, 
     client = undefined;
     live = false;
     c.end().catch(() => undefined);
-    if (!closed) timer = setTimeout(() => void connect(), retryMs);
+    if (!closed) {
+      timer = setTimeout(() => void connect(), retryMs);
+      timer.unref(); // a retry never keeps the process alive
+    }
   };
   const connect = async () => {
     timer = undefined;
