@@ -13,7 +13,7 @@ export interface ChangeListener {
   close(): Promise<void>;
 }
 
-/** Payload of every notification the migrations send: the schema whose rows changed. */
+/** Called when a notification about the listener's schema arrives (the payload is the schema). */
 export type OnChange = () => void;
 
 /**

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
-import { PREPARE_MARK } from './prepared.js';
+import { PREPARE_MARK, preparedStatementName } from './prepared.js';
 
 /**
  * PGlite is ONE session, so `search_path` is shared by everything using the instance. When
@@ -52,16 +51,6 @@ export interface SchemaBoundPglite {
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
 
 const decoder = new TextDecoder();
 
@@ -139,7 +128,7 @@ async function execRaw(pg: PGlite, message: Uint8Array): Promise<Uint8Array> {
       chunks.push(chunk.slice());
     },
   });
-  return chunks.length === 1 ? chunks[0]! : concat(chunks);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
 /** A cached plan invalidated by DDL that changed its result type (PostgreSQL 0A000). */
@@ -147,12 +136,13 @@ const isStalePlan = (error: unknown) => (error as { code?: string }).code === '0
 
 async function runPrepared(pg: PGlite, state: Shared, searchPath: string, text: string, params: readonly unknown[]): Promise<Results> {
   const { serialize } = protocol;
-  const name = statementName(searchPath, text);
+  // A prepared statement binds the tables of the schema it was parsed in: the path is part of the name.
+  const name = preparedStatementName(`${searchPath}\0${text}`);
   return pg.runExclusive(async () => {
     for (let attempt = 0; ; attempt++) {
       let types = state.statements.get(name);
       if (types === undefined) {
-        const described = await pg.execProtocol(concat([serialize.parse({ name, text, types: [] }), serialize.describe({ type: 'S', name }), serialize.sync()]));
+        const described = await pg.execProtocol(Buffer.concat([serialize.parse({ name, text, types: [] }), serialize.describe({ type: 'S', name }), serialize.sync()]));
         types = parse.parseDescribeStatementResults(described.messages);
         state.statements.set(name, types);
       }
@@ -162,29 +152,15 @@ async function runPrepared(pg: PGlite, state: Shared, searchPath: string, text: 
         return serializer ? serializer(v) : v instanceof Date ? v.toISOString() : String(v);
       });
       try {
-        const response = await execRaw(pg, concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]));
+        const response = await execRaw(pg, Buffer.concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]));
         return readResponse(pg, response);
       } catch (error) {
         if (attempt > 0 || !isStalePlan(error)) throw error;
         state.statements.delete(name);
-        await pg.execProtocol(concat([serialize.close({ type: 'S', name }), serialize.sync()]));
+        await pg.execProtocol(Buffer.concat([serialize.close({ type: 'S', name }), serialize.sync()]));
       }
     }
   });
-}
-
-const names = new Map<string, string>();
-
-/** A prepared statement binds the tables of the schema it was parsed in: the path is part of the name. */
-function statementName(searchPath: string, text: string): string {
-  const key = `${searchPath}\0${text}`;
-  let name = names.get(key);
-  if (name === undefined) {
-    name = `svc_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
-    if (names.size >= 4096) names.clear();
-    names.set(key, name);
-  }
-  return name;
 }
 
 /** Marked read-only statements take the prepared path; anything else goes through PGlite's query(). */

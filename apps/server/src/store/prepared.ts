@@ -16,11 +16,17 @@ export const PREPARE_MARK = '/*svc:prepare*/';
 
 const names = new Map<string, string>();
 
-function nameOf(text: string): string {
-  let name = names.get(text);
+/**
+ * The statement name for `key` (the text; on PGlite the search path and the text): derived
+ * from a hash, so two keys never share a name. Memoized; the memo is bounded because test
+ * runs parse the same texts under many schemas.
+ */
+export function preparedStatementName(key: string): string {
+  let name = names.get(key);
   if (name === undefined) {
-    name = `svc_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
-    names.set(text, name);
+    name = `svc_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+    if (names.size >= 4096) names.clear();
+    names.set(key, name);
   }
   return name;
 }
@@ -34,7 +40,7 @@ export function preparePooledStatements(pool: pg.Pool): void {
     (client as unknown as { query: QueryFn }).query = (...args: unknown[]) => {
       const [text, values] = args;
       if (typeof text === 'string' && text.startsWith(PREPARE_MARK) && args.length <= 2) {
-        return query({ name: nameOf(text), text, values });
+        return query({ name: preparedStatementName(text), text, values });
       }
       return query(...args);
     };
