@@ -21,15 +21,16 @@ export interface GroupView {
   updated_at: string;
 }
 
-/** Sorted member names of a group (the snapshot the digest covers). */
-export async function groupMembers(db: Db, tenantId: string, groupId: string): Promise<string[]> {
-  const rows = await db
+/** Sorted member names of a group (the snapshot the digest covers); the first `limit` when given. */
+export async function groupMembers(db: Db, tenantId: string, groupId: string, limit?: number): Promise<string[]> {
+  let query = db
     .selectFrom('device_group_members')
     .select('device_name')
     .where('tenant_id', '=', tenantId)
     .where('group_id', '=', groupId)
-    .orderBy(sql`device_name COLLATE "C"`)
-    .execute();
+    .orderBy(sql`device_name COLLATE "C"`);
+  if (limit !== undefined) query = query.limit(limit);
+  const rows = await query.execute();
   return rows.map((r) => r.device_name);
 }
 
@@ -119,15 +120,7 @@ export async function getGroup(db: Db, tenantId: string, groupId: string, member
   if (!isUuid(groupId)) return undefined;
   const g = await db.selectFrom('device_groups').selectAll().where('id', '=', groupId).where('tenant_id', '=', tenantId).executeTakeFirst();
   if (!g) return undefined;
-  const members = await db
-    .selectFrom('device_group_members')
-    .select('device_name')
-    .where('group_id', '=', groupId)
-    .where('tenant_id', '=', tenantId)
-    .orderBy(sql`device_name COLLATE "C"`)
-    .limit(memberLimit)
-    .execute();
-  return view(g, members.map((m) => m.device_name));
+  return view(g, await groupMembers(db, tenantId, groupId, memberLimit));
 }
 
 export async function listGroups(db: Db, tenantId: string, limit: number, offset: number): Promise<{ groups: GroupView[]; total: number }> {
