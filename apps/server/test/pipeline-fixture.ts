@@ -7,6 +7,8 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { extract } from 'tar-stream';
 import { generateKeyPair, parsePrivateKeyPem, signRelease, type PrivateKey, type ReleasePayload } from '@svc/release-core';
 import { DeviceCaStore } from '../src/device-channel/device-ca.js';
 import { issueCertificate } from '../src/device-channel/pki.js';
@@ -150,4 +152,24 @@ export async function deviceIdentity(f: PipelineFixture, deviceName: string, ten
     notAfter: new Date(now.getTime() + 30 * 86_400_000),
   });
   return { certDer: der, key: parsePrivateKeyPem(kp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()) };
+}
+
+/** Every entry of a tar (bytes or a stream) by name. */
+export function untar(input: Buffer | Readable): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  return new Promise((resolve, reject) => {
+    const ex = extract();
+    ex.on('entry', (h, s, next) => {
+      const parts: Buffer[] = [];
+      s.on('data', (c: Buffer) => parts.push(c));
+      s.on('end', () => {
+        files.set(h.name, Buffer.concat(parts));
+        next();
+      });
+    });
+    ex.on('finish', () => resolve(files));
+    ex.on('error', reject);
+    if (Buffer.isBuffer(input)) ex.end(input);
+    else input.pipe(ex);
+  });
 }

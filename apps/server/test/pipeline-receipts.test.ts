@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extract } from 'tar-stream';
 import { sql } from 'kysely';
 import { canonicalize, envelopeBytes, envelopeDigest, signEnvelope, signReceipt, RECEIPT_PAYLOAD_TYPE, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
 import { acceptReceipt, listAssignments, reportLegacyStatus } from '../src/pipeline/device-api.js';
 import { availableDrivers } from './helpers/store.js';
-import { createPipelineFixture, deviceIdentity, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
+import { createPipelineFixture, deviceIdentity, newAuthorizer, releasePayload, sign, untar, type PipelineFixture } from './pipeline-fixture.js';
 
 const DEVICES = ['rx-1', 'rx-2', 'rx-3'];
 
@@ -173,21 +172,7 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     const res = await f.t.app.inject({ method: 'GET', url: '/api/v1/release-receipts/export', headers: f.admin });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/x-tar');
-    const files = new Map<string, Buffer>();
-    await new Promise<void>((resolve, reject) => {
-      const ex = extract();
-      ex.on('entry', (h, s, next) => {
-        const parts: Buffer[] = [];
-        s.on('data', (c: Buffer) => parts.push(c));
-        s.on('end', () => {
-          files.set(h.name, Buffer.concat(parts));
-          next();
-        });
-      });
-      ex.on('finish', resolve);
-      ex.on('error', reject);
-      ex.end(res.rawPayload);
-    });
+    const files = await untar(res.rawPayload);
     const index = files.get('index.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l));
     expect(index).toHaveLength(3);
     for (const e of index) {

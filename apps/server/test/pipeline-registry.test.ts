@@ -9,8 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extract } from 'tar-stream';
-import { createPipelineFixture, type PipelineFixture } from './pipeline-fixture.js';
+import { createPipelineFixture, untar, type PipelineFixture } from './pipeline-fixture.js';
 
 const REGISTRY_BIN = '/usr/bin/docker-registry';
 
@@ -113,21 +112,7 @@ describe.skipIf(!registryAvailable())('registries against a real docker-registry
 
     // the stored artifact is an OCI layout holding exactly the registry's bytes
     const { stream } = await f.repo.blobs.get(imp.body.digest);
-    const files = new Map<string, Buffer>();
-    await new Promise<void>((resolve, reject) => {
-      const ex = extract();
-      ex.on('entry', (h, s, next) => {
-        const parts: Buffer[] = [];
-        s.on('data', (c: Buffer) => parts.push(c));
-        s.on('end', () => {
-          files.set(h.name, Buffer.concat(parts));
-          next();
-        });
-      });
-      ex.on('finish', resolve);
-      ex.on('error', reject);
-      stream.pipe(ex);
-    });
+    const files = await untar(stream);
     expect(files.get(`blobs/sha256/${sha(manifest).slice(7)}`)!.equals(manifest)).toBe(true);
     expect(files.get(`blobs/sha256/${sha(layer).slice(7)}`)!.equals(layer)).toBe(true);
     expect(JSON.parse(files.get('index.json')!.toString()).manifests[0].digest).toBe(sha(manifest));
