@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/auth/secrets.js';
-import { createLogRequest } from '../src/store/log-requests.js';
+import { insertLogRequest } from '../src/resources/log-requests/queries.js';
 import { issueCertificate, toPem } from '../src/device-channel/pki.js';
 import { createTenant } from '../src/store/tenants.js';
 import { availableDrivers } from './helpers/store.js';
@@ -211,7 +211,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     const d = await enrollNamed('dev-logs');
     const db = f.t.store.db;
     const dev = await db.selectFrom('devices').select('id').where('name', '=', 'dev-logs').executeTakeFirstOrThrow();
-    const req = await createLogRequest(db, f.tenantId, dev.id, 'admin@example.com');
+    const req = await insertLogRequest(db, f.tenantId, dev.id, 'admin@example.com');
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
     const upload = (id: string, bytes: Buffer) =>
       new Promise<{ length: number; digest: string }>((resolve, reject) => {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fulfillLogRequest, takePendingLogRequests } from '../src/store/log-requests.js';
-import { getDeviceByName, markDeviceSeen, markStaleDevicesOffline, upsertEnrolledDevice } from '../src/store/devices.js';
+import { fulfillLogRequest, takePendingLogRequests } from '../src/resources/log-requests/queries.js';
+import { getDeviceByName, markDeviceSeen, markStaleDevicesOffline, upsertEnrolledDevice } from '../src/resources/devices/queries.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deviceCounts, markStaleDevicesOffline } from '../src/store/devices.js';
+import { deviceCounts, markStaleDevicesOffline } from '../src/resources/devices/queries.js';
 import { ensureDefaultTenant } from '../src/store/tenants.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 

@@ -4,8 +4,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
-import { DeviceListAnchors } from '../src/store/device-anchors.js';
-import { deviceListKey, listDevices, markDeviceSeen, type DeviceFilter } from '../src/store/devices.js';
+import { DeviceListAnchors } from '../src/resources/devices/anchors.js';
+import { deviceListKey, listDevices, markDeviceSeen, type DeviceFilter } from '../src/resources/devices/queries.js';
 
 /**
  * GET /devices item bytes (the database writes the page's JSON, spec 8) against the

@@ -16,7 +16,7 @@ import { x509 } from '../src/device-channel/x509.js';
 import type { PipelineHooks } from '../src/pipeline/deps.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import type { Driver } from '../src/store/open.js';
-import { upsertEnrolledDevice } from '../src/store/devices.js';
+import { upsertEnrolledDevice } from '../src/resources/devices/queries.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { createTestStore } from './helpers/store.js';
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
-import { addDeviceHistory } from '../store/devices.js';
+import { addDeviceHistory } from '../resources/devices/queries.js';
 
 /**
  * The device channel's own writes to the platform's tables (enrollment, heartbeat and log

@@ -17,7 +17,7 @@ import { recordAuditEvent } from '../audit/record.js';
 import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
-import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../store/log-requests.js';
+import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
 import { openLogRequests, recordHeartbeat, rotateCertificate } from './device-rows.js';
 import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';

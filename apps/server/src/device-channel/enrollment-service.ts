@@ -3,7 +3,7 @@ import type { EnrollmentServiceServer, EnrollRequest, EnrollResponse } from '@sv
 import { recordAuditEvent } from '../audit/record.js';
 import { invalidInput } from '../errors/server-error.js';
 import type { DeviceChannelContext } from './context.js';
-import { upsertEnrolledDevice } from '../store/devices.js';
+import { upsertEnrolledDevice } from '../resources/devices/queries.js';
 import { toServiceError } from './grpc-status.js';
 import { assertDeviceName } from './identity.js';
 import { issueDeviceCertificate } from './issue.js';

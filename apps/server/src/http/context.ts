@@ -4,6 +4,7 @@ import type { Store } from '../store/open.js';
 import type { SigningRepository } from '../signing-repo/index.js';
 import type { PipelineOptions } from '../pipeline/deps.js';
 import type { ApiKeyCache } from '../auth/api-key-cache.js';
+import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 
 /**
  * Everything a route module needs, passed explicitly (no globals). Other areas add an
@@ -28,6 +29,8 @@ export interface AppContext {
   pipeline?: PipelineOptions;
   /** Remembered API-key lookups (auth/api-key-cache.ts); buildApp opens one when absent. */
   apiKeyCache?: ApiKeyCache;
+  /** Fault-injection seams for tests (never set by main.ts). */
+  hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
 
 /**

@@ -4,7 +4,7 @@ import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
-import { auditEventJson, auditPage, iterateAuditEvents } from '../../audit/query.js';
+import { auditEventJson, auditPage, iterateAuditEvents } from '../../resources/audit/queries.js';
 
 const Filters = {
   since: Type.Optional(Type.String({ format: 'date-time' })),

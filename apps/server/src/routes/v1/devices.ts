@@ -1,13 +1,15 @@
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
 import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
-import { decommissionDevice, DEVICE_STATUSES, deviceHistory, getDeviceByName, listDevices, type DeviceListItem, type DeviceRecord } from '../../store/devices.js';
-import { DeviceListAnchors } from '../../store/device-anchors.js';
-import { createLogRequest, getLogContent, getLogRequest } from '../../store/log-requests.js';
+import { decommissionDevice, deviceOr404 } from '../../resources/devices/commands.js';
+import { DEVICE_STATUSES, deviceHistory, listDevices, type DeviceListItem } from '../../resources/devices/queries.js';
+import { DeviceListAnchors } from '../../resources/devices/anchors.js';
+import { requestLogBundle } from '../../resources/log-requests/commands.js';
+import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
 
 /**
  * `string | null` as `type: ["string", "null"]` (JSON Schema 2020-12, OpenAPI 3.1) rather
@@ -51,13 +53,6 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   // Deep pages start from per-process anchors checked against the database's list version.
   const anchors = new DeviceListAnchors();
 
-  async function deviceOr404(tenantId: string, name: string): Promise<DeviceRecord> {
-    const d = await getDeviceByName(db, tenantId, name);
-    // spec 7: 404 also for another tenant's device (the lookup is tenant-scoped).
-    if (!d) throw notFound(`device ${JSON.stringify(name)}`);
-    return d;
-  }
-
   app.get('/devices', {
     config: { permission: 'devices.read', summary: 'List devices (status, q filters; total, counts)' },
     schema: {
@@ -78,7 +73,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   app.get('/devices/:name', {
     config: { permission: 'devices.read', summary: 'One device' },
     schema: { params: NameParams, response: { 200: Device, ...ErrorResponses } },
-  }, async (request) => deviceJson(await deviceOr404(principalOf(request).tenantId, request.params.name)));
+  }, async (request) => deviceJson(await deviceOr404(db, principalOf(request).tenantId, request.params.name)));
 
   app.get('/devices/:name/history', {
     config: { permission: 'devices.read', summary: 'Device history, newest first' },
@@ -88,7 +83,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
       response: { 200: Type.Object({ history: Type.Array(Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) })), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }), ...ErrorResponses },
     },
   }, async (request) => {
-    const device = await deviceOr404(principalOf(request).tenantId, request.params.name);
+    const device = await deviceOr404(db, principalOf(request).tenantId, request.params.name);
     const { limit, offset } = page(request.query);
     const { rows, total } = await deviceHistory(db, device.id, limit, offset);
     return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset };
@@ -98,14 +93,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     config: { permission: 'devices.write', summary: 'Decommission a device' },
     schema: { params: NameParams, response: { 204: Type.Null(), ...ErrorResponses } },
   }, async (request, reply) => {
-    const p = principalOf(request);
-    const existing = await deviceOr404(p.tenantId, request.params.name);
-    if (existing.status !== 'decommissioned') {
-      await db.transaction().execute(async (tx) => {
-        await decommissionDevice(tx, p.tenantId, existing.name, ctx.now(), p.actor);
-        await audit(tx, request, { action: 'device.decommission', target: `device:${existing.name}` });
-      });
-    }
+    await execute(ctx, request, decommissionDevice, { name: request.params.name });
     return reply.code(204).send(null);
   });
 
@@ -113,16 +101,9 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     config: { permission: 'devices.write', summary: 'Request a log bundle (fulfilled on the next heartbeat)' },
     schema: { params: NameParams, response: { 202: LogRequest, ...ErrorResponses } },
   }, async (request, reply) => {
-    const p = principalOf(request);
-    const device = await deviceOr404(p.tenantId, request.params.name);
-    if (device.status === 'decommissioned') throw new ServerError('CONFLICT', `device ${JSON.stringify(device.name)} is decommissioned`);
-    const row = await db.transaction().execute(async (tx) => {
-      const r = await createLogRequest(tx, p.tenantId, device.id, p.actor);
-      await audit(tx, request, { action: 'device.log-request', target: `device:${device.name}`, detail: { log_request: r.id } });
-      return r;
-    });
+    const row = await execute(ctx, request, requestLogBundle, { device: request.params.name });
     // spec 4: fulfilled on the device's next heartbeat; the API answers 202.
-    return reply.code(202).send({ id: row.id, device: device.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) });
+    return reply.code(202).send({ id: row.id, device: request.params.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) });
   });
 
   app.get('/devices/:name/log-requests/:id', {
@@ -130,7 +111,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     schema: { params: LogParams, response: { 200: LogRequest, ...ErrorResponses } },
   }, async (request) => {
     const p = principalOf(request);
-    const device = await deviceOr404(p.tenantId, request.params.name);
+    const device = await deviceOr404(db, p.tenantId, request.params.name);
     const row = await getLogRequest(db, p.tenantId, device.id, request.params.id);
     if (!row) throw notFound(`log request ${request.params.id}`);
     return { id: row.id, device: device.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) };
@@ -141,7 +122,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     schema: { params: LogParams },
   }, async (request, reply) => {
     const p = principalOf(request);
-    const device = await deviceOr404(p.tenantId, request.params.name);
+    const device = await deviceOr404(db, p.tenantId, request.params.name);
     const meta = await getLogRequest(db, p.tenantId, device.id, request.params.id);
     if (!meta) throw notFound(`log request ${request.params.id}`);
     const row = await getLogContent(db, p.tenantId, meta.id);

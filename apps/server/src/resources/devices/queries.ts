@@ -1,9 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { likeContains } from '../http/pagination.js';
-import type { Database } from './database.js';
-import type { AnchorList, DeviceListAnchors } from './device-anchors.js';
-import { PREPARE_MARK } from './prepared.js';
-import { inTransaction } from './tx.js';
+import { likeContains } from '../../http/pagination.js';
+import type { Database } from '../../store/database.js';
+import type { AnchorList, DeviceListAnchors } from './anchors.js';
+import { PREPARE_MARK } from '../../store/prepared.js';
+import { inTransaction, type Db } from '../../store/tx.js';
 
 /**
  * The device store API. The device channel calls `upsertEnrolledDevice` on enrollment,
@@ -31,11 +31,11 @@ export interface DeviceRecord {
 
 const COLUMNS = ['id', 'tenant_id', 'name', 'status', 'profile', 'agent_version', 'last_seen', 'cert_fingerprint', 'cert_not_after', 'created_at', 'updated_at'] as const;
 
-export async function getDeviceByName(db: Kysely<Database>, tenantId: string, name: string): Promise<DeviceRecord | undefined> {
+export async function getDeviceByName(db: Db, tenantId: string, name: string): Promise<DeviceRecord | undefined> {
   return db.selectFrom('devices').select(COLUMNS).where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
 }
 
-export async function addDeviceHistory(db: Kysely<Database>, tenantId: string, deviceId: string, event: string, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
+export async function addDeviceHistory(db: Db, tenantId: string, deviceId: string, event: string, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
   await db.insertInto('device_history').values({ tenant_id: tenantId, device_id: deviceId, event, at, detail: JSON.stringify(detail) }).execute();
 }
 
@@ -130,19 +130,15 @@ export async function markStaleDevicesOffline(db: Kysely<Database>, before: Date
   return rows.length;
 }
 
-/** Decommission (DELETE /devices/{name}): status, history entry; counts follow by trigger. */
-export async function decommissionDevice(db: Kysely<Database>, tenantId: string, name: string, now: Date, actor: string): Promise<DeviceRecord | undefined> {
-  return inTransaction(db, async (tx) => {
-    const row = await tx
-      .updateTable('devices')
-      .set({ status: 'decommissioned', updated_at: now })
-      .where('tenant_id', '=', tenantId)
-      .where('name', '=', name)
-      .returning(COLUMNS)
-      .executeTakeFirst();
-    if (row) await addDeviceHistory(tx, tenantId, row.id, 'decommissioned', now, { by: actor });
-    return row;
-  });
+/** Sets a device's status to decommissioned; undefined when it does not exist. Counts follow by trigger. */
+export async function setDecommissioned(db: Db, tenantId: string, name: string, now: Date): Promise<DeviceRecord | undefined> {
+  return db
+    .updateTable('devices')
+    .set({ status: 'decommissioned', updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('name', '=', name)
+    .returning(COLUMNS)
+    .executeTakeFirst();
 }
 
 export type DeviceCounts = Record<DeviceStatus, number>;

@@ -1,6 +1,7 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import { invalidInput } from '../errors/server-error.js';
-import type { Database } from '../store/database.js';
+import type { Db } from '../../store/tx.js';
+import { invalidInput } from '../../errors/server-error.js';
+import type { Database } from '../../store/database.js';
 
 export interface AuditFilters {
   since?: string | undefined;
@@ -61,4 +62,42 @@ export function auditEventJson(r: Row) {
     request_id: r.request_id,
     detail: r.detail,
   };
+}
+
+/** Who wrote an audit row: the credential kind that authenticated the change. */
+export type AuditCredential = 'session' | 'api-key' | 'device' | 'system' | 'anonymous';
+
+export interface AuditRowInput {
+  tenantId: string;
+  /** Email, `api-key:<name>`, `device:<name>` or `system:<job>`. */
+  actor: string;
+  credential: AuditCredential;
+  /** Dotted verb, e.g. `device.decommission`, `api-key.create`. */
+  action: string;
+  /** What was changed, e.g. `device:dev-1`, `user:<uuid>`. */
+  target: string;
+  requestId: string | null;
+  detail: Record<string, unknown>;
+  at: Date;
+}
+
+/**
+ * spec §6.1: one audit row. Called only by the unit of work (resources/unit-of-work.ts), inside
+ * the transaction of the change it records; the table is append-only in the database
+ * (trigger in migration 0003).
+ */
+export async function insertAuditRow(db: Db, row: AuditRowInput): Promise<void> {
+  await db
+    .insertInto('audit_events')
+    .values({
+      tenant_id: row.tenantId,
+      actor: row.actor,
+      credential: row.credential,
+      action: row.action,
+      target: row.target,
+      request_id: row.requestId,
+      detail: JSON.stringify(row.detail),
+      at: row.at,
+    })
+    .execute();
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from './database.js';
+import type { Database } from '../../store/database.js';
+import type { Db } from '../../store/tx.js';
 
 /**
  * Device log requests: created `pending` by the API (202), handed to the device on its
@@ -9,7 +10,9 @@ export const MAX_LOG_BUNDLE_BYTES = 16 * 1024 * 1024;
 
 const COLUMNS = ['id', 'tenant_id', 'device_id', 'status', 'requested_by', 'created_at', 'fulfilled_at', 'content_type'] as const;
 
-export async function createLogRequest(db: Kysely<Database>, tenantId: string, deviceId: string, requestedBy: string) {
+export type LogRequestRow = Awaited<ReturnType<typeof insertLogRequest>>;
+
+export async function insertLogRequest(db: Db, tenantId: string, deviceId: string, requestedBy: string) {
   return db.insertInto('log_requests').values({ tenant_id: tenantId, device_id: deviceId, requested_by: requestedBy, status: 'pending' }).returning(COLUMNS).executeTakeFirstOrThrow();
 }
 

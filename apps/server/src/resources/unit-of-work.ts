@@ -1,0 +1,101 @@
+/**
+ * The unit of work every state change runs in: one database transaction, the clock read once,
+ * the tenant and the actor, and `audit()` writing the change's audit row inside that same
+ * transaction. A change and its audit row commit together or not at all (spec §6.1).
+ *
+ *   export const decommissionDevice: Command<{ name: string }, void> = async (uow, { name }) => {
+ *     const row = await queries.setStatus(uow.trx, uow.tenant, name, 'decommissioned', uow.now);
+ *     await uow.audit({ action: 'device.decommission', target: `device:${name}` });
+ *   };
+ *
+ * Routes run a command with `execute()` (http/execute.ts); the device channel and jobs with
+ * `runUnitOfWork()` and a device or system actor. Nothing else opens a transaction for a
+ * change, and nothing else writes audit rows.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../store/database.js';
+import { inTransaction } from '../store/tx.js';
+import { insertAuditRow, type AuditCredential } from './audit/queries.js';
+
+/** Who makes a change: written on its audit row. */
+export interface Actor {
+  /** Email, `api-key:<name>`, `device:<name>` or `system:<job>`. */
+  name: string;
+  credential: AuditCredential;
+  /** The HTTP request id, or null outside a request. */
+  requestId: string | null;
+}
+
+export interface AuditEntry {
+  /** Dotted verb, e.g. `device.decommission`. */
+  action: string;
+  /** What was changed, e.g. `device:gw-0001`, `user:<uuid>`. */
+  target: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface UnitOfWork {
+  /** The transaction: pass it to the resource's query functions. */
+  readonly trx: Transaction<Database>;
+  /** The clock, read once when the unit of work began. */
+  readonly now: Date;
+  readonly tenant: string;
+  readonly actor: Actor;
+  /** Writes one audit row in this transaction (at `now`, by `actor`). */
+  audit(entry: AuditEntry): Promise<void>;
+}
+
+/** A state change: everything it writes goes through `uow.trx`, and it audits itself. */
+export type Command<I, O> = (uow: UnitOfWork, input: I) => Promise<O>;
+
+/**
+ * Fault-injection seam (tests only set it, programmatically: no setting of the shipped process
+ * reaches it): called after a command's audit row is written and before COMMIT, so a test can
+ * kill the process exactly there and prove the change did not commit without its row.
+ */
+export interface UnitOfWorkHooks {
+  afterAudit?(entry: AuditEntry): void | Promise<void>;
+}
+
+export interface UnitOfWorkScope {
+  tenant: string;
+  actor: Actor;
+  now: Date;
+  hooks?: UnitOfWorkHooks | undefined;
+}
+
+/** Runs `fn` in one transaction as `scope.actor`; the change and its audit rows commit together. */
+export function runUnitOfWork<T>(db: Kysely<Database>, scope: UnitOfWorkScope, fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+  return inTransaction(db, async (trx) => {
+    const uow: UnitOfWork = {
+      trx,
+      now: scope.now,
+      tenant: scope.tenant,
+      actor: scope.actor,
+      audit: async (entry) => {
+        await insertAuditRow(trx, {
+          tenantId: scope.tenant,
+          actor: scope.actor.name,
+          credential: scope.actor.credential,
+          action: entry.action,
+          target: entry.target,
+          requestId: scope.actor.requestId,
+          detail: entry.detail ?? {},
+          at: scope.now,
+        });
+        await scope.hooks?.afterAudit?.(entry);
+      },
+    };
+    return fn(uow);
+  });
+}
+
+/** The actor of a background job (`system:<job>`). */
+export function systemActor(job: string): Actor {
+  return { name: `system:${job}`, credential: 'system', requestId: null };
+}
+
+/** The actor of a device-channel call (`device:<name>`). */
+export function deviceActor(deviceName: string): Actor {
+  return { name: `device:${deviceName}`, credential: 'device', requestId: null };
+}
