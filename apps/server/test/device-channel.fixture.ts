@@ -22,7 +22,7 @@ import { Readable } from 'node:stream';
 import { generateKeyPair, signRelease } from '@svc/release-core';
 import { publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
 import { registerAuthorizerKey } from '../src/pipeline/authorizer-keys.js';
-import type { PipelineDeps } from '../src/pipeline/deps.js';
+import type { PipelineDeps } from '../src/resources/pipeline-deps.js';
 import { createGroup } from '../src/pipeline/groups.js';
 import { submitRelease } from '../src/pipeline/releases.js';
 import { startSignedRollout } from '../src/pipeline/rollout-start.js';

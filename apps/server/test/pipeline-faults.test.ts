@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkArtifactFields, publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
-import type { PipelineDeps } from '../src/pipeline/deps.js';
+import type { PipelineDeps } from '../src/resources/pipeline-deps.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore, type OpenStoreOptions, type Store } from '../src/store/open.js';
@@ -21,7 +21,7 @@ import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from
 
 function transpileForChild(): Promise<string> {
   return transpile('svc-pipeline-crash', {
-    files: [...STORE_FILES, 'src/errors/server-error.ts', 'src/pipeline/artifacts.ts', 'src/pipeline/db.ts', 'src/pipeline/deps.ts', 'src/pipeline/errors.ts'],
+    files: [...STORE_FILES, 'src/errors/server-error.ts', 'src/pipeline/artifacts.ts', 'src/resources/pipeline-deps.ts', 'src/store/tx.ts', 'src/resources/ids.ts'],
     dirs: ['src/signing-repo', 'src/blobs'],
     childSource: `import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -13,7 +13,7 @@ import { generateKeyPair, parsePrivateKeyPem, signRelease, type PrivateKey, type
 import { DeviceCaStore } from '../src/device-channel/device-ca.js';
 import { issueCertificate } from '../src/device-channel/pki.js';
 import { x509 } from '../src/device-channel/x509.js';
-import type { PipelineHooks } from '../src/pipeline/deps.js';
+import type { PipelineHooks } from '../src/resources/pipeline-deps.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import type { Driver } from '../src/store/open.js';
 import { upsertEnrolledDevice } from '../src/resources/devices/queries.js';

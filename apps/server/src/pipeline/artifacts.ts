@@ -5,11 +5,12 @@
  * record; the retry re-publishes the identical entry (a no-op in the repository) and inserts.
  */
 import type { Readable } from 'node:stream';
-import { isUniqueViolation, isUuid, type Db } from './db.js';
-import { DEFAULT_MAX_ARTIFACT_BYTES, type PipelineDeps } from './deps.js';
-import { PipelineError } from './errors.js';
+import { isUniqueViolation, type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
+import { DEFAULT_MAX_ARTIFACT_BYTES, type PipelineDeps } from '../resources/pipeline-deps.js';
 import { isBlobError } from '../blobs/index.js';
 import { isSigningRepoError } from '../signing-repo/errors.js';
+import { ServerError } from '../errors/server-error.js';
 
 // contracts 4: artifact names use the device-name pattern; versions their own
 export const ARTIFACT_NAME_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
@@ -51,24 +52,24 @@ export interface ArtifactView {
 
 /** Checks every multipart field, naming the first bad one (spec 7: 400 naming the field). */
 export function checkArtifactFields(f: { name?: unknown; version?: unknown; kind?: unknown; media_type?: unknown; filename?: unknown }): ArtifactFields {
-  if (typeof f.name !== 'string' || !ARTIFACT_NAME_RE.test(f.name)) throw new PipelineError('ARTIFACT_INVALID', `name: must match ${ARTIFACT_NAME_RE.source}`);
+  if (typeof f.name !== 'string' || !ARTIFACT_NAME_RE.test(f.name)) throw new ServerError('ARTIFACT_INVALID', `name: must match ${ARTIFACT_NAME_RE.source}`);
   if (typeof f.version !== 'string' || !ARTIFACT_VERSION_RE.test(f.version)) {
-    throw new PipelineError('ARTIFACT_INVALID', `version: must match ${ARTIFACT_VERSION_RE.source}`);
+    throw new ServerError('ARTIFACT_INVALID', `version: must match ${ARTIFACT_VERSION_RE.source}`);
   }
   if (typeof f.kind !== 'string' || !(ARTIFACT_KINDS as readonly string[]).includes(f.kind)) {
-    throw new PipelineError('ARTIFACT_INVALID', `kind: must be one of ${ARTIFACT_KINDS.join(', ')}`);
+    throw new ServerError('ARTIFACT_INVALID', `kind: must be one of ${ARTIFACT_KINDS.join(', ')}`);
   }
   if (f.media_type !== undefined && (typeof f.media_type !== 'string' || !MEDIA_TYPE_RE.test(f.media_type))) {
-    throw new PipelineError('ARTIFACT_INVALID', 'media_type: must be a media type like application/octet-stream');
+    throw new ServerError('ARTIFACT_INVALID', 'media_type: must be a media type like application/octet-stream');
   }
   if (typeof f.filename !== 'string' || !FILENAME_RE.test(f.filename)) {
-    throw new PipelineError('ARTIFACT_INVALID', `file: file name must match ${FILENAME_RE.source}`);
+    throw new ServerError('ARTIFACT_INVALID', `file: file name must match ${FILENAME_RE.source}`);
   }
   // spec 2.1.3: an os-bundle is a RAUC bundle (.raucb, application/vnd.rauc.bundle)
   if (f.kind === 'os-bundle') {
-    if (!f.filename.endsWith('.raucb')) throw new PipelineError('ARTIFACT_INVALID', 'file: an os-bundle file name must end in .raucb');
+    if (!f.filename.endsWith('.raucb')) throw new ServerError('ARTIFACT_INVALID', 'file: an os-bundle file name must end in .raucb');
     if (f.media_type !== undefined && f.media_type !== RAUC_MEDIA_TYPE) {
-      throw new PipelineError('ARTIFACT_INVALID', `media_type: an os-bundle must be ${RAUC_MEDIA_TYPE}`);
+      throw new ServerError('ARTIFACT_INVALID', `media_type: an os-bundle must be ${RAUC_MEDIA_TYPE}`);
     }
   }
   const out: ArtifactFields = { name: f.name, version: f.version, kind: f.kind, filename: f.filename };
@@ -93,7 +94,7 @@ export async function storeArtifactBytes(deps: PipelineDeps, file: Readable | As
   try {
     return await deps.blobs.put(file, { maxBytes: max });
   } catch (e) {
-    if (isBlobError(e) && e.code === 'BLOB_TOO_LARGE') throw new PipelineError('ARTIFACT_TOO_LARGE', `file: larger than the ${max}-byte upload limit`, { cause: e });
+    if (isBlobError(e) && e.code === 'BLOB_TOO_LARGE') throw new ServerError('ARTIFACT_TOO_LARGE', `file: larger than the ${max}-byte upload limit`, { cause: e });
     throw e;
   }
 }
@@ -155,8 +156,8 @@ export async function publishArtifact(
   }
 }
 
-function duplicate(f: ArtifactFields, cause?: unknown): PipelineError {
-  return new PipelineError('ARTIFACT_EXISTS', `version: ${f.name} ${f.version} is already published`, { cause });
+function duplicate(f: ArtifactFields, cause?: unknown): ServerError {
+  return new ServerError('ARTIFACT_EXISTS', `version: ${f.name} ${f.version} is already published`, { cause });
 }
 
 type ArtifactRow = {

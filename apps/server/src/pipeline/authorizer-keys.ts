@@ -4,8 +4,9 @@
  * removes the key from every later verification: release submission and rollout start.
  */
 import { parsePublicKeyPem, type PublicKey } from '@svc/release-core';
-import { isUniqueViolation, isUuid, type Db } from './db.js';
-import { PipelineError } from './errors.js';
+import { isUniqueViolation, type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
+import { ServerError } from '../errors/server-error.js';
 
 const MAX_PEM = 4096;
 
@@ -33,19 +34,19 @@ function view(r: { id: string; name: string; keyid: string; public_key_pem: stri
 
 export async function registerAuthorizerKey(db: Db, tenantId: string, body: { name: unknown; public_key_pem: unknown }, now: Date): Promise<AuthorizerKeyView> {
   if (typeof body.name !== 'string' || body.name.length < 1 || body.name.length > 128) {
-    throw new PipelineError('AUTHORIZER_KEY_INVALID', 'name: must be a string of 1 to 128 characters');
+    throw new ServerError('AUTHORIZER_KEY_INVALID', 'name: must be a string of 1 to 128 characters');
   }
   if (typeof body.public_key_pem !== 'string' || body.public_key_pem.length > MAX_PEM) {
-    throw new PipelineError('AUTHORIZER_KEY_INVALID', `public_key_pem: must be an SPKI PEM string of at most ${MAX_PEM} characters`);
+    throw new ServerError('AUTHORIZER_KEY_INVALID', `public_key_pem: must be an SPKI PEM string of at most ${MAX_PEM} characters`);
   }
   let key: PublicKey;
   try {
     key = parsePublicKeyPem(body.public_key_pem);
   } catch (e) {
-    throw new PipelineError('AUTHORIZER_KEY_INVALID', `public_key_pem: not an SPKI public key PEM (${(e as Error).message})`, { cause: e });
+    throw new ServerError('AUTHORIZER_KEY_INVALID', `public_key_pem: not an SPKI public key PEM (${(e as Error).message})`, { cause: e });
   }
   // spec 1.4: customers authorize releases with Ed25519 only
-  if (key.alg !== 'ed25519') throw new PipelineError('AUTHORIZER_KEY_INVALID', `public_key_pem: must be an Ed25519 key, got ${key.alg}`);
+  if (key.alg !== 'ed25519') throw new ServerError('AUTHORIZER_KEY_INVALID', `public_key_pem: must be an Ed25519 key, got ${key.alg}`);
   try {
     const row = await db
       .insertInto('authorizer_keys')
@@ -54,7 +55,7 @@ export async function registerAuthorizerKey(db: Db, tenantId: string, body: { na
       .executeTakeFirstOrThrow();
     return view(row);
   } catch (e) {
-    if (isUniqueViolation(e)) throw new PipelineError('AUTHORIZER_KEY_EXISTS', `public_key_pem: key ${key.keyid} is already registered`);
+    if (isUniqueViolation(e)) throw new ServerError('AUTHORIZER_KEY_EXISTS', `public_key_pem: key ${key.keyid} is already registered`);
     throw e;
   }
 }
@@ -79,10 +80,10 @@ export async function getAuthorizerKey(db: Db, tenantId: string, id: string): Pr
 
 /** Marks the key revoked (idempotent: the first revocation time is kept). */
 export async function revokeAuthorizerKey(db: Db, tenantId: string, id: string, now: Date): Promise<AuthorizerKeyView> {
-  if (!isUuid(id)) throw new PipelineError('NOT_FOUND', `authorizer key ${id} not found`);
+  if (!isUuid(id)) throw new ServerError('NOT_FOUND', `authorizer key ${id} not found`);
   await db.updateTable('authorizer_keys').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();
   const r = await getAuthorizerKey(db, tenantId, id);
-  if (!r) throw new PipelineError('NOT_FOUND', `authorizer key ${id} not found`);
+  if (!r) throw new ServerError('NOT_FOUND', `authorizer key ${id} not found`);
   return r;
 }
 

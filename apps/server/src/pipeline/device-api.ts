@@ -6,11 +6,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
 import { recordAuditEvent } from '../audit/record.js';
-import { isUuid } from './db.js';
-import { PipelineError } from './errors.js';
+import { isUuid } from '../resources/ids.js';
 import { acceptReceiptImpl } from './receipts.js';
 import { recordDeviceResult } from './receipts.js';
 import { deviceStateFromLegacy } from './states.js';
+import { ServerError } from '../errors/server-error.js';
 
 export interface DeviceAssignment {
   rollout_id: string;
@@ -96,16 +96,16 @@ export async function reportLegacyStatus(
   tenantId: string,
   args: { deviceName: string; rolloutId: string; status: 'installed' | 'failed'; detail?: string; now: Date },
 ): Promise<void> {
-  if (args.status !== 'installed' && args.status !== 'failed') throw new PipelineError('ROLLOUT_INVALID', 'status: must be installed or failed');
-  if (args.detail !== undefined && args.detail.length > 4096) throw new PipelineError('ROLLOUT_INVALID', 'detail: at most 4096 characters');
+  if (args.status !== 'installed' && args.status !== 'failed') throw new ServerError('ROLLOUT_INVALID', 'status: must be installed or failed');
+  if (args.detail !== undefined && args.detail.length > 4096) throw new ServerError('ROLLOUT_INVALID', 'detail: at most 4096 characters');
   const r = isUuid(args.rolloutId)
     ? await db.selectFrom('rollouts').select(['id', 'deployment_id']).where('tenant_id', '=', tenantId).where('id', '=', args.rolloutId).where('kind', '=', 'legacy').executeTakeFirst()
     : undefined;
-  if (!r) throw new PipelineError('RECEIPT_UNEXPECTED', `rollout_id: no legacy rollout ${args.rolloutId} in this tenant`);
+  if (!r) throw new ServerError('RECEIPT_UNEXPECTED', `rollout_id: no legacy rollout ${args.rolloutId} in this tenant`);
   await db.transaction().execute(async (trx) => {
     const d = await trx.selectFrom('deployments').select(['id', 'failure_threshold']).where('id', '=', r.deployment_id).forUpdate().executeTakeFirstOrThrow();
     const dd = await trx.selectFrom('deployment_devices').select(['wave_idx', 'state']).where('deployment_id', '=', d.id).where('device_name', '=', args.deviceName).executeTakeFirst();
-    if (!dd) throw new PipelineError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${args.rolloutId}`);
+    if (!dd) throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${args.rolloutId}`);
     await trx
       .insertInto('legacy_status_reports')
       .values({ tenant_id: tenantId, deployment_id: d.id, rollout_id: r.id, device_name: args.deviceName, status: args.status, detail: args.detail ?? null, reported_at: args.now })

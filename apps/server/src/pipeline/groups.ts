@@ -5,8 +5,9 @@
  */
 import { targetPolicyDigest } from '@svc/release-core';
 import { sql } from 'kysely';
-import { inTransaction, isUniqueViolation, isUuid, type Db } from './db.js';
-import { PipelineError } from './errors.js';
+import { inTransaction, isUniqueViolation, type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
+import { ServerError } from '../errors/server-error.js';
 
 export const GROUP_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
 export const MAX_MEMBERS_PER_CALL = 10_000;
@@ -41,10 +42,10 @@ export async function computeSnapshotDigest(db: Db, tenantId: string, groupId: s
 }
 
 function checkDeviceList(devices: unknown, field: string): string[] {
-  if (!Array.isArray(devices)) throw new PipelineError('GROUP_INVALID', `${field}: must be an array of device names`);
-  if (devices.length > MAX_MEMBERS_PER_CALL) throw new PipelineError('GROUP_INVALID', `${field}: at most ${MAX_MEMBERS_PER_CALL} devices per call`);
+  if (!Array.isArray(devices)) throw new ServerError('GROUP_INVALID', `${field}: must be an array of device names`);
+  if (devices.length > MAX_MEMBERS_PER_CALL) throw new ServerError('GROUP_INVALID', `${field}: at most ${MAX_MEMBERS_PER_CALL} devices per call`);
   devices.forEach((d, i) => {
-    if (typeof d !== 'string') throw new PipelineError('GROUP_INVALID', `${field}[${i}]: must be a device name`);
+    if (typeof d !== 'string') throw new ServerError('GROUP_INVALID', `${field}[${i}]: must be a device name`);
   });
   return [...new Set(devices as string[])];
 }
@@ -57,7 +58,7 @@ async function addMembersIn(db: Db, tenantId: string, groupId: string, devices: 
   const unknown = devices.filter((d) => !knownSet.has(d));
   if (unknown.length > 0) {
     const shown = unknown.slice(0, 5).map((d) => JSON.stringify(d)).join(', ');
-    throw new PipelineError('GROUP_INVALID', `${field}: unknown device ${shown}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''}`);
+    throw new ServerError('GROUP_INVALID', `${field}: unknown device ${shown}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''}`);
   }
   await db
     .insertInto('device_group_members')
@@ -78,7 +79,7 @@ async function refreshDigest(db: Db, tenantId: string, groupId: string, now: Dat
 
 export async function createGroup(db: Db, tenantId: string, body: { name: unknown; members?: unknown }, now: Date): Promise<GroupView> {
   if (typeof body.name !== 'string' || !GROUP_NAME_RE.test(body.name)) {
-    throw new PipelineError('GROUP_INVALID', `name: must match ${GROUP_NAME_RE.source}`);
+    throw new ServerError('GROUP_INVALID', `name: must match ${GROUP_NAME_RE.source}`);
   }
   const name = body.name;
   const members = body.members === undefined ? [] : checkDeviceList(body.members, 'members');
@@ -91,7 +92,7 @@ export async function createGroup(db: Db, tenantId: string, body: { name: unknow
         .returning('id')
         .executeTakeFirstOrThrow();
     } catch (e) {
-      if (isUniqueViolation(e)) throw new PipelineError('GROUP_EXISTS', `name: a group named ${JSON.stringify(name)} already exists`);
+      if (isUniqueViolation(e)) throw new ServerError('GROUP_EXISTS', `name: a group named ${JSON.stringify(name)} already exists`);
       throw e;
     }
     await addMembersIn(trx, tenantId, row.id, members, 'members');
@@ -108,7 +109,7 @@ export async function addGroupMembers(db: Db, tenantId: string, groupId: string,
     const g = isUuid(groupId)
       ? await trx.selectFrom('device_groups').select('id').where('id', '=', groupId).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst()
       : undefined;
-    if (!g) throw new PipelineError('NOT_FOUND', `group ${groupId} not found`);
+    if (!g) throw new ServerError('NOT_FOUND', `group ${groupId} not found`);
     await addMembersIn(trx, tenantId, groupId, devices, 'devices');
     await refreshDigest(trx, tenantId, groupId, now);
   });

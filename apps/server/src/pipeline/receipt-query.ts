@@ -1,6 +1,7 @@
 /** Keyset-paged reads of accepted receipts (oldest first) for the export: memory stays flat. */
 import { sql } from 'kysely';
-import { isUuid, type Db } from './db.js';
+import { type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
 import type { ExportRow } from './receipt-export.js';
 
 export async function* iterateReceipts(db: Db, tenantId: string, f: { since?: Date; until?: Date; transactionId?: string }, batch = 500): AsyncGenerator<ExportRow> {

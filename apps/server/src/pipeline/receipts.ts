@@ -17,13 +17,14 @@ import {
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../store/database.js';
 import { recordAuditEvent } from '../audit/record.js';
-import { isUniqueViolation, isUuid } from './db.js';
-import { PipelineError } from './errors.js';
+import { isUniqueViolation } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
 import { recordResult, type WaveRow } from './progression.js';
 import { MAX_RELEASE_ENVELOPE_BYTES } from './releases.js';
 import { writeWaves } from './rollouts.js';
 import { deviceStateFromActivation, isFailure, type DeviceState, type WaveState } from './states.js';
 import type { FailureThreshold } from './waves.js';
+import { ServerError } from '../errors/server-error.js';
 
 /** Receipt envelopes are small; a cap keeps an upload from costing more than a parse. */
 export const MAX_RECEIPT_ENVELOPE_BYTES = 256 * 1024;
@@ -39,7 +40,7 @@ export interface AcceptArgs {
 export async function acceptReceiptImpl(db: Kysely<Database>, tenantId: string, args: AcceptArgs): Promise<{ receipt_id: string; duplicate: boolean }> {
   const env = parseEnvelope(args.envelopeBytes, { maxBytes: MAX_RECEIPT_ENVELOPE_BYTES, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
   const caRow = await db.selectFrom('device_cas').select('cert_der').where('tenant_id', '=', tenantId).executeTakeFirst();
-  if (!caRow) throw new PipelineError('RECEIPT_UNEXPECTED', `tenant ${tenantId} has no device CA: no device can have signed this receipt`);
+  if (!caRow) throw new ServerError('RECEIPT_UNEXPECTED', `tenant ${tenantId} has no device CA: no device can have signed this receipt`);
   // spec 2.3.5: signature by the device key, certificate chains to the tenant device CA, names
   // this device and tenant, and IS the certificate on the mTLS connection
   const v = verifyReceipt(env, {
@@ -60,12 +61,12 @@ export async function acceptReceiptImpl(db: Kysely<Database>, tenantId: string, 
   let deploymentId: string | undefined;
   if (txId !== undefined) {
     deploymentId = isUuid(txId) ? (await db.selectFrom('deployments').select('id').where('tenant_id', '=', tenantId).where('id', '=', txId).where('kind', '=', 'signed').executeTakeFirst())?.id : undefined;
-    if (!deploymentId) throw new PipelineError('RECEIPT_UNEXPECTED', `transaction.id: no release transaction ${txId} in this tenant`);
+    if (!deploymentId) throw new ServerError('RECEIPT_UNEXPECTED', `transaction.id: no release transaction ${txId} in this tenant`);
   } else if (typeof rolloutId === 'string') {
     deploymentId = isUuid(rolloutId) ? (await db.selectFrom('rollouts').select('deployment_id').where('tenant_id', '=', tenantId).where('id', '=', rolloutId).where('kind', '=', 'signed').executeTakeFirst())?.deployment_id : undefined;
-    if (!deploymentId) throw new PipelineError('RECEIPT_UNEXPECTED', `rollout: no signed rollout ${rolloutId} in this tenant`);
+    if (!deploymentId) throw new ServerError('RECEIPT_UNEXPECTED', `rollout: no signed rollout ${rolloutId} in this tenant`);
   } else {
-    throw new PipelineError('RECEIPT_UNEXPECTED', 'rollout: the receipt names neither a rollout nor a transaction');
+    throw new ServerError('RECEIPT_UNEXPECTED', 'rollout: the receipt names neither a rollout nor a transaction');
   }
 
   const dep = await db.selectFrom('deployments').select(['id', 'release_id', 'member_count']).where('id', '=', deploymentId).executeTakeFirstOrThrow();
@@ -91,8 +92,8 @@ export async function acceptReceiptImpl(db: Kysely<Database>, tenantId: string, 
     const d = await trx.selectFrom('deployments').select(['id', 'failure_threshold']).where('id', '=', dep.id).forUpdate().executeTakeFirstOrThrow();
     const dd = await trx.selectFrom('deployment_devices').select(['wave_idx', 'state']).where('deployment_id', '=', d.id).where('device_name', '=', args.deviceName).executeTakeFirst();
     // the device must be assigned to that rollout
-    if (!dd) throw new PipelineError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${members[0]?.id ?? d.id}`);
-    if (dd.state !== 'pending') throw new PipelineError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} already has a terminal receipt (${dd.state}) for this deployment`);
+    if (!dd) throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${members[0]?.id ?? d.id}`);
+    if (dd.state !== 'pending') throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} already has a terminal receipt (${dd.state}) for this deployment`);
     let id: string;
     try {
       const row = await trx
@@ -116,7 +117,7 @@ export async function acceptReceiptImpl(db: Kysely<Database>, tenantId: string, 
         .executeTakeFirstOrThrow();
       id = row.id;
     } catch (e) {
-      if (isUniqueViolation(e)) throw new PipelineError('RECEIPT_UNEXPECTED', 'receipt: the same envelope was accepted concurrently; retry');
+      if (isUniqueViolation(e)) throw new ServerError('RECEIPT_UNEXPECTED', 'receipt: the same envelope was accepted concurrently; retry');
       throw e;
     }
     await recordDeviceResult(trx, d, args.deviceName, dd.wave_idx, state, id, args.now);
@@ -131,7 +132,7 @@ export async function acceptReceiptImpl(db: Kysely<Database>, tenantId: string, 
 
 function duplicateOf(dup: { id: string; tenant_id: string; device_name: string }, tenantId: string, device: string): { receipt_id: string; duplicate: boolean } {
   // a verified receipt is bound to one tenant and device, so a digest match elsewhere cannot happen; refuse anyway
-  if (dup.tenant_id !== tenantId || dup.device_name !== device) throw new PipelineError('RECEIPT_UNEXPECTED', 'receipt: already accepted for another device');
+  if (dup.tenant_id !== tenantId || dup.device_name !== device) throw new ServerError('RECEIPT_UNEXPECTED', 'receipt: already accepted for another device');
   return { receipt_id: dup.id, duplicate: true };
 }
 

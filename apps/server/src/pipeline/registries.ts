@@ -6,11 +6,12 @@
  */
 import { pack as tarPack } from 'tar-stream';
 import { PassThrough } from 'node:stream';
-import { isUniqueViolation, isUuid, type Db } from './db.js';
-import type { PipelineDeps } from './deps.js';
-import { PipelineError } from './errors.js';
+import { isUniqueViolation, type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
+import type { PipelineDeps } from '../resources/pipeline-deps.js';
 import { ARTIFACT_VERSION_RE, checkArtifactFields, publishArtifact, storeArtifactBytes, type ArtifactView } from './artifacts.js';
 import { blobStream, getManifest, listTags, resolveCredentials, REPOSITORY_RE, TAG_RE, type Descriptor, type RegistryTarget } from './registry-client.js';
+import { ServerError } from '../errors/server-error.js';
 
 export const OCI_LAYOUT_TAR = 'application/vnd.oci.image.layout.v1+tar';
 
@@ -31,25 +32,25 @@ export function checkRegistryUrl(url: unknown): string {
   try {
     u = new URL(String(url));
   } catch {
-    throw new PipelineError('REGISTRY_INVALID', 'url: must be an absolute http(s) URL');
+    throw new ServerError('REGISTRY_INVALID', 'url: must be an absolute http(s) URL');
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new PipelineError('REGISTRY_INVALID', 'url: must use https (or http for a local registry)');
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new ServerError('REGISTRY_INVALID', 'url: must use https (or http for a local registry)');
   // secrets never live in the URL (and so never in the database): use credentials_ref
-  if (u.username || u.password) throw new PipelineError('REGISTRY_INVALID', 'url: must not carry credentials; use credentials_ref');
-  if (u.search || u.hash) throw new PipelineError('REGISTRY_INVALID', 'url: must not have a query or fragment');
+  if (u.username || u.password) throw new ServerError('REGISTRY_INVALID', 'url: must not carry credentials; use credentials_ref');
+  if (u.search || u.hash) throw new ServerError('REGISTRY_INVALID', 'url: must not have a query or fragment');
   return u.toString().replace(/\/$/, '');
 }
 
 export async function createRegistry(db: Db, tenantId: string, body: { name: string; url: string; credentials_ref?: string }, now: Date): Promise<RegistryView> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/.test(body.name)) throw new PipelineError('REGISTRY_INVALID', 'name: must be 1-64 letters, digits, space, ".", "_" or "-"');
+  if (!/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/.test(body.name)) throw new ServerError('REGISTRY_INVALID', 'name: must be 1-64 letters, digits, space, ".", "_" or "-"');
   const url = checkRegistryUrl(body.url);
   const ref = body.credentials_ref ?? null;
-  if (ref !== null && !/^env:[A-Z_][A-Z0-9_]{0,127}$/.test(ref)) throw new PipelineError('REGISTRY_INVALID', 'credentials_ref: must be env:<VARIABLE> (the secret stays outside the database)');
+  if (ref !== null && !/^env:[A-Z_][A-Z0-9_]{0,127}$/.test(ref)) throw new ServerError('REGISTRY_INVALID', 'credentials_ref: must be env:<VARIABLE> (the secret stays outside the database)');
   try {
     const r = await db.insertInto('registries').values({ tenant_id: tenantId, name: body.name, url, credentials_ref: ref, created_at: now }).returningAll().executeTakeFirstOrThrow();
     return view(r);
   } catch (e) {
-    if (isUniqueViolation(e)) throw new PipelineError('REGISTRY_INVALID', `name: a registry named ${JSON.stringify(body.name)} already exists`);
+    if (isUniqueViolation(e)) throw new ServerError('REGISTRY_INVALID', `name: a registry named ${JSON.stringify(body.name)} already exists`);
     throw e;
   }
 }
@@ -62,14 +63,14 @@ export async function listRegistries(db: Db, tenantId: string, limit: number, of
 
 async function target(db: Db, tenantId: string, id: string): Promise<RegistryTarget> {
   const r = isUuid(id) ? await db.selectFrom('registries').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst() : undefined;
-  if (!r) throw new PipelineError('NOT_FOUND', `registry ${id} not found`);
+  if (!r) throw new ServerError('NOT_FOUND', `registry ${id} not found`);
   const auth = resolveCredentials(r.credentials_ref);
   return auth ? { url: r.url, authorization: auth } : { url: r.url };
 }
 
 function checkRepository(repository: unknown): string {
   if (typeof repository !== 'string' || repository.length > 255 || !REPOSITORY_RE.test(repository)) {
-    throw new PipelineError('REGISTRY_INVALID', 'repository: must be an OCI repository name like "team/app"');
+    throw new ServerError('REGISTRY_INVALID', 'repository: must be an OCI repository name like "team/app"');
   }
   return repository;
 }
@@ -88,10 +89,10 @@ export async function importImage(
 ): Promise<ArtifactView> {
   const t = await target(deps.db, tenantId, id);
   const repo = checkRepository(body.repository);
-  if (!TAG_RE.test(body.tag)) throw new PipelineError('REGISTRY_INVALID', 'tag: must be an OCI tag');
+  if (!TAG_RE.test(body.tag)) throw new ServerError('REGISTRY_INVALID', 'tag: must be an OCI tag');
   const name = body.name ?? repo.split('/').pop()!;
   const version = body.version ?? body.tag;
-  if (!ARTIFACT_VERSION_RE.test(version)) throw new PipelineError('REGISTRY_INVALID', `version: tag ${JSON.stringify(body.tag)} is not a valid artifact version; pass "version"`);
+  if (!ARTIFACT_VERSION_RE.test(version)) throw new ServerError('REGISTRY_INVALID', `version: tag ${JSON.stringify(body.tag)} is not a valid artifact version; pass "version"`);
   const fields = checkArtifactFields({ name, version, kind: 'container', media_type: OCI_LAYOUT_TAR, filename: `${name}-${version}.oci.tar` });
   const m = await getManifest(t, repo, body.tag);
   const blob = await storeArtifactBytes(deps, ociLayoutTar(t, repo, body.tag, m));

@@ -4,7 +4,7 @@
  * registry can neither exhaust memory nor slip in bytes other than the manifest names.
  */
 import { createHash } from 'node:crypto';
-import { PipelineError } from './errors.js';
+import { ServerError } from '../errors/server-error.js';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
@@ -31,9 +31,9 @@ export interface RegistryTarget {
 /** `env:NAME` -> Basic auth from the `user:password` in that variable (the secret never enters the database). */
 export function resolveCredentials(ref: string | null): string | undefined {
   if (!ref) return undefined;
-  if (!ref.startsWith('env:')) throw new PipelineError('REGISTRY_INVALID', `credentials_ref: only env:<VARIABLE> references are supported, got ${JSON.stringify(ref)}`);
+  if (!ref.startsWith('env:')) throw new ServerError('REGISTRY_INVALID', `credentials_ref: only env:<VARIABLE> references are supported, got ${JSON.stringify(ref)}`);
   const value = process.env[ref.slice(4)];
-  if (value === undefined) throw new PipelineError('REGISTRY_INVALID', `credentials_ref: environment variable ${ref.slice(4)} is not set on the server`);
+  if (value === undefined) throw new ServerError('REGISTRY_INVALID', `credentials_ref: environment variable ${ref.slice(4)} is not set on the server`);
   return `Basic ${Buffer.from(value).toString('base64')}`;
 }
 
@@ -45,11 +45,11 @@ async function get(t: RegistryTarget, path: string, accept?: string): Promise<Re
   try {
     res = await fetch(`${t.url.replace(/\/$/, '')}${path}`, { headers, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'follow' });
   } catch (e) {
-    throw new PipelineError('REGISTRY_UNREACHABLE', `registry ${t.url}: ${(e as Error).message}`, { cause: e });
+    throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: ${(e as Error).message}`, { cause: e });
   }
   if (!res.ok) {
     await res.body?.cancel();
-    throw new PipelineError('REGISTRY_UNREACHABLE', `registry ${t.url}: GET ${path} answered ${res.status}`);
+    throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: GET ${path} answered ${res.status}`);
   }
   return res;
 }
@@ -59,7 +59,7 @@ async function boundedBytes(res: Response, max: number, what: string): Promise<B
   let n = 0;
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     n += chunk.length;
-    if (n > max) throw new PipelineError('REGISTRY_UNREACHABLE', `${what}: larger than ${max} bytes`);
+    if (n > max) throw new ServerError('REGISTRY_UNREACHABLE', `${what}: larger than ${max} bytes`);
     parts.push(Buffer.from(chunk));
   }
   return Buffer.concat(parts);
@@ -77,20 +77,20 @@ export async function getManifest(t: RegistryTarget, repository: string, tag: st
   const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'manifest');
   const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
   const claimed = res.headers.get('docker-content-digest');
-  if (claimed && claimed !== digest) throw new PipelineError('REGISTRY_UNREACHABLE', `manifest: registry claims ${claimed} but the bytes hash to ${digest}`);
+  if (claimed && claimed !== digest) throw new ServerError('REGISTRY_UNREACHABLE', `manifest: registry claims ${claimed} but the bytes hash to ${digest}`);
   const m = JSON.parse(bytes.toString('utf8')) as { mediaType?: string; config?: unknown; layers?: unknown };
   const mediaType = m.mediaType ?? res.headers.get('content-type') ?? OCI_MANIFEST;
   if (mediaType !== OCI_MANIFEST && mediaType !== DOCKER_MANIFEST) {
-    throw new PipelineError('REGISTRY_INVALID', `tag: ${repository}:${tag} is a ${mediaType}, not a single image manifest`);
+    throw new ServerError('REGISTRY_INVALID', `tag: ${repository}:${tag} is a ${mediaType}, not a single image manifest`);
   }
   const desc = (d: unknown, at: string): Descriptor => {
     const o = d as Partial<Descriptor> | null;
     if (!o || typeof o.digest !== 'string' || !DIGEST_RE.test(o.digest) || !Number.isSafeInteger(o.size) || (o.size as number) < 0 || typeof o.mediaType !== 'string') {
-      throw new PipelineError('REGISTRY_UNREACHABLE', `manifest: ${at} is not a sha256 descriptor`);
+      throw new ServerError('REGISTRY_UNREACHABLE', `manifest: ${at} is not a sha256 descriptor`);
     }
     return { mediaType: o.mediaType, digest: o.digest, size: o.size as number };
   };
-  if (!Array.isArray(m.layers)) throw new PipelineError('REGISTRY_UNREACHABLE', 'manifest: layers missing');
+  if (!Array.isArray(m.layers)) throw new ServerError('REGISTRY_UNREACHABLE', 'manifest: layers missing');
   return { bytes, digest, mediaType, config: desc(m.config, 'config'), layers: m.layers.map((l, i) => desc(l, `layers[${i}]`)) };
 }
 
@@ -101,10 +101,10 @@ export async function* blobStream(t: RegistryTarget, repository: string, d: Desc
   let n = 0;
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     n += chunk.length;
-    if (n > d.size) throw new PipelineError('REGISTRY_UNREACHABLE', `blob ${d.digest}: more than the ${d.size} bytes the manifest names`);
+    if (n > d.size) throw new ServerError('REGISTRY_UNREACHABLE', `blob ${d.digest}: more than the ${d.size} bytes the manifest names`);
     h.update(chunk);
     yield chunk;
   }
   const got = `sha256:${h.digest('hex')}`;
-  if (n !== d.size || got !== d.digest) throw new PipelineError('REGISTRY_UNREACHABLE', `blob ${d.digest}: received ${n} bytes hashing to ${got}`);
+  if (n !== d.size || got !== d.digest) throw new ServerError('REGISTRY_UNREACHABLE', `blob ${d.digest}: received ${n} bytes hashing to ${got}`);
 }

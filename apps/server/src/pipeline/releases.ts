@@ -15,10 +15,11 @@ import {
   type ReleasePayload,
 } from '@svc/release-core';
 import { trustedAuthorizerKeys } from './authorizer-keys.js';
-import { isUniqueViolation, isUuid, type Db } from './db.js';
-import type { PipelineDeps } from './deps.js';
-import { PipelineError } from './errors.js';
+import { isUniqueViolation, type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
+import type { PipelineDeps } from '../resources/pipeline-deps.js';
 import { isSigningRepoError } from '../signing-repo/errors.js';
+import { ServerError } from '../errors/server-error.js';
 
 export const MAX_RELEASE_ENVELOPE_BYTES = 1024 * 1024;
 const PRODUCT_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
@@ -70,7 +71,7 @@ export async function checkComponentArtifacts(db: Db, tenantId: string, payload:
   payload.components.forEach((c, i) => {
     const at = `components[${i}]`;
     const a = byId.get(c.artifact.id);
-    if (!a) throw new PipelineError('RELEASE_PREREQUISITE', `${at}.artifact.id: no artifact ${c.artifact.id} in this tenant (publish it first)`);
+    if (!a) throw new ServerError('RELEASE_PREREQUISITE', `${at}.artifact.id: no artifact ${c.artifact.id} in this tenant (publish it first)`);
     const mismatch: [string, unknown, unknown][] = [
       ['artifact.name', c.artifact.name, a.name],
       ['artifact.version', c.artifact.version, a.version],
@@ -82,7 +83,7 @@ export async function checkComponentArtifacts(db: Db, tenantId: string, payload:
     ];
     for (const [field, signed, stored] of mismatch) {
       if (signed !== stored) {
-        throw new PipelineError('RELEASE_PREREQUISITE', `${at}.${field}: signed ${JSON.stringify(signed)} but artifact ${a.id} has ${JSON.stringify(stored)}`);
+        throw new ServerError('RELEASE_PREREQUISITE', `${at}.${field}: signed ${JSON.stringify(signed)} but artifact ${a.id} has ${JSON.stringify(stored)}`);
       }
     }
     out.set(c.name, a.id);
@@ -96,9 +97,9 @@ export async function checkTargetGroup(db: Db, tenantId: string, payload: Releas
   let q = db.selectFrom('device_groups').select(['id', 'snapshot_digest']).where('tenant_id', '=', tenantId).where('id', '=', isUuid(groupId) ? groupId : '00000000-0000-0000-0000-000000000000');
   if (opts.lock) q = q.forUpdate();
   const g = await q.executeTakeFirst();
-  if (!g) throw new PipelineError('RELEASE_PREREQUISITE', `rollout.target_group: no group ${JSON.stringify(groupId)} in this tenant`);
+  if (!g) throw new ServerError('RELEASE_PREREQUISITE', `rollout.target_group: no group ${JSON.stringify(groupId)} in this tenant`);
   if (g.snapshot_digest !== payload.rollout.target_policy_digest) {
-    throw new PipelineError(
+    throw new ServerError(
       'GROUP_CHANGED',
       `rollout.target_policy_digest: signed ${payload.rollout.target_policy_digest} but group ${g.id} is now ${g.snapshot_digest} (membership changed; sign a new release)`,
     );
@@ -112,10 +113,10 @@ export async function submitRelease(
   body: { envelope?: unknown; expected_product?: unknown },
 ): Promise<{ release: ReleaseView; created: boolean }> {
   if (typeof body.expected_product !== 'string' || !PRODUCT_RE.test(body.expected_product)) {
-    throw new PipelineError('RELEASE_INVALID', `expected_product: must match ${PRODUCT_RE.source}`);
+    throw new ServerError('RELEASE_INVALID', `expected_product: must match ${PRODUCT_RE.source}`);
   }
   if (typeof body.envelope !== 'object' || body.envelope === null || Array.isArray(body.envelope)) {
-    throw new PipelineError('RELEASE_INVALID', 'envelope: must be a DSSE envelope object');
+    throw new ServerError('RELEASE_INVALID', 'envelope: must be a DSSE envelope object');
   }
   const db = deps.db;
   const now = deps.clock();
@@ -144,7 +145,7 @@ export async function submitRelease(
     );
   } catch (e) {
     if (isSigningRepoError(e, 'TARGET_IMMUTABLE')) {
-      throw new PipelineError('RELEASE_CONFLICT', `release: ${payload.product} ${payload.release.version} is already published with another envelope`, { cause: e });
+      throw new ServerError('RELEASE_CONFLICT', `release: ${payload.product} ${payload.release.version} is already published with another envelope`, { cause: e });
     }
     throw e;
   }
@@ -175,7 +176,7 @@ export async function submitRelease(
 
 function sameOrConflict(existing: ReleaseRow, envelopeDigest: string): { release: ReleaseView; created: boolean } {
   if (existing.envelope_digest === envelopeDigest) return { release: view(existing), created: false };
-  throw new PipelineError('RELEASE_CONFLICT', `release: ${existing.product} ${existing.version} is already published with envelope ${existing.envelope_digest}`);
+  throw new ServerError('RELEASE_CONFLICT', `release: ${existing.product} ${existing.version} is already published with envelope ${existing.envelope_digest}`);
 }
 
 export async function getRelease(db: Db, tenantId: string, id: string): Promise<ReleaseView | undefined> {

@@ -16,13 +16,14 @@ import { sql, type Transaction } from 'kysely';
 import { transactionMembers, verifyRelease, type ReleasePayload } from '@svc/release-core';
 import type { Database } from '../store/database.js';
 import { trustedAuthorizerKeys } from './authorizer-keys.js';
-import { isUuid, type Db } from './db.js';
-import type { PipelineDeps } from './deps.js';
-import { PipelineError } from './errors.js';
+import { type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
+import type { PipelineDeps } from '../resources/pipeline-deps.js';
 import { computeSnapshotDigest } from './groups.js';
 import { initialWaves } from './progression.js';
 import { checkComponentArtifacts, releaseEnvelope } from './releases.js';
 import { applyOverrides, parseFailureThreshold, parseWaves, planWaves, waveBounds, type FailureThreshold, type WaveSpec } from './waves.js';
+import { ServerError } from '../errors/server-error.js';
 
 export interface StartResult {
   deployment_id: string;
@@ -59,12 +60,12 @@ export async function startSignedRollout(deps: PipelineDeps, tenantId: string, r
   const db = deps.db;
   const now = deps.clock();
   const rel = await releaseEnvelope(db, tenantId, releaseId);
-  if (!rel) throw new PipelineError('NOT_FOUND', `release ${releaseId} not found`);
+  if (!rel) throw new ServerError('NOT_FOUND', `release ${releaseId} not found`);
   // spec 4: re-verify the authorizer (a revoked key is no longer trusted), validity, tenant, product
   const v = verifyRelease(rel.envelope, { trustedKeys: await trustedAuthorizerKeys(db, tenantId), tenant: tenantId, product: rel.row.product, now });
   // spec 4: envelope digests equal what was published
-  if (v.envelopeDigest !== rel.row.envelope_digest) throw new PipelineError('ROLLOUT_INVALID', `release: envelope digest ${v.envelopeDigest} differs from the published ${rel.row.envelope_digest}`);
-  if (v.payloadDigest !== rel.row.payload_digest) throw new PipelineError('ROLLOUT_INVALID', `release: payload digest ${v.payloadDigest} differs from the published ${rel.row.payload_digest}`);
+  if (v.envelopeDigest !== rel.row.envelope_digest) throw new ServerError('ROLLOUT_INVALID', `release: envelope digest ${v.envelopeDigest} differs from the published ${rel.row.envelope_digest}`);
+  if (v.payloadDigest !== rel.row.payload_digest) throw new ServerError('ROLLOUT_INVALID', `release: payload digest ${v.payloadDigest} differs from the published ${rel.row.payload_digest}`);
   const p: ReleasePayload = v.payload;
   checkPolicies(p);
   const waves = parseWaves(p.rollout.waves, 'rollout.waves');
@@ -78,19 +79,19 @@ export async function startSignedRollout(deps: PipelineDeps, tenantId: string, r
     const g = isUuid(groupId)
       ? await trx.selectFrom('device_groups').select(['id']).where('tenant_id', '=', tenantId).where('id', '=', groupId).forUpdate().executeTakeFirst()
       : undefined;
-    if (!g) throw new PipelineError('GROUP_CHANGED', `rollout.target_group: group ${JSON.stringify(groupId)} no longer exists`);
+    if (!g) throw new ServerError('GROUP_CHANGED', `rollout.target_group: group ${JSON.stringify(groupId)} no longer exists`);
     // spec 4: a changed group yields a different target-policy digest and the start is refused.
     // Recomputed from the members under the row lock rather than trusting the stored value.
     const snap = await computeSnapshotDigest(trx, tenantId, g.id);
     if (snap.digest !== p.rollout.target_policy_digest) {
-      throw new PipelineError('GROUP_CHANGED', `rollout.target_policy_digest: signed ${p.rollout.target_policy_digest} but group ${g.id} is now ${snap.digest}`);
+      throw new ServerError('GROUP_CHANGED', `rollout.target_policy_digest: signed ${p.rollout.target_policy_digest} but group ${g.id} is now ${snap.digest}`);
     }
-    if (snap.count === 0) throw new PipelineError('ROLLOUT_INVALID', `rollout.target_group: group ${g.id} has no devices`);
+    if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `rollout.target_group: group ${g.id} has no devices`);
     // spec 4: device compatibility
     const bad = await incompatibleDevices(trx, tenantId, g.id, p.compatibility.profiles);
     if (bad.length > 0) {
       const shown = bad.slice(0, MAX_INCOMPATIBLE_SHOWN).join(', ');
-      throw new PipelineError(
+      throw new ServerError(
         'DEVICE_INCOMPATIBLE',
         `compatibility.profiles: device${bad.length > 1 ? 's' : ''} ${shown}${bad.length > MAX_INCOMPATIBLE_SHOWN ? ' and more' : ''} report${bad.length > 1 ? '' : 's'} no profile in ${JSON.stringify(p.compatibility.profiles)}`,
       );
@@ -120,13 +121,13 @@ export async function startSignedRollout(deps: PipelineDeps, tenantId: string, r
 function checkPolicies(p: ReleasePayload): void {
   const health = p.health as { probes?: unknown } | undefined;
   if (!health || !Array.isArray(health.probes) || health.probes.length === 0) {
-    throw new PipelineError('ROLLOUT_INVALID', 'health.probes: a signed rollout needs at least one health probe');
+    throw new ServerError('ROLLOUT_INVALID', 'health.probes: a signed rollout needs at least one health probe');
   }
   // spec 2.1: multi-component Linux release -> on_failure rollback, rollback_boundary release
   if (p.components.length > 1 && p.compatibility.profiles.some((x) => x.startsWith('linux-'))) {
-    if (p.recovery.on_failure !== 'rollback') throw new PipelineError('ROLLOUT_INVALID', `recovery.on_failure: must be "rollback" for a multi-component Linux release, got ${JSON.stringify(p.recovery.on_failure)}`);
+    if (p.recovery.on_failure !== 'rollback') throw new ServerError('ROLLOUT_INVALID', `recovery.on_failure: must be "rollback" for a multi-component Linux release, got ${JSON.stringify(p.recovery.on_failure)}`);
     if (p.recovery.rollback_boundary !== 'release') {
-      throw new PipelineError('ROLLOUT_INVALID', `recovery.rollback_boundary: must be "release" for a multi-component Linux release, got ${JSON.stringify(p.recovery.rollback_boundary)}`);
+      throw new ServerError('ROLLOUT_INVALID', `recovery.rollback_boundary: must be "release" for a multi-component Linux release, got ${JSON.stringify(p.recovery.rollback_boundary)}`);
     }
   }
 }
@@ -135,15 +136,15 @@ export async function startLegacyRollout(deps: PipelineDeps, tenantId: string, b
   const db = deps.db;
   const now = deps.clock();
   const waves: WaveSpec[] | undefined = parseWaves(body.waves, 'waves');
-  if (!isUuid(body.artifact_id)) throw new PipelineError('ROLLOUT_INVALID', `artifact_id: no artifact ${body.artifact_id}`);
-  if (!isUuid(body.group_id)) throw new PipelineError('ROLLOUT_INVALID', `group_id: no group ${body.group_id}`);
+  if (!isUuid(body.artifact_id)) throw new ServerError('ROLLOUT_INVALID', `artifact_id: no artifact ${body.artifact_id}`);
+  if (!isUuid(body.group_id)) throw new ServerError('ROLLOUT_INVALID', `group_id: no group ${body.group_id}`);
   return db.transaction().execute(async (trx) => {
     const a = await trx.selectFrom('artifacts').select(['id', 'name']).where('tenant_id', '=', tenantId).where('id', '=', body.artifact_id).executeTakeFirst();
-    if (!a) throw new PipelineError('ROLLOUT_INVALID', `artifact_id: no artifact ${body.artifact_id}`);
+    if (!a) throw new ServerError('ROLLOUT_INVALID', `artifact_id: no artifact ${body.artifact_id}`);
     const g = await trx.selectFrom('device_groups').select('id').where('tenant_id', '=', tenantId).where('id', '=', body.group_id).forUpdate().executeTakeFirst();
-    if (!g) throw new PipelineError('ROLLOUT_INVALID', `group_id: no group ${body.group_id}`);
+    if (!g) throw new ServerError('ROLLOUT_INVALID', `group_id: no group ${body.group_id}`);
     const snap = await computeSnapshotDigest(trx, tenantId, g.id);
-    if (snap.count === 0) throw new PipelineError('ROLLOUT_INVALID', `group_id: group ${g.id} has no devices`);
+    if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `group_id: group ${g.id} has no devices`);
     const deploymentId = randomUUID();
     await insertDeployment(trx, { id: deploymentId, tenantId, kind: 'legacy', releaseId: null, artifactId: a.id, groupId: g.id, snapshot: snap.digest, memberCount: 1, deviceCount: snap.count, threshold: undefined, now });
     const id = randomUUID();

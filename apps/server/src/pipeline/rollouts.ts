@@ -5,12 +5,13 @@
  * Controls lock the deployment row, so two server processes never interleave a transition.
  */
 import { sql } from 'kysely';
-import { isUuid, type Db } from './db.js';
-import type { PipelineDeps } from './deps.js';
-import { PipelineError } from './errors.js';
+import { type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
+import type { PipelineDeps } from '../resources/pipeline-deps.js';
 import { approve, resume, type WaveRow } from './progression.js';
 import { rolloutStatus, type RolloutStatus, type WaveState } from './states.js';
 import type { FailureThreshold } from './waves.js';
+import { ServerError } from '../errors/server-error.js';
 
 export interface RolloutView {
   id: string;
@@ -97,11 +98,11 @@ export async function listRollouts(
 ): Promise<{ rollouts: RolloutView[]; total: number; limit: number; offset: number; counts: Record<string, number> }> {
   let q = baseQuery(db, tenantId);
   if (filter.kind !== undefined) {
-    if (filter.kind !== 'signed' && filter.kind !== 'legacy') throw new PipelineError('ROLLOUT_INVALID', 'kind: must be signed or legacy');
+    if (filter.kind !== 'signed' && filter.kind !== 'legacy') throw new ServerError('ROLLOUT_INVALID', 'kind: must be signed or legacy');
     q = q.where('r.kind', '=', filter.kind);
   }
   if (filter.release_id !== undefined) {
-    if (!isUuid(filter.release_id)) throw new PipelineError('ROLLOUT_INVALID', 'release_id: must be a release id');
+    if (!isUuid(filter.release_id)) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
     q = q.where('r.release_id', '=', filter.release_id);
   }
   const rows = await q.orderBy('r.created_at', 'desc').orderBy('r.position').orderBy('r.id').limit(limit).offset(offset).execute();
@@ -143,22 +144,22 @@ export type RolloutAction = 'approve' | 'resume' | 'abort';
 
 /** Operator controls; 409 ROLLOUT_STATE when the action does not apply now. */
 export async function controlRollout(deps: PipelineDeps, tenantId: string, id: string, action: RolloutAction): Promise<void> {
-  if (!isUuid(id)) throw new PipelineError('NOT_FOUND', `rollout ${id} not found`);
+  if (!isUuid(id)) throw new ServerError('NOT_FOUND', `rollout ${id} not found`);
   const now = deps.clock();
   await deps.db.transaction().execute(async (trx) => {
     const r = await trx.selectFrom('rollouts').select('deployment_id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-    if (!r) throw new PipelineError('NOT_FOUND', `rollout ${id} not found`);
+    if (!r) throw new ServerError('NOT_FOUND', `rollout ${id} not found`);
     const d = await trx.selectFrom('deployments').select(['id', 'aborted_at', 'failure_threshold']).where('id', '=', r.deployment_id).forUpdate().executeTakeFirstOrThrow();
     const waves = (await wavesOf(trx, [d.id])).get(d.id) ?? [];
-    if (d.aborted_at !== null) throw new PipelineError('ROLLOUT_STATE', `rollout ${id}: is aborted`);
+    if (d.aborted_at !== null) throw new ServerError('ROLLOUT_STATE', `rollout ${id}: is aborted`);
     if (action === 'abort') {
-      if (rolloutStatus(waves, false) === 'completed') throw new PipelineError('ROLLOUT_STATE', `rollout ${id}: is already completed`);
+      if (rolloutStatus(waves, false) === 'completed') throw new ServerError('ROLLOUT_STATE', `rollout ${id}: is already completed`);
       await trx.updateTable('deployments').set({ aborted_at: now }).where('id', '=', d.id).execute();
       return;
     }
     const threshold = (d.failure_threshold as FailureThreshold | null) ?? undefined;
     const next = action === 'approve' ? approve(waves, threshold) : resume(waves, threshold);
-    if (!next) throw new PipelineError('ROLLOUT_STATE', `rollout ${id}: no wave is ${action === 'approve' ? 'waiting for approval' : 'paused'}`);
+    if (!next) throw new ServerError('ROLLOUT_STATE', `rollout ${id}: no wave is ${action === 'approve' ? 'waiting for approval' : 'paused'}`);
     await writeWaves(trx, d.id, waves, next, now);
   });
 }

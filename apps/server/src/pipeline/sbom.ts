@@ -5,8 +5,9 @@
  * artifact list can filter on them with an index-friendly array column.
  */
 import { createHash } from 'node:crypto';
-import { isUuid, type Db } from './db.js';
-import { PipelineError } from './errors.js';
+import { type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
+import { ServerError } from '../errors/server-error.js';
 
 export const CYCLONEDX_TYPE = 'application/vnd.cyclonedx+json';
 export const SPDX_TYPE = 'application/spdx+json';
@@ -24,34 +25,34 @@ export interface ParsedSbom {
 export function parseSbom(contentType: string, bytes: Uint8Array): ParsedSbom {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type !== CYCLONEDX_TYPE && type !== SPDX_TYPE) {
-    throw new PipelineError('SBOM_INVALID', `content-type: must be ${CYCLONEDX_TYPE} or ${SPDX_TYPE}`);
+    throw new ServerError('SBOM_INVALID', `content-type: must be ${CYCLONEDX_TYPE} or ${SPDX_TYPE}`);
   }
-  if (bytes.length > MAX_SBOM_BYTES) throw new PipelineError('SBOM_INVALID', `body: SBOM larger than ${MAX_SBOM_BYTES} bytes`);
+  if (bytes.length > MAX_SBOM_BYTES) throw new ServerError('SBOM_INVALID', `body: SBOM larger than ${MAX_SBOM_BYTES} bytes`);
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
-    throw new PipelineError('SBOM_INVALID', 'body: not UTF-8 JSON');
+    throw new ServerError('SBOM_INVALID', 'body: not UTF-8 JSON');
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new PipelineError('SBOM_INVALID', 'body: must be a JSON object');
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ServerError('SBOM_INVALID', 'body: must be a JSON object');
   const o = doc as Record<string, unknown>;
   if (type === CYCLONEDX_TYPE) {
-    if (o['bomFormat'] !== 'CycloneDX') throw new PipelineError('SBOM_INVALID', 'bomFormat: must be "CycloneDX"');
-    if (typeof o['specVersion'] !== 'string' || !/^1\.\d+$/.test(o['specVersion'])) throw new PipelineError('SBOM_INVALID', 'specVersion: must be a CycloneDX 1.x version string');
-    if (o['components'] !== undefined && !Array.isArray(o['components'])) throw new PipelineError('SBOM_INVALID', 'components: must be an array');
+    if (o['bomFormat'] !== 'CycloneDX') throw new ServerError('SBOM_INVALID', 'bomFormat: must be "CycloneDX"');
+    if (typeof o['specVersion'] !== 'string' || !/^1\.\d+$/.test(o['specVersion'])) throw new ServerError('SBOM_INVALID', 'specVersion: must be a CycloneDX 1.x version string');
+    if (o['components'] !== undefined && !Array.isArray(o['components'])) throw new ServerError('SBOM_INVALID', 'components: must be an array');
     const severities = new Set<string>();
     const vulns = o['vulnerabilities'];
     if (vulns !== undefined) {
-      if (!Array.isArray(vulns)) throw new PipelineError('SBOM_INVALID', 'vulnerabilities: must be an array');
+      if (!Array.isArray(vulns)) throw new ServerError('SBOM_INVALID', 'vulnerabilities: must be an array');
       vulns.forEach((v: unknown, i) => {
         const ratings = (v as { ratings?: unknown } | null)?.ratings;
         if (ratings === undefined) return;
-        if (!Array.isArray(ratings)) throw new PipelineError('SBOM_INVALID', `vulnerabilities[${i}].ratings: must be an array`);
+        if (!Array.isArray(ratings)) throw new ServerError('SBOM_INVALID', `vulnerabilities[${i}].ratings: must be an array`);
         ratings.forEach((r: unknown, j) => {
           const s = (r as { severity?: unknown } | null)?.severity;
           if (s === undefined) return;
           if (typeof s !== 'string' || !(SEVERITIES as readonly string[]).includes(s)) {
-            throw new PipelineError('SBOM_INVALID', `vulnerabilities[${i}].ratings[${j}].severity: must be one of ${SEVERITIES.join(', ')}`);
+            throw new ServerError('SBOM_INVALID', `vulnerabilities[${i}].ratings[${j}].severity: must be one of ${SEVERITIES.join(', ')}`);
           }
           severities.add(s);
         });
@@ -60,22 +61,22 @@ export function parseSbom(contentType: string, bytes: Uint8Array): ParsedSbom {
     return { format: 'cyclonedx', contentType: CYCLONEDX_TYPE, severities: [...severities].sort() };
   }
   // SPDX 2.x JSON: the document-level fields every SPDX document has
-  if (typeof o['spdxVersion'] !== 'string' || !o['spdxVersion'].startsWith('SPDX-')) throw new PipelineError('SBOM_INVALID', 'spdxVersion: must be a string like "SPDX-2.3"');
-  if (o['SPDXID'] !== 'SPDXRef-DOCUMENT') throw new PipelineError('SBOM_INVALID', 'SPDXID: must be "SPDXRef-DOCUMENT"');
-  if (typeof o['name'] !== 'string') throw new PipelineError('SBOM_INVALID', 'name: is required');
-  if (typeof o['dataLicense'] !== 'string') throw new PipelineError('SBOM_INVALID', 'dataLicense: is required');
-  if (typeof o['documentNamespace'] !== 'string') throw new PipelineError('SBOM_INVALID', 'documentNamespace: is required');
+  if (typeof o['spdxVersion'] !== 'string' || !o['spdxVersion'].startsWith('SPDX-')) throw new ServerError('SBOM_INVALID', 'spdxVersion: must be a string like "SPDX-2.3"');
+  if (o['SPDXID'] !== 'SPDXRef-DOCUMENT') throw new ServerError('SBOM_INVALID', 'SPDXID: must be "SPDXRef-DOCUMENT"');
+  if (typeof o['name'] !== 'string') throw new ServerError('SBOM_INVALID', 'name: is required');
+  if (typeof o['dataLicense'] !== 'string') throw new ServerError('SBOM_INVALID', 'dataLicense: is required');
+  if (typeof o['documentNamespace'] !== 'string') throw new ServerError('SBOM_INVALID', 'documentNamespace: is required');
   const ci = o['creationInfo'] as { created?: unknown; creators?: unknown } | undefined;
   if (typeof ci !== 'object' || ci === null || typeof ci.created !== 'string' || !Array.isArray(ci.creators)) {
-    throw new PipelineError('SBOM_INVALID', 'creationInfo: must have created and creators');
+    throw new ServerError('SBOM_INVALID', 'creationInfo: must have created and creators');
   }
   return { format: 'spdx', contentType: SPDX_TYPE, severities: [] };
 }
 
 export async function attachSbom(db: Db, tenantId: string, artifactId: string, contentType: string, bytes: Uint8Array, now: Date): Promise<{ format: string; digest: string; severities: string[] }> {
-  if (!isUuid(artifactId)) throw new PipelineError('NOT_FOUND', `artifact ${artifactId} not found`);
+  if (!isUuid(artifactId)) throw new ServerError('NOT_FOUND', `artifact ${artifactId} not found`);
   const a = await db.selectFrom('artifacts').select('id').where('tenant_id', '=', tenantId).where('id', '=', artifactId).executeTakeFirst();
-  if (!a) throw new PipelineError('NOT_FOUND', `artifact ${artifactId} not found`);
+  if (!a) throw new ServerError('NOT_FOUND', `artifact ${artifactId} not found`);
   const parsed = parseSbom(contentType, bytes);
   const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
   const values = { format: parsed.format, content_type: parsed.contentType, bytes: Buffer.from(bytes), digest, severities: parsed.severities, created_at: now };

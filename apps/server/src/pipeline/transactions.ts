@@ -4,10 +4,11 @@
  * kept in the receipt transaction); the result document is deterministic (result-manifest.ts).
  */
 import { sql } from 'kysely';
-import { isUuid, type Db } from './db.js';
-import { PipelineError } from './errors.js';
+import { type Db } from '../store/tx.js';
+import { isUuid } from '../resources/ids.js';
 import { resultManifestChunks, type DeviceResult, type ManifestMember, type MemberOutcome } from './result-manifest.js';
 import { transactionState, type DeviceState, type StateCounts, type TransactionState } from './states.js';
+import { ServerError } from '../errors/server-error.js';
 
 export interface TransactionView {
   id: string;
@@ -114,7 +115,7 @@ const PAGE = 1000;
 /** The deterministic result document, streamed in device-name order (keyset pages of 1000). */
 export async function transactionResult(db: Db, tenantId: string, id: string): Promise<AsyncGenerator<Uint8Array>> {
   const t = await getTransaction(db, tenantId, id);
-  if (!t) throw new PipelineError('NOT_FOUND', `release transaction ${id} not found`);
+  if (!t) throw new ServerError('NOT_FOUND', `release transaction ${id} not found`);
   const members: ManifestMember[] = t.members.map((m) => ({ rollout_id: m.rollout_id, artifact_id: m.artifact_id, component: m.component, digest: m.digest, group: m.group, position: m.position }));
   async function* devices(): AsyncGenerator<DeviceResult> {
     let after = '';

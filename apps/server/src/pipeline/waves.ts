@@ -1,4 +1,5 @@
-/**
+
+import { ServerError } from '../errors/server-error.js';/**
  * Wave planning over a membership snapshot (spec 4: "rollout waves"; contracts 2: `rollout.waves`).
  *
  * A wave is `{name?, count | percent, requires_approval?}`, CUMULATIVE as release-core defines
@@ -9,7 +10,6 @@
  * two deployments of the same group do not always pick the same canaries. The database computes
  * the same ranking in SQL with `sha256` (see rollout-start.ts); `waveOfRank` is the shared rule.
  */
-import { PipelineError } from './errors.js';
 
 export interface WaveSpec {
   name?: string;
@@ -37,36 +37,36 @@ const MAX_WAVES = 100;
 /** Parse untrusted wave specs (from a signed payload or a request), naming the bad field. */
 export function parseWaves(value: unknown, field: string): WaveSpec[] | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw new PipelineError('WAVES_INVALID', `${field}: must be an array of waves`);
-  if (value.length === 0) throw new PipelineError('WAVES_INVALID', `${field}: must list at least one wave`);
-  if (value.length > MAX_WAVES) throw new PipelineError('WAVES_INVALID', `${field}: at most ${MAX_WAVES} waves`);
+  if (!Array.isArray(value)) throw new ServerError('WAVES_INVALID', `${field}: must be an array of waves`);
+  if (value.length === 0) throw new ServerError('WAVES_INVALID', `${field}: must list at least one wave`);
+  if (value.length > MAX_WAVES) throw new ServerError('WAVES_INVALID', `${field}: at most ${MAX_WAVES} waves`);
   let last = 0;
   let unit: 'count' | 'percent' | undefined;
   return value.map((w: unknown, i) => {
     const at = `${field}[${i}]`;
-    if (typeof w !== 'object' || w === null || Array.isArray(w)) throw new PipelineError('WAVES_INVALID', `${at}: must be an object`);
+    if (typeof w !== 'object' || w === null || Array.isArray(w)) throw new ServerError('WAVES_INVALID', `${at}: must be an object`);
     const o = w as Record<string, unknown>;
     const hasCount = o['count'] !== undefined;
     const hasPercent = o['percent'] !== undefined;
     // one sizing rule per wave, so the plan never depends on which key wins
-    if (hasCount === hasPercent) throw new PipelineError('WAVES_INVALID', `${at}: give exactly one of count or percent`);
+    if (hasCount === hasPercent) throw new ServerError('WAVES_INVALID', `${at}: give exactly one of count or percent`);
     if (hasCount && !(Number.isInteger(o['count']) && (o['count'] as number) >= 1)) {
-      throw new PipelineError('WAVES_INVALID', `${at}.count: must be an integer >= 1`);
+      throw new ServerError('WAVES_INVALID', `${at}.count: must be an integer >= 1`);
     }
     if (hasPercent && !(typeof o['percent'] === 'number' && (o['percent'] as number) > 0 && (o['percent'] as number) <= 100)) {
-      throw new PipelineError('WAVES_INVALID', `${at}.percent: must be a number in (0, 100]`);
+      throw new ServerError('WAVES_INVALID', `${at}.percent: must be a number in (0, 100]`);
     }
     if (o['requires_approval'] !== undefined && typeof o['requires_approval'] !== 'boolean') {
-      throw new PipelineError('WAVES_INVALID', `${at}.requires_approval: must be a boolean`);
+      throw new ServerError('WAVES_INVALID', `${at}.requires_approval: must be a boolean`);
     }
     if (o['name'] !== undefined && (typeof o['name'] !== 'string' || o['name'].length > 64)) {
-      throw new PipelineError('WAVES_INVALID', `${at}.name: must be a string of at most 64 characters`);
+      throw new ServerError('WAVES_INVALID', `${at}.name: must be a string of at most 64 characters`);
     }
     const u = hasCount ? 'count' : 'percent';
     const n = o[u] as number;
     // cumulative waves (release-core's rule): one unit, each wave reaching more than the last
-    if (unit !== undefined && u !== unit) throw new PipelineError('WAVES_INVALID', `${at}.${u}: all waves must use "${unit}"`);
-    if (n <= last) throw new PipelineError('WAVES_INVALID', `${at}.${u}: ${n} does not grow past the previous wave (${last}); waves are cumulative`);
+    if (unit !== undefined && u !== unit) throw new ServerError('WAVES_INVALID', `${at}.${u}: all waves must use "${unit}"`);
+    if (n <= last) throw new ServerError('WAVES_INVALID', `${at}.${u}: ${n} does not grow past the previous wave (${last}); waves are cumulative`);
     unit = u;
     last = n;
     const spec: WaveSpec = {};
@@ -80,20 +80,20 @@ export function parseWaves(value: unknown, field: string): WaveSpec[] | undefine
 
 export function parseFailureThreshold(value: unknown, field: string): FailureThreshold | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) throw new PipelineError('WAVES_INVALID', `${field}: must be an object`);
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ServerError('WAVES_INVALID', `${field}: must be an object`);
   const o = value as Record<string, unknown>;
   const t: FailureThreshold = {};
   if (o['count'] !== undefined) {
-    if (!(Number.isInteger(o['count']) && (o['count'] as number) >= 0)) throw new PipelineError('WAVES_INVALID', `${field}.count: must be an integer >= 0`);
+    if (!(Number.isInteger(o['count']) && (o['count'] as number) >= 0)) throw new ServerError('WAVES_INVALID', `${field}.count: must be an integer >= 0`);
     t.count = o['count'] as number;
   }
   if (o['percent'] !== undefined) {
     if (!(typeof o['percent'] === 'number' && (o['percent'] as number) >= 0 && (o['percent'] as number) <= 100)) {
-      throw new PipelineError('WAVES_INVALID', `${field}.percent: must be a number in [0, 100]`);
+      throw new ServerError('WAVES_INVALID', `${field}.percent: must be a number in [0, 100]`);
     }
     t.percent = o['percent'] as number;
   }
-  if (t.count === undefined && t.percent === undefined) throw new PipelineError('WAVES_INVALID', `${field}: give count or percent`);
+  if (t.count === undefined && t.percent === undefined) throw new ServerError('WAVES_INVALID', `${field}: give count or percent`);
   return t;
 }
 
@@ -130,7 +130,7 @@ export function waveBounds(plan: PlannedWave[]): number[] {
 /** The wave of a 1-based rank: the same rule the SQL CASE expression applies. */
 export function waveOfRank(rank: number, bounds: number[]): number {
   const i = bounds.findIndex((b) => rank <= b);
-  if (i < 0) throw new PipelineError('WAVES_INVALID', `rank ${rank} is beyond the planned waves`);
+  if (i < 0) throw new ServerError('WAVES_INVALID', `rank ${rank} is beyond the planned waves`);
   return i;
 }
 
@@ -157,7 +157,7 @@ export function applyOverrides(
   if (!overrides) return { gated, threshold };
   for (const [k, i] of (overrides.require_approval ?? []).entries()) {
     if (!Number.isInteger(i) || i < 0 || i >= waveCount) {
-      throw new PipelineError('OVERRIDE_LOOSENS', `overrides.require_approval[${k}]: no wave ${i} (the plan has ${waveCount})`);
+      throw new ServerError('OVERRIDE_LOOSENS', `overrides.require_approval[${k}]: no wave ${i} (the plan has ${waveCount})`);
     }
     gated.add(i);
   }
@@ -166,10 +166,10 @@ export function applyOverrides(
     const s = signed.threshold;
     // a missing signed bound is "no limit": any number tightens it
     if (s?.count !== undefined && (o.count === undefined || o.count > s.count)) {
-      throw new PipelineError('OVERRIDE_LOOSENS', `overrides.failure_threshold.count: must be <= the signed ${s.count}`);
+      throw new ServerError('OVERRIDE_LOOSENS', `overrides.failure_threshold.count: must be <= the signed ${s.count}`);
     }
     if (s?.percent !== undefined && (o.percent === undefined || o.percent > s.percent)) {
-      throw new PipelineError('OVERRIDE_LOOSENS', `overrides.failure_threshold.percent: must be <= the signed ${s.percent}`);
+      throw new ServerError('OVERRIDE_LOOSENS', `overrides.failure_threshold.percent: must be <= the signed ${s.percent}`);
     }
     threshold = o;
   }

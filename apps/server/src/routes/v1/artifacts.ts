@@ -2,14 +2,13 @@ import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import { audit } from '../../audit/record.js';
 import { principalOf } from '../../auth/principal.js';
-import { notFound } from '../../errors/server-error.js';
+import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { listArtifacts, patchArtifact } from '../../pipeline/artifact-list.js';
 import { ARTIFACT_KINDS, checkArtifactFields, getArtifact, publishArtifact, storeArtifactBytes } from '../../pipeline/artifacts.js';
-import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../pipeline/deps.js';
-import { PipelineError } from '../../pipeline/errors.js';
+import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
 import { SEVERITIES } from '../../pipeline/sbom.js';
 
 export const Artifact = Type.Object(
@@ -49,7 +48,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
     config: { permission: 'artifacts.write', summary: 'Publish an artifact (multipart: name, version, kind, media_type?, file)' },
     schema: { consumes: ['multipart/form-data'], response: { 201: Artifact, ...ErrorResponses } },
   }, async (request, reply) => {
-    if (!request.isMultipart()) throw new PipelineError('ARTIFACT_INVALID', 'body: must be multipart/form-data with name, version, kind, media_type? and file');
+    if (!request.isMultipart()) throw new ServerError('ARTIFACT_INVALID', 'body: must be multipart/form-data with name, version, kind, media_type? and file');
     const deps = pipelineDeps(ctx);
     const tenantId = principalOf(request).tenantId;
     const fields: Record<string, string> = {};
@@ -57,17 +56,17 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
     let filename: string | undefined;
     for await (const part of request.parts()) {
       if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw new PipelineError('ARTIFACT_INVALID', `${part.fieldname}: unknown file field (send the bytes as "file")`);
+        if (part.fieldname !== 'file') throw new ServerError('ARTIFACT_INVALID', `${part.fieldname}: unknown file field (send the bytes as "file")`);
         filename = part.filename;
         // streamed: hashed on the way into the blob store, never held whole in memory
         blob = await storeArtifactBytes(deps, part.file);
-        if (part.file.truncated) throw new PipelineError('ARTIFACT_TOO_LARGE', `file: larger than the ${maxBytes}-byte upload limit`);
+        if (part.file.truncated) throw new ServerError('ARTIFACT_TOO_LARGE', `file: larger than the ${maxBytes}-byte upload limit`);
       } else {
-        if (!TEXT_FIELDS.has(part.fieldname)) throw new PipelineError('ARTIFACT_INVALID', `${part.fieldname}: unknown field`);
+        if (!TEXT_FIELDS.has(part.fieldname)) throw new ServerError('ARTIFACT_INVALID', `${part.fieldname}: unknown field`);
         fields[part.fieldname] = String(part.value);
       }
     }
-    if (!blob) throw new PipelineError('ARTIFACT_INVALID', 'file: is required');
+    if (!blob) throw new ServerError('ARTIFACT_INVALID', 'file: is required');
     const checked = checkArtifactFields({ ...fields, filename });
     const artifact = await publishArtifact(deps, tenantId, checked, blob);
     await audit(db, request, { action: 'artifact.publish', target: `artifact:${artifact.id}`, detail: { name: artifact.name, version: artifact.version, kind: artifact.kind, digest: artifact.digest, target: artifact.target } });

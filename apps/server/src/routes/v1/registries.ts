@@ -4,7 +4,7 @@ import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { pipelineDeps } from '../../pipeline/deps.js';
+import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { browseTags, createRegistry, importImage, listRegistries } from '../../pipeline/registries.js';
 import { Artifact } from './artifacts.js';
 

@@ -5,7 +5,7 @@ import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorBody, ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { pipelineDeps } from '../../pipeline/deps.js';
+import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { getRelease, listReleases, submitRelease } from '../../pipeline/releases.js';
 
 const Release = Type.Object(
