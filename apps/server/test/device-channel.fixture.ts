@@ -26,7 +26,7 @@ import type { PipelineDeps } from '../src/resources/pipeline-deps.js';
 import { createGroup } from '../src/pipeline/groups.js';
 import { submitRelease } from '../src/pipeline/releases.js';
 import { startSignedRollout } from '../src/pipeline/rollout-start.js';
-import { createTenant } from '../src/store/tenants.js';
+import { createTenant } from '../src/resources/tenants/queries.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 import type { Driver } from '../src/store/open.js';
 

@@ -13,12 +13,13 @@ import {
   type UploadReceiptRequest,
   type UploadReceiptResponse,
 } from '@svc/device-proto';
-import { recordAuditEvent } from '../audit/record.js';
-import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
+import { invalidInput, ServerError } from '../errors/server-error.js';
+import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
+import { storeLogBundle } from '../resources/log-requests/commands.js';
+import { MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
-import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
-import { openLogRequests, recordHeartbeat, rotateCertificate } from './device-rows.js';
+import { executeForDevice } from './execute.js';
 import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
@@ -28,7 +29,6 @@ import { readCsr } from './pki.js';
 /** A receipt envelope is a few KiB; transactions with many members stay far below this. */
 export const MAX_RECEIPT_BYTES = 256 * 1024;
 export { MAX_LOG_BUNDLE_BYTES };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A unary handler that first authenticates the device behind the connection. */
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
@@ -45,15 +45,12 @@ function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, r
 
 export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
   const inventory = readInventory(req.inventory);
-  // 3 statements besides authentication: heartbeat, assignments, log requests (was 4)
-  await recordHeartbeat(
-    ctx.db,
-    peer,
-    { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
-    now,
-  );
+  // the heartbeat and the log requests handed over commit together
+  const logRequests = await executeForDevice(ctx, peer, now, checkInDevice, {
+    device: { deviceId: peer.deviceId, status: peer.status },
+    inventory: { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
+  });
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
-  const logRequests = await openLogRequests(ctx.db, peer.deviceId);
   return {
     assignments: assignments.map(toProtoAssignment),
     logRequests: logRequests.map((r) => ({ id: r.id, requestedAt: r.created_at })),
@@ -70,12 +67,8 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
-  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, reason: 'renew', now });
-  await rotateCertificate(ctx.db, peer.deviceId, cert.fingerprint, cert.notAfter, now);
-  await recordAuditEvent(ctx.db, {
-    tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.certificate.renew',
-    target: `device:${peer.deviceName}`, detail: { cert_fingerprint: cert.fingerprint, not_after: cert.notAfter.toISOString() }, at: now,
-  });
+  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, now });
+  await executeForDevice(ctx, peer, now, renewDeviceCertificate, { deviceId: peer.deviceId, name: peer.deviceName, certificate: cert });
   return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
 }
 
@@ -125,12 +118,7 @@ async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableSt
   const contentType = header.contentType || 'application/octet-stream';
   if (contentType.length > 128) throw invalidInput('header.content_type', 'longer than 128 characters');
   const content = Buffer.concat(chunks);
-  const stored = UUID.test(header.logRequestId) && (await fulfillLogRequest(ctx.db, peer.deviceId, header.logRequestId, content, contentType, now));
-  if (!stored) throw notFound(`log request ${header.logRequestId.slice(0, 64)}`);
-  await recordAuditEvent(ctx.db, {
-    tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.log-bundle.upload',
-    target: `log-request:${header.logRequestId}`, detail: { length, content_type: contentType }, at: now,
-  });
+  await executeForDevice(ctx, peer, now, storeLogBundle, { deviceId: peer.deviceId, logRequestId: header.logRequestId, content, contentType });
   return { length, digest: `sha256:${createHash('sha256').update(content).digest('hex')}` };
 }
 

@@ -4,9 +4,8 @@ import type { Database } from '../store/database.js';
 
 /**
  * What the device channel needs from its neighbours, typed here once. The real
- * implementations are the pipeline's `device-api.ts` (seam in docs/device-channel.md), the
- * signing repository's `openRepoFile` and the platform's `consumeEnrollToken`; wiring.ts
- * binds them, tests bind the same real ones.
+ * implementations are the pipeline's `device-api.ts` (seam in docs/device-channel.md) and the
+ * signing repository's `openRepoFile`; wiring.ts binds them, tests bind the same real ones.
  */
 
 /** Pipeline seam: the assignment type is the pipeline's own (apps/server/src/pipeline/device-api.ts). */
@@ -40,9 +39,4 @@ export type RepoRange = { kind: 'from-to'; start: number; end: number } | { kind
 export interface RepositoryPort {
   /** `metadata/<file>` or `targets/<hash-prefixed path>`; throws a NOT_FOUND-mapped error when absent. */
   openRepoFile(tenantId: string, path: string, range?: RepoRange): Promise<RepoFile>;
-}
-
-export interface EnrollPort {
-  /** Consumes one use of the token atomically; throws ENROLL_TOKEN_* ServerErrors. */
-  consumeEnrollToken(db: Kysely<Database>, secret: string, now: Date): Promise<{ tenantId: string; tokenId: string }>;
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { acceptReceipt, listAssignments, reportLegacyStatus } from '../pipeline/device-api.js';
-import { consumeEnrollToken } from '../store/enroll-tokens.js';
+import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
@@ -23,11 +23,13 @@ export interface DeviceChannelOptions {
   certValidDays?: number;
   renewBeforeDays?: number;
   trustRefreshMs?: number;
+  /** Fault-injection seam of the units of work (tests only). */
+  hooks?: UnitOfWorkHooks;
 }
 
 /**
- * Builds the device channel from the real neighbours (pipeline seam, platform enrollment
- * tokens, signing repository) and starts it. `main.ts` calls this once; tests too.
+ * Builds the device channel from the real neighbours (pipeline seam, signing repository) and
+ * starts it. `main.ts` calls this once; tests too.
  */
 export async function startDeviceChannelService(o: DeviceChannelOptions): Promise<{ server: DeviceChannelServer; ctx: DeviceChannelContext }> {
   const now = o.now ?? (() => new Date());
@@ -39,12 +41,12 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     serverCaDer: tls.caDer,
     pipeline: { listAssignments, acceptReceipt, reportLegacyStatus },
     repository: o.repository,
-    enroll: { consumeEnrollToken },
     now,
     log: o.log,
     checkInIntervalS: o.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS,
     certValidDays: o.certValidDays ?? CHANNEL_DEFAULTS.certValidDays,
     renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
+    hooks: o.hooks,
   };
   const server = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs });
   return { server, ctx };
