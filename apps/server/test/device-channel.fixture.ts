@@ -23,6 +23,7 @@ import { generateKeyPair, signRelease } from '@svc/release-core';
 import { publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
 import { registerAuthorizerKey } from '../src/pipeline/authorizer-keys.js';
 import type { PipelineDeps } from '../src/resources/pipeline-deps.js';
+import type { UnitOfWorkHooks } from '../src/resources/unit-of-work.js';
 import { createGroup } from '../src/pipeline/groups.js';
 import { submitRelease } from '../src/pipeline/releases.js';
 import { startSignedRollout } from '../src/pipeline/rollout-start.js';
@@ -44,7 +45,7 @@ export interface ChannelFixture {
 }
 
 /** The real device channel (real pipeline seam, enrollment tokens, signing repository). */
-export async function startChannelFixture(driver: Driver, o: { now?: () => Date; checkInIntervalS?: number } = {}): Promise<ChannelFixture> {
+export async function startChannelFixture(driver: Driver, o: { now?: () => Date; checkInIntervalS?: number; hooks?: UnitOfWorkHooks } = {}): Promise<ChannelFixture> {
   const t = await createTestStore(driver);
   const db = t.store.db;
   const tenantId = await createTenant(db, 'acme');
@@ -59,6 +60,7 @@ export async function startChannelFixture(driver: Driver, o: { now?: () => Date;
     log: { error: (obj, msg) => console.error(msg, obj) },
     ...(o.now ? { now: o.now } : {}),
     ...(o.checkInIntervalS ? { checkInIntervalS: o.checkInIntervalS } : {}),
+    ...(o.hooks ? { hooks: o.hooks } : {}),
   });
   return {
     t,
