@@ -26,6 +26,10 @@ interface ListRow {
 
 const N = 205;
 
+/** One device group (a deployment's target), in a CTE of a seed. */
+const newGroup = (t: string, name: string) =>
+  sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) VALUES (${t}, ${name}, 'sha256:' || repeat('0', 64), now(), now()) RETURNING id`;
+
 const ROWS: ListRow[] = [
   {
     url: '/devices',
@@ -111,9 +115,7 @@ const ROWS: ListRow[] = [
     url: '/release-transactions',
     key: 'release_transactions',
     counts: false,
-    seed: (t) => sql`WITH g AS (
-        INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) VALUES (${t}, 'pg-tx-group', 'sha256:' || repeat('0', 64), now(), now()) RETURNING id
-      ), r AS (
+    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-tx-group')}), r AS (
         INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
         VALUES (${t}, 'pg-tx-product', '1.0.0', 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/pg-tx', convert_to('{}', 'UTF8'), now()) RETURNING id
       )
@@ -124,9 +126,7 @@ const ROWS: ListRow[] = [
     url: '/rollouts',
     key: 'rollouts',
     counts: false,
-    seed: (t) => sql`WITH g AS (
-        INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) VALUES (${t}, 'pg-rollout-group', 'sha256:' || repeat('0', 64), now(), now()) RETURNING id
-      ), a AS (
+    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-rollout-group')}), a AS (
         INSERT INTO artifacts (tenant_id, name, version, kind, media_type, filename, digest, length, target, created_at, updated_at)
         VALUES (${t}, 'pg-rollout-art', '1.0.0', 'config', 'application/octet-stream', 'pg.conf', 'sha256:' || repeat('0', 64), 1, 'pg/rollout', now(), now()) RETURNING id
       ), d AS (

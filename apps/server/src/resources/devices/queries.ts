@@ -6,9 +6,10 @@ import { PREPARE_MARK } from '../../store/prepared.js';
 import type { Db } from '../../store/tx.js';
 
 /**
- * The device store API. The device channel calls `upsertEnrolledDevice` on enrollment,
- * `markDeviceSeen` on each heartbeat and `getDeviceByName` to resolve a peer; the REST
- * routes list, count and decommission. Every function is tenant-scoped.
+ * The devices' SQL. The device channel's commands call `upsertEnrolledDevice` on enrollment,
+ * `recordHeartbeat` on each check-in and `rotateCertificate` on renewal, and its
+ * authentication reads `deviceCredentialRow`; the REST routes list, count and decommission;
+ * the offline detector runs `markStaleDevicesOffline`, the one query over every tenant.
  */
 export const DEVICE_STATUSES = ['online', 'offline', 'decommissioned'] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
