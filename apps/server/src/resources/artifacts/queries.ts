@@ -1,5 +1,5 @@
 /** The artifacts table (and whether an SBOM is attached). Every function is tenant-scoped. */
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import { likeContains } from '../../http/pagination.js';
 import type { ArtifactsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
@@ -8,17 +8,8 @@ import { ARTIFACT_KINDS, type ArtifactKind } from './fields.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable> & { has_sbom: unknown };
 
-export interface NewArtifact {
-  name: string;
-  version: string;
-  kind: string;
-  media_type: string;
-  filename: string;
-  digest: string;
-  length: number;
-  target: string;
-  source: string;
-}
+/** The columns a publish writes (the rest are defaults, or set by a PATCH). */
+export type NewArtifact = Required<Pick<Insertable<ArtifactsTable>, 'name' | 'version' | 'kind' | 'media_type' | 'filename' | 'digest' | 'length' | 'target' | 'source'>>;
 
 export async function artifactVersionExists(db: Db, tenantId: string, name: string, version: string): Promise<boolean> {
   const r = await db.selectFrom('artifacts').select('id').where('tenant_id', '=', tenantId).where('name', '=', name).where('version', '=', version).executeTakeFirst();
