@@ -20,10 +20,12 @@ import { startDeviceChannelService } from '../src/device-channel/wiring.js';
 import { SigningRepository } from '../src/signing-repo/repository.js';
 import { Readable } from 'node:stream';
 import { generateKeyPair, signRelease } from '@svc/release-core';
-import { publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
-import { registerAuthorizerKey } from '../src/pipeline/authorizer-keys.js';
+import { recordPublishedArtifact } from '../src/resources/artifacts/commands.js';
+import { publishArtifactTarget, storeArtifactBytes } from '../src/resources/artifacts/publication.js';
+import { registerAuthorizerKey } from '../src/resources/authorizer-keys/commands.js';
 import type { PipelineDeps } from '../src/resources/pipeline-deps.js';
-import { createGroup } from '../src/pipeline/groups.js';
+import { createGroup } from '../src/resources/groups/commands.js';
+import { runUnitOfWork, systemActor, type Command } from '../src/resources/unit-of-work.js';
 import { submitRelease } from '../src/pipeline/releases.js';
 import { startSignedRollout } from '../src/pipeline/rollout-start.js';
 import { createTenant } from '../src/store/tenants.js';
@@ -176,11 +178,12 @@ export async function publishSignedRollout(
   const db = f.t.store.db;
   const deps: PipelineDeps = { db, blobs: f.repo.blobs, publishTargets: (t, e, opts) => f.repo.publishTargets(t, e, opts), clock: () => new Date() };
   const version = o.version ?? '1.0.0';
+  const run = <I, O>(command: Command<I, O>, input: I) => runUnitOfWork(db, { tenant: f.tenantId, actor: systemActor('test-fixture'), now: new Date() }, (uow) => command(uow, input));
   const blob = await storeArtifactBytes(deps, Readable.from([o.bytes]));
-  const art = await publishArtifact(deps, f.tenantId, { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' } as never, blob);
-  const group = await createGroup(db, f.tenantId, { name: `field-${version}`, members: o.devices }, new Date());
+  const art = await run(recordPublishedArtifact, await publishArtifactTarget(deps, f.tenantId, { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' }, blob));
+  const group = await run(createGroup, { name: `field-${version}`, members: o.devices });
   const authorizer = generateKeyPair('ed25519');
-  await registerAuthorizerKey(db, f.tenantId, { name: `release-key-${version}`, public_key_pem: authorizer.publicKey.pem }, new Date());
+  await run(registerAuthorizerKey, { name: `release-key-${version}`, public_key_pem: authorizer.publicKey.pem });
   const payload = {
     tenant: f.tenantId,
     product: o.product ?? 'edge',

@@ -54,7 +54,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     expect(list.body.counts.container).toBe(1);
     expect((await f.api('GET', '/api/v1/artifacts?kind=nope')).status).toBe(400);
 
-    expect((await f.api('PATCH', `/api/v1/artifacts/${c.body.id}`, { description: 'front end', labels: { team: 'web' } })).body).toMatchObject({ description: 'front end', labels: { team: 'web' } });
+    expect((await f.api('PATCH', `/api/v1/artifacts/${c.body.id}`, { description: 'front end', labels: { team: 'web' } }, { ...f.admin, prefer: 'return=representation' })).body).toMatchObject({ description: 'front end', labels: { team: 'web' } });
     const imm = await f.api('PATCH', `/api/v1/artifacts/${c.body.id}`, { version: '9' });
     expect(imm.status).toBe(400);
     expect(imm.body.error).toMatch(/^version: is immutable/);
@@ -101,7 +101,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     const unknown = await f.api('POST', `/api/v1/groups/${g.body.id}/members`, { devices: ['dev-c', 'ghost'] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toBe('devices: unknown device "ghost"');
-    const added = await f.api('POST', `/api/v1/groups/${g.body.id}/members`, { devices: ['dev-c'] });
+    const added = await f.api('POST', `/api/v1/groups/${g.body.id}/members`, { devices: ['dev-c'] }, { ...f.admin, prefer: 'return=representation' });
     expect(added.body.snapshot_digest).toBe(targetPolicyDigest({ tenant, group: g.body.id, members: ['dev-a', 'dev-b', 'dev-c'] }));
     const other = await f.t.newTenant();
     const foreign = await f.api('GET', `/api/v1/groups/${g.body.id}`, undefined, await f.t.loginAs('admin', other));

@@ -14,7 +14,7 @@ import {
   type Envelope,
   type ReleasePayload,
 } from '@svc/release-core';
-import { trustedAuthorizerKeys } from './authorizer-keys.js';
+import { trustedAuthorizerKeys } from '../resources/authorizer-keys/queries.js';
 import { isUniqueViolation, type Db } from '../store/tx.js';
 import { isUuid } from '../resources/ids.js';
 import type { PipelineDeps } from '../resources/pipeline-deps.js';

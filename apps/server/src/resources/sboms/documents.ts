@@ -1,13 +1,10 @@
 /**
- * SBOM attach and download (spec 4). Two formats, each checked for the minimal fields that make
- * it that format, kept byte-exact and served back with its native content type. Severities of
- * CycloneDX `vulnerabilities[].ratings[].severity` are extracted once at attach time so the
- * artifact list can filter on them with an index-friendly array column.
+ * SBOM documents (spec §4): two formats, each checked for the minimal fields that make it that
+ * format. Severities of CycloneDX `vulnerabilities[].ratings[].severity` are extracted once at
+ * attach time so the artifact list can filter on them with an index-friendly array column.
+ * Pure: no I/O.
  */
-import { createHash } from 'node:crypto';
-import { type Db } from '../store/tx.js';
-import { isUuid } from '../resources/ids.js';
-import { ServerError } from '../errors/server-error.js';
+import { ServerError } from '../../errors/server-error.js';
 
 export const CYCLONEDX_TYPE = 'application/vnd.cyclonedx+json';
 export const SPDX_TYPE = 'application/spdx+json';
@@ -71,26 +68,4 @@ export function parseSbom(contentType: string, bytes: Uint8Array): ParsedSbom {
     throw new ServerError('SBOM_INVALID', 'creationInfo: must have created and creators');
   }
   return { format: 'spdx', contentType: SPDX_TYPE, severities: [] };
-}
-
-export async function attachSbom(db: Db, tenantId: string, artifactId: string, contentType: string, bytes: Uint8Array, now: Date): Promise<{ format: string; digest: string; severities: string[] }> {
-  if (!isUuid(artifactId)) throw new ServerError('NOT_FOUND', `artifact ${artifactId} not found`);
-  const a = await db.selectFrom('artifacts').select('id').where('tenant_id', '=', tenantId).where('id', '=', artifactId).executeTakeFirst();
-  if (!a) throw new ServerError('NOT_FOUND', `artifact ${artifactId} not found`);
-  const parsed = parseSbom(contentType, bytes);
-  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-  const values = { format: parsed.format, content_type: parsed.contentType, bytes: Buffer.from(bytes), digest, severities: parsed.severities, created_at: now };
-  // an SBOM describes the artifact; attaching a newer one replaces the previous document
-  await db
-    .insertInto('artifact_sboms')
-    .values({ artifact_id: artifactId, tenant_id: tenantId, ...values })
-    .onConflict((oc) => oc.column('artifact_id').doUpdateSet(values))
-    .execute();
-  return { format: parsed.format, digest, severities: parsed.severities };
-}
-
-export async function getSbom(db: Db, tenantId: string, artifactId: string): Promise<{ contentType: string; bytes: Uint8Array } | undefined> {
-  if (!isUuid(artifactId)) return undefined;
-  const r = await db.selectFrom('artifact_sboms').select(['content_type', 'bytes']).where('tenant_id', '=', tenantId).where('artifact_id', '=', artifactId).executeTakeFirst();
-  return r ? { contentType: r.content_type, bytes: r.bytes } : undefined;
 }

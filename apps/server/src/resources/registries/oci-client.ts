@@ -4,7 +4,7 @@
  * registry can neither exhaust memory nor slip in bytes other than the manifest names.
  */
 import { createHash } from 'node:crypto';
-import { ServerError } from '../errors/server-error.js';
+import { ServerError } from '../../errors/server-error.js';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
