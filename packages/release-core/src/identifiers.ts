@@ -24,6 +24,11 @@ export const IDENTIFIER_PATTERNS = Object.freeze({
   profile: /^[a-z0-9][a-z0-9._-]{0,63}$/,
   /** contracts §4: artifact versions; release versions use the same pattern. */
   version: /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/,
+  /**
+   * An id one document gives another by reference: artifact, group, rollout and transaction
+   * ids. The server writes UUIDs; the pattern also admits the ids of other registries.
+   */
+  id: /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
 } as const);
 
 /**

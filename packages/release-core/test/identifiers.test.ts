@@ -30,6 +30,7 @@ describe('identifiers (vectors/identifiers.json)', () => {
     expect(IDENTIFIER_PATTERNS.artifactName).toBe(IDENTIFIER_PATTERNS.deviceName);
     expect(IDENTIFIER_PATTERNS.product.source).toBe('^[a-z0-9][a-z0-9._-]{0,63}$');
     expect(IDENTIFIER_PATTERNS.version.source).toBe('^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$');
+    expect(IDENTIFIER_PATTERNS.id.source).toBe('^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$');
     expect(Object.isFrozen(IDENTIFIER_PATTERNS)).toBe(true);
   });
 

@@ -5,7 +5,6 @@ import { Checker, join } from '../schema/checker.js';
 import { LIMITS } from '../limits.js';
 import type { ReceiptPayload } from './types.js';
 
-const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const SLOT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const BASE = ['tenant', 'device', 'release', 'activation', 'health', 'timestamp'];
 const SINGLE = ['rollout', 'candidate_digest', 'previous_digest', 'resulting_digest'];
@@ -42,7 +41,7 @@ export function validateReceiptPayload(value: unknown): ReceiptPayload {
       c.add('activation', 'an unhealthy result cannot be "activated": a failed health check rolls back');
     if (isTx) checkTransaction(c, p, activation);
     else {
-      c.string(p.rollout, 'rollout', { pattern: ID, max: 128, what: 'rollout id' });
+      c.string(p.rollout, 'rollout', { pattern: P.id, max: 128, what: 'rollout id' });
       const cand = c.digest(p.candidate_digest, 'candidate_digest');
       const prev = nullableDigest(c, p.previous_digest, 'previous_digest');
       const res = nullableDigest(c, p.resulting_digest, 'resulting_digest');
@@ -74,7 +73,7 @@ function outcome(c: Checker, at: string, result: string | undefined, cand: unkno
 function checkTransaction(c: Checker, p: Record<string, unknown>, activation: string | undefined): void {
   const tx = c.object(p.transaction, 'transaction', ['id', 'member_count']);
   const count = tx ? c.integer(tx.member_count, 'transaction.member_count', 1, LIMITS.components) : undefined;
-  if (tx) c.string(tx.id, 'transaction.id', { pattern: ID, max: 128, what: 'transaction id' });
+  if (tx) c.string(tx.id, 'transaction.id', { pattern: P.id, max: 128, what: 'transaction id' });
   const members = c.array(p.members, 'members', 1, LIMITS.components);
   if (!members) return;
   if (count !== undefined && members.length !== count)
@@ -99,7 +98,7 @@ function checkTransaction(c: Checker, p: Record<string, unknown>, activation: st
       if (seen.has(name)) c.add(join(at, 'component'), `component ${JSON.stringify(name)} appears twice`);
       seen.add(name);
     }
-    c.string(o.rollout, join(at, 'rollout'), { pattern: ID, max: 128, what: 'rollout id' });
+    c.string(o.rollout, join(at, 'rollout'), { pattern: P.id, max: 128, what: 'rollout id' });
     const cand = c.digest(o.candidate_digest, join(at, 'candidate_digest'));
     const prev = nullableDigest(c, o.previous_digest, join(at, 'previous_digest'));
     const res = nullableDigest(c, o.resulting_digest, join(at, 'resulting_digest'));

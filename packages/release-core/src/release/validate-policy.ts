@@ -1,3 +1,4 @@
+import { IDENTIFIER_PATTERNS } from '../identifiers.js';
 import { type Checker, describe, join } from '../schema/checker.js';
 import { LIMITS as L } from '../limits.js';
 import { checkFailureThreshold, checkWaves } from './waves.js';
@@ -9,7 +10,6 @@ import { checkFailureThreshold, checkWaves } from './waves.js';
  */
 
 const PROBE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-const GROUP_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export function checkHealth(c: Checker, value: unknown, path: string): void {
   const h = c.object(value, path, ['probes'], ['timeout_s']);
@@ -48,7 +48,7 @@ export function checkHealth(c: Checker, value: unknown, path: string): void {
 export function checkRollout(c: Checker, value: unknown, path: string): void {
   const r = c.object(value, path, ['target_group', 'target_policy_digest'], ['waves', 'failure_threshold']);
   if (!r) return;
-  c.string(r.target_group, join(path, 'target_group'), { pattern: GROUP_ID, max: 128, what: 'group id' });
+  c.string(r.target_group, join(path, 'target_group'), { pattern: IDENTIFIER_PATTERNS.id, max: 128, what: 'group id' });
   // spec 2.1: must equal the SHA-256 value of the target group's static membership snapshot
   c.digest(r.target_policy_digest, join(path, 'target_policy_digest'));
   if (r.waves !== undefined) checkWaves(c, r.waves, join(path, 'waves'));

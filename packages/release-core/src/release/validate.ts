@@ -10,7 +10,6 @@ const TOP_LEVEL = [
   'tenant', 'product', 'release', 'components', 'targets', 'compatibility', 'activation',
   'health', 'rollout', 'approvals', 'recovery', 'attestations', 'validity',
 ] as const;
-const ARTIFACT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 /** a relative TUF target path: `/`-separated segments, none empty, `.` or `..` */
 const TARGET_PATH = /^(?!.*(?:^|\/)\.{1,2}(?:\/|$))[A-Za-z0-9._+=@-]+(?:\/[A-Za-z0-9._+=@-]+)*$/;
@@ -82,7 +81,7 @@ function checkComponents(c: Checker, value: unknown): ComponentFacts[] {
     const kind = checkKind(c, o.kind, join(at, 'kind'));
     const art = c.object(o.artifact, join(at, 'artifact'), ['id', 'name', 'version']);
     if (art) {
-      c.string(art.id, join(at, 'artifact.id'), { pattern: ARTIFACT_ID, max: 128, what: 'artifact id' });
+      c.string(art.id, join(at, 'artifact.id'), { pattern: P.id, max: 128, what: 'artifact id' });
       c.string(art.name, join(at, 'artifact.name'), { pattern: P.artifactName, what: 'artifact name' });
       c.string(art.version, join(at, 'artifact.version'), { pattern: P.version, what: 'artifact version' });
     }
