@@ -1,6 +1,6 @@
 /**
  * Every bound shared by the server, the agent, the CLI and the simulator, in one frozen object
- * (STYLE 5, shaped like tuf-js's client `config.ts` defaultConfig). Byte caps are checked before
+ * (shaped like tuf-js's client `config.ts` defaultConfig). Byte caps are checked before
  * anything is parsed, counts before a list is walked. Other packages read these values and never
  * redefine them; README "Limits" explains the numbers.
  */

@@ -1,5 +1,5 @@
 /**
- * The consistent-snapshot file name of a TUF target (TUF specification 5.7.4, "consistent
+ * The consistent-snapshot file name of a TUF target (the TUF specification's "consistent
  * snapshots"): `<dir>/<sha256 hex>.<basename>`, so `app/1.0/app.tar` is served as
  * `app/1.0/<hex>.app.tar`. The tenant repository serves a target's bytes under this name below
  * `targets/`; the device fetches them there after TUF verified the metadata that lists the hash.

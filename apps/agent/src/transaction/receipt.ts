@@ -36,7 +36,7 @@ export function memberRecord(data: TxData, component: string): MemberRecord {
   return r ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} };
 }
 
-/** contracts 3: resulting digest follows the verdict (committed: candidate; otherwise what is live). */
+/** contracts §3: resulting digest follows the verdict (committed: candidate; otherwise what is live). */
 function memberOutcome(m: PlannedMember, r: MemberRecord): ReceiptMember {
   const resulting = r.verdict === 'committed' ? m.digest : r.verdict === 'failed' ? (r.resulting_digest ?? r.previous_digest) : r.previous_digest;
   return {
@@ -52,7 +52,7 @@ function memberOutcome(m: PlannedMember, r: MemberRecord): ReceiptMember {
 }
 
 /**
- * The terminal receipt (spec 2.3, contracts 3) from what the journal recorded: each member's
+ * The terminal receipt (spec §2.3, contracts §3) from what the journal recorded: each member's
  * digests and verdict, and for an os-bundle the A/B tool's facts. release-core's
  * buildReceiptPayload shapes it (one component or a transaction).
  */
