@@ -21,8 +21,7 @@ export type { JournalIo } from './journal/io.js';
 export { JOURNAL_VERSION } from './journal/record.js';
 export type { JournalRecord, TxData } from './journal/record.js';
 
-export { MEMBER_KINDS } from './drivers/driver.js';
-export type { ActivationResult, Digest, DriverFacts, DriverRegistry, MemberDriver, MemberKind, MemberSpec } from './drivers/driver.js';
+export type { ActivationResult, DriverFacts, DriverRegistry, MemberDriver, MemberSpec } from './drivers/driver.js';
 export { FilePlacementDriver, fileDigest } from './drivers/file-placement.js';
 export type { FilePlacementOptions } from './drivers/file-placement.js';
 export { ContainerDriver } from './drivers/container.js';
@@ -50,11 +49,11 @@ export type { TargetFetcher } from './staging/fetcher.js';
 
 export { Orchestrator } from './transaction/orchestrator.js';
 export type { OrchestratorDeps, Outcome, Step } from './transaction/orchestrator.js';
-export { assertAssignment, MAX_ENVELOPE_BYTES, MAX_MEMBERS } from './transaction/assignment.js';
+export { assertAssignment } from './transaction/assignment.js';
 export type { Assignment, AssignedMember, LegacyAssignment, SignedAssignment } from './transaction/assignment.js';
 export { Outbox } from './transaction/outbox.js';
 export type { OutboxEntry, OutboxKind } from './transaction/outbox.js';
 export { buildReceipt } from './transaction/receipt.js';
-export type { DesiredState, DeviceIdentity, MemberRecord, Verdict } from './transaction/receipt.js';
+export type { DesiredState, DeviceIdentity, MemberRecord } from './transaction/receipt.js';
 export { planMembers } from './transaction/members.js';
 export type { PlannedMember } from './transaction/members.js';

@@ -19,7 +19,7 @@
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { parsePrivateKeyPem } from '@svc/release-core';
+import { IDENTIFIER_PATTERNS, decodePem, isDeviceName, parsePrivateKeyPem } from '@svc/release-core';
 import { loadConfig, loadTrustKeys } from './config.js';
 import { isAgentError } from './errors.js';
 import { FilePlacementDriver } from './drivers/file-placement.js';
@@ -28,12 +28,11 @@ import { OsBundleDriver } from './drivers/os-bundle.js';
 import { RaucSlotDriver } from './drivers/rauc.js';
 import { Journal } from './journal/journal.js';
 import { Orchestrator } from './transaction/orchestrator.js';
-import { loadIdentity, pemToDer, saveIdentity } from './channel/identity.js';
+import { loadIdentity, saveIdentity } from './channel/identity.js';
 import { AgentRuntime, type Log } from './channel/runtime.js';
 import { ensureTrustedRoot } from './channel/trusted-root.js';
 
 const AGENT_VERSION = '0.1.0';
-const DEVICE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 const log: Log = (level, msg, fields = {}) => {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
@@ -75,7 +74,7 @@ async function main(): Promise<void> {
     const deviceName = env.SVC_AGENT_DEVICE_NAME ?? hostname().toLowerCase();
     if (token === '') fail('SVC_AGENT_ENROLL_TOKEN: required until the device is enrolled');
     if (caFile === '') fail('SVC_AGENT_SERVER_CA: required for enrollment (the server CA PEM)');
-    if (!DEVICE_NAME.test(deviceName)) fail(`SVC_AGENT_DEVICE_NAME: must match ${DEVICE_NAME.source}`);
+    if (!isDeviceName(deviceName)) fail(`SVC_AGENT_DEVICE_NAME: must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
     const bootstrapCaPem = await readFile(caFile, 'utf8').catch(() => fail(`SVC_AGENT_SERVER_CA: cannot read ${caFile}`));
     // @peculiar/x509 loads only here: an enrolled agent at rest never needs it
     const { enroll } = await import('./channel/enroll.js');
@@ -87,7 +86,7 @@ async function main(): Promise<void> {
   const journal = await Journal.open(join(config.dataDir, 'journal'));
   const id = identity;
   // one object: a renewal swaps the certificate the receipts embed
-  const device = { name: id.deviceName, certificateDer: pemToDer(id.certPem), key: parsePrivateKeyPem(id.keyPem) };
+  const device = { name: id.deviceName, certificateDer: decodePem(id.certPem, 'CERTIFICATE'), key: parsePrivateKeyPem(id.keyPem) };
   const runtime = new AgentRuntime({
     address: config.serverAddress,
     dataDir: config.dataDir,
@@ -95,7 +94,7 @@ async function main(): Promise<void> {
     inventory,
     log,
     onRenewed: (renewed) => {
-      device.certificateDer = pemToDer(renewed.certPem);
+      device.certificateDer = decodePem(renewed.certPem, 'CERTIFICATE');
     },
     makeOrchestrator: (fetcher) =>
       new Orchestrator({

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FilePlacementDriver, type MemberSpec, type Digest } from '../src/index.js';
+import type { Digest } from '@svc/release-core';
+import { FilePlacementDriver, type MemberSpec } from '../src/index.js';
 import { tempDir } from './helpers/tools.js';
 
 let dir: string;

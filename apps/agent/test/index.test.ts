@@ -7,7 +7,7 @@ describe('@svc/agent public surface', () => {
     expect(Object.keys(agent).sort()).toEqual(
       [
         'AGENT_ERROR_CODES', 'AgentError', 'ContainerDriver', 'EVENTS', 'FakeMemberDriver', 'FakeSlotDriver', 'FilePlacementDriver',
-        'JOURNAL_VERSION', 'Journal', 'MAX_ENVELOPE_BYTES', 'MAX_MEMBERS', 'MEMBER_KINDS', 'OsBundleDriver', 'Orchestrator', 'Outbox',
+        'JOURNAL_VERSION', 'Journal', 'OsBundleDriver', 'Orchestrator', 'Outbox',
         'RECOVERY', 'RELEASE_SETTING_NAMES', 'RaucSlotDriver', 'STATES', 'TERMINAL_OUTCOMES', 'TRANSITIONS', 'assertAssignment',
         'buildReceipt', 'classifyFailure', 'containerRuntimeCli', 'countsAsResumption', 'decideFailure', 'downloadMember', 'fileDigest',
         'freeBytesOf', 'isAgentError', 'isState', 'loadConfig', 'loadTrustKeys', 'nextState', 'nodeJournalIo', 'parseHealthPolicy',

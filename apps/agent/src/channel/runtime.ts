@@ -1,9 +1,10 @@
 import type { CheckInResponse, Inventory, RenewCertificateResponse } from '@svc/device-proto';
+import { encodePem } from '@svc/release-core';
 import type { TargetFetcher } from '../staging/fetcher.js';
 import type { Orchestrator } from '../transaction/orchestrator.js';
 import { toAgentAssignment } from './assignments.js';
 import { call, ChannelClients, deviceCredentials, errorCode, isTransient } from './client.js';
-import { importIdentityKey, saveIdentity, toPem, type DeviceIdentityFiles } from './identity.js';
+import { importIdentityKey, saveIdentity, type DeviceIdentityFiles } from './identity.js';
 import { uploadLogBundle } from './log-upload.js';
 import { backoffMs, uploadOutbox } from './outbox-uploader.js';
 import type { ChannelTargetFetcher } from './tuf-target-fetcher.js';
@@ -83,7 +84,7 @@ export class AgentRuntime {
     const { buildCsr } = await import('./csr.js');
     const csrDer = await buildCsr(keys, this.identity.deviceName);
     const res = await call<RenewCertificateResponse>((md, opts, cb) => this.clients.device.renewCertificate({ csrDer }, md, opts, cb));
-    this.identity = { ...this.identity, certPem: toPem(res.certificateDer, 'CERTIFICATE'), notAfter: res.notAfter ?? this.identity.notAfter };
+    this.identity = { ...this.identity, certPem: encodePem(res.certificateDer, 'CERTIFICATE'), notAfter: res.notAfter ?? this.identity.notAfter };
     await saveIdentity(this.o.dataDir, this.identity);
     this.clients.close();
     this.clients = new ChannelClients(this.o.address, deviceCredentials(this.identity));

@@ -1,13 +1,9 @@
-/** Component kinds a transaction member may have (contracts 2), plus the standalone OS bundle. */
-export const MEMBER_KINDS = ['container', 'model', 'config', 'service-binary', 'os-bundle'] as const;
-export type MemberKind = (typeof MEMBER_KINDS)[number];
-
-export type Digest = `sha256:${string}`;
+import type { ComponentKind, Digest } from '@svc/release-core';
 
 /** One member as a driver sees it: the signed component plus its rollout. */
 export interface MemberSpec {
   component: string;
-  kind: MemberKind;
+  kind: ComponentKind;
   rolloutId: string;
   target: string;
   digest: Digest;
@@ -31,7 +27,7 @@ export interface ActivationResult {
  * idempotent: after a crash the orchestrator may call any of them again.
  */
 export interface MemberDriver {
-  readonly kind: MemberKind;
+  readonly kind: ComponentKind;
   /** Digest of what is live now; null when nothing is installed (first install). */
   currentDigest(member: MemberSpec): Promise<Digest | null>;
   /** Prepares the verified staged file; nothing live changes. */
@@ -48,4 +44,4 @@ export interface MemberDriver {
   commit(member: MemberSpec, facts: DriverFacts): Promise<DriverFacts | void>;
 }
 
-export type DriverRegistry = Partial<Record<MemberKind, MemberDriver>>;
+export type DriverRegistry = Partial<Record<ComponentKind, MemberDriver>>;

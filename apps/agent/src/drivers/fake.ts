@@ -1,4 +1,5 @@
-import type { ActivationResult, Digest, DriverFacts, MemberDriver, MemberKind, MemberSpec } from './driver.js';
+import type { ComponentKind, Digest } from '@svc/release-core';
+import type { ActivationResult, DriverFacts, MemberDriver, MemberSpec } from './driver.js';
 import { AgentError } from '../errors.js';
 
 /** A call the fake driver saw, in order: tests assert rollback order from this log. */
@@ -12,7 +13,7 @@ export interface DriverCall {
  * component exactly like the file driver does, and fails on demand.
  */
 export class FakeMemberDriver implements MemberDriver {
-  readonly kind: MemberKind;
+  readonly kind: ComponentKind;
   readonly live = new Map<string, Digest | null>();
   readonly prev = new Map<string, Digest | null>();
   readonly staged = new Map<string, Digest>();
@@ -20,7 +21,7 @@ export class FakeMemberDriver implements MemberDriver {
   /** Components whose activation throws. */
   failActivate = new Set<string>();
 
-  constructor(kind: MemberKind, calls: DriverCall[] = []) {
+  constructor(kind: ComponentKind, calls: DriverCall[] = []) {
     this.kind = kind;
     this.calls = calls;
   }

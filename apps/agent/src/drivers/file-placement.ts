@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { chmod, copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
+import { digestFromHex, type Digest, type MemberKind } from '@svc/release-core';
 import { AgentError } from '../errors.js';
 import { fsyncDir } from '../journal/io.js';
-import type { ActivationResult, Digest, MemberDriver, MemberKind, MemberSpec } from './driver.js';
+import type { ActivationResult, MemberDriver, MemberSpec } from './driver.js';
 import { runCommand } from './run.js';
 
 export interface FilePlacementOptions {
@@ -18,7 +19,7 @@ export interface FilePlacementOptions {
 export async function fileDigest(path: string): Promise<Digest> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return `sha256:${hash.digest('hex')}`;
+  return digestFromHex(hash.digest('hex'));
 }
 
 async function exists(path: string): Promise<boolean> {

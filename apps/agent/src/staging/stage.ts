@@ -3,7 +3,8 @@ import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError } from '../errors.js';
-import type { Digest, MemberSpec } from '../drivers/driver.js';
+import { digestFromHex, type Digest } from '@svc/release-core';
+import type { MemberSpec } from '../drivers/driver.js';
 import { fsyncDir } from '../journal/io.js';
 import type { TargetFetcher } from './fetcher.js';
 
@@ -29,7 +30,7 @@ async function sizeOf(path: string): Promise<number | null> {
 async function digestOf(path: string): Promise<Digest> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return `sha256:${hash.digest('hex')}`;
+  return digestFromHex(hash.digest('hex'));
 }
 
 export async function freeBytesOf(dir: string): Promise<number> {

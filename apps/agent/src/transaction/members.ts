@@ -1,6 +1,6 @@
-import { transactionMembers, type ReleasePayload } from '@svc/release-core';
+import { COMPONENT_KINDS, transactionMembers, type ReleasePayload } from '@svc/release-core';
 import { AgentError } from '../errors.js';
-import { MEMBER_KINDS, type Digest, type MemberKind, type MemberSpec } from '../drivers/driver.js';
+import type { MemberSpec } from '../drivers/driver.js';
 import type { SignedAssignment } from './assignment.js';
 
 /** A member with its place in the activation order. */
@@ -47,15 +47,15 @@ export function planMembers(payload: ReleasePayload, a: SignedAssignment): Membe
   if (missing.length > 0) return { status: 'waiting', missing };
   const members = signed.map((s): PlannedMember => {
     const c = payload.components.find((x) => x.name === s.component)!;
-    if (!(MEMBER_KINDS as readonly string[]).includes(c.kind)) {
+    if (!(COMPONENT_KINDS as readonly string[]).includes(c.kind)) {
       throw new AgentError('MEMBER_KIND_UNSUPPORTED', `component ${c.name} has kind ${c.kind}, not installable`, field(`components.${c.name}.kind`));
     }
     return {
       component: c.name,
-      kind: c.kind as MemberKind,
+      kind: c.kind,
       rolloutId: byName.get(c.name)!.rolloutId,
       target: c.target,
-      digest: c.digest as Digest,
+      digest: c.digest,
       length: c.length,
       mediaType: c.media_type,
       ...(c.placement !== undefined ? { placement: c.placement.path } : {}),

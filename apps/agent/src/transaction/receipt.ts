@@ -1,9 +1,7 @@
-import type { ReceiptPayload } from '@svc/release-core';
-import type { Digest, DriverFacts } from '../drivers/driver.js';
+import { buildReceiptPayload, type Digest, type MemberVerdict, type ReceiptMember, type ReceiptPayload } from '@svc/release-core';
+import type { DriverFacts } from '../drivers/driver.js';
 import type { TxData } from '../journal/record.js';
 import type { PlannedMember } from './members.js';
-
-export type Verdict = 'committed' | 'rolled-back' | 'failed' | 'not-attempted';
 
 /** What the journal knows about one member (stored under `member:<component>`). */
 export interface MemberRecord {
@@ -13,7 +11,7 @@ export interface MemberRecord {
   activated: boolean;
   previous_digest: Digest | null;
   resulting_digest: Digest | null;
-  verdict: Verdict;
+  verdict: MemberVerdict;
   facts: DriverFacts;
 }
 
@@ -38,18 +36,25 @@ export function memberRecord(data: TxData, component: string): MemberRecord {
   return r ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} };
 }
 
-const OS_FIELDS = ['compatible', 'bundle_version', 'manifest_hash', 'previous_slot', 'installed_slot', 'booted_slot', 'bootloader_primary', 'mark', 'phase'] as const;
-
-/** contracts 3: resulting digest follows the verdict (committed: candidate; otherwise what is live). */
-function digestsOf(m: PlannedMember, r: MemberRecord) {
+/** contracts §3: resulting digest follows the verdict (committed: candidate; otherwise what is live). */
+function memberOutcome(m: PlannedMember, r: MemberRecord): ReceiptMember {
   const resulting = r.verdict === 'committed' ? m.digest : r.verdict === 'failed' ? (r.resulting_digest ?? r.previous_digest) : r.previous_digest;
-  return { candidate_digest: m.digest, previous_digest: r.previous_digest, resulting_digest: resulting };
+  return {
+    group: m.group,
+    position: m.position,
+    component: m.component,
+    rollout: m.rolloutId,
+    candidate_digest: m.digest,
+    previous_digest: r.previous_digest,
+    resulting_digest: resulting,
+    verdict: r.verdict,
+  };
 }
 
 /**
- * The terminal receipt (spec 2.3, contracts 3). One component: `rollout` and the three
- * digests at the top level (plus `os` for an os-bundle). A transaction: `transaction` and
- * `members` ordered by position, each with its own digests and verdict, and no top-level digests.
+ * The terminal receipt (spec §2.3, contracts §3) from what the journal recorded: each member's
+ * digests and verdict, and for an os-bundle the A/B tool's facts. release-core's
+ * buildReceiptPayload shapes it (one component or a transaction).
  */
 export function buildReceipt(args: {
   desired: DesiredState;
@@ -60,38 +65,19 @@ export function buildReceipt(args: {
   now: Date;
 }): ReceiptPayload {
   const { desired, data } = args;
-  const members = [...desired.members].sort((a, b) => a.position - b.position);
-  const records = members.map((m) => ({ m, r: memberRecord(data, m.component) }));
-  const receipt: Record<string, unknown> = {
+  const records = desired.members.map((m) => ({ m, r: memberRecord(data, m.component) }));
+  // The A/B tool's fields exist once it installed something; a bundle refused before
+  // install has no slot story to tell (the receipt's activation says "failed").
+  const os = desired.transaction.member_count === 1 ? records.find(({ m, r }) => m.kind === 'os-bundle' && typeof r.facts.installed_slot === 'string') : undefined;
+  return buildReceiptPayload({
     tenant: desired.tenant,
-    device: { name: args.device.name, certificate: Buffer.from(args.device.certificateDer).toString('base64') },
+    device: { name: args.device.name, certificateDer: args.device.certificateDer },
     release: desired.release,
+    transaction: desired.transaction,
+    members: records.map(({ m, r }) => memberOutcome(m, r)),
     activation: args.activation,
     health: args.health,
-    timestamp: args.now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-  };
-  if (desired.transaction.member_count === 1) {
-    const { m, r } = records[0]!;
-    receipt.rollout = m.rolloutId;
-    Object.assign(receipt, digestsOf(m, r));
-    // The A/B tool's fields exist once it installed something; a bundle refused before
-    // install has no slot story to tell (the receipt's activation says "failed").
-    if (m.kind === 'os-bundle' && typeof r.facts.installed_slot === 'string') {
-      const os: Record<string, unknown> = {};
-      for (const f of OS_FIELDS) os[f] = r.facts[f] ?? null;
-      os.mark ??= 'none';
-      receipt.os = os;
-    }
-  } else {
-    receipt.transaction = { id: desired.transaction.id, member_count: desired.transaction.member_count };
-    receipt.members = records.map(({ m, r }) => ({
-      group: m.group,
-      position: m.position,
-      component: m.component,
-      rollout: m.rolloutId,
-      ...digestsOf(m, r),
-      verdict: r.verdict,
-    }));
-  }
-  return receipt as unknown as ReceiptPayload;
+    ...(os ? { os: os.r.facts } : {}),
+    now: args.now,
+  });
 }

@@ -1,8 +1,8 @@
-import { envelopeBytes, signReceipt, type PrivateKey } from '@svc/release-core';
+import { envelopeBytes, signReceipt, type MemberVerdict, type PrivateKey } from '@svc/release-core';
 import type { Journal, TxContext } from '../journal/journal.js';
 import type { Outbox } from './outbox.js';
 import { legacyStatus } from './legacy.js';
-import { buildReceipt, memberRecord, type DesiredState, type DeviceIdentity, type MemberRecord, type Verdict } from './receipt.js';
+import { buildReceipt, memberRecord, type DesiredState, type DeviceIdentity, type MemberRecord } from './receipt.js';
 
 /** Final verdict of each member from what the journal recorded. */
 function verdicts(ctx: TxContext, desired: DesiredState): Record<string, MemberRecord> {
@@ -10,7 +10,7 @@ function verdicts(ctx: TxContext, desired: DesiredState): Record<string, MemberR
   const out: Record<string, MemberRecord> = {};
   for (const m of desired.members) {
     const r = memberRecord(ctx.data, m.component);
-    let verdict: Verdict;
+    let verdict: MemberVerdict;
     if (ctx.state === 'committed') verdict = 'committed';
     else if (r.verdict === 'rolled-back' || r.verdict === 'failed') verdict = r.verdict;
     else if (r.attempted) verdict = 'failed'; // attempted and not restored: the truth is "failed"
