@@ -8,11 +8,11 @@ import 'reflect-metadata';
 import { readFile, mkdtemp, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parsePrivateKeyPem, parsePublicKeyPem } from '@svc/release-core';
+import { decodePem, parsePrivateKeyPem, parsePublicKeyPem } from '@svc/release-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelClients, deviceCredentials } from '../../agent/src/channel/client.js';
 import { enroll } from '../../agent/src/channel/enroll.js';
-import { loadIdentity, pemToDer, saveIdentity } from '../../agent/src/channel/identity.js';
+import { loadIdentity, saveIdentity } from '../../agent/src/channel/identity.js';
 import { AgentRuntime } from '../../agent/src/channel/runtime.js';
 import { ChannelTargetFetcher } from '../../agent/src/channel/tuf-target-fetcher.js';
 import { ensureTrustedRoot } from '../../agent/src/channel/trusted-root.js';
@@ -65,7 +65,7 @@ describe.each(availableDrivers())('agent channel against the server on %s', (dri
           release: { settings: { tenant: f.tenantId, product: 'edge', profile: 'linux-arm64', trustDir }, trustedKeys: [parsePublicKeyPem(rel.authorizerPem)] },
           fetcher,
           drivers: { config: new FilePlacementDriver({ kind: 'config', dataDir }) },
-          device: { name: identity.deviceName, certificateDer: pemToDer(identity.certPem), key: parsePrivateKeyPem(identity.keyPem) },
+          device: { name: identity.deviceName, certificateDer: decodePem(identity.certPem, 'CERTIFICATE'), key: parsePrivateKeyPem(identity.keyPem) },
         }),
     });
     try {
