@@ -14,6 +14,8 @@
  *   SVC_AGENT_OS_BUNDLE     `rauc`: os-bundle members through the real rauc CLI (else none)
  *   SVC_AGENT_RAUC_CONF     rauc system.conf for `rauc info` (its keyring)       rauc default
  *   SVC_AGENT_REBOOT_COMMAND  JSON argv run to reboot after an os-bundle install  systemctl reboot
+ *   SVC_AGENT_CONTAINER_RUNTIME  `docker` or `podman`: the CLI container members run through  docker
+ *   SVC_AGENT_LOG_*         what a log bundle holds (channel/log-bundle.ts, docs/agent.md)
  *   SVC_AGENT_CRASH_AT      TEST ONLY: SIGKILL the process at this orchestrator step (e2e crash table)
  */
 import { readFile } from 'node:fs/promises';
@@ -24,6 +26,7 @@ import { loadConfig, loadTrustKeys } from './config.js';
 import { isAgentError } from './errors.js';
 import { FilePlacementDriver } from './drivers/file-placement.js';
 import { ContainerDriver } from './drivers/container.js';
+import { containerRuntimeCli } from './drivers/container-runtime.js';
 import { OsBundleDriver } from './drivers/os-bundle.js';
 import { RaucSlotDriver } from './drivers/rauc.js';
 import { Journal } from './journal/journal.js';
@@ -31,6 +34,7 @@ import { Orchestrator } from './transaction/orchestrator.js';
 import { loadIdentity, pemToDer, saveIdentity } from './channel/identity.js';
 import { AgentRuntime, type Log } from './channel/runtime.js';
 import { ensureTrustedRoot } from './channel/trusted-root.js';
+import { collectLogBundle, logBundleSettings } from './channel/log-bundle.js';
 
 const AGENT_VERSION = '0.1.0';
 const DEVICE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
@@ -46,8 +50,10 @@ function fail(line: string): never {
 
 async function main(): Promise<void> {
   let config;
+  let logSettings;
   try {
     config = loadConfig(process.env);
+    logSettings = logBundleSettings(process.env);
   } catch (e) {
     if (isAgentError(e)) fail(e.message);
     throw e;
@@ -65,6 +71,8 @@ async function main(): Promise<void> {
     }
   }
   const osBundle = env.SVC_AGENT_OS_BUNDLE ?? '';
+  const containerRuntime = env.SVC_AGENT_CONTAINER_RUNTIME || 'docker';
+  if (containerRuntime !== 'docker' && containerRuntime !== 'podman') fail('SVC_AGENT_CONTAINER_RUNTIME: must be "docker" or "podman"');
   if (osBundle !== '' && osBundle !== 'rauc') fail('SVC_AGENT_OS_BUNDLE: must be "rauc" or unset');
   const crashAt = env.SVC_AGENT_CRASH_AT ?? '';
   const inventory = { agentVersion: AGENT_VERSION, profile: config.release?.profile ?? '', product: config.release?.product ?? '', slots: [] };
@@ -97,6 +105,8 @@ async function main(): Promise<void> {
     onRenewed: (renewed) => {
       device.certificateDer = pemToDer(renewed.certPem);
     },
+    collectLogs: (logRequest) => collectLogBundle(logSettings, { device: id.deviceName, logRequest }),
+    onContact: () => journal.noteOnline(),
     makeOrchestrator: (fetcher) =>
       new Orchestrator({
         dataDir: config.dataDir,
@@ -107,7 +117,7 @@ async function main(): Promise<void> {
           model: new FilePlacementDriver({ kind: 'model', dataDir: config.dataDir }),
           config: new FilePlacementDriver({ kind: 'config', dataDir: config.dataDir }),
           'service-binary': new FilePlacementDriver({ kind: 'service-binary', dataDir: config.dataDir }),
-          container: new ContainerDriver(),
+          container: new ContainerDriver({ runtime: containerRuntimeCli(containerRuntime) }),
           ...(osBundle === 'rauc'
             ? {
                 'os-bundle': new OsBundleDriver(
