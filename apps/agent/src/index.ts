@@ -22,7 +22,7 @@ export { JOURNAL_VERSION } from './journal/record.js';
 export type { JournalRecord, TxData } from './journal/record.js';
 
 export { MEMBER_KINDS } from './drivers/driver.js';
-export type { ActivationResult, Digest, DriverFacts, DriverRegistry, MemberDriver, MemberKind, MemberSpec } from './drivers/driver.js';
+export type { ActivationResult, Digest, DriverFacts, DriverRegistry, MemberDriver, MemberKind, MemberSpec, PlacementAccess } from './drivers/driver.js';
 export { FilePlacementDriver, fileDigest } from './drivers/file-placement.js';
 export type { FilePlacementOptions } from './drivers/file-placement.js';
 export { ContainerDriver } from './drivers/container.js';
