@@ -19,7 +19,7 @@ export interface FleetOptions {
   /** A temp dir the fleet owns: server data, customer keys, one dir per device. */
   root: string;
   devices: string[];
-  server?: Partial<Pick<ServerOptions, 'databaseUrl' | 'schema' | 'echo'>>;
+  server?: Partial<Pick<ServerOptions, 'databaseUrl' | 'schema' | 'echo' | 'env'>>;
   /** Extra agent environment per device (crash hook, RAUC, ...). */
   agentEnv?: (name: string) => NodeJS.ProcessEnv;
   echo?: boolean;

@@ -88,8 +88,9 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
 export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>, cas: DeviceCaStore, now: Date): Promise<DevicePeer> {
   const raw = call.getAuthContext()?.sslPeerCertificate?.raw;
   if (raw === undefined || raw.length === 0) {
-    // TLS hands over only a certificate that chains to one of the device CAs (credentials.ts)
-    throw refuse('missing or not issued by a device CA of this service (enroll first)');
+    // TLS hands over only a certificate that chains to one of the device CAs and is inside
+    // its validity (credentials.ts): an expired one arrives here as none
+    throw refuse('missing, expired, or not issued by a device CA of this service (enroll first)');
   }
   if (raw.length > MAX_CERT_BYTES) throw refuse('too large');
   const fingerprint = `sha256:${createHash('sha256').update(raw).digest('hex')}`;
