@@ -32,16 +32,18 @@ describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', (
 
   const devicePem = (name: string) => readFile(join(fleet.dataDir(name), 'identity', 'device.pem'), 'utf8');
   const serverFingerprint = async (name: string) => (await fleet.api.get<{ cert_fingerprint: string | null }>(`/devices/${name}`)).cert_fingerprint;
-  /** Moves every process's wall clock; the admin session is re-opened at the new time. */
-  async function setClock(offset: string): Promise<void> {
-    await writeFile(clockFile, `${offset}\n`);
-    // libfaketime re-reads the file once a second, in each process on its own: a session
-    // opened before the server's clock moved has expired by the time it did
-    await waitFor(`the server's clock to move ${offset}`, async () => {
-      await fleet.api.login(ADMIN.email, ADMIN.password);
-      await new Promise((r) => setTimeout(r, 1500));
-      return (await fleet.api.raw('GET', '/auth/me', undefined, [200, 401])).status === 200;
-    }, 20_000, 0);
+  /** Moves every process's wall clock `days` ahead of the real one; the admin session is re-opened at the new time. */
+  async function setClock(days: number): Promise<void> {
+    await writeFile(clockFile, `+${days}d\n`);
+    // libfaketime re-reads the file about once a second, in each process on its own: wait
+    // until the server's HTTP Date header shows the new time, then log in again (a session
+    // opened before the server's clock moved has expired by the time it did)
+    const target = Date.now() + days * 86_400_000 - 60_000;
+    await waitFor(`the server's clock to move ${days} days ahead`, async () => {
+      const res = await fetch(`${fleet.server.url}/api/v1/auth/me`);
+      return Date.parse(res.headers.get('date') ?? '') >= target;
+    }, 20_000, 250);
+    await fleet.api.login(ADMIN.email, ADMIN.password);
   }
 
   beforeAll(async () => {
@@ -70,7 +72,7 @@ describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', (
     expect(await serverFingerprint(A)).toBe(fingerprint(oldPem.get(A)!));
     const agent = fleet.agents.get(A)!;
     const from = agent.lines.length;
-    await setClock('+25d');
+    await setClock(25);
     await agent.waitForLine(/"msg":"certificate renewed"/, 30_000, from);
     const renewed = await devicePem(A);
     expect(renewed).not.toBe(oldPem.get(A));
@@ -96,7 +98,7 @@ describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', (
 
   it('a renewal interrupted by a crash before the certificate was stored recovers on the next start', async () => {
     const first = fleet.agents.get(C)!;
-    await setClock('+25d'); // as the previous test left it
+    await setClock(25); // as the previous test left it
     // C asked for its certificate and was killed holding it
     expect(await waitFor(`${C} to be killed mid-renewal`, () => (first.running ? undefined : first.exited), 30_000)).toEqual({ code: null, signal: 'SIGKILL' });
     expect(await devicePem(C)).toBe(oldPem.get(C));
@@ -110,7 +112,7 @@ describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', (
   });
 
   it('an expired certificate is refused; a renewed one keeps working', async () => {
-    await setClock('+44d');
+    await setClock(44);
     const b = await fleet.startAgent(B);
     const line = await b.waitForLine(/"msg":"check-in failed"/, 30_000);
     expect(line.input).toContain('"code":"UNAUTHENTICATED"');
