@@ -21,7 +21,7 @@ export type { JournalIo } from './journal/io.js';
 export { JOURNAL_VERSION } from './journal/record.js';
 export type { JournalRecord, TxData } from './journal/record.js';
 
-export type { ActivationResult, DriverFacts, DriverRegistry, MemberDriver, MemberSpec } from './drivers/driver.js';
+export type { ActivationResult, DriverFacts, DriverRegistry, MemberDriver, MemberSpec, PlacementAccess } from './drivers/driver.js';
 export { FilePlacementDriver, fileDigest } from './drivers/file-placement.js';
 export type { FilePlacementOptions } from './drivers/file-placement.js';
 export { ContainerDriver } from './drivers/container.js';

@@ -5,7 +5,7 @@ export interface PayloadComponent {
   name: string;
   artifact: ArtifactRecord;
   /** File placement on the device (model, config, service-binary). */
-  placement?: { path: string; mode?: string };
+  placement?: { path: string; mode?: string; owner?: string; group?: string };
 }
 
 export type HealthProbe =

@@ -18,12 +18,19 @@ export interface RuntimeOptions {
   inventory: Inventory;
   /** Built with `fetcher` (the channel's TargetFetcher) once the runtime exists. */
   makeOrchestrator(fetcher: TargetFetcher): Orchestrator;
-  /** The bundle a log request asks for (e.g. a tar of the agent's logs). */
-  collectLogs?(): Promise<{ contentType: string; bytes: Uint8Array }>;
+  /** The bundle a log request asks for (main.ts: collectLogBundle, a tar.gz of journald and files). */
+  collectLogs?(logRequestId: string): Promise<{ contentType: string; bytes: Uint8Array }>;
+  /** A check-in that handed over assignments succeeded: the offline-age clock (journal.noteOnline). */
+  onContact?(): Promise<void>;
   log: Log;
   /** After a renewal: receipts must embed the certificate the new connections carry. */
   onRenewed?(identity: DeviceIdentityFiles): void;
+  /** Named points of a renewal (crash tests kill the process there). */
+  onStep?(step: RuntimeStep): void | Promise<void>;
 }
+
+/** The renewal answer arrived but is not stored yet; stored, not used yet. */
+export type RuntimeStep = 'renewal-received' | 'renewal-saved';
 
 /**
  * The agent's side of the channel: check in, run assignments through the orchestrator,
@@ -53,6 +60,8 @@ export class AgentRuntime {
   /** One heartbeat; returns the interval the server asks for. */
   async tick(): Promise<number> {
     const res = await call<CheckInResponse>((md, opts, cb) => this.clients.device.checkIn({ inventory: this.o.inventory }, md, opts, cb));
+    // the release's max_offline_age_s is measured from this contact when its assignment is verified
+    if (res.assignments.length > 0) await this.o.onContact?.();
     for (const w of res.assignments) {
       try {
         const a = await toAgentAssignment(w, async (path, max) => (await this.fetcher()).fetchBytes(path, max));
@@ -69,10 +78,17 @@ export class AgentRuntime {
       log: this.o.log,
     });
     if (up.uploaded.length + up.refused.length > 0) this.o.log('info', 'outbox', { ...up });
+    // spec §4: a log request is fulfilled on the heartbeat that delivers it; one not uploaded
+    // (collection or upload failed, the agent stopped) is delivered again on the next one
     for (const r of res.logRequests) {
       if (this.o.collectLogs === undefined) break;
-      const bundle = await this.o.collectLogs();
-      await uploadLogBundle(this.clients, r.id, bundle.contentType, bundle.bytes);
+      try {
+        const bundle = await this.o.collectLogs(r.id);
+        const up = await uploadLogBundle(this.clients, r.id, bundle.contentType, bundle.bytes);
+        this.o.log('info', 'log bundle uploaded', { log_request: r.id, bytes: up.length, digest: up.digest });
+      } catch (err) {
+        this.o.log('warn', 'log bundle not uploaded', { log_request: r.id, code: errorCode(err), reason: (err as Error).message });
+      }
     }
     if (res.renewCertificate) await this.renew();
     return res.checkInIntervalS || 60;
@@ -84,8 +100,12 @@ export class AgentRuntime {
     const { buildCsr } = await import('./csr.js');
     const csrDer = await buildCsr(keys, this.identity.deviceName);
     const res = await call<RenewCertificateResponse>((md, opts, cb) => this.clients.device.renewCertificate({ csrDer }, md, opts, cb));
+    await this.o.onStep?.('renewal-received');
+    // the server keeps the old certificate current until the new one is first used: a crash
+    // before this write leaves the old one working, and the next check-in asks again
     this.identity = { ...this.identity, certPem: encodePem(res.certificateDer, 'CERTIFICATE'), notAfter: res.notAfter ?? this.identity.notAfter };
     await saveIdentity(this.o.dataDir, this.identity);
+    await this.o.onStep?.('renewal-saved');
     this.clients.close();
     this.clients = new ChannelClients(this.o.address, deviceCredentials(this.identity));
     this.fetcherP = undefined;

@@ -11,6 +11,16 @@ export interface MemberSpec {
   mediaType: string;
   /** Where the component goes on the device, when the release names it. */
   placement?: string;
+  /** The signed `placement.mode`, `owner` and `group` (contracts 2), applied to the placed file. */
+  access?: PlacementAccess;
+}
+
+export interface PlacementAccess {
+  /** Octal permission bits as signed, e.g. "0640". */
+  mode?: string;
+  /** Local user and group names, looked up in /etc/passwd and /etc/group on the device. */
+  owner?: string;
+  group?: string;
 }
 
 /** Facts a driver reports for the journal and receipt (OS slot fields, image ids...). */

@@ -18,7 +18,7 @@ import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
 import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
-import { openLogRequests, recordHeartbeat, rotateCertificate } from './device-rows.js';
+import { openLogRequests, recordHeartbeat } from './device-rows.js';
 import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
@@ -70,8 +70,8 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
+  // the device's current certificate stays current until the new one is first used (peer.ts)
   const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, reason: 'renew', now });
-  await rotateCertificate(ctx.db, peer.deviceId, cert.fingerprint, cert.notAfter, now);
   await recordAuditEvent(ctx.db, {
     tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.certificate.renew',
     target: `device:${peer.deviceName}`, detail: { cert_fingerprint: cert.fingerprint, not_after: cert.notAfter.toISOString() }, at: now,
