@@ -25,8 +25,9 @@ import { SigningRepository } from '../dist/signing-repo/index.js';
 import { registerAuthorizerKey } from '../dist/pipeline/authorizer-keys.js';
 import { checkArtifactFields, publishArtifact, storeArtifactBytes } from '../dist/pipeline/artifacts.js';
 import { computeSnapshotDigest } from '../dist/pipeline/groups.js';
-import { submitRelease } from '../dist/pipeline/releases.js';
-import { startSignedRollout } from '../dist/pipeline/rollout-start.js';
+import { prepareRelease, publishRelease } from '../dist/resources/releases/commands.js';
+import { startSignedRollout } from '../dist/resources/rollouts/commands.js';
+import { runUnitOfWork, systemActor } from '../dist/resources/unit-of-work.js';
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -100,9 +101,11 @@ async function run(label, storeOpts) {
       approvals: [], recovery: { on_failure: 'rollback', rollback_boundary: 'release' }, attestations: [],
       validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 86400 },
     };
-    const { release } = await submitRelease(deps, tenant, { envelope: signRelease(payload, key), expected_product: 'bench' });
+    const prepared = await prepareRelease(deps, tenant, { envelope: signRelease(payload, key), expected_product: 'bench' });
+    const asBench = (fn) => runUnitOfWork(db, { tenant, actor: systemActor('bench'), now: new Date() }, fn);
+    const { release } = await asBench((uow) => publishRelease(uow, prepared.record));
 
-    const [tStart, started] = await timed(() => startSignedRollout(deps, tenant, release.id, undefined));
+    const [tStart, started] = await timed(() => asBench((uow) => startSignedRollout(uow, { releaseId: release.id })));
     const rows = await sql`SELECT count(*)::int AS n FROM deployment_devices WHERE deployment_id = ${started.deployment_id}`.execute(db);
     if (rows.rows[0].n !== DEVICES) throw new Error(`expected ${DEVICES} device rows, got ${rows.rows[0].n}`);
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, envelopeBytes, envelopeDigest, signEnvelope, type Envelope } from '@svc/release-core';
-import { listAssignments } from '../src/pipeline/device-api.js';
+import { listAssignments } from '../src/resources/rollouts/queries.js';
 import { availableDrivers } from './helpers/store.js';
 import { createPipelineFixture, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
 

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { canonicalize, envelopeBytes, envelopeDigest, signEnvelope, signReceipt, RECEIPT_PAYLOAD_TYPE, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
-import { acceptReceipt, listAssignments, reportLegacyStatus } from '../src/pipeline/device-api.js';
+import { acceptReceipt } from '../src/resources/release-receipts/commands.js';
+import { reportLegacyStatus } from '../src/resources/rollouts/commands.js';
+import { listAssignments } from '../src/resources/rollouts/queries.js';
+import { deviceActor, runUnitOfWork, type UnitOfWork } from '../src/resources/unit-of-work.js';
 import { availableDrivers } from './helpers/store.js';
 import { createPipelineFixture, deviceIdentity, newAuthorizer, releasePayload, sign, untar, type PipelineFixture } from './pipeline-fixture.js';
 
@@ -66,8 +69,11 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
   const bytesOf = (device: string, p: ReceiptPayload) => envelopeBytes(signReceipt(p, ids[device]!.key));
   // signs without the client-side schema check, as a misbehaving device could
   const rawBytesOf = (device: string, p: unknown) => envelopeBytes(signEnvelope(RECEIPT_PAYLOAD_TYPE, canonicalize(p), ids[device]!.key));
+  // as the device channel runs it: one unit of work as the device
+  const asDevice = <T>(device: string, fn: (uow: UnitOfWork) => Promise<T>) => runUnitOfWork(db(), { tenant, actor: deviceActor(device), now: f.t.clock.now() }, fn);
   const upload = (device: string, bytes: Uint8Array, conn = device) =>
-    acceptReceipt(db(), tenant, { deviceName: device, connectionCertificateDer: ids[conn]!.certDer, envelopeBytes: bytes, now: f.t.clock.now() });
+    asDevice(device, (uow) => acceptReceipt(uow, { deviceName: device, connectionCertificateDer: ids[conn]!.certDer, envelopeBytes: bytes }));
+  const legacyReport = (device: string, rolloutId: string, status: 'installed' | 'failed') => asDevice(device, (uow) => reportLegacyStatus(uow, { deviceName: device, rolloutId, status }));
   const stored = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM release_receipts`.execute(db())).rows[0]!.n);
   const detail = async () => (await f.api('GET', `/api/v1/rollouts/${start.id}`)).body;
 
@@ -193,8 +199,8 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     const a = (await listAssignments(db(), tenant, 'rx-1', new Date())).find((x) => x.rollout_id === lg.body.id)!;
     expect(a).toMatchObject({ kind: 'legacy', legacy: { artifact_id: arts[0].id, digest: arts[0].digest, target: arts[0].target } });
     expect(a.release).toBeUndefined();
-    await reportLegacyStatus(db(), tenant, { deviceName: 'rx-1', rolloutId: lg.body.id, status: 'installed', now: new Date() });
-    await expect(reportLegacyStatus(db(), tenant, { deviceName: 'rx-3', rolloutId: lg.body.id, status: 'installed', now: new Date() })).rejects.toThrow(/not assigned/);
+    await legacyReport('rx-1', lg.body.id, 'installed');
+    await expect(legacyReport('rx-3', lg.body.id, 'installed')).rejects.toThrow(/not assigned/);
     const d = (await f.api('GET', `/api/v1/rollouts/${lg.body.id}`)).body;
     expect(d.progress).toMatchObject({ installed: 1, pending: 1 });
     const list = await f.api('GET', '/api/v1/rollouts?kind=legacy');

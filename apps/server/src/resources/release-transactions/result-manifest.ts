@@ -7,7 +7,7 @@
  * ("devices" < "members" < "release_id" < "transaction_id").
  */
 import { canonicalize } from '@svc/release-core';
-import type { DeviceState } from './states.js';
+import type { DeviceState } from '../rollouts/states.js';
 
 export interface ManifestMember {
   rollout_id: string;
