@@ -41,8 +41,11 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
     return { name, keyPem: key.keyPem, certDer: new Uint8Array(res.certificateDer), clients };
   }
 
+  // fault injection: when set, runs after a unit of work's audit row, before COMMIT
+  let afterAudit: ((action: string) => void) | undefined;
+
   beforeAll(async () => {
-    f = await startChannelFixture(driver);
+    f = await startChannelFixture(driver, { hooks: { unitOfWork: { afterAudit: (e) => afterAudit?.(e.action) } } });
     a = await enrolled('dev-a');
     b = await enrolled('dev-b');
     const pub = await publishSignedRollout(f, { devices: ['dev-a', 'dev-b'], bytes: payloadBytes, placementPath: '/etc/edge/edge.conf' });
@@ -110,6 +113,38 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
     expect(bad.code).toBe(status.INVALID_ARGUMENT);
     const empty = await refusal(unary((cb) => b.clients.device.uploadReceipt({ envelope: Buffer.alloc(0) }, cb)));
     expect(empty.details).toBe('envelope: missing');
+  });
+
+  it('a receipt, the device state it moves and its audit row commit together: a failure after the audit row leaves none of them', async () => {
+    const db = f.t.store.db;
+    const state = async () => {
+      const receipts = await db.selectFrom('release_receipts').select('id').where('device_name', '=', b.name).execute();
+      const audits = await db.selectFrom('audit_events').select('id').where('action', '=', 'release-receipt.accept').where('actor', '=', `device:${b.name}`).execute();
+      const device = await db.selectFrom('deployment_devices').select('state').where('deployment_id', '=', deploymentId).where('device_name', '=', b.name).executeTakeFirstOrThrow();
+      return { receipts: receipts.length, audits: audits.length, state: device.state };
+    };
+    const bytes = Buffer.from(receiptFor(b));
+    let reached = 0;
+    afterAudit = (action) => {
+      if (action !== 'release-receipt.accept') return;
+      reached += 1;
+      throw new Error('injected failure after the audit row, before COMMIT');
+    };
+    try {
+      const r = await refusal(unary((cb) => b.clients.device.uploadReceipt({ envelope: bytes }, cb)));
+      expect(r.code).toBe(status.INTERNAL);
+    } finally {
+      afterAudit = undefined;
+    }
+    // the audit row was written, then the failure rolled back the receipt and the device state with it
+    expect(reached).toBe(1);
+    expect(await state()).toEqual({ receipts: 0, audits: 0, state: 'pending' });
+    const res = await unary<CheckInResponse>((cb) => b.clients.device.checkIn({ inventory: undefined }, cb));
+    expect(res.assignments.map((x) => x.rolloutId)).toEqual([rolloutId]);
+
+    const ok = await unary<UploadReceiptResponse>((cb) => b.clients.device.uploadReceipt({ envelope: bytes }, cb));
+    expect(ok.duplicate).toBe(false);
+    expect(await state()).toEqual({ receipts: 1, audits: 1, state: 'committed' });
   });
 
   it('serves TUF metadata and the release envelope target through GetFile; refuses traversal; ranges', async () => {
