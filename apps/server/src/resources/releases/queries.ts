@@ -1,18 +1,13 @@
+import type { Selectable } from 'kysely';
+import type { ReleasesTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 
 const COLUMNS = ['id', 'product', 'version', 'payload_digest', 'envelope_digest', 'keyid', 'target', 'created_at'] as const;
 
-export type ReleaseRow = { id: string; product: string; version: string; payload_digest: string; envelope_digest: string; keyid: string; target: string; created_at: Date };
+export type ReleaseRow = Omit<Selectable<ReleasesTable>, 'tenant_id' | 'envelope_bytes'>;
 
-export interface NewRelease {
-  product: string;
-  version: string;
-  payload_digest: string;
-  envelope_digest: string;
-  keyid: string;
-  target: string;
-  envelope_bytes: Uint8Array;
-}
+/** A release record before insertion (the tenant and clock come from the unit of work). */
+export type NewRelease = Omit<ReleasesTable, 'id' | 'tenant_id' | 'created_at'>;
 
 export async function releaseByVersion(db: Db, tenantId: string, product: string, version: string): Promise<ReleaseRow | undefined> {
   return db.selectFrom('releases').select(COLUMNS).where('tenant_id', '=', tenantId).where('product', '=', product).where('version', '=', version).executeTakeFirst();
