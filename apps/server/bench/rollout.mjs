@@ -27,9 +27,9 @@ import { recordPublishedArtifact } from '../dist/resources/artifacts/commands.js
 import { checkArtifactFields } from '../dist/resources/artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../dist/resources/artifacts/publication.js';
 import { computeSnapshotDigest } from '../dist/resources/groups/snapshot.js';
+import { prepareRelease, publishRelease } from '../dist/resources/releases/commands.js';
+import { startSignedRollout } from '../dist/resources/rollouts/commands.js';
 import { runUnitOfWork, systemActor } from '../dist/resources/unit-of-work.js';
-import { submitRelease } from '../dist/pipeline/releases.js';
-import { startSignedRollout } from '../dist/pipeline/rollout-start.js';
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -100,9 +100,11 @@ async function run(label, storeOpts) {
       approvals: [], recovery: { on_failure: 'rollback', rollback_boundary: 'release' }, attestations: [],
       validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 86400 },
     };
-    const { release } = await submitRelease(deps, tenant, { envelope: signRelease(payload, key), expected_product: 'bench' });
+    const prepared = await prepareRelease(deps, tenant, { envelope: signRelease(payload, key), expected_product: 'bench' });
+    const asBench = (fn) => runUnitOfWork(db, { tenant, actor: systemActor('bench'), now: new Date() }, fn);
+    const { release } = await asBench((uow) => publishRelease(uow, prepared.record));
 
-    const [tStart, started] = await timed(() => startSignedRollout(deps, tenant, release.id, undefined));
+    const [tStart, started] = await timed(() => asBench((uow) => startSignedRollout(uow, { releaseId: release.id })));
     const rows = await sql`SELECT count(*)::int AS n FROM deployment_devices WHERE deployment_id = ${started.deployment_id}`.execute(db);
     if (rows.rows[0].n !== DEVICES) throw new Error(`expected ${DEVICES} device rows, got ${rows.rows[0].n}`);
 

@@ -1,5 +1,5 @@
 /**
- * The receipts evidence export (spec 4 `GET /release-receipts/export`): a tar of the exact
+ * The receipts evidence export (spec §4 `GET /release-receipts/export`): a tar of the exact
  * receipt envelope bytes as accepted, plus `index.jsonl` describing each file. Streamed: the
  * rows come from an async iterator (keyset-paged from the database) and each entry is written
  * as it arrives; the index is the LAST entry because it is only complete after the last

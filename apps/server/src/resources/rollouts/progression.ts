@@ -32,7 +32,7 @@ function openNext(waves: WaveRow[]): WaveRow[] {
 
 /**
  * Apply the rules until nothing changes: an open wave over its failure threshold pauses
- * (spec 4 "failure threshold from the constraints"); an open wave whose devices are all
+ * (spec §4 "failure threshold from the constraints"); an open wave whose devices are all
  * terminal is done and the next wave opens, or waits for approval when gated.
  */
 export function advance(waves: WaveRow[], threshold: FailureThreshold | undefined): WaveRow[] {

@@ -1,9 +1,9 @@
 /**
  * State derivation for deployments (release transactions and legacy rollouts).
  *
- * Device states come only from accepted evidence: a signed receipt (spec 2.3.5) for signed
- * work, a device report for legacy work (spec 2.3.6: legacy status stays device-reported).
- * The displayed transaction state (spec 3: running, committed, rolled back, failed) is a pure
+ * Device states come only from accepted evidence: a signed receipt (spec §2.3 rule 5) for signed
+ * work, a device report for legacy work (spec §2.3 rule 6: legacy status stays device-reported).
+ * The displayed transaction state (spec §3: running, committed, rolled back, failed) is a pure
  * function of those device states and whether the deployment was aborted.
  */
 
@@ -13,7 +13,7 @@ export type TransactionState = 'running' | 'committed' | 'rolled back' | 'failed
 export type RolloutStatus = 'running' | 'awaiting_approval' | 'paused' | 'completed' | 'aborted';
 export type WaveState = 'pending' | 'awaiting_approval' | 'open' | 'paused' | 'done';
 
-/** contracts 3: receipt `activation` -> the device's terminal state. */
+/** contracts §3: receipt `activation` -> the device's terminal state. */
 export function deviceStateFromActivation(activation: string): Exclude<DeviceState, 'pending'> {
   switch (activation) {
     case 'activated':

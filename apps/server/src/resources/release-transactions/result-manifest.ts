@@ -1,5 +1,5 @@
 /**
- * Deterministic per-device result manifests of a release transaction (spec 4:
+ * Deterministic per-device result manifests of a release transaction (spec §4:
  * `/release-transactions/{id}/result`): every member by rollout id, artifact id, digest and
  * ordered position; devices sorted by name. The output is RFC 8785 canonical JSON built in
  * chunks, so the same evidence always yields the same bytes and a 100k-device transaction is
@@ -7,7 +7,7 @@
  * ("devices" < "members" < "release_id" < "transaction_id").
  */
 import { canonicalize } from '@svc/release-core';
-import type { DeviceState } from './states.js';
+import type { DeviceState } from '../rollouts/states.js';
 
 export interface ManifestMember {
   rollout_id: string;
@@ -18,7 +18,7 @@ export interface ManifestMember {
   position: number;
 }
 
-/** What an accepted receipt said about one member (contracts 3 `members[]`, or the single component). */
+/** What an accepted receipt said about one member (contracts §3 `members[]`, or the single component). */
 export interface MemberOutcome {
   verdict: string;
   resulting_digest: string | null;
@@ -55,7 +55,7 @@ export function deviceManifest(members: ManifestMember[], r: DeviceResult): Uint
 
 /**
  * The whole document as chunks. `devices` must already be sorted by name (UTF-16 order, the
- * JS default and the SQL `COLLATE "C"` order for the ASCII device-name pattern of contracts 4).
+ * JS default and the SQL `COLLATE "C"` order for the ASCII device-name pattern of contracts §4).
  */
 export async function* resultManifestChunks(
   head: { transaction_id: string; release_id: string; members: ManifestMember[] },

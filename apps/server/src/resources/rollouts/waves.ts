@@ -1,5 +1,5 @@
 
-import { ServerError } from '../errors/server-error.js';/**
+import { ServerError } from '../../errors/server-error.js';/**
  * Wave planning over a membership snapshot (spec 4: "rollout waves"; contracts 2: `rollout.waves`).
  *
  * A wave is `{name?, count | percent, requires_approval?}`, CUMULATIVE as release-core defines
