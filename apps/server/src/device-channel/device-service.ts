@@ -13,7 +13,7 @@ import {
   type UploadReceiptRequest,
   type UploadReceiptResponse,
 } from '@svc/device-proto';
-import { DEFAULT_MAX_RECEIPT_BYTES } from '@svc/release-core';
+import { LIMITS } from '@svc/release-core';
 import { recordAuditEvent } from '../audit/record.js';
 import { acceptReceipt } from '../resources/release-receipts/commands.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';
@@ -84,7 +84,7 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
 async function uploadReceipt(ctx: DeviceChannelContext, peer: DevicePeer, req: UploadReceiptRequest, now: Date): Promise<UploadReceiptResponse> {
   if (req.envelope.length === 0) throw invalidInput('envelope', 'missing');
   // bound untrusted documents before parsing
-  if (req.envelope.length > DEFAULT_MAX_RECEIPT_BYTES) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${DEFAULT_MAX_RECEIPT_BYTES} bytes`);
+  if (req.envelope.length > LIMITS.receiptEnvelopeBytes) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${LIMITS.receiptEnvelopeBytes} bytes`);
   // spec §2.3 rule 5: the embedded certificate must be the one on this mTLS connection
   const r = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
     acceptReceipt(uow, { deviceName: peer.deviceName, connectionCertificateDer: peer.certDer, envelopeBytes: new Uint8Array(req.envelope) }),

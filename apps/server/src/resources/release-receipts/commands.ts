@@ -10,7 +10,7 @@ import {
   parseCertificateDer,
   parseEnvelope,
   verifyReceipt,
-  DEFAULT_MAX_RECEIPT_BYTES,
+  LIMITS,
   RECEIPT_PAYLOAD_TYPE,
   type ReceiptPayload,
 } from '@svc/release-core';
@@ -50,7 +50,7 @@ export interface AcceptReceiptInput {
  */
 export const acceptReceipt: Command<AcceptReceiptInput, { receipt_id: string; duplicate: boolean }> = async (uow, args) => {
   const { trx, tenant, now } = uow;
-  const env = parseEnvelope(args.envelopeBytes, { maxBytes: DEFAULT_MAX_RECEIPT_BYTES, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
+  const env = parseEnvelope(args.envelopeBytes, { maxBytes: LIMITS.receiptEnvelopeBytes, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
   const caDer = await tenantDeviceCaDer(trx, tenant);
   if (!caDer) throw new ServerError('RECEIPT_UNEXPECTED', `tenant ${tenant} has no device CA: no device can have signed this receipt`);
   // spec §2.3 rule 5: signature by the device key, certificate chains to the tenant device CA,

@@ -1,4 +1,4 @@
-import { isReleaseError, parseCertificateDer, parseEnvelope, sha256Digest, verifyReceipt, DEFAULT_MAX_RECEIPT_BYTES, RECEIPT_PAYLOAD_TYPE } from '@svc/release-core';
+import { isReleaseError, parseCertificateDer, parseEnvelope, sha256Digest, verifyReceipt, LIMITS, RECEIPT_PAYLOAD_TYPE } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 import { isUuid } from '../ids.js';
 import { receiptById, tenantDeviceCaDer, type ReceiptRow } from './queries.js';
@@ -69,7 +69,7 @@ function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDer: Uint8Arra
   const out: ReceiptVerification = { verified: false, checked_at: now.toISOString(), certificate_valid_at: r.accepted_at.toISOString(), error: null, device_certificate: null };
   if (!caDer) return { ...out, error: 'RECEIPT_UNEXPECTED: the tenant has no device CA' };
   try {
-    const env = parseEnvelope(r.envelope_bytes, { maxBytes: DEFAULT_MAX_RECEIPT_BYTES, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
+    const env = parseEnvelope(r.envelope_bytes, { maxBytes: LIMITS.receiptEnvelopeBytes, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
     const v = verifyReceipt(env, { ca: parseCertificateDer(caDer), tenant: tenantId, device: r.device_name, now: r.accepted_at });
     const c = v.certificate;
     out.device_certificate = {
