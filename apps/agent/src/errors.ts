@@ -32,6 +32,9 @@ export const AGENT_ERROR_CODES = [
   'JOURNAL_CORRUPT',
   'LOOP_GUARD',
   'RECEIPT_FAILED',
+  // state machine
+  'TRANSITION_ILLEGAL', // an event the transition table has no row for: a bug, never guessed
+  'JOURNAL_VERSION_UNSUPPORTED', // a journal record of a version this agent cannot read
 ] as const;
 
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];

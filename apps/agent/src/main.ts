@@ -14,7 +14,6 @@
  *   SVC_AGENT_OS_BUNDLE     `rauc`: os-bundle members through the real rauc CLI (else none)
  *   SVC_AGENT_RAUC_CONF     rauc system.conf for `rauc info` (its keyring)       rauc default
  *   SVC_AGENT_REBOOT_COMMAND  JSON argv run to reboot after an os-bundle install  systemctl reboot
- *   SVC_AGENT_CRASH_AT      TEST ONLY: SIGKILL the process at this orchestrator step (e2e crash table)
  */
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -66,7 +65,6 @@ async function main(): Promise<void> {
   }
   const osBundle = env.SVC_AGENT_OS_BUNDLE ?? '';
   if (osBundle !== '' && osBundle !== 'rauc') fail('SVC_AGENT_OS_BUNDLE: must be "rauc" or unset');
-  const crashAt = env.SVC_AGENT_CRASH_AT ?? '';
   const inventory = { agentVersion: AGENT_VERSION, profile: config.release?.profile ?? '', product: config.release?.product ?? '', slots: [] };
   let identity = await loadIdentity(config.dataDir);
   if (identity === undefined) {
@@ -120,8 +118,6 @@ async function main(): Promise<void> {
         device,
         maxResumptions: config.maxResumptions,
         log,
-        // test hook: a real SIGKILL at a named journal step (apps/e2e crash table)
-        ...(crashAt !== '' ? { onStep: (step: string) => { if (step === crashAt) process.kill(process.pid, 'SIGKILL'); } } : {}),
       }),
   });
   await ensureTrustedRoot(runtime.clients.repository, join(config.dataDir, 'tuf'), env.SVC_AGENT_TUF_ROOT || undefined);

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import type { RepositoryServiceClient } from '@svc/device-proto';
 import { Updater, type TargetFile } from 'tuf-js';
 import { AgentError } from '../errors.js';
+import { crashPoint } from '../state-machine/crash-points.js';
 import type { Digest } from '../drivers/driver.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
 import { CHANNEL_METADATA_URL, CHANNEL_TARGETS_URL, ChannelFetcher } from './repo-fetcher.js';
@@ -75,6 +76,7 @@ export class ChannelTargetFetcher implements TargetFetcher {
           at += data.length;
         };
         await write(first.data);
+        if (at < info.length) crashPoint('mid-download');
         for await (const m of rest as AsyncIterable<{ data: Buffer }>) await write(m.data);
         await handle.truncate(at);
         await handle.sync();

@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { AgentError } from '../errors.js';
 import { fsyncDir } from '../journal/io.js';
+import { crashPoint } from '../state-machine/crash-points.js';
 import type { ActivationResult, Digest, MemberDriver, MemberKind, MemberSpec } from './driver.js';
 import { runCommand } from './run.js';
 
@@ -101,6 +102,7 @@ export class FilePlacementDriver implements MemberDriver {
     }
     await rm(`${p}.svc-tmp`, { force: true });
     await link(`${p}.svc-new`, `${p}.svc-tmp`);
+    crashPoint('mid-driver-write');
     await rename(`${p}.svc-tmp`, p);
     await fsyncDir(dirname(p));
     await this.restart(member);

@@ -1,41 +1,11 @@
-import type { ReceiptPayload } from '@svc/release-core';
-import type { Digest, DriverFacts } from '../drivers/driver.js';
-import type { TxData } from '../journal/record.js';
-import type { PlannedMember } from './members.js';
-
-export type Verdict = 'committed' | 'rolled-back' | 'failed' | 'not-attempted';
-
-/** What the journal knows about one member (stored under `member:<component>`). */
-export interface MemberRecord {
-  /** Activation was started: it must be rolled back on failure. */
-  attempted: boolean;
-  /** Activation returned. */
-  activated: boolean;
-  previous_digest: Digest | null;
-  resulting_digest: Digest | null;
-  verdict: Verdict;
-  facts: DriverFacts;
-}
-
-export interface DesiredState {
-  /** signed: a verified release; legacy: a rollout without a release pointer (spec 2.2.3). */
-  kind: 'signed' | 'legacy';
-  tenant: string;
-  release: { product: string; version: string; payload_digest: Digest; envelope_digest: Digest };
-  transaction: { id: string; member_count: number };
-  members: PlannedMember[];
-  health: unknown;
-}
+import type { ActivationOutcome, HealthVerdict, ReceiptPayload } from '@svc/release-core';
+import { AgentError } from '../errors.js';
+import { memberRecord, type DesiredState, type MemberRecord, type PlannedMember, type TxFacts } from '../journal/tx-data.js';
 
 export interface DeviceIdentity {
   name: string;
   /** DER of the identity certificate used on the mTLS connection. */
   certificateDer: Uint8Array;
-}
-
-export function memberRecord(data: TxData, component: string): MemberRecord {
-  const r = data[`member:${component}`] as MemberRecord | undefined;
-  return r ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} };
 }
 
 const OS_FIELDS = ['compatible', 'bundle_version', 'manifest_hash', 'previous_slot', 'installed_slot', 'booted_slot', 'bootloader_primary', 'mark', 'phase'] as const;
@@ -53,13 +23,14 @@ function digestsOf(m: PlannedMember, r: MemberRecord) {
  */
 export function buildReceipt(args: {
   desired: DesiredState;
-  data: TxData;
+  data: TxFacts;
   device: DeviceIdentity;
-  activation: 'activated' | 'rolled-back' | 'failed';
-  health: 'healthy' | 'unhealthy' | 'not-checked';
+  activation: ActivationOutcome;
+  health: HealthVerdict;
   now: Date;
 }): ReceiptPayload {
   const { desired, data } = args;
+  if (desired.release === null) throw new AgentError('RECEIPT_FAILED', 'legacy work has no signed release to bind a receipt to', { field: 'release' });
   const members = [...desired.members].sort((a, b) => a.position - b.position);
   const records = members.map((m) => ({ m, r: memberRecord(data, m.component) }));
   const receipt: Record<string, unknown> = {

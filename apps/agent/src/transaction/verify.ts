@@ -4,7 +4,7 @@ import { AgentError } from '../errors.js';
 import type { SignedAssignment } from './assignment.js';
 import { MAX_ENVELOPE_BYTES } from './assignment.js';
 import { planMembers } from './members.js';
-import type { DesiredState } from './receipt.js';
+import type { DesiredState } from '../journal/tx-data.js';
 
 export type VerifiedAssignment = { status: 'complete'; desired: DesiredState } | { status: 'waiting'; missing: string[] };
 

@@ -1,5 +1,5 @@
-import type { ActivationResult, Digest, DriverFacts, MemberDriver, MemberKind, MemberSpec } from './driver.js';
-import { AgentError } from '../errors.js';
+import type { ActivationResult, Digest, DriverFacts, MemberDriver, MemberKind, MemberSpec } from '../../src/drivers/driver.js';
+import { AgentError } from '../../src/errors.js';
 
 /** A call the fake driver saw, in order: tests assert rollback order from this log. */
 export interface DriverCall {
