@@ -32,7 +32,7 @@ export const RESUME_ACTIONS: Readonly<Record<ResumeAction, ResumeActionSpec>> = 
   'finish-commit': { countsAsResumption: true, does: 'commits every member again (idempotent), then writes the receipt' },
   'finish-rollback': { countsAsResumption: true, does: 'restores the attempted members not yet restored, then writes the receipt' },
   'write-receipt': { countsAsResumption: false, does: 'writes (or rewrites) the signed receipt of the journaled outcome' },
-  none: { countsAsResumption: false, does: 'nothing: the receipt bytes in the outbox are uploaded as they are' },
+  none: { countsAsResumption: false, does: 'redoes nothing: the receipt bytes in the outbox are uploaded as they are' },
 };
 
 export const RECOVERY: Readonly<Record<State, ResumeAction>> = {
