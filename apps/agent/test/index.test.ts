@@ -1,5 +1,9 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as agent from '../src/index.js';
+
+const SRC = join(import.meta.dirname, '..', 'src');
 
 // The public surface is explicit; changing it is a deliberate act. Test doubles
 // (test/helpers/fake-*.ts) are not part of it: the shipped agent never loads them.
@@ -19,9 +23,17 @@ describe('@svc/agent public surface', () => {
   });
 
   it('no shipped module is a test double', async () => {
-    const { readdir } = await import('node:fs/promises');
-    const src = new URL('../src/', import.meta.url);
-    const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts'));
+    const files = (await readdir(SRC, { recursive: true })).filter((f) => f.endsWith('.ts'));
     expect(files.filter((f) => /(^|\/)fake[^/]*\.ts$/.test(f))).toEqual([]);
+  });
+
+  it('the shipped agent has no crash switch: nothing in src listens to crash points, reads a crash setting or kills itself', async () => {
+    const files = (await readdir(SRC, { recursive: true })).filter((f) => f.endsWith('.ts'));
+    for (const f of files) {
+      const text = await readFile(join(SRC, f), 'utf8');
+      expect(text, f).not.toMatch(/\bsubscribe\s*\(|\.subscribe\b/);
+      expect(text, f).not.toMatch(/CRASH_AT/);
+      expect(text, f).not.toMatch(/process\.kill\(\s*process\.pid/);
+    }
   });
 });
