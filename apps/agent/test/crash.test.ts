@@ -42,6 +42,13 @@ const STRAIGHT: State[] = [...PREPARE, ...GROUP, ...GROUP, ...FINISH];
 /** An interrupted activation: roll back, back to staged, activate both groups again. */
 const RETRIED: State[] = ['rolling-back', 'staged', ...GROUP, ...GROUP, ...FINISH];
 const committed = { activation: 'activated', health: 'healthy', verdicts: ['committed', 'committed'] } as const;
+/** Group 1 fails its own probe: both members restored, whatever was interrupted on the way. */
+const GROUP_1_UNHEALTHY = {
+  release: 'group-1-unhealthy',
+  expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', 'rolling-back', 'rolled-back', 'receipt-persisted'],
+  expectReceipt: { activation: 'rolled-back', health: 'unhealthy', verdicts: ['rolled-back', 'rolled-back'] },
+  expectLive: 'v1',
+} as const satisfies Partial<Row>;
 
 const rows: Row[] = [
   { name: 'after the desired state is persisted', killIn: 'after-desired-state-persisted', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
@@ -59,22 +66,8 @@ const rows: Row[] = [
   { name: 'mid-commit (finishes the commit)', killIn: 'mid-commit', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
   { name: 'before the receipt', killIn: 'before-receipt', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
   { name: 'after the receipt, before upload (same bytes kept)', killIn: 'after-receipt-before-upload', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
-  {
-    name: 'mid-rollback after group 1 failed its own probe (finishes the rollback)',
-    killIn: 'mid-rollback',
-    release: 'group-1-unhealthy',
-    expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', 'rolling-back', 'rolled-back', 'receipt-persisted'],
-    expectReceipt: { activation: 'rolled-back', health: 'unhealthy', verdicts: ['rolled-back', 'rolled-back'] },
-    expectLive: 'v1',
-  },
-  {
-    name: 'before the receipt of a rolled-back transaction',
-    killIn: 'before-receipt',
-    release: 'group-1-unhealthy',
-    expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', 'rolling-back', 'rolled-back', 'receipt-persisted'],
-    expectReceipt: { activation: 'rolled-back', health: 'unhealthy', verdicts: ['rolled-back', 'rolled-back'] },
-    expectLive: 'v1',
-  },
+  { name: 'mid-rollback after group 1 failed its own probe (finishes the rollback)', killIn: 'mid-rollback', ...GROUP_1_UNHEALTHY },
+  { name: 'before the receipt of a rolled-back transaction', killIn: 'before-receipt', ...GROUP_1_UNHEALTHY },
   {
     name: 'before the receipt of a failed transaction (bytes differ from the signed digest)',
     killIn: 'before-receipt',
