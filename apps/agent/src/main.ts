@@ -18,7 +18,6 @@
  *   SVC_AGENT_REBOOT_COMMAND  JSON argv run to reboot after an os-bundle install  systemctl reboot
  *   SVC_AGENT_CONTAINER_RUNTIME  `docker` or `podman`: the CLI container members run through  docker
  *   SVC_AGENT_LOG_*         what a log bundle holds (channel/log-bundle.ts, docs/agent.md)
- *   SVC_AGENT_CRASH_AT      TEST ONLY: SIGKILL the process at this orchestrator or renewal step (e2e crash tests)
  */
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -110,9 +109,6 @@ async function main(): Promise<void> {
   const containerRuntime = env.SVC_AGENT_CONTAINER_RUNTIME || 'docker';
   if (containerRuntime !== 'docker' && containerRuntime !== 'podman') fail('SVC_AGENT_CONTAINER_RUNTIME: must be "docker" or "podman"');
   if (osBundle !== '' && osBundle !== 'rauc') fail('SVC_AGENT_OS_BUNDLE: must be "rauc" or unset');
-  const crashAt = env.SVC_AGENT_CRASH_AT ?? '';
-  // test hook: a real SIGKILL at a named orchestrator or renewal step (apps/e2e crash tests)
-  const crash = crashAt === '' ? undefined : (step: string) => { if (step === crashAt) process.kill(process.pid, 'SIGKILL'); };
   const inventory = { agentVersion: AGENT_VERSION, profile: config.release?.profile ?? '', product: config.release?.product ?? '', slots: [] };
   let identity = await loadIdentity(config.dataDir);
   if (command === 'enroll') {
@@ -147,7 +143,6 @@ async function main(): Promise<void> {
     },
     collectLogs: (logRequest) => collectLogBundle(logSettings, { device: id.deviceName, logRequest }),
     onContact: () => journal.noteOnline(),
-    ...(crash ? { onStep: crash } : {}),
     makeOrchestrator: (fetcher) =>
       new Orchestrator({
         dataDir: config.dataDir,
@@ -171,7 +166,6 @@ async function main(): Promise<void> {
         device,
         maxResumptions: config.maxResumptions,
         log,
-        ...(crash ? { onStep: crash } : {}),
       }),
   });
   await ensureTrustedRoot(runtime.clients.repository, join(config.dataDir, 'tuf'), env.SVC_AGENT_TUF_ROOT || undefined);

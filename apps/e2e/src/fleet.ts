@@ -22,6 +22,8 @@ export interface FleetOptions {
   server?: Partial<Pick<ServerOptions, 'databaseUrl' | 'schema' | 'echo' | 'env'>>;
   /** Extra agent environment per device (crash hook, RAUC, ...). */
   agentEnv?: (name: string) => NodeJS.ProcessEnv;
+  /** Crash tests: preload the crash hook into this device's agent (see AgentOptions.crashAt). */
+  agentCrashAt?: (name: string) => AgentOptions['crashAt'];
   echo?: boolean;
   /** Called with one line per step of `Fleet.start` (the demo prints them). */
   narrate?: (line: string) => void;
@@ -114,6 +116,7 @@ export class Fleet {
       serverCaFile: this.server.serverCaFile,
       release: { tenant: this.tenant, product: PRODUCT, profile: PROFILE, trustDir },
       ...(this.o.echo ? { echo: true } : {}),
+      ...(this.o.agentCrashAt?.(name) ? { crashAt: this.o.agentCrashAt(name)! } : {}),
       ...extra,
       env: { ...this.o.agentEnv?.(name), ...extra.env },
     });

@@ -55,7 +55,8 @@ describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', (
       root: root.dir,
       devices: [A, B, C],
       server: { env: clock },
-      agentEnv: (name) => ({ ...clock, ...(name === C && crashC ? { SVC_AGENT_CRASH_AT: 'renewal-received' } : {}) }),
+      agentEnv: () => clock,
+      agentCrashAt: (name) => (name === C && crashC ? { point: 'renewal-received', record: join(root.dir, 'c-crash.json') } : undefined),
     });
     await fleet.agents.get(B)!.stop();
     for (const name of [A, B, C]) oldPem.set(name, await devicePem(name));

@@ -1,5 +1,6 @@
 import type { CheckInResponse, Inventory, RenewCertificateResponse } from '@svc/device-proto';
 import { encodePem } from '@svc/release-core';
+import { crashPoint } from '../state-machine/crash-points.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
 import type { Orchestrator } from '../transaction/orchestrator.js';
 import { toAgentAssignment } from './assignments.js';
@@ -25,12 +26,8 @@ export interface RuntimeOptions {
   log: Log;
   /** After a renewal: receipts must embed the certificate the new connections carry. */
   onRenewed?(identity: DeviceIdentityFiles): void;
-  /** Named points of a renewal (crash tests kill the process there). */
-  onStep?(step: RuntimeStep): void | Promise<void>;
 }
 
-/** The renewal answer arrived but is not stored yet; stored, not used yet. */
-export type RuntimeStep = 'renewal-received' | 'renewal-saved';
 
 /**
  * The agent's side of the channel: check in, run assignments through the orchestrator,
@@ -100,12 +97,12 @@ export class AgentRuntime {
     const { buildCsr } = await import('./csr.js');
     const csrDer = await buildCsr(keys, this.identity.deviceName);
     const res = await call<RenewCertificateResponse>((md, opts, cb) => this.clients.device.renewCertificate({ csrDer }, md, opts, cb));
-    await this.o.onStep?.('renewal-received');
+    crashPoint('renewal-received');
     // the server keeps the old certificate current until the new one is first used: a crash
     // before this write leaves the old one working, and the next check-in asks again
     this.identity = { ...this.identity, certPem: encodePem(res.certificateDer, 'CERTIFICATE'), notAfter: res.notAfter ?? this.identity.notAfter };
     await saveIdentity(this.o.dataDir, this.identity);
-    await this.o.onStep?.('renewal-saved');
+    crashPoint('renewal-saved');
     this.clients.close();
     this.clients = new ChannelClients(this.o.address, deviceCredentials(this.identity));
     this.fetcherP = undefined;

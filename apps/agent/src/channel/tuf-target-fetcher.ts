@@ -5,6 +5,7 @@ import type { RepositoryServiceClient } from '@svc/device-proto';
 import { digestHex, hashedTargetPath, type Digest } from '@svc/release-core';
 import { Updater, type TargetFile } from 'tuf-js';
 import { AgentError } from '../errors.js';
+import { crashPoint } from '../state-machine/crash-points.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
 import { CHANNEL_METADATA_URL, CHANNEL_TARGETS_URL, ChannelFetcher } from './repo-fetcher.js';
 import { openRepoStream } from './repo-stream.js';
@@ -73,6 +74,7 @@ export class ChannelTargetFetcher implements TargetFetcher {
           at += data.length;
         };
         await write(first.data);
+        if (at < info.length) crashPoint('mid-download');
         for await (const m of rest as AsyncIterable<{ data: Buffer }>) await write(m.data);
         await handle.truncate(at);
         await handle.sync();

@@ -5,6 +5,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { digestFromHex, type Digest, type MemberKind } from '@svc/release-core';
 import { AgentError } from '../errors.js';
 import { fsyncDir } from '../journal/io.js';
+import { crashPoint } from '../state-machine/crash-points.js';
 import type { ActivationResult, MemberDriver, MemberSpec, PlacementAccess } from './driver.js';
 import { runCommand } from './run.js';
 
@@ -114,6 +115,7 @@ export class FilePlacementDriver implements MemberDriver {
     }
     await rm(`${p}.svc-tmp`, { force: true });
     await link(`${p}.svc-new`, `${p}.svc-tmp`);
+    crashPoint('mid-driver-write');
     await rename(`${p}.svc-tmp`, p);
     await fsyncDir(dirname(p));
     await this.restart(member);

@@ -1,13 +1,7 @@
 import { COMPONENT_KINDS, transactionMembers, type ReleasePayload } from '@svc/release-core';
 import { AgentError } from '../errors.js';
-import type { MemberSpec } from '../drivers/driver.js';
+import type { PlannedMember } from '../journal/tx-data.js';
 import type { SignedAssignment } from './assignment.js';
-
-/** A member with its place in the activation order. */
-export interface PlannedMember extends MemberSpec {
-  group: number;
-  position: number;
-}
 
 export type MemberPlan = { status: 'complete'; members: PlannedMember[] } | { status: 'waiting'; missing: string[] };
 

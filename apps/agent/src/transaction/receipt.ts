@@ -1,39 +1,11 @@
-import { buildReceiptPayload, type Digest, type MemberVerdict, type ReceiptMember, type ReceiptPayload } from '@svc/release-core';
-import type { DriverFacts } from '../drivers/driver.js';
-import type { TxData } from '../journal/record.js';
-import type { PlannedMember } from './members.js';
-
-/** What the journal knows about one member (stored under `member:<component>`). */
-export interface MemberRecord {
-  /** Activation was started: it must be rolled back on failure. */
-  attempted: boolean;
-  /** Activation returned. */
-  activated: boolean;
-  previous_digest: Digest | null;
-  resulting_digest: Digest | null;
-  verdict: MemberVerdict;
-  facts: DriverFacts;
-}
-
-export interface DesiredState {
-  /** signed: a verified release; legacy: a rollout without a release pointer (spec 2.2.3). */
-  kind: 'signed' | 'legacy';
-  tenant: string;
-  release: { product: string; version: string; payload_digest: Digest; envelope_digest: Digest };
-  transaction: { id: string; member_count: number };
-  members: PlannedMember[];
-  health: unknown;
-}
+import { buildReceiptPayload, type ActivationOutcome, type HealthVerdict, type ReceiptMember, type ReceiptPayload } from '@svc/release-core';
+import { AgentError } from '../errors.js';
+import { memberRecord, type DesiredState, type MemberRecord, type PlannedMember, type TxFacts } from '../journal/tx-data.js';
 
 export interface DeviceIdentity {
   name: string;
   /** DER of the identity certificate used on the mTLS connection. */
   certificateDer: Uint8Array;
-}
-
-export function memberRecord(data: TxData, component: string): MemberRecord {
-  const r = data[`member:${component}`] as MemberRecord | undefined;
-  return r ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} };
 }
 
 /** contracts §3: resulting digest follows the verdict (committed: candidate; otherwise what is live). */
@@ -53,19 +25,21 @@ function memberOutcome(m: PlannedMember, r: MemberRecord): ReceiptMember {
 
 /**
  * The terminal receipt (spec §2.3, contracts §3) from what the journal recorded: each member's
- * digests and verdict, and for an os-bundle the A/B tool's facts. release-core's
- * buildReceiptPayload shapes it (one component or a transaction).
+ * digests and verdict in activation order, and for an os-bundle the A/B tool's facts.
+ * release-core's buildReceiptPayload shapes it (one component or a transaction).
  */
 export function buildReceipt(args: {
   desired: DesiredState;
-  data: TxData;
+  data: TxFacts;
   device: DeviceIdentity;
-  activation: 'activated' | 'rolled-back' | 'failed';
-  health: 'healthy' | 'unhealthy' | 'not-checked';
+  activation: ActivationOutcome;
+  health: HealthVerdict;
   now: Date;
 }): ReceiptPayload {
   const { desired, data } = args;
-  const records = desired.members.map((m) => ({ m, r: memberRecord(data, m.component) }));
+  if (desired.release === null) throw new AgentError('RECEIPT_FAILED', 'legacy work has no signed release to bind a receipt to', { field: 'release' });
+  const members = [...desired.members].sort((a, b) => a.position - b.position);
+  const records = members.map((m) => ({ m, r: memberRecord(data, m.component) }));
   // The A/B tool's fields exist once it installed something; a bundle refused before
   // install has no slot story to tell (the receipt's activation says "failed").
   const os = desired.transaction.member_count === 1 ? records.find(({ m, r }) => m.kind === 'os-bundle' && typeof r.facts.installed_slot === 'string') : undefined;

@@ -3,7 +3,7 @@ import type { ReleaseSettings } from '../config.js';
 import { AgentError } from '../errors.js';
 import type { SignedAssignment } from './assignment.js';
 import { planMembers } from './members.js';
-import type { DesiredState } from './receipt.js';
+import type { DesiredState } from '../journal/tx-data.js';
 
 export type VerifiedAssignment = { status: 'complete'; desired: DesiredState } | { status: 'waiting'; missing: string[] };
 

@@ -52,9 +52,10 @@ export interface TargetDescriptor {
   hashes: { sha256: string };
 }
 
+/** `group`: index in `activation.ordered_groups`; the probe runs once that group is live. */
 export type HealthProbe =
-  | { name: string; type: 'command'; command: string[]; timeout_s: number }
-  | { name: string; type: 'http'; url: string; timeout_s: number; expect_status?: number };
+  | { name: string; type: 'command'; command: string[]; timeout_s: number; group?: number }
+  | { name: string; type: 'http'; url: string; timeout_s: number; expect_status?: number; group?: number };
 
 export interface HealthPolicy {
   probes: HealthProbe[];

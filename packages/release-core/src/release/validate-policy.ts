@@ -11,7 +11,8 @@ import { checkFailureThreshold, checkWaves } from './waves.js';
 
 const PROBE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
-export function checkHealth(c: Checker, value: unknown, path: string): void {
+/** `groups`: how many activation groups the release has (a probe's `group` indexes them). */
+export function checkHealth(c: Checker, value: unknown, path: string, groups: number): void {
   const h = c.object(value, path, ['probes'], ['timeout_s']);
   if (!h) return;
   if (h.timeout_s !== undefined) c.integer(h.timeout_s, join(path, 'timeout_s'), 1, L.probeTimeoutSeconds * L.probes);
@@ -22,10 +23,10 @@ export function checkHealth(c: Checker, value: unknown, path: string): void {
     const type = (p as { type?: unknown } | null)?.type;
     const probe =
       type === 'command'
-        ? c.object(p, at, ['name', 'type', 'command', 'timeout_s'])
+        ? c.object(p, at, ['name', 'type', 'command', 'timeout_s'], ['group'])
         : type === 'http'
-          ? c.object(p, at, ['name', 'type', 'url', 'timeout_s'], ['expect_status'])
-          : (c.object(p, at, ['name', 'type', 'timeout_s'], ['command', 'url', 'expect_status']), undefined);
+          ? c.object(p, at, ['name', 'type', 'url', 'timeout_s'], ['expect_status', 'group'])
+          : (c.object(p, at, ['name', 'type', 'timeout_s'], ['command', 'url', 'expect_status', 'group']), undefined);
     if (type !== 'command' && type !== 'http') c.add(join(at, 'type'), `${describe(type)} is not one of "command", "http"`);
     if (!probe) return;
     const name = c.string(probe.name, join(at, 'name'), { pattern: PROBE_NAME, what: 'probe name' });
@@ -34,6 +35,7 @@ export function checkHealth(c: Checker, value: unknown, path: string): void {
       names.add(name);
     }
     c.integer(probe.timeout_s, join(at, 'timeout_s'), 1, L.probeTimeoutSeconds);
+    if (probe.group !== undefined) c.integer(probe.group, join(at, 'group'), 0, Math.max(0, groups - 1));
     if (type === 'command') {
       const args = c.array(probe.command, join(at, 'command'), 1, L.commandArgs);
       args?.forEach((a, j) => c.string(a, `${at}.command[${j}]`, { max: 1024 }));

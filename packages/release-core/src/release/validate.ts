@@ -41,8 +41,8 @@ export function validateReleasePayload(value: unknown): ReleasePayload {
     const comps = checkComponents(c, p.components);
     checkTargets(c, p.targets, comps);
     const profiles = checkProfiles(c, p.compatibility);
-    checkActivation(c, p.activation, comps);
-    checkHealth(c, p.health, 'health');
+    const groups = checkActivation(c, p.activation, comps);
+    checkHealth(c, p.health, 'health', groups);
     checkRollout(c, p.rollout, 'rollout');
     checkApprovals(c, p.approvals, 'approvals');
     const recovery = checkRecovery(c, p.recovery, 'recovery');
@@ -171,10 +171,11 @@ function checkProfiles(c: Checker, value: unknown): string[] {
 }
 
 /** spec 2.1 / contracts 2: ordered_groups names every component exactly once, no empty group. */
-function checkActivation(c: Checker, value: unknown, comps: ComponentFacts[]): void {
+/** Returns the number of activation groups (0 when they cannot be read). */
+function checkActivation(c: Checker, value: unknown, comps: ComponentFacts[]): number {
   const o = c.object(value, 'activation', ['ordered_groups']);
   const groups = o ? c.array(o.ordered_groups, 'activation.ordered_groups', 1, L.components) : undefined;
-  if (!groups) return;
+  if (!groups) return 0;
   const known = new Set(comps.map((f) => f.name).filter((n): n is string => n !== undefined));
   const placed = new Map<string, string>();
   groups.forEach((g, gi) => {
@@ -193,4 +194,5 @@ function checkActivation(c: Checker, value: unknown, comps: ComponentFacts[]): v
     if (f.name !== undefined && !placed.has(f.name))
       c.add('activation.ordered_groups', `component ${JSON.stringify(f.name)} (components[${i}]) is in no group`);
   });
+  return groups.length;
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { AgentError } from '../errors.js';
-import type { BundleInfo, SlotDriver, SlotStatus } from './slot.js';
+import { AgentError } from '../../src/errors.js';
+import type { BundleInfo, SlotDriver, SlotStatus } from '../../src/drivers/slot.js';
 
 /**
  * An in-memory A/B system that behaves like RAUC with a custom bootloader backend, for fast

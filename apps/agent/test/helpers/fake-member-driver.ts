@@ -1,6 +1,6 @@
 import type { ComponentKind, Digest } from '@svc/release-core';
-import type { ActivationResult, DriverFacts, MemberDriver, MemberSpec } from './driver.js';
-import { AgentError } from '../errors.js';
+import type { ActivationResult, DriverFacts, MemberDriver, MemberSpec } from '../../src/drivers/driver.js';
+import { AgentError } from '../../src/errors.js';
 
 /** A call the fake driver saw, in order: tests assert rollback order from this log. */
 export interface DriverCall {
