@@ -18,8 +18,8 @@ interface ListRow {
   /** Inserts at least 201 items of the collection into the tenant. */
   seed: (tenant: string) => RawBuilder<unknown>;
   /**
-   * Whether `counts` is asserted (an object of integers, spec §8). Off only for lists whose
-   * breakdown is still being settled by their area: set it to true when it lands.
+   * Whether `counts` is asserted (an object of integers, spec §8). Every list has them; a new
+   * list may start with false until its breakdown lands.
    */
   counts: boolean;
 }
@@ -77,7 +77,7 @@ const ROWS: ListRow[] = [
   {
     url: '/artifacts',
     key: 'artifacts',
-    counts: false,
+    counts: true,
     seed: (t) => sql`INSERT INTO artifacts (tenant_id, name, version, kind, media_type, filename, digest, length, target, created_at, updated_at)
       SELECT ${t}, 'pg-art', '1.0.' || i, 'config', 'application/octet-stream', 'pg.conf', 'sha256:' || repeat('0', 64), 1, 'pg/' || i, now() - i * interval '1 second', now()
       FROM generate_series(1, ${N}) i`,
@@ -85,28 +85,28 @@ const ROWS: ListRow[] = [
   {
     url: '/registries',
     key: 'registries',
-    counts: false,
+    counts: true,
     seed: (t) => sql`INSERT INTO registries (tenant_id, name, url, created_at)
       SELECT ${t}, 'pg-reg-' || i, 'https://registry.example.test', now() - i * interval '1 second' FROM generate_series(1, ${N}) i`,
   },
   {
     url: '/groups',
     key: 'groups',
-    counts: false,
+    counts: true,
     seed: (t) => sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at)
       SELECT ${t}, 'pg-group-' || i, 'sha256:' || repeat('0', 64), now() - i * interval '1 second', now() FROM generate_series(1, ${N}) i`,
   },
   {
     url: '/authorizer-keys',
     key: 'authorizer_keys',
-    counts: false,
+    counts: true,
     seed: (t) => sql`INSERT INTO authorizer_keys (tenant_id, name, keyid, public_key_pem, created_at)
       SELECT ${t}, 'pg-key-' || i, 'pg-keyid-' || i, 'not read by the list', now() - i * interval '1 second' FROM generate_series(1, ${N}) i`,
   },
   {
     url: '/releases',
     key: 'releases',
-    counts: false,
+    counts: true,
     seed: (t) => sql`INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
       SELECT ${t}, 'pg-product', '1.0.' || i, 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/pg/' || i, convert_to('{}', 'UTF8'), now() - i * interval '1 second'
       FROM generate_series(1, ${N}) i`,
@@ -114,7 +114,7 @@ const ROWS: ListRow[] = [
   {
     url: '/release-transactions',
     key: 'release_transactions',
-    counts: false,
+    counts: true,
     seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-tx-group')}), r AS (
         INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
         VALUES (${t}, 'pg-tx-product', '1.0.0', 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/pg-tx', convert_to('{}', 'UTF8'), now()) RETURNING id
@@ -125,7 +125,7 @@ const ROWS: ListRow[] = [
   {
     url: '/rollouts',
     key: 'rollouts',
-    counts: false,
+    counts: true,
     seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-rollout-group')}), a AS (
         INSERT INTO artifacts (tenant_id, name, version, kind, media_type, filename, digest, length, target, created_at, updated_at)
         VALUES (${t}, 'pg-rollout-art', '1.0.0', 'config', 'application/octet-stream', 'pg.conf', 'sha256:' || repeat('0', 64), 1, 'pg/rollout', now(), now()) RETURNING id
@@ -135,6 +135,21 @@ const ROWS: ListRow[] = [
       )
       INSERT INTO rollouts (tenant_id, deployment_id, kind, artifact_id, component, group_index, position, created_at)
       SELECT ${t}, d.id, 'legacy', d.artifact_id, 'pg', 0, i, now() - i * interval '1 second' FROM d, generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/release-receipts',
+    key: 'release_receipts',
+    counts: true,
+    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-receipt-group')}), r AS (
+        INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
+        VALUES (${t}, 'pg-receipt-product', '1.0.0', 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/pg-receipt', convert_to('{}', 'UTF8'), now()) RETURNING id
+      ), d AS (
+        INSERT INTO deployments (tenant_id, kind, release_id, group_id, snapshot_digest, member_count, device_count, created_at)
+        SELECT ${t}, 'signed', r.id, g.id, 'sha256:' || repeat('0', 64), 1, ${N}, now() FROM g, r RETURNING id, release_id
+      )
+      INSERT INTO release_receipts (tenant_id, deployment_id, release_id, device_name, activation, health, payload_digest, envelope_digest, envelope_bytes, payload, accepted_at)
+      SELECT ${t}, d.id, d.release_id, 'pg-' || i, 'activated', 'healthy', 'sha256:' || repeat('3', 64), 'sha256:pg-receipt-' || i, convert_to('{}', 'UTF8'), '{}', now() - i * interval '1 second'
+      FROM d, generate_series(1, ${N}) i`,
   },
 ];
 

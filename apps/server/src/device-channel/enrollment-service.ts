@@ -3,8 +3,9 @@ import type { EnrollmentServiceServer, EnrollRequest, EnrollResponse } from '@sv
 import { invalidInput } from '../errors/server-error.js';
 import { enrollDevice } from '../resources/devices/commands.js';
 import { usableEnrollToken } from '../resources/enroll-tokens/queries.js';
+import { runUnitOfWork } from '../resources/unit-of-work.js';
 import type { DeviceChannelContext } from './context.js';
-import { executeForDevice } from './execute.js';
+import { deviceScope } from './device-scope.js';
 import { toServiceError } from './grpc-status.js';
 import { assertDeviceName } from './identity.js';
 import { issueDeviceCertificate } from './issue.js';
@@ -34,13 +35,9 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   // that records the device, so a failure after this check costs no use.
   const { tenantId } = await usableEnrollToken(ctx.db, req.token, now);
   const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, now });
-  await executeForDevice(ctx, { tenantId, deviceName: req.deviceName }, now, enrollDevice, {
-    token: req.token,
-    name: req.deviceName,
-    profile: inventory.profile || null,
-    agentVersion: inventory.agentVersion || null,
-    certificate: cert,
-  });
+  await runUnitOfWork(ctx.db, deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), (uow) =>
+    enrollDevice(uow, { token: req.token, name: req.deviceName, profile: inventory.profile || null, agentVersion: inventory.agentVersion || null, certificate: cert }),
+  );
   const ca = await ctx.cas.get(tenantId, now);
   return {
     tenantId,

@@ -4,7 +4,7 @@ import { insertDeviceCertificate } from '../device-ca/queries.js';
 import { consumeEnrollToken } from '../enroll-tokens/queries.js';
 import { openLogRequests } from '../log-requests/queries.js';
 import type { Command } from '../unit-of-work.js';
-import { addDeviceHistory, getDeviceByName, recordHeartbeat, rotateCertificate, setDecommissioned, upsertEnrolledDevice, type DeviceRecord } from './queries.js';
+import { addDeviceHistory, getDeviceByName, recordHeartbeat, setDecommissioned, upsertEnrolledDevice, type DeviceRecord } from './queries.js';
 
 /** A device of the unit of work's tenant, or 404 (another tenant's device is not found either: spec §7). */
 export async function deviceOr404(db: Db, tenant: string, name: string): Promise<DeviceRecord> {
@@ -55,10 +55,13 @@ export const enrollDevice: Command<Enrollment, void> = async (uow, e) => {
   await uow.audit({ action: 'device.enroll', target: `device:${e.name}`, detail: { enroll_token_id: tokenId, cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() } });
 };
 
-/** Device channel, RenewCertificate: the new certificate replaces the device's current one (the old stops working at once). */
-export const renewDeviceCertificate: Command<{ deviceId: string; name: string; certificate: SignedDeviceCertificate }, void> = async (uow, { deviceId, name, certificate: c }) => {
+/**
+ * Device channel, RenewCertificate: the new certificate is logged as a renewal; it becomes the
+ * device's current one at its first use (`promoteRenewedCertificate`, device-channel/peer.ts),
+ * so a device that lost the answer still gets in with the old one and renews again.
+ */
+export const renewDeviceCertificate: Command<{ name: string; certificate: SignedDeviceCertificate }, void> = async (uow, { name, certificate: c }) => {
   await insertDeviceCertificate(uow.trx, { tenantId: uow.tenant, deviceName: name, serial: c.serial, fingerprint: c.fingerprint, notAfter: c.notAfter, reason: 'renew', issuedAt: uow.now });
-  await rotateCertificate(uow.trx, deviceId, c.fingerprint, c.notAfter, uow.now);
   await uow.audit({ action: 'device.certificate.renew', target: `device:${name}`, detail: { cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() } });
 };
 
