@@ -30,6 +30,11 @@ const N = 205;
 const newGroup = (t: string, name: string) =>
   sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) VALUES (${t}, ${name}, 'sha256:' || repeat('0', 64), now(), now()) RETURNING id`;
 
+/** One release of a product (a signed deployment's), in a CTE of a seed. */
+const newRelease = (t: string, product: string) =>
+  sql`INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
+    VALUES (${t}, ${product}, '1.0.0', 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/' || ${product}, convert_to('{}', 'UTF8'), now()) RETURNING id`;
+
 const ROWS: ListRow[] = [
   {
     url: '/devices',
@@ -115,10 +120,7 @@ const ROWS: ListRow[] = [
     url: '/release-transactions',
     key: 'release_transactions',
     counts: true,
-    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-tx-group')}), r AS (
-        INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
-        VALUES (${t}, 'pg-tx-product', '1.0.0', 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/pg-tx', convert_to('{}', 'UTF8'), now()) RETURNING id
-      )
+    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-tx-group')}), r AS (${newRelease(t, 'pg-tx-product')})
       INSERT INTO deployments (tenant_id, kind, release_id, group_id, snapshot_digest, member_count, device_count, created_at)
       SELECT ${t}, 'signed', r.id, g.id, 'sha256:' || repeat('0', 64), 1, 0, now() - i * interval '1 second' FROM g, r, generate_series(1, ${N}) i`,
   },
@@ -140,10 +142,7 @@ const ROWS: ListRow[] = [
     url: '/release-receipts',
     key: 'release_receipts',
     counts: true,
-    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-receipt-group')}), r AS (
-        INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
-        VALUES (${t}, 'pg-receipt-product', '1.0.0', 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/pg-receipt', convert_to('{}', 'UTF8'), now()) RETURNING id
-      ), d AS (
+    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-receipt-group')}), r AS (${newRelease(t, 'pg-receipt-product')}), d AS (
         INSERT INTO deployments (tenant_id, kind, release_id, group_id, snapshot_digest, member_count, device_count, created_at)
         SELECT ${t}, 'signed', r.id, g.id, 'sha256:' || repeat('0', 64), 1, ${N}, now() FROM g, r RETURNING id, release_id
       )
