@@ -47,7 +47,20 @@ class Server {
     readonly base: URL,
   ) {}
 
-  send(req: HostileRequest, cookie: string): Promise<Answer> {
+  /**
+   * Sends one request. A keep-alive socket the server closed after answering an earlier
+   * request resets when reused: that one attempt is repeated on a fresh connection.
+   */
+  async send(req: HostileRequest, cookie: string): Promise<Answer> {
+    try {
+      return await this.attempt(req, cookie, this.agent);
+    } catch (e) {
+      if ((e as { reset?: boolean }).reset !== true) throw e;
+      return this.attempt(req, cookie, false);
+    }
+  }
+
+  private attempt(req: HostileRequest, cookie: string, agent: Agent | false): Promise<Answer> {
     const headers: Record<string, string> = {};
     if (req.credential === 'session') headers.cookie = cookie;
     if (req.credential === 'bad-cookie') headers.cookie = 'svc_session=svcs_0000000000000000';
@@ -57,7 +70,7 @@ class Server {
     const body = text === undefined ? undefined : req.padding === undefined ? text : Buffer.concat([text, Buffer.alloc(req.padding, ' ')]);
     return new Promise((resolve, reject) => {
       const r = httpRequest(
-        { host: this.base.hostname, port: this.base.port, method: req.method, path: req.target, headers, agent: this.agent, timeout: REQUEST_TIMEOUT_MS },
+        { host: this.base.hostname, port: this.base.port, method: req.method, path: req.target, headers, agent, timeout: REQUEST_TIMEOUT_MS },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -67,8 +80,7 @@ class Server {
       );
       r.on('timeout', () => r.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
       r.on('error', (e: NodeJS.ErrnoException) => {
-        // The server may answer (413, 400) and close before the whole body is written.
-        if (e.code === 'EPIPE' || e.code === 'ECONNRESET') reject(new Error(`connection ${e.code} before an answer`));
+        if (e.code === 'EPIPE' || e.code === 'ECONNRESET') reject(Object.assign(new Error(`connection ${e.code} before an answer`), { reset: agent !== false }));
         else reject(e);
       });
       r.end(body);
@@ -173,7 +185,10 @@ async function runProperties(s: Server, ops: Operation[], pool: Pool): Promise<{
       const left = deadline - Date.now();
       const random = fields.failed || left <= 0 ? undefined : await fc.check(property, { seed, numRuns: RUNS_PER_OPERATION, plugins: [fc.interruptAfterTimeLimit(left)] });
       for (const details of [fields, random]) {
-        if (details?.failed === true) failures.push(`${op.method} ${op.template}: ${fc.defaultReportMessage(details) ?? 'failed'}`);
+        if (details?.failed === true) {
+          const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+          failures.push(`${op.method} ${op.template}: ${error}\n${fc.defaultReportMessage(details) ?? ''}`);
+        }
       }
       if (!fields.failed && (random === undefined || random.interrupted)) cut.push(`${op.method} ${op.template}`);
     }
