@@ -398,10 +398,10 @@ export function brokenMultiparts(pool: Pool): MultipartShape[] {
     { ...ok, declared: 'none' },
     { ...ok, declared: 'empty' },
     { ...ok, parts: [...fields, { name: '', rawHeaders: 'garbage', content: 'x' }, file] },
-    { ...ok, parts: Array.from({ length: 12 }, (_, i) => ({ name: `f${i}`, content: 'x' })) },
+    { ...ok, parts: Array.from({ length: 12 }, () => ({ name: 'name', content: 'x' })) },
     ...CONTROL_CHARACTERS.slice(0, 3).map((c) => ({ ...ok, parts: [{ name: 'name', content: `a${c}b` }, ...fields.slice(1), file] })),
     { ...ok, parts: [...fields, { ...file, filename: 'a\u0000b.bin' }] },
-    { ...ok, parts: [...fields, { name: 'description', content: 'x'.repeat(5000) }, file] },
+    { ...ok, parts: [{ name: 'name', content: 'x'.repeat(5000) }, ...fields.slice(1), file] },
   ];
 }
 
