@@ -58,13 +58,15 @@ describe.each(availableDrivers())('input rules on %s', (driver) => {
     expect(offset.schema).toMatchObject({ type: 'integer', minimum: 0, maximum: 2147483647 });
   });
 
-  it('a text body in a charset other than utf-8 is 400; utf-8 in any spelling is read', async () => {
+  it('a text body in a charset other than utf-8, or JSON bytes that are not UTF-8, are 400; utf-8 in any spelling is read', async () => {
     const body = Buffer.from('{"name":"x"}', 'utf16le');
     expect(await refused('POST', '/api/v1/enroll-tokens', body, { 'content-type': 'application/json; charset=utf-16' })).toEqual({
       status: 400,
       error: 'content-type: charset "utf-16" is not supported (bodies are read as utf-8)',
     });
     expect((await refused('PUT', '/api/v1/artifacts/x/sbom', '{}', { 'content-type': 'application/vnd.cyclonedx+json; charset=latin1' })).error).toMatch(/^content-type: charset "latin1"/);
+    const latin1 = Buffer.from('{"name":"caf\xe9"}', 'latin1');
+    expect(await refused('POST', '/api/v1/enroll-tokens', latin1, json)).toEqual({ status: 400, error: 'body: not valid UTF-8' });
     for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf8"']) {
       const res = await f.t.app.inject({ method: 'POST', url: '/api/v1/enroll-tokens', headers: { ...f.admin, 'content-type': type }, payload: '{"name":"utf8"}' });
       expect(res.statusCode, type).toBe(201);

@@ -13,7 +13,8 @@ import { validatorCompiler } from './validator.js';
  * - the validator compiler (http/validator.ts): strict conversion of path and query values;
  * - one text rule for every path value, query value and JSON string (and key) before
  *   validation (input-text.ts): no NUL or other control characters, no lone surrogates;
- * - a text body is read as UTF-8, so a `charset` other than utf-8 is refused;
+ * - a text body is read as UTF-8, so a `charset` other than utf-8 is refused, and a JSON
+ *   body whose bytes are not UTF-8 is malformed JSON;
  * - every error, including the router's, multipart's and Node's HTTP parser's, is answered
  *   `{"error": "<one line>"}` with the status of errors/table.ts.
  */
@@ -35,6 +36,20 @@ export function newFastify(options: { logger?: boolean | Record<string, unknown>
     void reply.code(404).send({ error: `route not found: ${request.method} ${request.url.split('?')[0]}` });
   });
   app.addHook('preParsing', async (request) => assertUtf8(request));
+  // fastify's JSON parser (same __proto__ / constructor.prototype refusals), over strict
+  // UTF-8: bytes that are not UTF-8 are refused instead of read as U+FFFD
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = STRICT_UTF8.decode(body as Buffer);
+    } catch {
+      done(new ServerError('MALFORMED_JSON', 'body: not valid UTF-8'), undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
   app.addHook('preValidation', async (request) => {
     assertText(request.params, 'params');
     assertText(request.query, 'querystring');
@@ -45,6 +60,8 @@ export function newFastify(options: { logger?: boolean | Record<string, unknown>
 
 /** The router's limit on one path parameter (`:id`, `:name`); the `*` wildcard has none. */
 export const MAX_PARAM_LENGTH = 100;
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
