@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fieldExamples, operationsOf, requestsFor, type HostileRequest, type Operation, type Pool } from './helpers/hostile-requests.js';
 import { wtf8Bytes } from './helpers/hostile-values.js';
 import { mainBuilt, startMain, stopMain, type MainProcess } from './helpers/main-process.js';
-import { availableDrivers, dropSchema, randomSchemaName } from './helpers/store.js';
+import { availableDrivers, dropSchemaAt, randomSchemaName } from './helpers/store.js';
 
 /**
  * Property-based bad input against the real process (`node dist/main.js`) on each driver:
@@ -228,12 +228,7 @@ describe.skipIf(!built).each(availableDrivers())('hostile HTTP input against nod
   afterAll(async () => {
     s?.agent.destroy();
     if (s) expect(await stopMain(s.main.child)).toBe(0);
-    if (driver === 'postgres') {
-      const { openStore } = await import('../src/store/open.js');
-      const store = await openStore({ databaseUrl: pgUrl! });
-      await dropSchema(store, schema);
-      await store.close();
-    }
+    if (driver === 'postgres') await dropSchemaAt(pgUrl!, schema);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAIN_JS, mainBuilt, startMain as start, stopMain as stop } from './helpers/main-process.js';
+import { dropSchemaAt } from './helpers/store.js';
 
 /**
  * The real process (`node dist/main.js`, what `pnpm start` runs) on the embedded default:
@@ -64,11 +65,7 @@ describe.skipIf(!built || !pgUrl)('two real node dist/main.js processes on one P
   const children: ChildProcess[] = [];
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) await stop(c);
-    const { openStore } = await import('../src/store/open.js');
-    const { dropSchema } = await import('./helpers/store.js');
-    const s = await openStore({ databaseUrl: pgUrl! });
-    await dropSchema(s, schema);
-    await s.close();
+    await dropSchemaAt(pgUrl!, schema);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
