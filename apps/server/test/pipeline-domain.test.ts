@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { extract } from 'tar-stream';
 import { Readable } from 'node:stream';
-import { applyOverrides, parseFailureThreshold, parseWaves, planWaves, thresholdExceeded, waveBounds, waveOfRank } from '../src/pipeline/waves.js';
-import { advance, approve, initialWaves, recordResult, resume } from '../src/pipeline/progression.js';
-import { deviceStateFromActivation, emptyCounts, transactionState } from '../src/pipeline/states.js';
-import { receiptExportStream, type ExportRow } from '../src/pipeline/receipt-export.js';
-import { PipelineError } from '../src/pipeline/errors.js';
+import { applyOverrides, parseFailureThreshold, parseWaves, planWaves, thresholdExceeded, waveBounds, waveOfRank } from '../src/resources/rollouts/waves.js';
+import { advance, approve, initialWaves, recordResult, resume } from '../src/resources/rollouts/progression.js';
+import { deviceStateFromActivation, emptyCounts, transactionState } from '../src/resources/rollouts/states.js';
+import { receiptExportStream, type ExportRow } from '../src/resources/release-receipts/export.js';
+import { ServerError } from '../src/errors/server-error.js';
 
 describe('wave planning', () => {
   it('splits counts and percents, remainder into a gated rest wave when any wave is gated', () => {
@@ -20,7 +20,7 @@ describe('wave planning', () => {
     expect(waveOfRank(1, [1, 11, 100])).toBe(0);
     expect(waveOfRank(2, [1, 11, 100])).toBe(1);
     expect(waveOfRank(100, [1, 11, 100])).toBe(2);
-    expect(() => waveOfRank(101, [1, 11, 100])).toThrow(PipelineError);
+    expect(() => waveOfRank(101, [1, 11, 100])).toThrow(ServerError);
   });
 
   it('no waves: one wave of everyone; small groups cap sizes and keep every device exactly once', () => {

@@ -18,34 +18,34 @@ export const SERVER_ERROR_CODES = [
   'UNAUTHENTICATED',
   'INVALID_CREDENTIALS',
   'PERMISSION_DENIED',
-  'NOT_FOUND',
+  'NOT_FOUND', // 404 unknown or other tenant's resource
   'CONFLICT',
   'ENROLL_TOKEN_INVALID',
   'ENROLL_TOKEN_EXPIRED',
   'ENROLL_TOKEN_EXHAUSTED',
   'LOG_NOT_READY',
-  // publish-and-deploy pipeline (src/pipeline/errors.ts)
-  'ARTIFACT_INVALID',
-  'ARTIFACT_EXISTS',
-  'ARTIFACT_IMMUTABLE',
-  'ARTIFACT_TOO_LARGE',
-  'SBOM_INVALID',
-  'REGISTRY_INVALID',
-  'REGISTRY_UNREACHABLE',
-  'GROUP_INVALID',
-  'GROUP_EXISTS',
-  'AUTHORIZER_KEY_INVALID',
-  'AUTHORIZER_KEY_EXISTS',
-  'RELEASE_INVALID',
-  'RELEASE_PREREQUISITE',
-  'RELEASE_CONFLICT',
-  'GROUP_CHANGED',
-  'DEVICE_INCOMPATIBLE',
-  'ROLLOUT_INVALID',
-  'WAVES_INVALID',
-  'OVERRIDE_LOOSENS',
-  'ROLLOUT_STATE',
-  'RECEIPT_UNEXPECTED',
+  // publish and deploy
+  'ARTIFACT_INVALID', // 400 bad multipart field (name, version, kind, media_type, file)
+  'ARTIFACT_EXISTS', // 409 name + version already published
+  'ARTIFACT_IMMUTABLE', // 400 PATCH tried to change name/version/digest
+  'ARTIFACT_TOO_LARGE', // 400 upload over the size cap
+  'SBOM_INVALID', // 400 not a CycloneDX/SPDX JSON document with the minimal fields
+  'REGISTRY_INVALID', // 400 bad registry URL or repository/tag
+  'REGISTRY_UNREACHABLE', // 400 the registry answered an error or did not answer
+  'GROUP_INVALID', // 400 bad group field or unknown member device
+  'GROUP_EXISTS', // 409 group name taken
+  'AUTHORIZER_KEY_INVALID', // 400 not an Ed25519 SPKI PEM
+  'AUTHORIZER_KEY_EXISTS', // 409 key already registered
+  'RELEASE_INVALID', // 400 bad release submission body (envelope not an object, expected_product pattern)
+  'RELEASE_PREREQUISITE', // 400 component artifact / target group missing or different (spec 4 prerequisites)
+  'RELEASE_CONFLICT', // 409 product + version already published with another envelope
+  'GROUP_CHANGED', // 409 group snapshot digest no longer equals rollout.target_policy_digest
+  'DEVICE_INCOMPATIBLE', // 409 a group member's profile is not in compatibility.profiles
+  'ROLLOUT_INVALID', // 400 bad rollout request or signed rollout policy (health, recovery)
+  'WAVES_INVALID', // 400 malformed waves or failure threshold
+  'OVERRIDE_LOOSENS', // 400 a start-time override would loosen the signed constraints
+  'ROLLOUT_STATE', // 409 approve/resume/abort not possible in the current state
+  'RECEIPT_UNEXPECTED', // 409 receipt names a rollout/transaction the device is not assigned to
   'INTERNAL',
 ] as const;
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServerConfig } from '../config.js';
 import type { Store } from '../store/open.js';
 import type { SigningRepository } from '../signing-repo/index.js';
-import type { PipelineOptions } from '../pipeline/deps.js';
+import type { PipelineOptions } from '../resources/pipeline-deps.js';
 import type { ApiKeyCache } from '../auth/api-key-cache.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 

@@ -1,6 +1,6 @@
 import type { DeviceChannelTables } from '../device-channel/tables.js';
 import type { CoreTables } from './core-tables.js';
-import type { PipelineTables } from '../pipeline/tables.js';
+import type { PipelineTables } from './pipeline-tables.js';
 import type { SigningRepoTables } from '../signing-repo/tables.js';
 
 /**

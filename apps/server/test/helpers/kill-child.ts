@@ -38,12 +38,15 @@ export interface KilledChild {
   stderr: string;
 }
 
-/** Runs `child.mjs cfg.json`; SIGKILLs it as soon as it prints `AT `; fails after 60 s. */
-export async function runChildUntilKilled(childDir: string, cfg: object): Promise<KilledChild> {
+/**
+ * Runs `child.mjs cfg.json` of `childDir` (or `script`, with the config written into
+ * `childDir`); SIGKILLs it as soon as it prints `AT `; fails after 60 s.
+ */
+export async function runChildUntilKilled(childDir: string, cfg: object, script = join(childDir, 'child.mjs')): Promise<KilledChild> {
   const cfgFile = join(childDir, `cfg-${randomUUID()}.json`);
   await writeFile(cfgFile, JSON.stringify(cfg));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(childDir, 'child.mjs'), cfgFile], { cwd: serverDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, cfgFile], { cwd: serverDir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => {
