@@ -7,12 +7,12 @@ import { Compile } from 'typebox/compile';
  * conversion of path, query and header values (strings on the wire) into the types their
  * schema declares. Bodies are JSON and are checked as they are.
  *
- * It replaces @fastify/type-provider-typebox's `TypeBoxValidatorCompiler`, whose
- * conversion (TypeBox `Value.Convert`) gets two things wrong for HTTP input:
- * - it reads property names as regular expressions, so the wildcard parameter `*` of
- *   `/tuf/:tenantId/targets/*` threw `Invalid regular expression: /^*$/` on every request;
- * - it truncates to integers and reads `''`, `true`, `0x10` and ` 12 ` as numbers, so
- *   `limit=1.5` was served as `limit=1`.
+ * Not @fastify/type-provider-typebox's `TypeBoxValidatorCompiler`: its conversion (TypeBox
+ * `Value.Convert`) gets two things wrong for HTTP input:
+ * - it reads property names as regular expressions: the wildcard parameter `*` of
+ *   `/tuf/:tenantId/targets/*` throws `Invalid regular expression: /^*$/` on every request;
+ * - it truncates to integers and reads `''`, `true`, `0x10` and ` 12 ` as numbers
+ *   (`limit=1.5` would be served as `limit=1`).
  * Here a value converts only when it is written as the number or boolean itself; anything
  * else stays a string and the check refuses it naming the field (400).
  */
