@@ -7,19 +7,18 @@ import {
   envelopeBytes,
   type ReceiptPayload,
 } from '@svc/release-core';
-import { AssignmentKind, LegacyStatus, type CheckInResponse, type EnrollResponse, type UploadReceiptResponse } from '@svc/device-proto';
+import { AssignmentKind, LegacyStatus, type CheckInResponse, type UploadReceiptResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toPem } from '../src/device-channel/pki.js';
 import { startLegacyRollout } from '../src/resources/rollouts/commands.js';
 import { runUnitOfWork, systemActor } from '../src/resources/unit-of-work.js';
 import { availableDrivers } from './helpers/store.js';
-import { channelCredentials, clientsFor, csrFor, newDeviceKey, publishSignedRollout, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
+import { enrollDevice, publishSignedRollout, refusal, startChannelFixture, unary, type ChannelFixture, type EnrolledDevice } from './device-channel.fixture.js';
 
 interface Dev {
   name: string;
   keyPem: string;
   certDer: Uint8Array;
-  clients: ReturnType<typeof clientsFor>;
+  clients: EnrolledDevice['clients'];
 }
 
 describe.each(availableDrivers())('device channel: assignments, receipts, repository on %s', (driver) => {
@@ -33,14 +32,8 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
   const digest = `sha256:${createHash('sha256').update(payloadBytes).digest('hex')}` as const;
 
   async function enrolled(name: string): Promise<Dev> {
-    const key = await newDeviceKey();
-    const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
-    const res = await unary<EnrollResponse>(async (cb) =>
-      anon.enrollment.enroll({ token: await f.newToken(), deviceName: name, csrDer: await csrFor(key, name), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
-    );
-    anon.close();
-    const clients = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: toPem(res.certificateDer, 'CERTIFICATE') }));
-    return { name, keyPem: key.keyPem, certDer: new Uint8Array(res.certificateDer), clients };
+    const d = await enrollDevice(f, name);
+    return { name, keyPem: d.key.keyPem, certDer: d.certDer, clients: d.clients };
   }
 
   // fault injection: when set, runs after a unit of work's audit row, before COMMIT

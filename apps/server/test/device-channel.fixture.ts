@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import * as x509 from '@peculiar/x509';
-import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient } from '@svc/device-proto';
+import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient, type EnrollResponse } from '@svc/device-proto';
 import { newSecret } from '../src/auth/secrets.js';
 import type { DeviceChannelServer } from '../src/device-channel/channel-server.js';
 import type { DeviceChannelContext } from '../src/device-channel/context.js';
@@ -113,7 +113,8 @@ export async function csrFor(key: DeviceKey, cn: string): Promise<Buffer> {
   return Buffer.from(csr.rawData);
 }
 
-const CHANNEL_OPTIONS = { 'grpc.ssl_target_name_override': DEVICE_CHANNEL_TLS_NAME, 'grpc.default_authority': DEVICE_CHANNEL_TLS_NAME };
+/** What a device sets: the server certificate names DEVICE_CHANNEL_TLS_NAME, not the address. */
+export const CHANNEL_OPTIONS = { 'grpc.ssl_target_name_override': DEVICE_CHANNEL_TLS_NAME, 'grpc.default_authority': DEVICE_CHANNEL_TLS_NAME };
 
 export function channelCredentials(caPem: string, identity?: { keyPem: string; certPem: string }): ChannelCredentials {
   return identity === undefined
@@ -132,6 +133,30 @@ export function clientsFor(addr: string, creds: ChannelCredentials) {
       this.repository.close();
     },
   };
+}
+
+export interface EnrolledDevice {
+  name: string;
+  key: DeviceKey;
+  certPem: string;
+  certDer: Uint8Array;
+  /** mTLS clients with the device's certificate. */
+  clients: ReturnType<typeof clientsFor>;
+}
+
+/** Enrolls `name` with a fresh token and key through the real Enroll call. */
+export async function enrollDevice(f: ChannelFixture, name: string): Promise<EnrolledDevice> {
+  const key = await newDeviceKey();
+  const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
+  try {
+    const res = await unary<EnrollResponse>(async (cb) =>
+      anon.enrollment.enroll({ token: await f.newToken(), deviceName: name, csrDer: await csrFor(key, name), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+    );
+    const certPem = toPem(res.certificateDer, 'CERTIFICATE');
+    return { name, key, certPem, certDer: new Uint8Array(res.certificateDer), clients: clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem })) };
+  } finally {
+    anon.close();
+  }
 }
 
 /** Promisified unary call: `await unary((cb) => client.checkIn(req, cb))`. */

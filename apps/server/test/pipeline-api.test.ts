@@ -176,7 +176,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const g = (await f.api('POST', '/api/v1/groups', { name: 'moving', members: ['dev-a'] })).body;
       const env = sign(releasePayload({ tenant, artifacts: arts, group: g, version: '1.8.0' }), auth.key);
       // membership changes after signing: the group's digest is no longer the signed one
-      const moved = (await f.api('POST', `/api/v1/groups/${g.id}/members`, { devices: ['dev-b'] })).body;
+      const moved = (await f.api('POST', `/api/v1/groups/${g.id}/members`, { devices: ['dev-b'] }, { ...f.admin, prefer: 'return=representation' })).body;
       expect(moved.snapshot_digest).not.toBe(g.snapshot_digest);
       const r = await submit(env);
       expect(r.status, JSON.stringify(r.body)).toBe(409);

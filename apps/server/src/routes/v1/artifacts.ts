@@ -4,6 +4,7 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
+import { multipartParts } from '../../http/multipart.js';
 import { page } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
@@ -61,16 +62,16 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
     const fields: Record<string, string> = {};
     let blob: { digest: string; length: number } | undefined;
     let filename: string | undefined;
-    for await (const part of request.parts()) {
+    for await (const part of multipartParts(request)) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file') throw new ServerError('ARTIFACT_INVALID', `${part.fieldname}: unknown file field (send the bytes as "file")`);
         filename = part.filename;
         // streamed: hashed on the way into the blob store, never held whole in memory
-        blob = await storeArtifactBytes(deps, part.file);
-        if (part.file.truncated) throw new ServerError('ARTIFACT_TOO_LARGE', `file: larger than the ${maxBytes}-byte upload limit`);
+        blob = await storeArtifactBytes(deps, part.bytes);
+        if (part.truncated()) throw new ServerError('ARTIFACT_TOO_LARGE', `file: larger than the ${maxBytes}-byte upload limit`);
       } else {
         if (!TEXT_FIELDS.has(part.fieldname)) throw new ServerError('ARTIFACT_INVALID', `${part.fieldname}: unknown field`);
-        fields[part.fieldname] = String(part.value);
+        fields[part.fieldname] = part.value;
       }
     }
     if (!blob) throw new ServerError('ARTIFACT_INVALID', 'file: is required');
