@@ -30,6 +30,7 @@ import { auditRoutes } from './routes/v1/audit.js';
 import { authRoutes } from './routes/v1/auth.js';
 import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
+import { casesRoutes } from './routes/v1/cases.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
@@ -65,6 +66,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   rolloutsRoutes,
   releaseTransactionsRoutes,
   releaseReceiptsRoutes,
+  casesRoutes,
   openapiRoutes,
 ];
 
