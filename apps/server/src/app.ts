@@ -31,6 +31,7 @@ import { authRoutes } from './routes/v1/auth.js';
 import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
 import { casesRoutes } from './routes/v1/cases.js';
+import { caseSubmissionsRoutes } from './routes/v1/case-submissions.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
@@ -67,6 +68,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   releaseTransactionsRoutes,
   releaseReceiptsRoutes,
   casesRoutes,
+  caseSubmissionsRoutes,
   openapiRoutes,
 ];
 
