@@ -32,6 +32,7 @@ import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
 import { casesRoutes } from './routes/v1/cases.js';
 import { caseSubmissionsRoutes } from './routes/v1/case-submissions.js';
+import { caseAttachmentsRoutes } from './routes/v1/case-attachments.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
@@ -69,6 +70,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   releaseReceiptsRoutes,
   casesRoutes,
   caseSubmissionsRoutes,
+  caseAttachmentsRoutes,
   openapiRoutes,
 ];
 

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServerError } from '../../errors/server-error.js';
+import type { AttachmentLimits } from '../case-attachments/limits.js';
 import { isUuid } from '../ids.js';
 
 export interface OutgoingSubmission {
@@ -50,6 +51,8 @@ export interface EvidenceOptions {
   outboxDir?: string | undefined;
   /** Webhook timeout in milliseconds (default 10 s). */
   webhookTimeoutMs?: number | undefined;
+  /** Overrides of the attachment bounds (resources/case-attachments/limits.ts). */
+  attachmentLimits?: Partial<AttachmentLimits> | undefined;
 }
 
 export class EvidenceConfigError extends Error {
