@@ -33,6 +33,7 @@ import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
 import { casesRoutes } from './routes/v1/cases.js';
 import { caseSubmissionsRoutes } from './routes/v1/case-submissions.js';
 import { caseAttachmentsRoutes } from './routes/v1/case-attachments.js';
+import { caseExportsRoutes } from './routes/v1/case-exports.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
@@ -71,6 +72,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   casesRoutes,
   caseSubmissionsRoutes,
   caseAttachmentsRoutes,
+  caseExportsRoutes,
   openapiRoutes,
 ];
 
