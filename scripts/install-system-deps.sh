@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite talks to (real rauc, OpenSSL, a
-# D-Bus daemon for rauc's service, an OCI registry, Chromium, wrk). Idempotent:
+# D-Bus daemon for rauc's service, an OCI registry, Chromium, wrk, poppler's pdftotext). Idempotent:
 # packages already present are not touched, so a warm machine pays nothing.
 set -euo pipefail
-want=(openssl rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk)
+want=(openssl rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk poppler-utils)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
