@@ -217,7 +217,7 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     expect(wrongTenant.status).toBe(1);
     expect(cli('verify-evidence', join(dir, 'nope.tar'), '--key', join(dir, 'evidence.pub')).status).toBe(2);
     expect((await readFile(join(dir, 'case.tar'))).equals(archive)).toBe(true);
-  });
+  }, 120_000); // five CLI processes: slow on a loaded machine
 
   it('is tenant-scoped: another tenant gets 404, a viewer may export, nothing is half-exported for an unknown case', async () => {
     const other = await f.t.newTenant();

@@ -30,6 +30,7 @@ import { pack as tarPack, type Pack } from 'tar-stream';
 import type { BlobStore } from '../../blobs/index.js';
 import type { Db } from '../../store/tx.js';
 import { allAttachments } from '../case-attachments/queries.js';
+import { attachmentView } from '../case-attachments/views.js';
 import { caseSubmissionsWithDocuments, listFilings } from '../case-submissions/queries.js';
 import { findingsAndExposureFor, iterateCaseAudit, listMeasures, type CaseRow } from '../cases/queries.js';
 import { caseRecords } from '../cases/records.js';
@@ -161,18 +162,7 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
   await w.bytes(
     'attachments/index.json',
     json(
-      attachments.map((a) => ({
-        id: a.id,
-        filename: a.filename,
-        content_type: a.content_type,
-        digest: a.digest,
-        length: Number(a.length),
-        description: a.description,
-        added_by: a.added_by,
-        added_at: a.added_at.toISOString(),
-        file: a.redacted_at === null ? `attachments/${a.id}/${a.filename}` : null,
-        redaction: a.redacted_at === null ? null : { reason: a.redaction_reason, redacted_by: a.redacted_by, redacted_at: a.redacted_at.toISOString() },
-      })),
+      attachments.map((a) => ({ ...attachmentView(a), file: a.redacted_at === null ? `attachments/${a.id}/${a.filename}` : null })),
     ),
   );
   for (const a of attachments) if (a.redacted_at === null) await w.blob(`attachments/${a.id}/${a.filename}`, input.blobs, a.digest);

@@ -5,10 +5,11 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { checkCount, recordAttachment, redactAttachment } from '../../resources/case-attachments/commands.js';
 import { attachmentLimits, sanitizeFilename } from '../../resources/case-attachments/limits.js';
-import { attachmentTotals, getAttachment, listAttachments, type AttachmentRow } from '../../resources/case-attachments/queries.js';
+import { attachmentTotals, getAttachment, listAttachments } from '../../resources/case-attachments/queries.js';
+import { attachmentView } from '../../resources/case-attachments/views.js';
 import { byteBound, storeAttachmentBytes, type StoredAttachment } from '../../resources/case-attachments/storage.js';
 import { caseOr404 } from '../../resources/cases/commands.js';
 import { CASE_LIMITS } from '../../resources/cases/fields.js';
@@ -28,21 +29,6 @@ const Attachment = Type.Object({
 });
 const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const AttachmentParams = Strict({ id: Type.String({ maxLength: 64 }), aid: Type.String({ maxLength: 64 }) });
-
-export function attachmentView(a: AttachmentRow) {
-  return {
-    id: a.id,
-    case_id: a.case_id,
-    filename: a.filename,
-    content_type: a.content_type,
-    digest: a.digest,
-    length: Number(a.length),
-    description: a.description,
-    added_by: a.added_by,
-    added_at: iso(a.added_at),
-    redaction: a.redacted_at === null ? null : { reason: a.redaction_reason!, redacted_by: a.redacted_by!, redacted_at: iso(a.redacted_at) },
-  };
-}
 
 /** RFC 6266: an ASCII fallback and the UTF-8 name (the stored name is already sanitized). */
 function contentDisposition(filename: string): string {
