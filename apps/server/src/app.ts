@@ -29,6 +29,10 @@ import { auditRoutes } from './routes/v1/audit.js';
 import { authRoutes } from './routes/v1/auth.js';
 import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
+import { casesRoutes } from './routes/v1/cases.js';
+import { caseSubmissionsRoutes } from './routes/v1/case-submissions.js';
+import { caseAttachmentsRoutes } from './routes/v1/case-attachments.js';
+import { caseExportsRoutes } from './routes/v1/case-exports.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
@@ -64,6 +68,10 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   rolloutsRoutes,
   releaseTransactionsRoutes,
   releaseReceiptsRoutes,
+  casesRoutes,
+  caseSubmissionsRoutes,
+  caseAttachmentsRoutes,
+  caseExportsRoutes,
   openapiRoutes,
 ];
 
