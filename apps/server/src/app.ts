@@ -7,22 +7,21 @@
  *      (see http/context.ts); every route has `config: { permission: '<name from auth/permissions.ts>' }`
  *      and TypeBox `schema` (body/querystring/params/response) declared once;
  *   2. add ONE line to ROUTE_MODULES below.
- * Cross-cutting behaviour lives here, once:
+ * Cross-cutting behaviour lives here and in http/fastify.ts (validation, the input text
+ * rule, framework errors), once:
  *   - onRoute refuses a route without `config.permission` (startup fails) and collects it for OpenAPI;
  *   - onRequest resolves the credential into `request.principal` and enforces the permission
  *     (401 without credential, 403 `missing permission: <name>`), before any body is parsed;
  *   - one error handler maps every error code through errors/table.ts to `{"error": "..."}`.
  * Use `principalOf(request)` for the tenant and `audit(db, request, {...})` for state changes.
  */
-import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ApiKeyCache } from './auth/api-key-cache.js';
 import { authorize, resolvePrincipal } from './auth/authenticate.js';
 import { isPermission } from './auth/permissions.js';
-import { errorHandler } from './errors/handler.js';
 import type { AppContext, V1Routes } from './http/context.js';
+import { newFastify } from './http/fastify.js';
 import { collectRoute, type CollectedRoute } from './http/openapi.js';
 import { adminRoutes } from './routes/v1/admin.js';
 import { apiKeysRoutes } from './routes/v1/api-keys.js';
@@ -30,6 +29,10 @@ import { auditRoutes } from './routes/v1/audit.js';
 import { authRoutes } from './routes/v1/auth.js';
 import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
+import { casesRoutes } from './routes/v1/cases.js';
+import { caseSubmissionsRoutes } from './routes/v1/case-submissions.js';
+import { caseAttachmentsRoutes } from './routes/v1/case-attachments.js';
+import { caseExportsRoutes } from './routes/v1/case-exports.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
@@ -65,6 +68,10 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   rolloutsRoutes,
   releaseTransactionsRoutes,
   releaseReceiptsRoutes,
+  casesRoutes,
+  caseSubmissionsRoutes,
+  caseAttachmentsRoutes,
+  caseExportsRoutes,
   openapiRoutes,
 ];
 
@@ -86,18 +93,7 @@ export class RouteWithoutPermissionError extends Error {
 export async function buildApp(context: AppContext, options: { extraRoutes?: readonly V1Routes[] } = {}): Promise<FastifyInstance> {
   const opened = context.apiKeyCache === undefined ? await ApiKeyCache.open(context.store) : undefined;
   const ctx: AppContext = opened === undefined ? context : { ...context, apiKeyCache: opened.cache };
-  const app = Fastify({
-    logger: ctx.logger ?? false,
-    bodyLimit: ctx.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    genReqId: () => randomUUID(),
-    requestIdHeader: false,
-    // Strict JSON: duplicate-free prototype pollution guard is fastify's default (error on __proto__).
-  }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: `route not found: ${request.method} ${request.url.split('?')[0]}` });
-  });
+  const app = newFastify({ logger: ctx.logger ?? false, bodyLimit: ctx.bodyLimit ?? DEFAULT_BODY_LIMIT });
 
   if (opened !== undefined) app.addHook('onClose', () => opened.close());
 

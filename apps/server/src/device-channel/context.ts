@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
 import type { ChannelLogger } from './grpc-status.js';
-import type { EnrollPort, PipelinePort, RepositoryPort } from './ports.js';
+import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
+import type { PipelinePort, RepositoryPort } from './ports.js';
 
 /** Everything a device-channel handler reads; built once per server process (wiring.ts). */
 export interface DeviceChannelContext {
@@ -12,7 +13,6 @@ export interface DeviceChannelContext {
   serverCaDer: Uint8Array;
   pipeline: PipelinePort;
   repository: RepositoryPort;
-  enroll: EnrollPort;
   now: () => Date;
   log: ChannelLogger;
   /** Heartbeat period the server asks devices for. */
@@ -21,6 +21,8 @@ export interface DeviceChannelContext {
   certValidDays: number;
   /** Check-in asks for renewal when fewer days than this are left. */
   renewBeforeDays: number;
+  /** Fault-injection seams for tests (never set by main.ts). */
+  hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
 
 export const CHANNEL_DEFAULTS = { checkInIntervalS: 60, certValidDays: 30, renewBeforeDays: 10 } as const;

@@ -13,22 +13,24 @@ import {
   type UploadReceiptRequest,
   type UploadReceiptResponse,
 } from '@svc/device-proto';
-import { recordAuditEvent } from '../audit/record.js';
-import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
+import { LIMITS } from '@svc/release-core';
+import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
+import { storeLogBundle } from '../resources/log-requests/commands.js';
+import { MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
+import { acceptReceipt } from '../resources/release-receipts/commands.js';
+import { reportLegacyStatus } from '../resources/rollouts/commands.js';
+import { runUnitOfWork } from '../resources/unit-of-work.js';
+import { invalidInput, ServerError } from '../errors/server-error.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
-import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
-import { openLogRequests, recordHeartbeat, rotateCertificate } from './device-rows.js';
+import { deviceScope } from './device-scope.js';
 import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
 import { authenticatePeer, type DevicePeer } from './peer.js';
 import { readCsr } from './pki.js';
 
-/** A receipt envelope is a few KiB; transactions with many members stay far below this. */
-export const MAX_RECEIPT_BYTES = 256 * 1024;
 export { MAX_LOG_BUNDLE_BYTES };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A unary handler that first authenticates the device behind the connection. */
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
@@ -45,15 +47,14 @@ function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, r
 
 export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
   const inventory = readInventory(req.inventory);
-  // 3 statements besides authentication: heartbeat, assignments, log requests (was 4)
-  await recordHeartbeat(
-    ctx.db,
-    peer,
-    { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
-    now,
+  // the heartbeat and the log requests handed over commit together
+  const logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+    checkInDevice(uow, {
+      device: { deviceId: peer.deviceId, status: peer.status },
+      inventory: { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
+    }),
   );
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
-  const logRequests = await openLogRequests(ctx.db, peer.deviceId);
   return {
     assignments: assignments.map(toProtoAssignment),
     logRequests: logRequests.map((r) => ({ id: r.id, requestedAt: r.created_at })),
@@ -70,26 +71,20 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
-  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, reason: 'renew', now });
-  await rotateCertificate(ctx.db, peer.deviceId, cert.fingerprint, cert.notAfter, now);
-  await recordAuditEvent(ctx.db, {
-    tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.certificate.renew',
-    target: `device:${peer.deviceName}`, detail: { cert_fingerprint: cert.fingerprint, not_after: cert.notAfter.toISOString() }, at: now,
-  });
+  // the device's current certificate stays current until the new one is first used (peer.ts)
+  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, now });
+  await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) => renewDeviceCertificate(uow, { name: peer.deviceName, certificate: cert }));
   return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
 }
 
 async function uploadReceipt(ctx: DeviceChannelContext, peer: DevicePeer, req: UploadReceiptRequest, now: Date): Promise<UploadReceiptResponse> {
   if (req.envelope.length === 0) throw invalidInput('envelope', 'missing');
-  // STYLE 5: bound untrusted documents before parsing
-  if (req.envelope.length > MAX_RECEIPT_BYTES) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${MAX_RECEIPT_BYTES} bytes`);
-  // spec 2.3.5: the embedded certificate must be the one on this mTLS connection
-  const r = await ctx.pipeline.acceptReceipt(ctx.db, peer.tenantId, {
-    deviceName: peer.deviceName,
-    connectionCertificateDer: peer.certDer,
-    envelopeBytes: new Uint8Array(req.envelope),
-    now,
-  });
+  // bound untrusted documents before parsing
+  if (req.envelope.length > LIMITS.receiptEnvelopeBytes) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${LIMITS.receiptEnvelopeBytes} bytes`);
+  // spec §2.3 rule 5: the embedded certificate must be the one on this mTLS connection
+  const r = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+    acceptReceipt(uow, { deviceName: peer.deviceName, connectionCertificateDer: peer.certDer, envelopeBytes: new Uint8Array(req.envelope) }),
+  );
   return { receiptId: r.receipt_id, duplicate: r.duplicate };
 }
 
@@ -97,9 +92,10 @@ async function reportLegacy(ctx: DeviceChannelContext, peer: DevicePeer, req: Re
   if (req.rolloutId.length === 0 || req.rolloutId.length > 64) throw invalidInput('rollout_id', 'missing or too long');
   const status = req.status === LegacyStatus.LEGACY_STATUS_INSTALLED ? 'installed' : req.status === LegacyStatus.LEGACY_STATUS_FAILED ? 'failed' : undefined;
   if (status === undefined) throw invalidInput('status', 'must be LEGACY_STATUS_INSTALLED or LEGACY_STATUS_FAILED');
-  if (req.detail.length > 1024) throw invalidInput('detail', 'longer than 1024 characters');
-  // spec 2.3.6: device-reported, labelled legacy; never upgraded by the authenticated transport
-  await ctx.pipeline.reportLegacyStatus(ctx.db, peer.tenantId, { deviceName: peer.deviceName, rolloutId: req.rolloutId, status, ...(req.detail ? { detail: req.detail } : {}), now });
+  // spec §2.3 rule 6: device-reported, labelled legacy; never upgraded by the authenticated transport
+  await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+    reportLegacyStatus(uow, { deviceName: peer.deviceName, rolloutId: req.rolloutId, status, ...(req.detail ? { detail: req.detail } : {}) }),
+  );
   return {};
 }
 
@@ -125,12 +121,8 @@ async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableSt
   const contentType = header.contentType || 'application/octet-stream';
   if (contentType.length > 128) throw invalidInput('header.content_type', 'longer than 128 characters');
   const content = Buffer.concat(chunks);
-  const stored = UUID.test(header.logRequestId) && (await fulfillLogRequest(ctx.db, peer.deviceId, header.logRequestId, content, contentType, now));
-  if (!stored) throw notFound(`log request ${header.logRequestId.slice(0, 64)}`);
-  await recordAuditEvent(ctx.db, {
-    tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.log-bundle.upload',
-    target: `log-request:${header.logRequestId}`, detail: { length, content_type: contentType }, at: now,
-  });
+  const logRequestId = header.logRequestId;
+  await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) => storeLogBundle(uow, { deviceId: peer.deviceId, logRequestId, content, contentType }));
   return { length, digest: `sha256:${createHash('sha256').update(content).digest('hex')}` };
 }
 

@@ -1,29 +1,20 @@
-import type { Kysely } from 'kysely';
-import type { DeviceAssignment } from '../pipeline/device-api.js';
-import type { Database } from '../store/database.js';
+import type { DeviceAssignment } from '../resources/rollouts/queries.js';
+import type { Db } from '../store/tx.js';
 
 /**
  * What the device channel needs from its neighbours, typed here once. The real
- * implementations are the pipeline's `device-api.ts` (seam in docs/device-channel.md), the
- * signing repository's `openRepoFile` and the platform's `consumeEnrollToken`; wiring.ts
- * binds them, tests bind the same real ones.
+ * implementations are the rollouts resource's `listAssignments` (seam in
+ * docs/device-channel.md) and the signing repository's `openRepoFile`; wiring.ts binds them,
+ * tests bind the same real ones. Every change a device makes (enrollment, renewal, check-in,
+ * log upload, receipt, legacy report) is a command of its resource, run by the handler as the
+ * device (execute.ts).
  */
 
-/** Pipeline seam: the assignment type is the pipeline's own (apps/server/src/pipeline/device-api.ts). */
+/** Rollouts seam: the assignment type is the rollouts resource's own (resources/rollouts/queries.ts). */
 export type { DeviceAssignment };
 
 export interface PipelinePort {
-  listAssignments(db: Kysely<Database>, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]>;
-  acceptReceipt(
-    db: Kysely<Database>,
-    tenantId: string,
-    args: { deviceName: string; connectionCertificateDer: Uint8Array; envelopeBytes: Uint8Array; now: Date },
-  ): Promise<{ receipt_id: string; duplicate: boolean }>;
-  reportLegacyStatus(
-    db: Kysely<Database>,
-    tenantId: string,
-    args: { deviceName: string; rolloutId: string; status: 'installed' | 'failed'; detail?: string; now: Date },
-  ): Promise<void>;
+  listAssignments(db: Db, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]>;
 }
 
 /** A file of the tenant's signing repository (the shape of signing-repo's RepoFile). */
@@ -40,9 +31,4 @@ export type RepoRange = { kind: 'from-to'; start: number; end: number } | { kind
 export interface RepositoryPort {
   /** `metadata/<file>` or `targets/<hash-prefixed path>`; throws a NOT_FOUND-mapped error when absent. */
   openRepoFile(tenantId: string, path: string, range?: RepoRange): Promise<RepoFile>;
-}
-
-export interface EnrollPort {
-  /** Consumes one use of the token atomically; throws ENROLL_TOKEN_* ServerErrors. */
-  consumeEnrollToken(db: Kysely<Database>, secret: string, now: Date): Promise<{ tenantId: string; tokenId: string }>;
 }

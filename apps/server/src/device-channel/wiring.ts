@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { acceptReceipt, listAssignments, reportLegacyStatus } from '../pipeline/device-api.js';
-import { consumeEnrollToken } from '../store/enroll-tokens.js';
+import { listAssignments } from '../resources/rollouts/queries.js';
+import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
@@ -23,11 +23,13 @@ export interface DeviceChannelOptions {
   certValidDays?: number;
   renewBeforeDays?: number;
   trustRefreshMs?: number;
+  /** Fault-injection seams for tests (never set by main.ts). */
+  hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
 
 /**
- * Builds the device channel from the real neighbours (pipeline seam, platform enrollment
- * tokens, signing repository) and starts it. `main.ts` calls this once; tests too.
+ * Builds the device channel from the real neighbours (rollouts seam, signing repository) and
+ * starts it. `main.ts` calls this once; tests too.
  */
 export async function startDeviceChannelService(o: DeviceChannelOptions): Promise<{ server: DeviceChannelServer; ctx: DeviceChannelContext }> {
   const now = o.now ?? (() => new Date());
@@ -37,14 +39,14 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     db: o.db,
     cas: new DeviceCaStore(o.db, o.dataDir),
     serverCaDer: tls.caDer,
-    pipeline: { listAssignments, acceptReceipt, reportLegacyStatus },
+    pipeline: { listAssignments },
     repository: o.repository,
-    enroll: { consumeEnrollToken },
     now,
     log: o.log,
     checkInIntervalS: o.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS,
     certValidDays: o.certValidDays ?? CHANNEL_DEFAULTS.certValidDays,
     renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
+    ...(o.hooks ? { hooks: o.hooks } : {}),
   };
   const server = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs });
   return { server, ctx };

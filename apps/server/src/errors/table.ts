@@ -6,7 +6,7 @@ import { SERVER_ERROR_CODES, type ServerErrorCode } from './server-error.js';
 /** gRPC status names as in @grpc/grpc-js `status` (look the number up there). */
 export type GrpcStatusName =
   | 'OK' | 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND'
-  | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'INTERNAL';
+  | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'DEADLINE_EXCEEDED' | 'INTERNAL';
 
 export interface ErrorMapping {
   http: number;
@@ -31,6 +31,12 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   MALFORMED_JSON: { http: 400, grpc: 'INVALID_ARGUMENT' },
   BODY_TOO_LARGE: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
   UNSUPPORTED_MEDIA_TYPE: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  MALFORMED_MULTIPART: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  MULTIPART_LIMIT: { http: 413, grpc: 'RESOURCE_EXHAUSTED' },
+  URI_TOO_LONG: { http: 414, grpc: 'INVALID_ARGUMENT' },
+  HEADERS_TOO_LARGE: { http: 431, grpc: 'RESOURCE_EXHAUSTED' },
+  MALFORMED_REQUEST: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  REQUEST_TIMEOUT: { http: 408, grpc: 'DEADLINE_EXCEEDED' },
   UNAUTHENTICATED: { http: 401, grpc: 'UNAUTHENTICATED' },
   INVALID_CREDENTIALS: { http: 401, grpc: 'UNAUTHENTICATED' },
   PERMISSION_DENIED: { http: 403, grpc: 'PERMISSION_DENIED' },
@@ -63,6 +69,18 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   OVERRIDE_LOOSENS: { http: 400, grpc: 'INVALID_ARGUMENT' },
   ROLLOUT_STATE: { http: 409, grpc: 'FAILED_PRECONDITION' },
   RECEIPT_UNEXPECTED: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  // Article 14 cases (docs/article-14.md)
+  CASE_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  CASE_STATE: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  SUBMISSION_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  SUBMISSION_SUPERSEDED: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  ATTACHMENT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  ATTACHMENT_TYPE: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  ATTACHMENT_TOO_LARGE: { http: 413, grpc: 'RESOURCE_EXHAUSTED' },
+  ATTACHMENT_LIMIT: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
+  ATTACHMENT_REDACTED: { http: 410, grpc: 'NOT_FOUND' },
+  TRANSPORT_UNAVAILABLE: { http: 400, grpc: 'FAILED_PRECONDITION' },
+  TRANSPORT_FAILED: { http: 400, grpc: 'UNAVAILABLE' },
 
   CANONICALIZE_FAILED: { http: 400, grpc: 'INVALID_ARGUMENT' },
   KEY_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
