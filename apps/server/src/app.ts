@@ -19,7 +19,7 @@ import cookie from '@fastify/cookie';
 import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiKeyCache } from './auth/api-key-cache.js';
-import { authorize, resolvePrincipal } from './auth/authenticate.js';
+import { authorize, checkCsrf, CSRF_HEADER, resolvePrincipal } from './auth/authenticate.js';
 import { isPermission } from './auth/permissions.js';
 import { errorHandler } from './errors/handler.js';
 import type { AppContext, V1Routes } from './http/context.js';
@@ -125,6 +125,7 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
     const principal = await resolvePrincipal(ctx.store.db, request, ctx.now(), ctx.apiKeyCache);
     request.principal = principal;
     authorize(principal, permission, config.sessionOnly === true);
+    checkCsrf(principal, request.method, request.headers[CSRF_HEADER]);
   });
 
   for (const routes of [...ROUTE_MODULES, ...(options.extraRoutes ?? [])]) {
