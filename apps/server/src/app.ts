@@ -22,6 +22,7 @@ import { ApiKeyCache } from './auth/api-key-cache.js';
 import { authorize, checkCsrf, CSRF_HEADER, resolvePrincipal } from './auth/authenticate.js';
 import { isPermission } from './auth/permissions.js';
 import { errorHandler } from './errors/handler.js';
+import { consoleRoutes } from './http/console.js';
 import type { AppContext, V1Routes } from './http/context.js';
 import { collectRoute, type CollectedRoute } from './http/openapi.js';
 import { adminRoutes } from './routes/v1/admin.js';
@@ -140,5 +141,6 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
       authorizeTenant: (request, tenantId) => request.principal?.tenantId === tenantId,
     });
   }
+  if (ctx.consoleDir !== undefined) await app.register(consoleRoutes, { dir: ctx.consoleDir });
   return app;
 }

@@ -29,6 +29,8 @@ export interface AppContext {
   pipeline?: PipelineOptions;
   /** Remembered API-key lookups (auth/api-key-cache.ts); buildApp opens one when absent. */
   apiKeyCache?: ApiKeyCache;
+  /** The web console's build (apps/console/dist), served at `/` by http/console.ts; none when unset. */
+  consoleDir?: string;
   /** Fault-injection seams for tests (never set by main.ts). */
   hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
