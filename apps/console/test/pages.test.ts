@@ -1,0 +1,185 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAGES } from '../src/routes';
+import { hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
+import { ADMIN, startConsoleServer, type ConsoleServer } from './helpers/server';
+
+describe.skipIf(!hasChromium())('the console in Chromium against a real server', () => {
+  let s: ConsoleServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    [s, browser] = await Promise.all([startConsoleServer(), launch()]);
+    // something on most pages
+    await s.api('POST', '/enroll-tokens', { name: 'line-a', max_uses: 5 }, 201);
+    await s.api('POST', '/groups', { name: 'field-gateways', members: [] }, 201);
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ name: 'gateway-config', version: '1.0.0', kind: 'config' })) form.set(k, v);
+    form.set('file', new Blob(['[uplink]\nhost = "t.example"\n']), 'gateway.toml');
+    const up = await fetch(`${s.url}/api/v1/artifacts`, { method: 'POST', headers: s.admin, body: form });
+    expect(up.status).toBe(201);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.stop();
+  });
+
+  async function session(email: string, password: string, path = '/'): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    await logIn(page, s.url, email, password, path);
+    return { context, page };
+  }
+
+  it('the login page has no serious accessibility violation', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${s.url}/login`);
+    await page.getByRole('heading', { name: 'svc console' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'login');
+    await context.close();
+  });
+
+  it('every page loads with its heading and no serious or critical axe violation (screenshots saved)', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    for (const [path, heading] of PAGES) {
+      await page.goto(`${s.url}${path}`);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await page.getByRole('status').filter({ hasText: /^Loading/ }).count(), path).toBe(0);
+      expect(await page.getByRole('alert').allTextContents(), path).toEqual([]);
+      expect(await seriousViolations(page), path).toEqual([]);
+      await screenshot(page, `admin${path}`);
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('a 401 goes to the login page and back to the page asked for', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/devices');
+    expect(new URL(page.url()).pathname).toBe('/devices');
+    await page.getByRole('heading', { level: 1, name: 'Devices' }).waitFor();
+    // the session ends elsewhere (logout through the API with this browser's cookie)
+    const cookie = (await context.cookies()).find((c) => c.name === 'svc_session')!;
+    const out = await fetch(`${s.url}/api/v1/auth/logout`, { method: 'POST', headers: { cookie: `svc_session=${cookie.value}`, 'x-svc-csrf': '1' } });
+    expect(out.status).toBe(204);
+    await page.getByLabel('Status').selectOption('offline');
+    await page.waitForURL(/\/login\?next=%2Fdevices%3Fstatus%3Doffline/);
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL((u) => u.pathname === '/devices' && u.search === '?status=offline');
+    await context.close();
+  });
+
+  it('a wrong password is said in words on the login page', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${s.url}/login`);
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('email or password is incorrect');
+    await page.close();
+  });
+
+  it('a viewer sees read-only controls, disabled with the reason', async () => {
+    const viewer = await s.user('viewer');
+    const { context, page } = await session(viewer.email, viewer.password, '/enroll-tokens');
+    const reason = 'Your role (viewer) lacks the permission enroll-tokens.write.';
+    await page.getByText(reason).waitFor();
+    expect(await page.getByRole('group', { name: 'New token' }).evaluate((f) => (f as HTMLFieldSetElement).disabled)).toBe(true);
+    expect(await page.getByRole('button', { name: 'Create token' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Delete line-a' }).isDisabled()).toBe(true);
+    await screenshot(page, 'viewer-enroll-tokens');
+    for (const [path, perm] of [
+      ['/artifacts', 'artifacts.write'],
+      ['/groups', 'groups.write'],
+      ['/releases', 'releases.write'],
+      ['/rollouts', 'rollouts.write'],
+      ['/admin/users', 'users.manage'],
+      ['/admin/api-keys', 'api-keys.manage'],
+      ['/admin/branding', 'admin.manage'],
+    ] as const) {
+      await page.goto(`${s.url}${path}`);
+      await page.getByText(`Your role (viewer) lacks the permission ${perm}.`).first().waitFor();
+      const buttons = page.locator('fieldset.guard').first().getByRole('button');
+      for (const b of await buttons.all()) expect(await b.isDisabled(), `${path}: ${await b.textContent()}`).toBe(true);
+      expect(await seriousViolations(page), path).toEqual([]);
+      await screenshot(page, `viewer${path}`);
+    }
+    await context.close();
+  });
+
+  it('works by keyboard: skip link, navigation, a confirmation dialog that Escape cancels', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/');
+    await page.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    // from the top again: the navigation is reachable with Tab and follows with Enter
+    await page.goto(`${s.url}/`);
+    await page.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
+    let reached = false;
+    for (let i = 0; i < 12 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = (await page.evaluate(() => document.activeElement?.textContent)) === 'Enrollment tokens';
+    }
+    expect(reached).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForURL((u) => u.pathname === '/enroll-tokens');
+    await page.getByRole('button', { name: 'Delete line-a' }).focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByRole('cell', { name: 'line-a', exact: true }).count()).toBe(1);
+    await context.close();
+  });
+
+  it('security: httpOnly SameSite=Strict cookie, CSRF header required, CSP blocks inline script, no secret in storage', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/admin/api-keys');
+    const cookies = await context.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([['svc_session', true, 'Strict']]);
+    expect(await page.evaluate(() => document.cookie)).not.toContain('svc_session');
+
+    // the console's own writes carry the header; a write without it is refused
+    const forged = await page.evaluate(async () => {
+      const res = await fetch('/api/v1/enroll-tokens', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'forged' }) });
+      return { status: res.status, body: (await res.json()) as { error: string } };
+    });
+    expect(forged).toEqual({ status: 403, body: { error: 'csrf: a write with the session cookie needs the header x-svc-csrf: 1' } });
+
+    const response = await page.goto(`${s.url}/admin/api-keys`);
+    const csp = response!.headers()['content-security-policy']!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    const violations: string[] = [];
+    page.on('console', (m) => violations.push(m.text()));
+    const ran = await page.evaluate(() => {
+      const el = document.createElement('script');
+      el.textContent = 'window.__inlineRan = true';
+      document.body.append(el);
+      return (window as { __inlineRan?: boolean }).__inlineRan === true;
+    });
+    expect(ran).toBe(false);
+    expect(violations.join('\n')).toMatch(/Content Security Policy/);
+
+    // an API key made in the console is shown once and kept nowhere in the browser
+    await page.getByLabel('Key name').fill('ci');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.getByRole('textbox', { name: 'API key ci' }).inputValue();
+    expect(secret).toMatch(/^svck_/);
+    const stored = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage } }));
+    expect(stored).toBe('{"local":{},"session":{}}');
+    expect(await page.evaluate(() => document.cookie)).not.toContain(secret);
+    await page.reload();
+    await page.getByRole('cell', { name: 'ci', exact: true }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'API key ci' }).count()).toBe(0);
+    await context.close();
+  });
+});
