@@ -52,22 +52,3 @@ export const routes: RouteObject[] = [
   },
 ];
 
-/** Every page a test visits (path, heading): kept beside the routes so neither drifts. */
-export const PAGES = [
-  ['/', 'Fleet'],
-  ['/devices', 'Devices'],
-  ['/enroll-tokens', 'Enrollment tokens'],
-  ['/artifacts', 'Artifacts'],
-  ['/registries', 'Registries'],
-  ['/releases', 'Releases'],
-  ['/groups', 'Groups'],
-  ['/rollouts', 'Rollouts'],
-  ['/transactions', 'Release transactions'],
-  ['/receipts', 'Receipts'],
-  ['/profile', 'Profile'],
-  ['/admin/users', 'Users'],
-  ['/admin/api-keys', 'API keys'],
-  ['/admin/authorizer-keys', 'Authorizer keys'],
-  ['/admin/branding', 'Report branding'],
-  ['/admin/audit', 'Audit trail'],
-] as const;

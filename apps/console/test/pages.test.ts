@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGES } from '../src/routes';
+import { PAGES } from '../src/pages';
 import { hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
 import { ADMIN, startConsoleServer, type ConsoleServer } from './helpers/server';
 
