@@ -9,17 +9,17 @@
  *   - the next-page interaction: from the click on "Next page" until the next 50 rows are on
  *     screen, against a click on a link to a second static page until it has painted.
  *
- * Embedded database, server started as `pnpm start` runs it (dist/main.js with the flags of
- * apps/server's start script). Medians of RUNS runs, printed with their ratio to the static page.
+ * Embedded database, the server process of the e2e harness (apps/server/dist/main.js). Medians
+ * of RUNS runs, printed with their ratio to the static page.
  * The static pages are written into the console build for the run (the server serves the
  * build from memory, loaded at start) and removed afterwards.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { startServer } from '@svc/e2e';
 import { chromium } from 'playwright-core';
 
 const here = import.meta.dirname;
@@ -39,45 +39,6 @@ if (!existsSync(join(consoleDist, 'index.html'))) throw new Error('console bench
 
 const { openStore, migrateToLatest, ensureDefaultTenant } = await import(pathToFileURL(join(serverDir, 'dist/index.js')).href);
 const { seedDevices } = await import(pathToFileURL(join(serverDir, 'bench/seed-devices.mjs')).href);
-const startScript = JSON.parse(readFileSync(join(serverDir, 'package.json'), 'utf8')).scripts.start;
-const nodeFlags = /^node((?: --[^\s]+)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(/\s+/).filter(Boolean) ?? [];
-
-function startServer(dataDir) {
-  return new Promise((resolveUrl, reject) => {
-    const child = spawn(process.execPath, [...nodeFlags, join(serverDir, 'dist/main.js')], {
-      env: {
-        ...process.env,
-        SVC_DATA_DIR: dataDir,
-        SVC_HTTP_ADDR: '127.0.0.1:0',
-        SVC_DEVICE_ADDR: '127.0.0.1:0',
-        SVC_ADMIN_EMAIL: ADMIN.email,
-        SVC_ADMIN_PASSWORD: ADMIN.password,
-        SVC_LOG_LEVEL: 'warn',
-        // the seeded devices send no heartbeats: keep the offline detector from flipping them mid-run
-        SVC_DEVICE_CHECKIN_INTERVAL_S: '3600',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const onData = (d) => {
-      out += d;
-      const m = /svc-server: http listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolveUrl({ child, url: m[1] });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out.slice(-2000)}`)));
-  });
-}
-
-function stop(child) {
-  return new Promise((r) => {
-    child.removeAllListeners('exit');
-    child.on('exit', r);
-    child.kill('SIGTERM');
-  });
-}
-
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fcpOf = (page) =>
   page.evaluate(
@@ -169,11 +130,13 @@ try {
   await store.close();
   console.log(`seeded in ${(seedMs / 1000).toFixed(1)} s`);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-  server = await startServer(dataDir);
+  // the seeded devices send no heartbeats: a long check-in interval keeps the offline detector from flipping them mid-run
+  const start = () => startServer({ dataDir, admin: ADMIN, checkInIntervalS: 3600 });
+  server = await start();
   const bytes = await writeStaticPages(browser, server.url);
   // restart: the server reads the console build (now with the static pages) once, at start
-  await stop(server.child);
-  server = await startServer(dataDir);
+  await server.stop();
+  server = await start();
   const r = await measure(browser, server.url);
   const row = (name, c, s) => console.log(`${name.padEnd(44)} ${median(c).toFixed(0).padStart(8)} ${median(s).toFixed(0).padStart(10)} ${(median(c) / median(s)).toFixed(2).padStart(8)}`);
   console.log(`\nconsole device page, ${DEVICES.toLocaleString()} devices, embedded database, Chromium, median of ${RUNS} runs`);
@@ -185,7 +148,7 @@ try {
 } finally {
   for (const f of STATIC) rmSync(join(consoleDist, f), { force: true });
   await browser?.close();
-  if (server) await stop(server.child);
+  if (server) await server.stop();
   await rm(dataDir, { recursive: true, force: true });
 }
 console.log(`\nbench done in ${((performance.now() - started) / 1000).toFixed(0)} s`);

@@ -2,7 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useCallback, useState, type FormEvent } from 'react';
 import { ApiError, api, describe, ok, writeHeaders, type Schema, type paths } from '../api/client';
 import { useCan } from '../api/session';
-import { Download, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Pager, SearchBox, Select, useListParams } from '../ui/kit';
+import { Download, ErrorNote, Field, Guard, Mono, PageTitle, Paged, SearchBox, Select, useListParams } from '../ui/kit';
 
 type Artifact = Schema<'/api/v1/artifacts', 'post', 201>;
 type ListQuery = NonNullable<paths['/api/v1/artifacts']['get']['parameters']['query']>;
@@ -62,42 +62,24 @@ export function ArtifactsPage() {
         <Select label="SBOM vulnerability severity" value={severity} options={[['', 'any'], ...SEVERITIES.map((s) => [s, s] as const)]} onChange={(v) => list.set({ severity: v })} />
         <SearchBox label="Name contains" value={q} onSearch={onSearch} />
       </div>
-      <ErrorNote error={artifacts.error} />
-      {artifacts.isPending ? (
-        <Loading what="artifacts" />
-      ) : a ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Version</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Digest</th>
-                <th scope="col">Bytes</th>
-                <th scope="col">SBOM</th>
-              </tr>
-            </thead>
-            <tbody>
-              {a.artifacts.map((art) => (
-                <tr key={art.id}>
-                  <td>{art.name}</td>
-                  <td>{art.version}</td>
-                  <td>{art.kind}</td>
-                  <td>
-                    <Mono>{art.digest.slice(0, 19)}…</Mono>
-                  </td>
-                  <td>{art.length.toLocaleString()}</td>
-                  <td>
-                    <Sbom artifact={art} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="artifacts" total={a.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <Paged what="artifacts" result={artifacts} list={list} head={['Name', 'Version', 'Kind', 'Digest', 'Bytes', 'SBOM']}>
+        {(page) =>
+          page.artifacts.map((art) => (
+            <tr key={art.id}>
+              <td>{art.name}</td>
+              <td>{art.version}</td>
+              <td>{art.kind}</td>
+              <td>
+                <Mono>{art.digest.slice(0, 19)}…</Mono>
+              </td>
+              <td>{art.length.toLocaleString()}</td>
+              <td>
+                <Sbom artifact={art} />
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </>
   );
 }

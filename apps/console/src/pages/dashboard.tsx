@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, ok } from '../api/client';
-import { Badge, ErrorNote, Loading, PageTitle } from '../ui/kit';
+import { Badge, ErrorNote, Loading, PageTitle, Table } from '../ui/kit';
 import { RolloutProgress } from './rollouts';
 
 /** Fleet at a glance: counts by status, online ratio, rollouts in flight (polled). */
@@ -47,32 +47,22 @@ export function DashboardPage() {
         ) : inFlight.length === 0 ? (
           <p className="muted">No rollout is running.</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Rollout</th>
-                <th scope="col">Status</th>
-                <th scope="col">Devices</th>
-                <th scope="col">Progress</th>
+          <Table head={['Rollout', 'Status', 'Devices', 'Progress']}>
+            {inFlight.map((r) => (
+              <tr key={r.id}>
+                <td>
+                  <Link to={`/rollouts/${r.id}`}>{r.component}</Link> <span className="muted">({r.kind})</span>
+                </td>
+                <td>
+                  <Badge value={r.status} />
+                </td>
+                <td>{r.device_count}</td>
+                <td>
+                  <RolloutProgress progress={r.progress} total={r.device_count} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {inFlight.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <Link to={`/rollouts/${r.id}`}>{r.component}</Link> <span className="muted">({r.kind})</span>
-                  </td>
-                  <td>
-                    <Badge value={r.status} />
-                  </td>
-                  <td>{r.device_count}</td>
-                  <td>
-                    <RolloutProgress progress={r.progress} total={r.device_count} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </section>
     </>

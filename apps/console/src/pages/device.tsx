@@ -2,7 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { useParams } from 'react-router';
 import { api, ok } from '../api/client';
-import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Pager, When, useListParams } from '../ui/kit';
+import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Paged, When, useListParams } from '../ui/kit';
 import { ReceiptsTable } from './receipts';
 
 /** One device: identity, history, log retrieval, receipts, decommission. */
@@ -103,38 +103,24 @@ function History({ name }: { name: string }) {
     queryFn: () => ok(api.GET('/api/v1/devices/{name}/history', { params: { path: { name }, query } })),
     placeholderData: keepPreviousData,
   });
-  const h = history.data;
   return (
     <section aria-labelledby="history-h">
       <h2 id="history-h">History</h2>
-      <ErrorNote error={history.error} />
-      {h && (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Event</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {h.history.map((e, i) => (
-                <tr key={`${e.at}-${i}`}>
-                  <td>
-                    <When at={e.at} />
-                  </td>
-                  <td>{e.event}</td>
-                  <td>
-                    <Mono>{e.detail === null || e.detail === undefined ? '' : JSON.stringify(e.detail)}</Mono>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="events" total={h.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      )}
+      <Paged what="events" result={history} list={list} head={['When', 'Event', 'Detail']}>
+        {(h) =>
+          h.history.map((e, i) => (
+            <tr key={`${e.at}-${i}`}>
+              <td>
+                <When at={e.at} />
+              </td>
+              <td>{e.event}</td>
+              <td>
+                <Mono>{e.detail === null || e.detail === undefined ? '' : JSON.stringify(e.detail)}</Mono>
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </section>
   );
 }

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useCallback } from 'react';
 import { Link } from 'react-router';
 import { api, ok, type Schema } from '../api/client';
-import { Badge, ErrorNote, Loading, PageTitle, Pager, SearchBox, Select, When, useListParams } from '../ui/kit';
+import { Badge, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
 
 type DeviceStatus = NonNullable<Schema<'/api/v1/devices', 'get'>['devices'][number]['status']>;
 const STATUSES: readonly (readonly [string, string])[] = [
@@ -38,43 +38,25 @@ export function DevicesPage() {
           {d.counts.decommissioned.toLocaleString()} decommissioned
         </p>
       )}
-      <ErrorNote error={devices.error} />
-      {devices.isPending ? (
-        <Loading what="devices" />
-      ) : d ? (
-        <>
-          <table aria-busy={devices.isFetching}>
-            <caption className="sr-only">Devices, sorted by name</caption>
-            <thead>
-              <tr>
-                <th scope="col" aria-sort="ascending">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Profile</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Last seen</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.devices.map((dev) => (
-                <tr key={dev.name}>
-                  <td>
-                    <Link to={`/devices/${encodeURIComponent(dev.name)}`}>{dev.name}</Link>
-                  </td>
-                  <td>
-                    <Badge value={dev.status} />
-                  </td>
-                  <td>{dev.profile ?? '—'}</td>
-                  <td>{dev.agent_version ?? '—'}</td>
-                  <td>
-                    <When at={dev.last_seen} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="devices" total={d.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <Paged what="devices" result={devices} list={list} caption="Devices, sorted by name" sortedBy="Name" head={['Name', 'Status', 'Profile', 'Agent', 'Last seen']}>
+        {(page) =>
+          page.devices.map((dev) => (
+            <tr key={dev.name}>
+              <td>
+                <Link to={`/devices/${encodeURIComponent(dev.name)}`}>{dev.name}</Link>
+              </td>
+              <td>
+                <Badge value={dev.status} />
+              </td>
+              <td>{dev.profile ?? '—'}</td>
+              <td>{dev.agent_version ?? '—'}</td>
+              <td>
+                <When at={dev.last_seen} />
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </>
   );
 }

@@ -2,23 +2,18 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useCallback, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { RETURN_REPRESENTATION, api, ok } from '../api/client';
-import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Pager, SearchBox, When, useListParams } from '../ui/kit';
+import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams, useWrite } from '../ui/kit';
 
 export function GroupsPage() {
   const list = useListParams();
-  const client = useQueryClient();
   const query = { limit: list.limit, offset: list.offset };
   const groups = useQuery({ queryKey: ['groups', query], queryFn: () => ok(api.GET('/api/v1/groups', { params: { query } })), placeholderData: keepPreviousData });
   const [name, setName] = useState('');
-  const create = useMutation({
-    mutationFn: () => ok(api.POST('/api/v1/groups', { body: { name, members: [] } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['groups'] }),
-  });
+  const create = useWrite(() => ok(api.POST('/api/v1/groups', { body: { name, members: [] } })), 'groups');
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate();
+    create.mutate(undefined);
   };
-  const g = groups.data;
   return (
     <>
       <PageTitle>Groups</PageTitle>
@@ -36,40 +31,24 @@ export function GroupsPage() {
           </p>
         )}
       </Guard>
-      <ErrorNote error={groups.error} />
-      {groups.isPending ? (
-        <Loading what="groups" />
-      ) : g ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Members</th>
-                <th scope="col">Snapshot digest</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {g.groups.map((grp) => (
-                <tr key={grp.id}>
-                  <td>
-                    <Link to={`/groups/${grp.id}`}>{grp.name}</Link>
-                  </td>
-                  <td>{grp.member_count}</td>
-                  <td>
-                    <Mono>{grp.snapshot_digest.slice(0, 23)}…</Mono>
-                  </td>
-                  <td>
-                    <When at={grp.updated_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="groups" total={g.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <Paged what="groups" result={groups} list={list} head={['Name', 'Members', 'Snapshot digest', 'Updated']}>
+        {(g) =>
+          g.groups.map((grp) => (
+            <tr key={grp.id}>
+              <td>
+                <Link to={`/groups/${grp.id}`}>{grp.name}</Link>
+              </td>
+              <td>{grp.member_count}</td>
+              <td>
+                <Mono>{grp.snapshot_digest.slice(0, 23)}…</Mono>
+              </td>
+              <td>
+                <When at={grp.updated_at} />
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </>
   );
 }

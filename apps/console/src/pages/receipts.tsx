@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { ApiError, getJson } from '../api/client';
-import { Download, ErrorNote, Field, Loading, PageTitle, Pager, SearchBox, useListParams } from '../ui/kit';
+import { Download, ErrorNote, Field, Loading, PageTitle, Pager, SearchBox, Table, useListParams } from '../ui/kit';
 
 /**
  * `GET /release-receipts` (filters: device, rollout, transaction, activation, label) is read
@@ -48,26 +48,15 @@ export function ReceiptsTable({ filter }: { filter: Record<string, string> }) {
   const rows = receipts.data.receipts ?? [];
   return (
     <>
-      <table>
-        <thead>
-          <tr>
-            {COLUMNS.map(([, label]) => (
-              <th key={label} scope="col">
-                {label}
-              </th>
+      <Table head={COLUMNS.map(([, label]) => label)}>
+        {rows.map((r, i) => (
+          <tr key={String(r['id'] ?? i)}>
+            {COLUMNS.map(([key]) => (
+              <td key={key}>{cell(r, key)}</td>
             ))}
           </tr>
-        </thead>
-        <tbody>
-          {rows.map((r, i) => (
-            <tr key={String(r['id'] ?? i)}>
-              {COLUMNS.map(([key]) => (
-                <td key={key}>{cell(r, key)}</td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       <Pager label="receipts" total={receipts.data.total ?? rows.length} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
     </>
   );

@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../api/client';
-import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Pager, useListParams } from '../ui/kit';
+import { ErrorNote, Field, Guard, Mono, PageTitle, Paged, useListParams } from '../ui/kit';
 
 /** OCI registries: register one, browse a repository's tags, import a tag as an artifact. */
 export function RegistriesPage() {
@@ -20,7 +20,6 @@ export function RegistriesPage() {
     e.preventDefault();
     create.mutate();
   };
-  const r = registries.data;
   return (
     <>
       <PageTitle>Registries</PageTitle>
@@ -34,40 +33,23 @@ export function RegistriesPage() {
         </form>
         <ErrorNote error={create.error} />
       </Guard>
-      <ErrorNote error={registries.error} />
-      {registries.isPending ? (
-        <Loading what="registries" />
-      ) : r ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">URL</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.registries.map((reg) => (
-                <tr key={reg.id}>
-                  <td>{reg.name}</td>
-                  <td>
-                    <Mono>{reg.url}</Mono>
-                  </td>
-                  <td>
-                    <button type="button" onClick={() => setSelected(reg.id)} aria-pressed={selected === reg.id}>
-                      Browse tags of {reg.name}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="registries" total={r.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <Paged what="registries" result={registries} list={list} head={['Name', 'URL', '']}>
+        {(r) =>
+          r.registries.map((reg) => (
+            <tr key={reg.id}>
+              <td>{reg.name}</td>
+              <td>
+                <Mono>{reg.url}</Mono>
+              </td>
+              <td>
+                <button type="button" onClick={() => setSelected(reg.id)} aria-pressed={selected === reg.id}>
+                  Browse tags of {reg.name}
+                </button>
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
       {selected !== undefined && <Tags registryId={selected} />}
     </>
   );

@@ -3,7 +3,7 @@ import { useState, type DragEvent } from 'react';
 import { Link } from 'react-router';
 import { api, ok } from '../api/client';
 import { useCan, useMe } from '../api/session';
-import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Pager, SearchBox, When, useListParams } from '../ui/kit';
+import { ErrorNote, Field, Guard, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../ui/kit';
 import type { Verdict } from '../verify/release';
 
 type Loaded = { file: string; envelope: unknown; payload: Awaited<ReturnType<typeof import('../verify/release')['decodePayload']>> };
@@ -13,7 +13,6 @@ export function ReleasesPage() {
   const product = list.get('product');
   const query = { limit: list.limit, offset: list.offset, ...(product ? { product } : {}) };
   const releases = useQuery({ queryKey: ['releases', query], queryFn: () => ok(api.GET('/api/v1/releases', { params: { query } })), placeholderData: keepPreviousData });
-  const r = releases.data;
   return (
     <>
       <PageTitle>Releases</PageTitle>
@@ -21,48 +20,28 @@ export function ReleasesPage() {
       <div className="filters" role="search">
         <SearchBox label="Product" value={product} onSearch={(v) => list.set({ product: v })} />
       </div>
-      <ErrorNote error={releases.error} />
-      {releases.isPending ? (
-        <Loading what="releases" />
-      ) : r ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Product</th>
-                <th scope="col">Version</th>
-                <th scope="col">Envelope digest</th>
-                <th scope="col">Authorizer key</th>
-                <th scope="col">Published</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.releases.map((rel) => (
-                <tr key={rel.id}>
-                  <td>{rel.product}</td>
-                  <td>{rel.version}</td>
-                  <td>
-                    <Mono>{rel.envelope_digest.slice(0, 23)}…</Mono>
-                  </td>
-                  <td>
-                    <Mono>{rel.keyid.slice(0, 16)}</Mono>
-                  </td>
-                  <td>
-                    <When at={rel.created_at} />
-                  </td>
-                  <td>
-                    <Link to={`/rollouts?release_id=${rel.id}`}>Rollouts of {rel.version}</Link>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="releases" total={r.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <Paged what="releases" result={releases} list={list} head={['Product', 'Version', 'Envelope digest', 'Authorizer key', 'Published', '']}>
+        {(r) =>
+          r.releases.map((rel) => (
+            <tr key={rel.id}>
+              <td>{rel.product}</td>
+              <td>{rel.version}</td>
+              <td>
+                <Mono>{rel.envelope_digest.slice(0, 23)}…</Mono>
+              </td>
+              <td>
+                <Mono>{rel.keyid.slice(0, 16)}</Mono>
+              </td>
+              <td>
+                <When at={rel.created_at} />
+              </td>
+              <td>
+                <Link to={`/rollouts?release_id=${rel.id}`}>Rollouts of {rel.version}</Link>
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </>
   );
 }

@@ -2,7 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
 import { useCan } from '../api/session';
-import { Badge, ConfirmButton, ErrorNote, Guard, Loading, PageTitle, Pager, When, useListParams } from '../ui/kit';
+import { Badge, ConfirmButton, ErrorNote, Guard, Loading, PageTitle, Pager, Table, When, useListParams } from '../ui/kit';
 import { RolloutProgress } from './rollouts';
 
 const LIVE = new Set(['running', 'awaiting_approval', 'paused']);
@@ -89,67 +89,54 @@ export function RolloutPage() {
           )}
           <section aria-labelledby="waves-h">
             <h2 id="waves-h">Waves</h2>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">#</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Devices</th>
-                  <th scope="col">Gate</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Done</th>
-                  <th scope="col">Failed</th>
+            <Table head={['#', 'Name', 'Devices', 'Gate', 'State', 'Done', 'Failed']}>
+              {r.waves.map((w) => (
+                <tr key={w.index}>
+                  <td>{w.index}</td>
+                  <td>{w.name}</td>
+                  <td>{w.size}</td>
+                  <td>{w.requires_approval ? 'approval' : '—'}</td>
+                  <td>
+                    <Badge value={w.state} />
+                  </td>
+                  <td>{w.done}</td>
+                  <td>{w.failed}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {r.waves.map((w) => (
-                  <tr key={w.index}>
-                    <td>{w.index}</td>
-                    <td>{w.name}</td>
-                    <td>{w.size}</td>
-                    <td>{w.requires_approval ? 'approval' : '—'}</td>
-                    <td>
-                      <Badge value={w.state} />
-                    </td>
-                    <td>{w.done}</td>
-                    <td>{w.failed}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           </section>
           <section aria-labelledby="devices-h">
             <h2 id="devices-h">Devices</h2>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">Wave</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {r.devices.map((d) => (
-                  <tr key={d.device}>
-                    <td>
-                      <Link to={`/devices/${encodeURIComponent(d.device)}`}>{d.device}</Link>
-                    </td>
-                    <td>{d.wave}</td>
-                    <td>
-                      <Badge value={d.state} />
-                    </td>
-                    <td>
-                      <When at={d.updated_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DeviceStates rows={r.devices} />
             <Pager label="devices" total={r.devices_total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
           </section>
         </>
       ) : null}
     </>
+  );
+}
+
+/** Devices of a rollout or transaction with their wave and state (and when it changed, if known). */
+export function DeviceStates({ rows }: { rows: readonly { device: string; wave: number; state: string; updated_at?: string | null }[] }) {
+  const withTime = rows.some((d) => d.updated_at !== undefined);
+  return (
+    <Table head={withTime ? ['Device', 'Wave', 'State', 'Updated'] : ['Device', 'Wave', 'State']}>
+      {rows.map((d) => (
+        <tr key={d.device}>
+          <td>
+            <Link to={`/devices/${encodeURIComponent(d.device)}`}>{d.device}</Link>
+          </td>
+          <td>{d.wave}</td>
+          <td>
+            <Badge value={d.state} />
+          </td>
+          {withTime && (
+            <td>
+              <When at={d.updated_at} />
+            </td>
+          )}
+        </tr>
+      ))}
+    </Table>
   );
 }

@@ -2,7 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, ok, type Schema } from '../api/client';
-import { Badge, ErrorNote, Field, Guard, Loading, PageTitle, Pager, Select, When, useListParams } from '../ui/kit';
+import { Badge, ErrorNote, Field, Guard, PageTitle, Paged, Select, When, useListParams } from '../ui/kit';
 
 type Progress = Schema<'/api/v1/rollouts', 'get'>['rollouts'][number]['progress'];
 
@@ -41,7 +41,6 @@ export function RolloutsPage() {
     placeholderData: keepPreviousData,
     refetchInterval: 5_000,
   });
-  const r = rollouts.data;
   return (
     <>
       <PageTitle>Rollouts</PageTitle>
@@ -54,46 +53,28 @@ export function RolloutsPage() {
           </button>
         )}
       </div>
-      <ErrorNote error={rollouts.error} />
-      {rollouts.isPending ? (
-        <Loading what="rollouts" />
-      ) : r ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Component</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Status</th>
-                <th scope="col">Evidence</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Started</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.rollouts.map((ro) => (
-                <tr key={ro.id}>
-                  <td>
-                    <Link to={`/rollouts/${ro.id}`}>{ro.component}</Link>
-                  </td>
-                  <td>{ro.kind}</td>
-                  <td>
-                    <Badge value={ro.status} />
-                  </td>
-                  <td>{ro.evidence === 'signed-receipt' ? 'device-signed receipts' : 'device-reported only'}</td>
-                  <td>
-                    <RolloutProgress progress={ro.progress} total={ro.device_count} />
-                  </td>
-                  <td>
-                    <When at={ro.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="rollouts" total={r.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <Paged what="rollouts" result={rollouts} list={list} head={['Component', 'Kind', 'Status', 'Evidence', 'Progress', 'Started']}>
+        {(r) =>
+          r.rollouts.map((ro) => (
+            <tr key={ro.id}>
+              <td>
+                <Link to={`/rollouts/${ro.id}`}>{ro.component}</Link>
+              </td>
+              <td>{ro.kind}</td>
+              <td>
+                <Badge value={ro.status} />
+              </td>
+              <td>{ro.evidence === 'signed-receipt' ? 'device-signed receipts' : 'device-reported only'}</td>
+              <td>
+                <RolloutProgress progress={ro.progress} total={ro.device_count} />
+              </td>
+              <td>
+                <When at={ro.created_at} />
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </>
   );
 }

@@ -1,7 +1,8 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
-import { Badge, Download, ErrorNote, Loading, Mono, PageTitle, Pager, When, useListParams } from '../ui/kit';
+import { Badge, Download, ErrorNote, Loading, Mono, PageTitle, Paged, Pager, Table, When, useListParams } from '../ui/kit';
+import { DeviceStates } from './rollout';
 import { ReceiptsTable } from './receipts';
 
 export function TransactionsPage() {
@@ -13,48 +14,30 @@ export function TransactionsPage() {
     placeholderData: keepPreviousData,
     refetchInterval: 5_000,
   });
-  const t = txs.data;
   return (
     <>
       <PageTitle>Release transactions</PageTitle>
-      <ErrorNote error={txs.error} />
-      {txs.isPending ? (
-        <Loading what="transactions" />
-      ) : t ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Transaction</th>
-                <th scope="col">State</th>
-                <th scope="col">Members</th>
-                <th scope="col">Devices</th>
-                <th scope="col">Started</th>
-              </tr>
-            </thead>
-            <tbody>
-              {t.release_transactions.map((tx) => (
-                <tr key={tx.id}>
-                  <td>
-                    <Link to={`/transactions/${tx.id}`}>
-                      <Mono>{tx.id.slice(0, 8)}</Mono>
-                    </Link>
-                  </td>
-                  <td>
-                    <Badge value={tx.state} />
-                  </td>
-                  <td>{tx.members.map((m) => m.component).join(', ')}</td>
-                  <td>{typeof tx.devices === 'number' ? tx.devices : JSON.stringify(tx.devices)}</td>
-                  <td>
-                    <When at={tx.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="transactions" total={t.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <Paged what="transactions" result={txs} list={list} head={['Transaction', 'State', 'Members', 'Devices', 'Started']}>
+        {(t) =>
+          t.release_transactions.map((tx) => (
+            <tr key={tx.id}>
+              <td>
+                <Link to={`/transactions/${tx.id}`}>
+                  <Mono>{tx.id.slice(0, 8)}</Mono>
+                </Link>
+              </td>
+              <td>
+                <Badge value={tx.state} />
+              </td>
+              <td>{tx.members.map((m) => m.component).join(', ')}</td>
+              <td>{typeof tx.devices === 'number' ? tx.devices : JSON.stringify(tx.devices)}</td>
+              <td>
+                <When at={tx.created_at} />
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </>
   );
 }
@@ -123,57 +106,27 @@ export function TransactionPage() {
           </section>
           <section aria-labelledby="tx-devices-h">
             <h2 id="tx-devices-h">Devices</h2>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">Wave</th>
-                  <th scope="col">State</th>
-                </tr>
-              </thead>
-              <tbody>
-                {t.device_states.map((d) => (
-                  <tr key={d.device}>
-                    <td>
-                      <Link to={`/devices/${encodeURIComponent(d.device)}`}>{d.device}</Link>
-                    </td>
-                    <td>{d.wave}</td>
-                    <td>
-                      <Badge value={d.state} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DeviceStates rows={t.device_states} />
             <Pager label="devices" total={typeof t.devices === 'number' ? t.devices : t.device_states.length} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
           </section>
           <section aria-labelledby="tx-result-h">
             <h2 id="tx-result-h">Result manifest{settled ? '' : ' (so far)'}</h2>
             <ErrorNote error={result.error} />
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Members</th>
+            <Table head={['Device', 'State', 'Members']}>
+              {devices.map((d) => (
+                <tr key={text(d['device'])}>
+                  <td>{text(d['device'])}</td>
+                  <td>
+                    <Badge value={text(d['state'])} />
+                  </td>
+                  <td>
+                    {rows(d['members'])
+                      .map((m) => `${text(m['component'])} #${text(m['position'])} ${text(m['verdict'])}`)
+                      .join(', ')}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {devices.map((d) => (
-                  <tr key={text(d['device'])}>
-                    <td>{text(d['device'])}</td>
-                    <td>
-                      <Badge value={text(d['state'])} />
-                    </td>
-                    <td>
-                      {rows(d['members'])
-                        .map((m) => `${text(m['component'])} #${text(m['position'])} ${text(m['verdict'])}`)
-                        .join(', ')}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           </section>
           <section aria-labelledby="tx-receipts-h">
             <h2 id="tx-receipts-h">Receipts</h2>

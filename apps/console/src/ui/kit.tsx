@@ -2,6 +2,7 @@
  * The console's accessible building blocks: native HTML elements (button, fieldset, table,
  * dialog, progress) with labels, live regions and focus handled here once.
  */
+import { useMutation, useQueryClient, type UseQueryResult } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { useSearchParams } from 'react-router';
 import { ApiError } from '../api/client';
@@ -108,6 +109,61 @@ export function useListParams(defaults: Record<string, string> = {}) {
     setParams(next);
   };
   return { get, offset, limit, set };
+}
+
+export type ListParams = ReturnType<typeof useListParams>;
+
+/** A table with one header row; an empty heading is an actions column (named for screen readers). */
+export function Table({ head, caption, sortedBy, busy, children }: { head: readonly string[]; caption?: string; sortedBy?: string; busy?: boolean; children: ReactNode }) {
+  return (
+    <table aria-busy={busy}>
+      {caption !== undefined && <caption className="sr-only">{caption}</caption>}
+      <thead>
+        <tr>
+          {head.map((h, i) => (
+            <th key={i} scope="col" aria-sort={h === sortedBy ? 'ascending' : undefined}>
+              {h === '' ? <span className="sr-only">Actions</span> : h}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
+/** One page of a server-paginated list: loading, the error in words, the rows, the pager. */
+export function Paged<T extends { total: number }>(props: {
+  what: string;
+  result: UseQueryResult<T>;
+  list: ListParams;
+  head: readonly string[];
+  caption?: string;
+  sortedBy?: string;
+  total?: (data: T) => number;
+  children: (data: T) => ReactNode;
+}) {
+  const { result, list } = props;
+  if (result.isPending) return <Loading what={props.what} />;
+  return (
+    <>
+      <ErrorNote error={result.error} />
+      {result.data !== undefined && (
+        <>
+          <Table head={props.head} caption={props.caption} sortedBy={props.sortedBy} busy={result.isFetching}>
+            {props.children(result.data)}
+          </Table>
+          <Pager label={props.what} total={props.total?.(result.data) ?? result.data.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
+        </>
+      )}
+    </>
+  );
+}
+
+/** A write that refreshes every query under `refresh` (e.g. 'enroll-tokens') when it succeeds. */
+export function useWrite<A, R>(write: (arg: A) => Promise<R>, refresh: string) {
+  const client = useQueryClient();
+  return useMutation({ mutationFn: write, onSuccess: () => client.invalidateQueries({ queryKey: [refresh] }) });
 }
 
 export function Pager({ total, offset, limit, onPage, label }: { total: number; offset: number; limit: number; onPage: (offset: number) => void; label: string }) {

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useCallback } from 'react';
 import { api, ok } from '../../api/client';
-import { Download, ErrorNote, Field, Loading, Mono, PageTitle, Pager, SearchBox, When, useListParams } from '../../ui/kit';
+import { Download, Field, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../../ui/kit';
 
 const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
 
@@ -14,7 +14,6 @@ export function AuditPage() {
   const query = { limit: list.limit, offset: list.offset, ...filters };
   const events = useQuery({ queryKey: ['audit', query], queryFn: () => ok(api.GET('/api/v1/audit', { params: { query } })), placeholderData: keepPreviousData });
   const onAction = useCallback((v: string) => list.set({ action: v }), [list]);
-  const e = events.data;
   return (
     <>
       <PageTitle>Audit trail</PageTitle>
@@ -24,44 +23,27 @@ export function AuditPage() {
         <Field label="Until">{(id) => <input id={id} type="datetime-local" value={until} onChange={(ev) => list.set({ until: ev.target.value })} />}</Field>
         <Download href={`/api/v1/audit/export?${new URLSearchParams(filters).toString()}`}>Export (JSON Lines)</Download>
       </div>
-      <ErrorNote error={events.error} />
-      {events.isPending ? (
-        <Loading what="audit events" />
-      ) : e ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {e.events.map((ev) => (
-                <tr key={ev.id}>
-                  <td>
-                    <When at={ev.at} />
-                  </td>
-                  <td>
-                    {ev.actor} <span className="muted">({ev.credential})</span>
-                  </td>
-                  <td>{ev.action}</td>
-                  <td>
-                    <Mono>{ev.target}</Mono>
-                  </td>
-                  <td>
-                    <Mono>{ev.detail === null || ev.detail === undefined ? '' : JSON.stringify(ev.detail)}</Mono>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="events" total={e.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <Paged what="events" result={events} list={list} head={['When', 'Actor', 'Action', 'Target', 'Detail']}>
+        {(e) =>
+          e.events.map((ev) => (
+            <tr key={ev.id}>
+              <td>
+                <When at={ev.at} />
+              </td>
+              <td>
+                {ev.actor} <span className="muted">({ev.credential})</span>
+              </td>
+              <td>{ev.action}</td>
+              <td>
+                <Mono>{ev.target}</Mono>
+              </td>
+              <td>
+                <Mono>{ev.detail === null || ev.detail === undefined ? '' : JSON.stringify(ev.detail)}</Mono>
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </>
   );
 }

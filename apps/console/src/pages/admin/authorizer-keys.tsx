@@ -1,31 +1,23 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../../api/client';
 import { useCan } from '../../api/session';
-import { Badge, ConfirmButton, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Pager, When, useListParams } from '../../ui/kit';
+import { Badge, ConfirmButton, ErrorNote, Field, Guard, Mono, PageTitle, Paged, When, useListParams, useWrite } from '../../ui/kit';
 
 /** The customer's Ed25519 release keys: every release must be signed by an active one. */
 export function AuthorizerKeysPage() {
   const list = useListParams();
-  const client = useQueryClient();
   const canWrite = useCan('keys.write');
   const query = { limit: list.limit, offset: list.offset };
   const keys = useQuery({ queryKey: ['authorizer-keys', query], queryFn: () => ok(api.GET('/api/v1/authorizer-keys', { params: { query } })), placeholderData: keepPreviousData });
   const [name, setName] = useState('');
   const [pem, setPem] = useState('');
-  const add = useMutation({
-    mutationFn: () => ok(api.POST('/api/v1/authorizer-keys', { body: { name, public_key_pem: pem } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['authorizer-keys'] }),
-  });
-  const revoke = useMutation({
-    mutationFn: (id: string) => ok(api.POST('/api/v1/authorizer-keys/{id}/revoke', { params: { path: { id } } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['authorizer-keys'] }),
-  });
+  const add = useWrite(() => ok(api.POST('/api/v1/authorizer-keys', { body: { name, public_key_pem: pem } })), 'authorizer-keys');
+  const revoke = useWrite((id: string) => ok(api.POST('/api/v1/authorizer-keys/{id}/revoke', { params: { path: { id } } })), 'authorizer-keys');
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    add.mutate();
+    add.mutate(undefined);
   };
-  const k = keys.data;
   return (
     <>
       <PageTitle>Authorizer keys</PageTitle>
@@ -41,46 +33,28 @@ export function AuthorizerKeysPage() {
         </form>
         <ErrorNote error={add.error} />
       </Guard>
-      <ErrorNote error={keys.error ?? revoke.error} />
-      {keys.isPending ? (
-        <Loading what="authorizer keys" />
-      ) : k ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Registered</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {k.authorizer_keys.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <Mono>{key.keyid}</Mono>
-                  </td>
-                  <td>
-                    <Badge value={key.status} />
-                  </td>
-                  <td>
-                    <When at={key.created_at} />
-                  </td>
-                  <td>
-                    <ConfirmButton label={`Revoke ${key.name}`} danger disabled={!canWrite.ok || key.status !== 'active'} question={`Revoke ${key.name}? Releases signed by it can no longer be submitted or rolled out.`} confirm="Revoke key" onConfirm={() => revoke.mutate(key.id)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="keys" total={k.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+      <ErrorNote error={revoke.error} />
+      <Paged what="keys" result={keys} list={list} head={['Name', 'Key id', 'Status', 'Registered', '']}>
+        {(k) =>
+          k.authorizer_keys.map((key) => (
+            <tr key={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <Mono>{key.keyid}</Mono>
+              </td>
+              <td>
+                <Badge value={key.status} />
+              </td>
+              <td>
+                <When at={key.created_at} />
+              </td>
+              <td>
+                <ConfirmButton label={`Revoke ${key.name}`} danger disabled={!canWrite.ok || key.status !== 'active'} question={`Revoke ${key.name}? Releases signed by it can no longer be submitted or rolled out.`} confirm="Revoke key" onConfirm={() => revoke.mutate(key.id)} />
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
     </>
   );
 }

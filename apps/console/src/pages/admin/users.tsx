@@ -1,10 +1,10 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../../api/client';
 import { useCan, useMe } from '../../api/session';
-import { ConfirmButton, ErrorNote, Field, Guard, Loading, PageTitle, Pager, Select, When, useListParams } from '../../ui/kit';
+import { ConfirmButton, ErrorNote, Field, Guard, PageTitle, Paged, Select, When, useListParams, useWrite } from '../../ui/kit';
 
-type Role = 'admin' | 'operator' | 'viewer';
+export type Role = 'admin' | 'operator' | 'viewer';
 export const ROLES: readonly (readonly [Role, string])[] = [
   ['viewer', 'viewer (read only)'],
   ['operator', 'operator'],
@@ -13,7 +13,6 @@ export const ROLES: readonly (readonly [Role, string])[] = [
 
 export function UsersPage() {
   const list = useListParams();
-  const client = useQueryClient();
   const can = useCan('users.manage');
   const me = useMe().data;
   const query = { limit: list.limit, offset: list.offset };
@@ -21,22 +20,12 @@ export function UsersPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [role, setRole] = useState<Role>('viewer');
-  const create = useMutation({
-    mutationFn: () => ok(api.POST('/api/v1/users', { body: { email, password, role } })),
-    onSuccess: () => {
-      setPassword('');
-      return client.invalidateQueries({ queryKey: ['users'] });
-    },
-  });
-  const remove = useMutation({
-    mutationFn: (id: string) => ok(api.DELETE('/api/v1/users/{id}', { params: { path: { id } } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['users'] }),
-  });
+  const create = useWrite(() => ok(api.POST('/api/v1/users', { body: { email, password, role } })), 'users');
+  const remove = useWrite((id: string) => ok(api.DELETE('/api/v1/users/{id}', { params: { path: { id } } })), 'users');
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate();
+    create.mutate(undefined, { onSuccess: () => setPassword('') });
   };
-  const u = users.data;
   return (
     <>
       <PageTitle>Users</PageTitle>
@@ -51,42 +40,26 @@ export function UsersPage() {
         </form>
         <ErrorNote error={create.error} />
       </Guard>
-      <ErrorNote error={users.error ?? remove.error} />
-      {!can.ok ? null : users.isPending ? (
-        <Loading what="users" />
-      ) : u ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Name</th>
-                <th scope="col">Role</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
+      <ErrorNote error={remove.error} />
+      {can.ok && (
+        <Paged what="users" result={users} list={list} head={['Email', 'Name', 'Role', 'Created', '']}>
+          {(u) =>
+            u.users.map((user) => (
+              <tr key={user.id}>
+                <td>{user.email}</td>
+                <td>{user.display_name}</td>
+                <td>{user.role}</td>
+                <td>
+                  <When at={user.created_at} />
+                </td>
+                <td>
+                  <ConfirmButton label={`Delete ${user.email}`} danger disabled={user.id === me?.user_id} question={`Delete the user ${user.email}? Their sessions end at once.`} confirm="Delete user" onConfirm={() => remove.mutate(user.id)} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {u.users.map((user) => (
-                <tr key={user.id}>
-                  <td>{user.email}</td>
-                  <td>{user.display_name}</td>
-                  <td>{user.role}</td>
-                  <td>
-                    <When at={user.created_at} />
-                  </td>
-                  <td>
-                    <ConfirmButton label={`Delete ${user.email}`} danger disabled={user.id === me?.user_id} question={`Delete the user ${user.email}? Their sessions end at once.`} confirm="Delete user" onConfirm={() => remove.mutate(user.id)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager label="users" total={u.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-        </>
-      ) : null}
+            ))
+          }
+        </Paged>
+      )}
     </>
   );
 }
