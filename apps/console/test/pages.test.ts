@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGES } from '../src/pages';
@@ -9,6 +12,7 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
   let browser: Browser;
   beforeAll(async () => {
     [s, browser] = await Promise.all([startConsoleServer(), launch()]);
+    dir = await mkdtemp(join(tmpdir(), 'svc-console-pages-'));
     // something on most pages
     await s.api('POST', '/enroll-tokens', { name: 'line-a', max_uses: 5 }, 201);
     await s.api('POST', '/groups', { name: 'field-gateways', members: [] }, 201);
@@ -21,7 +25,9 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
   afterAll(async () => {
     await browser?.close();
     await s?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
+  let dir: string;
 
   async function session(email: string, password: string, path = '/'): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -180,6 +186,35 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     await page.reload();
     await page.getByRole('cell', { name: 'ci', exact: true }).waitFor();
     expect(await page.getByRole('textbox', { name: 'API key ci' }).count()).toBe(0);
+    await context.close();
+  });
+
+  it('an SBOM is attached and downloaded, filters by severity, a bad one is refused in words; the audit trail exports', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/artifacts');
+    const attach = page.getByLabel(/^Attach SBOM of gateway-config 1\.0\.0/);
+    await attach.setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ bomFormat: 'SPDXish', specVersion: '1.5' })) });
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('bomFormat: must be "CycloneDX"');
+    const bom = JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.5', components: [], vulnerabilities: [{ id: 'CVE-1', ratings: [{ severity: 'critical' }] }] });
+    await attach.setInputFiles({ name: 'bom.json', mimeType: 'application/json', buffer: Buffer.from(bom) });
+    const link = page.getByRole('link', { name: 'Download' });
+    await link.waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const file = join(dir, 'bom.json');
+    await download.saveAs(file);
+    expect(await readFile(file, 'utf8')).toBe(bom);
+    await page.getByLabel('SBOM vulnerability severity').selectOption('critical');
+    await page.getByText('1–1 of 1 artifacts').waitFor();
+    await page.getByLabel('SBOM vulnerability severity').selectOption('low');
+    await page.getByText('No artifacts').waitFor();
+
+    await page.goto(`${s.url}/admin/audit?action=artifact.sbom.attach`);
+    await page.getByRole('cell', { name: 'artifact.sbom.attach' }).first().waitFor();
+    const [exported] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export (JSON Lines)' }).click()]);
+    const lines = join(dir, 'audit.jsonl');
+    await exported.saveAs(lines);
+    const events = (await readFile(lines, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { action: string });
+    expect(events.length).toBeGreaterThan(0);
+    expect(new Set(events.map((e) => e.action))).toEqual(new Set(['artifact.sbom.attach']));
     await context.close();
   });
 });
