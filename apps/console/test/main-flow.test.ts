@@ -220,4 +220,25 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     const device = await fleet.api.get<{ status: string }>('/devices/gw-0003');
     expect(device.status).toBe('decommissioned');
   });
+
+  it('a legacy rollout starts with waves from the form and is aborted after confirmation', async () => {
+    await page.goto(at('/rollouts'));
+    await page.getByLabel('Rollout kind').selectOption('legacy');
+    await expect.poll(async () => (await page.getByLabel('Artifact').locator('option').count()) > 1).toBe(true);
+    await page.getByLabel('Artifact').selectOption({ label: 'gateway-config 1.4.0 (config)' });
+    await expect.poll(async () => (await page.getByLabel('Group').locator('option').count()) > 1).toBe(true);
+    await page.getByLabel('Group').selectOption({ label: 'field-gateways (3)' });
+    await page.getByLabel('Waves').fill('1, 3!');
+    await page.getByRole('button', { name: 'Start rollout' }).click();
+    await Promise.race([page.waitForURL(/\/rollouts\/[0-9a-f-]{36}$/), page.getByRole('alert').waitFor().then(async () => expect.fail(await page.getByRole('alert').textContent()))]);
+    await page.getByText('device-reported results only (no device signature)').waitFor();
+    await page.getByText('awaiting approval').first().waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Abort…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Abort rollout' }).click();
+    await page.getByText('aborted').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Abort…' }).isDisabled()).toBe(true);
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    expect((await fleet.api.get<{ status: string; kind: string }>(`/rollouts/${id}`))).toMatchObject({ status: 'aborted', kind: 'legacy' });
+    await screenshot(page, 'flow-legacy-aborted');
+  });
 });

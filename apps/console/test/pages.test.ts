@@ -189,7 +189,7 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     await context.close();
   });
 
-  it('an SBOM is attached and downloaded, filters by severity, a bad one is refused in words; the audit trail exports', async () => {
+  it('a description is edited; an SBOM is attached and downloaded, filters by severity, a bad one is refused in words; the audit trail exports', async () => {
     const { context, page } = await session(ADMIN.email, ADMIN.password, '/artifacts');
     const attach = page.getByLabel(/^Attach SBOM of gateway-config 1\.0\.0/);
     await attach.setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ bomFormat: 'SPDXish', specVersion: '1.5' })) });
@@ -202,6 +202,11 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     const file = join(dir, 'bom.json');
     await download.saveAs(file);
     expect(await readFile(file, 'utf8')).toBe(bom);
+    await page.getByRole('button', { name: 'Edit description of gateway-config 1.0.0' }).click();
+    await page.getByLabel('Description of gateway-config 1.0.0').fill('uplink settings for line A');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: /uplink settings for line A/ }).waitFor();
+    expect((await s.api<{ artifacts: { description: string | null }[] }>('GET', '/artifacts')).artifacts[0]!.description).toBe('uplink settings for line A');
     await page.getByLabel('SBOM vulnerability severity').selectOption('critical');
     await page.getByText('1–1 of 1 artifacts').waitFor();
     await page.getByLabel('SBOM vulnerability severity').selectOption('low');

@@ -1,8 +1,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useState, type FormEvent } from 'react';
-import { ApiError, api, describe, ok, writeHeaders, type Schema, type paths } from '../api/client';
+import { ApiError, RETURN_REPRESENTATION, api, describe, ok, writeHeaders, type Schema, type paths } from '../api/client';
 import { useCan } from '../api/session';
-import { Download, ErrorNote, Field, Guard, Mono, PageTitle, Paged, SearchBox, Select, useListParams } from '../ui/kit';
+import { Download, ErrorNote, Field, Guard, Mono, PageTitle, Paged, SearchBox, Select, useListParams, useWrite } from '../ui/kit';
 
 type Artifact = Schema<'/api/v1/artifacts', 'post', 201>;
 type ListQuery = NonNullable<paths['/api/v1/artifacts']['get']['parameters']['query']>;
@@ -62,7 +62,7 @@ export function ArtifactsPage() {
         <Select label="SBOM vulnerability severity" value={severity} options={[['', 'any'], ...SEVERITIES.map((s) => [s, s] as const)]} onChange={(v) => list.set({ severity: v })} />
         <SearchBox label="Name contains" value={q} onSearch={onSearch} />
       </div>
-      <Paged what="artifacts" result={artifacts} list={list} head={['Name', 'Version', 'Kind', 'Digest', 'Bytes', 'SBOM']}>
+      <Paged what="artifacts" result={artifacts} list={list} head={['Name', 'Version', 'Kind', 'Digest', 'Bytes', 'Description', 'SBOM']}>
         {(page) =>
           page.artifacts.map((art) => (
             <tr key={art.id}>
@@ -73,6 +73,9 @@ export function ArtifactsPage() {
                 <Mono>{art.digest.slice(0, 19)}…</Mono>
               </td>
               <td>{art.length.toLocaleString()}</td>
+              <td>
+                <Description artifact={art} />
+              </td>
               <td>
                 <Sbom artifact={art} />
               </td>
@@ -167,5 +170,44 @@ function Sbom({ artifact }: { artifact: Schema<'/api/v1/artifacts', 'get'>['arti
       </label>
       <ErrorNote error={attach.error} />
     </span>
+  );
+}
+
+/** The artifact's description, edited in place (`PATCH /artifacts/{id}`; the digest and bytes never change). */
+function Description({ artifact }: { artifact: Schema<'/api/v1/artifacts', 'get'>['artifacts'][number] }) {
+  const canWrite = useCan('artifacts.write');
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(artifact.description ?? '');
+  const save = useWrite(
+    () => ok(api.PATCH('/api/v1/artifacts/{id}', { params: { path: { id: artifact.id } }, body: { description: text }, headers: RETURN_REPRESENTATION })),
+    'artifacts',
+  );
+  if (!editing) {
+    return (
+      <span className="row">
+        <span>{artifact.description ?? <span className="muted">—</span>}</span>
+        <button type="button" disabled={!canWrite.ok} title={canWrite.ok ? undefined : canWrite.reason} onClick={() => setEditing(true)}>
+          Edit<span className="sr-only"> description of {artifact.name} {artifact.version}</span>
+        </button>
+      </span>
+    );
+  }
+  return (
+    <form
+      className="row"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save.mutate(undefined, { onSuccess: () => setEditing(false) });
+      }}
+    >
+      <input aria-label={`Description of ${artifact.name} ${artifact.version}`} value={text} onChange={(e) => setText(e.target.value)} />
+      <button type="submit" disabled={save.isPending}>
+        Save
+      </button>
+      <button type="button" onClick={() => setEditing(false)}>
+        Cancel
+      </button>
+      <ErrorNote error={save.error} />
+    </form>
   );
 }

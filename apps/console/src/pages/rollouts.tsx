@@ -98,7 +98,7 @@ function Start({ releaseId }: { releaseId: string }) {
         const gates = gate.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
         return ok(api.POST('/api/v1/rollouts', { body: { release_id: release, ...(gates.length > 0 ? { overrides: { require_approval: gates } } : {}) } }));
       }
-      // legacy waves: "1, 10%, 100%!" — a count or a percentage, "!" marks an approval gate
+      // legacy waves: "1, 10, 100!" or "1%, 100%!" (counts or percentages), "!" marks an approval gate
       const parsed = waves.split(',').map((s) => s.trim()).filter(Boolean).map((w) => {
         const approval = w.endsWith('!');
         const v = approval ? w.slice(0, -1) : w;
@@ -128,7 +128,7 @@ function Start({ releaseId }: { releaseId: string }) {
           <>
             <Select label="Artifact" value={artifact} options={[['', 'choose an artifact'], ...(artifacts.data?.artifacts ?? []).map((a) => [a.id, `${a.name} ${a.version} (${a.kind})`] as const)]} onChange={setArtifact} />
             <Select label="Group" value={group} options={[['', 'choose a group'], ...(groups.data?.groups ?? []).map((g) => [g.id, `${g.name} (${g.member_count})`] as const)]} onChange={setGroup} />
-            <Field label="Waves" hint='e.g. "1, 10%, 100%!" (a count or a percentage; "!" = wait for approval)'>{(id) => <input id={id} value={waves} onChange={(e) => setWaves(e.target.value)} />}</Field>
+            <Field label="Waves" hint='e.g. "1, 10, 100!" or "1%, 100%!" (device counts or percentages, one kind; "!" = wait for approval)'>{(id) => <input id={id} value={waves} onChange={(e) => setWaves(e.target.value)} />}</Field>
           </>
         )}
         <button type="submit" className="primary" disabled={start.isPending || (kind === 'signed' ? !release : !artifact || !group)}>
