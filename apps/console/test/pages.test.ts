@@ -222,4 +222,40 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     expect(new Set(events.map((e) => e.action))).toEqual(new Set(['artifact.sbom.attach']));
     await context.close();
   });
+
+  it('administration: a user made in the console changes their password on the profile page; branding previews live, then brands the header', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/admin/users');
+    await page.getByLabel('Email').fill('new-operator@console.test');
+    await page.getByLabel('Initial password').fill('first-password-1');
+    await page.getByLabel('Role').selectOption('operator');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('cell', { name: 'new-operator@console.test', exact: true }).waitFor();
+
+    await page.goto(`${s.url}/admin/branding`);
+    await page.getByLabel('Company name').fill('Acme Gateways');
+    // the preview follows the form before anything is saved
+    await page.getByRole('region', { name: 'Preview' }).getByText('Acme Gateways').waitFor();
+    expect(await page.locator('header.top').textContent()).not.toContain('Acme Gateways');
+    await page.getByRole('button', { name: 'Save branding' }).click();
+    await page.locator('header.top').getByText('Acme Gateways console').waitFor();
+    await screenshot(page, 'admin-branding-saved');
+    await context.close();
+
+    const op = await session('new-operator@console.test', 'first-password-1', '/profile');
+    await op.page.getByLabel('Display name').fill('Night shift');
+    await op.page.getByRole('button', { name: 'Save name' }).click();
+    await op.page.getByText('Saved.').waitFor();
+    expect(await op.page.getByLabel('Display name').inputValue()).toBe('Night shift');
+    await op.page.getByLabel('Current password').fill('wrong-password');
+    await op.page.getByLabel('New password').fill('second-password-2');
+    await op.page.getByRole('button', { name: 'Change password' }).click();
+    expect(await op.page.getByRole('alert').textContent()).toMatch(/current_password/);
+    await op.page.getByLabel('Current password').fill('first-password-1');
+    await op.page.getByLabel('New password').fill('second-password-2');
+    await op.page.getByRole('button', { name: 'Change password' }).click();
+    await op.page.getByText('Saved.').waitFor();
+    await op.context.close();
+    const relogin = await fetch(`${s.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'new-operator@console.test', password: 'second-password-2' }) });
+    expect(relogin.status).toBe(204);
+  });
 });
