@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Fails the build when the JavaScript a first visit loads (the entry script of dist/index.html
 // and every module it preloads) exceeds the budget, gzip-compressed as the server sends it.
+// Usage: node scripts/budget.mjs [--dist DIR]   (default: this package's dist/)
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 export const BUDGET_BYTES = 250 * 1024;
-const dist = resolve(import.meta.dirname, '../dist');
+const at = process.argv.indexOf('--dist');
+const dist = at === -1 ? resolve(import.meta.dirname, '../dist') : resolve(process.argv[at + 1] ?? '.');
 
-export function initialScripts(html) {
+function initialScripts(html) {
   const srcs = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1]);
   const preloads = [...html.matchAll(/<link[^>]*rel="modulepreload"[^>]*href="([^"]+)"/g)].map((m) => m[1]);
   return [...new Set([...srcs, ...preloads])];
