@@ -230,7 +230,7 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await page.getByLabel('Group').selectOption({ label: 'field-gateways (3)' });
     await page.getByLabel('Waves').fill('1, 3!');
     await page.getByRole('button', { name: 'Start rollout' }).click();
-    await Promise.race([page.waitForURL(/\/rollouts\/[0-9a-f-]{36}$/), page.getByRole('alert').waitFor().then(async () => expect.fail(await page.getByRole('alert').textContent()))]);
+    await Promise.race([page.waitForURL(/\/rollouts\/[0-9a-f-]{36}$/), page.getByRole('alert').waitFor().then(async () => expect.fail((await page.getByRole('alert').textContent()) ?? 'alert'))]);
     await page.getByText('device-reported results only (no device signature)').waitFor();
     await page.getByText('awaiting approval').first().waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Abort…' }).click();
