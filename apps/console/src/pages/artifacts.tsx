@@ -1,5 +1,5 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { ApiError, RETURN_REPRESENTATION, api, describe, ok, writeHeaders, type Schema, type paths } from '../api/client';
 import { useCan } from '../api/session';
 import { Download, ErrorNote, Field, Guard, Mono, PageTitle, Paged, SearchBox, Select, useListParams, useWrite } from '../ui/kit';
@@ -51,7 +51,6 @@ export function ArtifactsPage() {
   const q = list.get('q');
   const query = { limit: list.limit, offset: list.offset, ...(kind ? { kind } : {}), ...(severity ? { severity } : {}), ...(q ? { q } : {}) };
   const artifacts = useQuery({ queryKey: ['artifacts', query], queryFn: () => ok(api.GET('/api/v1/artifacts', { params: { query } })), placeholderData: keepPreviousData });
-  const onSearch = useCallback((v: string) => list.set({ q: v }), [list]);
   const a = artifacts.data;
   return (
     <>
@@ -60,7 +59,7 @@ export function ArtifactsPage() {
       <div className="filters" role="search">
         <Select label="Kind" value={kind} options={[['', 'any kind'], ...KINDS.map((k) => [k, a?.counts[k] !== undefined ? `${k} (${a.counts[k]})` : k] as const)]} onChange={(v) => list.set({ kind: v })} />
         <Select label="SBOM vulnerability severity" value={severity} options={[['', 'any'], ...SEVERITIES.map((s) => [s, s] as const)]} onChange={(v) => list.set({ severity: v })} />
-        <SearchBox label="Name contains" value={q} onSearch={onSearch} />
+        <SearchBox label="Name contains" value={q} onSearch={(v: string) => list.set({ q: v })} />
       </div>
       <Paged what="artifacts" result={artifacts} list={list} head={['Name', 'Version', 'Kind', 'Digest', 'Bytes', 'Description', 'SBOM']}>
         {(page) =>

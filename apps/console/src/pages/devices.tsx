@@ -1,5 +1,4 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useCallback } from 'react';
 import { Link } from 'react-router';
 import { api, ok, type Schema } from '../api/client';
 import { Badge, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
@@ -23,14 +22,13 @@ export function DevicesPage() {
     queryFn: () => ok(api.GET('/api/v1/devices', { params: { query } })),
     placeholderData: keepPreviousData,
   });
-  const onSearch = useCallback((v: string) => list.set({ q: v }), [list]);
   const d = devices.data;
   return (
     <>
       <PageTitle>Devices</PageTitle>
       <div className="filters" role="search">
         <Select label="Status" value={status} options={STATUSES} onChange={(v) => list.set({ status: v })} />
-        <SearchBox label="Name contains" value={q} onSearch={onSearch} />
+        <SearchBox label="Name contains" value={q} onSearch={(v: string) => list.set({ q: v })} />
       </div>
       {d && (
         <p className="muted" aria-live="polite">

@@ -1,5 +1,5 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { RETURN_REPRESENTATION, api, ok } from '../api/client';
 import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams, useWrite } from '../ui/kit';
@@ -58,7 +58,6 @@ export function GroupPage() {
   const client = useQueryClient();
   const group = useQuery({ queryKey: ['group', id], queryFn: () => ok(api.GET('/api/v1/groups/{id}', { params: { path: { id } } })) });
   const [q, setQ] = useState('');
-  const onSearch = useCallback((v: string) => setQ(v), []);
   const candidates = useQuery({
     queryKey: ['devices', 'pick', q],
     queryFn: () => ok(api.GET('/api/v1/devices', { params: { query: { q, limit: 20 } } })),
@@ -94,7 +93,7 @@ export function GroupPage() {
             </dd>
           </dl>
           <Guard perm="groups.write" legend="Add members">
-            <SearchBox label="Find devices by name" value={q} onSearch={onSearch} />
+            <SearchBox label="Find devices by name" value={q} onSearch={setQ} />
             <ErrorNote error={candidates.error ?? add.error} />
             {candidates.data && (
               <ul className="plain">

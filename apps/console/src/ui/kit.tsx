@@ -187,12 +187,15 @@ export function Pager({ total, offset, limit, onPage, label }: { total: number; 
 export function SearchBox({ label, value, onSearch }: { label: string; value: string; onSearch: (q: string) => void }) {
   const [text, setText] = useState(value);
   const id = useId();
+  // the latest callback, without restarting the pause when the parent re-renders
+  const search = useRef(onSearch);
+  search.current = onSearch;
   useEffect(() => setText(value), [value]);
   useEffect(() => {
     if (text === value) return;
-    const t = setTimeout(() => onSearch(text), 300);
+    const t = setTimeout(() => search.current(text), 300);
     return () => clearTimeout(t);
-  }, [text, value, onSearch]);
+  }, [text, value]);
   return (
     <span className="field">
       <label htmlFor={id}>{label}</label>

@@ -1,5 +1,4 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useCallback } from 'react';
 import { api, ok } from '../../api/client';
 import { Download, Field, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../../ui/kit';
 
@@ -13,12 +12,11 @@ export function AuditPage() {
   const filters = { ...(action ? { action } : {}), ...(since ? { since: toIso(since) } : {}), ...(until ? { until: toIso(until) } : {}) };
   const query = { limit: list.limit, offset: list.offset, ...filters };
   const events = useQuery({ queryKey: ['audit', query], queryFn: () => ok(api.GET('/api/v1/audit', { params: { query } })), placeholderData: keepPreviousData });
-  const onAction = useCallback((v: string) => list.set({ action: v }), [list]);
   return (
     <>
       <PageTitle>Audit trail</PageTitle>
       <div className="filters" role="search">
-        <SearchBox label="Action" value={action} onSearch={onAction} />
+        <SearchBox label="Action" value={action} onSearch={(v: string) => list.set({ action: v })} />
         <Field label="Since">{(id) => <input id={id} type="datetime-local" value={since} onChange={(ev) => list.set({ since: ev.target.value })} />}</Field>
         <Field label="Until">{(id) => <input id={id} type="datetime-local" value={until} onChange={(ev) => list.set({ until: ev.target.value })} />}</Field>
         <Download href={`/api/v1/audit/export?${new URLSearchParams(filters).toString()}`}>Export (JSON Lines)</Download>
