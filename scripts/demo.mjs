@@ -5,7 +5,8 @@
  * real agent processes as devices, a customer key made with `svc-release keygen`, a
  * two-component release signed with `svc-release sign`, published, rolled out in two waves
  * (the second approved once the canary committed), the transaction result, and one receipt
- * verified offline with `svc-release verify-receipt`. Everything is shut down and the temp
+ * verified offline with `svc-release verify-receipt`, then a log bundle requested from one device
+ * (collected and uploaded by its agent on the next heartbeat). Everything is shut down and the temp
  * dir removed. Exit 0 on success; on failure one `demo: FAILED: ...` line and exit 1.
  * Bounded: gives up after DEMO_TIMEOUT_S (default 120) seconds.
  *
@@ -29,7 +30,9 @@ async function run(state) {
   state.stopAll = () => Proc.stopAll();
   state.dir = await mkdtemp(join(tmpdir(), 'svc-demo-'));
   say(`temp dir ${state.dir}`);
-  const fleet = await Fleet.start({ root: state.dir, devices: DEVICES, narrate: say });
+  // each agent bundles its device's gateway.log (SVC_AGENT_LOG_FILES) besides journald
+  const gatewayLog = (name) => join(state.dir, 'devices', name, 'gateway.log');
+  const fleet = await Fleet.start({ root: state.dir, devices: DEVICES, narrate: say, agentEnv: (name) => ({ SVC_AGENT_LOG_FILES: gatewayLog(name) }) });
   state.fleet = fleet;
   const { api } = fleet;
 
@@ -79,6 +82,16 @@ async function run(state) {
   if (verified.status !== 0) throw new Error(`svc-release verify-receipt exited ${verified.status}: ${verified.stderr.trim()}`);
   say(`svc-release verify-receipt ${first.device}: verified`);
   for (const line of verified.stdout.trim().split('\n')) say(`  ${line}`);
+
+  const device = DEVICES[0];
+  await writeFile(gatewayLog(device), `${new Date().toISOString()} ${device} uplink connected to telemetry.example\n${new Date().toISOString()} ${device} anomaly-model 2.1.0 loaded\n`);
+  const logRequest = await fleet.requestLogs(device);
+  say(`log bundle requested from ${device} (request ${logRequest.id}: ${logRequest.status})`);
+  const bundle = await fleet.downloadLogs(device, logRequest.id);
+  const firstLog = bundle.entries.find((e) => e.name !== 'manifest.json' && e.bytes.length > 0);
+  if (firstLog === undefined) throw new Error('the log bundle holds no log lines');
+  say(`log bundle from ${device}: ${bundle.bytes.length} bytes (${bundle.contentType}, ${bundle.entries.length} entries)`);
+  say(`  first line (${firstLog.name}): ${firstLog.bytes.toString('utf8').split('\n')[0]}`);
 }
 
 async function cleanup(state) {

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite talks to (real rauc, OpenSSL, a
-# D-Bus daemon for rauc's service, an OCI registry, Chromium, wrk). Idempotent:
+# D-Bus daemon for rauc's service, an OCI registry, Chromium, wrk, podman with runc
+# and a static busybox for the container images the tests build, journald's
+# file writer for log bundles, dpkg-deb for the agent package, libfaketime for
+# the certificate renewal test's shared clock). Idempotent:
 # packages already present are not touched, so a warm machine pays nothing.
 set -euo pipefail
-want=(openssl rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk)
+want=(openssl rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,4 +23,6 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # docker-registry starts a system service on :5000 when installed; tests start their own.
 $SUDO systemctl stop docker-registry >/dev/null 2>&1 || true
+# systemd-journal-remote's socket likewise; tests write journal files with the binary only.
+$SUDO systemctl stop systemd-journal-remote.socket >/dev/null 2>&1 || true
 echo "system packages: installed ${missing[*]}"

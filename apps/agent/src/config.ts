@@ -1,6 +1,6 @@
 import { open, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parsePublicKeyPem, type PublicKey } from '@svc/release-core';
+import { IDENTIFIER_PATTERNS, normalizeUuid, parsePublicKeyPem, type PublicKey } from '@svc/release-core';
 import { AgentError } from './errors.js';
 
 /** The four device release settings of spec 2.2, all provisioned together. */
@@ -29,10 +29,7 @@ export const RELEASE_SETTING_NAMES = [
   'SVC_RELEASE_TRUST_DIR',
 ] as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-// contracts 2: product ID pattern
-const PRODUCT = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-const PROFILE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const { product: PRODUCT, profile: PROFILE } = IDENTIFIER_PATTERNS;
 
 /** Reads the agent configuration from the environment; every bad setting named at once. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): AgentConfig {
@@ -49,13 +46,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   let release: ReleaseSettings | null = null;
   if (present.length === RELEASE_SETTING_NAMES.length) {
-    const tenant = env.SVC_RELEASE_TENANT!;
+    // a person types the tenant: either case is the same UUID, kept in canonical lowercase
+    const tenant = normalizeUuid(env.SVC_RELEASE_TENANT);
     const product = env.SVC_RELEASE_PRODUCT!;
     const profile = env.SVC_RELEASE_PROFILE!;
-    if (!UUID.test(tenant)) problems.push('SVC_RELEASE_TENANT: must be a UUID');
-    if (!PRODUCT.test(product)) problems.push('SVC_RELEASE_PRODUCT: must match ^[a-z0-9][a-z0-9._-]{0,63}$');
-    if (!PROFILE.test(profile)) problems.push('SVC_RELEASE_PROFILE: must match ^[a-z0-9][a-z0-9._-]{0,63}$');
-    release = { tenant: tenant.toLowerCase(), product, profile, trustDir: resolve(env.SVC_RELEASE_TRUST_DIR!) };
+    if (tenant === undefined) problems.push('SVC_RELEASE_TENANT: must be a UUID');
+    if (!PRODUCT.test(product)) problems.push(`SVC_RELEASE_PRODUCT: must match ${PRODUCT.source}`);
+    if (!PROFILE.test(profile)) problems.push(`SVC_RELEASE_PROFILE: must match ${PROFILE.source}`);
+    if (tenant !== undefined) release = { tenant, product, profile, trustDir: resolve(env.SVC_RELEASE_TRUST_DIR!) };
   }
   const serverAddress = env.SVC_AGENT_SERVER ?? '127.0.0.1:8443';
   if (!/^[^\s:]+:\d{1,5}$/.test(serverAddress)) problems.push('SVC_AGENT_SERVER: must be host:port');

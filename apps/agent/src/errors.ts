@@ -1,7 +1,7 @@
 /**
  * Every failure the agent core can name, with a stable code. The state machine never
  * inspects messages: `classifyFailure` (state-machine/failure.ts) maps a code to fatal or
- * transient, and that alone decides report, retry or roll back (STYLE 8).
+ * transient, and that alone decides report, retry or roll back.
  * Codes are never renamed: logs, receipts and tests match on them.
  */
 export const AGENT_ERROR_CODES = [
@@ -32,6 +32,9 @@ export const AGENT_ERROR_CODES = [
   'JOURNAL_CORRUPT',
   'LOOP_GUARD',
   'RECEIPT_FAILED',
+  // state machine
+  'TRANSITION_ILLEGAL', // an event the transition table has no row for: a bug, never guessed
+  'JOURNAL_VERSION_UNSUPPORTED', // a journal record of a version this agent cannot read
 ] as const;
 
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];

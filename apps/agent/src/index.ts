@@ -1,4 +1,4 @@
-// Public surface of the agent core (STYLE 2): the channel and main.ts import only these.
+// Public surface of the agent core: the channel and main.ts import only these; test/index.test.ts pins the list.
 export { AGENT_ERROR_CODES, AgentError, isAgentError } from './errors.js';
 export type { AgentErrorCode } from './errors.js';
 export { loadConfig, loadTrustKeys, RELEASE_SETTING_NAMES } from './config.js';
@@ -8,9 +8,11 @@ export { STATES, TERMINAL_OUTCOMES, isState } from './state-machine/states.js';
 export type { State } from './state-machine/states.js';
 export { EVENTS } from './state-machine/events.js';
 export type { Event } from './state-machine/events.js';
-export { TRANSITIONS, nextState } from './state-machine/transitions.js';
-export { RECOVERY, countsAsResumption } from './state-machine/recovery.js';
-export type { ResumeAction } from './state-machine/recovery.js';
+export { ACTIVATION_PHASE, TRANSITIONS, nextState } from './state-machine/transitions.js';
+export { RECOVERY, RESUME_ACTIONS, countsAsResumption } from './state-machine/recovery.js';
+export type { ResumeAction, ResumeActionSpec } from './state-machine/recovery.js';
+export { CRASH_POINTS, CRASH_POINT_CHANNEL } from './state-machine/crash-points.js';
+export type { CrashPoint, CrashPointMessage, CrashPointSpec } from './state-machine/crash-points.js';
 export { classifyFailure, decideFailure } from './state-machine/failure.js';
 export type { FailureClass, FailureDecision } from './state-machine/failure.js';
 
@@ -19,10 +21,10 @@ export type { JournalOptions, TxContext } from './journal/journal.js';
 export { nodeJournalIo, writeFileAtomic } from './journal/io.js';
 export type { JournalIo } from './journal/io.js';
 export { JOURNAL_VERSION } from './journal/record.js';
-export type { JournalRecord, TxData } from './journal/record.js';
+export type { JournalRecord, RecordEvent } from './journal/record.js';
+export type { DesiredState, MemberRecord, PlannedMember, TxData, TxFacts, TxFailure, TxPatch, Verdict } from './journal/tx-data.js';
 
-export { MEMBER_KINDS } from './drivers/driver.js';
-export type { ActivationResult, Digest, DriverFacts, DriverRegistry, MemberDriver, MemberKind, MemberSpec } from './drivers/driver.js';
+export type { ActivationResult, DriverFacts, DriverRegistry, MemberDriver, MemberSpec, PlacementAccess } from './drivers/driver.js';
 export { FilePlacementDriver, fileDigest } from './drivers/file-placement.js';
 export type { FilePlacementOptions } from './drivers/file-placement.js';
 export { ContainerDriver } from './drivers/container.js';
@@ -32,14 +34,11 @@ export type { ContainerRuntimeCli, RuntimeName } from './drivers/container-runti
 export { OsBundleDriver } from './drivers/os-bundle.js';
 export { RaucSlotDriver } from './drivers/rauc.js';
 export type { RaucOptions } from './drivers/rauc.js';
-export { FakeSlotDriver } from './drivers/fake-slot.js';
-export { FakeMemberDriver } from './drivers/fake.js';
-export type { DriverCall } from './drivers/fake.js';
 export type { BundleInfo, SlotDriver, SlotStatus } from './drivers/slot.js';
 export { runCommand } from './drivers/run.js';
 export type { RunResult } from './drivers/run.js';
 
-export { parseHealthPolicy } from './health/policy.js';
+export { parseHealthPolicy, probesForGroup } from './health/policy.js';
 export type { HealthPolicy, Probe } from './health/policy.js';
 export { runHealth, runProbe, probeHealthChecker } from './health/probes.js';
 export type { HealthChecker, HealthResult, ProbeResult } from './health/probes.js';
@@ -49,12 +48,12 @@ export type { DownloadOptions } from './staging/stage.js';
 export type { TargetFetcher } from './staging/fetcher.js';
 
 export { Orchestrator } from './transaction/orchestrator.js';
-export type { OrchestratorDeps, Outcome, Step } from './transaction/orchestrator.js';
-export { assertAssignment, MAX_ENVELOPE_BYTES, MAX_MEMBERS } from './transaction/assignment.js';
+export type { OrchestratorDeps } from './transaction/orchestrator.js';
+export type { Outcome } from './transaction/step-env.js';
+export { assertAssignment } from './transaction/assignment.js';
 export type { Assignment, AssignedMember, LegacyAssignment, SignedAssignment } from './transaction/assignment.js';
 export { Outbox } from './transaction/outbox.js';
 export type { OutboxEntry, OutboxKind } from './transaction/outbox.js';
 export { buildReceipt } from './transaction/receipt.js';
-export type { DesiredState, DeviceIdentity, MemberRecord, Verdict } from './transaction/receipt.js';
+export type { DeviceIdentity } from './transaction/receipt.js';
 export { planMembers } from './transaction/members.js';
-export type { PlannedMember } from './transaction/members.js';

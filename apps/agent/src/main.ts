@@ -3,6 +3,8 @@
  * The agent process (the shebang keeps V8 small: a 1 MiB young generation and no optimizing
  * compiler; the agent is I/O-bound and hashing is native). Configuration from the environment, enrollment when the device has no
  * identity yet, then the check-in loop until SIGINT/SIGTERM. Bad settings: one line, exit 2.
+ * `svc-agent enroll [--token T] [--server-ca FILE] [--name NAME]` enrolls, pins the TUF root
+ * and exits (the Debian package's svc-agent-enroll runs it with /etc/svc-agent/agent.env).
  *
  *   SVC_AGENT_SERVER        host:port of the device channel (SVC_DEVICE_ADDR)   127.0.0.1:8443
  *   SVC_AGENT_DATA_DIR      identity, journal, outbox, TUF metadata             ./.svc-agent
@@ -14,26 +16,30 @@
  *   SVC_AGENT_OS_BUNDLE     `rauc`: os-bundle members through the real rauc CLI (else none)
  *   SVC_AGENT_RAUC_CONF     rauc system.conf for `rauc info` (its keyring)       rauc default
  *   SVC_AGENT_REBOOT_COMMAND  JSON argv run to reboot after an os-bundle install  systemctl reboot
- *   SVC_AGENT_CRASH_AT      TEST ONLY: SIGKILL the process at this orchestrator step (e2e crash table)
+ *   SVC_AGENT_CONTAINER_RUNTIME  `docker` or `podman`: the CLI container members run through  docker
+ *   SVC_AGENT_LOG_*         what a log bundle holds (channel/log-bundle.ts, docs/agent.md)
  */
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { parsePrivateKeyPem } from '@svc/release-core';
-import { loadConfig, loadTrustKeys } from './config.js';
+import { IDENTIFIER_PATTERNS, decodePem, isDeviceName, parsePrivateKeyPem } from '@svc/release-core';
+import type { Inventory } from '@svc/device-proto';
+import { loadConfig, loadTrustKeys, type AgentConfig } from './config.js';
 import { isAgentError } from './errors.js';
 import { FilePlacementDriver } from './drivers/file-placement.js';
 import { ContainerDriver } from './drivers/container.js';
+import { containerRuntimeCli } from './drivers/container-runtime.js';
 import { OsBundleDriver } from './drivers/os-bundle.js';
 import { RaucSlotDriver } from './drivers/rauc.js';
 import { Journal } from './journal/journal.js';
 import { Orchestrator } from './transaction/orchestrator.js';
-import { loadIdentity, pemToDer, saveIdentity } from './channel/identity.js';
+import { ChannelClients, deviceCredentials } from './channel/client.js';
+import { loadIdentity, saveIdentity, type DeviceIdentityFiles } from './channel/identity.js';
 import { AgentRuntime, type Log } from './channel/runtime.js';
 import { ensureTrustedRoot } from './channel/trusted-root.js';
+import { collectLogBundle, logBundleSettings } from './channel/log-bundle.js';
 
 const AGENT_VERSION = '0.1.0';
-const DEVICE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 const log: Log = (level, msg, fields = {}) => {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
@@ -44,15 +50,50 @@ function fail(line: string): never {
   process.exit(2);
 }
 
+const USAGE = 'usage: svc-agent                  run (enrolls first when SVC_AGENT_ENROLL_TOKEN is set)\n       svc-agent enroll [--token T] [--server-ca FILE] [--name NAME]   enroll, pin the TUF root, exit';
+
+/** `enroll` flags override SVC_AGENT_ENROLL_TOKEN, SVC_AGENT_SERVER_CA, SVC_AGENT_DEVICE_NAME. */
+function enrollFlags(args: string[]): Record<string, string> {
+  const names: Record<string, string> = { '--token': 'SVC_AGENT_ENROLL_TOKEN', '--server-ca': 'SVC_AGENT_SERVER_CA', '--name': 'SVC_AGENT_DEVICE_NAME' };
+  const out: Record<string, string> = {};
+  for (let i = 0; i < args.length; i += 2) {
+    const name = names[args[i]!];
+    if (name === undefined || args[i + 1] === undefined) fail(`${args[i]}: unknown or missing its value\n${USAGE}`);
+    out[name] = args[i + 1]!;
+  }
+  return out;
+}
+
+/** Enrolls with SVC_AGENT_ENROLL_TOKEN, SVC_AGENT_SERVER_CA and SVC_AGENT_DEVICE_NAME; stores the identity. */
+async function enrollDevice(env: NodeJS.ProcessEnv, config: AgentConfig, inventory: Inventory): Promise<DeviceIdentityFiles> {
+  const token = env.SVC_AGENT_ENROLL_TOKEN ?? '';
+  const caFile = env.SVC_AGENT_SERVER_CA ?? '';
+  const deviceName = env.SVC_AGENT_DEVICE_NAME || hostname().toLowerCase();
+  if (token === '') fail('SVC_AGENT_ENROLL_TOKEN: required until the device is enrolled');
+  if (caFile === '') fail('SVC_AGENT_SERVER_CA: required for enrollment (the server CA PEM)');
+  if (!isDeviceName(deviceName)) fail(`SVC_AGENT_DEVICE_NAME: must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
+  const bootstrapCaPem = await readFile(caFile, 'utf8').catch(() => fail(`SVC_AGENT_SERVER_CA: cannot read ${caFile}`));
+  // @peculiar/x509 loads only here: an enrolled agent at rest never needs it
+  const { enroll } = await import('./channel/enroll.js');
+  const identity = await enroll({ address: config.serverAddress, bootstrapCaPem, token, deviceName, inventory });
+  await saveIdentity(config.dataDir, identity);
+  log('info', 'enrolled', { device: identity.deviceName, tenant: identity.tenantId });
+  return identity;
+}
+
 async function main(): Promise<void> {
+  const [command, ...args] = process.argv.slice(2);
+  if (command !== undefined && command !== 'enroll') fail(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
+  const env: NodeJS.ProcessEnv = command === 'enroll' ? { ...process.env, ...enrollFlags(args) } : process.env;
   let config;
+  let logSettings;
   try {
-    config = loadConfig(process.env);
+    config = loadConfig(env);
+    logSettings = logBundleSettings(env);
   } catch (e) {
     if (isAgentError(e)) fail(e.message);
     throw e;
   }
-  const env = process.env;
   let rebootCommand: string[] | undefined;
   if ((env.SVC_AGENT_REBOOT_COMMAND ?? '') !== '') {
     try {
@@ -65,29 +106,32 @@ async function main(): Promise<void> {
     }
   }
   const osBundle = env.SVC_AGENT_OS_BUNDLE ?? '';
+  const containerRuntime = env.SVC_AGENT_CONTAINER_RUNTIME || 'docker';
+  if (containerRuntime !== 'docker' && containerRuntime !== 'podman') fail('SVC_AGENT_CONTAINER_RUNTIME: must be "docker" or "podman"');
   if (osBundle !== '' && osBundle !== 'rauc') fail('SVC_AGENT_OS_BUNDLE: must be "rauc" or unset');
-  const crashAt = env.SVC_AGENT_CRASH_AT ?? '';
   const inventory = { agentVersion: AGENT_VERSION, profile: config.release?.profile ?? '', product: config.release?.product ?? '', slots: [] };
   let identity = await loadIdentity(config.dataDir);
-  if (identity === undefined) {
-    const token = env.SVC_AGENT_ENROLL_TOKEN ?? '';
-    const caFile = env.SVC_AGENT_SERVER_CA ?? '';
-    const deviceName = env.SVC_AGENT_DEVICE_NAME ?? hostname().toLowerCase();
-    if (token === '') fail('SVC_AGENT_ENROLL_TOKEN: required until the device is enrolled');
-    if (caFile === '') fail('SVC_AGENT_SERVER_CA: required for enrollment (the server CA PEM)');
-    if (!DEVICE_NAME.test(deviceName)) fail(`SVC_AGENT_DEVICE_NAME: must match ${DEVICE_NAME.source}`);
-    const bootstrapCaPem = await readFile(caFile, 'utf8').catch(() => fail(`SVC_AGENT_SERVER_CA: cannot read ${caFile}`));
-    // @peculiar/x509 loads only here: an enrolled agent at rest never needs it
-    const { enroll } = await import('./channel/enroll.js');
-    identity = await enroll({ address: config.serverAddress, bootstrapCaPem, token, deviceName, inventory });
-    await saveIdentity(config.dataDir, identity);
-    log('info', 'enrolled', { device: identity.deviceName, tenant: identity.tenantId });
+  if (command === 'enroll') {
+    if (identity !== undefined) {
+      process.stdout.write(`svc-agent: already enrolled as ${identity.deviceName} (tenant ${identity.tenantId}) in ${config.dataDir}\n`);
+      return;
+    }
+    identity = await enrollDevice(env, config, inventory);
+    const clients = new ChannelClients(config.serverAddress, deviceCredentials(identity));
+    try {
+      await ensureTrustedRoot(clients.repository, join(config.dataDir, 'tuf'), env.SVC_AGENT_TUF_ROOT || undefined);
+    } finally {
+      clients.close();
+    }
+    process.stdout.write(`svc-agent: enrolled as ${identity.deviceName} (tenant ${identity.tenantId}) in ${config.dataDir}\n`);
+    return;
   }
+  identity ??= await enrollDevice(env, config, inventory);
   const release = config.release === null ? null : { settings: config.release, trustedKeys: await loadTrustKeys(config.release.trustDir) };
   const journal = await Journal.open(join(config.dataDir, 'journal'));
   const id = identity;
   // one object: a renewal swaps the certificate the receipts embed
-  const device = { name: id.deviceName, certificateDer: pemToDer(id.certPem), key: parsePrivateKeyPem(id.keyPem) };
+  const device = { name: id.deviceName, certificateDer: decodePem(id.certPem, 'CERTIFICATE'), key: parsePrivateKeyPem(id.keyPem) };
   const runtime = new AgentRuntime({
     address: config.serverAddress,
     dataDir: config.dataDir,
@@ -95,8 +139,10 @@ async function main(): Promise<void> {
     inventory,
     log,
     onRenewed: (renewed) => {
-      device.certificateDer = pemToDer(renewed.certPem);
+      device.certificateDer = decodePem(renewed.certPem, 'CERTIFICATE');
     },
+    collectLogs: (logRequest) => collectLogBundle(logSettings, { device: id.deviceName, logRequest }),
+    onContact: () => journal.noteOnline(),
     makeOrchestrator: (fetcher) =>
       new Orchestrator({
         dataDir: config.dataDir,
@@ -107,7 +153,7 @@ async function main(): Promise<void> {
           model: new FilePlacementDriver({ kind: 'model', dataDir: config.dataDir }),
           config: new FilePlacementDriver({ kind: 'config', dataDir: config.dataDir }),
           'service-binary': new FilePlacementDriver({ kind: 'service-binary', dataDir: config.dataDir }),
-          container: new ContainerDriver(),
+          container: new ContainerDriver({ runtime: containerRuntimeCli(containerRuntime) }),
           ...(osBundle === 'rauc'
             ? {
                 'os-bundle': new OsBundleDriver(
@@ -120,8 +166,6 @@ async function main(): Promise<void> {
         device,
         maxResumptions: config.maxResumptions,
         log,
-        // test hook: a real SIGKILL at a named journal step (apps/e2e crash table)
-        ...(crashAt !== '' ? { onStep: (step: string) => { if (step === crashAt) process.kill(process.pid, 'SIGKILL'); } } : {}),
       }),
   });
   await ensureTrustedRoot(runtime.clients.repository, join(config.dataDir, 'tuf'), env.SVC_AGENT_TUF_ROOT || undefined);

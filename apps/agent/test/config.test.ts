@@ -25,6 +25,17 @@ describe('agent configuration (spec 2.2)', () => {
     expect(c.serverAddress).toBe('svc.example:8443');
   });
 
+  it('the tenant may be typed in upper case: it is kept in canonical lowercase, the form releases carry', () => {
+    const c = loadConfig({ ...full(dir), SVC_RELEASE_TENANT: '7D3C2A1E-4B5F-4C6D-8E9F-0A1B2C3D4E5F' });
+    expect(c.release?.tenant).toBe('7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f');
+  });
+
+  it('bad product and profile are named with the pattern they must match', () => {
+    expect(() => loadConfig({ ...full(dir), SVC_RELEASE_PRODUCT: 'Svc', SVC_RELEASE_PROFILE: '-arm' })).toThrow(
+      'invalid agent configuration: SVC_RELEASE_PRODUCT: must match ^[a-z0-9][a-z0-9._-]{0,63}$; SVC_RELEASE_PROFILE: must match ^[a-z0-9][a-z0-9._-]{0,63}$',
+    );
+  });
+
   it('none: legacy only (release pointers fail closed later)', () => {
     expect(loadConfig({}).release).toBeNull();
   });

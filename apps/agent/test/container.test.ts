@@ -14,7 +14,9 @@ afterEach(() => cleanup());
 const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 const spec = (v: string): MemberSpec => ({ component: 'web', kind: 'container', rolloutId: 'r', target: 't', digest: `sha256:${hex(v)}`, length: 1, mediaType: 'application/vnd.oci.image.layer.v1.tar' });
 
-describe('container runtime command lines (the real contract)', () => {
+// The real contract is container-podman.test.ts (real podman); these pin the docker spelling
+// and load outputs that no runtime here prints, and the fake below injects failures.
+describe('container runtime command lines', () => {
   it('builds docker and podman argv', () => {
     const d = containerRuntimeCli('docker');
     expect(d.load('/s/img.tar')).toEqual(['docker', 'load', '--input', '/s/img.tar']);

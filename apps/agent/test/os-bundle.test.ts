@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSlotDriver, OsBundleDriver, type HealthChecker } from '../src/index.js';
+import { OsBundleDriver, type HealthChecker } from '../src/index.js';
+import { FakeSlotDriver } from './helpers/fake-slot-driver.js';
 import { assignmentFor, makeOrchestrator } from './helpers/agent-fixture.js';
 import { MemoryFetcher, buildRelease, makeDevice, type DeviceFixture } from './helpers/release-fixture.js';
 import { tempDir } from './helpers/tools.js';

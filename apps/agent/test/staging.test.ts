@@ -1,7 +1,7 @@
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { downloadMember, freeBytesOf, type MemberSpec } from '../src/index.js';
+import { AgentError, downloadMember, freeBytesOf, type MemberSpec, type TargetFetcher } from '../src/index.js';
 import { MemoryFetcher, sha } from './helpers/release-fixture.js';
 import { tempDir } from './helpers/tools.js';
 
@@ -38,5 +38,20 @@ describe('download and stage', () => {
     await expect(downloadMember(m, { fetcher: new MemoryFetcher(new Map([['blobs/b', evil]])), dir })).rejects.toMatchObject({ code: 'DIGEST_MISMATCH' });
     await expect(readFile(join(dir, 'blob.part'))).rejects.toMatchObject({ code: 'ENOENT' });
     await expect(downloadMember(m, { fetcher: new MemoryFetcher(new Map()), dir })).rejects.toMatchObject({ code: 'FETCH_FAILED' });
+  });
+
+  it('a fetcher that finds bytes differing from the signed metadata: the member is named and the partial file dropped', async () => {
+    const tampering: TargetFetcher = {
+      async fetchTarget(path, _expected, destFile) {
+        await writeFile(destFile, bytes.subarray(0, 100));
+        throw new AgentError('DIGEST_MISMATCH', `target ${path}: bytes do not match the TUF targets metadata`, { field: path });
+      },
+    };
+    await expect(downloadMember(m, { fetcher: tampering, dir })).rejects.toMatchObject({
+      code: 'DIGEST_MISMATCH',
+      field: 'components.blob.digest',
+      message: 'blob: target blobs/b: bytes do not match the TUF targets metadata',
+    });
+    await expect(readFile(join(dir, 'blob.part'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { AgentError, EVENTS, RECOVERY, STATES, TRANSITIONS, classifyFailure, decideFailure, nextState } from '../src/index.js';
+import {
+  ACTIVATION_PHASE,
+  AgentError,
+  EVENTS,
+  RECOVERY,
+  RESUME_ACTIONS,
+  STATES,
+  TRANSITIONS,
+  classifyFailure,
+  countsAsResumption,
+  decideFailure,
+  nextState,
+} from '../src/index.js';
+import { STEPS } from '../src/transaction/steps.js';
 
 describe('state machine tables', () => {
   it('persisted state names never change (append only)', () => {
@@ -10,24 +23,35 @@ describe('state machine tables', () => {
     ]);
   });
 
-  it('every state has a transition row and a recovery action', () => {
+  it('every state has a transition row, a recovery action and a step handler', () => {
     for (const s of STATES) {
       expect(TRANSITIONS[s]).toBeDefined();
-      expect(RECOVERY[s]).toBeDefined();
+      expect(RESUME_ACTIONS[RECOVERY[s]]).toBeDefined();
+      expect(typeof STEPS[s]).toBe('function');
       for (const [event, next] of Object.entries(TRANSITIONS[s])) {
         expect(EVENTS).toContain(event);
         expect(STATES).toContain(next);
       }
     }
+    expect(Object.keys(STEPS).sort()).toEqual([...STATES].sort());
   });
 
-  it('activation only starts from a fully staged set and failures during it roll back', () => {
+  it('the activation phase is read from the table: exactly the states a failure rolls back from', () => {
+    expect([...ACTIVATION_PHASE].sort()).toEqual(['activating', 'awaiting-reboot', 'committing', 'group-activated', 'group-healthy']);
+    for (const s of ACTIVATION_PHASE) expect(nextState(s, 'failure')).toBe('rolling-back');
     const into = STATES.filter((s) => Object.values(TRANSITIONS[s]).includes('activating'));
     expect(into.sort()).toEqual(['group-healthy', 'staged']);
-    for (const s of ['activating', 'group-activated', 'group-healthy', 'awaiting-reboot', 'committing'] as const) {
-      expect(nextState(s, 'failure')).toBe('rolling-back');
+  });
+
+  it('an illegal transition has its own code, never JOURNAL_CORRUPT', () => {
+    let err: unknown;
+    try {
+      nextState('downloading', 'failure');
+    } catch (e) {
+      err = e;
     }
-    expect(() => nextState('downloading', 'failure')).toThrow(AgentError);
+    expect(err).toBeInstanceOf(AgentError);
+    expect(err).toMatchObject({ code: 'TRANSITION_ILLEGAL', field: 'state', message: 'no transition from state downloading on event failure' });
   });
 
   it('recovery rolls back any interrupted activation before a retry', () => {
@@ -39,9 +63,14 @@ describe('state machine tables', () => {
     expect(nextState('rolling-back', 'retry')).toBe('staged');
   });
 
+  it('the loop guard counts every resumption that does work, not writing or uploading a receipt', () => {
+    expect(STATES.filter((s) => !countsAsResumption(s))).toEqual(['committed', 'rolled-back', 'failed', 'receipt-persisted', 'reported']);
+  });
+
   it('classifies failures once: transient retries later, fatal fails, activation-phase rolls back', () => {
     expect(classifyFailure(new AgentError('FETCH_FAILED', 'x'))).toBe('transient');
     expect(classifyFailure(new AgentError('DIGEST_MISMATCH', 'x'))).toBe('fatal');
+    expect(classifyFailure(new AgentError('TRANSITION_ILLEGAL', 'x'))).toBe('fatal');
     expect(classifyFailure(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe('transient');
     expect(classifyFailure(new TypeError('bug'))).toBe('fatal');
     expect(decideFailure('downloading', new AgentError('FETCH_FAILED', 'x'))).toBe('retry-later');
@@ -49,5 +78,6 @@ describe('state machine tables', () => {
     expect(decideFailure('group-activated', new AgentError('FETCH_FAILED', 'x'))).toBe('rollback');
     expect(decideFailure('activating', new AgentError('ACTIVATION_FAILED', 'x'))).toBe('rollback');
     expect(decideFailure('committed', new AgentError('RECEIPT_FAILED', 'x'))).toBe('retry-later');
+    expect(decideFailure('rolling-back', new AgentError('ROLLBACK_FAILED', 'x'))).toBe('fail');
   });
 });

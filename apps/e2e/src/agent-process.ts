@@ -1,5 +1,6 @@
+import { pathToFileURL } from 'node:url';
 import { Proc } from './proc.js';
-import { AGENT_MAIN } from './paths.js';
+import { AGENT_MAIN, CRASH_HOOK } from './paths.js';
 
 export interface AgentOptions {
   /** SVC_AGENT_DEVICE_NAME (contracts 4). */
@@ -14,8 +15,13 @@ export interface AgentOptions {
   token?: string;
   /** The four spec 2.2 settings; absent = none (release pointers fail closed). */
   release?: { tenant: string; product: string; profile: string; trustDir: string };
-  /** Anything else (SVC_AGENT_OS_BUNDLE, SVC_AGENT_CRASH_AT, DBUS_SYSTEM_BUS_ADDRESS, ...). */
+  /** Anything else (SVC_AGENT_OS_BUNDLE, DBUS_SYSTEM_BUS_ADDRESS, ...). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Crash tables only: preload the e2e crash hook, which SIGKILLs the agent at this crash
+   * point (apps/agent CRASH_POINTS) after writing `{point, tx, state}` to `record`.
+   */
+  crashAt?: { point: string; record: string };
   echo?: boolean;
 }
 
@@ -41,8 +47,10 @@ export async function startAgent(o: AgentOptions): Promise<Proc> {
         }
       : {}),
     ...o.env,
+    ...(o.crashAt ? { SVC_E2E_CRASH_AT: o.crashAt.point, SVC_E2E_CRASH_RECORD: o.crashAt.record } : {}),
   };
-  const proc = new Proc(`agent ${o.name}`, AGENT_MAIN, [], env, { execArgv: ['--max-semi-space-size=1', '--lite-mode'], echo: o.echo ?? false });
+  const execArgv = ['--max-semi-space-size=1', '--lite-mode', ...(o.crashAt ? ['--import', pathToFileURL(CRASH_HOOK).href] : [])];
+  const proc = new Proc(`agent ${o.name}`, AGENT_MAIN, [], env, { execArgv, echo: o.echo ?? false });
   try {
     await proc.waitForLine(/"msg":"running"/, 60_000);
   } catch (e) {

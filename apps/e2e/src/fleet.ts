@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { startAgent, type AgentOptions } from './agent-process.js';
 import { svcRelease } from './cli.js';
 import { E2eError } from './errors.js';
@@ -7,7 +8,7 @@ import type { Proc } from './proc.js';
 import { releasePayload, type PayloadOptions } from './release-payload.js';
 import { Api, type GroupRecord, type ReleaseRecord, type RolloutRecord } from './rest-client.js';
 import { startServer, type ServerOptions, type ServerProcess } from './server-process.js';
-import { readTar } from './tar.js';
+import { readTar, type TarEntry } from './tar.js';
 import { waitFor } from './wait.js';
 
 export const ADMIN = { email: 'admin@e2e.test', password: 'e2e-admin-password' } as const;
@@ -18,9 +19,11 @@ export interface FleetOptions {
   /** A temp dir the fleet owns: server data, customer keys, one dir per device. */
   root: string;
   devices: string[];
-  server?: Partial<Pick<ServerOptions, 'databaseUrl' | 'schema' | 'echo'>>;
+  server?: Partial<Pick<ServerOptions, 'databaseUrl' | 'schema' | 'echo' | 'env'>>;
   /** Extra agent environment per device (crash hook, RAUC, ...). */
   agentEnv?: (name: string) => NodeJS.ProcessEnv;
+  /** Crash tests: preload the crash hook into this device's agent (see AgentOptions.crashAt). */
+  agentCrashAt?: (name: string) => AgentOptions['crashAt'];
   echo?: boolean;
   /** Called with one line per step of `Fleet.start` (the demo prints them). */
   narrate?: (line: string) => void;
@@ -113,6 +116,7 @@ export class Fleet {
       serverCaFile: this.server.serverCaFile,
       release: { tenant: this.tenant, product: PRODUCT, profile: PROFILE, trustDir },
       ...(this.o.echo ? { echo: true } : {}),
+      ...(this.o.agentCrashAt?.(name) ? { crashAt: this.o.agentCrashAt(name)! } : {}),
       ...extra,
       env: { ...this.o.agentEnv?.(name), ...extra.env },
     });
@@ -166,6 +170,22 @@ export class Fleet {
     if (indexEntry === undefined) throw new E2eError('MALFORMED', 'receipt export has no index.jsonl');
     const index = indexEntry.bytes.toString('utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
     return { receipts, index };
+  }
+
+  /** spec §4: `POST /devices/{name}/log-requests` (202); the request's id. */
+  async requestLogs(device: string): Promise<{ id: string; status: string }> {
+    return this.api.json<{ id: string; status: string }>('POST', `/devices/${device}/log-requests`, undefined, 202);
+  }
+
+  /** Waits until the device uploaded the bundle, then downloads it and unpacks the tar.gz. */
+  async downloadLogs(device: string, id: string, timeoutMs = 30_000): Promise<{ bytes: Buffer; contentType: string; entries: TarEntry[] }> {
+    await waitFor(`log request ${id} of ${device} to be uploaded`, async () => {
+      const r = await this.api.get<{ status: string }>(`/devices/${device}/log-requests/${id}`);
+      return r.status === 'uploaded' ? r : undefined;
+    }, timeoutMs, 250);
+    const res = await this.api.raw('GET', `/devices/${device}/log-requests/${id}/download`, undefined, 200);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    return { bytes, contentType: res.headers.get('content-type') ?? '', entries: readTar(gunzipSync(bytes)) };
   }
 
   async stop(): Promise<void> {

@@ -1,9 +1,10 @@
-export { AGENT_MAIN, CLI_BIN, REPO_ROOT, SERVER_MAIN } from './paths.js';
+export { AGENT_MAIN, CLI_BIN, REPO_ROOT, SERVER_MAIN, SIM_MAIN } from './paths.js';
 export { E2eError, type E2eErrorCode } from './errors.js';
 export { Proc } from './proc.js';
 export { waitFor } from './wait.js';
 export { startServer, type ServerOptions, type ServerProcess } from './server-process.js';
 export { startAgent, type AgentOptions } from './agent-process.js';
+export { startSim, type SimEvent, type SimOptions, type SimProcess, type SimSummary } from './sim-process.js';
 export { svcRelease, type CliResult } from './cli.js';
 export { Api, type ArtifactRecord, type GroupRecord, type ReleaseRecord, type RolloutRecord } from './rest-client.js';
 export { releasePayload, type HealthProbe, type PayloadComponent, type PayloadOptions } from './release-payload.js';

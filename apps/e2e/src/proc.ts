@@ -21,9 +21,12 @@ export class Proc {
     file: string,
     args: string[],
     env: NodeJS.ProcessEnv,
-    opts: { execArgv?: string[]; echo?: boolean } = {},
+    opts: { execArgv?: string[]; echo?: boolean; exec?: boolean } = {},
   ) {
-    this.child = spawn(process.execPath, [...(opts.execArgv ?? []), file, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // exec: `file` is an executable of its own (an installed binary), not a script for this node
+    this.child = opts.exec
+      ? spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [...(opts.execArgv ?? []), file, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const onChunk = (stream: 'out' | 'err') => {
       let partial = '';
       return (d: Buffer) => {

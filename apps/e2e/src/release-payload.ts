@@ -5,12 +5,13 @@ export interface PayloadComponent {
   name: string;
   artifact: ArtifactRecord;
   /** File placement on the device (model, config, service-binary). */
-  placement?: { path: string; mode?: string };
+  placement?: { path: string; mode?: string; owner?: string; group?: string };
 }
 
+/** `group`: index in `orderedGroups`; the probe runs once that group is live (else after every group). */
 export type HealthProbe =
-  | { name: string; type: 'command'; command: string[]; timeout_s: number }
-  | { name: string; type: 'http'; url: string; expect_status?: number; timeout_s: number };
+  | { name: string; type: 'command'; command: string[]; timeout_s: number; group?: number }
+  | { name: string; type: 'http'; url: string; expect_status?: number; timeout_s: number; group?: number };
 
 export interface PayloadOptions {
   tenant: string;

@@ -12,6 +12,8 @@ export interface ServerOptions {
   schema?: string;
   /** SVC_DEVICE_CHECKIN_INTERVAL_S; default 1 so agents pick up work at once. */
   checkInIntervalS?: number;
+  /** Anything else in the server's environment (e.g. a preloaded clock for renewal tests). */
+  env?: NodeJS.ProcessEnv;
   echo?: boolean;
 }
 
@@ -43,6 +45,7 @@ export async function startServer(o: ServerOptions): Promise<ServerProcess> {
     SVC_DEVICE_CHECKIN_INTERVAL_S: String(o.checkInIntervalS ?? 1),
     ...(o.databaseUrl ? { SVC_DATABASE_URL: o.databaseUrl } : {}),
     ...(o.schema ? { SVC_DATABASE_SCHEMA: o.schema } : {}),
+    ...o.env,
   };
   const proc = new Proc('server', SERVER_MAIN, [], env, { echo: o.echo ?? false });
   try {

@@ -36,6 +36,9 @@ describe('pnpm demo', () => {
       /^demo: svc-release verify-receipt gw-000\d: verified$/,
       /^demo: {3}activation: activated$/,
       /^demo: {3}member 1 anomaly-model \(group 1\): committed; candidate sha256:[0-9a-f]{64}, previous none \(first install\), resulting sha256:[0-9a-f]{64}$/,
+      /^demo: log bundle requested from gw-0001 \(request [0-9a-f-]{36}: pending\)$/,
+      /^demo: log bundle from gw-0001: \d+ bytes \(application\/gzip, \d+ entries\)$/,
+      /^demo: {3}first line \((journal\.log|files\/1-gateway\.log)\): \S+/,
       /^demo: OK$/,
       /^demo: server and agents stopped$/,
     ]) {

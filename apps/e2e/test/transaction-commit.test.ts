@@ -1,16 +1,19 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Fleet, PRODUCT, svcRelease, type ArtifactRecord } from '../src/index.js';
+import { Fleet, PRODUCT, svcRelease, waitFor, type ArtifactRecord } from '../src/index.js';
 import { sha } from './helpers/digest.js';
 import { freshSchema, stores } from './helpers/postgres.js';
 import { tempRoot } from './helpers/temp.js';
 import { requireTool } from './helpers/tools.js';
 
 /**
- * Issue 5, scenario 1: a two-component transaction (config, then model) signed with the
+ * A two-component transaction (config, then model) signed with the
  * real CLI, submitted and rolled out through the REST API, committed by two real agent
- * processes; the receipts exported and one verified offline with `svc-release verify-receipt`.
+ * processes (identity stored at enrollment, TUF metadata through the device channel, the receipt
+ * out of the outbox once accepted, nothing left to do afterwards); the receipts exported and one
+ * verified offline with `svc-release verify-receipt`.
  */
 const DEVICES = ['dev-a', 'dev-b'];
 const havePsql = !process.env.SVC_TEST_DATABASE_URL || requireTool('psql', 'postgresql-client');
@@ -35,7 +38,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
     await root?.cleanup();
   });
 
-  it('commits both members in order, places the files, and exports receipts that verify offline', async () => {
+  it('commits both members in order, places the files, empties the outbox once the receipts are accepted, and exports receipts that verify offline', async () => {
     const configBytes = Buffer.from('listen = "0.0.0.0:9000"\nthreshold = 0.7\n');
     const modelBytes = Buffer.from('model-weights-v1\n'.repeat(512));
     const config = await fleet.api.uploadArtifact({ name: 'app-config', version: '1.0.0', kind: 'config', filename: 'app.toml', bytes: configBytes });
@@ -74,6 +77,38 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
     for (const name of DEVICES) {
       expect(await readFile(join(fleet.dataDir(name), 'placed', 'config', 'app-config'))).toEqual(configBytes);
       expect(await readFile(join(fleet.dataDir(name), 'placed', 'model', 'detector'))).toEqual(modelBytes);
+    }
+
+    // each agent end to end: its identity on disk, TUF over the device channel, the receipt out of the outbox
+    const accepted = await fleet.api.get<{ release_receipts: { id: string; device: string }[]; total: number }>(`/release-receipts?transaction_id=${txId}`);
+    expect(accepted.release_receipts.map((r) => r.device).sort()).toEqual(DEVICES);
+    const lastSeen = async (name: string) => (await fleet.api.get<{ devices: { name: string; last_seen: string }[] }>(`/devices?limit=200`)).devices.find((d) => d.name === name)!.last_seen;
+    for (const name of DEVICES) {
+      const data = fleet.dataDir(name);
+      // the identity made on the device at enrollment: key 0600, its tenant and name, and the
+      // certificate the server verified the receipt against
+      expect((await stat(join(data, 'identity', 'device.key'))).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(await readFile(join(data, 'identity', 'identity.json'), 'utf8'))).toEqual({ tenant_id: fleet.tenant, device_name: name });
+      const cert = new X509Certificate(await readFile(join(data, 'identity', 'device.pem')));
+      const detail = await fleet.api.get<{ verification: { verified: boolean; device_certificate: { fingerprint: string } | null } }>(
+        `/release-receipts/${accepted.release_receipts.find((r) => r.device === name)!.id}`,
+      );
+      expect(detail.verification).toMatchObject({ verified: true, device_certificate: { fingerprint: sha(cert.raw) } });
+      // TUF through RepositoryService: the agent knows only the gRPC address, and its tuf-js
+      // client persisted the verified targets metadata naming both members' bytes
+      const targets = (JSON.parse(await readFile(join(data, 'tuf', 'targets.json'), 'utf8')) as { signed: { targets: Record<string, unknown> } }).signed.targets;
+      for (const a of [config, model]) expect(targets[a.target]).toEqual(expect.objectContaining({ length: a.length, hashes: { sha256: a.digest.slice('sha256:'.length) } }));
+      // the receipt leaves the outbox only once the server acknowledged it
+      await waitFor(`${name}'s outbox to empty`, async () => (await readdir(join(data, 'outbox'))).every((f) => !f.endsWith('.receipt.json')));
+      // two more check-ins later (the second starts after the first is handled; 10 s each, so the
+      // agent follows the server's 1 s interval, not its own 60 s default): nothing left to do
+      const seen = await lastSeen(name);
+      const next = await waitFor(`a check-in of ${name} after ${seen}`, async () => ((await lastSeen(name)) > seen ? lastSeen(name) : undefined), 10_000);
+      await waitFor(`a check-in of ${name} after ${next}`, async () => (await lastSeen(name)) > next, 10_000);
+      const log = fleet.agents.get(name)!.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
+      expect(log.filter((l) => l.msg === 'assignment').map((l) => l.status)).toEqual(['done']);
+      expect(log.filter((l) => l.msg === 'outbox')).toEqual([expect.objectContaining({ uploaded: [txId], refused: [], pending: [] })]);
+      expect(log.filter((l) => l.msg === 'assignment not applied' || l.level === 'error')).toEqual([]);
     }
 
     // spec 4: the export is a tar of the exact accepted envelopes plus an index

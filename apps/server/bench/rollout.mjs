@@ -22,11 +22,14 @@ import { generateKeyPair, signRelease } from '@svc/release-core';
 import { openStore } from '../dist/store/open.js';
 import { migrateToLatest } from '../dist/store/migrate.js';
 import { SigningRepository } from '../dist/signing-repo/index.js';
-import { registerAuthorizerKey } from '../dist/pipeline/authorizer-keys.js';
-import { checkArtifactFields, publishArtifact, storeArtifactBytes } from '../dist/pipeline/artifacts.js';
-import { computeSnapshotDigest } from '../dist/pipeline/groups.js';
-import { submitRelease } from '../dist/pipeline/releases.js';
-import { startSignedRollout } from '../dist/pipeline/rollout-start.js';
+import { registerAuthorizerKey } from '../dist/resources/authorizer-keys/commands.js';
+import { recordPublishedArtifact } from '../dist/resources/artifacts/commands.js';
+import { checkArtifactFields } from '../dist/resources/artifacts/fields.js';
+import { publishArtifactTarget, storeArtifactBytes } from '../dist/resources/artifacts/publication.js';
+import { computeSnapshotDigest } from '../dist/resources/groups/snapshot.js';
+import { prepareRelease, publishRelease } from '../dist/resources/releases/commands.js';
+import { startSignedRollout } from '../dist/resources/rollouts/commands.js';
+import { runUnitOfWork, systemActor } from '../dist/resources/unit-of-work.js';
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -55,6 +58,9 @@ async function run(label, storeOpts) {
     const repo = new SigningRepository({ db, dataDir, clock: () => new Date() });
     await repo.ensureTenantRepo(tenant);
     const deps = { db, blobs: repo.blobs, publishTargets: (t, e, o) => repo.publishTargets(t, e, o), clock: () => new Date() };
+    const command = (cmd, input) => runUnitOfWork(db, { tenant, actor: systemActor('bench'), now: new Date() }, (uow) => cmd(uow, input));
+    // what POST /artifacts does: signed target first, then the record and its audit row
+    const publish = async (bytes, fields) => command(recordPublishedArtifact, await publishArtifactTarget(deps, tenant, checkArtifactFields(fields), await storeArtifactBytes(deps, bytes)));
 
     // fleet and group (setup, not timed)
     await sql`INSERT INTO devices (tenant_id, name, status, profile) SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'), 'online', 'linux-arm64' FROM generate_series(1, ${DEVICES}) i`.execute(db);
@@ -74,19 +80,13 @@ async function run(label, storeOpts) {
       const r = spawnSync('cp', [file, join(dataDir, 'copy.bin')]);
       if (r.status !== 0) throw new Error(`cp failed: ${r.stderr}`);
     });
-    const [tUp, big] = await timed(async () => {
-      const blob = await storeArtifactBytes(deps, createReadStream(file));
-      return publishArtifact(deps, tenant, checkArtifactFields({ name: 'big', version: '1.0.0', kind: 'model', filename: 'big.bin' }), blob);
-    });
+    const [tUp, big] = await timed(() => publish(createReadStream(file), { name: 'big', version: '1.0.0', kind: 'model', filename: 'big.bin' }));
 
     // a two-component signed release over the whole group
-    const small = await (async () => {
-      const { Readable } = await import('node:stream');
-      const blob = await storeArtifactBytes(deps, Readable.from([Buffer.from('conf')]));
-      return publishArtifact(deps, tenant, checkArtifactFields({ name: 'conf', version: '1.0.0', kind: 'config', filename: 'conf.bin' }), blob);
-    })();
+    const { Readable } = await import('node:stream');
+    const small = await publish(Readable.from([Buffer.from('conf')]), { name: 'conf', version: '1.0.0', kind: 'config', filename: 'conf.bin' });
     const key = generateKeyPair('ed25519');
-    await registerAuthorizerKey(db, tenant, { name: 'bench', public_key_pem: key.publicKey.pem }, now);
+    await command(registerAuthorizerKey, { name: 'bench', public_key_pem: key.publicKey.pem });
     const components = [small, big].map((a) => ({
       name: a.name, kind: a.kind, artifact: { id: a.id, name: a.name, version: a.version }, target: a.target, digest: a.digest, length: a.length, media_type: a.media_type,
       placement: { path: `/var/lib/bench/${a.name}`, mode: '0644' },
@@ -100,9 +100,11 @@ async function run(label, storeOpts) {
       approvals: [], recovery: { on_failure: 'rollback', rollback_boundary: 'release' }, attestations: [],
       validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 86400 },
     };
-    const { release } = await submitRelease(deps, tenant, { envelope: signRelease(payload, key), expected_product: 'bench' });
+    const prepared = await prepareRelease(deps, tenant, { envelope: signRelease(payload, key), expected_product: 'bench' });
+    const asBench = (fn) => runUnitOfWork(db, { tenant, actor: systemActor('bench'), now: new Date() }, fn);
+    const { release } = await asBench((uow) => publishRelease(uow, prepared.record));
 
-    const [tStart, started] = await timed(() => startSignedRollout(deps, tenant, release.id, undefined));
+    const [tStart, started] = await timed(() => asBench((uow) => startSignedRollout(uow, { releaseId: release.id })));
     const rows = await sql`SELECT count(*)::int AS n FROM deployment_devices WHERE deployment_id = ${started.deployment_id}`.execute(db);
     if (rows.rows[0].n !== DEVICES) throw new Error(`expected ${DEVICES} device rows, got ${rows.rows[0].n}`);
 

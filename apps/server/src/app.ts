@@ -7,23 +7,22 @@
  *      (see http/context.ts); every route has `config: { permission: '<name from auth/permissions.ts>' }`
  *      and TypeBox `schema` (body/querystring/params/response) declared once;
  *   2. add ONE line to ROUTE_MODULES below.
- * Cross-cutting behaviour lives here, once:
+ * Cross-cutting behaviour lives here and in http/fastify.ts (validation, the input text
+ * rule, framework errors), once:
  *   - onRoute refuses a route without `config.permission` (startup fails) and collects it for OpenAPI;
  *   - onRequest resolves the credential into `request.principal` and enforces the permission
  *     (401 without credential, 403 `missing permission: <name>`), before any body is parsed;
  *   - one error handler maps every error code through errors/table.ts to `{"error": "..."}`.
  * Use `principalOf(request)` for the tenant and `audit(db, request, {...})` for state changes.
  */
-import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import { TypeBoxValidatorCompiler, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ApiKeyCache } from './auth/api-key-cache.js';
 import { authorize, checkCsrf, CSRF_HEADER, resolvePrincipal } from './auth/authenticate.js';
 import { isPermission } from './auth/permissions.js';
-import { errorHandler } from './errors/handler.js';
 import { consoleRoutes } from './http/console.js';
 import type { AppContext, V1Routes } from './http/context.js';
+import { newFastify } from './http/fastify.js';
 import { collectRoute, type CollectedRoute } from './http/openapi.js';
 import { adminRoutes } from './routes/v1/admin.js';
 import { apiKeysRoutes } from './routes/v1/api-keys.js';
@@ -87,18 +86,7 @@ export class RouteWithoutPermissionError extends Error {
 export async function buildApp(context: AppContext, options: { extraRoutes?: readonly V1Routes[] } = {}): Promise<FastifyInstance> {
   const opened = context.apiKeyCache === undefined ? await ApiKeyCache.open(context.store) : undefined;
   const ctx: AppContext = opened === undefined ? context : { ...context, apiKeyCache: opened.cache };
-  const app = Fastify({
-    logger: ctx.logger ?? false,
-    bodyLimit: ctx.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    genReqId: () => randomUUID(),
-    requestIdHeader: false,
-    // Strict JSON: duplicate-free prototype pollution guard is fastify's default (error on __proto__).
-  }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: `route not found: ${request.method} ${request.url.split('?')[0]}` });
-  });
+  const app = newFastify({ logger: ctx.logger ?? false, bodyLimit: ctx.bodyLimit ?? DEFAULT_BODY_LIMIT });
 
   if (opened !== undefined) app.addHook('onClose', () => opened.close());
 

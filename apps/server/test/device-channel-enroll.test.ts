@@ -108,7 +108,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     try {
       const r = await refusal(unary((cb) => anon.device.ping({}, cb)));
       expect(r.code).toBe(status.UNAUTHENTICATED);
-      expect(r.details).toMatch(/^client certificate: missing or not issued by a device CA/);
+      expect(r.details).toMatch(/^client certificate: missing, expired, or not issued by a device CA/);
     } finally {
       anon.close();
     }
@@ -131,7 +131,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     try {
       const r = await refusal(unary((cb) => forged.device.checkIn({ inventory: undefined }, cb)));
       expect(r.code).toBe(status.UNAUTHENTICATED);
-      expect(r.details).toMatch(/^client certificate: missing or not issued by a device CA/);
+      expect(r.details).toMatch(/^client certificate: missing, expired, or not issued by a device CA/);
     } finally {
       forged.close();
     }
@@ -181,30 +181,52 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     }
   });
 
-  it('renewal issues a new certificate; the old one stops working at once', async () => {
+  it('renewal issues a new certificate; it becomes current at its first use and the old one stops working then', async () => {
     const d = await enrollNamed('dev-renew');
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
-    let newPem = '';
+    const fingerprint = async () => (await f.t.store.db.selectFrom('devices').select('cert_fingerprint').where('name', '=', 'dev-renew').executeTakeFirstOrThrow()).cert_fingerprint;
+    const before = await fingerprint();
+    const pems: string[] = [];
     try {
       const wrong = await refusal(unary(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'someone-else') }, cb)));
       expect(wrong.details).toMatch(/^csr_der: subject CN must be this device's name/);
-      const res = await unary<import('@svc/device-proto').RenewCertificateResponse>(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'dev-renew') }, cb));
-      newPem = toPem(res.certificateDer, 'CERTIFICATE');
-      // the connection still carries the old certificate, which is now superseded
-      const r = await refusal(unary((cb) => c.device.ping({}, cb)));
-      expect(r.details).toBe('device dev-renew: certificate revoked or superseded');
+      // two renewals whose answers the device never stored (a crash): the old certificate still works
+      for (let i = 0; i < 2; i++) {
+        const res = await unary<import('@svc/device-proto').RenewCertificateResponse>(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'dev-renew') }, cb));
+        pems.push(toPem(res.certificateDer, 'CERTIFICATE'));
+        const pong = await unary<{ serverTime?: Date }>((cb) => c.device.ping({}, cb));
+        expect(pong.serverTime).toBeInstanceOf(Date);
+        expect(await fingerprint()).toBe(before);
+      }
     } finally {
       c.close();
     }
-    const c2 = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: newPem }));
+    // the first renewal was superseded by the second
+    const first = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: pems[0]! }));
+    try {
+      const r = await refusal(unary((cb) => first.device.ping({}, cb)));
+      expect(r.details).toBe('device dev-renew: certificate revoked or superseded');
+    } finally {
+      first.close();
+    }
+    const c2 = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: pems[1]! }));
     try {
       const pong = await unary<{ serverTime?: Date }>((cb) => c2.device.ping({}, cb));
       expect(pong.serverTime).toBeInstanceOf(Date);
+      expect(await fingerprint()).not.toBe(before);
     } finally {
       c2.close();
     }
+    // the certificate it replaced stops working at that first use
+    const old = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
+    try {
+      const r = await refusal(unary((cb) => old.device.ping({}, cb)));
+      expect(r.details).toBe('device dev-renew: certificate revoked or superseded');
+    } finally {
+      old.close();
+    }
     const issued = await f.t.store.db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'dev-renew').orderBy('issued_at').execute();
-    expect(issued.map((r) => r.reason)).toEqual(['enroll', 'renew']);
+    expect(issued.map((r) => r.reason)).toEqual(['enroll', 'renew', 'renew']);
   });
 
   it('delivers a log request on check-in and stores the uploaded bundle; unknown request ids are NOT_FOUND', async () => {

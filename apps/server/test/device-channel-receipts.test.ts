@@ -7,17 +7,18 @@ import {
   envelopeBytes,
   type ReceiptPayload,
 } from '@svc/release-core';
-import { AssignmentKind, type CheckInResponse, type EnrollResponse, type UploadReceiptResponse } from '@svc/device-proto';
+import { AssignmentKind, LegacyStatus, type CheckInResponse, type UploadReceiptResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toPem } from '../src/device-channel/pki.js';
+import { startLegacyRollout } from '../src/resources/rollouts/commands.js';
+import { runUnitOfWork, systemActor } from '../src/resources/unit-of-work.js';
 import { availableDrivers } from './helpers/store.js';
-import { channelCredentials, clientsFor, csrFor, newDeviceKey, publishSignedRollout, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
+import { enrollDevice, publishSignedRollout, refusal, startChannelFixture, unary, type ChannelFixture, type EnrolledDevice } from './device-channel.fixture.js';
 
 interface Dev {
   name: string;
   keyPem: string;
   certDer: Uint8Array;
-  clients: ReturnType<typeof clientsFor>;
+  clients: EnrolledDevice['clients'];
 }
 
 describe.each(availableDrivers())('device channel: assignments, receipts, repository on %s', (driver) => {
@@ -31,18 +32,15 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
   const digest = `sha256:${createHash('sha256').update(payloadBytes).digest('hex')}` as const;
 
   async function enrolled(name: string): Promise<Dev> {
-    const key = await newDeviceKey();
-    const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
-    const res = await unary<EnrollResponse>(async (cb) =>
-      anon.enrollment.enroll({ token: await f.newToken(), deviceName: name, csrDer: await csrFor(key, name), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
-    );
-    anon.close();
-    const clients = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: toPem(res.certificateDer, 'CERTIFICATE') }));
-    return { name, keyPem: key.keyPem, certDer: new Uint8Array(res.certificateDer), clients };
+    const d = await enrollDevice(f, name);
+    return { name, keyPem: d.key.keyPem, certDer: d.certDer, clients: d.clients };
   }
 
+  // fault injection: when set, runs after a unit of work's audit row, before COMMIT
+  let afterAudit: ((action: string) => void) | undefined;
+
   beforeAll(async () => {
-    f = await startChannelFixture(driver);
+    f = await startChannelFixture(driver, { hooks: { unitOfWork: { afterAudit: (e) => afterAudit?.(e.action) } } });
     a = await enrolled('dev-a');
     b = await enrolled('dev-b');
     const pub = await publishSignedRollout(f, { devices: ['dev-a', 'dev-b'], bytes: payloadBytes, placementPath: '/etc/edge/edge.conf' });
@@ -110,6 +108,70 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
     expect(bad.code).toBe(status.INVALID_ARGUMENT);
     const empty = await refusal(unary((cb) => b.clients.device.uploadReceipt({ envelope: Buffer.alloc(0) }, cb)));
     expect(empty.details).toBe('envelope: missing');
+  });
+
+  it('a receipt, the device state it moves and its audit row commit together: a failure after the audit row leaves none of them', async () => {
+    const db = f.t.store.db;
+    const state = async () => {
+      const receipts = await db.selectFrom('release_receipts').select('id').where('device_name', '=', b.name).execute();
+      const audits = await db.selectFrom('audit_events').select('id').where('action', '=', 'release-receipt.accept').where('actor', '=', `device:${b.name}`).execute();
+      const device = await db.selectFrom('deployment_devices').select('state').where('deployment_id', '=', deploymentId).where('device_name', '=', b.name).executeTakeFirstOrThrow();
+      return { receipts: receipts.length, audits: audits.length, state: device.state };
+    };
+    const bytes = Buffer.from(receiptFor(b));
+    let reached = 0;
+    afterAudit = (action) => {
+      if (action !== 'release-receipt.accept') return;
+      reached += 1;
+      throw new Error('injected failure after the audit row, before COMMIT');
+    };
+    try {
+      const r = await refusal(unary((cb) => b.clients.device.uploadReceipt({ envelope: bytes }, cb)));
+      expect(r.code).toBe(status.INTERNAL);
+    } finally {
+      afterAudit = undefined;
+    }
+    // the audit row was written, then the failure rolled back the receipt and the device state with it
+    expect(reached).toBe(1);
+    expect(await state()).toEqual({ receipts: 0, audits: 0, state: 'pending' });
+    const res = await unary<CheckInResponse>((cb) => b.clients.device.checkIn({ inventory: undefined }, cb));
+    expect(res.assignments.map((x) => x.rolloutId)).toEqual([rolloutId]);
+
+    const ok = await unary<UploadReceiptResponse>((cb) => b.clients.device.uploadReceipt({ envelope: bytes }, cb));
+    expect(ok.duplicate).toBe(false);
+    expect(await state()).toEqual({ receipts: 1, audits: 1, state: 'committed' });
+  });
+
+  it('a legacy status report over gRPC, the device progress it moves and its audit row commit together', async () => {
+    const db = f.t.store.db;
+    // a legacy rollout of the published artifact to the same group
+    const artifact = await db.selectFrom('artifacts').select('id').where('tenant_id', '=', f.tenantId).executeTakeFirstOrThrow();
+    const group = await db.selectFrom('device_groups').select('id').where('tenant_id', '=', f.tenantId).executeTakeFirstOrThrow();
+    const legacy = await runUnitOfWork(db, { tenant: f.tenantId, actor: systemActor('test'), now: new Date() }, (uow) =>
+      startLegacyRollout(uow, { artifactId: artifact.id, groupId: group.id }),
+    );
+    const rollout = legacy.rollout_ids[0]!;
+    const state = async () => {
+      const reports = await db.selectFrom('legacy_status_reports').select('id').where('rollout_id', '=', rollout).execute();
+      const audits = await db.selectFrom('audit_events').select('id').where('action', '=', 'rollout.legacy-status').where('target', '=', `rollout:${rollout}`).execute();
+      const device = await db.selectFrom('deployment_devices').select('state').where('deployment_id', '=', legacy.deployment_id).where('device_name', '=', b.name).executeTakeFirstOrThrow();
+      return { reports: reports.length, audits: audits.length, state: device.state };
+    };
+    const report = (detail = '') => unary((cb) => b.clients.device.reportLegacyStatus({ rolloutId: rollout, status: LegacyStatus.LEGACY_STATUS_INSTALLED, detail }, cb));
+
+    const long = await refusal(report('x'.repeat(1025)));
+    expect([long.code, long.details]).toEqual([status.INVALID_ARGUMENT, 'detail: longer than 1024 characters']);
+    afterAudit = (action) => {
+      if (action === 'rollout.legacy-status') throw new Error('injected failure after the audit row, before COMMIT');
+    };
+    try {
+      expect((await refusal(report())).code).toBe(status.INTERNAL);
+    } finally {
+      afterAudit = undefined;
+    }
+    expect(await state()).toEqual({ reports: 0, audits: 0, state: 'pending' });
+    await report('x'.repeat(1024));
+    expect(await state()).toEqual({ reports: 1, audits: 1, state: 'installed' });
   });
 
   it('serves TUF metadata and the release envelope target through GetFile; refuses traversal; ranges', async () => {

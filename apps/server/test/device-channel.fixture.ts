@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import * as x509 from '@peculiar/x509';
-import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient } from '@svc/device-proto';
+import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient, type EnrollResponse } from '@svc/device-proto';
 import { newSecret } from '../src/auth/secrets.js';
 import type { DeviceChannelServer } from '../src/device-channel/channel-server.js';
 import type { DeviceChannelContext } from '../src/device-channel/context.js';
@@ -20,12 +20,14 @@ import { startDeviceChannelService } from '../src/device-channel/wiring.js';
 import { SigningRepository } from '../src/signing-repo/repository.js';
 import { Readable } from 'node:stream';
 import { generateKeyPair, signRelease } from '@svc/release-core';
-import { publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
-import { registerAuthorizerKey } from '../src/pipeline/authorizer-keys.js';
+import { recordPublishedArtifact } from '../src/resources/artifacts/commands.js';
+import { publishArtifactTarget, storeArtifactBytes } from '../src/resources/artifacts/publication.js';
+import { registerAuthorizerKey } from '../src/resources/authorizer-keys/commands.js';
 import type { PipelineDeps } from '../src/resources/pipeline-deps.js';
-import { createGroup } from '../src/pipeline/groups.js';
-import { submitRelease } from '../src/pipeline/releases.js';
-import { startSignedRollout } from '../src/pipeline/rollout-start.js';
+import { createGroup } from '../src/resources/groups/commands.js';
+import { prepareRelease, publishRelease } from '../src/resources/releases/commands.js';
+import { startSignedRollout } from '../src/resources/rollouts/commands.js';
+import { runUnitOfWork, systemActor, type Command, type UnitOfWorkHooks } from '../src/resources/unit-of-work.js';
 import { createTenant } from '../src/store/tenants.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 import type { Driver } from '../src/store/open.js';
@@ -44,7 +46,7 @@ export interface ChannelFixture {
 }
 
 /** The real device channel (real pipeline seam, enrollment tokens, signing repository). */
-export async function startChannelFixture(driver: Driver, o: { now?: () => Date; checkInIntervalS?: number } = {}): Promise<ChannelFixture> {
+export async function startChannelFixture(driver: Driver, o: { now?: () => Date; checkInIntervalS?: number; hooks?: { unitOfWork?: UnitOfWorkHooks } } = {}): Promise<ChannelFixture> {
   const t = await createTestStore(driver);
   const db = t.store.db;
   const tenantId = await createTenant(db, 'acme');
@@ -59,6 +61,7 @@ export async function startChannelFixture(driver: Driver, o: { now?: () => Date;
     log: { error: (obj, msg) => console.error(msg, obj) },
     ...(o.now ? { now: o.now } : {}),
     ...(o.checkInIntervalS ? { checkInIntervalS: o.checkInIntervalS } : {}),
+    ...(o.hooks ? { hooks: o.hooks } : {}),
   });
   return {
     t,
@@ -110,7 +113,8 @@ export async function csrFor(key: DeviceKey, cn: string): Promise<Buffer> {
   return Buffer.from(csr.rawData);
 }
 
-const CHANNEL_OPTIONS = { 'grpc.ssl_target_name_override': DEVICE_CHANNEL_TLS_NAME, 'grpc.default_authority': DEVICE_CHANNEL_TLS_NAME };
+/** What a device sets: the server certificate names DEVICE_CHANNEL_TLS_NAME, not the address. */
+export const CHANNEL_OPTIONS = { 'grpc.ssl_target_name_override': DEVICE_CHANNEL_TLS_NAME, 'grpc.default_authority': DEVICE_CHANNEL_TLS_NAME };
 
 export function channelCredentials(caPem: string, identity?: { keyPem: string; certPem: string }): ChannelCredentials {
   return identity === undefined
@@ -129,6 +133,30 @@ export function clientsFor(addr: string, creds: ChannelCredentials) {
       this.repository.close();
     },
   };
+}
+
+export interface EnrolledDevice {
+  name: string;
+  key: DeviceKey;
+  certPem: string;
+  certDer: Uint8Array;
+  /** mTLS clients with the device's certificate. */
+  clients: ReturnType<typeof clientsFor>;
+}
+
+/** Enrolls `name` with a fresh token and key through the real Enroll call. */
+export async function enrollDevice(f: ChannelFixture, name: string): Promise<EnrolledDevice> {
+  const key = await newDeviceKey();
+  const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
+  try {
+    const res = await unary<EnrollResponse>(async (cb) =>
+      anon.enrollment.enroll({ token: await f.newToken(), deviceName: name, csrDer: await csrFor(key, name), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+    );
+    const certPem = toPem(res.certificateDer, 'CERTIFICATE');
+    return { name, key, certPem, certDer: new Uint8Array(res.certificateDer), clients: clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem })) };
+  } finally {
+    anon.close();
+  }
 }
 
 /** Promisified unary call: `await unary((cb) => client.checkIn(req, cb))`. */
@@ -176,11 +204,12 @@ export async function publishSignedRollout(
   const db = f.t.store.db;
   const deps: PipelineDeps = { db, blobs: f.repo.blobs, publishTargets: (t, e, opts) => f.repo.publishTargets(t, e, opts), clock: () => new Date() };
   const version = o.version ?? '1.0.0';
+  const run = <I, O>(command: Command<I, O>, input: I) => runUnitOfWork(db, { tenant: f.tenantId, actor: systemActor('test-fixture'), now: new Date() }, (uow) => command(uow, input));
   const blob = await storeArtifactBytes(deps, Readable.from([o.bytes]));
-  const art = await publishArtifact(deps, f.tenantId, { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' } as never, blob);
-  const group = await createGroup(db, f.tenantId, { name: `field-${version}`, members: o.devices }, new Date());
+  const art = await run(recordPublishedArtifact, await publishArtifactTarget(deps, f.tenantId, { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' }, blob));
+  const group = await run(createGroup, { name: `field-${version}`, members: o.devices });
   const authorizer = generateKeyPair('ed25519');
-  await registerAuthorizerKey(db, f.tenantId, { name: `release-key-${version}`, public_key_pem: authorizer.publicKey.pem }, new Date());
+  await run(registerAuthorizerKey, { name: `release-key-${version}`, public_key_pem: authorizer.publicKey.pem });
   const payload = {
     tenant: f.tenantId,
     product: o.product ?? 'edge',
@@ -207,8 +236,11 @@ export async function publishSignedRollout(
     attestations: [],
     validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 2592000 },
   };
-  const sub = await submitRelease(deps, f.tenantId, { envelope: signRelease(payload, authorizer), expected_product: payload.product });
-  const started = await startSignedRollout(deps, f.tenantId, sub.release.id, undefined);
+  const prepared = await prepareRelease(deps, f.tenantId, { envelope: signRelease(payload, authorizer), expected_product: payload.product });
+  if (!('record' in prepared)) throw new Error(`release ${version} was already published`);
+  const scope = { tenant: f.tenantId, actor: systemActor('test'), now: new Date() };
+  const sub = await runUnitOfWork(db, scope, (uow) => publishRelease(uow, prepared.record));
+  const started = await runUnitOfWork(db, scope, (uow) => startSignedRollout(uow, { releaseId: sub.release.id }));
   const r = sub.release as unknown as Omit<PublishedRelease, 'rolloutId' | 'deploymentId' | 'authorizerPem' | 'digest' | 'artifactTarget'>;
   return { ...r, rolloutId: started.rollout_ids[0]!, deploymentId: started.deployment_id, authorizerPem: authorizer.publicKey.pem, digest: art.digest as `sha256:${string}`, artifactTarget: art.target };
 }

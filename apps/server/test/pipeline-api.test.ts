@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, envelopeBytes, envelopeDigest, signEnvelope, type Envelope } from '@svc/release-core';
-import { listAssignments } from '../src/pipeline/device-api.js';
+import { listAssignments } from '../src/resources/rollouts/queries.js';
 import { availableDrivers } from './helpers/store.js';
 import { createPipelineFixture, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
 
@@ -54,7 +54,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     expect(list.body.counts.container).toBe(1);
     expect((await f.api('GET', '/api/v1/artifacts?kind=nope')).status).toBe(400);
 
-    expect((await f.api('PATCH', `/api/v1/artifacts/${c.body.id}`, { description: 'front end', labels: { team: 'web' } })).body).toMatchObject({ description: 'front end', labels: { team: 'web' } });
+    expect((await f.api('PATCH', `/api/v1/artifacts/${c.body.id}`, { description: 'front end', labels: { team: 'web' } }, { ...f.admin, prefer: 'return=representation' })).body).toMatchObject({ description: 'front end', labels: { team: 'web' } });
     const imm = await f.api('PATCH', `/api/v1/artifacts/${c.body.id}`, { version: '9' });
     expect(imm.status).toBe(400);
     expect(imm.body.error).toMatch(/^version: is immutable/);
@@ -101,7 +101,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     const unknown = await f.api('POST', `/api/v1/groups/${g.body.id}/members`, { devices: ['dev-c', 'ghost'] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toBe('devices: unknown device "ghost"');
-    const added = await f.api('POST', `/api/v1/groups/${g.body.id}/members`, { devices: ['dev-c'] });
+    const added = await f.api('POST', `/api/v1/groups/${g.body.id}/members`, { devices: ['dev-c'] }, { ...f.admin, prefer: 'return=representation' });
     expect(added.body.snapshot_digest).toBe(targetPolicyDigest({ tenant, group: g.body.id, members: ['dev-a', 'dev-b', 'dev-c'] }));
     const other = await f.t.newTenant();
     const foreign = await f.api('GET', `/api/v1/groups/${g.body.id}`, undefined, await f.t.loginAs('admin', other));
@@ -172,6 +172,21 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       expect((await f.api('GET', '/api/v1/releases?product=edge-gateway')).body.total).toBe(1);
     });
 
+    it('refuses a release whose target-policy digest is no longer the group\'s at submission, publishing nothing (spec §4 rule 3)', async () => {
+      const g = (await f.api('POST', '/api/v1/groups', { name: 'moving', members: ['dev-a'] })).body;
+      const env = sign(releasePayload({ tenant, artifacts: arts, group: g, version: '1.8.0' }), auth.key);
+      // membership changes after signing: the group's digest is no longer the signed one
+      const moved = (await f.api('POST', `/api/v1/groups/${g.id}/members`, { devices: ['dev-b'] }, { ...f.admin, prefer: 'return=representation' })).body;
+      expect(moved.snapshot_digest).not.toBe(g.snapshot_digest);
+      const r = await submit(env);
+      expect(r.status, JSON.stringify(r.body)).toBe(409);
+      expect(r.body.error).toBe(`rollout.target_policy_digest: signed ${g.snapshot_digest} but group ${g.id} is now ${moved.snapshot_digest} (membership changed; sign a new release)`);
+      expect(await f.repo.getTargetInfo(tenant, 'releases/edge-gateway/1.8.0.dsse.json')).toBeUndefined();
+      expect((await f.api('GET', '/api/v1/releases?product=edge-gateway')).body.releases.map((x: any) => x.version)).not.toContain('1.8.0');
+      // signed against the current membership, the same release is accepted
+      expect((await submit(sign(releasePayload({ tenant, artifacts: arts, group: moved, version: '1.8.0' }), auth.key))).status).toBe(201);
+    });
+
     it('starts a two-component rollout bound by a transaction; re-verifies group, key and devices at start', async () => {
       const env = sign(payloadFor({ version: '2.0.0' }), auth.key);
       const rel = (await submit(env)).body;
@@ -193,6 +208,36 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const listed = await f.api('GET', '/api/v1/release-transactions');
       expect(listed.body.total).toBe(2);
       expect(listed.body.counts.running).toBe(2);
+    });
+
+    it('aborts a running rollout: every member stops, no device is handed its work, the audit row names the transaction', async () => {
+      const g = (await f.api('POST', '/api/v1/groups', { name: 'to-abort', members: ['dev-a', 'dev-b'] })).body;
+      const rel = (await submit(sign(releasePayload({ tenant, artifacts: arts, group: g, version: '2.1.0' }), auth.key))).body;
+      const start = (await f.api('POST', '/api/v1/rollouts', { release_id: rel.id })).body;
+      const work = async (device: string) => (await listAssignments(f.t.testStore.store.db, tenant, device, new Date())).filter((a) => a.transaction?.id === start.transaction_id);
+      expect(await work('dev-a')).toHaveLength(1);
+      expect(await work('dev-b')).toHaveLength(1);
+
+      // any member controls the whole transaction
+      const member = start.rollouts[1].rollout_id as string;
+      const ab = await f.api('POST', `/api/v1/rollouts/${member}/abort`);
+      expect(ab.status, JSON.stringify(ab.body)).toBe(200);
+      expect(ab.body).toMatchObject({ id: member, status: 'aborted', transaction_id: start.transaction_id, progress: { pending: 2 } });
+      expect((await f.api('GET', `/api/v1/rollouts/${start.id}`)).body.status).toBe('aborted');
+      const audit = (await f.api('GET', '/api/v1/audit?action=rollout.abort')).body.events;
+      expect(audit).toHaveLength(1);
+      expect(audit[0]).toMatchObject({ target: `rollout:${member}`, detail: { status: 'aborted', transaction_id: start.transaction_id } });
+      // abort stops handing out work: no device is assigned it any more
+      expect(await work('dev-a')).toEqual([]);
+      expect(await work('dev-b')).toEqual([]);
+      // aborted before any device reported: nothing committed, the transaction failed its goal
+      expect((await f.api('GET', `/api/v1/release-transactions/${start.transaction_id}`)).body).toMatchObject({ aborted: true, state: 'failed', devices: { total: 2, pending: 2 } });
+      for (const action of ['abort', 'approve', 'resume']) {
+        const again = await f.api('POST', `/api/v1/rollouts/${start.id}/${action}`);
+        expect(again.status, action).toBe(409);
+        expect(again.body.error).toBe(`rollout ${start.id}: is aborted`);
+      }
+      expect((await f.api('GET', '/api/v1/audit?action=rollout.abort')).body.total).toBe(1);
     });
 
     it('refuses a release without a health probe or with a non-rollback recovery policy (spec 4: health probe, recovery policy)', async () => {
@@ -245,6 +290,49 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       expect(refused.status).toBe(400);
       expect(refused.body.error).toMatch(/key/i);
       expect((await f.api('GET', '/api/v1/authorizer-keys')).body.counts).toEqual({ active: 0, revoked: 1 });
+    });
+
+    it('lists releases, rollouts and transactions in the spec §8 shape: counts break down the whole set, limit defaults to 50 and clamps to 200', async () => {
+      const all = async (url: string, key: string) => {
+        const body = (await f.api('GET', `${url}${url.includes('?') ? '&' : '?'}limit=200`)).body;
+        expect(body.total).toBeLessThanOrEqual(200);
+        return body[key] as any[];
+      };
+      const tally = (items: any[], by: (x: any) => string, keys: string[] = []) => {
+        const out: Record<string, number> = Object.fromEntries(keys.map((k) => [k, 0]));
+        for (const x of items) out[by(x)] = (out[by(x)] ?? 0) + 1;
+        return out;
+      };
+      const releases = await all('/api/v1/releases', 'releases');
+      const rollouts = await all('/api/v1/rollouts', 'rollouts');
+      const txs = await all('/api/v1/release-transactions', 'release_transactions');
+      const lists: [string, string, Record<string, number>][] = [
+        ['/api/v1/releases', 'releases', tally(releases, (r) => r.product)],
+        ['/api/v1/rollouts', 'rollouts', tally(rollouts, (r) => r.kind, ['signed', 'legacy'])],
+        // the database derives the state breakdown; each item's state is derived in the process
+        ['/api/v1/release-transactions', 'release_transactions', tally(txs, (t) => t.state, ['running', 'committed', 'rolled back', 'failed'])],
+      ];
+      expect(new Set(txs.map((t) => t.state))).toEqual(new Set(['running', 'failed']));
+      for (const [url, key, counts] of lists) {
+        const first = (await f.api('GET', url)).body;
+        expect(Object.keys(first), url).toEqual([key, 'total', 'limit', 'offset', 'counts']);
+        expect(first, url).toMatchObject({ limit: 50, offset: 0, counts });
+        expect(Object.values(first.counts as Record<string, number>).reduce((a, b) => a + b, 0), url).toBe(first.total);
+        expect((await f.api('GET', `${url}?limit=500`)).body.limit, url).toBe(200);
+        const page = (await f.api('GET', `${url}?limit=1&offset=1`)).body;
+        expect(page[key], url).toHaveLength(1);
+        expect(page.counts, url).toEqual(counts);
+      }
+      // a filter narrows the items and total, never the counts of the whole set
+      const filtered = (await f.api('GET', '/api/v1/releases?product=no-such-product')).body;
+      expect(filtered).toMatchObject({ releases: [], total: 0, counts: lists[0]![2] });
+      const legacy = (await f.api('GET', '/api/v1/rollouts?kind=legacy')).body;
+      expect(legacy).toMatchObject({ rollouts: [], total: 0, counts: lists[1]![2] });
+      // another tenant sees none of them
+      const other = await f.t.loginAs('admin', await f.t.newTenant());
+      expect((await f.api('GET', '/api/v1/release-transactions', undefined, other)).body).toMatchObject({ total: 0, counts: { running: 0, committed: 0, 'rolled back': 0, failed: 0 } });
+      const foreign = (await f.api('GET', '/api/v1/releases', undefined, other)).body;
+      expect([foreign.total, foreign.counts]).toEqual([0, {}]);
     });
   });
 });

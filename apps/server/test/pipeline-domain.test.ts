@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { extract } from 'tar-stream';
 import { Readable } from 'node:stream';
-import { applyOverrides, parseFailureThreshold, parseWaves, planWaves, thresholdExceeded, waveBounds, waveOfRank } from '../src/pipeline/waves.js';
-import { advance, approve, initialWaves, recordResult, resume } from '../src/pipeline/progression.js';
-import { deviceStateFromActivation, emptyCounts, transactionState } from '../src/pipeline/states.js';
-import { receiptExportStream, type ExportRow } from '../src/pipeline/receipt-export.js';
+import { applyOverrides, parseFailureThreshold, parseWaves, planWaves, thresholdExceeded, waveBounds, waveOfRank } from '../src/resources/rollouts/waves.js';
+import { advance, approve, initialWaves, recordResult, resume } from '../src/resources/rollouts/progression.js';
+import { deviceStateFromActivation, emptyCounts, transactionState } from '../src/resources/rollouts/states.js';
+import { receiptExportStream, type ExportRow } from '../src/resources/release-receipts/export.js';
 import { ServerError } from '../src/errors/server-error.js';
 
 describe('wave planning', () => {

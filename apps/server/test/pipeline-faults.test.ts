@@ -10,8 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkArtifactFields, publishArtifact, storeArtifactBytes } from '../src/pipeline/artifacts.js';
+import { recordPublishedArtifact } from '../src/resources/artifacts/commands.js';
+import { checkArtifactFields } from '../src/resources/artifacts/fields.js';
+import { publishArtifactTarget, storeArtifactBytes } from '../src/resources/artifacts/publication.js';
 import type { PipelineDeps } from '../src/resources/pipeline-deps.js';
+import { runUnitOfWork, systemActor } from '../src/resources/unit-of-work.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore, type OpenStoreOptions, type Store } from '../src/store/open.js';
@@ -21,13 +24,24 @@ import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from
 
 function transpileForChild(): Promise<string> {
   return transpile('svc-pipeline-crash', {
-    files: [...STORE_FILES, 'src/errors/server-error.ts', 'src/pipeline/artifacts.ts', 'src/resources/pipeline-deps.ts', 'src/store/tx.ts', 'src/resources/ids.ts'],
+    files: [
+      ...STORE_FILES,
+      'src/errors/server-error.ts',
+      'src/resources/artifacts/publication.ts',
+      'src/resources/artifacts/fields.ts',
+      'src/resources/artifacts/queries.ts',
+      'src/http/pagination.ts',
+      'src/resources/pipeline-deps.ts',
+      'src/store/tx.ts',
+      'src/resources/ids.ts',
+    ],
     dirs: ['src/signing-repo', 'src/blobs'],
     childSource: `import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { openStore } from './src/store/open.js';
 import { SigningRepository } from './src/signing-repo/repository.js';
-import { checkArtifactFields, publishArtifact, storeArtifactBytes } from './src/pipeline/artifacts.js';
+import { checkArtifactFields } from './src/resources/artifacts/fields.js';
+import { publishArtifactTarget, storeArtifactBytes } from './src/resources/artifacts/publication.js';
 const cfg = JSON.parse(await readFile(process.argv[2], 'utf8'));
 const store = await openStore(cfg.open);
 const repo = new SigningRepository({ db: store.db, dataDir: cfg.dataDir });
@@ -38,7 +52,7 @@ const deps = {
   hooks: { afterTargetsCommitted: async () => { process.stdout.write('AT afterTargetsCommitted\\n'); await new Promise(() => setInterval(() => {}, 1000)); } },
 };
 const blob = await storeArtifactBytes(deps, createReadStream(cfg.payloadFile));
-await publishArtifact(deps, cfg.tenantId, checkArtifactFields(cfg.fields), blob);
+await publishArtifactTarget(deps, cfg.tenantId, checkArtifactFields(cfg.fields), blob);
 process.stdout.write('DONE\\n');
 `,
   });
@@ -98,7 +112,8 @@ describe.each(availableDrivers())('artifact publish killed between metadata comm
 
       const deps: PipelineDeps = { db: s2.db, blobs: repo.blobs, clock: () => new Date(), publishTargets: (t, e, o) => repo.publishTargets(t, e, o) };
       const blob = await storeArtifactBytes(deps, Readable.from([payload]));
-      const a = await publishArtifact(deps, tenantId, checkArtifactFields(fields), blob);
+      const published = await publishArtifactTarget(deps, tenantId, checkArtifactFields(fields), blob);
+      const a = await runUnitOfWork(s2.db, { tenant: tenantId, actor: systemActor('retry'), now: new Date() }, (uow) => recordPublishedArtifact(uow, published));
       expect(a).toMatchObject({ name: 'crash', version: '1.0.0', target, length: payload.length });
       expect(await s2.db.selectFrom('artifacts').select('id').where('tenant_id', '=', tenantId).execute()).toHaveLength(1);
     } finally {

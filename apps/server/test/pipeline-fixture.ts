@@ -61,17 +61,8 @@ export async function createPipelineFixture(driver: Driver, o: { maxArtifactByte
       await upsertEnrolledDevice(store.store.db, { tenantId, name, profile, certFingerprint: `sha256:${name}`, certNotAfter: null, now: t.clock.now() });
     },
     upload: async (a, headers = admin) => {
-      const boundary = `----svc${randomUUID()}`;
-      const parts: Buffer[] = [];
-      const field = (k: string, v: string) => parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
-      field('name', a.name);
-      field('version', a.version);
-      field('kind', a.kind);
-      if (a.media_type) field('media_type', a.media_type);
-      parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${a.filename ?? `${a.name}.bin`}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
-      parts.push(Buffer.from(a.bytes));
-      parts.push(Buffer.from(`\r\n--${boundary}--\r\n`));
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/artifacts', headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: Buffer.concat(parts) });
+      const { payload, contentType } = artifactMultipart(a);
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/artifacts', headers: { ...headers, 'content-type': contentType }, payload });
       return { status: res.statusCode, body: JSON.parse(res.body) };
     },
     api,
@@ -81,6 +72,21 @@ export async function createPipelineFixture(driver: Driver, o: { maxArtifactByte
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The multipart body of `POST /artifacts` (text fields first, then the file) and its content type. */
+export function artifactMultipart(a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string }): { payload: Buffer; contentType: string } {
+  const boundary = `----svc${randomUUID()}`;
+  const parts: Buffer[] = [];
+  const field = (k: string, v: string) => parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  field('name', a.name);
+  field('version', a.version);
+  field('kind', a.kind);
+  if (a.media_type) field('media_type', a.media_type);
+  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${a.filename ?? `${a.name}.bin`}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+  parts.push(Buffer.from(a.bytes));
+  parts.push(Buffer.from(`\r\n--${boundary}--\r\n`));
+  return { payload: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 /** A valid svc.release.v1 payload over published artifacts (contracts 2). */

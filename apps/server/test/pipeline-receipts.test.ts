@@ -1,7 +1,14 @@
+import { createHash } from 'node:crypto';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { canonicalize, envelopeBytes, envelopeDigest, signEnvelope, signReceipt, RECEIPT_PAYLOAD_TYPE, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
-import { acceptReceipt, listAssignments, reportLegacyStatus } from '../src/pipeline/device-api.js';
+import { createCa } from '../src/device-channel/pki.js';
+import { acceptReceipt } from '../src/resources/release-receipts/commands.js';
+import { reportLegacyStatus } from '../src/resources/rollouts/commands.js';
+import { listAssignments } from '../src/resources/rollouts/queries.js';
+import { deviceActor, runUnitOfWork, type UnitOfWork } from '../src/resources/unit-of-work.js';
 import { availableDrivers } from './helpers/store.js';
 import { createPipelineFixture, deviceIdentity, newAuthorizer, releasePayload, sign, untar, type PipelineFixture } from './pipeline-fixture.js';
 
@@ -66,8 +73,11 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
   const bytesOf = (device: string, p: ReceiptPayload) => envelopeBytes(signReceipt(p, ids[device]!.key));
   // signs without the client-side schema check, as a misbehaving device could
   const rawBytesOf = (device: string, p: unknown) => envelopeBytes(signEnvelope(RECEIPT_PAYLOAD_TYPE, canonicalize(p), ids[device]!.key));
+  // as the device channel runs it: one unit of work as the device
+  const asDevice = <T>(device: string, fn: (uow: UnitOfWork) => Promise<T>) => runUnitOfWork(db(), { tenant, actor: deviceActor(device), now: f.t.clock.now() }, fn);
   const upload = (device: string, bytes: Uint8Array, conn = device) =>
-    acceptReceipt(db(), tenant, { deviceName: device, connectionCertificateDer: ids[conn]!.certDer, envelopeBytes: bytes, now: f.t.clock.now() });
+    asDevice(device, (uow) => acceptReceipt(uow, { deviceName: device, connectionCertificateDer: ids[conn]!.certDer, envelopeBytes: bytes }));
+  const legacyReport = (device: string, rolloutId: string, status: 'installed' | 'failed') => asDevice(device, (uow) => reportLegacyStatus(uow, { deviceName: device, rolloutId, status }));
   const stored = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM release_receipts`.execute(db())).rows[0]!.n);
   const detail = async () => (await f.api('GET', `/api/v1/rollouts/${start.id}`)).body;
 
@@ -185,6 +195,108 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect((await f.t.app.inject({ method: 'GET', url: '/api/v1/release-receipts/export', headers: viewer })).statusCode).toBe(200);
   });
 
+  it('lists accepted receipts with filters, spec §8 paging and counts; one receipt shows its envelope, verification and label', async () => {
+    const get = async (url: string, headers = f.admin) => f.api('GET', url, undefined, headers);
+    const doc = (await get('/api/v1/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const schemaOf = (path: string) => ajv.compile({ ...doc.paths[path].get.responses['200'].content['application/json'].schema, unevaluatedProperties: false });
+    const validList = schemaOf('/api/v1/release-receipts');
+    const validOne = schemaOf('/api/v1/release-receipts/{id}');
+    expect(doc.paths['/api/v1/release-receipts'].get['x-permission']).toBe('receipts.read');
+    expect(doc.paths['/api/v1/release-receipts/{id}'].get['x-permission']).toBe('receipts.read');
+
+    const all = (await get('/api/v1/release-receipts')).body;
+    expect(validList(all), ajv.errorsText(validList.errors)).toBe(true);
+    expect(Object.keys(all)).toEqual(['release_receipts', 'total', 'limit', 'offset', 'counts']);
+    expect(all).toMatchObject({ total: 3, limit: 50, offset: 0, counts: { activated: 2, 'rolled-back': 1, failed: 0 } });
+    const items = all.release_receipts as any[];
+    expect(items.map((r) => r.device).sort()).toEqual([...DEVICES].sort());
+    for (const r of items) expect(r).toMatchObject({ transaction_id: start.transaction_id, release_id: rel.id, rollout_id: start.id, label: 'software-key' });
+    // newest first (ties by id, newest first too)
+    const order = [...items].sort((a, b) => (a.accepted_at === b.accepted_at ? (a.id < b.id ? 1 : -1) : a.accepted_at < b.accepted_at ? 1 : -1));
+    expect(items.map((r) => r.id)).toEqual(order.map((r) => r.id));
+    const rolledBack = items.find((r) => r.activation === 'rolled-back');
+
+    const found = async (q: string) => {
+      const body = (await get(`/api/v1/release-receipts?${q}`)).body;
+      expect(body.counts, q).toEqual(all.counts); // counts break down the tenant's whole set
+      expect(body.total, q).toBe(body.release_receipts.length);
+      return body.release_receipts.map((r: any) => r.id);
+    };
+    expect(await found(`device=${rolledBack.device}`)).toEqual([rolledBack.id]);
+    expect(await found('activation=rolled-back')).toEqual([rolledBack.id]);
+    expect(await found(`activation=activated&device=${rolledBack.device}`)).toEqual([]);
+    expect(await found(`transaction_id=${start.transaction_id}`)).toEqual(items.map((r) => r.id));
+    expect(await found('transaction_id=00000000-0000-4000-8000-000000000000')).toEqual([]);
+    // a receipt covers its whole transaction: any member rollout finds it
+    expect(await found(`rollout_id=${start.rollouts[1].rollout_id}`)).toEqual(items.map((r) => r.id));
+    const second = (await get('/api/v1/rollouts?limit=200')).body.rollouts.find((r: any) => r.transaction_id !== null && r.transaction_id !== start.transaction_id);
+    expect(await found(`rollout_id=${second.id}`)).toEqual([]);
+    expect(await found('label=software-key')).toEqual(items.map((r) => r.id));
+    expect(await found('label=hardware-tpm')).toEqual([]);
+    const paged = (await get('/api/v1/release-receipts?limit=1&offset=1')).body;
+    expect(paged).toMatchObject({ total: 3, limit: 1, offset: 1 });
+    expect(paged.release_receipts.map((r: any) => r.id)).toEqual([items[1].id]);
+    expect((await get('/api/v1/release-receipts?limit=500')).body.limit).toBe(200);
+    for (const [q, field] of [['transaction_id=nope', 'transaction_id'], ['rollout_id=1', 'rollout_id'], ['activation=maybe', 'activation'], ['nope=1', 'nope']]) {
+      const bad = await get(`/api/v1/release-receipts?${q}`);
+      expect(bad.status, q).toBe(400);
+      expect(bad.body.error, q).toMatch(new RegExp(`^querystring\\.${field}`));
+    }
+
+    const one = await get(`/api/v1/release-receipts/${rolledBack.id}`);
+    expect(one.status).toBe(200);
+    expect(validOne(one.body), ajv.errorsText(validOne.errors)).toBe(true);
+    const { envelope, payload, verification, ...fields } = one.body;
+    expect(fields).toEqual(rolledBack);
+    // the exact accepted envelope and its payload
+    expect(envelopeDigest(envelope)).toBe(rolledBack.envelope_digest);
+    expect(payload).toEqual(JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')));
+    expect(payload).toMatchObject({ activation: 'rolled-back', device: { name: rolledBack.device }, transaction: { id: start.transaction_id } });
+    expect(verification).toEqual({
+      verified: true,
+      checked_at: f.t.clock.now().toISOString(),
+      certificate_valid_at: rolledBack.accepted_at,
+      error: null,
+      device_certificate: {
+        fingerprint: `sha256:${createHash('sha256').update(ids[rolledBack.device as string]!.certDer).digest('hex')}`,
+        serial_number: expect.any(String),
+        subject_cn: rolledBack.device,
+        not_before: expect.any(String),
+        not_after: expect.any(String),
+      },
+    });
+
+    // verified again on every read: under another device CA the same bytes no longer verify
+    const cas = db().selectFrom('device_cas').select('cert_der').where('tenant_id', '=', tenant);
+    const original = (await cas.executeTakeFirstOrThrow()).cert_der;
+    const other = await createCa(`svc device CA ${tenant}`, f.t.clock.now(), 30);
+    await db().updateTable('device_cas').set({ cert_der: Buffer.from(other.certDer) }).where('tenant_id', '=', tenant).execute();
+    try {
+      const v = (await get(`/api/v1/release-receipts/${rolledBack.id}`)).body.verification;
+      expect(v).toMatchObject({ verified: false, error: 'CERT_UNTRUSTED: device certificate signature does not verify with the tenant device CA key', device_certificate: null });
+    } finally {
+      await db().updateTable('device_cas').set({ cert_der: original }).where('tenant_id', '=', tenant).execute();
+    }
+
+    const viewer = await f.t.loginAs('viewer');
+    expect((await get(`/api/v1/release-receipts/${rolledBack.id}`, viewer)).status).toBe(200);
+    expect((await get('/api/v1/release-receipts', viewer)).body.total).toBe(3);
+    for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
+      const missing = await get(`/api/v1/release-receipts/${id}`);
+      expect(missing.status).toBe(404);
+      expect(missing.body.error).toBe(`release receipt ${id} not found`);
+    }
+    // another tenant's receipts are not found, and not counted
+    const foreign = await f.t.loginAs('admin', await f.t.newTenant());
+    expect((await get(`/api/v1/release-receipts/${rolledBack.id}`, foreign)).status).toBe(404);
+    expect((await get('/api/v1/release-receipts', foreign)).body).toMatchObject({ release_receipts: [], total: 0, counts: { activated: 0, 'rolled-back': 0, failed: 0 } });
+
+    // the transactions' state breakdown follows the receipts: one rolled back, the second deployment still running
+    expect((await get('/api/v1/release-transactions')).body.counts).toEqual({ running: 1, committed: 0, 'rolled back': 1, failed: 0 });
+  });
+
   it('legacy rollouts stay labelled legacy and device-reported', async () => {
     const group = (await f.api('POST', '/api/v1/groups', { name: 'legacy', members: ['rx-1', 'rx-2'] })).body;
     const lg = await f.api('POST', '/api/v1/rollouts', { artifact_id: arts[0].id, group_id: group.id });
@@ -193,8 +305,8 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     const a = (await listAssignments(db(), tenant, 'rx-1', new Date())).find((x) => x.rollout_id === lg.body.id)!;
     expect(a).toMatchObject({ kind: 'legacy', legacy: { artifact_id: arts[0].id, digest: arts[0].digest, target: arts[0].target } });
     expect(a.release).toBeUndefined();
-    await reportLegacyStatus(db(), tenant, { deviceName: 'rx-1', rolloutId: lg.body.id, status: 'installed', now: new Date() });
-    await expect(reportLegacyStatus(db(), tenant, { deviceName: 'rx-3', rolloutId: lg.body.id, status: 'installed', now: new Date() })).rejects.toThrow(/not assigned/);
+    await legacyReport('rx-1', lg.body.id, 'installed');
+    await expect(legacyReport('rx-3', lg.body.id, 'installed')).rejects.toThrow(/not assigned/);
     const d = (await f.api('GET', `/api/v1/rollouts/${lg.body.id}`)).body;
     expect(d.progress).toMatchObject({ installed: 1, pending: 1 });
     const list = await f.api('GET', '/api/v1/rollouts?kind=legacy');

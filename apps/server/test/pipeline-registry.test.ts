@@ -3,59 +3,13 @@
  * distribution 2.8) with filesystem storage in a temp dir on 127.0.0.1 port 0. The image is
  * pushed with plain OCI distribution API calls.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pushImage, registryAvailable, sha, startRegistry } from './helpers/oci-registry.js';
 import { createPipelineFixture, untar, type PipelineFixture } from './pipeline-fixture.js';
-
-const REGISTRY_BIN = '/usr/bin/docker-registry';
-
-function registryAvailable(): boolean {
-  const ok = spawnSync(REGISTRY_BIN, ['--version']).status === 0;
-  if (!ok) {
-    // loud skip locally, a failure in CI (docs/development.md)
-    if (process.env.CI === 'true') throw new Error('docker-registry (Debian package docker-registry) is required in CI');
-    console.warn('SKIPPING registry tests: install the Debian package "docker-registry"');
-  }
-  return ok;
-}
-
-const sha = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
-
-async function startRegistry(dir: string): Promise<{ url: string; proc: ChildProcess }> {
-  await writeFile(join(dir, 'config.yml'), `version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:0\n  secret: test-only\n`);
-  const proc = spawn(REGISTRY_BIN, ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let log = '';
-    const timer = setTimeout(() => reject(new Error(`registry did not start: ${log}`)), 15_000);
-    const onData = (b: Buffer) => {
-      log += b.toString();
-      const m = /listening on (127\.0\.0\.1:\d+)/.exec(log);
-      if (m) {
-        clearTimeout(timer);
-        resolve(`http://${m[1]}`);
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.on('exit', (c) => reject(new Error(`registry exited ${c}: ${log}`)));
-  });
-  return { url, proc };
-}
-
-async function pushBlob(url: string, repo: string, bytes: Buffer): Promise<string> {
-  const digest = sha(bytes);
-  const start = await fetch(`${url}/v2/${repo}/blobs/uploads/`, { method: 'POST' });
-  expect(start.status).toBe(202);
-  const loc = new URL(start.headers.get('location')!, url);
-  loc.searchParams.set('digest', digest);
-  const put = await fetch(loc, { method: 'PUT', body: bytes, headers: { 'content-type': 'application/octet-stream' } });
-  expect(put.status).toBe(201);
-  return digest;
-}
 
 describe.skipIf(!registryAvailable())('registries against a real docker-registry', () => {
   let f: PipelineFixture;
@@ -69,18 +23,7 @@ describe.skipIf(!registryAvailable())('registries against a real docker-registry
     dir = await mkdtemp(join(tmpdir(), 'svc-registry-'));
     reg = await startRegistry(dir);
     f = await createPipelineFixture('pglite');
-    const layerDigest = await pushBlob(reg.url, 'team/app', layer);
-    const configDigest = await pushBlob(reg.url, 'team/app', config);
-    manifest = Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: 'application/vnd.oci.image.manifest.v1+json',
-        config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: configDigest, size: config.length },
-        layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: layerDigest, size: layer.length }],
-      }),
-    );
-    const put = await fetch(`${reg.url}/v2/team/app/manifests/1.4.0`, { method: 'PUT', body: manifest, headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' } });
-    expect(put.status).toBe(201);
+    manifest = await pushImage(reg.url, 'team/app', '1.4.0', layer, config);
   });
   afterAll(async () => {
     reg?.proc.kill('SIGTERM');

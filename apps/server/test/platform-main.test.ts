@@ -1,45 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAIN_JS, mainBuilt, startMain as start, stopMain as stop } from './helpers/main-process.js';
+import { dropSchemaAt } from './helpers/store.js';
 
 /**
  * The real process (`node dist/main.js`, what `pnpm start` runs) on the embedded default:
  * starts, migrates, creates the first admin, serves, stops on SIGTERM with status 0, and
  * keeps its data across a restart. Needs the build (`pnpm test` builds first).
  */
-const main = resolve(import.meta.dirname, '../dist/main.js');
-const built = existsSync(main);
-if (!built && process.env.CI === 'true') throw new Error('platform-main: apps/server/dist/main.js missing; build before testing');
-if (!built) console.warn('platform-main: apps/server/dist/main.js missing (run `pnpm --filter @svc/server build`); skipped');
-
-function start(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolveStart, reject) => {
-    const child = spawn(process.execPath, [main], {
-      env: { PATH: process.env.PATH ?? '', SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /svc-server: http listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) resolveStart({ child, url: `${m[1]}/api/v1` });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`exited ${code} before listening: ${out}`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((r) => {
-    child.removeAllListeners('exit');
-    child.on('exit', (code) => r(code));
-    child.kill('SIGTERM');
-  });
-}
+const built = mainBuilt('platform-main');
 
 async function login(url: string, email: string, password: string): Promise<number> {
   const res = await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
@@ -73,7 +45,7 @@ describe.skipIf(!built)('node dist/main.js on the embedded database', () => {
   }, 120_000);
 
   it('a bad setting fails at start with one line naming it and exit status 2', async () => {
-    const child = spawn(process.execPath, [main], { env: { PATH: process.env.PATH ?? '', SVC_DATA_DIR: dir, SVC_HTTP_ADDR: 'nonsense' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN_JS], { env: { PATH: process.env.PATH ?? '', SVC_DATA_DIR: dir, SVC_HTTP_ADDR: 'nonsense' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise((r) => child.on('exit', r));
@@ -93,11 +65,7 @@ describe.skipIf(!built || !pgUrl)('two real node dist/main.js processes on one P
   const children: ChildProcess[] = [];
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) await stop(c);
-    const { openStore } = await import('../src/store/open.js');
-    const { dropSchema } = await import('./helpers/store.js');
-    const s = await openStore({ databaseUrl: pgUrl! });
-    await dropSchema(s, schema);
-    await s.close();
+    await dropSchemaAt(pgUrl!, schema);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

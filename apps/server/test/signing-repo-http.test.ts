@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { newFastify } from '../src/http/fastify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingRepoRoutes } from '../src/signing-repo/index.js';
 import { availableDrivers } from './helpers/store.js';
@@ -19,7 +20,7 @@ describe.each(availableDrivers())('signing repository HTTP routes on %s', (drive
     otherTenant = await f.newTenant();
     await f.repo.ensureTenantRepo(otherTenant);
     await f.repo.publishTargetStream(f.tenantId, { path: 'artifacts/app/2.0/app.tar', custom: { media_type: 'application/vnd.oci.image.layer.v1.tar' } }, Readable.from([payload]));
-    app = Fastify({ logger: false });
+    app = newFastify();
     await app.register(signingRepoRoutes, { repo: f.repo, permission: 'public' });
     await app.ready();
   });
@@ -94,7 +95,7 @@ describe.each(availableDrivers())('signing repository HTTP routes on %s', (drive
   });
 
   it('answers 404 when authorizeTenant refuses, and declares its permission on every route', async () => {
-    const guarded = Fastify({ logger: false });
+    const guarded = newFastify();
     const seen: unknown[] = [];
     guarded.addHook('onRoute', (r) => {
       if (r.method === 'GET') seen.push(r.config);

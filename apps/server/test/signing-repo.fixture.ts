@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { newFastify } from '../src/http/fastify.js';
 import type { Kysely } from 'kysely';
 import { SigningRepository, signingRepoRoutes, type PublishHooks } from '../src/signing-repo/index.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
@@ -65,7 +66,7 @@ export async function createRepoFixture(driver: Driver, opts: { hooks?: PublishH
 
 /** The repository routes on 127.0.0.1:0; `base` is `http://127.0.0.1:<port>`. */
 export async function serveRepo(repo: SigningRepository): Promise<{ app: FastifyInstance; base: string }> {
-  const app = Fastify({ logger: false });
+  const app = newFastify();
   await app.register(signingRepoRoutes, { repo, permission: 'public' });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();

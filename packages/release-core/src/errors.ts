@@ -24,6 +24,7 @@ export const RELEASE_ERROR_CODES = [
   'EXPIRED',
   'OFFLINE_AGE_EXCEEDED',
   'PROFILE_INCOMPATIBLE',
+  'WAVES_INVALID',
   // certificates and receipts
   'CERT_INVALID',
   'CERT_UNTRUSTED',

@@ -7,10 +7,16 @@ export type { CryptoProvider } from './crypto/provider.js';
 export { nodeCryptoProvider } from './crypto/node.js';
 export { nobleCryptoProvider } from './crypto/noble.js';
 
+// limits and identifiers shared by every package
+export { LIMITS } from './limits.js';
+export type { Limits } from './limits.js';
+export { IDENTIFIER_PATTERNS, isUuid, normalizeUuid, isDeviceName } from './identifiers.js';
+
 // encodings, keys, digests
 export { canonicalize, isCanonical } from './encoding/jcs.js';
-export { sha256Digest, isDigest } from './digest.js';
+export { sha256Digest, isDigest, digestFromHex, digestHex } from './digest.js';
 export type { Digest } from './digest.js';
+export { decodePem, encodePem } from './keys/pem.js';
 export type { KeyAlgorithm, PublicKey, PrivateKey } from './keys/types.js';
 export {
   parsePublicKeyPem,
@@ -23,7 +29,7 @@ export {
 
 // DSSE
 export { pae } from './dsse/pae.js';
-export { parseEnvelope, envelopeBytes, envelopeDigest, DEFAULT_MAX_ENVELOPE_BYTES } from './dsse/envelope.js';
+export { parseEnvelope, envelopeBytes, envelopeDigest } from './dsse/envelope.js';
 export type { Envelope, Signature, ParseEnvelopeOptions } from './dsse/envelope.js';
 export { signEnvelope } from './dsse/sign.js';
 export type { SignEnvelopeOptions } from './dsse/sign.js';
@@ -31,20 +37,30 @@ export { verifyEnvelope } from './dsse/verify.js';
 export type { VerifyEnvelopeOptions, VerifiedEnvelope } from './dsse/verify.js';
 
 // releases
-export { RELEASE_PAYLOAD_TYPE, MEMBER_KINDS, REFUSED_KINDS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE } from './release/types.js';
+export {
+  RELEASE_PAYLOAD_TYPE,
+  MEMBER_KINDS,
+  COMPONENT_KINDS,
+  ARTIFACT_KINDS,
+  REFUSED_KINDS,
+  OS_BUNDLE_KIND,
+  RAUC_MEDIA_TYPE,
+} from './release/types.js';
 export type {
   ReleasePayload,
   Component,
+  ArtifactKind,
   ComponentKind,
   MemberKind,
+  RefusedKind,
   Placement,
   TargetDescriptor,
   HealthPolicy,
   HealthProbe,
   RolloutConstraints,
   Wave,
+  FailureThreshold,
 } from './release/types.js';
-export { RELEASE_LIMITS } from './release/limits.js';
 export { validateReleasePayload } from './release/validate.js';
 export { signRelease } from './release/sign.js';
 export type { SignReleaseOptions } from './release/sign.js';
@@ -56,6 +72,9 @@ export { targetPolicyDigest } from './release/target-policy.js';
 export type { GroupSnapshot } from './release/target-policy.js';
 export { transactionMembers } from './release/transaction.js';
 export type { TransactionMember } from './release/transaction.js';
+export { parseWaves, parseFailureThreshold } from './release/waves.js';
+export type { WaveSource } from './release/waves.js';
+export { hashedTargetPath } from './target-path.js';
 
 // X.509 and receipts
 export { parseCertificatePem, parseCertificateDer } from './x509/certificate.js';
@@ -65,9 +84,11 @@ export type { VerifyChainOptions } from './x509/chain.js';
 export { RECEIPT_PAYLOAD_TYPE } from './receipt/types.js';
 export type { ReceiptPayload, ReceiptMember, OsResult, ActivationOutcome, HealthVerdict, MemberVerdict } from './receipt/types.js';
 export { validateReceiptPayload } from './receipt/validate.js';
+export { buildReceiptPayload } from './receipt/build.js';
+export type { ReceiptFacts } from './receipt/build.js';
 export { signReceipt } from './receipt/sign.js';
 export type { SignReceiptOptions } from './receipt/sign.js';
-export { verifyReceipt, DEFAULT_MAX_RECEIPT_BYTES } from './receipt/verify.js';
+export { verifyReceipt } from './receipt/verify.js';
 export type { VerifyReceiptOptions, VerifiedReceipt } from './receipt/verify.js';
 export { checkReceiptAgainstRelease } from './receipt/check.js';
 export type { ReceiptExpectation } from './receipt/check.js';

@@ -105,6 +105,23 @@ describe('envelope bytes', () => {
   });
 });
 
+describe('health probes scoped to an activation group', () => {
+  const withProbeGroup = (group: unknown) => ({
+    ...multi,
+    health: { probes: [{ name: 'app-ready', type: 'command', command: ['true'], timeout_s: 5, group }] },
+  });
+  it('accepts a group index within activation.ordered_groups', () => {
+    expect(() => signRelease(withProbeGroup(1), key)).not.toThrow();
+  });
+  it('refuses an index past the last group, or not an integer, naming the field', () => {
+    for (const bad of [2, -1, 'one']) {
+      const err = refusal(() => signRelease(withProbeGroup(bad), key));
+      expect(err.code).toBe('PAYLOAD_INVALID');
+      expect(err.issues.map((i) => i.path)).toEqual(['health.probes[0].group']);
+    }
+  });
+});
+
 describe('transactionMembers', () => {
   it('numbers groups and global positions from activation.ordered_groups', () => {
     expect(transactionMembers(multi).map((m) => [m.component, m.group, m.position])).toEqual([

@@ -1,7 +1,7 @@
 import { AssignmentKind, type Assignment as WireAssignment } from '@svc/device-proto';
-import type { Digest, MemberKind } from '../drivers/driver.js';
+import { LIMITS, type Digest, type MemberKind } from '@svc/release-core';
 import { AgentError } from '../errors.js';
-import { MAX_ENVELOPE_BYTES, type Assignment } from '../transaction/assignment.js';
+import type { Assignment } from '../transaction/assignment.js';
 
 /** Fetches a TUF target into memory (ChannelTargetFetcher.fetchBytes). */
 export type FetchBytes = (targetPath: string, maxBytes: number) => Promise<Uint8Array>;
@@ -16,7 +16,7 @@ export async function toAgentAssignment(w: WireAssignment, fetchBytes: FetchByte
     if (w.release === undefined || w.transaction === undefined) {
       throw new AgentError('ASSIGNMENT_INVALID', `assignment ${w.rolloutId}: signed without release or transaction`, { field: 'release' });
     }
-    const envelope = await fetchBytes(w.release.envelopeTarget, MAX_ENVELOPE_BYTES);
+    const envelope = await fetchBytes(w.release.envelopeTarget, LIMITS.releaseEnvelopeBytes);
     return {
       kind: 'signed',
       transactionId: w.transaction.id,
@@ -30,7 +30,7 @@ export async function toAgentAssignment(w: WireAssignment, fetchBytes: FetchByte
       kind: 'legacy',
       rolloutId: w.rolloutId,
       component: w.legacy.name,
-      componentKind: w.legacy.kind as Exclude<MemberKind, 'os-bundle'>,
+      componentKind: w.legacy.kind as MemberKind,
       target: w.legacy.target,
       digest: w.legacy.digest as Digest,
       length: w.legacy.length,

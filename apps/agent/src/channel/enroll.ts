@@ -1,7 +1,8 @@
 import type { EnrollResponse, Inventory } from '@svc/device-proto';
+import { encodePem } from '@svc/release-core';
 import { call, ChannelClients, enrollmentCredentials } from './client.js';
 import { buildCsr } from './csr.js';
-import { generateIdentityKey, toPem, type DeviceIdentityFiles } from './identity.js';
+import { generateIdentityKey, type DeviceIdentityFiles } from './identity.js';
 
 export interface EnrollOptions {
   address: string;
@@ -37,9 +38,9 @@ export function identityFromEnrollment(res: EnrollResponse, keyPem: string): Dev
     tenantId: res.tenantId,
     deviceName: res.deviceName,
     keyPem,
-    certPem: toPem(res.certificateDer, 'CERTIFICATE'),
-    deviceCaPem: toPem(res.deviceCaDer, 'CERTIFICATE'),
-    serverCaPem: toPem(res.serverCaDer, 'CERTIFICATE'),
+    certPem: encodePem(res.certificateDer, 'CERTIFICATE'),
+    deviceCaPem: encodePem(res.deviceCaDer, 'CERTIFICATE'),
+    serverCaPem: encodePem(res.serverCaDer, 'CERTIFICATE'),
     notAfter: res.notAfter ?? new Date(0),
   };
 }

@@ -1,6 +1,7 @@
 import { webcrypto, X509Certificate } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { decodePem, encodePem } from '@svc/release-core';
 import { writeFileAtomic } from '../journal/io.js';
 
 const P256_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
@@ -17,25 +18,16 @@ export interface DeviceIdentityFiles {
   notAfter: Date;
 }
 
-export function toPem(der: Uint8Array, label: 'CERTIFICATE' | 'PRIVATE KEY'): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
-  return `-----BEGIN ${label}-----\n${b64.endsWith('\n') ? b64 : `${b64}\n`}-----END ${label}-----\n`;
-}
-
-export function pemToDer(pem: string): Uint8Array {
-  return new Uint8Array(Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64'));
-}
-
 /** A fresh ECDSA P-256 identity key (contracts 4), made on the device. */
 export async function generateIdentityKey(): Promise<{ keyPem: string; keys: webcrypto.CryptoKeyPair }> {
   const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { keyPem: toPem(pkcs8, 'PRIVATE KEY'), keys };
+  return { keyPem: encodePem(pkcs8, 'PRIVATE KEY'), keys };
 }
 
 /** Re-imports a stored PKCS#8 key (for a renewal CSR with the same key). */
 export async function importIdentityKey(keyPem: string): Promise<webcrypto.CryptoKeyPair> {
-  const der = pemToDer(keyPem);
+  const der = decodePem(keyPem, 'PRIVATE KEY');
   const privateKey = await webcrypto.subtle.importKey('pkcs8', der, P256_KEY, true, ['sign']);
   // webcrypto derives the public half from the JWK of the private key
   const jwk = await webcrypto.subtle.exportKey('jwk', privateKey);

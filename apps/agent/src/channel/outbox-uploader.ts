@@ -1,5 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { LegacyStatus, type UploadReceiptResponse } from '@svc/device-proto';
+import { LIMITS } from '@svc/release-core';
 import type { Outbox, OutboxEntry } from '../transaction/outbox.js';
 import { call, errorCode, isTransient, type ChannelClients } from './client.js';
 
@@ -34,7 +35,7 @@ export async function uploadOutbox(d: OutboxUploaderDeps): Promise<UploadResult>
       } else {
         const doc = JSON.parse(Buffer.from(bytes).toString('utf8')) as { rollout: string; status: string; error?: string | null };
         const status = doc.status === 'installed' ? LegacyStatus.LEGACY_STATUS_INSTALLED : LegacyStatus.LEGACY_STATUS_FAILED;
-        const detail = doc.status === 'installed' ? '' : `${doc.status}${doc.error ? `: ${doc.error}` : ''}`.slice(0, 1024);
+        const detail = doc.status === 'installed' ? '' : `${doc.status}${doc.error ? `: ${doc.error}` : ''}`.slice(0, LIMITS.legacyDetailChars);
         await call((md, o, cb) => d.clients.device.reportLegacyStatus({ rolloutId: doc.rollout, status, detail }, md, o, cb));
       }
       await d.acknowledged(entry.id, entry);

@@ -1,9 +1,11 @@
 import type { CheckInResponse, Inventory, RenewCertificateResponse } from '@svc/device-proto';
+import { encodePem } from '@svc/release-core';
+import { crashPoint } from '../state-machine/crash-points.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
 import type { Orchestrator } from '../transaction/orchestrator.js';
 import { toAgentAssignment } from './assignments.js';
 import { call, ChannelClients, deviceCredentials, errorCode, isTransient } from './client.js';
-import { importIdentityKey, saveIdentity, toPem, type DeviceIdentityFiles } from './identity.js';
+import { importIdentityKey, saveIdentity, type DeviceIdentityFiles } from './identity.js';
 import { uploadLogBundle } from './log-upload.js';
 import { backoffMs, uploadOutbox } from './outbox-uploader.js';
 import type { ChannelTargetFetcher } from './tuf-target-fetcher.js';
@@ -17,12 +19,15 @@ export interface RuntimeOptions {
   inventory: Inventory;
   /** Built with `fetcher` (the channel's TargetFetcher) once the runtime exists. */
   makeOrchestrator(fetcher: TargetFetcher): Orchestrator;
-  /** The bundle a log request asks for (e.g. a tar of the agent's logs). */
-  collectLogs?(): Promise<{ contentType: string; bytes: Uint8Array }>;
+  /** The bundle a log request asks for (main.ts: collectLogBundle, a tar.gz of journald and files). */
+  collectLogs?(logRequestId: string): Promise<{ contentType: string; bytes: Uint8Array }>;
+  /** A check-in that handed over assignments succeeded: the offline-age clock (journal.noteOnline). */
+  onContact?(): Promise<void>;
   log: Log;
   /** After a renewal: receipts must embed the certificate the new connections carry. */
   onRenewed?(identity: DeviceIdentityFiles): void;
 }
+
 
 /**
  * The agent's side of the channel: check in, run assignments through the orchestrator,
@@ -52,6 +57,8 @@ export class AgentRuntime {
   /** One heartbeat; returns the interval the server asks for. */
   async tick(): Promise<number> {
     const res = await call<CheckInResponse>((md, opts, cb) => this.clients.device.checkIn({ inventory: this.o.inventory }, md, opts, cb));
+    // the release's max_offline_age_s is measured from this contact when its assignment is verified
+    if (res.assignments.length > 0) await this.o.onContact?.();
     for (const w of res.assignments) {
       try {
         const a = await toAgentAssignment(w, async (path, max) => (await this.fetcher()).fetchBytes(path, max));
@@ -68,10 +75,17 @@ export class AgentRuntime {
       log: this.o.log,
     });
     if (up.uploaded.length + up.refused.length > 0) this.o.log('info', 'outbox', { ...up });
+    // spec §4: a log request is fulfilled on the heartbeat that delivers it; one not uploaded
+    // (collection or upload failed, the agent stopped) is delivered again on the next one
     for (const r of res.logRequests) {
       if (this.o.collectLogs === undefined) break;
-      const bundle = await this.o.collectLogs();
-      await uploadLogBundle(this.clients, r.id, bundle.contentType, bundle.bytes);
+      try {
+        const bundle = await this.o.collectLogs(r.id);
+        const up = await uploadLogBundle(this.clients, r.id, bundle.contentType, bundle.bytes);
+        this.o.log('info', 'log bundle uploaded', { log_request: r.id, bytes: up.length, digest: up.digest });
+      } catch (err) {
+        this.o.log('warn', 'log bundle not uploaded', { log_request: r.id, code: errorCode(err), reason: (err as Error).message });
+      }
     }
     if (res.renewCertificate) await this.renew();
     return res.checkInIntervalS || 60;
@@ -83,8 +97,12 @@ export class AgentRuntime {
     const { buildCsr } = await import('./csr.js');
     const csrDer = await buildCsr(keys, this.identity.deviceName);
     const res = await call<RenewCertificateResponse>((md, opts, cb) => this.clients.device.renewCertificate({ csrDer }, md, opts, cb));
-    this.identity = { ...this.identity, certPem: toPem(res.certificateDer, 'CERTIFICATE'), notAfter: res.notAfter ?? this.identity.notAfter };
+    crashPoint('renewal-received');
+    // the server keeps the old certificate current until the new one is first used: a crash
+    // before this write leaves the old one working, and the next check-in asks again
+    this.identity = { ...this.identity, certPem: encodePem(res.certificateDer, 'CERTIFICATE'), notAfter: res.notAfter ?? this.identity.notAfter };
     await saveIdentity(this.o.dataDir, this.identity);
+    crashPoint('renewal-saved');
     this.clients.close();
     this.clients = new ChannelClients(this.o.address, deviceCredentials(this.identity));
     this.fetcherP = undefined;

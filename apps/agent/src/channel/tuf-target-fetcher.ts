@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { posix } from 'node:path';
 import { Readable } from 'node:stream';
 import type { RepositoryServiceClient } from '@svc/device-proto';
+import { digestHex, hashedTargetPath, type Digest } from '@svc/release-core';
 import { Updater, type TargetFile } from 'tuf-js';
 import { AgentError } from '../errors.js';
-import type { Digest } from '../drivers/driver.js';
+import { crashPoint } from '../state-machine/crash-points.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
 import { CHANNEL_METADATA_URL, CHANNEL_TARGETS_URL, ChannelFetcher } from './repo-fetcher.js';
 import { openRepoStream } from './repo-stream.js';
@@ -51,14 +51,13 @@ export class ChannelTargetFetcher implements TargetFetcher {
     const sha = info.hashes.sha256;
     if (sha === undefined) throw new AgentError('FETCH_FAILED', `target ${path}: TUF lists no sha256`, { field: path });
     // consistent snapshots: targets are served under <dir>/<sha256>.<name>
-    const { dir, base } = posix.parse(path);
-    return { info, repoPath: `targets/${dir ? `${dir}/` : ''}${sha}.${base}` };
+    return { info, repoPath: `targets/${hashedTargetPath(path, sha)}` };
   }
 
   async fetchTarget(path: string, expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number): Promise<void> {
     const { info, repoPath } = await this.info(path);
     // TUF is the authority on bytes: the assignment must agree with the signed metadata
-    if (info.length !== expected.length || `sha256:${info.hashes.sha256}` !== expected.digest) {
+    if (info.length !== expected.length || info.hashes.sha256 !== digestHex(expected.digest)) {
       throw new AgentError('DIGEST_MISMATCH', `target ${path}: TUF says ${info.length} bytes sha256:${info.hashes.sha256}, assignment says ${expected.length} ${expected.digest}`, { field: path });
     }
     const have = await stat(destFile).then((s) => s.size, () => 0);
@@ -75,6 +74,7 @@ export class ChannelTargetFetcher implements TargetFetcher {
           at += data.length;
         };
         await write(first.data);
+        if (at < info.length) crashPoint('mid-download');
         for await (const m of rest as AsyncIterable<{ data: Buffer }>) await write(m.data);
         await handle.truncate(at);
         await handle.sync();

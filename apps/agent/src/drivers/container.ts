@@ -1,5 +1,6 @@
 import { AgentError } from '../errors.js';
-import type { ActivationResult, Digest, DriverFacts, MemberDriver, MemberSpec } from './driver.js';
+import { digestHex, isDigest, type Digest } from '@svc/release-core';
+import type { ActivationResult, DriverFacts, MemberDriver, MemberSpec } from './driver.js';
 import { containerRuntimeCli, parseLoadedImage, type ContainerRuntimeCli } from './container-runtime.js';
 import { runCommand, type RunResult } from './run.js';
 
@@ -27,14 +28,14 @@ export class ContainerDriver implements MemberDriver {
   }
 
   static names(member: MemberSpec): { live: string; prev: string; image: string } {
-    const hex = member.digest.slice('sha256:'.length);
+    const hex = digestHex(member.digest);
     return { live: `svc-${member.component}`, prev: `svc-${member.component}-prev`, image: `svc/${member.component}:${hex}` };
   }
 
   async currentDigest(member: MemberSpec): Promise<Digest | null> {
     const r = await this.run(this.cli.inspectDigest(ContainerDriver.names(member).live), false);
     const out = r.stdout.trim();
-    return r.code === 0 && /^sha256:[0-9a-f]{64}$/.test(out) ? (out as Digest) : null;
+    return r.code === 0 && isDigest(out) ? out : null;
   }
 
   async stage(member: MemberSpec, stagedFile: string): Promise<DriverFacts> {

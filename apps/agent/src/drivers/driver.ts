@@ -1,13 +1,9 @@
-/** Component kinds a transaction member may have (contracts 2), plus the standalone OS bundle. */
-export const MEMBER_KINDS = ['container', 'model', 'config', 'service-binary', 'os-bundle'] as const;
-export type MemberKind = (typeof MEMBER_KINDS)[number];
-
-export type Digest = `sha256:${string}`;
+import type { ComponentKind, Digest } from '@svc/release-core';
 
 /** One member as a driver sees it: the signed component plus its rollout. */
 export interface MemberSpec {
   component: string;
-  kind: MemberKind;
+  kind: ComponentKind;
   rolloutId: string;
   target: string;
   digest: Digest;
@@ -15,6 +11,16 @@ export interface MemberSpec {
   mediaType: string;
   /** Where the component goes on the device, when the release names it. */
   placement?: string;
+  /** The signed `placement.mode`, `owner` and `group` (contracts 2), applied to the placed file. */
+  access?: PlacementAccess;
+}
+
+export interface PlacementAccess {
+  /** Octal permission bits as signed, e.g. "0640". */
+  mode?: string;
+  /** Local user and group names, looked up in /etc/passwd and /etc/group on the device. */
+  owner?: string;
+  group?: string;
 }
 
 /** Facts a driver reports for the journal and receipt (OS slot fields, image ids...). */
@@ -31,7 +37,7 @@ export interface ActivationResult {
  * idempotent: after a crash the orchestrator may call any of them again.
  */
 export interface MemberDriver {
-  readonly kind: MemberKind;
+  readonly kind: ComponentKind;
   /** Digest of what is live now; null when nothing is installed (first install). */
   currentDigest(member: MemberSpec): Promise<Digest | null>;
   /** Prepares the verified staged file; nothing live changes. */
@@ -48,4 +54,4 @@ export interface MemberDriver {
   commit(member: MemberSpec, facts: DriverFacts): Promise<DriverFacts | void>;
 }
 
-export type DriverRegistry = Partial<Record<MemberKind, MemberDriver>>;
+export type DriverRegistry = Partial<Record<ComponentKind, MemberDriver>>;

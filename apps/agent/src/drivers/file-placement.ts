@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { chmod, copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { chmod, chown, copyFile, link, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
+import { digestFromHex, type Digest, type MemberKind } from '@svc/release-core';
 import { AgentError } from '../errors.js';
 import { fsyncDir } from '../journal/io.js';
-import type { ActivationResult, Digest, MemberDriver, MemberKind, MemberSpec } from './driver.js';
+import { crashPoint } from '../state-machine/crash-points.js';
+import type { ActivationResult, MemberDriver, MemberSpec, PlacementAccess } from './driver.js';
 import { runCommand } from './run.js';
 
 export interface FilePlacementOptions {
@@ -13,12 +15,24 @@ export interface FilePlacementOptions {
   dataDir: string;
   /** service-binary: argv run after activate and rollback; `{unit}` is the component name. */
   restartCommand?: readonly string[];
+  /** The account databases owner and group names are looked up in (tests point elsewhere). */
+  passwdFile?: string;
+  groupFile?: string;
+}
+
+/** The numeric id of `name` in a passwd(5) or group(5) file (name:x:id:...). */
+async function idOf(file: string, name: string): Promise<number | undefined> {
+  for (const line of (await readFile(file, 'utf8')).split('\n')) {
+    const f = line.split(':');
+    if (f[0] === name && f.length >= 3 && /^\d+$/.test(f[2]!)) return Number(f[2]);
+  }
+  return undefined;
 }
 
 export async function fileDigest(path: string): Promise<Digest> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return `sha256:${hash.digest('hex')}`;
+  return digestFromHex(hash.digest('hex'));
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -76,7 +90,7 @@ export class FilePlacementDriver implements MemberDriver {
     const p = this.pathOf(member);
     await mkdir(dirname(p), { recursive: true });
     await copyFile(stagedFile, `${p}.svc-new.tmp`);
-    if (this.kind === 'service-binary') await chmod(`${p}.svc-new.tmp`, 0o755);
+    await this.applyAccess(member, `${p}.svc-new.tmp`);
     await fsyncFile(`${p}.svc-new.tmp`);
     await rename(`${p}.svc-new.tmp`, `${p}.svc-new`);
     const got = await fileDigest(`${p}.svc-new`);
@@ -101,6 +115,7 @@ export class FilePlacementDriver implements MemberDriver {
     }
     await rm(`${p}.svc-tmp`, { force: true });
     await link(`${p}.svc-new`, `${p}.svc-tmp`);
+    crashPoint('mid-driver-write');
     await rename(`${p}.svc-tmp`, p);
     await fsyncDir(dirname(p));
     await this.restart(member);
@@ -125,6 +140,36 @@ export class FilePlacementDriver implements MemberDriver {
     const p = this.pathOf(member);
     for (const suffix of ['.svc-prev', '.svc-none', '.svc-new', '.svc-tmp']) await rm(`${p}${suffix}`, { force: true });
     await fsyncDir(dirname(p));
+  }
+
+  /**
+   * contracts 2: the signed placement mode, owner and group, set on the staged file before it
+   * is renamed into place (activation links that same inode, rollback brings the old inode
+   * back with its own). Without a mode: 0755 for a service binary, 0644 otherwise.
+   */
+  private async applyAccess(member: MemberSpec, file: string): Promise<void> {
+    const a: PlacementAccess = member.access ?? {};
+    const field = (f: string) => `components.${member.component}.placement.${f}`;
+    if (a.mode !== undefined && !/^0?[0-7]{3}$/.test(a.mode)) {
+      throw new AgentError('STAGE_FAILED', `placement mode ${JSON.stringify(a.mode)} of ${member.component} is not an octal mode`, { field: field('mode') });
+    }
+    const mode = a.mode !== undefined ? parseInt(a.mode, 8) : this.kind === 'service-binary' ? 0o755 : 0o644;
+    if (a.owner !== undefined || a.group !== undefined) {
+      const uid = a.owner === undefined ? -1 : await idOf(this.opts.passwdFile ?? '/etc/passwd', a.owner);
+      const gid = a.group === undefined ? -1 : await idOf(this.opts.groupFile ?? '/etc/group', a.group);
+      if (uid === undefined) throw new AgentError('STAGE_FAILED', `placement owner ${a.owner} of ${member.component}: no such user on this device`, { field: field('owner') });
+      if (gid === undefined) throw new AgentError('STAGE_FAILED', `placement group ${a.group} of ${member.component}: no such group on this device`, { field: field('group') });
+      try {
+        await chown(file, uid, gid);
+      } catch (cause) {
+        throw new AgentError('STAGE_FAILED', `cannot give ${member.component} to ${a.owner ?? ''}:${a.group ?? ''}: ${(cause as Error).message}`, {
+          cause,
+          field: field(a.owner !== undefined ? 'owner' : 'group'),
+        });
+      }
+    }
+    // after chown: changing the owner clears set-id bits
+    await chmod(file, mode);
   }
 
   private async restart(member: MemberSpec): Promise<void> {

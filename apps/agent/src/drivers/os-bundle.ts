@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { AgentError } from '../errors.js';
 import { writeFileAtomic } from '../journal/io.js';
-import type { ActivationResult, Digest, DriverFacts, MemberDriver, MemberSpec } from './driver.js';
+import { isDigest, type Digest } from '@svc/release-core';
+import type { ActivationResult, DriverFacts, MemberDriver, MemberSpec } from './driver.js';
 import type { SlotDriver } from './slot.js';
 
 /**
@@ -27,7 +28,7 @@ export class OsBundleDriver implements MemberDriver {
     if (this.stateFile === undefined) return null;
     try {
       const d = (await readFile(this.stateFile, 'utf8')).trim();
-      return /^sha256:[0-9a-f]{64}$/.test(d) ? (d as Digest) : null;
+      return isDigest(d) ? d : null;
     } catch {
       return null;
     }

@@ -1,8 +1,9 @@
 import { AgentError } from '../errors.js';
 
+/** `group`: the activation group the probe belongs to; absent, it belongs to every group. */
 export type Probe =
-  | { name: string; type: 'command'; command: string[]; timeout_s: number }
-  | { name: string; type: 'http'; url: string; expect_status: number; timeout_s: number };
+  | { name: string; type: 'command'; command: string[]; timeout_s: number; group?: number }
+  | { name: string; type: 'http'; url: string; expect_status: number; timeout_s: number; group?: number };
 
 export interface HealthPolicy {
   probes: Probe[];
@@ -15,9 +16,10 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /**
  * Validates the release's `health` object (contracts 2) into probes, naming every bad field
  * at once. The release was signature-checked, but the device still bounds what it will run.
- * Shape: release-core's `HealthPolicy` (`{probes: [...], timeout_s?}`), run after every group.
+ * Shape: release-core's `HealthPolicy` (`{probes: [...], timeout_s?}`); `groups` is the
+ * number of activation groups a probe's `group` must fall within.
  */
-export function parseHealthPolicy(value: unknown): HealthPolicy {
+export function parseHealthPolicy(value: unknown, opts: { groups?: number } = {}): HealthPolicy {
   const issues: string[] = [];
   const obj = value as { probes?: unknown } | null;
   if (typeof obj !== 'object' || obj === null) {
@@ -37,7 +39,12 @@ export function parseHealthPolicy(value: unknown): HealthPolicy {
     else names.add(r.name);
     const t = r.timeout_s;
     if (typeof t !== 'number' || !(t > 0) || t > MAX_TIMEOUT_S) issues.push(`${at}.timeout_s: must be a number in (0, ${MAX_TIMEOUT_S}]`);
-    const base = { name: String(r.name), timeout_s: Number(t) };
+    const g = r.group;
+    const maxGroup = (opts.groups ?? Number.MAX_SAFE_INTEGER) - 1;
+    if (g !== undefined && (typeof g !== 'number' || !Number.isInteger(g) || g < 0 || g > maxGroup)) {
+      issues.push(`${at}.group: must be an activation group index 0..${maxGroup}`);
+    }
+    const base = { name: String(r.name), timeout_s: Number(t), ...(typeof g === 'number' ? { group: g } : {}) };
     if (r.type === 'command') {
       const cmd = r.command;
       if (!Array.isArray(cmd) || cmd.length === 0 || cmd.length > 64 || !cmd.every((a) => typeof a === 'string' && a.length <= 4096)) {
@@ -65,4 +72,13 @@ export function parseHealthPolicy(value: unknown): HealthPolicy {
     throw new AgentError('HEALTH_POLICY_INVALID', `invalid health policy: ${issues.join('; ')}`, { field: issues[0]!.split(':')[0]! });
   }
   return { probes };
+}
+
+/**
+ * The probes checked after activation group `group`: those without a group, and those of this
+ * group or an earlier one. A probe starts once its group is live and keeps running after every
+ * later group, so the check before commit covers every probe of the release.
+ */
+export function probesForGroup(policy: HealthPolicy, group: number): HealthPolicy {
+  return { probes: policy.probes.filter((p) => p.group === undefined || p.group <= group) };
 }

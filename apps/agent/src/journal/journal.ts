@@ -4,7 +4,8 @@ import type { Event } from '../state-machine/events.js';
 import { nextState } from '../state-machine/transitions.js';
 import type { State } from '../state-machine/states.js';
 import { nodeJournalIo, type JournalIo } from './io.js';
-import { JOURNAL_VERSION, parseRecord, type JournalRecord, type TxData } from './record.js';
+import { JOURNAL_VERSION, decodeRecord, type JournalRecord } from './record.js';
+import type { TxData, TxFacts } from './tx-data.js';
 
 export interface TxContext {
   tx: string;
@@ -56,13 +57,7 @@ export class Journal {
     if (tail !== '') journal.needsRepair = true;
     lines.forEach((line, i) => {
       if (line === '') return;
-      const record = parseRecord(line);
-      if (record === null) {
-        throw new AgentError('JOURNAL_CORRUPT', `journal ${journal.path} line ${i + 1} is not a valid record`, {
-          field: `line ${i + 1}`,
-        });
-      }
-      journal.apply(record);
+      journal.apply(decodeRecord(line, `journal ${journal.path} line ${i + 1}`), `line ${i + 1}`);
     });
     if (journal.needsRepair) await journal.compact();
     return journal;
@@ -90,7 +85,7 @@ export class Journal {
   }
 
   /** Moves a transaction along the transition table and makes it durable before returning. */
-  async transition(tx: string, event: Event, data?: TxData): Promise<TxContext> {
+  async transition(tx: string, event: Event, data?: TxFacts): Promise<TxContext> {
     const ctx = this.require(tx);
     const state = nextState(ctx.state, event);
     await this.write({ v: JOURNAL_VERSION, seq: this.seq + 1, at: this.stamp(), kind: 'tx', tx, state, event, ...(data ? { data } : {}) });
@@ -98,7 +93,7 @@ export class Journal {
   }
 
   /** Records facts without changing state (a member's previous digest before it is touched). */
-  async note(tx: string, data: TxData): Promise<TxContext> {
+  async note(tx: string, data: TxFacts): Promise<TxContext> {
     const ctx = this.require(tx);
     await this.write({ v: JOURNAL_VERSION, seq: this.seq + 1, at: this.stamp(), kind: 'tx', tx, state: ctx.state, event: 'snapshot', data, resumptions: ctx.resumptions });
     return this.get(tx)!;
@@ -149,7 +144,7 @@ export class Journal {
     this.apply(record);
   }
 
-  private apply(record: JournalRecord): void {
+  private apply(record: JournalRecord, where = 'append'): void {
     this.seq = Math.max(this.seq, record.seq);
     if (record.kind === 'online') {
       const at = new Date(record.at);
@@ -157,9 +152,19 @@ export class Journal {
       return;
     }
     const prev = this.txs.get(record.tx);
-    const ctx: TxContext = prev ?? { tx: record.tx, state: record.state, data: {}, resumptions: 0 };
+    let ctx: TxContext;
+    if (prev !== undefined) {
+      ctx = prev;
+      if (record.data) ctx.data = { ...ctx.data, ...record.data, desired: record.data.desired ?? ctx.data.desired };
+    } else {
+      // spec §3 rule 5: a transaction starts with its verified desired state
+      const desired = record.data?.desired;
+      if (desired === undefined) {
+        throw new AgentError('JOURNAL_CORRUPT', `journal ${this.path} ${where}: first record of ${record.tx} has no desired state`, { field: 'data.desired' });
+      }
+      ctx = { tx: record.tx, state: record.state, data: { ...record.data, desired }, resumptions: 0 };
+    }
     ctx.state = record.state;
-    if (record.data) ctx.data = { ...ctx.data, ...record.data };
     if (record.event === 'resumed') ctx.resumptions += 1;
     if (record.event === 'snapshot' && record.resumptions !== undefined) ctx.resumptions = record.resumptions;
     this.txs.set(record.tx, ctx);

@@ -1,8 +1,19 @@
-import { createHash } from 'node:crypto';
 import type { Assignment, CheckInResponse, UploadReceiptResponse } from '@svc/device-proto';
-import { envelopeBytes, parsePrivateKeyPem, signReceipt, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
+import {
+  buildReceiptPayload,
+  decodePem,
+  digestHex,
+  envelopeBytes,
+  hashedTargetPath,
+  isDigest,
+  parsePrivateKeyPem,
+  sha256Digest,
+  signReceipt,
+  type Digest,
+  type PrivateKey,
+  type ReceiptPayload,
+} from '@svc/release-core';
 import { call } from '../channel/client.js';
-import { pemToDer } from '../channel/identity.js';
 import { readRepoFile } from '../channel/repo-stream.js';
 import { SimClients, type SimEnroller } from './clients.js';
 
@@ -18,7 +29,7 @@ export interface SimStats {
 }
 
 /** Release components, read once per envelope target and shared by every simulated device. */
-export type ComponentCache = Map<string, Promise<Map<string, string>>>;
+export type ComponentCache = Map<string, Promise<Map<string, Digest>>>;
 
 /**
  * One simulated device: its own P-256 key and certificate, its own mTLS connection, the real
@@ -40,7 +51,7 @@ export class SimDevice {
   async enroll(enroller: SimEnroller, server: string, token: string): Promise<void> {
     const { id, creds } = await enroller.enroll({ token, deviceName: this.name, inventory: INVENTORY });
     this.key = parsePrivateKeyPem(id.keyPem);
-    this.certDer = pemToDer(id.certPem);
+    this.certDer = decodePem(id.certPem, 'CERTIFICATE');
     this.tenant = id.tenantId;
     // the device's own connection is opened lazily by its first call
     this.clients = new SimClients(server, creds);
@@ -76,7 +87,7 @@ export class SimDevice {
     this.clients?.close();
   }
 
-  private components(a: Assignment, cache: ComponentCache): Promise<Map<string, string>> {
+  private components(a: Assignment, cache: ComponentCache): Promise<Map<string, Digest>> {
     const target = a.release!.envelopeTarget;
     let p = cache.get(target);
     if (p === undefined) {
@@ -88,41 +99,40 @@ export class SimDevice {
   }
 
   /** The envelope over GetFile (checked against the assignment's digest), component -> digest. */
-  private async fetchComponents(a: Assignment): Promise<Map<string, string>> {
+  private async fetchComponents(a: Assignment): Promise<Map<string, Digest>> {
     const target = a.release!.envelopeTarget;
-    const sha = a.release!.envelopeDigest.slice('sha256:'.length);
-    const slash = target.lastIndexOf('/');
-    const bytes = await readRepoFile(this.clients.repository, `targets/${target.slice(0, slash + 1)}${sha}.${target.slice(slash + 1)}`);
-    if (createHash('sha256').update(bytes).digest('hex') !== sha) throw new Error(`envelope ${target}: digest mismatch`);
+    const digest = a.release!.envelopeDigest;
+    if (!isDigest(digest)) throw new Error(`envelope ${target}: digest ${digest} is not sha256:<64 hex>`);
+    const bytes = await readRepoFile(this.clients.repository, `targets/${hashedTargetPath(target, digestHex(digest))}`);
+    if (sha256Digest(bytes) !== digest) throw new Error(`envelope ${target}: digest mismatch`);
     const env = JSON.parse(bytes.toString('utf8')) as { payload: string };
-    const payload = JSON.parse(Buffer.from(env.payload, 'base64').toString('utf8')) as { components: { name: string; digest: string }[] };
-    return new Map(payload.components.map((c) => [c.name, c.digest]));
+    const payload = JSON.parse(Buffer.from(env.payload, 'base64').toString('utf8')) as { components: { name: string; digest: unknown }[] };
+    return new Map(
+      payload.components.map((c) => {
+        if (!isDigest(c.digest)) throw new Error(`envelope ${target}: component ${c.name} has no sha256 digest`);
+        return [c.name, c.digest];
+      }),
+    );
   }
 
-  /** A successful install, shaped like the agent's buildReceipt (contracts 3). */
-  private receipt(a: Assignment, digests: Map<string, string>): ReceiptPayload {
-    const rel = a.release!;
+  /** A successful install of every member: candidate = resulting, nothing installed before. */
+  private receipt(a: Assignment, digests: Map<string, Digest>): ReceiptPayload {
+    const { product, version, payloadDigest, envelopeDigest } = a.release!;
     const tx = a.transaction!;
-    const base: Record<string, unknown> = {
+    if (!isDigest(payloadDigest) || !isDigest(envelopeDigest)) throw new Error(`assignment ${a.rolloutId}: release digests are not sha256:<64 hex>`);
+    return buildReceiptPayload({
       tenant: this.tenant,
-      device: { name: this.name, certificate: Buffer.from(this.certDer).toString('base64') },
-      release: { product: rel.product, version: rel.version, payload_digest: rel.payloadDigest, envelope_digest: rel.envelopeDigest },
-      activation: 'activated',
-      health: 'healthy',
-      timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    };
-    const members = [...tx.members].sort((x, y) => x.position - y.position);
-    if (tx.memberCount === 1) {
-      const d = digests.get(members[0]!.component)!;
-      Object.assign(base, { rollout: members[0]!.rolloutId, candidate_digest: d, previous_digest: null, resulting_digest: d });
-    } else {
-      base.transaction = { id: tx.id, member_count: tx.memberCount };
-      base.members = members.map((m) => {
+      device: { name: this.name, certificateDer: this.certDer },
+      release: { product, version, payload_digest: payloadDigest, envelope_digest: envelopeDigest },
+      transaction: { id: tx.id, member_count: tx.memberCount },
+      members: tx.members.map((m) => {
         const d = digests.get(m.component)!;
         return { group: m.group, position: m.position, component: m.component, rollout: m.rolloutId, candidate_digest: d, previous_digest: null, resulting_digest: d, verdict: 'committed' };
-      });
-    }
-    return base as unknown as ReceiptPayload;
+      }),
+      activation: 'activated',
+      health: 'healthy',
+      now: new Date(),
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Digest } from '../drivers/driver.js';
+import type { Digest } from '@svc/release-core';
 
 /**
  * How target bytes reach the device. The channel implements it with tuf-js (refresh, then

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError } from '../errors.js';
-import type { Digest, MemberSpec } from '../drivers/driver.js';
+import { AgentError, isAgentError } from '../errors.js';
+import { digestFromHex, type Digest } from '@svc/release-core';
+import type { MemberSpec } from '../drivers/driver.js';
 import { fsyncDir } from '../journal/io.js';
 import type { TargetFetcher } from './fetcher.js';
 
@@ -29,7 +30,7 @@ async function sizeOf(path: string): Promise<number | null> {
 async function digestOf(path: string): Promise<Digest> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return `sha256:${hash.digest('hex')}`;
+  return digestFromHex(hash.digest('hex'));
 }
 
 export async function freeBytesOf(dir: string): Promise<number> {
@@ -68,6 +69,11 @@ export async function downloadMember(member: MemberSpec, opts: DownloadOptions):
     try {
       await opts.fetcher.fetchTarget(member.target, { digest: member.digest, length: member.length }, part, offset);
     } catch (cause) {
+      if (isAgentError(cause, 'DIGEST_MISMATCH')) {
+        // The fetcher found bytes that differ from the signed metadata: never kept, never resumed from.
+        await rm(part, { force: true });
+        throw new AgentError('DIGEST_MISMATCH', `${member.component}: ${cause.message}`, { cause, field: `components.${member.component}.digest` });
+      }
       if (cause instanceof AgentError) throw cause;
       throw new AgentError('FETCH_FAILED', `fetching ${member.target} for ${member.component} failed: ${(cause as Error).message}`, {
         cause,

@@ -1,8 +1,9 @@
 import { isAgentError, type AgentErrorCode } from '../errors.js';
-import type { State } from './states.js';
+import { TERMINAL_OUTCOMES, type State } from './states.js';
+import { ACTIVATION_PHASE } from './transitions.js';
 
 export type FailureClass = 'fatal' | 'transient';
-/** What the orchestrator does about a failure: the only place this is decided (STYLE 8). */
+/** What the orchestrator does about a failure: the only place this is decided. */
 export type FailureDecision = 'retry-later' | 'rollback' | 'fail';
 
 // Conditions that can clear by themselves: the network, the disk filling up, a journal write
@@ -17,24 +18,16 @@ export function classifyFailure(err: unknown): FailureClass {
   return 'fatal';
 }
 
-const ACTIVATION_PHASE: ReadonlySet<State> = new Set([
-  'activating',
-  'group-activated',
-  'group-healthy',
-  'awaiting-reboot',
-  'committing',
-]);
-
-const REPORTING_PHASE: ReadonlySet<State> = new Set(['committed', 'rolled-back', 'failed', 'receipt-persisted', 'reported']);
+/** The outcome is decided and journaled from here on: only writing the report remains. */
+const REPORTING_PHASE: ReadonlySet<State> = new Set([...TERMINAL_OUTCOMES, 'receipt-persisted', 'reported']);
 
 /**
- * spec 3.4: on activation or health failure restore every attempted member, whatever the
- * class. Before activation a transient failure is retried later and a fatal one fails the
- * transaction with nothing touched.
+ * spec §3 rule 4: on activation or health failure restore every attempted member, whatever
+ * the class. Before activation a transient failure is retried later and a fatal one fails
+ * the transaction with nothing touched.
  */
 export function decideFailure(state: State, err: unknown): FailureDecision {
   if (ACTIVATION_PHASE.has(state)) return 'rollback';
-  // The outcome is already decided and journaled: only writing the report can be retried.
   if (REPORTING_PHASE.has(state)) return 'retry-later';
   return classifyFailure(err) === 'transient' ? 'retry-later' : 'fail';
 }

@@ -1,5 +1,5 @@
+import { IDENTIFIER_PATTERNS, LIMITS, MEMBER_KINDS, isDigest, type Digest, type MemberKind } from '@svc/release-core';
 import { AgentError } from '../errors.js';
-import type { Digest, MemberKind } from '../drivers/driver.js';
 
 /** One member as the server assigned it (contracts 6: release transaction members). */
 export interface AssignedMember {
@@ -24,7 +24,7 @@ export interface LegacyAssignment {
   kind: 'legacy';
   rolloutId: string;
   component: string;
-  componentKind: Exclude<MemberKind, 'os-bundle'>;
+  componentKind: MemberKind;
   target: string;
   digest: Digest;
   length: number;
@@ -33,18 +33,15 @@ export interface LegacyAssignment {
 
 export type Assignment = SignedAssignment | LegacyAssignment;
 
-export const MAX_ENVELOPE_BYTES = 1024 * 1024;
-export const MAX_MEMBERS = 64;
-const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const { id: ID, componentName: NAME } = IDENTIFIER_PATTERNS;
 
 /** Checks the shape the channel hands over; every bad field named at once. */
 export function assertAssignment(a: Assignment): void {
   const issues: string[] = [];
   if (a.kind === 'signed') {
     if (!ID.test(a.transactionId)) issues.push('transaction_id: must be an id');
-    if (!Number.isInteger(a.memberCount) || a.memberCount < 1 || a.memberCount > MAX_MEMBERS) issues.push(`member_count: must be 1..${MAX_MEMBERS}`);
-    if (!Array.isArray(a.members) || a.members.length > MAX_MEMBERS) issues.push(`members: at most ${MAX_MEMBERS}`);
+    if (!Number.isInteger(a.memberCount) || a.memberCount < 1 || a.memberCount > LIMITS.components) issues.push(`member_count: must be 1..${LIMITS.components}`);
+    if (!Array.isArray(a.members) || a.members.length > LIMITS.components) issues.push(`members: at most ${LIMITS.components}`);
     else
       a.members.forEach((m, i) => {
         if (!ID.test(m.rolloutId)) issues.push(`members[${i}].rollout_id: must be an id`);
@@ -53,14 +50,14 @@ export function assertAssignment(a: Assignment): void {
         if (!Number.isInteger(m.position) || m.position < 0) issues.push(`members[${i}].position: must be an integer >= 0`);
       });
     // spec 5: bounded untrusted input before any parsing
-    if (!(a.envelope instanceof Uint8Array) || a.envelope.length === 0 || a.envelope.length > MAX_ENVELOPE_BYTES) {
-      issues.push(`envelope: must be 1..${MAX_ENVELOPE_BYTES} bytes`);
+    if (!(a.envelope instanceof Uint8Array) || a.envelope.length === 0 || a.envelope.length > LIMITS.releaseEnvelopeBytes) {
+      issues.push(`envelope: must be 1..${LIMITS.releaseEnvelopeBytes} bytes`);
     }
   } else if (a.kind === 'legacy') {
     if (!ID.test(a.rolloutId)) issues.push('rollout_id: must be an id');
     if (!NAME.test(a.component)) issues.push('component: must be a component name');
-    if (!['container', 'model', 'config', 'service-binary'].includes(a.componentKind)) issues.push('kind: unsupported for a legacy rollout');
-    if (!/^sha256:[0-9a-f]{64}$/.test(a.digest)) issues.push('digest: must be sha256:<64 hex>');
+    if (!(MEMBER_KINDS as readonly string[]).includes(a.componentKind)) issues.push('kind: unsupported for a legacy rollout');
+    if (!isDigest(a.digest)) issues.push('digest: must be sha256:<64 hex>');
     if (!Number.isSafeInteger(a.length) || a.length < 0) issues.push('length: must be a byte count');
     if (typeof a.target !== 'string' || a.target === '' || a.target.length > 1024) issues.push('target: must be a target path');
   } else {

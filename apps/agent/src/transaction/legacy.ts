@@ -1,7 +1,6 @@
+import type { DesiredState, MemberRecord, PlannedMember } from '../journal/tx-data.js';
 import type { State } from '../state-machine/states.js';
 import type { LegacyAssignment } from './assignment.js';
-import type { PlannedMember } from './members.js';
-import type { DesiredState, MemberRecord } from './receipt.js';
 
 /**
  * spec 2.2.3: legacy rollouts (no release pointer) keep running during migration and stay
@@ -25,7 +24,7 @@ export function legacyDesiredState(a: LegacyAssignment): DesiredState {
   return {
     kind: 'legacy',
     tenant: '',
-    release: null as never, // no signed release: receipt-only fields are never read for legacy
+    release: null, // no signed release: nothing here is customer-authorized
     transaction: { id: `legacy:${a.rolloutId}`, member_count: 1 },
     members: [member],
     health: { probes: [] },

@@ -1,13 +1,7 @@
-import { transactionMembers, type ReleasePayload } from '@svc/release-core';
+import { COMPONENT_KINDS, transactionMembers, type ReleasePayload } from '@svc/release-core';
 import { AgentError } from '../errors.js';
-import { MEMBER_KINDS, type Digest, type MemberKind, type MemberSpec } from '../drivers/driver.js';
+import type { PlannedMember } from '../journal/tx-data.js';
 import type { SignedAssignment } from './assignment.js';
-
-/** A member with its place in the activation order. */
-export interface PlannedMember extends MemberSpec {
-  group: number;
-  position: number;
-}
 
 export type MemberPlan = { status: 'complete'; members: PlannedMember[] } | { status: 'waiting'; missing: string[] };
 
@@ -47,18 +41,21 @@ export function planMembers(payload: ReleasePayload, a: SignedAssignment): Membe
   if (missing.length > 0) return { status: 'waiting', missing };
   const members = signed.map((s): PlannedMember => {
     const c = payload.components.find((x) => x.name === s.component)!;
-    if (!(MEMBER_KINDS as readonly string[]).includes(c.kind)) {
+    if (!(COMPONENT_KINDS as readonly string[]).includes(c.kind)) {
       throw new AgentError('MEMBER_KIND_UNSUPPORTED', `component ${c.name} has kind ${c.kind}, not installable`, field(`components.${c.name}.kind`));
     }
     return {
       component: c.name,
-      kind: c.kind as MemberKind,
+      kind: c.kind,
       rolloutId: byName.get(c.name)!.rolloutId,
       target: c.target,
-      digest: c.digest as Digest,
+      digest: c.digest,
       length: c.length,
       mediaType: c.media_type,
       ...(c.placement !== undefined ? { placement: c.placement.path } : {}),
+      ...(c.placement !== undefined && (c.placement.mode ?? c.placement.owner ?? c.placement.group) !== undefined
+        ? { access: { ...(c.placement.mode !== undefined ? { mode: c.placement.mode } : {}), ...(c.placement.owner !== undefined ? { owner: c.placement.owner } : {}), ...(c.placement.group !== undefined ? { group: c.placement.group } : {}) } }
+        : {}),
       group: s.group,
       position: s.position,
     };

@@ -3,37 +3,26 @@ import type { PrivateKey, PublicKey } from '@svc/release-core';
 import type { ReleaseSettings } from '../config.js';
 import { AgentError, isAgentError } from '../errors.js';
 import type { DriverRegistry, MemberDriver } from '../drivers/driver.js';
-import type { HealthChecker } from '../health/probes.js';
-import { probeHealthChecker } from '../health/probes.js';
-import { parseHealthPolicy } from '../health/policy.js';
+import { probeHealthChecker, type HealthChecker } from '../health/probes.js';
 import type { Journal, TxContext } from '../journal/journal.js';
-import { RECOVERY, countsAsResumption } from '../state-machine/recovery.js';
+import type { DesiredState, PlannedMember } from '../journal/tx-data.js';
 import { decideFailure } from '../state-machine/failure.js';
-import { downloadMember } from '../staging/stage.js';
+import { RECOVERY, RESUME_ACTIONS, type ResumeAction } from '../state-machine/recovery.js';
+import { crashPoint } from '../state-machine/crash-points.js';
+import { ACTIVATION_PHASE } from '../state-machine/transitions.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
-import { assertAssignment, type Assignment, type LegacyAssignment, type SignedAssignment } from './assignment.js';
-import type { PlannedMember } from './members.js';
-import { Outbox } from './outbox.js';
-import { memberRecord, type DesiredState, type DeviceIdentity, type MemberRecord } from './receipt.js';
-import { verifyAssignment } from './verify.js';
-import { writeTerminalReport } from './report.js';
+import { assertAssignment, type Assignment, type SignedAssignment } from './assignment.js';
 import { legacyDesiredState } from './legacy.js';
-import { activateGroup, putMember, rollBack, type ActivationEnv } from './activation.js';
-
-/** Named points of the sequence; crash tests kill the process at each one. */
-export type Step =
-  | 'after-desired-state-persisted'
-  | 'after-download'
-  | 'after-stage'
-  | `mid-activation-${number}`
-  | `after-health-${number}`
-  | 'before-receipt'
-  | 'after-receipt-before-upload';
+import { Outbox } from './outbox.js';
+import type { DeviceIdentity } from './receipt.js';
+import type { Outcome, StepEnv } from './step-env.js';
+import { STEPS } from './steps.js';
+import { verifyAssignment } from './verify.js';
 
 export interface OrchestratorDeps {
   dataDir: string;
   journal: Journal;
-  /** null: no spec 2.2 settings; release pointers fail closed. */
+  /** null: no spec §2.2 settings; release pointers fail closed. */
   release: { settings: ReleaseSettings; trustedKeys: PublicKey[] } | null;
   fetcher: TargetFetcher;
   drivers: DriverRegistry;
@@ -42,34 +31,54 @@ export interface OrchestratorDeps {
   now?: () => Date;
   maxResumptions?: number;
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
-  onStep?: (step: Step, tx: string) => void | Promise<void>;
   freeBytes?: (dir: string) => Promise<number>;
 }
 
-export type Outcome =
-  | { status: 'refused'; code: string; reason: string }
-  | { status: 'waiting'; missing: string[] }
-  | { status: 'retry-later'; tx: string; code: string; reason: string }
-  | { status: 'rebooting'; tx: string }
-  | { status: 'done'; tx: string; kind: 'signed' | 'legacy'; activation: string; health: string; outboxFile: string };
-
 /**
- * Runs one assignment through the state machine (spec 3.4): verify, wait for the complete
- * member set, persist desired state, download and stage all, activate group by group with
- * health checks, roll back in reverse on failure, persist the signed receipt. Every state
- * change is journaled before it is acted on, so `resume()` can finish after a crash.
+ * Runs one assignment through the state machine (spec §3 rule 4): verify, wait for the
+ * complete member set, persist desired state, then a loop over `STEPS`, one handler per
+ * journaled state, until a stopping point. Every state change is journaled before it is
+ * acted on; after a crash `resume()` does what the recovery table says for the state found.
  */
 export class Orchestrator {
   readonly outbox: Outbox;
   private readonly d: OrchestratorDeps;
   private readonly now: () => Date;
-  private readonly env: ActivationEnv;
+  private readonly env: StepEnv;
+
+  /** What each recovery action does before the loop runs the journaled state's step again. */
+  private readonly resumeWith: Readonly<Record<ResumeAction, (ctx: TxContext) => Promise<void>>>;
 
   constructor(deps: OrchestratorDeps) {
     this.d = deps;
-    this.env = { journal: deps.journal, driver: (m) => this.driver(m), step: (s, tx) => this.step(s, tx) };
     this.now = deps.now ?? (() => new Date());
     this.outbox = new Outbox(join(deps.dataDir, 'outbox'));
+    this.env = {
+      journal: deps.journal,
+      dataDir: deps.dataDir,
+      fetcher: deps.fetcher,
+      ...(deps.freeBytes ? { freeBytes: deps.freeBytes } : {}),
+      health: deps.health ?? probeHealthChecker,
+      outbox: this.outbox,
+      device: deps.device,
+      now: this.now,
+      driver: (m) => this.driver(m),
+    };
+    // Every step is idempotent, so most actions are "run the state's step again": partial
+    // downloads keep their offset, staging and committing repeat, a rollback skips what it
+    // restored, the receipt is rewritten. Only an interrupted activation changes state first.
+    const again = async (): Promise<void> => undefined;
+    this.resumeWith = {
+      download: again,
+      stage: again,
+      activate: again,
+      'rollback-then-retry': (ctx) => this.rollBackThenRetry(ctx),
+      'confirm-reboot': again,
+      'finish-commit': again,
+      'finish-rollback': again,
+      'write-receipt': again,
+      none: again,
+    };
   }
 
   async apply(a: Assignment): Promise<Outcome> {
@@ -83,13 +92,13 @@ export class Orchestrator {
     if (this.d.journal.get(tx) !== undefined) return this.drive(tx);
     const desired = a.kind === 'signed' ? await this.desiredSigned(a) : legacyDesiredState(a);
     if ('status' in desired) return desired;
-    // spec 3.5: the verified desired state is durable before anything is applied
+    // spec §3 rule 5: the verified desired state is durable before anything is applied
     try {
       await this.d.journal.begin(tx, { desired });
     } catch (e) {
       return { status: 'retry-later', tx, code: isAgentError(e) ? e.code : 'UNEXPECTED', reason: (e as Error).message };
     }
-    await this.step('after-desired-state-persisted', tx);
+    crashPoint('after-desired-state-persisted', tx);
     return this.drive(tx);
   }
 
@@ -108,23 +117,24 @@ export class Orchestrator {
   }
 
   private async resumeOne(ctx: TxContext): Promise<Outcome> {
-    {
-      if (countsAsResumption(ctx.state)) {
-        const n = await this.d.journal.resumed(ctx.tx);
-        // Loop guard: a transaction that keeps crashing the agent is failed, not retried forever.
-        if (n > (this.d.maxResumptions ?? 3)) {
-          this.log('error', 'loop guard: failing transaction', { tx: ctx.tx, resumptions: n, state: ctx.state });
-          await this.fail(ctx, new AgentError('LOOP_GUARD', `transaction ${ctx.tx} interrupted ${n} times`, { field: 'tx' }), false);
-          return this.drive(ctx.tx);
-        }
-        if (RECOVERY[ctx.state] === 'rollback-then-retry') {
-          // spec 3.4: an interrupted activation is rolled back conservatively before any retry
-          this.log('warn', 'interrupted activation: rolling back before retry', { tx: ctx.tx, state: ctx.state });
-          await this.d.journal.transition(ctx.tx, 'failure', { retry: true, failure: { code: 'INTERRUPTED', message: `interrupted in ${ctx.state}` } });
-        }
+    const action = RECOVERY[ctx.state];
+    if (RESUME_ACTIONS[action].countsAsResumption) {
+      const n = await this.d.journal.resumed(ctx.tx);
+      // Loop guard: a transaction that keeps crashing the agent is failed, not retried forever.
+      if (n > (this.d.maxResumptions ?? 3)) {
+        this.log('error', 'loop guard: failing transaction', { tx: ctx.tx, resumptions: n, state: ctx.state });
+        await this.fail(ctx, new AgentError('LOOP_GUARD', `transaction ${ctx.tx} interrupted ${n} times`, { field: 'tx' }));
+        return this.drive(ctx.tx);
       }
-      return this.drive(ctx.tx);
     }
+    this.log('info', `resuming transaction in ${ctx.state}: ${action}`, { tx: ctx.tx });
+    await this.resumeWith[action](ctx);
+    return this.drive(ctx.tx);
+  }
+
+  /** spec §3 rule 4: an interrupted activation is rolled back conservatively before any retry. */
+  private async rollBackThenRetry(ctx: TxContext): Promise<void> {
+    await this.d.journal.transition(ctx.tx, 'failure', { retry: true, failure: { code: 'INTERRUPTED', message: `interrupted in ${ctx.state}`, component: null } });
   }
 
   /** The channel uploaded the receipt: close the transaction and drop the outbox copy. */
@@ -132,13 +142,12 @@ export class Orchestrator {
     const ctx = this.d.journal.get(tx);
     if (ctx?.state !== 'receipt-persisted') return;
     await this.d.journal.transition(tx, 'uploaded');
-    const kind = (ctx.data.desired as DesiredState).kind === 'legacy' ? 'legacy-status' : 'receipt';
-    await this.outbox.remove(tx, kind);
+    await this.outbox.remove(tx, ctx.data.desired.kind === 'legacy' ? 'legacy-status' : 'receipt');
   }
 
   private async desiredSigned(a: SignedAssignment): Promise<DesiredState | Outcome> {
     if (this.d.release === null) {
-      // spec 2.2.2: without the release settings a release pointer fails closed
+      // spec §2.2 rule 2: without the release settings a release pointer fails closed
       const reason = 'release pointer refused: SVC_RELEASE_* settings are not provisioned';
       this.log('warn', reason, { tx: a.transactionId });
       return { status: 'refused', code: 'RELEASE_SETTINGS_ABSENT', reason };
@@ -164,20 +173,20 @@ export class Orchestrator {
     return { status: 'refused', code, reason };
   }
 
-  /** The state loop: one table-driven step at a time until a stopping point. */
+  /** The state loop: the journaled state's step, again and again, until one stops. */
   private async drive(tx: string): Promise<Outcome> {
     for (;;) {
       const ctx = this.d.journal.get(tx)!;
       try {
-        const stop = await this.advance(ctx);
+        const stop = await STEPS[ctx.state](ctx, this.env);
         if (stop !== null) return stop;
       } catch (err) {
         const decision = decideFailure(ctx.state, err);
         const code = isAgentError(err) ? err.code : 'UNEXPECTED';
         this.log('warn', `transaction ${tx} failed in ${ctx.state}: ${(err as Error).message}`, { code, decision });
+        if (decision === 'retry-later') return { status: 'retry-later', tx, code, reason: (err as Error).message };
         try {
-          if (decision === 'retry-later') return { status: 'retry-later', tx, code, reason: (err as Error).message };
-          await this.fail(ctx, err, decision === 'rollback');
+          await this.fail(ctx, err);
         } catch (journalErr) {
           // Cannot even record the failure: stop here; resume() starts from the last durable state.
           return { status: 'retry-later', tx, code: 'JOURNAL_WRITE_FAILED', reason: (journalErr as Error).message };
@@ -186,132 +195,20 @@ export class Orchestrator {
     }
   }
 
-  private async fail(ctx: TxContext, err: unknown, rollback: boolean): Promise<void> {
+  /** Journals a failure: inside the activation phase it rolls back, before it the transaction fails. */
+  private async fail(ctx: TxContext, err: unknown): Promise<void> {
     const failure = { code: isAgentError(err) ? err.code : 'UNEXPECTED', message: (err as Error).message, component: isAgentError(err) ? (err.field ?? null) : null };
     // A journal write that failed mid-activation says nothing about the release: treat it like
     // a crash (roll back, then retry), a bounded number of times.
-    const retry = isAgentError(err, 'JOURNAL_WRITE_FAILED') && Number(ctx.data.retries ?? 0) < (this.d.maxResumptions ?? 3);
-    const data = { failure, retry, ...(isAgentError(err, 'HEALTH_FAILED') ? { health_verdict: 'unhealthy' } : {}) };
-    if (rollback || ['activating', 'group-activated', 'group-healthy', 'awaiting-reboot', 'committing'].includes(ctx.state)) {
-      await this.d.journal.transition(ctx.tx, 'failure', data);
-    } else {
-      await this.d.journal.transition(ctx.tx, 'fatal', data);
-    }
-  }
-
-  private async advance(ctx: TxContext): Promise<Outcome | null> {
-    const j = this.d.journal;
-    const desired = ctx.data.desired as DesiredState;
-    const members = desired.members;
-    const groups = Math.max(...members.map((m) => m.group)) + 1;
-    const staging = join(this.d.dataDir, 'staging', encodeURIComponent(ctx.tx));
-    switch (ctx.state) {
-      case 'desired-persisted':
-        // What is live before anything changes: every member's previous digest, attempted or not.
-        for (const m of members) await this.putMember(ctx.tx, m, { previous_digest: await this.driver(m).currentDigest(m) });
-        await j.transition(ctx.tx, 'download-started');
-        return null;
-      case 'downloading':
-        // spec 3.4: every payload is downloaded before any activation
-        for (const m of members) await downloadMember(m, { fetcher: this.d.fetcher, dir: staging, ...(this.d.freeBytes ? { freeBytes: this.d.freeBytes } : {}) });
-        await j.transition(ctx.tx, 'downloaded');
-        await this.step('after-download', ctx.tx);
-        return null;
-      case 'downloaded': {
-        for (const m of members) {
-          const facts = (await this.driver(m).stage(m, join(staging, `${m.component}.staged`))) ?? {};
-          await this.putMember(ctx.tx, m, { facts: { ...memberRecord(j.get(ctx.tx)!.data, m.component).facts, ...facts } });
-        }
-        await j.transition(ctx.tx, 'staged');
-        await this.step('after-stage', ctx.tx);
-        return null;
-      }
-      case 'staged':
-        await j.transition(ctx.tx, 'activate-group', { group: 0 });
-        return null;
-      case 'activating':
-        return activateGroup(this.env, ctx, members);
-      case 'group-activated': {
-        const g = ctx.data.group as number;
-        const policy = parseHealthPolicy(desired.health ?? { probes: [] });
-        const active = new Set(members.filter((m) => m.group <= g).map((m) => m.component));
-        const result = await (this.d.health ?? probeHealthChecker).check(policy, active);
-        if (result.verdict !== 'healthy') {
-          const bad = result.results.filter((r) => !r.ok).map((r) => `${r.name} (${r.detail})`);
-          throw new AgentError('HEALTH_FAILED', `group ${g} unhealthy: ${bad.join(', ')}`, { field: `health.probes.${result.results.find((r) => !r.ok)?.name}` });
-        }
-        await j.transition(ctx.tx, 'group-healthy', { [`health:${g}`]: result.results, health_verdict: result.results.length > 0 ? 'healthy' : (ctx.data.health_verdict ?? 'not-checked') });
-        await this.step(`after-health-${g}`, ctx.tx);
-        return null;
-      }
-      case 'group-healthy': {
-        const g = ctx.data.group as number;
-        if (g + 1 < groups) await j.transition(ctx.tx, 'next-group', { group: g + 1 });
-        else await j.transition(ctx.tx, 'all-healthy');
-        return null;
-      }
-      case 'awaiting-reboot': {
-        const m = members.find((x) => x.group === ctx.data.group)!;
-        const rec = memberRecord(ctx.data, m.component);
-        const driver = this.driver(m);
-        if (driver.confirmReboot === undefined) throw new AgentError('ACTIVATION_FAILED', `${m.kind} cannot confirm a reboot`);
-        const r = await driver.confirmReboot(m, rec.facts);
-        await this.putMember(ctx.tx, m, { facts: { ...rec.facts, ...r.facts } });
-        if (!r.ok) throw new AgentError('SLOT_MISMATCH', `booted slot ${r.facts.booted_slot}, installed ${rec.facts.installed_slot}`, { field: 'booted_slot' });
-        await j.transition(ctx.tx, 'rebooted');
-        return null;
-      }
-      case 'committing': {
-        for (const m of members) {
-          const rec = memberRecord(j.get(ctx.tx)!.data, m.component);
-          const facts = (await this.driver(m).commit(m, rec.facts)) ?? {};
-          await this.putMember(ctx.tx, m, { verdict: 'committed', resulting_digest: m.digest, facts: { ...rec.facts, ...facts } });
-        }
-        await j.transition(ctx.tx, 'committed', { activation: 'activated' });
-        return null;
-      }
-      case 'rolling-back':
-        return rollBack(this.env, ctx, members);
-      case 'committed':
-      case 'rolled-back':
-      case 'failed':
-        await this.step('before-receipt', ctx.tx);
-        await writeTerminalReport(ctx, { journal: j, outbox: this.outbox, device: this.d.device, now: this.now() });
-        await this.step('after-receipt-before-upload', ctx.tx);
-        return null;
-      case 'receipt-persisted':
-      case 'reported': {
-        const reboot = members.some((m) => memberRecord(ctx.data, m.component).facts.reboot === true) && ctx.data.rebooted_after_rollback !== true;
-        if (reboot && ctx.state === 'receipt-persisted') {
-          // os-bundle fell back to the previous slot: the receipt is safe, now boot it.
-          await j.note(ctx.tx, { rebooted_after_rollback: true });
-          await this.driver(members[0]!).reboot?.();
-        }
-        const kind = desired.kind === 'legacy' ? 'legacy-status' : 'receipt';
-        return {
-          status: 'done',
-          tx: ctx.tx,
-          kind: desired.kind,
-          activation: String(ctx.data.activation),
-          health: String(ctx.data.health_verdict ?? 'not-checked'),
-          outboxFile: this.outbox.fileOf(ctx.tx, kind),
-        };
-      }
-    }
-  }
-
-  private async putMember(tx: string, m: PlannedMember, patch: Partial<MemberRecord>): Promise<void> {
-    await putMember(this.d.journal, tx, m, patch);
+    const retry = isAgentError(err, 'JOURNAL_WRITE_FAILED') && (ctx.data.retries ?? 0) < (this.d.maxResumptions ?? 3);
+    const data = { failure, retry, ...(isAgentError(err, 'HEALTH_FAILED') ? { health_verdict: 'unhealthy' as const } : {}) };
+    await this.d.journal.transition(ctx.tx, ACTIVATION_PHASE.has(ctx.state) ? 'failure' : 'fatal', data);
   }
 
   private driver(m: PlannedMember): MemberDriver {
     const d = this.d.drivers[m.kind];
     if (d === undefined) throw new AgentError('MEMBER_KIND_UNSUPPORTED', `no driver for ${m.kind}`, { field: `components.${m.component}.kind` });
     return d;
-  }
-
-  private async step(step: Step, tx: string): Promise<void> {
-    await this.d.onStep?.(step, tx);
   }
 
   private log(level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void {

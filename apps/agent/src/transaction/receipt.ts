@@ -1,31 +1,6 @@
-import type { ReceiptPayload } from '@svc/release-core';
-import type { Digest, DriverFacts } from '../drivers/driver.js';
-import type { TxData } from '../journal/record.js';
-import type { PlannedMember } from './members.js';
-
-export type Verdict = 'committed' | 'rolled-back' | 'failed' | 'not-attempted';
-
-/** What the journal knows about one member (stored under `member:<component>`). */
-export interface MemberRecord {
-  /** Activation was started: it must be rolled back on failure. */
-  attempted: boolean;
-  /** Activation returned. */
-  activated: boolean;
-  previous_digest: Digest | null;
-  resulting_digest: Digest | null;
-  verdict: Verdict;
-  facts: DriverFacts;
-}
-
-export interface DesiredState {
-  /** signed: a verified release; legacy: a rollout without a release pointer (spec 2.2.3). */
-  kind: 'signed' | 'legacy';
-  tenant: string;
-  release: { product: string; version: string; payload_digest: Digest; envelope_digest: Digest };
-  transaction: { id: string; member_count: number };
-  members: PlannedMember[];
-  health: unknown;
-}
+import { buildReceiptPayload, type ActivationOutcome, type HealthVerdict, type ReceiptMember, type ReceiptPayload } from '@svc/release-core';
+import { AgentError } from '../errors.js';
+import { memberRecord, type DesiredState, type MemberRecord, type PlannedMember, type TxFacts } from '../journal/tx-data.js';
 
 export interface DeviceIdentity {
   name: string;
@@ -33,65 +8,50 @@ export interface DeviceIdentity {
   certificateDer: Uint8Array;
 }
 
-export function memberRecord(data: TxData, component: string): MemberRecord {
-  const r = data[`member:${component}`] as MemberRecord | undefined;
-  return r ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} };
-}
-
-const OS_FIELDS = ['compatible', 'bundle_version', 'manifest_hash', 'previous_slot', 'installed_slot', 'booted_slot', 'bootloader_primary', 'mark', 'phase'] as const;
-
-/** contracts 3: resulting digest follows the verdict (committed: candidate; otherwise what is live). */
-function digestsOf(m: PlannedMember, r: MemberRecord) {
+/** contracts §3: resulting digest follows the verdict (committed: candidate; otherwise what is live). */
+function memberOutcome(m: PlannedMember, r: MemberRecord): ReceiptMember {
   const resulting = r.verdict === 'committed' ? m.digest : r.verdict === 'failed' ? (r.resulting_digest ?? r.previous_digest) : r.previous_digest;
-  return { candidate_digest: m.digest, previous_digest: r.previous_digest, resulting_digest: resulting };
+  return {
+    group: m.group,
+    position: m.position,
+    component: m.component,
+    rollout: m.rolloutId,
+    candidate_digest: m.digest,
+    previous_digest: r.previous_digest,
+    resulting_digest: resulting,
+    verdict: r.verdict,
+  };
 }
 
 /**
- * The terminal receipt (spec 2.3, contracts 3). One component: `rollout` and the three
- * digests at the top level (plus `os` for an os-bundle). A transaction: `transaction` and
- * `members` ordered by position, each with its own digests and verdict, and no top-level digests.
+ * The terminal receipt (spec §2.3, contracts §3) from what the journal recorded: each member's
+ * digests and verdict in activation order, and for an os-bundle the A/B tool's facts.
+ * release-core's buildReceiptPayload shapes it (one component or a transaction).
  */
 export function buildReceipt(args: {
   desired: DesiredState;
-  data: TxData;
+  data: TxFacts;
   device: DeviceIdentity;
-  activation: 'activated' | 'rolled-back' | 'failed';
-  health: 'healthy' | 'unhealthy' | 'not-checked';
+  activation: ActivationOutcome;
+  health: HealthVerdict;
   now: Date;
 }): ReceiptPayload {
   const { desired, data } = args;
+  if (desired.release === null) throw new AgentError('RECEIPT_FAILED', 'legacy work has no signed release to bind a receipt to', { field: 'release' });
   const members = [...desired.members].sort((a, b) => a.position - b.position);
   const records = members.map((m) => ({ m, r: memberRecord(data, m.component) }));
-  const receipt: Record<string, unknown> = {
+  // The A/B tool's fields exist once it installed something; a bundle refused before
+  // install has no slot story to tell (the receipt's activation says "failed").
+  const os = desired.transaction.member_count === 1 ? records.find(({ m, r }) => m.kind === 'os-bundle' && typeof r.facts.installed_slot === 'string') : undefined;
+  return buildReceiptPayload({
     tenant: desired.tenant,
-    device: { name: args.device.name, certificate: Buffer.from(args.device.certificateDer).toString('base64') },
+    device: { name: args.device.name, certificateDer: args.device.certificateDer },
     release: desired.release,
+    transaction: desired.transaction,
+    members: records.map(({ m, r }) => memberOutcome(m, r)),
     activation: args.activation,
     health: args.health,
-    timestamp: args.now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-  };
-  if (desired.transaction.member_count === 1) {
-    const { m, r } = records[0]!;
-    receipt.rollout = m.rolloutId;
-    Object.assign(receipt, digestsOf(m, r));
-    // The A/B tool's fields exist once it installed something; a bundle refused before
-    // install has no slot story to tell (the receipt's activation says "failed").
-    if (m.kind === 'os-bundle' && typeof r.facts.installed_slot === 'string') {
-      const os: Record<string, unknown> = {};
-      for (const f of OS_FIELDS) os[f] = r.facts[f] ?? null;
-      os.mark ??= 'none';
-      receipt.os = os;
-    }
-  } else {
-    receipt.transaction = { id: desired.transaction.id, member_count: desired.transaction.member_count };
-    receipt.members = records.map(({ m, r }) => ({
-      group: m.group,
-      position: m.position,
-      component: m.component,
-      rollout: m.rolloutId,
-      ...digestsOf(m, r),
-      verdict: r.verdict,
-    }));
-  }
-  return receipt as unknown as ReceiptPayload;
+    ...(os ? { os: os.r.facts } : {}),
+    now: args.now,
+  });
 }

@@ -1,47 +1,48 @@
-import { envelopeBytes, signReceipt, type PrivateKey } from '@svc/release-core';
+import { envelopeBytes, signReceipt, type ActivationOutcome, type MemberVerdict, type PrivateKey } from '@svc/release-core';
 import type { Journal, TxContext } from '../journal/journal.js';
+import { memberKey, memberRecord, type TxFacts, type Verdict } from '../journal/tx-data.js';
 import type { Outbox } from './outbox.js';
 import { legacyStatus } from './legacy.js';
-import { buildReceipt, memberRecord, type DesiredState, type DeviceIdentity, type MemberRecord, type Verdict } from './receipt.js';
+import { buildReceipt, type DeviceIdentity } from './receipt.js';
 
 /** Final verdict of each member from what the journal recorded. */
-function verdicts(ctx: TxContext, desired: DesiredState): Record<string, MemberRecord> {
-  const failed = (ctx.data.failure as { component?: string | null } | undefined)?.component ?? null;
-  const out: Record<string, MemberRecord> = {};
-  for (const m of desired.members) {
+function verdicts(ctx: TxContext): TxFacts {
+  const failed = ctx.data.failure?.component ?? null;
+  const out: TxFacts = {};
+  for (const m of ctx.data.desired.members) {
     const r = memberRecord(ctx.data, m.component);
-    let verdict: Verdict;
+    let verdict: MemberVerdict;
     if (ctx.state === 'committed') verdict = 'committed';
     else if (r.verdict === 'rolled-back' || r.verdict === 'failed') verdict = r.verdict;
     else if (r.attempted) verdict = 'failed'; // attempted and not restored: the truth is "failed"
     else verdict = failed === m.component || failed === `components.${m.component}.digest` ? 'failed' : 'not-attempted';
-    out[`member:${m.component}`] = { ...r, verdict };
+    out[memberKey(m.component)] = { ...r, verdict };
   }
   return out;
 }
 
 /**
- * Writes the terminal report into the outbox BEFORE anything is reported (spec 2.3.1) and
- * journals it. Signed work gets a device-signed svc.release-receipt.v1; legacy rollouts a
- * plain status document that can never be mistaken for a receipt (spec 2.2.3).
+ * Writes the terminal report into the outbox BEFORE anything is reported (spec §2.3 rule 1)
+ * and journals it. Signed work gets a device-signed svc.release-receipt.v1; legacy rollouts a
+ * plain status document that can never be mistaken for a receipt (spec §2.2 rule 3).
  */
 export async function writeTerminalReport(
   ctx: TxContext,
   deps: { journal: Journal; outbox: Outbox; device: DeviceIdentity & { key: PrivateKey }; now: Date },
 ): Promise<void> {
-  const desired = ctx.data.desired as DesiredState;
-  const members = verdicts(ctx, desired);
+  const { desired } = ctx.data;
+  const members = verdicts(ctx);
   const data = { ...ctx.data, ...members };
-  const activation = ctx.state === 'committed' ? 'activated' : ctx.state === 'rolled-back' ? 'rolled-back' : 'failed';
-  const health = (ctx.data.health_verdict as 'healthy' | 'unhealthy' | undefined) ?? 'not-checked';
+  const activation: ActivationOutcome = ctx.state === 'committed' ? 'activated' : ctx.state === 'rolled-back' ? 'rolled-back' : 'failed';
+  const health = ctx.data.health_verdict ?? 'not-checked';
   let bytes: Uint8Array;
   if (desired.kind === 'legacy') {
     const m = desired.members[0]!;
-    const doc = legacyStatus(m, members[`member:${m.component}`]!, ctx.state, deps.device.name, (ctx.data.failure as { message?: string } | null | undefined)?.message ?? null, deps.now);
+    const doc = legacyStatus(m, memberRecord(members, m.component), ctx.state, deps.device.name, ctx.data.failure?.message ?? null, deps.now);
     bytes = new TextEncoder().encode(JSON.stringify(doc));
   } else {
     const payload = buildReceipt({ desired, data, device: deps.device, activation, health, now: deps.now });
-    // spec 2.3.2: signed with the device's P-256 identity key
+    // spec §2.3: signed with the device's P-256 identity key
     bytes = envelopeBytes(signReceipt(payload, deps.device.key));
   }
   const file = await deps.outbox.put(ctx.tx, desired.kind === 'legacy' ? 'legacy-status' : 'receipt', bytes);

@@ -1,10 +1,9 @@
-import { parseEnvelope, verifyRelease, type PublicKey } from '@svc/release-core';
+import { LIMITS, parseEnvelope, verifyRelease, type PublicKey } from '@svc/release-core';
 import type { ReleaseSettings } from '../config.js';
 import { AgentError } from '../errors.js';
 import type { SignedAssignment } from './assignment.js';
-import { MAX_ENVELOPE_BYTES } from './assignment.js';
 import { planMembers } from './members.js';
-import type { DesiredState } from './receipt.js';
+import type { DesiredState } from '../journal/tx-data.js';
 
 export type VerifiedAssignment = { status: 'complete'; desired: DesiredState } | { status: 'waiting'; missing: string[] };
 
@@ -19,7 +18,7 @@ export function verifyAssignment(
 ): VerifiedAssignment {
   let verified: ReturnType<typeof verifyRelease>;
   try {
-    const env = parseEnvelope(a.envelope, { maxBytes: MAX_ENVELOPE_BYTES });
+    const env = parseEnvelope(a.envelope, { maxBytes: LIMITS.releaseEnvelopeBytes });
     verified = verifyRelease(env, {
       trustedKeys: opts.trustedKeys,
       tenant: opts.settings.tenant,

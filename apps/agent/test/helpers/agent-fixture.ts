@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { PublicKey } from '@svc/release-core';
-import { Journal, Orchestrator, type DriverRegistry, type HealthChecker, type OrchestratorDeps, type SignedAssignment, type TargetFetcher } from '../../src/index.js';
+import { Journal, Orchestrator, type DriverRegistry, type HealthChecker, type SignedAssignment, type TargetFetcher } from '../../src/index.js';
 import { PRODUCT, PROFILE, TENANT, type BuiltRelease, type DeviceFixture } from './release-fixture.js';
 
 export async function makeOrchestrator(opts: {
@@ -10,7 +10,6 @@ export async function makeOrchestrator(opts: {
   fetcher: TargetFetcher;
   trustedKeys: PublicKey[] | null;
   health?: HealthChecker;
-  onStep?: OrchestratorDeps['onStep'];
   maxResumptions?: number;
 }): Promise<{ orchestrator: Orchestrator; journal: Journal }> {
   const journal = await Journal.open(join(opts.dataDir, 'journal'));
@@ -22,7 +21,6 @@ export async function makeOrchestrator(opts: {
     drivers: opts.drivers,
     device: opts.device,
     ...(opts.health ? { health: opts.health } : {}),
-    ...(opts.onStep ? { onStep: opts.onStep } : {}),
     ...(opts.maxResumptions ? { maxResumptions: opts.maxResumptions } : {}),
   });
   return { orchestrator, journal };

@@ -6,6 +6,8 @@ import ts from 'typescript';
 
 const agentRoot = resolve(import.meta.dirname, '../..');
 const coreRoot = resolve(agentRoot, '../../packages/release-core');
+/** The test helpers a child process may import (the rest use vitest). */
+const CHILD_HELPERS = ['crash-child.ts', 'fake-slot-driver.ts'];
 
 async function* tsFiles(dir: string): AsyncGenerator<string> {
   for (const e of await readdir(dir, { withFileTypes: true })) {
@@ -45,7 +47,7 @@ export async function compileChild(outDir: string, entry: string): Promise<strin
   const coreIndex = join(outDir, 'core/src/index.js');
   for (const root of roots) {
     for await (const file of tsFiles(root.src)) {
-      if (root.src.endsWith('helpers') && !file.endsWith('crash-child.ts')) continue;
+      if (root.src.endsWith('helpers') && !CHILD_HELPERS.some((h) => file.endsWith(`/${h}`))) continue;
       const { outputText } = ts.transpileModule(await readFile(file, 'utf8'), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
         fileName: file,

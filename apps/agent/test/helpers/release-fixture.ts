@@ -8,10 +8,12 @@ import {
   parseCertificatePem,
   parsePrivateKeyPem,
   signRelease,
+  type ComponentKind,
+  type Digest,
   type PrivateKey,
   type PublicKey,
 } from '@svc/release-core';
-import type { Digest, MemberKind, TargetFetcher } from '../../src/index.js';
+import type { TargetFetcher } from '../../src/index.js';
 
 export const TENANT = '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f';
 export const PRODUCT = 'svc-dev';
@@ -21,7 +23,7 @@ export const sha = (b: Uint8Array | string): Digest => `sha256:${createHash('sha
 
 export interface ComponentInput {
   name: string;
-  kind: MemberKind;
+  kind: ComponentKind;
   content: Uint8Array | string;
   placement?: string;
   target?: string;

@@ -42,7 +42,7 @@ export default class VerifyReceipt extends BaseCommand {
     const rc = await import('@svc/release-core');
     const ca = rc.parseCertificatePem(caPem);
     // STYLE 5: a receipt is small; the same cap the service applies to uploads.
-    const envelope = rc.parseEnvelope(bytes, { payloadTypes: [rc.RECEIPT_PAYLOAD_TYPE], maxBytes: rc.DEFAULT_MAX_RECEIPT_BYTES });
+    const envelope = rc.parseEnvelope(bytes, { payloadTypes: [rc.RECEIPT_PAYLOAD_TYPE], maxBytes: rc.LIMITS.receiptEnvelopeBytes });
     // spec 2.3.2 / contracts 4: chain to the tenant CA, identity = device + tenant, P-256
     // signature by that certificate: all in release-core.
     const { payload: r, payloadDigest, envelopeDigest } = rc.verifyReceipt(envelope, {

@@ -1,7 +1,7 @@
 import { AssignmentKind, type Assignment } from '@svc/device-proto';
 import type { DeviceAssignment } from './ports.js';
 
-/** The pipeline's DeviceAssignment as the wire message (field for field). */
+/** The rollouts resource's DeviceAssignment as the wire message (field for field). */
 export function toProtoAssignment(a: DeviceAssignment): Assignment {
   return {
     rolloutId: a.rollout_id,

@@ -4,6 +4,7 @@ import type { DeviceChannelContext } from './context.js';
 import { DeviceChannelCredentials } from './credentials.js';
 import { deviceService } from './device-service.js';
 import { enrollmentService } from './enrollment-service.js';
+import { guardedService, refusedMessageInterceptor } from './message-guard.js';
 import { repositoryService } from './repository-service.js';
 import type { ServerTls } from './server-tls.js';
 
@@ -41,10 +42,12 @@ export async function startDeviceChannel(
     // a device that vanished without closing its connection is noticed within minutes
     'grpc.keepalive_time_ms': 120_000,
     'grpc.keepalive_timeout_ms': 20_000,
+    // undecodable messages and text breaking the input rule never reach a handler
+    interceptors: [refusedMessageInterceptor(ctx.log)],
   });
-  server.addService(EnrollmentServiceService, enrollmentService(ctx));
-  server.addService(DeviceServiceService, deviceService(ctx));
-  server.addService(RepositoryServiceService, repositoryService(ctx));
+  server.addService(guardedService(EnrollmentServiceService), enrollmentService(ctx));
+  server.addService(guardedService(DeviceServiceService), deviceService(ctx));
+  server.addService(guardedService(RepositoryServiceService), repositoryService(ctx));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(addr, creds, (err, p) => (err ? reject(err) : resolve(p)));
   });

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
 import type { ChannelLogger } from './grpc-status.js';
+import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { EnrollPort, PipelinePort, RepositoryPort } from './ports.js';
 
 /** Everything a device-channel handler reads; built once per server process (wiring.ts). */
@@ -21,6 +22,8 @@ export interface DeviceChannelContext {
   certValidDays: number;
   /** Check-in asks for renewal when fewer days than this are left. */
   renewBeforeDays: number;
+  /** Fault-injection seams for tests (never set by main.ts). */
+  hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
 
 export const CHANNEL_DEFAULTS = { checkInIntervalS: 60, certValidDays: 30, renewBeforeDays: 10 } as const;

@@ -40,9 +40,35 @@ export async function recordHeartbeat(
   if (row !== undefined && peer.status !== 'online') await addDeviceHistory(db, peer.tenantId, peer.deviceId, 'online', now);
 }
 
-/** Replaces the device's current certificate: the old one stops working at once (peer.ts). */
-export async function rotateCertificate(db: Kysely<Database>, deviceId: string, fingerprint: string, notAfter: Date, now: Date): Promise<void> {
-  await db.updateTable('devices').set({ cert_fingerprint: fingerprint, cert_not_after: notAfter, updated_at: now }).where('id', '=', deviceId).execute();
+/**
+ * A renewed certificate becomes the device's current one at its first use (peer.ts): until
+ * then the previous one keeps working, so a device that lost the renewal answer (crash,
+ * cut connection) still gets in and renews again. Only the newest certificate issued to the
+ * device qualifies, and only when it was a renewal: re-enrollment issues a newer one, and a
+ * second renewal supersedes the first. Compare-and-set on the fingerprint the caller read.
+ * Returns false when the certificate does not qualify.
+ */
+export async function promoteRenewedCertificate(
+  db: Kysely<Database>,
+  a: { tenantId: string; deviceName: string; deviceId: string; currentFingerprint: string | null; fingerprint: string; now: Date },
+): Promise<boolean> {
+  const newest = await db
+    .selectFrom('device_certificates')
+    .select(['fingerprint', 'reason', 'not_after'])
+    .where('tenant_id', '=', a.tenantId)
+    .where('device_name', '=', a.deviceName)
+    .orderBy('issued_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (newest === undefined || newest.fingerprint !== a.fingerprint || newest.reason !== 'renew') return false;
+  const row = await db
+    .updateTable('devices')
+    .set({ cert_fingerprint: a.fingerprint, cert_not_after: new Date(newest.not_after), updated_at: a.now })
+    .where('id', '=', a.deviceId)
+    .where((eb) => (a.currentFingerprint === null ? eb('cert_fingerprint', 'is', null) : eb('cert_fingerprint', '=', a.currentFingerprint)))
+    .returning(['id'])
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /**

@@ -13,20 +13,22 @@ import {
   type UploadReceiptRequest,
   type UploadReceiptResponse,
 } from '@svc/device-proto';
+import { LIMITS } from '@svc/release-core';
 import { recordAuditEvent } from '../audit/record.js';
+import { acceptReceipt } from '../resources/release-receipts/commands.js';
+import { reportLegacyStatus } from '../resources/rollouts/commands.js';
+import { deviceActor, runUnitOfWork, type UnitOfWorkScope } from '../resources/unit-of-work.js';
 import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
 import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
-import { openLogRequests, recordHeartbeat, rotateCertificate } from './device-rows.js';
+import { openLogRequests, recordHeartbeat } from './device-rows.js';
 import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
 import { authenticatePeer, type DevicePeer } from './peer.js';
 import { readCsr } from './pki.js';
 
-/** A receipt envelope is a few KiB; transactions with many members stay far below this. */
-export const MAX_RECEIPT_BYTES = 256 * 1024;
 export { MAX_LOG_BUNDLE_BYTES };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -70,8 +72,8 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
+  // the device's current certificate stays current until the new one is first used (peer.ts)
   const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, reason: 'renew', now });
-  await rotateCertificate(ctx.db, peer.deviceId, cert.fingerprint, cert.notAfter, now);
   await recordAuditEvent(ctx.db, {
     tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.certificate.renew',
     target: `device:${peer.deviceName}`, detail: { cert_fingerprint: cert.fingerprint, not_after: cert.notAfter.toISOString() }, at: now,
@@ -81,15 +83,12 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
 
 async function uploadReceipt(ctx: DeviceChannelContext, peer: DevicePeer, req: UploadReceiptRequest, now: Date): Promise<UploadReceiptResponse> {
   if (req.envelope.length === 0) throw invalidInput('envelope', 'missing');
-  // STYLE 5: bound untrusted documents before parsing
-  if (req.envelope.length > MAX_RECEIPT_BYTES) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${MAX_RECEIPT_BYTES} bytes`);
-  // spec 2.3.5: the embedded certificate must be the one on this mTLS connection
-  const r = await ctx.pipeline.acceptReceipt(ctx.db, peer.tenantId, {
-    deviceName: peer.deviceName,
-    connectionCertificateDer: peer.certDer,
-    envelopeBytes: new Uint8Array(req.envelope),
-    now,
-  });
+  // bound untrusted documents before parsing
+  if (req.envelope.length > LIMITS.receiptEnvelopeBytes) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${LIMITS.receiptEnvelopeBytes} bytes`);
+  // spec §2.3 rule 5: the embedded certificate must be the one on this mTLS connection
+  const r = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+    acceptReceipt(uow, { deviceName: peer.deviceName, connectionCertificateDer: peer.certDer, envelopeBytes: new Uint8Array(req.envelope) }),
+  );
   return { receiptId: r.receipt_id, duplicate: r.duplicate };
 }
 
@@ -97,10 +96,16 @@ async function reportLegacy(ctx: DeviceChannelContext, peer: DevicePeer, req: Re
   if (req.rolloutId.length === 0 || req.rolloutId.length > 64) throw invalidInput('rollout_id', 'missing or too long');
   const status = req.status === LegacyStatus.LEGACY_STATUS_INSTALLED ? 'installed' : req.status === LegacyStatus.LEGACY_STATUS_FAILED ? 'failed' : undefined;
   if (status === undefined) throw invalidInput('status', 'must be LEGACY_STATUS_INSTALLED or LEGACY_STATUS_FAILED');
-  if (req.detail.length > 1024) throw invalidInput('detail', 'longer than 1024 characters');
-  // spec 2.3.6: device-reported, labelled legacy; never upgraded by the authenticated transport
-  await ctx.pipeline.reportLegacyStatus(ctx.db, peer.tenantId, { deviceName: peer.deviceName, rolloutId: req.rolloutId, status, ...(req.detail ? { detail: req.detail } : {}), now });
+  // spec §2.3 rule 6: device-reported, labelled legacy; never upgraded by the authenticated transport
+  await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+    reportLegacyStatus(uow, { deviceName: peer.deviceName, rolloutId: req.rolloutId, status, ...(req.detail ? { detail: req.detail } : {}) }),
+  );
   return {};
+}
+
+/** A change made by the device behind the connection, in its tenant, at the call's clock. */
+function deviceScope(ctx: DeviceChannelContext, peer: DevicePeer, now: Date): UnitOfWorkScope {
+  return { tenant: peer.tenantId, actor: deviceActor(peer.deviceName), now, hooks: ctx.hooks?.unitOfWork };
 }
 
 /** Client stream: one header naming the log request, then chunks up to MAX_LOG_BUNDLE_BYTES. */

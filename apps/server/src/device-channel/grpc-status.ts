@@ -15,8 +15,11 @@ export interface ChannelLogger {
  */
 export function toServiceError(err: unknown, log?: ChannelLogger): Partial<ServiceError> {
   const code = typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : undefined;
-  const mapping = mappingFor(code);
   const metadata = new Metadata();
+  // A request stream that ended early (the device went away, or the call was already answered
+  // with a refusal, see message-guard.ts): nothing failed here and nobody waits for the status.
+  if (code === 'ERR_STREAM_PREMATURE_CLOSE') return { code: status.CANCELLED, details: 'cancelled', metadata };
+  const mapping = mappingFor(code);
   if (mapping.grpc === 'INTERNAL') {
     log?.error({ err }, 'device channel call failed');
     metadata.set('svc-error-code', 'INTERNAL');

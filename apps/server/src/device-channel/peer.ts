@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { ServerError } from '../errors/server-error.js';
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
+import { promoteRenewedCertificate } from './device-rows.js';
 import { DEVICE_NAME_PATTERN } from './identity.js';
 
 /** The authenticated device behind a call. */
@@ -80,14 +81,16 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
 /**
  * spec 5.7: every device call except enrollment is mTLS. The certificate on the connection
  * must chain to the tenant's device CA, be inside its validity, name an existing device
- * that is not decommissioned, and be that device's CURRENT certificate (revocation and
- * re-enrollment replace the fingerprint, so an older certificate stops working at once).
+ * that is not decommissioned, and be that device's CURRENT certificate (re-enrollment
+ * replaces the fingerprint, so an older certificate stops working at once; a renewed one
+ * becomes current at its first use, and the one it replaces stops working then).
  */
 export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>, cas: DeviceCaStore, now: Date): Promise<DevicePeer> {
   const raw = call.getAuthContext()?.sslPeerCertificate?.raw;
   if (raw === undefined || raw.length === 0) {
-    // TLS hands over only a certificate that chains to one of the device CAs (credentials.ts)
-    throw refuse('missing or not issued by a device CA of this service (enroll first)');
+    // TLS hands over only a certificate that chains to one of the device CAs and is inside
+    // its validity (credentials.ts): an expired one arrives here as none
+    throw refuse('missing, expired, or not issued by a device CA of this service (enroll first)');
   }
   if (raw.length > MAX_CERT_BYTES) throw refuse('too large');
   const fingerprint = `sha256:${createHash('sha256').update(raw).digest('hex')}`;
@@ -103,6 +106,10 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
     .executeTakeFirst();
   if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: removed; enroll again`);
   if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: decommissioned`);
-  if (row.cert_fingerprint !== fingerprint) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
+  if (row.cert_fingerprint !== fingerprint) {
+    // the first call with a freshly renewed certificate makes it current (device-rows.ts)
+    const promoted = await promoteRenewedCertificate(db, { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, currentFingerprint: row.cert_fingerprint, fingerprint, now });
+    if (!promoted) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
+  }
   return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, status: row.status, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
 }

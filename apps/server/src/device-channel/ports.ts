@@ -1,29 +1,21 @@
 import type { Kysely } from 'kysely';
-import type { DeviceAssignment } from '../pipeline/device-api.js';
+import type { DeviceAssignment } from '../resources/rollouts/queries.js';
 import type { Database } from '../store/database.js';
+import type { Db } from '../store/tx.js';
 
 /**
  * What the device channel needs from its neighbours, typed here once. The real
- * implementations are the pipeline's `device-api.ts` (seam in docs/device-channel.md), the
- * signing repository's `openRepoFile` and the platform's `consumeEnrollToken`; wiring.ts
- * binds them, tests bind the same real ones.
+ * implementations are the rollouts resource's `listAssignments` (seam in
+ * docs/device-channel.md), the signing repository's `openRepoFile` and the platform's
+ * `consumeEnrollToken`; wiring.ts binds them, tests bind the same real ones. Receipts and
+ * legacy status reports are commands of their resources, run by the handlers as the device.
  */
 
-/** Pipeline seam: the assignment type is the pipeline's own (apps/server/src/pipeline/device-api.ts). */
+/** Rollouts seam: the assignment type is the rollouts resource's own (resources/rollouts/queries.ts). */
 export type { DeviceAssignment };
 
 export interface PipelinePort {
-  listAssignments(db: Kysely<Database>, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]>;
-  acceptReceipt(
-    db: Kysely<Database>,
-    tenantId: string,
-    args: { deviceName: string; connectionCertificateDer: Uint8Array; envelopeBytes: Uint8Array; now: Date },
-  ): Promise<{ receipt_id: string; duplicate: boolean }>;
-  reportLegacyStatus(
-    db: Kysely<Database>,
-    tenantId: string,
-    args: { deviceName: string; rolloutId: string; status: 'installed' | 'failed'; detail?: string; now: Date },
-  ): Promise<void>;
+  listAssignments(db: Db, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]>;
 }
 
 /** A file of the tenant's signing repository (the shape of signing-repo's RepoFile). */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { acceptReceipt, listAssignments, reportLegacyStatus } from '../pipeline/device-api.js';
+import { listAssignments } from '../resources/rollouts/queries.js';
+import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import { consumeEnrollToken } from '../store/enroll-tokens.js';
 import type { Database } from '../store/database.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
@@ -23,6 +24,8 @@ export interface DeviceChannelOptions {
   certValidDays?: number;
   renewBeforeDays?: number;
   trustRefreshMs?: number;
+  /** Fault-injection seams for tests (never set by main.ts). */
+  hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
 
 /**
@@ -37,7 +40,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     db: o.db,
     cas: new DeviceCaStore(o.db, o.dataDir),
     serverCaDer: tls.caDer,
-    pipeline: { listAssignments, acceptReceipt, reportLegacyStatus },
+    pipeline: { listAssignments },
     repository: o.repository,
     enroll: { consumeEnrollToken },
     now,
@@ -45,6 +48,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     checkInIntervalS: o.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS,
     certValidDays: o.certValidDays ?? CHANNEL_DEFAULTS.certValidDays,
     renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
+    ...(o.hooks ? { hooks: o.hooks } : {}),
   };
   const server = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs });
   return { server, ctx };

@@ -1,13 +1,16 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { mappingFor } from './table.js';
 import { BlobError } from '../blobs/errors.js';
 import { SigningRepoError } from '../signing-repo/errors.js';
+import { clientError, frameworkError, oneLine } from './framework.js';
 import { ServerError } from './server-error.js';
 
 /**
  * Turns anything thrown by a route into `{"error": "<one line>"}` with the status from
- * the ONE table. Validation errors name the field; fastify's own parse and size errors
- * become 400s, never 500s; internal errors never leak their message.
+ * the ONE table. Validation errors name the field; fastify's, its router's and multipart's
+ * own refusals keep their 4xx (errors/framework.ts); internal errors never leak their message.
  */
 export function toHttpError(error: unknown): { status: number; body: { error: string } } {
   const classified = classify(error);
@@ -17,6 +20,9 @@ export function toHttpError(error: unknown): { status: number; body: { error: st
 
 function classify(error: unknown): { code: string; message: string } {
   if (error instanceof ServerError) return { code: error.code, message: error.message };
+  // The blob store wraps whatever its source stream threw; when that source is the caller's
+  // upload and the server already classified its failure (a malformed multipart body), that is the answer.
+  if (error instanceof BlobError && error.code === 'BLOB_WRITE_FAILED' && error.cause instanceof ServerError) return classify(error.cause);
   if (error instanceof SigningRepoError || error instanceof BlobError) return { code: error.code, message: `${error.code}: ${oneLine(error.message)}` };
   const e = error as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[]; validationContext?: string; name?: string; issues?: { path: string; message: string }[] };
   if (e?.name === 'ReleaseError' && typeof e.code === 'string') {
@@ -25,17 +31,8 @@ function classify(error: unknown): { code: string; message: string } {
     return { code: e.code, message: `${e.code}: ${oneLine(String(e.message))}${issues}` };
   }
   if (Array.isArray(e?.validation)) return { code: 'INVALID_INPUT', message: validationMessage(e.validationContext, e.validation) };
-  switch (e?.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { code: 'MALFORMED_JSON', message: 'body: malformed JSON' };
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { code: 'BODY_TOO_LARGE', message: 'body: request body is too large' };
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return { code: 'UNSUPPORTED_MEDIA_TYPE', message: `body: ${oneLine(String(e.message))}` };
-  }
-  if (e?.statusCode === 400 && typeof e.message === 'string') return { code: 'INVALID_INPUT', message: oneLine(e.message) };
+  const framework = frameworkError(error);
+  if (framework !== undefined) return framework;
   return { code: 'INTERNAL', message: 'internal error' };
 }
 
@@ -60,12 +57,24 @@ function validationMessage(part: string | undefined, issues: NonNullable<ReturnT
   return `${base}${path ? `.${path}` : ''}: ${oneLine(first.message ?? 'invalid')}`;
 }
 
-function oneLine(s: string): string {
-  return s.replace(/\s+/g, ' ').trim();
-}
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const { status, body } = toHttpError(error);
   if (status >= 500) request.log.error({ err: error }, 'request failed');
   void reply.code(status).send(body);
+}
+
+/**
+ * fastify's `clientErrorHandler`: a request Node's HTTP parser refuses never reaches a
+ * route, so the answer is written to the socket as Node does, in the `{"error"}` shape.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { code, message } = clientError(error);
+  const status = mappingFor(code).http;
+  const body = JSON.stringify({ error: message });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
 }

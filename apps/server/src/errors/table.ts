@@ -6,7 +6,7 @@ import { SERVER_ERROR_CODES, type ServerErrorCode } from './server-error.js';
 /** gRPC status names as in @grpc/grpc-js `status` (look the number up there). */
 export type GrpcStatusName =
   | 'OK' | 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND'
-  | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'INTERNAL';
+  | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'DEADLINE_EXCEEDED' | 'INTERNAL';
 
 export interface ErrorMapping {
   http: number;
@@ -31,6 +31,12 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   MALFORMED_JSON: { http: 400, grpc: 'INVALID_ARGUMENT' },
   BODY_TOO_LARGE: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
   UNSUPPORTED_MEDIA_TYPE: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  MALFORMED_MULTIPART: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  MULTIPART_LIMIT: { http: 413, grpc: 'RESOURCE_EXHAUSTED' },
+  URI_TOO_LONG: { http: 414, grpc: 'INVALID_ARGUMENT' },
+  HEADERS_TOO_LARGE: { http: 431, grpc: 'RESOURCE_EXHAUSTED' },
+  MALFORMED_REQUEST: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  REQUEST_TIMEOUT: { http: 408, grpc: 'DEADLINE_EXCEEDED' },
   UNAUTHENTICATED: { http: 401, grpc: 'UNAUTHENTICATED' },
   INVALID_CREDENTIALS: { http: 401, grpc: 'UNAUTHENTICATED' },
   PERMISSION_DENIED: { http: 403, grpc: 'PERMISSION_DENIED' },

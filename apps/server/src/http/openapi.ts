@@ -65,6 +65,10 @@ export function buildOpenApi(routes: readonly CollectedRoute[], info: { title: s
     };
     if (schema.body !== undefined) {
       op.requestBody = { required: true, content: { 'application/json': { schema: clean(schema.body) } } };
+    } else if (Array.isArray(schema.consumes)) {
+      // a body the route reads itself (multipart, a raw document): its media types, any content
+      const content = Object.fromEntries((schema.consumes as string[]).map((type) => [type, { schema: {} }]));
+      op.requestBody = { required: true, content };
     }
     const responses = (schema.response ?? {}) as Record<string, unknown>;
     for (const [status, body] of Object.entries(responses)) {

@@ -78,6 +78,16 @@ export async function dropSchema(store: Store, schema: string): Promise<void> {
   });
 }
 
+/** Drops a schema a separate process (dist/main.js with SVC_DATABASE_SCHEMA) made on PostgreSQL. */
+export async function dropSchemaAt(databaseUrl: string, schema: string): Promise<void> {
+  const store = await openStore({ databaseUrl });
+  try {
+    await dropSchema(store, schema);
+  } finally {
+    await store.close();
+  }
+}
+
 function requirePgUrl(): string {
   const url = process.env.SVC_TEST_DATABASE_URL;
   if (!url) throw new Error('SVC_TEST_DATABASE_URL is not set');

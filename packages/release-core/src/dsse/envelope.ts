@@ -4,9 +4,10 @@ import { fromBase64Strict, fromUtf8, utf8 } from '../encoding/bytes.js';
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const NodeBuffer: typeof Buffer | undefined = (globalThis as { Buffer?: typeof Buffer }).Buffer;
 import { ReleaseError } from '../errors.js';
+import { LIMITS } from '../limits.js';
 import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
-import { type Digest, sha256Digest } from '../digest.js';
+import { type Digest, isDigest, sha256Digest } from '../digest.js';
 
 export interface Signature {
   keyid: string;
@@ -21,18 +22,13 @@ export interface Envelope {
 }
 
 export interface ParseEnvelopeOptions {
-  /** Cap on the serialized envelope; default DEFAULT_MAX_ENVELOPE_BYTES. */
+  /** Cap on the serialized envelope; default LIMITS.releaseEnvelopeBytes. */
   maxBytes?: number;
   /** Accepted payload types; default: both svc types. */
   payloadTypes?: readonly string[];
 }
 
-/** 1 MiB: a release with the maximum 64 components is well under 100 KiB. */
-export const DEFAULT_MAX_ENVELOPE_BYTES = 1024 * 1024;
-/** More signatures than this is not a release, it is an attempt to make us verify forever. */
-export const MAX_SIGNATURES = 16;
 const KNOWN_TYPES = ['svc.release.v1', 'svc.release-receipt.v1'] as const;
-const KEYID = /^sha256:[0-9a-f]{64}$/;
 
 function malformed(why: string): ReleaseError<'ENVELOPE_MALFORMED'> {
   return new ReleaseError('ENVELOPE_MALFORMED', `malformed envelope: ${why}`);
@@ -54,7 +50,7 @@ function exactKeys(obj: Record<string, unknown>, keys: readonly string[], where:
  * The payload is NOT decoded into JSON here: that happens only after a signature verified.
  */
 export function parseEnvelope(input: string | Uint8Array | unknown, opts: ParseEnvelopeOptions = {}): Envelope {
-  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_ENVELOPE_BYTES;
+  const maxBytes = opts.maxBytes ?? LIMITS.releaseEnvelopeBytes;
   let value: unknown = input;
   if (input instanceof Uint8Array || typeof input === 'string') {
     const size = typeof input === 'string' ? input.length : input.length;
@@ -87,14 +83,14 @@ export function parseEnvelope(input: string | Uint8Array | unknown, opts: ParseE
   const payloadBytes = fromBase64Strict(payload);
   if (payloadBytes === undefined) throw malformed('payload: not canonical standard base64 with padding');
   if (signatures.length === 0) throw new ReleaseError('SIGNATURES_EMPTY', 'envelope has no signatures');
-  if (signatures.length > MAX_SIGNATURES)
-    throw new ReleaseError('SIZE_LIMIT', `envelope has ${signatures.length} signatures, over the limit of ${MAX_SIGNATURES}`);
+  if (signatures.length > LIMITS.signatures)
+    throw new ReleaseError('SIZE_LIMIT', `envelope has ${signatures.length} signatures, over the limit of ${LIMITS.signatures}`);
   const seen = new Set<string>();
   const sigs: Signature[] = signatures.map((s, i) => {
     const where = `signatures[${i}]`;
     if (!isPlainObject(s)) throw malformed(`${where}: expected an object`);
     exactKeys(s, ['keyid', 'sig'], where);
-    if (typeof s.keyid !== 'string' || !KEYID.test(s.keyid)) throw malformed(`${where}.keyid: expected sha256:<64 lowercase hex>`);
+    if (!isDigest(s.keyid)) throw malformed(`${where}.keyid: expected sha256:<64 lowercase hex>`);
     if (typeof s.sig !== 'string' || s.sig.length === 0 || fromBase64Strict(s.sig) === undefined)
       throw malformed(`${where}.sig: not canonical standard base64 with padding`);
     if (seen.has(s.keyid)) throw new ReleaseError('SIGNATURE_DUPLICATE_KEYID', `${where}.keyid: key id ${s.keyid} appears twice`);

@@ -2,8 +2,9 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { p256 } from '@noble/curves/nist.js';
 import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
+import { sha256Digest } from '../digest.js';
 import { DerError, TAG, bitStringBytes, children, expectTag, oid, readWhole, smallInteger, value } from '../encoding/der.js';
-import { bytesEqual, concatBytes, toHex } from '../encoding/bytes.js';
+import { bytesEqual, concatBytes } from '../encoding/bytes.js';
 import { ReleaseError } from '../errors.js';
 import { decodePem, encodePem } from './pem.js';
 import type { KeyAlgorithm, PrivateKey, PublicKey } from './types.js';
@@ -27,7 +28,7 @@ function hex(s: string): Uint8Array {
 
 /** contracts 1: `sha256:` + hex SHA-256 of the SubjectPublicKeyInfo DER. */
 export function keyIdOf(spkiDer: Uint8Array, crypto: CryptoProvider = defaultCryptoProvider): string {
-  return `sha256:${toHex(crypto.sha256(spkiDer))}`;
+  return sha256Digest(spkiDer, crypto);
 }
 
 function keyError(why: string, cause?: unknown): ReleaseError<'KEY_INVALID'> {

@@ -1,8 +1,13 @@
 import { ReleaseError } from '../errors.js';
 import { fromBase64Strict, toBase64 } from '../encoding/bytes.js';
 
-/** RFC 7468 PEM: one block with the given label. Line breaks (LF or CRLF) inside are ignored. */
-export function decodePem(pem: string, label: string, code: 'KEY_INVALID' | 'CERT_INVALID'): Uint8Array {
+/**
+ * RFC 7468 PEM: the DER bytes of exactly one block with the given label (`CERTIFICATE`,
+ * `PUBLIC KEY`, `PRIVATE KEY`). Line breaks (LF or CRLF) inside are ignored; anything else
+ * (another label, trailing data, non-canonical base64) is refused with `code`, by default
+ * CERT_INVALID for a certificate and KEY_INVALID for anything else.
+ */
+export function decodePem(pem: string, label: string, code: 'KEY_INVALID' | 'CERT_INVALID' = label === 'CERTIFICATE' ? 'CERT_INVALID' : 'KEY_INVALID'): Uint8Array {
   if (typeof pem !== 'string') throw new ReleaseError(code, `expected a PEM string (${label})`);
   const begin = `-----BEGIN ${label}-----`;
   const end = `-----END ${label}-----`;
@@ -20,6 +25,7 @@ export function decodePem(pem: string, label: string, code: 'KEY_INVALID' | 'CER
   return der;
 }
 
+/** RFC 7468 PEM text of DER bytes: base64 in lines of 64 characters, LF line ends, a final LF. */
 export function encodePem(der: Uint8Array, label: string): string {
   const b64 = toBase64(der);
   const lines: string[] = [];

@@ -1,11 +1,11 @@
 import { fromBase64Strict } from '../encoding/bytes.js';
 import { ReleaseError } from '../errors.js';
-import { Checker, NAME, PRODUCT, UUID, VERSION, join } from '../schema/checker.js';
+import { IDENTIFIER_PATTERNS as P } from '../identifiers.js';
+import { Checker, join } from '../schema/checker.js';
+import { LIMITS } from '../limits.js';
 import type { ReceiptPayload } from './types.js';
 
-const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const SLOT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const MAX_MEMBERS = 64;
 const BASE = ['tenant', 'device', 'release', 'activation', 'health', 'timestamp'];
 const SINGLE = ['rollout', 'candidate_digest', 'previous_digest', 'resulting_digest'];
 
@@ -20,17 +20,17 @@ export function validateReceiptPayload(value: unknown): ReceiptPayload {
   const isTx = typeof value === 'object' && value !== null && Object.hasOwn(value, 'transaction');
   const p = isTx ? c.object(value, '', [...BASE, 'transaction', 'members']) : c.object(value, '', [...BASE, ...SINGLE], ['os']);
   if (p) {
-    c.string(p.tenant, 'tenant', { pattern: UUID, what: 'tenant UUID (lowercase)' });
+    c.string(p.tenant, 'tenant', { pattern: P.uuid, what: 'tenant UUID (lowercase)' });
     const dev = c.object(p.device, 'device', ['name', 'certificate']);
     if (dev) {
-      c.string(dev.name, 'device.name', { pattern: NAME, what: 'device name' });
+      c.string(dev.name, 'device.name', { pattern: P.deviceName, what: 'device name' });
       const cert = c.string(dev.certificate, 'device.certificate', { max: 22000 });
       if (cert !== undefined && !fromBase64Strict(cert)) c.add('device.certificate', 'not canonical standard base64 with padding');
     }
     const rel = c.object(p.release, 'release', ['product', 'version', 'payload_digest', 'envelope_digest']);
     if (rel) {
-      c.string(rel.product, 'release.product', { pattern: PRODUCT, what: 'product id' });
-      c.string(rel.version, 'release.version', { pattern: VERSION, what: 'version' });
+      c.string(rel.product, 'release.product', { pattern: P.product, what: 'product id' });
+      c.string(rel.version, 'release.version', { pattern: P.version, what: 'version' });
       c.digest(rel.payload_digest, 'release.payload_digest');
       c.digest(rel.envelope_digest, 'release.envelope_digest');
     }
@@ -41,7 +41,7 @@ export function validateReceiptPayload(value: unknown): ReceiptPayload {
       c.add('activation', 'an unhealthy result cannot be "activated": a failed health check rolls back');
     if (isTx) checkTransaction(c, p, activation);
     else {
-      c.string(p.rollout, 'rollout', { pattern: ID, max: 128, what: 'rollout id' });
+      c.string(p.rollout, 'rollout', { pattern: P.id, max: 128, what: 'rollout id' });
       const cand = c.digest(p.candidate_digest, 'candidate_digest');
       const prev = nullableDigest(c, p.previous_digest, 'previous_digest');
       const res = nullableDigest(c, p.resulting_digest, 'resulting_digest');
@@ -72,9 +72,9 @@ function outcome(c: Checker, at: string, result: string | undefined, cand: unkno
 
 function checkTransaction(c: Checker, p: Record<string, unknown>, activation: string | undefined): void {
   const tx = c.object(p.transaction, 'transaction', ['id', 'member_count']);
-  const count = tx ? c.integer(tx.member_count, 'transaction.member_count', 1, MAX_MEMBERS) : undefined;
-  if (tx) c.string(tx.id, 'transaction.id', { pattern: ID, max: 128, what: 'transaction id' });
-  const members = c.array(p.members, 'members', 1, MAX_MEMBERS);
+  const count = tx ? c.integer(tx.member_count, 'transaction.member_count', 1, LIMITS.components) : undefined;
+  if (tx) c.string(tx.id, 'transaction.id', { pattern: P.id, max: 128, what: 'transaction id' });
+  const members = c.array(p.members, 'members', 1, LIMITS.components);
   if (!members) return;
   if (count !== undefined && members.length !== count)
     c.add('members', `has ${members.length} members, transaction.member_count is ${count}`);
@@ -85,20 +85,20 @@ function checkTransaction(c: Checker, p: Record<string, unknown>, activation: st
     const at = `members[${i}]`;
     const o = c.object(m, at, ['group', 'position', 'component', 'rollout', 'candidate_digest', 'previous_digest', 'resulting_digest', 'verdict']);
     if (!o) return;
-    const group = c.integer(o.group, join(at, 'group'), 0, MAX_MEMBERS);
+    const group = c.integer(o.group, join(at, 'group'), 0, LIMITS.components);
     // spec 2.3.3: ordered by position
-    const pos = c.integer(o.position, join(at, 'position'), 0, MAX_MEMBERS);
+    const pos = c.integer(o.position, join(at, 'position'), 0, LIMITS.components);
     if (pos !== undefined && pos !== i) c.add(join(at, 'position'), `is ${pos}, members must be ordered by position (expected ${i})`);
     if (group !== undefined) {
       if (group < lastGroup) c.add(join(at, 'group'), `group ${group} after group ${lastGroup}: members must follow activation order`);
       lastGroup = group;
     }
-    const name = c.string(o.component, join(at, 'component'), { pattern: NAME, what: 'component name' });
+    const name = c.string(o.component, join(at, 'component'), { pattern: P.componentName, what: 'component name' });
     if (name !== undefined) {
       if (seen.has(name)) c.add(join(at, 'component'), `component ${JSON.stringify(name)} appears twice`);
       seen.add(name);
     }
-    c.string(o.rollout, join(at, 'rollout'), { pattern: ID, max: 128, what: 'rollout id' });
+    c.string(o.rollout, join(at, 'rollout'), { pattern: P.id, max: 128, what: 'rollout id' });
     const cand = c.digest(o.candidate_digest, join(at, 'candidate_digest'));
     const prev = nullableDigest(c, o.previous_digest, join(at, 'previous_digest'));
     const res = nullableDigest(c, o.resulting_digest, join(at, 'resulting_digest'));

@@ -6,14 +6,12 @@ import { verifyEnvelope } from '../dsse/verify.js';
 import { bytesEqual, fromBase64Strict } from '../encoding/bytes.js';
 import { parseCanonical } from '../encoding/jcs.js';
 import { ReleaseError } from '../errors.js';
+import { LIMITS } from '../limits.js';
 import { cachedCertificate } from '../x509/cache.js';
 import type { Certificate } from '../x509/certificate.js';
 import { deviceIdentity, verifyCertificateChain } from '../x509/chain.js';
 import { RECEIPT_PAYLOAD_TYPE, type ReceiptPayload } from './types.js';
 import { validateReceiptPayload } from './validate.js';
-
-/** A receipt with 64 members and a certificate is ~25 KiB. */
-export const DEFAULT_MAX_RECEIPT_BYTES = 256 * 1024;
 
 export interface VerifyReceiptOptions {
   /** the tenant device CA (parse once with parseCertificatePem and keep it) */
@@ -50,7 +48,7 @@ export function verifyReceipt(env: Envelope | unknown, opts: VerifyReceiptOption
   const parsed =
     typeof env === 'object' && env !== null && parsedPayloadBytes(env as Envelope)
       ? (env as Envelope)
-      : parseEnvelope(env, { payloadTypes: [RECEIPT_PAYLOAD_TYPE], maxBytes: opts.maxBytes ?? DEFAULT_MAX_RECEIPT_BYTES });
+      : parseEnvelope(env, { payloadTypes: [RECEIPT_PAYLOAD_TYPE], maxBytes: opts.maxBytes ?? LIMITS.receiptEnvelopeBytes });
   if (parsed.payloadType !== RECEIPT_PAYLOAD_TYPE)
     throw new ReleaseError('PAYLOAD_TYPE_UNKNOWN', `payloadType ${JSON.stringify(parsed.payloadType)} is not ${RECEIPT_PAYLOAD_TYPE}`);
   const bytes = parsedPayloadBytes(parsed)!;

@@ -1,5 +1,7 @@
-import { type Checker, DIGEST, describe, join } from '../schema/checker.js';
-import { RELEASE_LIMITS as L } from './limits.js';
+import { IDENTIFIER_PATTERNS } from '../identifiers.js';
+import { type Checker, describe, join } from '../schema/checker.js';
+import { LIMITS as L } from '../limits.js';
+import { checkFailureThreshold, checkWaves } from './waves.js';
 
 /*
  * The policy parts of svc.release.v1 whose shape the spec leaves open (spec 2.1 "health
@@ -8,9 +10,9 @@ import { RELEASE_LIMITS as L } from './limits.js';
  */
 
 const PROBE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-const GROUP_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-export function checkHealth(c: Checker, value: unknown, path: string): void {
+/** `groups`: how many activation groups the release has (a probe's `group` indexes them). */
+export function checkHealth(c: Checker, value: unknown, path: string, groups: number): void {
   const h = c.object(value, path, ['probes'], ['timeout_s']);
   if (!h) return;
   if (h.timeout_s !== undefined) c.integer(h.timeout_s, join(path, 'timeout_s'), 1, L.probeTimeoutSeconds * L.probes);
@@ -21,10 +23,10 @@ export function checkHealth(c: Checker, value: unknown, path: string): void {
     const type = (p as { type?: unknown } | null)?.type;
     const probe =
       type === 'command'
-        ? c.object(p, at, ['name', 'type', 'command', 'timeout_s'])
+        ? c.object(p, at, ['name', 'type', 'command', 'timeout_s'], ['group'])
         : type === 'http'
-          ? c.object(p, at, ['name', 'type', 'url', 'timeout_s'], ['expect_status'])
-          : (c.object(p, at, ['name', 'type', 'timeout_s'], ['command', 'url', 'expect_status']), undefined);
+          ? c.object(p, at, ['name', 'type', 'url', 'timeout_s'], ['expect_status', 'group'])
+          : (c.object(p, at, ['name', 'type', 'timeout_s'], ['command', 'url', 'expect_status', 'group']), undefined);
     if (type !== 'command' && type !== 'http') c.add(join(at, 'type'), `${describe(type)} is not one of "command", "http"`);
     if (!probe) return;
     const name = c.string(probe.name, join(at, 'name'), { pattern: PROBE_NAME, what: 'probe name' });
@@ -33,6 +35,7 @@ export function checkHealth(c: Checker, value: unknown, path: string): void {
       names.add(name);
     }
     c.integer(probe.timeout_s, join(at, 'timeout_s'), 1, L.probeTimeoutSeconds);
+    if (probe.group !== undefined) c.integer(probe.group, join(at, 'group'), 0, Math.max(0, groups - 1));
     if (type === 'command') {
       const args = c.array(probe.command, join(at, 'command'), 1, L.commandArgs);
       args?.forEach((a, j) => c.string(a, `${at}.command[${j}]`, { max: 1024 }));
@@ -47,45 +50,11 @@ export function checkHealth(c: Checker, value: unknown, path: string): void {
 export function checkRollout(c: Checker, value: unknown, path: string): void {
   const r = c.object(value, path, ['target_group', 'target_policy_digest'], ['waves', 'failure_threshold']);
   if (!r) return;
-  c.string(r.target_group, join(path, 'target_group'), { pattern: GROUP_ID, max: 128, what: 'group id' });
+  c.string(r.target_group, join(path, 'target_group'), { pattern: IDENTIFIER_PATTERNS.id, max: 128, what: 'group id' });
   // spec 2.1: must equal the SHA-256 value of the target group's static membership snapshot
   c.digest(r.target_policy_digest, join(path, 'target_policy_digest'));
   if (r.waves !== undefined) checkWaves(c, r.waves, join(path, 'waves'));
-  if (r.failure_threshold !== undefined) {
-    const at = join(path, 'failure_threshold');
-    const f = c.object(r.failure_threshold, at, [], ['percent', 'count']);
-    if (f) {
-      if (f.percent === undefined && f.count === undefined) c.add(at, 'needs "percent" or "count"');
-      if (f.percent !== undefined) c.integer(f.percent, join(at, 'percent'), 0, 100);
-      if (f.count !== undefined) c.integer(f.count, join(at, 'count'), 0);
-    }
-  }
-}
-
-/** Waves are cumulative: every wave reaches more of the group than the one before, in one unit. */
-function checkWaves(c: Checker, value: unknown, path: string): void {
-  const waves = c.array(value, path, 1, L.waves);
-  if (!waves) return;
-  let unit: 'percent' | 'count' | undefined;
-  let last = 0;
-  waves.forEach((w, i) => {
-    const at = `${path}[${i}]`;
-    const wave = c.object(w, at, [], ['name', 'percent', 'count', 'requires_approval']);
-    if (!wave) return;
-    if (wave.name !== undefined) c.string(wave.name, join(at, 'name'), { max: 64 });
-    if (wave.requires_approval !== undefined) c.boolean(wave.requires_approval, join(at, 'requires_approval'));
-    const has = (['percent', 'count'] as const).filter((k) => wave[k] !== undefined);
-    if (has.length !== 1) {
-      c.add(at, 'needs exactly one of "percent" or "count"');
-      return;
-    }
-    const k = has[0]!;
-    const n = k === 'percent' ? c.integer(wave.percent, join(at, 'percent'), 1, 100) : c.integer(wave.count, join(at, 'count'), 1);
-    if (unit !== undefined && k !== unit) c.add(join(at, k), `all waves must use "${unit}"`);
-    else if (n !== undefined && n <= last) c.add(join(at, k), `${n} does not grow past the previous wave (${last}); waves are cumulative`);
-    unit = k;
-    if (n !== undefined) last = n;
-  });
+  if (r.failure_threshold !== undefined) checkFailureThreshold(c, r.failure_threshold, join(path, 'failure_threshold'));
 }
 
 export function checkApprovals(c: Checker, value: unknown, path: string): void {
@@ -105,7 +74,7 @@ export function checkAttestations(c: Checker, value: unknown, path: string): voi
     const o = c.object(a, at, ['predicate_type', 'digest']);
     if (!o) return;
     c.string(o.predicate_type, join(at, 'predicate_type'), { max: 256 });
-    c.string(o.digest, join(at, 'digest'), { pattern: DIGEST, what: 'digest (sha256:<64 lowercase hex>)', max: 71 });
+    c.digest(o.digest, join(at, 'digest'));
   });
 }
 

@@ -1,18 +1,18 @@
+import { digestFromHex } from '../digest.js';
 import { ReleaseError } from '../errors.js';
-import { Checker, NAME, PRODUCT, UUID, VERSION, describe, join } from '../schema/checker.js';
-import { RELEASE_LIMITS as L } from './limits.js';
-import { MEMBER_KINDS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE, REFUSED_KINDS, type ReleasePayload } from './types.js';
+import { IDENTIFIER_PATTERNS as P } from '../identifiers.js';
+import { Checker, describe, join } from '../schema/checker.js';
+import { LIMITS as L } from '../limits.js';
+import { COMPONENT_KINDS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE, REFUSED_KINDS, type ReleasePayload } from './types.js';
 import { checkApprovals, checkAttestations, checkHealth, checkRecovery, checkRollout, checkValidity } from './validate-policy.js';
 
 const TOP_LEVEL = [
   'tenant', 'product', 'release', 'components', 'targets', 'compatibility', 'activation',
   'health', 'rollout', 'approvals', 'recovery', 'attestations', 'validity',
 ] as const;
-const ARTIFACT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 /** a relative TUF target path: `/`-separated segments, none empty, `.` or `..` */
 const TARGET_PATH = /^(?!.*(?:^|\/)\.{1,2}(?:\/|$))[A-Za-z0-9._+=@-]+(?:\/[A-Za-z0-9._+=@-]+)*$/;
-const PROFILE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const ABS_PATH = /^(?!.*\/\/)(?!.*(?:^|\/)\.{1,2}(?:\/|$))\/[^\0]*[^/]$/;
 
 interface ComponentFacts {
@@ -31,18 +31,18 @@ export function validateReleasePayload(value: unknown): ReleasePayload {
   const c = new Checker();
   const p = c.object(value, '', TOP_LEVEL);
   if (p) {
-    c.string(p.tenant, 'tenant', { pattern: UUID, what: 'tenant UUID (lowercase)' });
-    c.string(p.product, 'product', { pattern: PRODUCT, what: 'product id' });
+    c.string(p.tenant, 'tenant', { pattern: P.uuid, what: 'tenant UUID (lowercase)' });
+    c.string(p.product, 'product', { pattern: P.product, what: 'product id' });
     const rel = c.object(p.release, 'release', ['version'], ['name']);
     if (rel) {
-      c.string(rel.version, 'release.version', { pattern: VERSION, what: 'version' });
+      c.string(rel.version, 'release.version', { pattern: P.version, what: 'version' });
       if (rel.name !== undefined) c.string(rel.name, 'release.name', { max: 128 });
     }
     const comps = checkComponents(c, p.components);
     checkTargets(c, p.targets, comps);
     const profiles = checkProfiles(c, p.compatibility);
-    checkActivation(c, p.activation, comps);
-    checkHealth(c, p.health, 'health');
+    const groups = checkActivation(c, p.activation, comps);
+    checkHealth(c, p.health, 'health', groups);
     checkRollout(c, p.rollout, 'rollout');
     checkApprovals(c, p.approvals, 'approvals');
     const recovery = checkRecovery(c, p.recovery, 'recovery');
@@ -72,7 +72,7 @@ function checkComponents(c: Checker, value: unknown): ComponentFacts[] {
     const at = `components[${i}]`;
     const o = c.object(item, at, ['name', 'kind', 'artifact', 'target', 'digest', 'length', 'media_type'], ['placement']);
     if (!o) return {};
-    const name = c.string(o.name, join(at, 'name'), { pattern: NAME, what: 'component name' });
+    const name = c.string(o.name, join(at, 'name'), { pattern: P.componentName, what: 'component name' });
     if (name !== undefined) {
       const prev = names.get(name);
       if (prev !== undefined) c.add(join(at, 'name'), `duplicate component name ${JSON.stringify(name)} (also components[${prev}])`);
@@ -81,9 +81,9 @@ function checkComponents(c: Checker, value: unknown): ComponentFacts[] {
     const kind = checkKind(c, o.kind, join(at, 'kind'));
     const art = c.object(o.artifact, join(at, 'artifact'), ['id', 'name', 'version']);
     if (art) {
-      c.string(art.id, join(at, 'artifact.id'), { pattern: ARTIFACT_ID, max: 128, what: 'artifact id' });
-      c.string(art.name, join(at, 'artifact.name'), { pattern: NAME, what: 'artifact name' });
-      c.string(art.version, join(at, 'artifact.version'), { pattern: VERSION, what: 'artifact version' });
+      c.string(art.id, join(at, 'artifact.id'), { pattern: P.id, max: 128, what: 'artifact id' });
+      c.string(art.name, join(at, 'artifact.name'), { pattern: P.artifactName, what: 'artifact name' });
+      c.string(art.version, join(at, 'artifact.version'), { pattern: P.version, what: 'artifact version' });
     }
     const target = c.string(o.target, join(at, 'target'), { pattern: TARGET_PATH, max: 255, what: 'TUF target path' });
     const digest = c.digest(o.digest, join(at, 'digest'));
@@ -116,8 +116,8 @@ function checkKind(c: Checker, value: unknown, path: string): string | undefined
     return undefined;
   }
   // spec 2.1 rule 1: supported members (and the standalone os-bundle)
-  if (!(MEMBER_KINDS as readonly string[]).includes(value) && value !== OS_BUNDLE_KIND) {
-    c.add(path, `unknown kind ${describe(value)} (expected one of ${[...MEMBER_KINDS, OS_BUNDLE_KIND].join(', ')})`);
+  if (!(COMPONENT_KINDS as readonly string[]).includes(value)) {
+    c.add(path, `unknown kind ${describe(value)} (expected one of ${COMPONENT_KINDS.join(', ')})`);
     return undefined;
   }
   return value;
@@ -149,7 +149,7 @@ function checkTargets(c: Checker, value: unknown, comps: ComponentFacts[]): void
     const hex = hashes ? c.string(hashes.sha256, join(at, 'hashes.sha256'), { pattern: /^[0-9a-f]{64}$/, max: 64, what: 'sha256 hex' }) : undefined;
     if (comp && length !== undefined && comp.length !== undefined && length !== comp.length)
       c.add(join(at, 'length'), `${length} differs from the component length ${comp.length}`);
-    if (comp && hex !== undefined && comp.digest !== undefined && `sha256:${hex}` !== comp.digest)
+    if (comp && hex !== undefined && comp.digest !== undefined && digestFromHex(hex) !== comp.digest)
       c.add(join(at, 'hashes.sha256'), `differs from the component digest ${comp.digest}`);
   }
   comps.forEach((f, i) => {
@@ -162,7 +162,7 @@ function checkProfiles(c: Checker, value: unknown): string[] {
   const list = o ? c.array(o.profiles, 'compatibility.profiles', 1, L.profiles) : undefined;
   const out: string[] = [];
   list?.forEach((p, i) => {
-    const s = c.string(p, `compatibility.profiles[${i}]`, { pattern: PROFILE, what: 'profile' });
+    const s = c.string(p, `compatibility.profiles[${i}]`, { pattern: P.profile, what: 'profile' });
     if (s === undefined) return;
     if (out.includes(s)) c.add(`compatibility.profiles[${i}]`, `duplicate profile ${JSON.stringify(s)}`);
     else out.push(s);
@@ -171,10 +171,11 @@ function checkProfiles(c: Checker, value: unknown): string[] {
 }
 
 /** spec 2.1 / contracts 2: ordered_groups names every component exactly once, no empty group. */
-function checkActivation(c: Checker, value: unknown, comps: ComponentFacts[]): void {
+/** Returns the number of activation groups (0 when they cannot be read). */
+function checkActivation(c: Checker, value: unknown, comps: ComponentFacts[]): number {
   const o = c.object(value, 'activation', ['ordered_groups']);
   const groups = o ? c.array(o.ordered_groups, 'activation.ordered_groups', 1, L.components) : undefined;
-  if (!groups) return;
+  if (!groups) return 0;
   const known = new Set(comps.map((f) => f.name).filter((n): n is string => n !== undefined));
   const placed = new Map<string, string>();
   groups.forEach((g, gi) => {
@@ -182,7 +183,7 @@ function checkActivation(c: Checker, value: unknown, comps: ComponentFacts[]): v
     const names = c.array(g, at, 1, L.components);
     names?.forEach((n, ni) => {
       const p = `${at}[${ni}]`;
-      const name = c.string(n, p, { pattern: NAME, what: 'component name' });
+      const name = c.string(n, p, { pattern: P.componentName, what: 'component name' });
       if (name === undefined) return;
       if (!known.has(name)) c.add(p, `names no component (${JSON.stringify(name)})`);
       else if (placed.has(name)) c.add(p, `component ${JSON.stringify(name)} appears twice (also ${placed.get(name)})`);
@@ -193,4 +194,5 @@ function checkActivation(c: Checker, value: unknown, comps: ComponentFacts[]): v
     if (f.name !== undefined && !placed.has(f.name))
       c.add('activation.ordered_groups', `component ${JSON.stringify(f.name)} (components[${i}]) is in no group`);
   });
+  return groups.length;
 }

@@ -1,4 +1,4 @@
-import type { Digest } from '../digest.js';
+import { DIGEST_PATTERN, type Digest } from '../digest.js';
 import type { Issue } from '../errors.js';
 
 /**
@@ -102,7 +102,7 @@ export class Checker {
   }
 
   digest(value: unknown, path: string): Digest | undefined {
-    return this.string(value, path, { pattern: DIGEST, max: 71, what: 'digest (sha256:<64 lowercase hex>)' }) as Digest | undefined;
+    return this.string(value, path, { pattern: DIGEST_PATTERN, max: 71, what: 'digest (sha256:<64 lowercase hex>)' }) as Digest | undefined;
   }
 
   /** RFC 3339 UTC timestamp ending in `Z` (contracts preamble). */
@@ -115,14 +115,6 @@ export class Checker {
   }
 }
 
-export const DIGEST = /^sha256:[0-9a-f]{64}$/;
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-/** contracts 2 */
-export const PRODUCT = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-/** contracts 4: device names; artifact (and component) names use the same pattern */
-export const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-/** contracts 4 */
-export const VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
 /** Parse an RFC 3339 `Z` timestamp, refusing impossible dates (Feb 30, hour 24). */

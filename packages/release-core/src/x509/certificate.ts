@@ -1,6 +1,7 @@
 import { DerError, TAG, type Tlv, bitStringBytes, children, expectTag, oid, readWhole, text, time, value, whole } from '../encoding/der.js';
 import { toHex } from '../encoding/bytes.js';
 import { ReleaseError } from '../errors.js';
+import { LIMITS } from '../limits.js';
 import { publicKeyFromSpkiDer } from '../keys/keys.js';
 import { decodePem } from '../keys/pem.js';
 import type { PublicKey } from '../keys/types.js';
@@ -40,9 +41,6 @@ const SIG_ALGS: Record<string, Certificate['signatureAlgorithm']> = {
   '1.2.840.10045.4.3.2': 'ecdsa-with-SHA256',
   '1.3.101.112': 'ed25519',
 };
-/** A device certificate is a few hundred bytes; refuse to walk anything huge. */
-export const MAX_CERTIFICATE_BYTES = 16 * 1024;
-
 /*
  * Parsed certificates by PEM text: the tenant CA is parsed from the same PEM again and again
  * (CLI, server per request), and parsing costs more than verifying a signature. Results are
@@ -62,8 +60,8 @@ export function parseCertificatePem(pem: string): Certificate {
 
 export function parseCertificateDer(der: Uint8Array): Certificate {
   if (!(der instanceof Uint8Array)) throw new ReleaseError('CERT_INVALID', 'certificate: expected DER bytes');
-  if (der.length > MAX_CERTIFICATE_BYTES)
-    throw new ReleaseError('SIZE_LIMIT', `certificate is ${der.length} bytes, over the ${MAX_CERTIFICATE_BYTES}-byte limit`);
+  if (der.length > LIMITS.certificateBytes)
+    throw new ReleaseError('SIZE_LIMIT', `certificate is ${der.length} bytes, over the ${LIMITS.certificateBytes}-byte limit`);
   try {
     return parse(der.slice());
   } catch (e) {

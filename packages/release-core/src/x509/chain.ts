@@ -2,7 +2,7 @@ import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { bytesEqual } from '../encoding/bytes.js';
 import { ReleaseError } from '../errors.js';
-import { NAME, UUID } from '../schema/checker.js';
+import { isDeviceName, isUuid } from '../identifiers.js';
 import type { Certificate } from './certificate.js';
 
 export interface VerifyChainOptions {
@@ -54,7 +54,7 @@ export function deviceIdentity(cert: Certificate): { tenant: string; device: str
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', `device certificate must have exactly one SAN URI, has ${cert.sanUris.length}`);
   const uri = cert.sanUris[0]!;
   const m = SPIFFE.exec(uri);
-  if (!m || !UUID.test(m[1]!) || !NAME.test(m[2]!))
+  if (!m || !isUuid(m[1]) || !isDeviceName(m[2]))
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', `SAN URI ${JSON.stringify(uri)} is not spiffe://<tenant uuid>/device/<device name>`);
   if (m[2] !== cert.subjectCN)
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', `certificate CN ${JSON.stringify(cert.subjectCN)} differs from the SAN URI device ${JSON.stringify(m[2])}`);

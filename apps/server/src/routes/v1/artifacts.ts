@@ -1,15 +1,20 @@
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
 import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
+import { multipartParts } from '../../http/multipart.js';
 import { page } from '../../http/pagination.js';
+import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { listArtifacts, patchArtifact } from '../../pipeline/artifact-list.js';
-import { ARTIFACT_KINDS, checkArtifactFields, getArtifact, publishArtifact, storeArtifactBytes } from '../../pipeline/artifacts.js';
+import { recordPublishedArtifact, updateArtifactFields } from '../../resources/artifacts/commands.js';
+import { ARTIFACT_KINDS, checkArtifactFields } from '../../resources/artifacts/fields.js';
+import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artifacts/publication.js';
+import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/artifacts/queries.js';
+import { artifactView } from '../../resources/artifacts/views.js';
 import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
-import { SEVERITIES } from '../../pipeline/sbom.js';
+import { SEVERITIES } from '../../resources/sboms/documents.js';
 
 export const Artifact = Type.Object(
   {
@@ -32,6 +37,9 @@ export const Artifact = Type.Object(
   { additionalProperties: false },
 );
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
+const KindCounts = Type.Object(Object.fromEntries(ARTIFACT_KINDS.map((k) => [k, Type.Integer()])) as Record<(typeof ARTIFACT_KINDS)[number], ReturnType<typeof Type.Integer>>, {
+  description: "the tenant's artifacts by kind, whatever the filter",
+});
 const TEXT_FIELDS = new Set(['name', 'version', 'kind', 'media_type']);
 
 /**
@@ -54,27 +62,27 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
     const fields: Record<string, string> = {};
     let blob: { digest: string; length: number } | undefined;
     let filename: string | undefined;
-    for await (const part of request.parts()) {
+    for await (const part of multipartParts(request)) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file') throw new ServerError('ARTIFACT_INVALID', `${part.fieldname}: unknown file field (send the bytes as "file")`);
         filename = part.filename;
         // streamed: hashed on the way into the blob store, never held whole in memory
-        blob = await storeArtifactBytes(deps, part.file);
-        if (part.file.truncated) throw new ServerError('ARTIFACT_TOO_LARGE', `file: larger than the ${maxBytes}-byte upload limit`);
+        blob = await storeArtifactBytes(deps, part.bytes);
+        if (part.truncated()) throw new ServerError('ARTIFACT_TOO_LARGE', `file: larger than the ${maxBytes}-byte upload limit`);
       } else {
         if (!TEXT_FIELDS.has(part.fieldname)) throw new ServerError('ARTIFACT_INVALID', `${part.fieldname}: unknown field`);
-        fields[part.fieldname] = String(part.value);
+        fields[part.fieldname] = part.value;
       }
     }
     if (!blob) throw new ServerError('ARTIFACT_INVALID', 'file: is required');
     const checked = checkArtifactFields({ ...fields, filename });
-    const artifact = await publishArtifact(deps, tenantId, checked, blob);
-    await audit(db, request, { action: 'artifact.publish', target: `artifact:${artifact.id}`, detail: { name: artifact.name, version: artifact.version, kind: artifact.kind, digest: artifact.digest, target: artifact.target } });
-    return reply.code(201).send(artifact);
+    // spec §1 rule 2: the signed target is committed before the record and its audit row
+    const published = await publishArtifactTarget(deps, tenantId, checked, blob);
+    return reply.code(201).send(await execute(ctx, request, recordPublishedArtifact, published));
   });
 
   app.get('/artifacts', {
-    config: { permission: 'artifacts.read', summary: 'List artifacts (filters: kind, severity, q)' },
+    config: { permission: 'artifacts.read', summary: 'List artifacts (filters: kind, severity, q; total, counts by kind)' },
     schema: {
       querystring: Strict({
         ...PageQuery,
@@ -82,16 +90,15 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
         severity: Type.Optional(Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { description: 'artifacts whose SBOM lists a vulnerability of this severity' })),
         q: Type.Optional(Type.String({ maxLength: 128 })),
       }),
-      response: { 200: Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
+      response: { 200: Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: KindCounts }), ...ErrorResponses },
     },
   }, async (request) => {
+    const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
     const { kind, severity, q } = request.query;
-    const f: { kind?: string; severity?: string; q?: string } = {};
-    if (kind !== undefined) f.kind = kind;
-    if (severity !== undefined) f.severity = severity;
-    if (q !== undefined) f.q = q;
-    return listArtifacts(db, principalOf(request).tenantId, f, limit, offset);
+    const { rows, total } = await listArtifacts(db, tenantId, { kind, severity, q }, limit, offset);
+    // spec §8: total counts the filtered set, counts break down the tenant's whole set
+    return { artifacts: rows.map(artifactView), total, limit, offset, counts: await artifactKindCounts(db, tenantId) };
   });
 
   app.get('/artifacts/:id', {
@@ -100,16 +107,15 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
   }, async (request) => {
     const a = await getArtifact(db, principalOf(request).tenantId, request.params.id);
     if (!a) throw notFound(`artifact ${request.params.id}`);
-    return a;
+    return artifactView(a);
   });
 
   app.patch('/artifacts/:id', {
-    config: { permission: 'artifacts.write', summary: 'Update description and labels (name, version, digest are immutable)' },
-    // unknown and immutable fields are refused by patchArtifact naming the field (400)
-    schema: { params: IdParams, body: Type.Object({}, { additionalProperties: true, maxProperties: 16 }), response: { 200: Artifact, ...ErrorResponses } },
-  }, async (request) => {
-    const a = await patchArtifact(db, principalOf(request).tenantId, request.params.id, request.body as Record<string, unknown>, ctx.now());
-    await audit(db, request, { action: 'artifact.update', target: `artifact:${a.id}`, detail: { fields: Object.keys(request.body as object) } });
-    return a;
+    config: { permission: 'artifacts.write', summary: 'Update description and labels (name, version, digest are immutable); 204, or 200 with Prefer: return=representation' },
+    // unknown and immutable fields are refused by the command naming the field (400)
+    schema: { params: IdParams, body: Type.Object({}, { additionalProperties: true, maxProperties: 16 }), response: { ...updateResponses(Artifact), ...ErrorResponses } },
+  }, async (request, reply) => {
+    const a = await execute(ctx, request, updateArtifactFields, { id: request.params.id, body: request.body as Record<string, unknown> });
+    return sendUpdated(request, reply, () => a);
   });
 };

@@ -1,11 +1,14 @@
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
+import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { getAuthorizerKey, listAuthorizerKeys, registerAuthorizerKey, revokeAuthorizerKey } from '../../pipeline/authorizer-keys.js';
+import { registerAuthorizerKey, revokeAuthorizerKey } from '../../resources/authorizer-keys/commands.js';
+import { authorizerKeyCounts, getAuthorizerKey, listAuthorizerKeys } from '../../resources/authorizer-keys/queries.js';
+import { authorizerKeyView } from '../../resources/authorizer-keys/views.js';
 
 const AuthorizerKey = Type.Object(
   {
@@ -28,11 +31,7 @@ export const authorizerKeysRoutes: V1Routes = async (app, { ctx }) => {
   app.post('/authorizer-keys', {
     config: { permission: 'keys.write', summary: 'Register a trusted Ed25519 authorizer key' },
     schema: { body: Strict({ name: Type.String({ minLength: 1, maxLength: 128 }), public_key_pem: Type.String({ minLength: 1, maxLength: 4096 }) }), response: { 201: AuthorizerKey, ...ErrorResponses } },
-  }, async (request, reply) => {
-    const key = await registerAuthorizerKey(db, principalOf(request).tenantId, request.body, ctx.now());
-    await audit(db, request, { action: 'authorizer-key.register', target: `authorizer-key:${key.id}`, detail: { keyid: key.keyid, name: key.name } });
-    return reply.code(201).send(key);
-  });
+  }, async (request, reply) => reply.code(201).send(await execute(ctx, request, registerAuthorizerKey, request.body)));
 
   app.get('/authorizer-keys', {
     config: { permission: 'keys.read', summary: 'List authorizer keys (active and revoked)' },
@@ -41,9 +40,11 @@ export const authorizerKeysRoutes: V1Routes = async (app, { ctx }) => {
       response: { 200: Type.Object({ authorizer_keys: Type.Array(AuthorizerKey), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Object({ active: Type.Integer(), revoked: Type.Integer() }) }), ...ErrorResponses },
     },
   }, async (request) => {
+    const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
-    const r = await listAuthorizerKeys(db, principalOf(request).tenantId, limit, offset);
-    return { authorizer_keys: r.keys, total: r.total, limit, offset, counts: r.counts };
+    const rows = await listAuthorizerKeys(db, tenantId, limit, offset);
+    const { total, revoked } = await authorizerKeyCounts(db, tenantId);
+    return { authorizer_keys: rows.map(authorizerKeyView), total, limit, offset, counts: { active: total - revoked, revoked } };
   });
 
   app.get('/authorizer-keys/:id', {
@@ -52,21 +53,17 @@ export const authorizerKeysRoutes: V1Routes = async (app, { ctx }) => {
   }, async (request) => {
     const k = await getAuthorizerKey(db, principalOf(request).tenantId, request.params.id);
     if (!k) throw notFound(`authorizer key ${request.params.id}`);
-    return k;
+    return authorizerKeyView(k);
   });
 
   // Revocation keeps the record (evidence of what was trusted); both spellings are offered.
-  const revoke = async (request: { params: { id: string } } & Parameters<typeof principalOf>[0]) => {
-    const k = await revokeAuthorizerKey(db, principalOf(request).tenantId, request.params.id, ctx.now());
-    await audit(db, request, { action: 'authorizer-key.revoke', target: `authorizer-key:${k.id}`, detail: { keyid: k.keyid } });
-    return k;
-  };
+  const revoke = (request: FastifyRequest, id: string) => execute(ctx, request, revokeAuthorizerKey, { id });
   app.post('/authorizer-keys/:id/revoke', {
     config: { permission: 'keys.write', summary: 'Revoke an authorizer key (kept, marked revoked)' },
     schema: { params: IdParams, response: { 200: AuthorizerKey, ...ErrorResponses } },
-  }, async (request) => revoke(request));
+  }, async (request) => revoke(request, request.params.id));
   app.delete('/authorizer-keys/:id', {
     config: { permission: 'keys.write', summary: 'Revoke an authorizer key (same as POST /revoke)' },
     schema: { params: IdParams, response: { 200: AuthorizerKey, ...ErrorResponses } },
-  }, async (request) => revoke(request));
+  }, async (request) => revoke(request, request.params.id));
 };

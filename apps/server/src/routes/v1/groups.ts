@@ -1,17 +1,20 @@
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
+import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { addGroupMembers, createGroup, getGroup, listGroups, MAX_MEMBERS_PER_CALL } from '../../pipeline/groups.js';
+import { addGroupMembers, createGroup, MAX_MEMBERS_PER_CALL } from '../../resources/groups/commands.js';
+import { groupCounts, listGroups } from '../../resources/groups/queries.js';
+import { groupView, groupWithMembers, MAX_MEMBERS_SHOWN } from '../../resources/groups/views.js';
 
 const Group = Type.Object(
   {
     id: Uuid,
     name: Type.String(),
-    members: Type.Array(Type.String(), { description: 'device names (capped at 10000 in a response; member_count is exact)' }),
+    members: Type.Array(Type.String(), { description: `device names (capped at ${MAX_MEMBERS_SHOWN} in a response, none in the list; member_count is exact)` }),
     member_count: Type.Integer(),
     snapshot_digest: Type.String({ description: 'contracts 2 target-policy digest of the current membership' }),
     created_at: Type.String(),
@@ -21,6 +24,7 @@ const Group = Type.Object(
 );
 const DeviceNames = Type.Array(Type.String({ maxLength: 63 }), { maxItems: MAX_MEMBERS_PER_CALL });
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
+const Counts = Type.Object({ empty: Type.Integer({ description: 'groups without members' }), populated: Type.Integer({ description: 'groups with at least one member' }) });
 
 /** spec 2 Group: membership added additively, snapshot digest kept current on every change. */
 export const groupsRoutes: V1Routes = async (app, { ctx }) => {
@@ -29,36 +33,35 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
   app.post('/groups', {
     config: { permission: 'groups.write', summary: 'Create a device group' },
     schema: { body: Strict({ name: Type.String({ minLength: 1, maxLength: 64 }), members: Type.Optional(DeviceNames) }), response: { 201: Group, ...ErrorResponses } },
-  }, async (request, reply) => {
-    const g = await createGroup(db, principalOf(request).tenantId, request.body, ctx.now());
-    await audit(db, request, { action: 'group.create', target: `group:${g.id}`, detail: { name: g.name, members: g.member_count, snapshot_digest: g.snapshot_digest } });
-    return reply.code(201).send(g);
-  });
+  }, async (request, reply) => reply.code(201).send(await execute(ctx, request, createGroup, request.body)));
 
   app.get('/groups', {
-    config: { permission: 'groups.read', summary: 'List device groups (members omitted; see GET /groups/{id})' },
-    schema: { querystring: Strict({ ...PageQuery }), response: { 200: Type.Object({ groups: Type.Array(Group), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Object({ groups: Type.Integer() }) }), ...ErrorResponses } },
+    config: { permission: 'groups.read', summary: 'List device groups (members omitted; see GET /groups/{id}); total, counts empty/populated' },
+    schema: { querystring: Strict({ ...PageQuery }), response: { 200: Type.Object({ groups: Type.Array(Group), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }), ...ErrorResponses } },
   }, async (request) => {
+    const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
-    const r = await listGroups(db, principalOf(request).tenantId, limit, offset);
-    return { groups: r.groups, total: r.total, limit, offset, counts: { groups: r.total } };
+    const rows = await listGroups(db, tenantId, limit, offset);
+    const { total, empty } = await groupCounts(db, tenantId);
+    // list rows carry no member names (a page of 100k-device groups would be huge)
+    return { groups: rows.map((g) => groupView(g, [])), total, limit, offset, counts: { empty, populated: total - empty } };
   });
 
   app.get('/groups/:id', {
     config: { permission: 'groups.read', summary: 'One group with its members and snapshot digest' },
     schema: { params: IdParams, response: { 200: Group, ...ErrorResponses } },
   }, async (request) => {
-    const g = await getGroup(db, principalOf(request).tenantId, request.params.id);
+    const g = await groupWithMembers(db, principalOf(request).tenantId, request.params.id);
     if (!g) throw notFound(`group ${request.params.id}`);
     return g;
   });
 
   app.post('/groups/:id/members', {
-    config: { permission: 'groups.write', summary: 'Add devices to a group (additive)' },
-    schema: { params: IdParams, body: Strict({ devices: DeviceNames }), response: { 200: Group, ...ErrorResponses } },
-  }, async (request) => {
-    const g = await addGroupMembers(db, principalOf(request).tenantId, request.params.id, request.body, ctx.now());
-    await audit(db, request, { action: 'group.members.add', target: `group:${g.id}`, detail: { added: request.body.devices.length, snapshot_digest: g.snapshot_digest } });
-    return g;
+    config: { permission: 'groups.write', summary: 'Add devices to a group (additive); 204, or 200 with Prefer: return=representation' },
+    schema: { params: IdParams, body: Strict({ devices: DeviceNames }), response: { ...updateResponses(Group), ...ErrorResponses } },
+  }, async (request, reply) => {
+    const { id } = await execute(ctx, request, addGroupMembers, { id: request.params.id, devices: request.body.devices });
+    // read after the commit, and only when asked: a group's member names can be many
+    return sendUpdated(request, reply, async () => (await groupWithMembers(db, principalOf(request).tenantId, id))!);
   });
 };

@@ -1,11 +1,14 @@
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { pipelineDeps } from '../../resources/pipeline-deps.js';
-import { browseTags, createRegistry, importImage, listRegistries } from '../../pipeline/registries.js';
+import { createRegistry, recordImportedArtifact } from '../../resources/registries/commands.js';
+import { listRegistries, registryCounts } from '../../resources/registries/queries.js';
+import { browseTags, publishImportedImage } from '../../resources/registries/remote.js';
+import { registryView } from '../../resources/registries/views.js';
 import { Artifact } from './artifacts.js';
 
 const Registry = Type.Object(
@@ -13,6 +16,12 @@ const Registry = Type.Object(
   { additionalProperties: false },
 );
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
+const Counts = Type.Object({
+  https: Type.Integer({ description: 'reached over https' }),
+  http: Type.Integer({ description: 'reached over plain http (a local registry)' }),
+  authenticated: Type.Integer({ description: 'with a credentials_ref' }),
+  anonymous: Type.Integer({ description: 'without a credentials_ref' }),
+});
 
 /** spec 4: OCI registries - create, list, tag browse, import into a container artifact. */
 export const registriesRoutes: V1Routes = async (app, { ctx }) => {
@@ -21,19 +30,23 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
   app.post('/registries', {
     config: { permission: 'registries.write', summary: 'Register an OCI registry (credentials by reference: env:<VARIABLE>)' },
     schema: { body: Strict({ name: Type.String({ minLength: 1, maxLength: 64 }), url: Type.String({ minLength: 1, maxLength: 2048 }), credentials_ref: Type.Optional(Type.String({ maxLength: 160 })) }), response: { 201: Registry, ...ErrorResponses } },
-  }, async (request, reply) => {
-    const r = await createRegistry(db, principalOf(request).tenantId, request.body, ctx.now());
-    await audit(db, request, { action: 'registry.create', target: `registry:${r.id}`, detail: { name: r.name, url: r.url } });
-    return reply.code(201).send(r);
-  });
+  }, async (request, reply) => reply.code(201).send(await execute(ctx, request, createRegistry, request.body)));
 
   app.get('/registries', {
-    config: { permission: 'registries.read', summary: 'List registries' },
-    schema: { querystring: Strict({ ...PageQuery }), response: { 200: Type.Object({ registries: Type.Array(Registry), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Object({ registries: Type.Integer() }) }), ...ErrorResponses } },
+    config: { permission: 'registries.read', summary: 'List registries (total, counts by scheme and by credentials)' },
+    schema: { querystring: Strict({ ...PageQuery }), response: { 200: Type.Object({ registries: Type.Array(Registry), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }), ...ErrorResponses } },
   }, async (request) => {
+    const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
-    const r = await listRegistries(db, principalOf(request).tenantId, limit, offset);
-    return { ...r, limit, offset, counts: { registries: r.total } };
+    const rows = await listRegistries(db, tenantId, limit, offset);
+    const c = await registryCounts(db, tenantId);
+    return {
+      registries: rows.map(registryView),
+      total: c.total,
+      limit,
+      offset,
+      counts: { https: c.total - c.http, http: c.http, authenticated: c.authenticated, anonymous: c.total - c.authenticated },
+    };
   });
 
   app.get('/registries/:id/tags', {
@@ -49,8 +62,9 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
       response: { 201: Artifact, ...ErrorResponses },
     },
   }, async (request, reply) => {
-    const a = await importImage(pipelineDeps(ctx), principalOf(request).tenantId, request.params.id, request.body);
-    await audit(db, request, { action: 'artifact.import', target: `artifact:${a.id}`, detail: { registry: request.params.id, repository: request.body.repository, tag: request.body.tag, digest: a.digest } });
-    return reply.code(201).send(a);
+    const { repository, tag } = request.body;
+    // spec §1 rule 2: the image's signed target is committed before the record and its audit row
+    const artifact = await publishImportedImage(pipelineDeps(ctx), principalOf(request).tenantId, request.params.id, request.body);
+    return reply.code(201).send(await execute(ctx, request, recordImportedArtifact, { artifact, registry: request.params.id, repository, tag }));
   });
 };

@@ -5,7 +5,9 @@ import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { getTransaction, listTransactions, transactionDevices, transactionResult } from '../../pipeline/transactions.js';
+import { transactionCountsByState, transactionPage } from '../../resources/release-transactions/queries.js';
+import { transactionDetail, transactionResult, transactionsJson } from '../../resources/release-transactions/views.js';
+import { deploymentDevicePage } from '../../resources/rollouts/queries.js';
 
 const State = Type.Union([Type.Literal('running'), Type.Literal('committed'), Type.Literal('rolled back'), Type.Literal('failed')]);
 const TxFields = {
@@ -23,19 +25,21 @@ const TxFields = {
 const Transaction = Type.Object(TxFields, { additionalProperties: false });
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
-/** spec 2/3/4: release transactions with states derived from accepted receipts. */
+/** spec §2, spec §3, spec §4: release transactions with states derived from accepted receipts. */
 export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
   app.get('/release-transactions', {
-    config: { permission: 'rollouts.read', summary: 'List release transactions' },
+    config: { permission: 'rollouts.read', summary: 'List release transactions (total, counts by state)' },
     schema: {
       querystring: Strict({ ...PageQuery }),
       response: { 200: Type.Object({ release_transactions: Type.Array(Transaction), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
     },
   }, async (request) => {
+    const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
-    return listTransactions(db, principalOf(request).tenantId, limit, offset);
+    const [{ rows, total }, counts] = await Promise.all([transactionPage(db, tenantId, limit, offset), transactionCountsByState(db, tenantId)]);
+    return { release_transactions: await transactionsJson(db, rows), total, limit, offset, counts };
   });
 
   app.get('/release-transactions/:id', {
@@ -47,10 +51,11 @@ export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
     },
   }, async (request) => {
     const tenantId = principalOf(request).tenantId;
-    const t = await getTransaction(db, tenantId, request.params.id);
+    const t = await transactionDetail(db, tenantId, request.params.id);
     if (!t) throw notFound(`release transaction ${request.params.id}`);
     const { limit, offset } = page(request.query);
-    return { ...t, device_states: await transactionDevices(db, tenantId, t.id, limit, offset) };
+    const devices = await deploymentDevicePage(db, tenantId, t.id, limit, offset);
+    return { ...t, device_states: devices.map((d) => ({ device: d.device_name, state: d.state, wave: d.wave_idx })) };
   });
 
   app.get('/release-transactions/:id/result', {

@@ -1,12 +1,15 @@
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
-import { ErrorBody, ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { isUuid } from '../../resources/ids.js';
 import { pipelineDeps } from '../../resources/pipeline-deps.js';
-import { getRelease, listReleases, submitRelease } from '../../pipeline/releases.js';
+import { prepareRelease, publishRelease } from '../../resources/releases/commands.js';
+import { getReleaseRow, releaseCountsByProduct, releasePage } from '../../resources/releases/queries.js';
+import { releaseJson } from '../../resources/releases/views.js';
 
 const Release = Type.Object(
   {
@@ -22,7 +25,7 @@ const Release = Type.Object(
   { additionalProperties: false },
 );
 
-/** spec 4 "Release submission rules": verify, check prerequisites, publish the exact envelope. */
+/** spec §4 "Release submission rules": verify, check prerequisites, publish the exact envelope. */
 export const releasesRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
@@ -33,31 +36,34 @@ export const releasesRoutes: V1Routes = async (app, { ctx }) => {
       response: { 200: Release, 201: Release, ...ErrorResponses },
     },
   }, async (request, reply) => {
-    const { release, created } = await submitRelease(pipelineDeps(ctx), principalOf(request).tenantId, request.body);
-    if (created) await audit(db, request, { action: 'release.publish', target: `release:${release.id}`, detail: { product: release.product, version: release.version, envelope_digest: release.envelope_digest, keyid: release.keyid } });
+    // spec §1 rule 2: the envelope enters the signing repository before the record exists
+    const prepared = await prepareRelease(pipelineDeps(ctx), principalOf(request).tenantId, request.body);
     // the identical envelope again is not a new resource: 200 with the existing release
+    if ('existing' in prepared) return reply.code(200).send(prepared.existing);
+    const { release, created } = await execute(ctx, request, publishRelease, prepared.record);
     return reply.code(created ? 201 : 200).send(release);
   });
 
   app.get('/releases', {
-    config: { permission: 'releases.read', summary: 'List releases' },
+    config: { permission: 'releases.read', summary: 'List releases (product filter; total, counts by product)' },
     schema: {
       querystring: Strict({ ...PageQuery, product: Type.Optional(Type.String({ maxLength: 64 })) }),
       response: { 200: Type.Object({ releases: Type.Array(Release), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
     },
   }, async (request) => {
+    const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
-    const f: { product?: string } = {};
-    if (request.query.product !== undefined) f.product = request.query.product;
-    return listReleases(db, principalOf(request).tenantId, f, limit, offset);
+    const [{ rows, total }, counts] = await Promise.all([releasePage(db, tenantId, { product: request.query.product }, limit, offset), releaseCountsByProduct(db, tenantId)]);
+    return { releases: rows.map(releaseJson), total, limit, offset, counts };
   });
 
   app.get('/releases/:id', {
     config: { permission: 'releases.read', summary: 'One release' },
     schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Release, ...ErrorResponses } },
   }, async (request) => {
-    const r = await getRelease(db, principalOf(request).tenantId, request.params.id);
-    if (!r) throw notFound(`release ${request.params.id}`);
-    return r;
+    const id = request.params.id;
+    const r = isUuid(id) ? await getReleaseRow(db, principalOf(request).tenantId, id) : undefined;
+    if (!r) throw notFound(`release ${id}`);
+    return releaseJson(r);
   });
 };

@@ -1,13 +1,14 @@
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
 import { principalOf } from '../../auth/principal.js';
-import { notFound } from '../../errors/server-error.js';
+import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
-import { ErrorBody, ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { pipelineDeps } from '../../resources/pipeline-deps.js';
-import { startLegacyRollout, startSignedRollout, type RolloutOverrides } from '../../pipeline/rollout-start.js';
-import { controlRollout, getRollout, listRollouts, type RolloutAction } from '../../pipeline/rollouts.js';
+import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { controlRollout, startLegacyRollout, startSignedRollout, type RolloutAction, type RolloutOverrides } from '../../resources/rollouts/commands.js';
+import { rolloutCountsByKind, rolloutPage } from '../../resources/rollouts/queries.js';
+import { rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
+import { isUuid } from '../../resources/ids.js';
 
 const Progress = Type.Object({ pending: Type.Integer(), committed: Type.Integer(), rolled_back: Type.Integer(), failed: Type.Integer(), installed: Type.Integer() });
 const RolloutFields = {
@@ -54,7 +55,7 @@ const StartBody = Type.Union([
 ]);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
-/** spec 4: start (signed or legacy), list, detail, approve, resume, abort. */
+/** spec §4: start (signed or legacy), list, detail, approve, resume, abort. */
 export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
@@ -62,42 +63,36 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
     config: { permission: 'rollouts.write', summary: 'Start a rollout: {release_id} (signed) or {artifact_id, group_id} (legacy)' },
     schema: { body: StartBody, response: { 201: Type.Object({ ...RolloutFields, rollouts: Type.Array(Member) }, { additionalProperties: false }), ...ErrorResponses } },
   }, async (request, reply) => {
-    const tenantId = principalOf(request).tenantId;
-    const deps = pipelineDeps(ctx);
     const body = request.body as { release_id?: string; overrides?: RolloutOverrides; artifact_id?: string; group_id?: string; waves?: unknown };
     const started =
       body.release_id !== undefined
-        ? await startSignedRollout(deps, tenantId, body.release_id, body.overrides)
-        : await startLegacyRollout(deps, tenantId, { artifact_id: body.artifact_id!, group_id: body.group_id!, waves: body.waves });
-    const lead = (await getRollout(db, tenantId, started.rollout_ids[0]!))!;
-    await audit(db, request, {
-      action: 'rollout.start',
-      target: `rollout:${lead.id}`,
-      detail: { kind: lead.kind, release_id: lead.release_id, transaction_id: lead.transaction_id, rollouts: started.rollout_ids, group_id: lead.group_id, devices: lead.device_count },
-    });
+        ? await execute(ctx, request, startSignedRollout, { releaseId: body.release_id, overrides: body.overrides })
+        : await execute(ctx, request, startLegacyRollout, { artifactId: body.artifact_id!, groupId: body.group_id!, waves: body.waves });
+    const lead = (await rolloutDetail(db, principalOf(request).tenantId, started.rollout_ids[0]!))!;
     const { members, failure_threshold: _t, waves: _w, devices: _d, devices_total: _n, ...view } = lead;
     return reply.code(201).send({ ...view, rollouts: members });
   });
 
   app.get('/rollouts', {
-    config: { permission: 'rollouts.read', summary: 'List rollouts (each member rollout of a transaction is listed)' },
+    config: { permission: 'rollouts.read', summary: 'List rollouts (each member rollout of a transaction is listed; kind, release_id filters; total, counts by kind)' },
     schema: {
       querystring: Strict({ ...PageQuery, kind: Type.Optional(Type.Union([Type.Literal('signed'), Type.Literal('legacy')])), release_id: Type.Optional(Type.String({ maxLength: 64 })) }),
       response: { 200: Type.Object({ rollouts: Type.Array(Rollout), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
     },
   }, async (request) => {
+    const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
-    const f: { kind?: string; release_id?: string } = {};
-    if (request.query.kind !== undefined) f.kind = request.query.kind;
-    if (request.query.release_id !== undefined) f.release_id = request.query.release_id;
-    return listRollouts(db, principalOf(request).tenantId, f, limit, offset);
+    const releaseId = request.query.release_id;
+    if (releaseId !== undefined && !isUuid(releaseId)) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
+    const [{ rows, total }, counts] = await Promise.all([rolloutPage(db, tenantId, { kind: request.query.kind, releaseId }, limit, offset), rolloutCountsByKind(db, tenantId)]);
+    return { rollouts: await rolloutsJson(db, rows), total, limit, offset, counts };
   });
 
   app.get('/rollouts/:id', {
     config: { permission: 'rollouts.read', summary: 'Rollout detail: members, waves, per-device progress (devices paged by limit/offset)' },
     schema: { params: IdParams, querystring: Strict({ ...PageQuery }), response: { 200: RolloutDetail, ...ErrorResponses } },
   }, async (request) => {
-    const r = await getRollout(db, principalOf(request).tenantId, request.params.id, page(request.query));
+    const r = await rolloutDetail(db, principalOf(request).tenantId, request.params.id, page(request.query));
     if (!r) throw notFound(`rollout ${request.params.id}`);
     return r;
   });
@@ -107,11 +102,8 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'rollouts.write', summary: `${action[0]!.toUpperCase()}${action.slice(1)} a rollout (acts on every member of its transaction)` },
       schema: { params: IdParams, response: { 200: RolloutDetail, ...ErrorResponses } },
     }, async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      await controlRollout(pipelineDeps(ctx), tenantId, request.params.id, action);
-      const r = (await getRollout(db, tenantId, request.params.id))!;
-      await audit(db, request, { action: `rollout.${action}`, target: `rollout:${r.id}`, detail: { status: r.status, transaction_id: r.transaction_id } });
-      return r;
+      await execute(ctx, request, controlRollout, { id: request.params.id, action });
+      return (await rolloutDetail(db, principalOf(request).tenantId, request.params.id))!;
     });
   }
 };

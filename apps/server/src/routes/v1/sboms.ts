@@ -1,17 +1,19 @@
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
 import { ErrorResponses, Strict } from '../../http/schemas.js';
-import { attachSbom, CYCLONEDX_TYPE, getSbom, MAX_SBOM_BYTES, SPDX_TYPE } from '../../pipeline/sbom.js';
+import { attachSbom } from '../../resources/sboms/commands.js';
+import { CYCLONEDX_TYPE, MAX_SBOM_BYTES, SPDX_TYPE } from '../../resources/sboms/documents.js';
+import { getSbom } from '../../resources/sboms/queries.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
 /** spec 1.6, 4: SBOMs attached and downloaded in their native content types. */
 export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
-  // the document is kept byte-exact: parse as raw bytes, validate in pipeline/sbom.ts
+  // the document is kept byte-exact: parse as raw bytes, validate in resources/sboms/documents.ts
   app.addContentTypeParser([CYCLONEDX_TYPE, SPDX_TYPE], { parseAs: 'buffer', bodyLimit: MAX_SBOM_BYTES }, (_req, body, done) => done(null, body));
 
   app.put('/artifacts/:id/sbom', {
@@ -22,10 +24,7 @@ export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
       response: { 200: Type.Object({ artifact_id: Type.String(), format: Type.String(), digest: Type.String(), severities: Type.Array(Type.String()) }), ...ErrorResponses },
     },
   }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const body = request.body as Buffer;
-    const r = await attachSbom(db, tenantId, request.params.id, String(request.headers['content-type'] ?? ''), body, ctx.now());
-    await audit(db, request, { action: 'artifact.sbom.attach', target: `artifact:${request.params.id}`, detail: { format: r.format, digest: r.digest } });
+    const r = await execute(ctx, request, attachSbom, { artifactId: request.params.id, contentType: String(request.headers['content-type'] ?? ''), bytes: request.body as Buffer });
     return { artifact_id: request.params.id, ...r };
   });
 

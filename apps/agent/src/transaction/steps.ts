@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { AgentError } from '../errors.js';
+import { memberRecord } from '../journal/tx-data.js';
+import { crashPoint } from '../state-machine/crash-points.js';
+import type { State } from '../state-machine/states.js';
+import { downloadMember } from '../staging/stage.js';
+import { activateGroup, checkGroupHealth, commitAll, confirmReboot, nextGroup, rollBack } from './activation.js';
+import { writeTerminalReport } from './report.js';
+import { currentRecord, putMember, stagingDir, type Step } from './step-env.js';
+
+/** desired-persisted: what is live before anything changes, every member, attempted or not. */
+const recordPrevious: Step = async (ctx, env) => {
+  for (const m of ctx.data.desired.members) await putMember(env, ctx.tx, m, { previous_digest: await env.driver(m).currentDigest(m) });
+  crashPoint('previous-digests-recorded', ctx.tx);
+  await env.journal.transition(ctx.tx, 'download-started');
+  return null;
+};
+
+/** downloading: spec §3 rule 4, every payload is downloaded before any activation. */
+const downloadAll: Step = async (ctx, env) => {
+  const dir = stagingDir(env, ctx.tx);
+  for (const m of ctx.data.desired.members) {
+    await downloadMember(m, { fetcher: env.fetcher, dir, ...(env.freeBytes ? { freeBytes: env.freeBytes } : {}) });
+  }
+  await env.journal.transition(ctx.tx, 'downloaded');
+  crashPoint('after-download', ctx.tx);
+  return null;
+};
+
+/** downloaded: every member staged (nothing live changes). */
+const stageAll: Step = async (ctx, env) => {
+  const dir = stagingDir(env, ctx.tx);
+  for (const m of ctx.data.desired.members) {
+    const facts = (await env.driver(m).stage(m, join(dir, `${m.component}.staged`))) ?? {};
+    await putMember(env, ctx.tx, m, { facts: { ...currentRecord(env, ctx.tx, m).facts, ...facts } });
+  }
+  await env.journal.transition(ctx.tx, 'staged');
+  crashPoint('after-stage', ctx.tx);
+  return null;
+};
+
+/** staged: activation starts with the first group. */
+const startActivation: Step = async (ctx, env) => {
+  await env.journal.transition(ctx.tx, 'activate-group', { group: 0 });
+  return null;
+};
+
+/** committed, rolled-back, failed: spec §2.3 rule 1, the signed receipt is persisted before anything is reported. */
+const writeReceipt: Step = async (ctx, env) => {
+  crashPoint('before-receipt', ctx.tx);
+  await writeTerminalReport(ctx, { journal: env.journal, outbox: env.outbox, device: env.device, now: env.now() });
+  crashPoint('after-receipt-before-upload', ctx.tx);
+  return null;
+};
+
+/** receipt-persisted, reported: done; an os-bundle that fell back boots the previous slot now. */
+const finished: Step = async (ctx, env) => {
+  const { desired } = ctx.data;
+  const reboot = desired.members.some((m) => memberRecord(ctx.data, m.component).facts.reboot === true) && ctx.data.rebooted_after_rollback !== true;
+  if (reboot && ctx.state === 'receipt-persisted') {
+    // The receipt is safe in the outbox: now boot the restored slot.
+    await env.journal.note(ctx.tx, { rebooted_after_rollback: true });
+    await env.driver(desired.members[0]!).reboot?.();
+  }
+  const activation = ctx.data.activation;
+  if (activation === undefined) throw new AgentError('JOURNAL_CORRUPT', `transaction ${ctx.tx} in ${ctx.state} has no activation outcome`, { field: 'data.activation' });
+  return {
+    status: 'done',
+    tx: ctx.tx,
+    kind: desired.kind,
+    activation,
+    health: ctx.data.health_verdict ?? 'not-checked',
+    outboxFile: env.outbox.fileOf(ctx.tx, desired.kind === 'legacy' ? 'legacy-status' : 'receipt'),
+  };
+};
+
+/** The state loop's table: one handler per persisted state, nothing else decides what runs. */
+export const STEPS: Readonly<Record<State, Step>> = {
+  'desired-persisted': recordPrevious,
+  downloading: downloadAll,
+  downloaded: stageAll,
+  staged: startActivation,
+  activating: activateGroup,
+  'group-activated': checkGroupHealth,
+  'group-healthy': nextGroup,
+  'awaiting-reboot': confirmReboot,
+  committing: commitAll,
+  'rolling-back': rollBack,
+  committed: writeReceipt,
+  'rolled-back': writeReceipt,
+  failed: writeReceipt,
+  'receipt-persisted': finished,
+  reported: finished,
+};

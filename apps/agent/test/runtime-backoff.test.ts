@@ -1,0 +1,120 @@
+import { execFileSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import { DeviceServiceService, type CheckInRequest, type CheckInResponse } from '@svc/device-proto';
+import { decodePem, parsePrivateKeyPem } from '@svc/release-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVICE_CHANNEL_TLS_NAME } from '../src/channel/client.js';
+import { certNotAfter } from '../src/channel/identity.js';
+import { AgentRuntime } from '../src/channel/runtime.js';
+import { Journal, Orchestrator } from '../src/index.js';
+import { MemoryFetcher } from './helpers/release-fixture.js';
+import { requireTool, tempDir } from './helpers/tools.js';
+
+/**
+ * The check-in loop (AgentRuntime.run) against a real gRPC DeviceService over mTLS whose
+ * CheckIn answers are scripted call by call: failures back off exponentially (with jitter),
+ * a refusal is logged as an error and backed off the same way, a success resets the count
+ * and waits the interval the server asks for.
+ */
+type Answer = { fail: number } | { interval: number };
+
+let root: { dir: string; cleanup: () => Promise<void> };
+let pki: Record<'serverCa' | 'serverKey' | 'serverCert' | 'deviceCa' | 'deviceKey' | 'deviceCert', string>;
+beforeAll(async () => {
+  requireTool('openssl');
+  root = await tempDir();
+  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: root.dir, stdio: 'pipe' });
+  const ca = (name: string) =>
+    run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', `/CN=${name}`,
+      '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign');
+  const leaf = (name: string, ca: string, ext: string) => {
+    run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
+    return writeFile(join(root.dir, `${name}.ext`), ext).then(() => run('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`));
+  };
+  ca('server-ca');
+  ca('device-ca');
+  await leaf('server', 'server-ca', `subjectAltName=DNS:${DEVICE_CHANNEL_TLS_NAME}\nextendedKeyUsage=serverAuth\n`);
+  await leaf('device', 'device-ca', 'extendedKeyUsage=clientAuth\n');
+  const read = (f: string) => readFile(join(root.dir, f), 'utf8');
+  pki = {
+    serverCa: await read('server-ca.pem'), serverKey: await read('server.key'), serverCert: await read('server.pem'),
+    deviceCa: await read('device-ca.pem'), deviceKey: await read('device.key'), deviceCert: await read('device.pem'),
+  };
+});
+afterAll(() => root?.cleanup());
+
+async function deviceService(script: Answer[]): Promise<{ server: Server; address: string; calls: number[] }> {
+  const calls: number[] = [];
+  const server = new Server();
+  server.addService(DeviceServiceService, {
+    checkIn: (_call: ServerUnaryCall<CheckInRequest, CheckInResponse>, cb: sendUnaryData<CheckInResponse>) => {
+      calls.push(Date.now());
+      const answer = script[calls.length - 1] ?? { interval: 3600 };
+      if ('fail' in answer) {
+        cb({ code: answer.fail, details: 'scripted', metadata: new Metadata(), name: 'e', message: 'scripted' });
+        return;
+      }
+      cb(null, { assignments: [], logRequests: [], renewCertificate: false, certificateNotAfter: undefined, checkInIntervalS: answer.interval, serverTime: new Date() });
+    },
+    uploadReceipt: () => undefined, reportLegacyStatus: () => undefined, renewCertificate: () => undefined, uploadLogBundle: () => undefined, ping: () => undefined,
+  });
+  const creds = ServerCredentials.createSsl(Buffer.from(pki.deviceCa), [{ private_key: Buffer.from(pki.serverKey), cert_chain: Buffer.from(pki.serverCert) }], true);
+  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))));
+  return { server, address: `127.0.0.1:${port}`, calls };
+}
+
+describe('check-in loop backoff', () => {
+  it('backs off 1-2 s, then 2-4 s; a refusal is an error and backs off too; a success resets the count and waits its interval', async () => {
+    const script: Answer[] = [{ fail: status.UNAVAILABLE }, { fail: status.UNAVAILABLE }, { interval: 1 }, { fail: status.PERMISSION_DENIED }, { interval: 3600 }];
+    const svc = await deviceService(script);
+    const dataDir = join(root.dir, 'agent');
+    const logs: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    const identity = {
+      tenantId: '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f', deviceName: 'dev-1', keyPem: pki.deviceKey, certPem: pki.deviceCert,
+      deviceCaPem: pki.deviceCa, serverCaPem: pki.serverCa, notAfter: certNotAfter(pki.deviceCert),
+    };
+    const journal = await Journal.open(join(dataDir, 'journal'));
+    const runtime = new AgentRuntime({
+      address: svc.address,
+      dataDir,
+      identity,
+      inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'edge', slots: [] },
+      log: (level, msg, fields = {}) => logs.push({ level, msg, fields }),
+      makeOrchestrator: () =>
+        new Orchestrator({
+          dataDir, journal, release: null, fetcher: new MemoryFetcher(new Map()), drivers: {},
+          device: { name: 'dev-1', certificateDer: decodePem(pki.deviceCert, 'CERTIFICATE'), key: parsePrivateKeyPem(pki.deviceKey) },
+        }),
+    });
+    const stop = new AbortController();
+    const running = runtime.run(stop.signal);
+    try {
+      const deadline = Date.now() + 20_000;
+      while (svc.calls.length < script.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(svc.calls).toHaveLength(script.length);
+    } finally {
+      stop.abort();
+      await running;
+      svc.server.forceShutdown();
+    }
+    const failed = logs.filter((l) => l.msg === 'check-in failed');
+    expect(failed.map((l) => l.level)).toEqual(['warn', 'warn', 'error']);
+    const retry = failed.map((l) => l.fields.retry_ms as number);
+    expect(retry[0]).toBeGreaterThanOrEqual(1000);
+    expect(retry[0]).toBeLessThanOrEqual(2000);
+    expect(retry[1]).toBeGreaterThanOrEqual(2000);
+    expect(retry[1]).toBeLessThanOrEqual(4000);
+    // the success in between reset the count: back to the first step
+    expect(retry[2]).toBeGreaterThanOrEqual(1000);
+    expect(retry[2]).toBeLessThanOrEqual(2000);
+    // and the loop really waited that long between the calls (interval 1 s after the success)
+    const gaps = svc.calls.slice(1).map((t, i) => t - svc.calls[i]!);
+    const waited = [retry[0]!, retry[1]!, 1000, retry[2]!];
+    gaps.forEach((g, i) => {
+      expect(g).toBeGreaterThanOrEqual(waited[i]! - 50);
+      expect(g).toBeLessThan(waited[i]! + 1500);
+    });
+  }, 30_000);
+});

@@ -1,0 +1,120 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { E2eError } from './errors.js';
+import { SIM_MAIN } from './paths.js';
+import { Proc } from './proc.js';
+
+export interface SimOptions {
+  /** --server: the server's device channel `host:port`. */
+  deviceAddr: string;
+  /** --server-ca: the server CA PEM file. */
+  serverCaFile: string;
+  /** --token: an enrollment token with at least `devices` uses. */
+  token: string;
+  /** --devices */
+  devices: number;
+  /** --prefix; the devices are named `<prefix>-000000`, `<prefix>-000001`, ... */
+  prefix?: string;
+  /** --interval (seconds between a device's check-ins); default 1. */
+  intervalS?: number;
+  /** --concurrency (enrollments at once); default 4. */
+  concurrency?: number;
+  /** --stats-every (seconds between `stats` lines); default 1. */
+  statsEveryS?: number;
+  echo?: boolean;
+}
+
+/** One JSON line of the simulator's stdout: `enrolled`, `stats` or `summary`. */
+export interface SimEvent {
+  event: string;
+  [k: string]: unknown;
+}
+
+/** The simulator's `summary` line, printed when it stops. */
+export interface SimSummary {
+  enrolled: number;
+  pings: number;
+  checkIns: number;
+  receipts: number;
+  duplicates: number;
+  errors: number;
+  skipped: number;
+  lastError?: string;
+}
+
+export interface SimProcess {
+  proc: Proc;
+  /** The simulated devices' names, in enrollment order. */
+  names: string[];
+  /** Every JSON line printed so far (other lines are skipped). */
+  events(): SimEvent[];
+  /** The first event (already printed or future) `match` accepts; fails on timeout or exit. */
+  waitForEvent(what: string, match: (e: SimEvent) => boolean, timeoutMs?: number): Promise<SimEvent>;
+  /** SIGTERM; the `summary` line of a clean exit (status 0). */
+  stop(): Promise<SimSummary>;
+}
+
+function parseEvents(lines: string[]): SimEvent[] {
+  const out: SimEvent[] = [];
+  for (const l of lines) {
+    if (!l.startsWith('{')) continue;
+    try {
+      const v = JSON.parse(l) as unknown;
+      if (typeof v === 'object' && v !== null && typeof (v as SimEvent).event === 'string') out.push(v as SimEvent);
+    } catch {
+      // a line cut by the bounded log; the next stats line carries the same counters
+    }
+  }
+  return out;
+}
+
+/**
+ * `node apps/agent/dist/sim/main.js`: `devices` simulated devices in one process, each with
+ * its own key, certificate and mTLS connection, checking in every `intervalS` seconds and
+ * uploading a signed receipt for every signed assignment. Ready once it printed its
+ * `enrolled` line (every enrollment attempted).
+ */
+export async function startSim(o: SimOptions): Promise<SimProcess> {
+  const prefix = o.prefix ?? 'sim';
+  const args = [
+    '--server', o.deviceAddr,
+    '--server-ca', o.serverCaFile,
+    '--token', o.token,
+    '--devices', String(o.devices),
+    '--prefix', prefix,
+    '--interval', String(o.intervalS ?? 1),
+    '--concurrency', String(o.concurrency ?? 4),
+    '--stats-every', String(o.statsEveryS ?? 1),
+  ];
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+  const proc = new Proc('sim', SIM_MAIN, args, env, { echo: o.echo ?? false });
+  const events = () => parseEvents(proc.lines);
+  const sim: SimProcess = {
+    proc,
+    names: Array.from({ length: o.devices }, (_, i) => `${prefix}-${String(i).padStart(6, '0')}`),
+    events,
+    waitForEvent: async (what, match, timeoutMs = 60_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const hit = events().find(match);
+        if (hit !== undefined) return hit;
+        if (!proc.running) throw new E2eError('PROCESS_EXITED', `sim exited before ${what}:\n${proc.tail()}`);
+        if (Date.now() > deadline) throw new E2eError('TIMEOUT', `sim: no ${what} within ${timeoutMs} ms:\n${proc.tail()}`);
+        await sleep(100);
+      }
+    },
+    stop: async () => {
+      const exit = await proc.stop();
+      const summary = events().find((e) => e.event === 'summary');
+      if (exit.code !== 0 || summary === undefined) throw new E2eError('PROCESS_EXITED', `sim exited (${exit.code ?? exit.signal}) without a summary:\n${proc.tail()}`);
+      const { event: _event, ...counts } = summary;
+      return counts as unknown as SimSummary;
+    },
+  };
+  try {
+    await sim.waitForEvent('the enrolled line', (e) => e.event === 'enrolled', 90_000);
+  } catch (e) {
+    await proc.kill();
+    throw e;
+  }
+  return sim;
+}

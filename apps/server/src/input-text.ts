@@ -1,0 +1,58 @@
+/**
+ * The one rule for every string a caller hands the server, on both transports: path and
+ * query values, JSON string fields and object keys, multipart text fields and file names,
+ * and every string of a device-channel message. A string must be well-formed Unicode
+ * (no lone surrogate) and contain no control character other than TAB, LF and CR.
+ *
+ * Why: PostgreSQL stores neither U+0000 in `text` nor a lone surrogate or `\u0000` in
+ * `jsonb` (the driver would answer an error for the caller's bytes, or silently write
+ * U+FFFD); ESC, CSI and the other controls in a name reach operators' terminals through the
+ * CLI and the logs. Refused with 400 / INVALID_ARGUMENT naming the field (docs/errors.md).
+ */
+import { ServerError } from './errors/server-error.js';
+
+// C0 controls except TAB (09), LF (0A), CR (0D); DEL (7F) and the C1 controls (80-9F);
+// a high surrogate not followed by a low one, a low surrogate not preceded by a high one.
+const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What is wrong with `s` under the rule, or undefined when it is acceptable. */
+export function textProblem(s: string): string | undefined {
+  const m = FORBIDDEN.exec(s);
+  if (m === null) return undefined;
+  const unit = m[0].charCodeAt(0);
+  const at = `U+${unit.toString(16).toUpperCase().padStart(4, '0')} at index ${m.index}`;
+  return unit >= 0xd800 && unit <= 0xdfff ? `must be well-formed Unicode (lone surrogate ${at})` : `must not contain control characters (${at})`;
+}
+
+/**
+ * Walks a decoded value (strings, arrays, plain objects and their keys; byte buffers are
+ * data, not text, and are skipped) and names the first string breaking the rule as
+ * `<base>.<path>: <problem>`. Iterative: a deeply nested body cannot exhaust the stack.
+ */
+export function findTextProblem(value: unknown, base: string): string | undefined {
+  const stack: [unknown, string][] = [[value, base]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      const problem = textProblem(v);
+      if (problem !== undefined) return `${path}: ${problem}`;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}.${i}`]);
+    } else if (typeof v === 'object' && v !== null && !ArrayBuffer.isView(v)) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        const problem = textProblem(key);
+        if (problem !== undefined) return `${path}: field name ${problem}`;
+        stack.push([(v as Record<string, unknown>)[key], `${path}.${key}`]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Throws INVALID_INPUT (400 / INVALID_ARGUMENT) naming the field when `value` breaks the rule. */
+export function assertText(value: unknown, field: string): void {
+  const problem = findTextProblem(value, field);
+  if (problem !== undefined) throw new ServerError('INVALID_INPUT', problem);
+}

@@ -1,0 +1,40 @@
+/** The JSON shape of an artifact (routes/v1/artifacts.ts `Artifact`). */
+import type { ArtifactRow } from './queries.js';
+
+export interface ArtifactView {
+  id: string;
+  name: string;
+  version: string;
+  kind: string;
+  digest: string;
+  length: number;
+  media_type: string;
+  target: string;
+  filename: string;
+  source: string;
+  description: string | null;
+  labels: Record<string, string>;
+  has_sbom: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export function artifactView(r: ArtifactRow): ArtifactView {
+  return {
+    id: r.id,
+    name: r.name,
+    version: r.version,
+    kind: r.kind,
+    digest: r.digest,
+    length: Number(r.length),
+    media_type: r.media_type,
+    target: r.target,
+    filename: r.filename,
+    source: r.source,
+    description: r.description,
+    labels: r.labels ?? {},
+    has_sbom: r.has_sbom === true || r.has_sbom === 1,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}

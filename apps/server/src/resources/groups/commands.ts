@@ -1,0 +1,67 @@
+/**
+ * Device groups (spec §2): membership is additive, and every change recomputes the
+ * target-policy digest (contracts 2) in its own transaction, so a read never hashes a huge
+ * group and a rollout start compares against the value the change committed.
+ */
+import { notFound, ServerError } from '../../errors/server-error.js';
+import { isUniqueViolation } from '../../store/tx.js';
+import type { Command, UnitOfWork } from '../unit-of-work.js';
+import { existingDeviceNames, insertGroup, insertMembers, lockGroup, setSnapshot } from './queries.js';
+import { computeSnapshotDigest } from './snapshot.js';
+import { groupWithMembers, type GroupView } from './views.js';
+
+export const GROUP_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
+export const MAX_MEMBERS_PER_CALL = 10_000;
+
+function checkDeviceList(devices: unknown, field: string): string[] {
+  if (!Array.isArray(devices)) throw new ServerError('GROUP_INVALID', `${field}: must be an array of device names`);
+  if (devices.length > MAX_MEMBERS_PER_CALL) throw new ServerError('GROUP_INVALID', `${field}: at most ${MAX_MEMBERS_PER_CALL} devices per call`);
+  devices.forEach((d, i) => {
+    if (typeof d !== 'string') throw new ServerError('GROUP_INVALID', `${field}[${i}]: must be a device name`);
+  });
+  return [...new Set(devices as string[])];
+}
+
+/** Adds the devices and stores the new digest; every name must be a device of this tenant. */
+async function addMembers(uow: UnitOfWork, groupId: string, devices: string[], field: string): Promise<{ digest: string; count: number }> {
+  const known = await existingDeviceNames(uow.trx, uow.tenant, devices);
+  const unknown = devices.filter((d) => !known.has(d));
+  if (unknown.length > 0) {
+    const shown = unknown.slice(0, 5).map((d) => JSON.stringify(d)).join(', ');
+    throw new ServerError('GROUP_INVALID', `${field}: unknown device ${shown}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''}`);
+  }
+  await insertMembers(uow.trx, uow.tenant, groupId, devices);
+  const snapshot = await computeSnapshotDigest(uow.trx, uow.tenant, groupId);
+  await setSnapshot(uow.trx, uow.tenant, groupId, snapshot, uow.now);
+  return snapshot;
+}
+
+/** POST /groups: the group, its first members and their digest. */
+export const createGroup: Command<{ name: unknown; members?: unknown }, GroupView> = async (uow, body) => {
+  if (typeof body.name !== 'string' || !GROUP_NAME_RE.test(body.name)) {
+    throw new ServerError('GROUP_INVALID', `name: must match ${GROUP_NAME_RE.source}`);
+  }
+  const name = body.name;
+  const members = body.members === undefined ? [] : checkDeviceList(body.members, 'members');
+  let id: string;
+  try {
+    id = await insertGroup(uow.trx, uow.tenant, name, uow.now);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ServerError('GROUP_EXISTS', `name: a group named ${JSON.stringify(name)} already exists`);
+    throw e;
+  }
+  await addMembers(uow, id, members, 'members');
+  const g = (await groupWithMembers(uow.trx, uow.tenant, id))!;
+  await uow.audit({ action: 'group.create', target: `group:${g.id}`, detail: { name: g.name, members: g.member_count, snapshot_digest: g.snapshot_digest } });
+  return g;
+};
+
+/** POST /groups/{id}/members: additive; answers the group's id and new digest (`added` counts the names sent). */
+export const addGroupMembers: Command<{ id: string; devices: unknown }, { id: string; snapshot_digest: string }> = async (uow, { id, devices: input }) => {
+  const devices = checkDeviceList(input, 'devices');
+  const g = await lockGroup(uow.trx, uow.tenant, id);
+  if (!g) throw notFound(`group ${id}`);
+  const snapshot = await addMembers(uow, g.id, devices, 'devices');
+  await uow.audit({ action: 'group.members.add', target: `group:${g.id}`, detail: { added: (input as unknown[]).length, snapshot_digest: snapshot.digest } });
+  return { id: g.id, snapshot_digest: snapshot.digest };
+};

@@ -1,0 +1,85 @@
+/**
+ * Device groups and their membership table. The target-policy digest (contracts 2) and the
+ * member count are stored on the group row, written in the same transaction as every
+ * membership change. Every function is tenant-scoped.
+ */
+import { sql, type Selectable } from 'kysely';
+import type { DeviceGroupsTable } from '../../store/pipeline-tables.js';
+import type { Db } from '../../store/tx.js';
+import { isUuid } from '../ids.js';
+
+export type GroupRow = Selectable<DeviceGroupsTable>;
+
+/** Sorted member names of a group (the snapshot the digest covers); the first `limit` when given. */
+export async function groupMembers(db: Db, tenantId: string, groupId: string, limit?: number): Promise<string[]> {
+  let query = db
+    .selectFrom('device_group_members')
+    .select('device_name')
+    .where('tenant_id', '=', tenantId)
+    .where('group_id', '=', groupId)
+    .orderBy(sql`device_name COLLATE "C"`);
+  if (limit !== undefined) query = query.limit(limit);
+  const rows = await query.execute();
+  return rows.map((r) => r.device_name);
+}
+
+/** Inserts an empty group (digest written by the caller once its members are in); unique violation on a taken name. */
+export async function insertGroup(db: Db, tenantId: string, name: string, now: Date): Promise<string> {
+  const row = await db
+    .insertInto('device_groups')
+    .values({ tenant_id: tenantId, name, snapshot_digest: 'sha256:pending', created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Locks the group row (a concurrent rollout start reads the digest under the same lock); undefined when absent. */
+export async function lockGroup(db: Db, tenantId: string, groupId: string): Promise<{ id: string } | undefined> {
+  if (!isUuid(groupId)) return undefined;
+  return db.selectFrom('device_groups').select('id').where('id', '=', groupId).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
+}
+
+/** The names among `names` that are devices of the tenant. */
+export async function existingDeviceNames(db: Db, tenantId: string, names: string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const rows = await db.selectFrom('devices').select('name').where('tenant_id', '=', tenantId).where('name', 'in', names).execute();
+  return new Set(rows.map((r) => r.name));
+}
+
+/** Adds members (already a member: unchanged). */
+export async function insertMembers(db: Db, tenantId: string, groupId: string, devices: string[]): Promise<void> {
+  if (devices.length === 0) return;
+  await db
+    .insertInto('device_group_members')
+    .values(devices.map((d) => ({ group_id: groupId, tenant_id: tenantId, device_name: d })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+export async function setSnapshot(db: Db, tenantId: string, groupId: string, snapshot: { digest: string; count: number }, now: Date): Promise<void> {
+  await db
+    .updateTable('device_groups')
+    .set({ snapshot_digest: snapshot.digest, member_count: snapshot.count, updated_at: now })
+    .where('id', '=', groupId)
+    .where('tenant_id', '=', tenantId)
+    .execute();
+}
+
+export async function getGroup(db: Db, tenantId: string, groupId: string): Promise<GroupRow | undefined> {
+  if (!isUuid(groupId)) return undefined;
+  return db.selectFrom('device_groups').selectAll().where('id', '=', groupId).where('tenant_id', '=', tenantId).executeTakeFirst();
+}
+
+export async function listGroups(db: Db, tenantId: string, limit: number, offset: number): Promise<GroupRow[]> {
+  return db.selectFrom('device_groups').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute();
+}
+
+/** spec §8: the tenant's groups, how many, and how many have no member yet. */
+export async function groupCounts(db: Db, tenantId: string): Promise<{ total: number; empty: number }> {
+  const r = await db
+    .selectFrom('device_groups')
+    .select((eb) => [eb.fn.countAll<string>().as('total'), eb.fn.count<string>(eb.case().when('member_count', '=', 0).then(1).end()).as('empty')])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  return { total: Number(r.total), empty: Number(r.empty) };
+}

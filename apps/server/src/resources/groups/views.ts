@@ -1,0 +1,35 @@
+/** The JSON shape of a group (routes/v1/groups.ts `Group`). */
+import type { Db } from '../../store/tx.js';
+import { getGroup, groupMembers, type GroupRow } from './queries.js';
+
+export interface GroupView {
+  id: string;
+  name: string;
+  members: string[];
+  member_count: number;
+  snapshot_digest: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** `members` is what the caller read (capped, or none in lists); `member_count` is exact. */
+export function groupView(g: GroupRow, members: string[]): GroupView {
+  return {
+    id: g.id,
+    name: g.name,
+    members,
+    member_count: g.member_count,
+    snapshot_digest: g.snapshot_digest,
+    created_at: g.created_at.toISOString(),
+    updated_at: g.updated_at.toISOString(),
+  };
+}
+
+/** Member names in a response are capped for huge groups (`member_count` stays exact). */
+export const MAX_MEMBERS_SHOWN = 10_000;
+
+/** One group with its members (the first MAX_MEMBERS_SHOWN), or undefined. */
+export async function groupWithMembers(db: Db, tenantId: string, groupId: string): Promise<GroupView | undefined> {
+  const g = await getGroup(db, tenantId, groupId);
+  return g ? groupView(g, await groupMembers(db, tenantId, g.id, MAX_MEMBERS_SHOWN)) : undefined;
+}

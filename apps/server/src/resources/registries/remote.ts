@@ -1,0 +1,57 @@
+/**
+ * A registered registry as a remote (spec §4: tag browse and import). Import turns one image
+ * into an OCI image-layout tar streamed into the blob store, then publishes it like any upload:
+ * signed target first (this file), record and audit row second (commands.ts
+ * `recordImportedArtifact`), kind `container`.
+ */
+import { notFound, ServerError } from '../../errors/server-error.js';
+import type { Db } from '../../store/tx.js';
+import { ARTIFACT_VERSION_RE, checkArtifactFields } from '../artifacts/fields.js';
+import { publishArtifactTarget, storeArtifactBytes } from '../artifacts/publication.js';
+import type { NewArtifact } from '../artifacts/queries.js';
+import type { PipelineDeps } from '../pipeline-deps.js';
+import { getManifest, listTags, resolveCredentials, REPOSITORY_RE, TAG_RE, type RegistryTarget } from './oci-client.js';
+import { OCI_LAYOUT_TAR, ociLayoutTar } from './oci-layout.js';
+import { getRegistry } from './queries.js';
+
+async function registryTarget(db: Db, tenantId: string, id: string): Promise<RegistryTarget> {
+  const r = await getRegistry(db, tenantId, id);
+  if (!r) throw notFound(`registry ${id}`);
+  const auth = resolveCredentials(r.credentials_ref);
+  return auth ? { url: r.url, authorization: auth } : { url: r.url };
+}
+
+function checkRepository(repository: unknown): string {
+  if (typeof repository !== 'string' || repository.length > 255 || !REPOSITORY_RE.test(repository)) {
+    throw new ServerError('REGISTRY_INVALID', 'repository: must be an OCI repository name like "team/app"');
+  }
+  return repository;
+}
+
+export async function browseTags(db: Db, tenantId: string, id: string, repository: unknown): Promise<{ repository: string; tags: string[] }> {
+  const t = await registryTarget(db, tenantId, id);
+  const repo = checkRepository(repository);
+  return { repository: repo, tags: await listTags(t, repo) };
+}
+
+/**
+ * Pulls the image of `repository:tag` into the blob store and publishes it as a signed target;
+ * answers the record to insert. Defaults: name = last repository segment, version = tag.
+ */
+export async function publishImportedImage(
+  deps: PipelineDeps,
+  tenantId: string,
+  id: string,
+  body: { repository: string; tag: string; name?: string | undefined; version?: string | undefined },
+): Promise<NewArtifact> {
+  const t = await registryTarget(deps.db, tenantId, id);
+  const repo = checkRepository(body.repository);
+  if (!TAG_RE.test(body.tag)) throw new ServerError('REGISTRY_INVALID', 'tag: must be an OCI tag');
+  const name = body.name ?? repo.split('/').pop()!;
+  const version = body.version ?? body.tag;
+  if (!ARTIFACT_VERSION_RE.test(version)) throw new ServerError('REGISTRY_INVALID', `version: tag ${JSON.stringify(body.tag)} is not a valid artifact version; pass "version"`);
+  const fields = checkArtifactFields({ name, version, kind: 'container', media_type: OCI_LAYOUT_TAR, filename: `${name}-${version}.oci.tar` });
+  const m = await getManifest(t, repo, body.tag);
+  const blob = await storeArtifactBytes(deps, ociLayoutTar(t, repo, body.tag, m));
+  return publishArtifactTarget(deps, tenantId, fields, blob, `registry:${id}`);
+}

@@ -1,0 +1,162 @@
+import type { ActivationOutcome } from '@svc/release-core';
+import { sql } from 'kysely';
+import type { Db } from '../../store/tx.js';
+import { isUuid } from '../ids.js';
+import type { ExportRow } from './export.js';
+
+/** The tenant device CA certificate (DER), or undefined before the tenant's first enrollment. */
+export async function tenantDeviceCaDer(db: Db, tenantId: string): Promise<Uint8Array | undefined> {
+  const row = await db.selectFrom('device_cas').select('cert_der').where('tenant_id', '=', tenantId).executeTakeFirst();
+  return row ? new Uint8Array(row.cert_der) : undefined;
+}
+
+/** A receipt with these exact envelope bytes, in any tenant (the digest is unique). */
+export async function receiptByEnvelopeDigest(db: Db, envelopeDigest: string) {
+  return db.selectFrom('release_receipts').select(['id', 'tenant_id', 'device_name']).where('envelope_digest', '=', envelopeDigest).executeTakeFirst();
+}
+
+/** The signed deployment a receipt names by its transaction id; `id` must be a UUID. */
+export async function signedDeploymentById(db: Db, tenantId: string, id: string): Promise<string | undefined> {
+  return (await db.selectFrom('deployments').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).where('kind', '=', 'signed').executeTakeFirst())?.id;
+}
+
+/** The deployment of a signed member rollout; `rolloutId` must be a UUID. */
+export async function signedDeploymentOfRollout(db: Db, tenantId: string, rolloutId: string): Promise<string | undefined> {
+  return (await db.selectFrom('rollouts').select('deployment_id').where('tenant_id', '=', tenantId).where('id', '=', rolloutId).where('kind', '=', 'signed').executeTakeFirst())?.deployment_id;
+}
+
+export async function deploymentRelease(db: Db, deploymentId: string): Promise<{ id: string; release_id: string; member_count: number }> {
+  const d = await db.selectFrom('deployments').select(['id', 'release_id', 'member_count']).where('id', '=', deploymentId).executeTakeFirstOrThrow();
+  return { id: d.id, release_id: d.release_id!, member_count: d.member_count };
+}
+
+export interface NewReceipt {
+  tenantId: string;
+  deploymentId: string;
+  releaseId: string;
+  rolloutId: string;
+  device: string;
+  activation: string;
+  health: string;
+  payloadDigest: string;
+  envelopeDigest: string;
+  envelopeBytes: Uint8Array;
+  payload: unknown;
+  label: string;
+  now: Date;
+}
+
+/** Appends one receipt (spec §3 rule 7: no update or delete path); throws a unique violation on the same bytes. */
+export async function insertReceipt(db: Db, r: NewReceipt): Promise<string> {
+  const row = await db
+    .insertInto('release_receipts')
+    .values({
+      tenant_id: r.tenantId,
+      deployment_id: r.deploymentId,
+      release_id: r.releaseId,
+      rollout_id: r.rolloutId,
+      device_name: r.device,
+      activation: r.activation,
+      health: r.health,
+      payload_digest: r.payloadDigest,
+      envelope_digest: r.envelopeDigest,
+      envelope_bytes: Buffer.from(r.envelopeBytes),
+      payload: JSON.stringify(r.payload),
+      label: r.label,
+      accepted_at: r.now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+const LIST_COLUMNS = ['id', 'device_name', 'rollout_id', 'deployment_id', 'release_id', 'activation', 'health', 'payload_digest', 'envelope_digest', 'label', 'accepted_at'] as const;
+
+export type ReceiptRow = {
+  id: string; device_name: string; rollout_id: string | null; deployment_id: string; release_id: string; activation: string; health: string;
+  payload_digest: string; envelope_digest: string; label: string; accepted_at: Date;
+};
+
+export interface ReceiptFilter {
+  device?: string | undefined;
+  /** any member rollout of the receipt's deployment (UUID) */
+  rolloutId?: string | undefined;
+  /** the deployment (transaction) id (UUID) */
+  transactionId?: string | undefined;
+  activation?: string | undefined;
+  label?: string | undefined;
+}
+
+function filtered(db: Db, tenantId: string, f: ReceiptFilter) {
+  let q = db.selectFrom('release_receipts').where('tenant_id', '=', tenantId);
+  if (f.device !== undefined) q = q.where('device_name', '=', f.device);
+  if (f.transactionId !== undefined) q = q.where('deployment_id', '=', f.transactionId);
+  if (f.rolloutId !== undefined) {
+    const rolloutId = f.rolloutId;
+    // a receipt covers its whole deployment: every member rollout finds it
+    q = q.where('deployment_id', 'in', (eb) => eb.selectFrom('rollouts').select('deployment_id').where('tenant_id', '=', tenantId).where('id', '=', rolloutId));
+  }
+  if (f.activation !== undefined) q = q.where('activation', '=', f.activation);
+  if (f.label !== undefined) q = q.where('label', '=', f.label);
+  return q;
+}
+
+/** Newest first; `total` counts the filtered set. */
+export async function receiptPage(db: Db, tenantId: string, f: ReceiptFilter, limit: number, offset: number): Promise<{ rows: ReceiptRow[]; total: number }> {
+  const [rows, total] = await Promise.all([
+    filtered(db, tenantId, f).select(LIST_COLUMNS).orderBy('accepted_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    filtered(db, tenantId, f).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}
+
+/** The activation outcomes a receipt can carry (contracts §3, release-core `ActivationOutcome`). */
+export const ACTIVATIONS = ['activated', 'rolled-back', 'failed'] as const satisfies readonly ActivationOutcome[];
+
+/** spec §8 counts: the tenant's receipts by activation outcome (the whole set, not the filtered one). */
+export async function receiptCountsByActivation(db: Db, tenantId: string): Promise<Record<ActivationOutcome, number>> {
+  const rows = await db.selectFrom('release_receipts').select(['activation', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('activation').execute();
+  const counts: Record<ActivationOutcome, number> = { activated: 0, 'rolled-back': 0, failed: 0 };
+  for (const r of rows) counts[r.activation as ActivationOutcome] = Number(r.n);
+  return counts;
+}
+
+/** One receipt with its exact envelope bytes and stored payload; `id` must be a UUID. */
+export async function receiptById(db: Db, tenantId: string, id: string) {
+  return db.selectFrom('release_receipts').select([...LIST_COLUMNS, 'envelope_bytes', 'payload']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Accepted receipts oldest first, in keyset pages (the export): memory stays flat. */
+export async function* iterateReceipts(db: Db, tenantId: string, f: { since?: Date; until?: Date; transactionId?: string }, batch = 500): AsyncGenerator<ExportRow> {
+  // a transaction id that is not a UUID names no transaction
+  if (f.transactionId !== undefined && !isUuid(f.transactionId)) return;
+  let after: { at: Date; id: string } | undefined;
+  for (;;) {
+    let q = db
+      .selectFrom('release_receipts as r')
+      .select(['r.id', 'r.device_name', 'r.rollout_id', 'r.deployment_id', 'r.release_id', 'r.payload_digest', 'r.envelope_digest', 'r.accepted_at', 'r.label', 'r.envelope_bytes'])
+      .where('r.tenant_id', '=', tenantId);
+    if (f.since) q = q.where('r.accepted_at', '>=', f.since);
+    if (f.until) q = q.where('r.accepted_at', '<', f.until);
+    if (f.transactionId) q = q.where('r.deployment_id', '=', f.transactionId);
+    if (after) q = q.where(sql<boolean>`(r.accepted_at, r.id) > (${after.at}, ${after.id}::uuid)`);
+    const rows = await q.orderBy('r.accepted_at').orderBy('r.id').limit(batch).execute();
+    for (const r of rows) {
+      yield {
+        id: r.id,
+        device: r.device_name,
+        rollout_id: r.rollout_id,
+        transaction_id: r.deployment_id,
+        release_id: r.release_id,
+        payload_digest: r.payload_digest,
+        envelope_digest: r.envelope_digest,
+        accepted_at: r.accepted_at,
+        label: r.label,
+        envelope_bytes: r.envelope_bytes,
+      };
+    }
+    if (rows.length < batch) return;
+    const last = rows[rows.length - 1]!;
+    after = { at: last.accepted_at, id: last.id };
+  }
+}

@@ -1,0 +1,90 @@
+import { isReleaseError, parseCertificateDer, parseEnvelope, sha256Digest, verifyReceipt, LIMITS, RECEIPT_PAYLOAD_TYPE } from '@svc/release-core';
+import type { Db } from '../../store/tx.js';
+import { isUuid } from '../ids.js';
+import { receiptById, tenantDeviceCaDer, type ReceiptRow } from './queries.js';
+
+export interface ReceiptView {
+  id: string;
+  device: string;
+  rollout_id: string | null;
+  transaction_id: string;
+  release_id: string;
+  activation: string;
+  health: string;
+  payload_digest: string;
+  envelope_digest: string;
+  /** spec §2.3 rule 6: `software-key` */
+  label: string;
+  accepted_at: string;
+}
+
+/** The stored envelope verified again, now, against the tenant device CA. */
+export interface ReceiptVerification {
+  verified: boolean;
+  /** when this check ran */
+  checked_at: string;
+  /** the instant the device certificate's validity was checked at: when the receipt was accepted */
+  certificate_valid_at: string;
+  /** `CODE: reason` when not verified */
+  error: string | null;
+  device_certificate: { fingerprint: string; serial_number: string; subject_cn: string; not_before: string; not_after: string } | null;
+}
+
+export interface ReceiptDetail extends ReceiptView {
+  /** The exact accepted DSSE envelope. */
+  envelope: { payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] };
+  /** Its payload (`svc.release-receipt.v1`), as accepted. */
+  payload: Record<string, unknown>;
+  verification: ReceiptVerification;
+}
+
+export function receiptJson(r: ReceiptRow): ReceiptView {
+  return {
+    id: r.id,
+    device: r.device_name,
+    rollout_id: r.rollout_id,
+    // spec §3 rule 2: the deployment id is the transaction id of every signed deployment
+    transaction_id: r.deployment_id,
+    release_id: r.release_id,
+    activation: r.activation,
+    health: r.health,
+    payload_digest: r.payload_digest,
+    envelope_digest: r.envelope_digest,
+    label: r.label,
+    accepted_at: r.accepted_at.toISOString(),
+  };
+}
+
+/** One receipt with its exact envelope, its payload and the envelope verified again (spec §2.3 rules 5 and 6). */
+export async function receiptDetail(db: Db, tenantId: string, id: string, now: Date): Promise<ReceiptDetail | undefined> {
+  if (!isUuid(id)) return undefined;
+  const r = await receiptById(db, tenantId, id);
+  if (!r) return undefined;
+  const envelope = JSON.parse(Buffer.from(r.envelope_bytes).toString('utf8')) as ReceiptDetail['envelope'];
+  const caDer = await tenantDeviceCaDer(db, tenantId);
+  return { ...receiptJson(r), envelope, payload: r.payload, verification: verify(r, caDer, tenantId, now) };
+}
+
+function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDer: Uint8Array | undefined, tenantId: string, now: Date): ReceiptVerification {
+  const out: ReceiptVerification = { verified: false, checked_at: now.toISOString(), certificate_valid_at: r.accepted_at.toISOString(), error: null, device_certificate: null };
+  if (!caDer) return { ...out, error: 'RECEIPT_UNEXPECTED: the tenant has no device CA' };
+  try {
+    const env = parseEnvelope(r.envelope_bytes, { maxBytes: LIMITS.receiptEnvelopeBytes, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
+    const v = verifyReceipt(env, { ca: parseCertificateDer(caDer), tenant: tenantId, device: r.device_name, now: r.accepted_at });
+    const c = v.certificate;
+    out.device_certificate = {
+      fingerprint: sha256Digest(c.der),
+      serial_number: c.serialNumber,
+      subject_cn: c.subjectCN,
+      not_before: c.notBefore.toISOString(),
+      not_after: c.notAfter.toISOString(),
+    };
+    // the stored bytes still hash to the digests recorded at acceptance
+    if (v.envelopeDigest !== r.envelope_digest) return { ...out, error: `ENVELOPE_DIGEST_MISMATCH: stored ${r.envelope_digest}, the bytes hash to ${v.envelopeDigest}` };
+    if (v.payloadDigest !== r.payload_digest) return { ...out, error: `PAYLOAD_DIGEST_MISMATCH: stored ${r.payload_digest}, the bytes hash to ${v.payloadDigest}` };
+    return { ...out, verified: true };
+  } catch (e) {
+    if (!isReleaseError(e)) throw e;
+    return { ...out, error: `${e.code}: ${e.message}` };
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * Rollout start, operator controls and device-reported legacy status (spec §4 "Rollout start
+ * against a published release", spec §3 rules 1-3, spec §2.3 rule 6).
+ *
+ * Signed start re-verifies EVERYTHING against current state: the authorizer key still
+ * registered and not revoked (verifyRelease again on the stored envelope), envelope and payload
+ * digests, the CURRENT group snapshot digest (computed from the members under the group row
+ * lock), artifact records, device compatibility, health policy and waves; then creates the
+ * deployment (its id IS the transaction id), one member rollout per component (group and
+ * position from release-core transactionMembers), the waves and the per-device rows in the one
+ * unit of work, so no device sees any work before every signed component is resolved.
+ *
+ * Legacy start: an artifact to a group, labelled `legacy` everywhere (spec §2.2 rule 3).
+ */
+import { randomUUID } from 'node:crypto';
+import { transactionMembers, verifyRelease, type ReleasePayload } from '@svc/release-core';
+import { invalidInput, notFound, ServerError } from '../../errors/server-error.js';
+import { trustedAuthorizerKeys } from '../authorizer-keys/queries.js';
+import { computeSnapshotDigest } from '../groups/snapshot.js';
+import type { Db } from '../../store/tx.js';
+import { isUuid } from '../ids.js';
+import { getReleaseWithEnvelope, targetGroup } from '../releases/queries.js';
+import { checkComponentArtifacts, checkTargetPolicyDigest, parseStoredEnvelope } from '../releases/rules.js';
+import type { Command, UnitOfWork } from '../unit-of-work.js';
+import { approve, initialWaves, recordResult, resume } from './progression.js';
+import {
+  deploymentDevice,
+  incompatibleDevices,
+  insertDeployment,
+  insertLegacyReport,
+  insertRollout,
+  insertWavesAndDevices,
+  legacyArtifact,
+  legacyRollout,
+  lockDeployment,
+  lockRolloutDeployment,
+  setAborted,
+  setDeviceResult,
+  wavesOf,
+  writeWaves,
+} from './queries.js';
+import { deviceStateFromLegacy, isFailure, rolloutStatus, type DeviceState, type RolloutStatus } from './states.js';
+import { transactionIdOf } from './views.js';
+import { applyOverrides, parseFailureThreshold, parseWaves, planWaves, waveBounds, type FailureThreshold, type PlannedWave } from './waves.js';
+
+export interface StartResult {
+  deployment_id: string;
+  rollout_ids: string[];
+}
+
+/** Body of `POST /rollouts` start-time overrides: they may only tighten (waves.ts applyOverrides). */
+export interface RolloutOverrides {
+  require_approval?: number[];
+  failure_threshold?: FailureThreshold;
+}
+
+const MAX_INCOMPATIBLE_SHOWN = 5;
+
+/** spec §4: a signed rollout of a published release (`POST /rollouts {release_id, overrides?}`). */
+export const startSignedRollout: Command<{ releaseId: string; overrides?: RolloutOverrides | undefined }, StartResult> = async (uow, { releaseId, overrides }) => {
+  const { trx, tenant, now } = uow;
+  const rel = isUuid(releaseId) ? await getReleaseWithEnvelope(trx, tenant, releaseId) : undefined;
+  if (!rel) throw notFound(`release ${releaseId}`);
+  // spec §4: re-verify the authorizer (a revoked key is no longer trusted), validity, tenant, product
+  const v = verifyRelease(parseStoredEnvelope(rel.envelope_bytes), { trustedKeys: await trustedAuthorizerKeys(trx, tenant), tenant, product: rel.product, now });
+  // spec §4: envelope digests equal what was published
+  if (v.envelopeDigest !== rel.envelope_digest) throw new ServerError('ROLLOUT_INVALID', `release: envelope digest ${v.envelopeDigest} differs from the published ${rel.envelope_digest}`);
+  if (v.payloadDigest !== rel.payload_digest) throw new ServerError('ROLLOUT_INVALID', `release: payload digest ${v.payloadDigest} differs from the published ${rel.payload_digest}`);
+  const p: ReleasePayload = v.payload;
+  checkHealthProbe(p);
+  const waves = parseWaves(p.rollout.waves, 'rollout.waves');
+  const threshold = parseFailureThreshold((p.rollout as unknown as Record<string, unknown>)['failure_threshold'], 'rollout.failure_threshold');
+  const members = transactionMembers(p);
+
+  // spec §4: artifact records still match the signed components
+  const artifactIds = await checkComponentArtifacts(trx, tenant, p);
+  const groupId = p.rollout.target_group;
+  const g = isUuid(groupId) ? await targetGroup(trx, tenant, groupId, { lock: true }) : undefined;
+  if (!g) throw new ServerError('GROUP_CHANGED', `rollout.target_group: group ${JSON.stringify(groupId)} no longer exists`);
+  // spec §4: a changed group yields a different target-policy digest and the start is refused.
+  // Recomputed from the members under the row lock rather than trusting the stored value.
+  const snap = await computeSnapshotDigest(trx, tenant, g.id);
+  checkTargetPolicyDigest(p, { id: g.id, digest: snap.digest });
+  if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `rollout.target_group: group ${g.id} has no devices`);
+  // spec §4: device compatibility
+  const bad = await incompatibleDevices(trx, tenant, g.id, p.compatibility.profiles, MAX_INCOMPATIBLE_SHOWN + 1);
+  if (bad.length > 0) {
+    const shown = bad.slice(0, MAX_INCOMPATIBLE_SHOWN).join(', ');
+    throw new ServerError(
+      'DEVICE_INCOMPATIBLE',
+      `compatibility.profiles: device${bad.length > 1 ? 's' : ''} ${shown}${bad.length > MAX_INCOMPATIBLE_SHOWN ? ' and more' : ''} report${bad.length > 1 ? '' : 's'} no profile in ${JSON.stringify(p.compatibility.profiles)}`,
+    );
+  }
+  const deploymentId = randomUUID();
+  const plan = planWaves(snap.count, waves);
+  const { gated, threshold: effective } = applyOverrides({ waves, threshold }, overrides, plan.length);
+  await insertDeployment(trx, {
+    id: deploymentId, tenantId: tenant, kind: 'signed', releaseId: rel.id, artifactId: null, groupId: g.id, snapshot: snap.digest,
+    memberCount: members.length, deviceCount: snap.count, threshold: effective, now,
+  });
+  const rolloutIds: string[] = [];
+  for (const m of members) {
+    const id = randomUUID();
+    rolloutIds.push(id);
+    await insertRollout(trx, { id, tenantId: tenant, deploymentId, kind: 'signed', releaseId: rel.id, artifactId: artifactIds.get(m.component)!, component: m.component, group: m.group, position: m.position, now });
+  }
+  await insertWaves(trx, tenant, deploymentId, g.id, plan.map((w) => ({ ...w, requires_approval: w.requires_approval || gated.has(w.index) })), now);
+  await auditStart(uow, { kind: 'signed', releaseId: rel.id, deploymentId, rolloutIds, groupId: g.id, devices: snap.count });
+  return { deployment_id: deploymentId, rollout_ids: rolloutIds };
+};
+
+/** spec §4: a signed rollout needs a health probe (release-core admits an empty list in the document). */
+function checkHealthProbe(p: ReleasePayload): void {
+  const health = p.health as { probes?: unknown } | undefined;
+  if (!health || !Array.isArray(health.probes) || health.probes.length === 0) {
+    throw new ServerError('ROLLOUT_INVALID', 'health.probes: a signed rollout needs at least one health probe');
+  }
+}
+
+/** spec §2.2 rule 3: an unsigned artifact to a group (`POST /rollouts {artifact_id, group_id, waves?}`). */
+export const startLegacyRollout: Command<{ artifactId: string; groupId: string; waves?: unknown }, StartResult> = async (uow, input) => {
+  const { trx, tenant, now } = uow;
+  const waves = parseWaves(input.waves, 'waves');
+  const a = isUuid(input.artifactId) ? await legacyArtifact(trx, tenant, input.artifactId) : undefined;
+  if (!a) throw new ServerError('ROLLOUT_INVALID', `artifact_id: no artifact ${input.artifactId}`);
+  const g = isUuid(input.groupId) ? await targetGroup(trx, tenant, input.groupId, { lock: true }) : undefined;
+  if (!g) throw new ServerError('ROLLOUT_INVALID', `group_id: no group ${input.groupId}`);
+  const snap = await computeSnapshotDigest(trx, tenant, g.id);
+  if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `group_id: group ${g.id} has no devices`);
+  const deploymentId = randomUUID();
+  await insertDeployment(trx, { id: deploymentId, tenantId: tenant, kind: 'legacy', releaseId: null, artifactId: a.id, groupId: g.id, snapshot: snap.digest, memberCount: 1, deviceCount: snap.count, threshold: undefined, now });
+  const id = randomUUID();
+  await insertRollout(trx, { id, tenantId: tenant, deploymentId, kind: 'legacy', releaseId: null, artifactId: a.id, component: a.name, group: 0, position: 0, now });
+  await insertWaves(trx, tenant, deploymentId, g.id, planWaves(snap.count, waves), now);
+  await auditStart(uow, { kind: 'legacy', releaseId: null, deploymentId, rolloutIds: [id], groupId: g.id, devices: snap.count });
+  return { deployment_id: deploymentId, rollout_ids: [id] };
+};
+
+async function insertWaves(db: Db, tenantId: string, deploymentId: string, groupId: string, plan: PlannedWave[], now: Date): Promise<void> {
+  const rows = initialWaves(plan.map((w) => ({ index: w.index, size: w.size, requires_approval: w.requires_approval })));
+  await insertWavesAndDevices(db, tenantId, deploymentId, groupId, rows.map((w, i) => ({ ...w, name: plan[i]!.name })), waveBounds(plan), now);
+}
+
+async function auditStart(
+  uow: UnitOfWork,
+  s: { kind: 'signed' | 'legacy'; releaseId: string | null; deploymentId: string; rolloutIds: string[]; groupId: string; devices: number },
+): Promise<void> {
+  await uow.audit({
+    action: 'rollout.start',
+    target: `rollout:${s.rolloutIds[0]!}`,
+    detail: { kind: s.kind, release_id: s.releaseId, transaction_id: transactionIdOf({ kind: s.kind, deployment_id: s.deploymentId }), rollouts: s.rolloutIds, group_id: s.groupId, devices: s.devices },
+  });
+}
+
+export type RolloutAction = 'approve' | 'resume' | 'abort';
+
+/**
+ * Operator controls (spec §4: approve, resume, abort), acting on the whole deployment of the
+ * member rollout `id`; 409 ROLLOUT_STATE when the action does not apply now. Abort stops
+ * handing out work; devices that already started finish and their receipts are still accepted.
+ */
+export const controlRollout: Command<{ id: string; action: RolloutAction }, void> = async (uow, { id, action }) => {
+  const d = isUuid(id) ? await lockRolloutDeployment(uow.trx, uow.tenant, id) : undefined;
+  if (!d) throw notFound(`rollout ${id}`);
+  const waves = (await wavesOf(uow.trx, [d.id])).get(d.id) ?? [];
+  if (d.aborted_at !== null) throw new ServerError('ROLLOUT_STATE', `rollout ${id}: is aborted`);
+  let status: RolloutStatus;
+  if (action === 'abort') {
+    if (rolloutStatus(waves, false) === 'completed') throw new ServerError('ROLLOUT_STATE', `rollout ${id}: is already completed`);
+    await setAborted(uow.trx, d.id, uow.now);
+    status = rolloutStatus(waves, true);
+  } else {
+    const next = action === 'approve' ? approve(waves, d.failure_threshold ?? undefined) : resume(waves, d.failure_threshold ?? undefined);
+    if (!next) throw new ServerError('ROLLOUT_STATE', `rollout ${id}: no wave is ${action === 'approve' ? 'waiting for approval' : 'paused'}`);
+    await writeWaves(uow.trx, d.id, waves, next, uow.now);
+    status = rolloutStatus(next, false);
+  }
+  await uow.audit({ action: `rollout.${action}`, target: `rollout:${id}`, detail: { status, transaction_id: transactionIdOf({ kind: d.kind, deployment_id: d.id }) } });
+};
+
+/** Device state, deployment counters and wave progression of one terminal result (deployment row locked by the caller). */
+export async function recordDeviceResult(
+  db: Db,
+  d: { id: string; failure_threshold: FailureThreshold | null },
+  device: string,
+  waveIdx: number,
+  state: Exclude<DeviceState, 'pending'>,
+  receiptId: string | null,
+  now: Date,
+): Promise<void> {
+  await setDeviceResult(db, d.id, device, state, receiptId, now);
+  const before = (await wavesOf(db, [d.id])).get(d.id) ?? [];
+  // spec §4: the failure threshold from the constraints is evaluated as results arrive
+  const after = recordResult(before, waveIdx, isFailure(state), d.failure_threshold ?? undefined);
+  await writeWaves(db, d.id, before, after, now);
+}
+
+/** Longest `detail` a device may send with a legacy status report. */
+export const MAX_LEGACY_DETAIL_CHARS = 1024;
+
+/**
+ * Legacy status (spec §2.3 rule 6), from the device channel as `device:<name>`: appended to an
+ * append-only table labelled `device-reported`; the first terminal report moves the device's
+ * legacy progress, later ones are history. Never upgraded to evidence.
+ */
+export const reportLegacyStatus: Command<{ deviceName: string; rolloutId: string; status: 'installed' | 'failed'; detail?: string | undefined }, void> = async (uow, args) => {
+  if (args.status !== 'installed' && args.status !== 'failed') throw new ServerError('ROLLOUT_INVALID', 'status: must be installed or failed');
+  if (args.detail !== undefined && args.detail.length > MAX_LEGACY_DETAIL_CHARS) throw invalidInput('detail', `longer than ${MAX_LEGACY_DETAIL_CHARS} characters`);
+  const r = isUuid(args.rolloutId) ? await legacyRollout(uow.trx, uow.tenant, args.rolloutId) : undefined;
+  if (!r) throw new ServerError('RECEIPT_UNEXPECTED', `rollout_id: no legacy rollout ${args.rolloutId} in this tenant`);
+  const d = await lockDeployment(uow.trx, r.deployment_id);
+  const dd = await deploymentDevice(uow.trx, d.id, args.deviceName);
+  if (!dd) throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${args.rolloutId}`);
+  await insertLegacyReport(uow.trx, { tenantId: uow.tenant, deploymentId: d.id, rolloutId: r.id, device: args.deviceName, status: args.status, detail: args.detail ?? null, now: uow.now });
+  // the first terminal report counts; later reports are kept as history only
+  if (dd.state === 'pending') await recordDeviceResult(uow.trx, d, args.deviceName, dd.wave_idx, deviceStateFromLegacy(args.status), null, uow.now);
+  await uow.audit({ action: 'rollout.legacy-status', target: `rollout:${r.id}`, detail: { status: args.status, label: 'device-reported' } });
+};

@@ -1,0 +1,320 @@
+/**
+ * Deployments, their member rollouts, waves and per-device rows. A member rollout belongs to a
+ * deployment; waves, device progress and controls live on the deployment, so every member of a
+ * release transaction moves together. Writers lock the deployment row (`lockDeployment`), so
+ * two server processes never interleave a transition.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../store/tx.js';
+import type { WaveRow } from './progression.js';
+import type { DeviceState, WaveState } from './states.js';
+import type { FailureThreshold } from './waves.js';
+
+export type RolloutKind = 'signed' | 'legacy';
+
+/** A member rollout joined with its deployment's progress counters. */
+export type RolloutRow = {
+  id: string; kind: RolloutKind; release_id: string | null; deployment_id: string; artifact_id: string; component: string;
+  group_index: number; position: number; created_at: Date; group_id: string; device_count: number; aborted_at: Date | null;
+  n_committed: number; n_rolled_back: number; n_failed: number; n_installed: number;
+};
+
+function rolloutsJoined(db: Db, tenantId: string) {
+  return db
+    .selectFrom('rollouts as r')
+    .innerJoin('deployments as d', 'd.id', 'r.deployment_id')
+    .where('r.tenant_id', '=', tenantId)
+    .select([
+      'r.id', 'r.kind', 'r.release_id', 'r.deployment_id', 'r.artifact_id', 'r.component', 'r.group_index', 'r.position', 'r.created_at',
+      'd.group_id', 'd.device_count', 'd.aborted_at', 'd.n_committed', 'd.n_rolled_back', 'd.n_failed', 'd.n_installed',
+    ]);
+}
+
+export async function rolloutPage(
+  db: Db,
+  tenantId: string,
+  filter: { kind?: RolloutKind | undefined; releaseId?: string | undefined },
+  limit: number,
+  offset: number,
+): Promise<{ rows: RolloutRow[]; total: number }> {
+  let q = rolloutsJoined(db, tenantId);
+  if (filter.kind !== undefined) q = q.where('r.kind', '=', filter.kind);
+  if (filter.releaseId !== undefined) q = q.where('r.release_id', '=', filter.releaseId);
+  const rows = (await q.orderBy('r.created_at', 'desc').orderBy('r.position').orderBy('r.id').limit(limit).offset(offset).execute()) as RolloutRow[];
+  const total = await q.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return { rows, total: Number(total.n) };
+}
+
+/** spec §8 counts: the tenant's member rollouts by kind (the whole set, not the filtered one). */
+export async function rolloutCountsByKind(db: Db, tenantId: string): Promise<Record<RolloutKind, number>> {
+  const kinds = await db.selectFrom('rollouts').select(['kind', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('kind').execute();
+  const counts: Record<RolloutKind, number> = { signed: 0, legacy: 0 };
+  for (const k of kinds) counts[k.kind as RolloutKind] = Number(k.n);
+  return counts;
+}
+
+/** `id` must be a UUID. */
+export async function rolloutById(db: Db, tenantId: string, id: string): Promise<RolloutRow | undefined> {
+  return (await rolloutsJoined(db, tenantId).where('r.id', '=', id).executeTakeFirst()) as RolloutRow | undefined;
+}
+
+export type WaveDetailRow = WaveRow & { name: string };
+
+/** The waves of each deployment, in order. */
+export async function wavesOf(db: Db, deploymentIds: string[]): Promise<Map<string, WaveDetailRow[]>> {
+  const out = new Map<string, WaveDetailRow[]>();
+  if (deploymentIds.length === 0) return out;
+  const rows = await db.selectFrom('deployment_waves').selectAll().where('deployment_id', 'in', deploymentIds).orderBy('deployment_id').orderBy('idx').execute();
+  for (const w of rows) {
+    const list = out.get(w.deployment_id) ?? [];
+    list.push({ index: w.idx, name: w.name, size: w.size, requires_approval: w.requires_approval, state: w.state as WaveState, done: w.done, failed: w.failed, failures_acknowledged: w.failures_acknowledged });
+    out.set(w.deployment_id, list);
+  }
+  return out;
+}
+
+export async function deploymentMembers(db: Db, deploymentId: string) {
+  return db.selectFrom('rollouts').select(['id', 'component', 'group_index', 'position', 'artifact_id']).where('deployment_id', '=', deploymentId).orderBy('position').execute();
+}
+
+export async function deploymentThreshold(db: Db, deploymentId: string): Promise<FailureThreshold | null> {
+  const d = await db.selectFrom('deployments').select('failure_threshold').where('id', '=', deploymentId).executeTakeFirstOrThrow();
+  return (d.failure_threshold as FailureThreshold | null) ?? null;
+}
+
+/** One page of a deployment's devices in byte order of names. */
+export async function deploymentDevicePage(db: Db, tenantId: string, deploymentId: string, limit: number, offset: number) {
+  return db
+    .selectFrom('deployment_devices')
+    .select(['device_name', 'wave_idx', 'state', 'updated_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('deployment_id', '=', deploymentId)
+    .orderBy(sql`device_name COLLATE "C"`)
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/** The deployment of a member rollout of this tenant, row-locked; `rolloutId` must be a UUID. */
+export async function lockRolloutDeployment(db: Db, tenantId: string, rolloutId: string) {
+  const r = await db.selectFrom('rollouts').select(['deployment_id', 'kind']).where('tenant_id', '=', tenantId).where('id', '=', rolloutId).executeTakeFirst();
+  if (!r) return undefined;
+  const d = await lockDeployment(db, r.deployment_id);
+  return { ...d, kind: r.kind as RolloutKind };
+}
+
+/** Locks a deployment row: wave counters and progression are read-modify-write. */
+export async function lockDeployment(db: Db, deploymentId: string): Promise<{ id: string; aborted_at: Date | null; failure_threshold: FailureThreshold | null }> {
+  const d = await db.selectFrom('deployments').select(['id', 'aborted_at', 'failure_threshold']).where('id', '=', deploymentId).forUpdate().executeTakeFirstOrThrow();
+  return { id: d.id, aborted_at: d.aborted_at, failure_threshold: (d.failure_threshold as FailureThreshold | null) ?? null };
+}
+
+export async function setAborted(db: Db, deploymentId: string, now: Date): Promise<void> {
+  await db.updateTable('deployments').set({ aborted_at: now }).where('id', '=', deploymentId).execute();
+}
+
+/** Writes only the wave rows that changed. */
+export async function writeWaves(db: Db, deploymentId: string, before: WaveRow[], after: WaveRow[], now: Date): Promise<void> {
+  for (const w of after) {
+    const b = before.find((x) => x.index === w.index);
+    if (b && b.state === w.state && b.done === w.done && b.failed === w.failed && b.failures_acknowledged === w.failures_acknowledged) continue;
+    await db
+      .updateTable('deployment_waves')
+      .set({ state: w.state, done: w.done, failed: w.failed, failures_acknowledged: w.failures_acknowledged, updated_at: now })
+      .where('deployment_id', '=', deploymentId)
+      .where('idx', '=', w.index)
+      .execute();
+  }
+}
+
+/** A device's row in a deployment (its wave and state), or undefined when it is not assigned. */
+export async function deploymentDevice(db: Db, deploymentId: string, device: string): Promise<{ wave_idx: number; state: DeviceState } | undefined> {
+  const row = await db.selectFrom('deployment_devices').select(['wave_idx', 'state']).where('deployment_id', '=', deploymentId).where('device_name', '=', device).executeTakeFirst();
+  return row ? { wave_idx: row.wave_idx, state: row.state as DeviceState } : undefined;
+}
+
+const COUNTER: Record<Exclude<DeviceState, 'pending'>, 'n_committed' | 'n_rolled_back' | 'n_failed' | 'n_installed'> = {
+  committed: 'n_committed',
+  'rolled back': 'n_rolled_back',
+  failed: 'n_failed',
+  installed: 'n_installed',
+};
+
+/** A device's terminal state and the deployment's counter for it. */
+export async function setDeviceResult(db: Db, deploymentId: string, device: string, state: Exclude<DeviceState, 'pending'>, receiptId: string | null, now: Date): Promise<void> {
+  await db.updateTable('deployment_devices').set({ state, receipt_id: receiptId, updated_at: now }).where('deployment_id', '=', deploymentId).where('device_name', '=', device).execute();
+  const col = COUNTER[state];
+  await db.updateTable('deployments').set((eb) => ({ [col]: eb(col, '+', 1) })).where('id', '=', deploymentId).execute();
+}
+
+/** Devices of the group whose reported profile is not in `profiles` (or unknown), at most `max`. */
+export async function incompatibleDevices(db: Db, tenantId: string, groupId: string, profiles: string[], max: number): Promise<string[]> {
+  // anti-join in member-key order: it stops at the first few offenders instead of sorting the group
+  const rows = await db
+    .selectFrom('device_group_members as m')
+    .select('m.device_name')
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.group_id', '=', groupId)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('devices as d').select('d.id').whereRef('d.tenant_id', '=', 'm.tenant_id').whereRef('d.name', '=', 'm.device_name').where('d.profile', 'in', profiles))),
+    )
+    .orderBy('m.group_id')
+    .orderBy('m.device_name')
+    .limit(max)
+    .execute();
+  return rows.map((r) => r.device_name);
+}
+
+/** An artifact of the tenant (legacy rollouts); `id` must be a UUID. */
+export async function legacyArtifact(db: Db, tenantId: string, id: string) {
+  return db.selectFrom('artifacts').select(['id', 'name']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertDeployment(
+  db: Db,
+  d: { id: string; tenantId: string; kind: RolloutKind; releaseId: string | null; artifactId: string | null; groupId: string; snapshot: string; memberCount: number; deviceCount: number; threshold: FailureThreshold | undefined; now: Date },
+): Promise<void> {
+  await db
+    .insertInto('deployments')
+    .values({
+      id: d.id,
+      tenant_id: d.tenantId,
+      kind: d.kind,
+      release_id: d.releaseId,
+      artifact_id: d.artifactId,
+      group_id: d.groupId,
+      snapshot_digest: d.snapshot,
+      member_count: d.memberCount,
+      device_count: d.deviceCount,
+      failure_threshold: d.threshold ? JSON.stringify(d.threshold) : null,
+      aborted_at: null,
+      created_at: d.now,
+    })
+    .execute();
+}
+
+export async function insertRollout(
+  db: Db,
+  r: { id: string; tenantId: string; deploymentId: string; kind: RolloutKind; releaseId: string | null; artifactId: string; component: string; group: number; position: number; now: Date },
+): Promise<void> {
+  await db
+    .insertInto('rollouts')
+    .values({ id: r.id, tenant_id: r.tenantId, deployment_id: r.deploymentId, kind: r.kind, release_id: r.releaseId, artifact_id: r.artifactId, component: r.component, group_index: r.group, position: r.position, created_at: r.now })
+    .execute();
+}
+
+/**
+ * Waves and one row per device, assigned in SQL: devices ranked by sha256(deployment id ":"
+ * name) (deterministic, the rule of waves.ts) and cut at the wave `bounds` (cumulative sizes).
+ * One INSERT ... SELECT, so a 100k-device group never travels through the process.
+ */
+export async function insertWavesAndDevices(
+  db: Db,
+  tenantId: string,
+  deploymentId: string,
+  groupId: string,
+  waves: (WaveRow & { name: string })[],
+  bounds: number[],
+  now: Date,
+): Promise<void> {
+  await db
+    .insertInto('deployment_waves')
+    .values(
+      waves.map((w) => ({
+        deployment_id: deploymentId, tenant_id: tenantId, idx: w.index, name: w.name, size: w.size, requires_approval: w.requires_approval, state: w.state, updated_at: now,
+      })),
+    )
+    .execute();
+  const cases = sql.join(bounds.map((b, i) => sql`WHEN rn <= ${sql.lit(b)} THEN ${sql.lit(i)}`), sql` `);
+  await sql`
+    INSERT INTO deployment_devices (deployment_id, tenant_id, device_name, wave_idx)
+    SELECT ${deploymentId}::uuid, ${tenantId}::uuid, device_name, CASE ${cases} END
+    FROM (
+      SELECT device_name, row_number() OVER (ORDER BY sha256(convert_to(${deploymentId + ':'} || device_name, 'UTF8'))) AS rn
+      FROM device_group_members WHERE tenant_id = ${tenantId} AND group_id = ${groupId}
+    ) ranked`.execute(db);
+}
+
+/** A legacy member rollout of the tenant; `id` must be a UUID. */
+export async function legacyRollout(db: Db, tenantId: string, id: string) {
+  return db.selectFrom('rollouts').select(['id', 'deployment_id']).where('tenant_id', '=', tenantId).where('id', '=', id).where('kind', '=', 'legacy').executeTakeFirst();
+}
+
+/** spec §2.3 rule 6: appended, labelled `device-reported` by the table default. */
+export async function insertLegacyReport(
+  db: Db,
+  r: { tenantId: string; deploymentId: string; rolloutId: string; device: string; status: 'installed' | 'failed'; detail: string | null; now: Date },
+): Promise<void> {
+  await db
+    .insertInto('legacy_status_reports')
+    .values({ tenant_id: r.tenantId, deployment_id: r.deploymentId, rollout_id: r.rolloutId, device_name: r.device, status: r.status, detail: r.detail, reported_at: r.now })
+    .execute();
+}
+
+export interface DeviceAssignment {
+  rollout_id: string;
+  kind: RolloutKind;
+  // signed-release pointer (spec §2.2, spec §3): the device fetches the envelope through TUF and verifies it itself
+  release?: { release_id: string; product: string; version: string; envelope_target: string; envelope_digest: string; payload_digest: string };
+  transaction?: { id: string; member_count: number; members: { rollout_id: string; component: string; group: number; position: number }[] };
+  // legacy artifact pointer (no release): stays distinguishable everywhere
+  legacy?: { artifact_id: string; name: string; version: string; kind: string; target: string; digest: string; length: number };
+}
+
+/**
+ * Work for a device now (device channel, on check-in): deployments not aborted, whose wave
+ * holding the device is open, and for which the device has not yet reported a terminal result.
+ * One assignment per deployment; `rollout_id` is the member at position 0, and `transaction`
+ * always carries the full member set with group and position (spec §3 rule 3), member_count 1
+ * for one component. Computed from the database on every check-in; nothing lives in memory.
+ */
+export async function listAssignments(db: Db, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]> {
+  void now; // assignments depend on stored state only; validity is checked by the device itself
+  const deps = await db
+    .selectFrom('deployment_devices as dd')
+    .innerJoin('deployments as d', 'd.id', 'dd.deployment_id')
+    .innerJoin('deployment_waves as w', (j) => j.onRef('w.deployment_id', '=', 'dd.deployment_id').onRef('w.idx', '=', 'dd.wave_idx'))
+    .select(['d.id', 'd.kind', 'd.release_id', 'd.artifact_id', 'd.member_count', 'd.created_at'])
+    .where('dd.tenant_id', '=', tenantId)
+    .where('dd.device_name', '=', deviceName)
+    .where('dd.state', '=', 'pending')
+    .where('d.aborted_at', 'is', null)
+    .where('w.state', '=', 'open')
+    .orderBy('d.created_at')
+    .orderBy('d.id')
+    .execute();
+  if (deps.length === 0) return [];
+  const ids = deps.map((d) => d.id);
+  const rollouts = await db.selectFrom('rollouts').select(['id', 'deployment_id', 'component', 'group_index', 'position']).where('deployment_id', 'in', ids).orderBy('position').execute();
+  const releaseIds = deps.map((d) => d.release_id).filter((x): x is string => x !== null);
+  const releases = releaseIds.length
+    ? await db.selectFrom('releases').select(['id', 'product', 'version', 'target', 'envelope_digest', 'payload_digest']).where('id', 'in', releaseIds).execute()
+    : [];
+  const artifactIds = deps.map((d) => d.artifact_id).filter((x): x is string => x !== null);
+  const artifacts = artifactIds.length
+    ? await db.selectFrom('artifacts').select(['id', 'name', 'version', 'kind', 'target', 'digest', 'length']).where('id', 'in', artifactIds).execute()
+    : [];
+  return deps.map((d) => {
+    const members = rollouts.filter((r) => r.deployment_id === d.id);
+    const lead = members[0]!;
+    if (d.kind === 'legacy') {
+      const a = artifacts.find((x) => x.id === d.artifact_id)!;
+      return {
+        rollout_id: lead.id,
+        kind: 'legacy' as const,
+        legacy: { artifact_id: a.id, name: a.name, version: a.version, kind: a.kind, target: a.target, digest: a.digest, length: Number(a.length) },
+      };
+    }
+    const rel = releases.find((x) => x.id === d.release_id)!;
+    return {
+      rollout_id: lead.id,
+      kind: 'signed' as const,
+      release: { release_id: rel.id, product: rel.product, version: rel.version, envelope_target: rel.target, envelope_digest: rel.envelope_digest, payload_digest: rel.payload_digest },
+      transaction: {
+        id: d.id,
+        member_count: d.member_count,
+        members: members.map((m) => ({ rollout_id: m.id, component: m.component, group: m.group_index, position: m.position })),
+      },
+    };
+  });
+}

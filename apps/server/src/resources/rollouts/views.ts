@@ -1,0 +1,84 @@
+import type { Db } from '../../store/tx.js';
+import { isUuid } from '../ids.js';
+import type { WaveRow } from './progression.js';
+import { deploymentDevicePage, deploymentMembers, deploymentThreshold, rolloutById, wavesOf, type RolloutRow } from './queries.js';
+import { rolloutStatus, type RolloutStatus, type WaveState } from './states.js';
+import type { FailureThreshold } from './waves.js';
+
+export interface RolloutView {
+  id: string;
+  kind: 'signed' | 'legacy';
+  release_id: string | null;
+  transaction_id: string | null;
+  status: RolloutStatus;
+  artifact_id: string;
+  component: string;
+  group: number;
+  position: number;
+  group_id: string;
+  device_count: number;
+  /** legacy status is device-reported (spec §2.3 rule 6); signed results come from verified receipts */
+  evidence: 'signed-receipt' | 'device-reported';
+  progress: { pending: number; committed: number; rolled_back: number; failed: number; installed: number };
+  created_at: string;
+}
+
+export interface RolloutDetail extends RolloutView {
+  members: { rollout_id: string; component: string; group: number; position: number; artifact_id: string }[];
+  failure_threshold: FailureThreshold | null;
+  waves: { index: number; name: string; size: number; requires_approval: boolean; state: WaveState; done: number; failed: number }[];
+  devices: { device: string; wave: number; state: string; updated_at: string | null }[];
+  devices_total: number;
+}
+
+/** spec §3 rule 2: the deployment id is the transaction id of a signed deployment; legacy has none. */
+export function transactionIdOf(r: { kind: 'signed' | 'legacy'; deployment_id: string }): string | null {
+  return r.kind === 'signed' ? r.deployment_id : null;
+}
+
+export function rolloutJson(r: RolloutRow, waves: WaveRow[]): RolloutView {
+  const terminal = r.n_committed + r.n_rolled_back + r.n_failed + r.n_installed;
+  return {
+    id: r.id,
+    kind: r.kind,
+    release_id: r.release_id,
+    transaction_id: transactionIdOf(r),
+    status: rolloutStatus(waves, r.aborted_at !== null),
+    artifact_id: r.artifact_id,
+    component: r.component,
+    group: r.group_index,
+    position: r.position,
+    group_id: r.group_id,
+    device_count: r.device_count,
+    evidence: r.kind === 'signed' ? 'signed-receipt' : 'device-reported',
+    progress: { pending: r.device_count - terminal, committed: r.n_committed, rolled_back: r.n_rolled_back, failed: r.n_failed, installed: r.n_installed },
+    created_at: r.created_at.toISOString(),
+  };
+}
+
+/** A page of rollouts with their statuses (waves read in one query for the page). */
+export async function rolloutsJson(db: Db, rows: RolloutRow[]): Promise<RolloutView[]> {
+  const waves = await wavesOf(db, [...new Set(rows.map((r) => r.deployment_id))]);
+  return rows.map((r) => rolloutJson(r, waves.get(r.deployment_id) ?? []));
+}
+
+/** The rollout detail: members, waves, threshold and one page of its devices. */
+export async function rolloutDetail(db: Db, tenantId: string, id: string, devicePage = { limit: 50, offset: 0 }): Promise<RolloutDetail | undefined> {
+  if (!isUuid(id)) return undefined;
+  const r = await rolloutById(db, tenantId, id);
+  if (!r) return undefined;
+  const [waves, members, threshold, devices] = await Promise.all([
+    wavesOf(db, [r.deployment_id]).then((m) => m.get(r.deployment_id) ?? []),
+    deploymentMembers(db, r.deployment_id),
+    deploymentThreshold(db, r.deployment_id),
+    deploymentDevicePage(db, tenantId, r.deployment_id, devicePage.limit, devicePage.offset),
+  ]);
+  return {
+    ...rolloutJson(r, waves),
+    members: members.map((m) => ({ rollout_id: m.id, component: m.component, group: m.group_index, position: m.position, artifact_id: m.artifact_id })),
+    failure_threshold: threshold,
+    waves: waves.map((w) => ({ index: w.index, name: w.name, size: w.size, requires_approval: w.requires_approval, state: w.state, done: w.done, failed: w.failed })),
+    devices: devices.map((d) => ({ device: d.device_name, wave: d.wave_idx, state: d.state, updated_at: d.updated_at ? d.updated_at.toISOString() : null })),
+    devices_total: r.device_count,
+  };
+}

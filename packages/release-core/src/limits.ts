@@ -1,0 +1,40 @@
+/**
+ * Every bound shared by the server, the agent, the CLI and the simulator, in one frozen object
+ * (shaped like tuf-js's client `config.ts` defaultConfig). Byte caps are checked before
+ * anything is parsed, counts before a list is walked. Other packages read these values and never
+ * redefine them; README "Limits" explains the numbers.
+ */
+export const LIMITS = Object.freeze({
+  /** A release DSSE envelope (submission, device assignment, `svc-release verify`); 64 components fit in < 100 KiB. */
+  releaseEnvelopeBytes: 1024 * 1024,
+  /** A receipt DSSE envelope (device upload, `verifyReceipt`, `svc-release verify-receipt`); 64 members and a certificate are ~25 KiB. */
+  receiptEnvelopeBytes: 256 * 1024,
+  /** Signatures on one envelope: more is not a release, it is an attempt to make a verifier work forever. */
+  signatures: 16,
+  /** One DER certificate; a device certificate is a few hundred bytes. */
+  certificateBytes: 16 * 1024,
+  /** A log bundle answering a log request, as the device uploads it. */
+  logBundleBytes: 16 * 1024 * 1024,
+  /**
+   * A legacy status report's `detail`, in UTF-16 code units (String length): the agent
+   * truncates to it, the device channel refuses anything longer.
+   */
+  legacyDetailChars: 1024,
+  /** Components of a release, hence members of a release transaction (assignment, receipt). */
+  components: 64,
+  profiles: 32,
+  probes: 16,
+  commandArgs: 32,
+  /** `rollout.waves` of a signed release. */
+  waves: 16,
+  /** `waves` of a legacy rollout request (an operator's unsigned rollout of one artifact). */
+  legacyRolloutWaves: 100,
+  approvals: 32,
+  attestations: 32,
+  /** Ten years: longer than any device stays offline and still deserves an update. */
+  maxOfflineAgeSeconds: 10 * 365 * 24 * 3600,
+  /** One hour per probe. */
+  probeTimeoutSeconds: 3600,
+} as const);
+
+export type Limits = typeof LIMITS;
