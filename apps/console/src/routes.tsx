@@ -12,7 +12,7 @@ import { GroupsPage, GroupPage } from './pages/groups';
 import { RolloutsPage } from './pages/rollouts';
 import { RolloutPage } from './pages/rollout';
 import { TransactionsPage, TransactionPage } from './pages/transactions';
-import { ReceiptsPage } from './pages/receipts';
+import { ReceiptPage, ReceiptsPage } from './pages/receipts';
 import { ProfilePage } from './pages/profile';
 import { UsersPage } from './pages/admin/users';
 import { ApiKeysPage } from './pages/admin/api-keys';
@@ -41,6 +41,7 @@ export const routes: RouteObject[] = [
       { path: 'transactions', element: <TransactionsPage /> },
       { path: 'transactions/:id', element: <TransactionPage /> },
       { path: 'receipts', element: <ReceiptsPage /> },
+      { path: 'receipts/:id', element: <ReceiptPage /> },
       { path: 'profile', element: <ProfilePage /> },
       { path: 'admin/users', element: <UsersPage /> },
       { path: 'admin/api-keys', element: <ApiKeysPage /> },

@@ -54,14 +54,6 @@ export function describe(status: number, error: unknown): string {
 /** Updates answer 204 unless asked for the representation (RFC 7240); ask when the body is needed. */
 export const RETURN_REPRESENTATION = { Prefer: 'return=representation' } as const;
 
-/** Plain JSON `GET` of a path the generated client does not know yet (endpoints still landing). */
-export async function getJson<T>(path: string): Promise<T> {
-  const response = await fetch(path, { credentials: 'same-origin', headers: { accept: 'application/json' } });
-  const body: unknown = await response.json().catch(() => undefined);
-  if (!response.ok) throw new ApiError(response.status, describe(response.status, body));
-  return body as T;
-}
-
 export type Schema<P extends keyof paths, M extends keyof paths[P], S extends number = 200> = paths[P][M] extends {
   responses: { [K in S]: { content: { 'application/json': infer B } } };
 }

@@ -1,75 +1,69 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link } from 'react-router';
-import { ApiError, getJson } from '../api/client';
-import { Download, ErrorNote, Field, Loading, PageTitle, Pager, SearchBox, Table, useListParams } from '../ui/kit';
+import { Link, useParams } from 'react-router';
+import { api, ok, type paths } from '../api/client';
+import { Badge, Download, ErrorNote, Field, Loading, Mono, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
 
-/**
- * `GET /release-receipts` (filters: device, rollout, transaction, activation, label) is read
- * through getJson while the server's OpenAPI document does not list it: the rows are shown
- * field by field as the server sends them, with no response type written here. A server
- * without the route answers 404 "route not found", and the table says so.
- */
-type Row = Record<string, unknown>;
-interface ReceiptPage {
-  receipts?: Row[];
-  total?: number;
-}
-const COLUMNS: readonly (readonly [string, string])[] = [
-  ['device', 'Device'],
-  ['transaction_id', 'Transaction'],
-  ['label', 'Key label'],
-  ['verified', 'Verified'],
-  ['received_at', 'Received'],
-];
+type ReceiptQuery = NonNullable<paths['/api/v1/release-receipts']['get']['parameters']['query']>;
+type Activation = NonNullable<ReceiptQuery['activation']>;
+type Filter = Pick<ReceiptQuery, 'device' | 'transaction_id' | 'rollout_id' | 'activation' | 'label'>;
+// a Record over the generated union: the compiler fails when the API gains an activation outcome
+const ACTIVATION_SET: Record<Activation, true> = { activated: true, 'rolled-back': true, failed: true };
+const ACTIVATIONS = Object.keys(ACTIVATION_SET) as Activation[];
 
-function cell(row: Row, key: string) {
-  const v = row[key];
-  if (key === 'transaction_id' && typeof v === 'string') return <Link to={`/transactions/${v}`}>{v.slice(0, 8)}</Link>;
-  if (key === 'device' && typeof v === 'string') return <Link to={`/devices/${encodeURIComponent(v)}`}>{v}</Link>;
-  if (typeof v === 'boolean') return v ? 'yes' : 'NO';
-  return v === null || v === undefined ? '—' : String(v);
-}
-
-export function ReceiptsTable({ filter }: { filter: Record<string, string> }) {
+/** Device-signed receipts one at a time (`GET /release-receipts`), paged and filtered by the server. */
+export function ReceiptsTable({ filter }: { filter: Filter }) {
   const list = useListParams();
-  const query = new URLSearchParams({ ...filter, limit: String(list.limit), offset: String(list.offset) });
+  const query = { limit: list.limit, offset: list.offset, ...filter };
   const receipts = useQuery({
-    queryKey: ['receipts', query.toString()],
-    queryFn: () => getJson<ReceiptPage>(`/api/v1/release-receipts?${query.toString()}`),
+    queryKey: ['receipts', query],
+    queryFn: () => ok(api.GET('/api/v1/release-receipts', { params: { query } })),
     placeholderData: keepPreviousData,
-    retry: false,
   });
-  if (receipts.isPending) return <Loading what="receipts" />;
-  if (receipts.error instanceof ApiError && receipts.error.status === 404 && /route not found/.test(receipts.error.message)) {
-    return <p className="muted">This server does not list receipts one at a time; download them with the receipt export.</p>;
-  }
-  if (receipts.isError) return <ErrorNote error={receipts.error} />;
-  const rows = receipts.data.receipts ?? [];
   return (
-    <>
-      <Table head={COLUMNS.map(([, label]) => label)}>
-        {rows.map((r, i) => (
-          <tr key={String(r['id'] ?? i)}>
-            {COLUMNS.map(([key]) => (
-              <td key={key}>{cell(r, key)}</td>
-            ))}
+    <Paged what="receipts" result={receipts} list={list} head={['Device', 'Transaction', 'Activation', 'Health', 'Key label', 'Accepted', '']}>
+      {(page) =>
+        page.release_receipts.map((r) => (
+          <tr key={r.id}>
+            <td>
+              <Link to={`/devices/${encodeURIComponent(r.device)}`}>{r.device}</Link>
+            </td>
+            <td>
+              <Link to={`/transactions/${r.transaction_id}`}>
+                <Mono>{r.transaction_id.slice(0, 8)}</Mono>
+              </Link>
+            </td>
+            <td>
+              <Badge value={r.activation} />
+            </td>
+            <td>{r.health}</td>
+            <td>{r.label}</td>
+            <td>
+              <When at={r.accepted_at} />
+            </td>
+            <td>
+              <Link to={`/receipts/${r.id}`}>Receipt of {r.device}</Link>
+            </td>
           </tr>
-        ))}
-      </Table>
-      <Pager label="receipts" total={receipts.data.total ?? rows.length} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
-    </>
+        ))
+      }
+    </Paged>
   );
 }
 
-/** Device-signed receipts: listed with filters, and exported as a tar with an index. */
+/** Receipts with filters, and the export (a tar of the envelopes as received, with an index). */
 export function ReceiptsPage() {
   const list = useListParams();
   const [tx, setTx] = useState('');
   const [since, setSince] = useState('');
   const [until, setUntil] = useState('');
-  const filter: Record<string, string> = {};
-  for (const k of ['device', 'transaction_id']) if (list.get(k)) filter[k] = list.get(k);
+  const activation = list.get('activation') as Activation | '';
+  const filter: Filter = {
+    ...(list.get('device') ? { device: list.get('device') } : {}),
+    ...(list.get('transaction_id') ? { transaction_id: list.get('transaction_id') } : {}),
+    ...(list.get('label') ? { label: list.get('label') } : {}),
+    ...(activation ? { activation } : {}),
+  };
   const exportQuery = new URLSearchParams();
   if (tx) exportQuery.set('transaction_id', tx);
   if (since) exportQuery.set('since', new Date(since).toISOString());
@@ -78,12 +72,14 @@ export function ReceiptsPage() {
     <>
       <PageTitle>Receipts</PageTitle>
       <p>
-        Each receipt is signed by the device&apos;s own key; the export holds the envelopes as received, an index, and the device CA to verify them offline with{' '}
-        <code>svc-release verify-receipt</code>.
+        Each receipt is signed by the device&apos;s own key. The export holds the envelopes as received and an index, to verify offline with <code>svc-release verify-receipt</code> and
+        the device CA.
       </p>
       <div className="filters" role="search">
         <SearchBox label="Device" value={list.get('device')} onSearch={(v) => list.set({ device: v })} />
         <SearchBox label="Transaction id" value={list.get('transaction_id')} onSearch={(v) => list.set({ transaction_id: v })} />
+        <Select label="Activation" value={activation} options={[['', 'any'], ...ACTIVATIONS.map((a) => [a, a] as const)]} onChange={(v) => list.set({ activation: v })} />
+        <SearchBox label="Key label" value={list.get('label')} onSearch={(v) => list.set({ label: v })} />
       </div>
       <ReceiptsTable filter={filter} />
       <section aria-labelledby="export-h">
@@ -95,6 +91,75 @@ export function ReceiptsPage() {
         </div>
         <Download href={`/api/v1/release-receipts/export?${exportQuery.toString()}`}>Download receipt export (.tar)</Download>
       </section>
+    </>
+  );
+}
+
+/**
+ * One receipt: what the device signed and what the server could verify of it. The label says
+ * how much the signature proves (`software-key`: the device key is held in software).
+ */
+export function ReceiptPage() {
+  const id = useParams().id!;
+  const receipt = useQuery({ queryKey: ['receipt', id], queryFn: () => ok(api.GET('/api/v1/release-receipts/{id}', { params: { path: { id } } })) });
+  const r = receipt.data;
+  const v = r?.verification;
+  return (
+    <>
+      <PageTitle>{r ? `Receipt of ${r.device}` : 'Receipt'}</PageTitle>
+      <ErrorNote error={receipt.error} />
+      {receipt.isPending ? (
+        <Loading what="the receipt" />
+      ) : r && v ? (
+        <>
+          <p className={v.verified ? 'good' : 'error'} role="status">
+            {v.verified ? 'Signature verified' : `Not verified: ${v.error ?? 'unknown reason'}`} (checked <When at={v.checked_at} />)
+          </p>
+          <dl className="facts">
+            <dt>Device</dt>
+            <dd>
+              <Link to={`/devices/${encodeURIComponent(r.device)}`}>{r.device}</Link>
+            </dd>
+            <dt>Key label</dt>
+            <dd>{r.label === 'software-key' ? 'software-key (the device key is held in software, not in a secure element)' : r.label}</dd>
+            <dt>Device certificate</dt>
+            <dd>
+              {v.device_certificate ? (
+                <>
+                  {v.device_certificate.subject_cn}, serial <Mono>{v.device_certificate.serial_number}</Mono>, fingerprint <Mono>{v.device_certificate.fingerprint}</Mono>, valid{' '}
+                  <When at={v.device_certificate.not_before} /> to <When at={v.device_certificate.not_after} />
+                </>
+              ) : (
+                'none found'
+              )}
+            </dd>
+            <dt>Activation</dt>
+            <dd>
+              <Badge value={r.activation} />
+            </dd>
+            <dt>Health</dt>
+            <dd>{r.health}</dd>
+            <dt>Transaction</dt>
+            <dd>
+              <Link to={`/transactions/${r.transaction_id}`}>{r.transaction_id}</Link>
+            </dd>
+            <dt>Envelope digest</dt>
+            <dd>
+              <Mono>{r.envelope_digest}</Mono>
+            </dd>
+            <dt>Payload digest</dt>
+            <dd>
+              <Mono>{r.payload_digest}</Mono>
+            </dd>
+            <dt>Accepted</dt>
+            <dd>
+              <When at={r.accepted_at} />
+            </dd>
+          </dl>
+          <h2>Signed payload</h2>
+          <pre className="mono payload">{JSON.stringify(r.payload, null, 2)}</pre>
+        </>
+      ) : null}
     </>
   );
 }

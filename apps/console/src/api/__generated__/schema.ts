@@ -198,9 +198,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -493,14 +493,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List artifacts (filters: kind, severity, q) */
+        /** List artifacts (filters: kind, severity, q; total, counts by kind) */
         get: {
             parameters: {
                 query?: {
                     kind?: "container" | "model" | "config" | "service-binary" | "os-bundle" | "maintenance-window" | "min-agent" | "compose" | "os-package" | "package-manager";
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                     q?: string;
                     /** @description artifacts whose SBOM lists a vulnerability of this severity */
@@ -541,8 +541,18 @@ export interface paths {
                                 updated_at: string;
                                 version: string;
                             }[];
+                            /** @description the tenant's artifacts by kind, whatever the filter */
                             counts: {
-                                [key: string]: number;
+                                compose: number;
+                                config: number;
+                                container: number;
+                                "maintenance-window": number;
+                                "min-agent": number;
+                                model: number;
+                                "os-bundle": number;
+                                "os-package": number;
+                                "package-manager": number;
+                                "service-binary": number;
                             };
                             limit: number;
                             offset: number;
@@ -616,7 +626,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "multipart/form-data": unknown;
+                };
+            };
             responses: {
                 /** @description 201 */
                 201: {
@@ -822,7 +836,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update description and labels (name, version, digest are immutable) */
+        /** Update description and labels (name, version, digest are immutable); 204, or 200 with Prefer: return=representation */
         patch: {
             parameters: {
                 query?: never;
@@ -869,6 +883,13 @@ export interface paths {
                             version: string;
                         };
                     };
+                };
+                /** @description 204 */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400 */
                 400: {
@@ -1024,7 +1045,12 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/spdx+json": unknown;
+                    "application/vnd.cyclonedx+json": unknown;
+                };
+            };
             responses: {
                 /** @description 200 */
                 200: {
@@ -1116,9 +1142,9 @@ export interface paths {
             parameters: {
                 query?: {
                     action?: string;
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                     since?: string;
                     until?: string;
@@ -1554,9 +1580,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -2179,9 +2205,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                     q?: string;
                     status?: "online" | "offline" | "decommissioned";
@@ -2477,9 +2503,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -2827,9 +2853,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -3126,13 +3152,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List device groups (members omitted; see GET /groups/{id}) */
+        /** List device groups (members omitted; see GET /groups/{id}); total, counts empty/populated */
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -3149,14 +3175,17 @@ export interface paths {
                     content: {
                         "application/json": {
                             counts: {
-                                groups: number;
+                                /** @description groups without members */
+                                empty: number;
+                                /** @description groups with at least one member */
+                                populated: number;
                             };
                             groups: {
                                 created_at: string;
                                 /** Format: uuid */
                                 id: string;
                                 member_count: number;
-                                /** @description device names (capped at 10000 in a response; member_count is exact) */
+                                /** @description device names (capped at 10000 in a response, none in the list; member_count is exact) */
                                 members: string[];
                                 name: string;
                                 /** @description contracts 2 target-policy digest of the current membership */
@@ -3255,7 +3284,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             member_count: number;
-                            /** @description device names (capped at 10000 in a response; member_count is exact) */
+                            /** @description device names (capped at 10000 in a response, none in the list; member_count is exact) */
                             members: string[];
                             name: string;
                             /** @description contracts 2 target-policy digest of the current membership */
@@ -3357,7 +3386,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             member_count: number;
-                            /** @description device names (capped at 10000 in a response; member_count is exact) */
+                            /** @description device names (capped at 10000 in a response, none in the list; member_count is exact) */
                             members: string[];
                             name: string;
                             /** @description contracts 2 target-policy digest of the current membership */
@@ -3440,7 +3469,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add devices to a group (additive) */
+        /** Add devices to a group (additive); 204, or 200 with Prefer: return=representation */
         post: {
             parameters: {
                 query?: never;
@@ -3469,7 +3498,7 @@ export interface paths {
                             /** Format: uuid */
                             id: string;
                             member_count: number;
-                            /** @description device names (capped at 10000 in a response; member_count is exact) */
+                            /** @description device names (capped at 10000 in a response, none in the list; member_count is exact) */
                             members: string[];
                             name: string;
                             /** @description contracts 2 target-policy digest of the current membership */
@@ -3477,6 +3506,13 @@ export interface paths {
                             updated_at: string;
                         };
                     };
+                };
+                /** @description 204 */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400 */
                 400: {
@@ -3774,13 +3810,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List registries */
+        /** List registries (total, counts by scheme and by credentials) */
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -3797,7 +3833,14 @@ export interface paths {
                     content: {
                         "application/json": {
                             counts: {
-                                registries: number;
+                                /** @description without a credentials_ref */
+                                anonymous: number;
+                                /** @description with a credentials_ref */
+                                authenticated: number;
+                                /** @description reached over plain http (a local registry) */
+                                http: number;
+                                /** @description reached over https */
+                                https: number;
                             };
                             limit: number;
                             offset: number;
@@ -4189,6 +4232,279 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/release-receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List accepted receipts, newest first (device, rollout_id, transaction_id, activation, label filters; total, counts by activation) */
+        get: {
+            parameters: {
+                query?: {
+                    activation?: "activated" | "rolled-back" | "failed";
+                    device?: string;
+                    label?: string;
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    rollout_id?: string;
+                    transaction_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the tenant's receipts by activation */
+                            counts: {
+                                activated: number;
+                                failed: number;
+                                "rolled-back": number;
+                            };
+                            limit: number;
+                            offset: number;
+                            release_receipts: {
+                                /** Format: date-time */
+                                accepted_at: string;
+                                activation: string;
+                                device: string;
+                                envelope_digest: string;
+                                health: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description software-key: the device key is software-held (spec §2.3 rule 6) */
+                                label: string;
+                                payload_digest: string;
+                                /** Format: uuid */
+                                release_id: string;
+                                /** @description the member rollout at position 0 of the deployment */
+                                rollout_id: string | null;
+                                /** Format: uuid */
+                                transaction_id: string;
+                            }[];
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/release-receipts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One accepted receipt: its exact envelope, payload, verification result and label */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            accepted_at: string;
+                            activation: string;
+                            device: string;
+                            /** @description the exact accepted DSSE envelope */
+                            envelope: {
+                                /** @description base64 of the payload bytes */
+                                payload: string;
+                                payloadType: string;
+                                signatures: {
+                                    keyid: string;
+                                    sig: string;
+                                }[];
+                            };
+                            envelope_digest: string;
+                            health: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description software-key: the device key is software-held (spec §2.3 rule 6) */
+                            label: string;
+                            /** @description the svc.release-receipt.v1 payload as accepted */
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                            payload_digest: string;
+                            /** Format: uuid */
+                            release_id: string;
+                            /** @description the member rollout at position 0 of the deployment */
+                            rollout_id: string | null;
+                            /** Format: uuid */
+                            transaction_id: string;
+                            /** @description the stored envelope verified again now against the tenant device CA, the certificate at its acceptance time */
+                            verification: {
+                                /** Format: date-time */
+                                certificate_valid_at: string;
+                                /** Format: date-time */
+                                checked_at: string;
+                                device_certificate: {
+                                    fingerprint: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    /** Format: date-time */
+                                    not_before: string;
+                                    serial_number: string;
+                                    subject_cn: string;
+                                } | null;
+                                error: string | null;
+                                verified: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/release-receipts/export": {
         parameters: {
             query?: never;
@@ -4291,13 +4607,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List release transactions */
+        /** List release transactions (total, counts by state) */
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -4428,9 +4744,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -4649,13 +4965,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List releases */
+        /** List releases (product filter; total, counts by product) */
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                     product?: string;
                 };
@@ -4984,14 +5300,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List rollouts (each member rollout of a transaction is listed) */
+        /** List rollouts (each member rollout of a transaction is listed; kind, release_id filters; total, counts by kind) */
         get: {
             parameters: {
                 query?: {
                     kind?: "signed" | "legacy";
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                     release_id?: string;
                 };
@@ -5253,9 +5569,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
@@ -5922,9 +6238,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description items per page (default 50, values above 200 are clamped to 200) */
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
-                    /** @description items skipped (default 0) */
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                 };
                 header?: never;
