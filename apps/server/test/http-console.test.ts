@@ -1,14 +1,17 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../src/http/console.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 
-// A console build laid out as Vite writes it: index.html and content-hashed files under assets/.
+// A console build laid out as its build writes it: index.html, content-hashed files under
+// assets/, and the brotli and gzip forms beside the script (scripts/compress.mjs); the
+// stylesheet has none, as a build without that step would leave it.
 const INDEX = '<!doctype html><html><head><script type="module" src="/assets/index-abc123.js"></script></head><body><div id="root"></div></body></html>';
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4000))});`;
+const STYLE = `main { color: #123; }\n${'.a { margin: 0; }\n'.repeat(100)}`;
 
 describe('the web console at / (http/console.ts)', () => {
   let t: TestApp;
@@ -18,6 +21,9 @@ describe('the web console at / (http/console.ts)', () => {
     await mkdir(join(dir, 'assets'));
     await writeFile(join(dir, 'index.html'), INDEX);
     await writeFile(join(dir, 'assets', 'index-abc123.js'), SCRIPT);
+    await writeFile(join(dir, 'assets', 'index-abc123.js.br'), brotliCompressSync(SCRIPT));
+    await writeFile(join(dir, 'assets', 'index-abc123.js.gz'), gzipSync(SCRIPT));
+    await writeFile(join(dir, 'assets', 'index-def456.css'), STYLE);
     await writeFile(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     t = await createTestApp('pglite', { ctxOverrides: { consoleDir: dir } });
   });
@@ -65,6 +71,13 @@ describe('the web console at / (http/console.ts)', () => {
     const plain = await t.app.inject({ method: 'GET', url: '/assets/index-abc123.js' });
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.body).toBe(SCRIPT);
+    // without precompressed forms: gzip made at start, no brotli
+    const css = await t.app.inject({ method: 'GET', url: '/assets/index-def456.css', headers: { 'accept-encoding': 'br, gzip' } });
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(css.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(css.rawPayload).toString()).toBe(STYLE);
+    // the precompressed files are not URLs of their own
+    expect((await t.app.inject({ method: 'GET', url: '/assets/index-abc123.js.br' })).statusCode).toBe(404);
     const icon = await t.app.inject({ method: 'GET', url: '/favicon.svg' });
     expect(icon.headers['content-type']).toBe('image/svg+xml');
     expect(icon.headers['cache-control']).toBe('no-cache');

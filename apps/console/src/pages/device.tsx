@@ -62,7 +62,7 @@ export function DevicePage() {
       <History name={name} />
       <section aria-labelledby="receipts-h">
         <h2 id="receipts-h">Receipts</h2>
-        <ReceiptsTable filter={{ device: name }} />
+        <ReceiptsTable filter={{ device: name }} prefix="receipts." />
       </section>
     </>
   );
@@ -96,7 +96,7 @@ function LogRequest({ name, disabled }: { name: string; disabled: boolean }) {
 }
 
 function History({ name }: { name: string }) {
-  const list = useListParams();
+  const list = useListParams('history.');
   const query = { limit: list.limit, offset: list.offset };
   const history = useQuery({
     queryKey: ['device-history', name, query],

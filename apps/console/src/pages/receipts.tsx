@@ -12,8 +12,8 @@ const ACTIVATION_SET: Record<Activation, true> = { activated: true, 'rolled-back
 const ACTIVATIONS = Object.keys(ACTIVATION_SET) as Activation[];
 
 /** Device-signed receipts one at a time (`GET /release-receipts`), paged and filtered by the server. */
-export function ReceiptsTable({ filter }: { filter: Filter }) {
-  const list = useListParams();
+export function ReceiptsTable({ filter, prefix = '' }: { filter: Filter; prefix?: string }) {
+  const list = useListParams(prefix);
   const query = { limit: list.limit, offset: list.offset, ...filter };
   const receipts = useQuery({
     queryKey: ['receipts', query],

@@ -130,7 +130,7 @@ export function TransactionPage() {
           </section>
           <section aria-labelledby="tx-receipts-h">
             <h2 id="tx-receipts-h">Receipts</h2>
-            <ReceiptsTable filter={{ transaction_id: t.id }} />
+            <ReceiptsTable filter={{ transaction_id: t.id }} prefix="receipts." />
             <Download href={`/api/v1/release-receipts/export?transaction_id=${t.id}`}>Download receipts of this transaction (.tar)</Download>
           </section>
         </>

@@ -93,19 +93,23 @@ export function SecretOnce({ label, secret }: { label: string; secret: string })
   );
 }
 
-/** `limit`/`offset` and filters kept in the URL, so a page can be linked and Back works. */
-export function useListParams(defaults: Record<string, string> = {}) {
+/**
+ * `limit`/`offset` and filters kept in the URL, so a page can be linked and Back works. Two
+ * lists on one page keep apart by `prefix` (`history.offset`, `receipts.offset`).
+ */
+export function useListParams(prefix = '') {
   const [params, setParams] = useSearchParams();
-  const get = (k: string) => params.get(k) ?? defaults[k] ?? '';
-  const offset = Math.max(0, Number(params.get('offset') ?? 0) || 0);
-  const limit = Math.min(200, Math.max(1, Number(params.get('limit') ?? 50) || 50));
+  const get = (k: string) => params.get(prefix + k) ?? '';
+  const offset = Math.max(0, Number(params.get(`${prefix}offset`) ?? 0) || 0);
+  const limit = Math.min(200, Math.max(1, Number(params.get(`${prefix}limit`) ?? 50) || 50));
   const set = (changes: Record<string, string | number | undefined>) => {
     const next = new URLSearchParams(params);
     for (const [k, v] of Object.entries(changes)) {
-      if (v === undefined || v === '') next.delete(k);
-      else next.set(k, String(v));
+      if (v === undefined || v === '') next.delete(prefix + k);
+      else next.set(prefix + k, String(v));
     }
-    if (!('offset' in changes)) next.delete('offset');
+    // a changed filter starts again at the first page
+    if (!('offset' in changes)) next.delete(`${prefix}offset`);
     setParams(next);
   };
   return { get, offset, limit, set };

@@ -2,9 +2,10 @@
  * The web console (apps/console's build) at `/`, from the same origin as `/api/v1`, so the
  * httpOnly session cookie is the only credential the browser needs.
  *
- * - Every file of the build is read once at start and kept in memory with its gzip and brotli
- *   forms (the build is a few hundred KB); a request never touches the file system, so no
- *   path can escape the directory.
+ * - Every file of the build is read once at start and kept in memory with its brotli and gzip
+ *   forms, which the console's build writes beside each file (`x.js.br`, `x.js.gz`; compressing
+ *   at start would cost seconds); a request never touches the file system, so no path can
+ *   escape the directory. A file without them is gzipped at start (fast), never brotli'd.
  * - `/assets/*` are content-hashed by the bundler: cached for a year, immutable. Everything
  *   else (`index.html`) is revalidated on every load (`no-cache` + ETag).
  * - Any other GET outside `/api/` is a client route: it answers `index.html`. `/api/*` paths
@@ -16,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export const CONSOLE_CSP = [
@@ -78,9 +79,13 @@ function listFiles(dir: string): string[] {
 export function loadConsole(dir: string): Map<string, ConsoleFile> {
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`console build not found at ${dir}`);
   const files = new Map<string, ConsoleFile>();
-  for (const path of listFiles(dir)) {
-    const url = `/${relative(dir, path).split(sep).join('/')}`;
+  const paths = new Set(listFiles(dir));
+  const sibling = (path: string) => (paths.has(path) ? readFileSync(path) : undefined);
+  for (const path of paths) {
     const ext = extname(path);
+    // the precompressed forms are served for their file, not at their own URL
+    if ((ext === '.br' || ext === '.gz') && paths.has(path.slice(0, -ext.length))) continue;
+    const url = `/${relative(dir, path).split(sep).join('/')}`;
     const identity = readFileSync(path);
     const file: ConsoleFile = {
       type: TYPES[ext] ?? 'application/octet-stream',
@@ -89,8 +94,9 @@ export function loadConsole(dir: string): Map<string, ConsoleFile> {
       identity,
     };
     if (COMPRESSIBLE.has(ext) && identity.length > 512) {
-      file.gzip = gzipSync(identity, { level: 9 });
-      file.br = brotliCompressSync(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } });
+      const br = sibling(`${path}.br`);
+      if (br !== undefined) file.br = br;
+      file.gzip = sibling(`${path}.gz`) ?? gzipSync(identity, { level: 6 });
     }
     files.set(url, file);
   }
