@@ -18,8 +18,9 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { ApiKeyCache } from './auth/api-key-cache.js';
-import { authorize, resolvePrincipal } from './auth/authenticate.js';
+import { authorize, checkCsrf, CSRF_HEADER, resolvePrincipal } from './auth/authenticate.js';
 import { isPermission } from './auth/permissions.js';
+import { consoleRoutes } from './http/console.js';
 import type { AppContext, V1Routes } from './http/context.js';
 import { newFastify } from './http/fastify.js';
 import { collectRoute, type CollectedRoute } from './http/openapi.js';
@@ -121,6 +122,7 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
     const principal = await resolvePrincipal(ctx.store.db, request, ctx.now(), ctx.apiKeyCache);
     request.principal = principal;
     authorize(principal, permission, config.sessionOnly === true);
+    checkCsrf(principal, request.method, request.headers[CSRF_HEADER]);
   });
 
   for (const routes of [...ROUTE_MODULES, ...(options.extraRoutes ?? [])]) {
@@ -135,5 +137,6 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
       authorizeTenant: (request, tenantId) => request.principal?.tenantId === tenantId,
     });
   }
+  if (ctx.consoleDir !== undefined) await app.register(consoleRoutes, { dir: ctx.consoleDir });
   return app;
 }
