@@ -63,6 +63,10 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   OVERRIDE_LOOSENS: { http: 400, grpc: 'INVALID_ARGUMENT' },
   ROLLOUT_STATE: { http: 409, grpc: 'FAILED_PRECONDITION' },
   RECEIPT_UNEXPECTED: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  // vulnerability intelligence (docs/vulnerabilities.md)
+  FEED_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  FEED_TOO_LARGE: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
+  VEX_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
 
   CANONICALIZE_FAILED: { http: 400, grpc: 'INVALID_ARGUMENT' },
   KEY_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
