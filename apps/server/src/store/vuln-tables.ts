@@ -9,8 +9,6 @@ import type { ColumnType, Generated } from 'kysely';
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** jsonb: read parsed, written as a JSON string */
 type Json<T> = ColumnType<T, string, string>;
-/** date: read as a Date by pg, as a string by PGlite; written as 'YYYY-MM-DD' */
-type DateColumn = ColumnType<Date | string, string, string>;
 
 export interface VulnImportsTable {
   id: Generated<string>;
@@ -26,6 +24,7 @@ export interface VulnImportsTable {
   skipped: Generated<number>;
   skipped_detail: ColumnType<{ entry: string; reason: string }[], string | undefined, string>;
   catalog_version: string | null;
+  released_at: Timestamp | null;
   tenant_id: string;
   actor: string;
   started_at: Timestamp;
@@ -66,8 +65,8 @@ export interface VulnKevTable {
   vendor_project: string;
   product: string;
   vulnerability_name: string;
-  date_added: DateColumn;
-  due_date: DateColumn | null;
+  date_added: string;
+  due_date: string | null;
   known_ransomware: string | null;
   catalog_version: string;
   import_id: string;
@@ -107,7 +106,7 @@ export interface VulnFindingsTable {
   fixed_versions: string[];
   matched_by: Json<unknown[]>;
   known_exploited: Generated<boolean>;
-  kev_date_added: DateColumn | null;
+  kev_date_added: string | null;
   exploited_signal_at: Timestamp | null;
   vex_status: string | null;
   vex_justification: string | null;

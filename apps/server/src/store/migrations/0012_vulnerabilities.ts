@@ -30,6 +30,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       skipped integer NOT NULL DEFAULT 0,
       skipped_detail jsonb NOT NULL DEFAULT '[]'::jsonb,
       catalog_version text,
+      released_at timestamptz,
       tenant_id uuid NOT NULL REFERENCES tenants (id),
       actor text NOT NULL,
       started_at timestamptz NOT NULL,
@@ -75,8 +76,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       vendor_project text NOT NULL,
       product text NOT NULL,
       vulnerability_name text NOT NULL,
-      date_added date NOT NULL,
-      due_date date,
+      date_added text NOT NULL,
+      due_date text,
       known_ransomware text,
       catalog_version text NOT NULL,
       import_id uuid NOT NULL REFERENCES vuln_imports (id),
@@ -117,7 +118,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       fixed_versions text[] NOT NULL,
       matched_by jsonb NOT NULL,
       known_exploited boolean NOT NULL DEFAULT false,
-      kev_date_added date,
+      kev_date_added text,
       exploited_signal_at timestamptz,
       vex_status text CHECK (vex_status IN ('not_affected', 'affected', 'fixed', 'under_investigation')),
       vex_justification text,
@@ -129,6 +130,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     `CREATE INDEX vuln_findings_list ON vuln_findings (tenant_id, known_exploited DESC, severity_rank DESC, vuln_key, id)`,
     `CREATE INDEX vuln_findings_vuln ON vuln_findings (tenant_id, vuln_key)`,
     `CREATE INDEX vuln_findings_aliases ON vuln_findings USING gin (aliases)`,
+    `CREATE INDEX vuln_findings_artifact ON vuln_findings (artifact_id)`,
+    // known exploited, not yet signalled: the job looks for devices running these
+    `CREATE INDEX vuln_findings_unsignalled ON vuln_findings (tenant_id) WHERE known_exploited AND exploited_signal_at IS NULL`,
     `CREATE TABLE vex_statements (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
       tenant_id uuid NOT NULL REFERENCES tenants (id),
@@ -280,6 +284,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
        ) s ORDER BY tenant_id, device_name, component, at DESC`,
     // exposure walks these from the other side
     `CREATE INDEX artifacts_tenant_digest ON artifacts (tenant_id, digest)`,
+    `CREATE INDEX artifact_sboms_tenant ON artifact_sboms (tenant_id, artifact_id)`,
     `CREATE INDEX device_group_members_device ON device_group_members (tenant_id, device_name)`,
   ]);
 }
