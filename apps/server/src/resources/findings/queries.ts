@@ -243,3 +243,16 @@ export async function getFinding(db: Db, tenantId: string, id: string): Promise<
     .where('f.id', '=', id)
     .executeTakeFirst();
 }
+
+/** How many of the artifact's findings now take their status from one of these statements. */
+export async function findingsUsingStatements(db: Db, tenantId: string, artifactId: string, statementIds: readonly string[]): Promise<number> {
+  if (statementIds.length === 0) return 0;
+  const r = await db
+    .selectFrom('vuln_findings')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('artifact_id', '=', artifactId)
+    .where('vex_statement_id', 'in', statementIds)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
