@@ -46,12 +46,17 @@ const DEVICES = arg('devices', 100_000);
 const FINDINGS = arg('findings', 10_000);
 const PACKAGES = 5_000;
 const pgUrl = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
-const TARGETS = { feed: 4, reanalysis: 8, exposureP95Ms: 250 };
+// Ratios against the same-run baseline, and what an operator needs: npm's OSV archive (the
+// largest, about 200k records) imported in under two minutes; every tenant's inventories
+// re-matched within five minutes of an import; an exposure answer well under a second.
+const TARGETS = { feed: 4, feedRecordsPerS: 2000, reanalysis: 8, reanalysisS: 300, exposureP95Ms: 250 };
 const results = [];
-const report = (name, ratio, target, extra) => {
-  const met = ratio <= target;
-  results.push({ name, met });
-  console.log(`${name}: ${extra}; ratio ${ratio.toFixed(2)}x (target <= ${target}x): ${met ? 'met' : 'NOT MET'}`);
+const verdict = (name, ok) => {
+  results.push({ name, met: ok });
+  return ok ? 'met' : 'NOT MET';
+};
+const report = (name, ratio, target, extra, absolute) => {
+  console.log(`${name}: ${extra}; ratio ${ratio.toFixed(2)}x (target <= ${target}x): ${verdict(`${name} ratio`, ratio <= target)}; ${absolute.text}: ${verdict(`${name} ${absolute.text}`, absolute.ok)}`);
 };
 const ms = (t) => `${t.toFixed(0)} ms`;
 
@@ -117,7 +122,8 @@ async function session(label, storeOpts) {
       await db.transaction().execute((trx) => trx.insertInto('bench_raw').values(rows).execute());
     }
     const tRaw = performance.now() - t0;
-    report(`[${label}] feed import, ${RECORDS} OSV records`, tImport / tRaw, TARGETS.feed, `${ms(tImport)} (${Math.round(RECORDS / (tImport / 1000))} records/s); bare parse + insert ${ms(tRaw)} (${Math.round(RECORDS / (tRaw / 1000))} records/s)`);
+    const rate = RECORDS / (tImport / 1000);
+    report(`[${label}] feed import, ${RECORDS} OSV records`, tImport / tRaw, TARGETS.feed, `${ms(tImport)} (${Math.round(rate)} records/s); bare parse + insert ${ms(tRaw)} (${Math.round(RECORDS / (tRaw / 1000))} records/s)`, { text: `rate >= ${TARGETS.feedRecordsPerS} records/s`, ok: rate >= TARGETS.feedRecordsPerS });
 
     // 2. re-analysis: A artifacts x C components, seeded in bulk
     const now = new Date();
@@ -139,7 +145,7 @@ async function session(label, storeOpts) {
     t0 = performance.now();
     const cand = await sql`SELECT c.artifact_id, c.version, a.affected FROM sbom_components c JOIN vuln_affected_packages p ON p.package_key = c.package_key JOIN vuln_advisories a ON a.id = p.advisory_id WHERE c.tenant_id = ${tenant}`.execute(db);
     const tJoin = performance.now() - t0;
-    report(`[${label}] re-analysis, ${ARTIFACTS} artifacts x ${COMPONENTS} components`, tAnalysis / tJoin, TARGETS.reanalysis, `${ms(tAnalysis)} (${runRow.findings_added} findings from ${cand.rows.length} candidate pairs, state ${runRow.state}); candidate join read once ${ms(tJoin)}`);
+    report(`[${label}] re-analysis, ${ARTIFACTS} artifacts x ${COMPONENTS} components`, tAnalysis / tJoin, TARGETS.reanalysis, `${ms(tAnalysis)} (${runRow.findings_added} findings from ${cand.rows.length} candidate pairs, state ${runRow.state}); candidate join read once ${ms(tJoin)}`, { text: `within ${TARGETS.reanalysisS} s`, ok: tAnalysis <= TARGETS.reanalysisS * 1000 });
     return { store, db, tenant };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -204,9 +210,7 @@ async function exposure(label, s) {
         if (res.statusCode !== 200) throw new Error(`exposure answered ${res.statusCode}: ${res.body}`);
         body = JSON.parse(res.body);
       });
-      const met = t.p95 <= TARGETS.exposureP95Ms;
-      results.push({ name: `exposure ${what}`, met });
-      console.log(`[${label}] exposure query, ${DEVICES} devices, ${findings} findings, vulnerability on ${what} (${body.total} exposed, ${body.counts.groups} groups): p50 ${ms(t.p50)}, p95 ${ms(t.p95)} (target p95 <= ${TARGETS.exposureP95Ms} ms: ${met ? 'met' : 'NOT MET'}); bare indexed count of the fleet index p50 ${ms(baseline.p50)}; ratio ${(t.p50 / baseline.p50).toFixed(2)}x`);
+      console.log(`[${label}] exposure query, ${DEVICES} devices, ${findings} findings, vulnerability on ${what} (${body.total} exposed, ${body.counts.groups} groups): p50 ${ms(t.p50)}, p95 ${ms(t.p95)} (target p95 <= ${TARGETS.exposureP95Ms} ms: ${verdict(`exposure on ${what}`, t.p95 <= TARGETS.exposureP95Ms)}); bare indexed count of the fleet index p50 ${ms(baseline.p50)}; ratio ${(t.p50 / baseline.p50).toFixed(2)}x`);
     }
   } finally {
     await app.close();
