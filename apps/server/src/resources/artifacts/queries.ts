@@ -4,7 +4,6 @@ import { likeContains } from '../../http/pagination.js';
 import type { ArtifactsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 import { isUuid } from '../ids.js';
-import { SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
 import { ARTIFACT_KINDS, type ArtifactKind } from './fields.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable> & { has_sbom: unknown };
@@ -41,7 +40,8 @@ export async function getArtifact(db: Db, tenantId: string, id: string): Promise
 
 export interface ArtifactFilter {
   kind?: string | undefined;
-  severity?: Severity | undefined;
+  /** an open finding at or above this severity rank (vulnerabilities/severity.ts SEVERITY_RANK) */
+  minSeverityRank?: number | undefined;
   q?: string | undefined;
 }
 
@@ -50,8 +50,8 @@ export async function listArtifacts(db: Db, tenantId: string, filter: ArtifactFi
   let q = db.selectFrom('artifacts as a').leftJoin('artifact_sboms as s', 's.artifact_id', 'a.id').where('a.tenant_id', '=', tenantId);
   if (filter.kind !== undefined) q = q.where('a.kind', '=', filter.kind);
   // a finding at or above that severity that VEX has not closed (not not_affected, not fixed)
-  if (filter.severity !== undefined) {
-    const rank = SEVERITY_RANK[filter.severity];
+  if (filter.minSeverityRank !== undefined) {
+    const rank = filter.minSeverityRank;
     q = q.where((eb) =>
       eb.exists(
         eb

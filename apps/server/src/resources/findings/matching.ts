@@ -6,19 +6,13 @@
  * highest of the matching records; KEV membership of any of the vulnerability's ids marks it
  * known exploited; the latest applicable VEX statement sets its status. Pure.
  */
+import type { SbomComponent } from '../sboms/documents.js';
 import type { StoredAffected } from '../vuln-feeds/osv.js';
 import { fixedVersions, matchAffected, type MatchHow } from '../vulnerabilities/osv-ranges.js';
 import { maxSeverity, SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
 
-export interface InventoryComponent {
-  artifact_id: string;
-  purl: string;
-  package_key: string;
-  ecosystem: string | null;
-  release: string | null;
-  name: string;
-  version: string | null;
-}
+/** A component of the index, with the artifact it belongs to. */
+export type InventoryComponent = Pick<SbomComponent, 'purl' | 'package_key' | 'ecosystem' | 'release' | 'name' | 'version'> & { artifact_id: string };
 
 export interface CandidateAdvisory {
   id: string;

@@ -37,43 +37,26 @@ export function resolveCredentials(ref: string | null): string | undefined {
   return `Basic ${Buffer.from(value).toString('base64')}`;
 }
 
-async function get(t: RegistryTarget, path: string, accept?: string): Promise<Response> {
+async function request(t: RegistryTarget, path: string, accept?: string): Promise<Response> {
   const headers: Record<string, string> = {};
   if (accept) headers['accept'] = accept;
   if (t.authorization) headers['authorization'] = t.authorization;
-  let res: Response;
   try {
-    res = await fetch(`${t.url.replace(/\/$/, '')}${path}`, { headers, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'follow' });
+    return await fetch(`${t.url.replace(/\/$/, '')}${path}`, { headers, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'follow' });
   } catch (e) {
     throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: ${(e as Error).message}`, { cause: e });
   }
-  if (!res.ok) {
-    await res.body?.cancel();
-    throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: GET ${path} answered ${res.status}`);
-  }
-  return res;
 }
 
-/** Like `get`, but a 404 is an answer (undefined), not an error. */
-async function getOptional(t: RegistryTarget, path: string, accept?: string): Promise<Response | undefined> {
-  const headers: Record<string, string> = {};
-  if (accept) headers['accept'] = accept;
-  if (t.authorization) headers['authorization'] = t.authorization;
-  let res: Response;
-  try {
-    res = await fetch(`${t.url.replace(/\/$/, '')}${path}`, { headers, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'follow' });
-  } catch (e) {
-    throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: ${(e as Error).message}`, { cause: e });
-  }
-  if (res.status === 404) {
-    await res.body?.cancel();
-    return undefined;
-  }
-  if (!res.ok) {
-    await res.body?.cancel();
-    throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: GET ${path} answered ${res.status}`);
-  }
-  return res;
+/** A successful response; a 404 too when `optional` (then undefined); any other status refused. */
+async function get(t: RegistryTarget, path: string, accept?: string): Promise<Response>;
+async function get(t: RegistryTarget, path: string, accept: string | undefined, optional: true): Promise<Response | undefined>;
+async function get(t: RegistryTarget, path: string, accept?: string, optional = false): Promise<Response | undefined> {
+  const res = await request(t, path, accept);
+  if (res.ok) return res;
+  await res.body?.cancel();
+  if (optional && res.status === 404) return undefined;
+  throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: GET ${path} answered ${res.status}`);
 }
 
 async function boundedBytes(res: Response, max: number, what: string): Promise<Buffer> {
@@ -144,7 +127,7 @@ export interface Referrer {
  * tagged `sha256-<hex>`). Empty when neither exists.
  */
 export async function listReferrers(t: RegistryTarget, repository: string, digest: string): Promise<Referrer[]> {
-  const res = (await getOptional(t, `/v2/${repository}/referrers/${digest}`, OCI_INDEX)) ?? (await getOptional(t, `/v2/${repository}/manifests/${digest.replace(':', '-')}`, OCI_INDEX));
+  const res = (await get(t, `/v2/${repository}/referrers/${digest}`, OCI_INDEX, true)) ?? (await get(t, `/v2/${repository}/manifests/${digest.replace(':', '-')}`, OCI_INDEX, true));
   if (!res) return [];
   const index = JSON.parse((await boundedBytes(res, MAX_MANIFEST_BYTES, 'referrers index')).toString('utf8')) as { manifests?: unknown };
   if (!Array.isArray(index.manifests)) return [];

@@ -13,7 +13,7 @@ import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artif
 import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/artifacts/queries.js';
 import { artifactView } from '../../resources/artifacts/views.js';
 import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
-import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
+import { SEVERITIES, SEVERITY_RANK } from '../../resources/vulnerabilities/severity.js';
 
 export const Artifact = Type.Object(
   {
@@ -95,7 +95,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
     const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
     const { kind, severity, q } = request.query;
-    const { rows, total } = await listArtifacts(db, tenantId, { kind, severity, q }, limit, offset);
+    const { rows, total } = await listArtifacts(db, tenantId, { kind, minSeverityRank: severity === undefined ? undefined : SEVERITY_RANK[severity], q }, limit, offset);
     // spec §8: total counts the filtered set, counts break down the tenant's whole set
     return { artifacts: rows.map(artifactView), total, limit, offset, counts: await artifactKindCounts(db, tenantId) };
   });
