@@ -81,36 +81,34 @@ export async function exposedArtifacts(db: Db, tenantId: string, vulnKey: string
   }));
 }
 
+/** No decommissioned device (an anti-join against the few decommissioned, not a join with every device). */
+const notDecommissioned = (device: 's.device_name' | 'm.device_name', tenant: 's.tenant_id' | 'm.tenant_id') =>
+  sql<boolean>`NOT EXISTS (SELECT 1 FROM devices d WHERE d.tenant_id = ${sql.ref(tenant)} AND d.name = ${sql.ref(device)} AND d.status = 'decommissioned')`;
+
 export async function deviceCountsByDigest(db: Db, tenantId: string, digests: readonly string[]): Promise<Map<string, number>> {
   if (digests.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('vuln_device_software as s')
-    .innerJoin('devices as d', (j) => j.onRef('d.tenant_id', '=', 's.tenant_id').onRef('d.name', '=', 's.device_name'))
-    .select(['s.digest', (eb) => eb.fn.count<string>('s.device_name').distinct().as('n')])
-    .where('s.tenant_id', '=', tenantId)
-    .where('s.digest', 'in', digests)
-    .where('d.status', '<>', 'decommissioned')
-    .groupBy('s.digest')
-    .execute();
+  // distinct devices per digest, hashed (count(DISTINCT) sorts)
+  const pairs = exposedDevices(db, tenantId, digests).select(['s.digest', 's.device_name']).groupBy(['s.digest', 's.device_name']);
+  const rows = await db.selectFrom(pairs.as('p')).select(['p.digest', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('p.digest').execute();
   return new Map(rows.map((r) => [r.digest, Number(r.n)]));
 }
 
 function exposedDevices(db: Db, tenantId: string, digests: readonly string[]) {
-  return db
-    .selectFrom('vuln_device_software as s')
-    .innerJoin('devices as d', (j) => j.onRef('d.tenant_id', '=', 's.tenant_id').onRef('d.name', '=', 's.device_name'))
-    .where('s.tenant_id', '=', tenantId)
-    .where('s.digest', 'in', digests)
-    .where('d.status', '<>', 'decommissioned');
+  return db.selectFrom('vuln_device_software as s').where('s.tenant_id', '=', tenantId).where('s.digest', 'in', digests).where(notDecommissioned('s.device_name', 's.tenant_id'));
 }
 
-/** Exposed devices (distinct), one page by name, and how many. */
+/**
+ * Exposed devices (distinct), one page by name, and how many. The page walks the index in
+ * name order and stops after `limit` devices; the count reads the digest index.
+ */
 export async function exposedDevicePage(db: Db, tenantId: string, digests: readonly string[], limit: number, offset: number): Promise<{ devices: { name: string; components: string[]; source: string }[]; total: number }> {
   if (digests.length === 0) return { devices: [], total: 0 };
-  const total = await exposedDevices(db, tenantId, digests).select((eb) => eb.fn.count<string>('s.device_name').distinct().as('n')).executeTakeFirstOrThrow();
+  const names = exposedDevices(db, tenantId, digests).select('s.device_name').groupBy('s.device_name');
+  const total = await db.selectFrom(names.as('x')).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
   const rows = await exposedDevices(db, tenantId, digests)
     .select(['s.device_name', sql<string[]>`array_agg(s.component ORDER BY s.component)`.as('components'), sql<string>`min(s.source)`.as('source')])
-    .groupBy('s.device_name')
+    .groupBy(['s.tenant_id', 's.device_name'])
+    .orderBy('s.tenant_id')
     .orderBy('s.device_name')
     .limit(limit)
     .offset(offset)
@@ -118,15 +116,16 @@ export async function exposedDevicePage(db: Db, tenantId: string, digests: reado
   return { devices: rows.map((r) => ({ name: r.device_name, components: r.components, source: r.source })), total: Number(total.n) };
 }
 
-/** Groups with exposed members, with how many. */
+/** Groups with exposed members, with how many (a member is one row per group: no distinct needed). */
 export async function exposedGroups(db: Db, tenantId: string, digests: readonly string[]): Promise<{ id: string; name: string; devices: number }[]> {
   if (digests.length === 0) return [];
   const rows = await db
     .selectFrom('device_group_members as m')
     .innerJoin('device_groups as g', 'g.id', 'm.group_id')
-    .select(['g.id', 'g.name', (eb) => eb.fn.count<string>('m.device_name').distinct().as('n')])
+    .select(['g.id', 'g.name', (eb) => eb.fn.countAll<string>().as('n')])
     .where('m.tenant_id', '=', tenantId)
-    .where('m.device_name', 'in', exposedDevices(db, tenantId, digests).select('s.device_name'))
+    .where((eb) => eb.exists(eb.selectFrom('vuln_device_software as s').select(sql<number>`1`.as('one')).whereRef('s.tenant_id', '=', 'm.tenant_id').whereRef('s.device_name', '=', 'm.device_name').where('s.digest', 'in', digests)))
+    .where(notDecommissioned('m.device_name', 'm.tenant_id'))
     .groupBy(['g.id', 'g.name'])
     .orderBy('g.name')
     .execute();
