@@ -18,8 +18,9 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { ApiKeyCache } from './auth/api-key-cache.js';
-import { authorize, resolvePrincipal } from './auth/authenticate.js';
+import { authorize, checkCsrf, CSRF_HEADER, resolvePrincipal } from './auth/authenticate.js';
 import { isPermission } from './auth/permissions.js';
+import { consoleRoutes } from './http/console.js';
 import type { AppContext, V1Routes } from './http/context.js';
 import { newFastify } from './http/fastify.js';
 import { collectRoute, type CollectedRoute } from './http/openapi.js';
@@ -41,6 +42,10 @@ import { registriesRoutes } from './routes/v1/registries.js';
 import { releasesRoutes } from './routes/v1/releases.js';
 import { rolloutsRoutes } from './routes/v1/rollouts.js';
 import { sbomsRoutes } from './routes/v1/sboms.js';
+import { findingsRoutes } from './routes/v1/findings.js';
+import { vexRoutes } from './routes/v1/vex.js';
+import { vulnFeedsRoutes } from './routes/v1/vuln-feeds.js';
+import { vulnerabilitiesRoutes } from './routes/v1/vulnerabilities.js';
 import { devicesRoutes } from './routes/v1/devices.js';
 import { enrollTokensRoutes } from './routes/v1/enroll-tokens.js';
 import { openapiRoutes } from './routes/v1/openapi.js';
@@ -72,6 +77,10 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   caseSubmissionsRoutes,
   caseAttachmentsRoutes,
   caseExportsRoutes,
+  vulnFeedsRoutes,
+  vulnerabilitiesRoutes,
+  findingsRoutes,
+  vexRoutes,
   openapiRoutes,
 ];
 
@@ -121,6 +130,7 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
     const principal = await resolvePrincipal(ctx.store.db, request, ctx.now(), ctx.apiKeyCache);
     request.principal = principal;
     authorize(principal, permission, config.sessionOnly === true);
+    checkCsrf(principal, request.method, request.headers[CSRF_HEADER]);
   });
 
   for (const routes of [...ROUTE_MODULES, ...(options.extraRoutes ?? [])]) {
@@ -135,5 +145,6 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
       authorizeTenant: (request, tenantId) => request.principal?.tenantId === tenantId,
     });
   }
+  if (ctx.consoleDir !== undefined) await app.register(consoleRoutes, { dir: ctx.consoleDir });
   return app;
 }

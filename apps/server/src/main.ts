@@ -5,9 +5,11 @@
  */
 import { join } from 'node:path';
 import { buildApp } from './app.js';
+import { builtConsoleDir } from './http/console.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
 import { startTufRefresh } from './jobs/tuf-refresh.js';
+import { startVulnAnalysis } from './jobs/vuln-analysis.js';
 import { startEmbeddedVacuum, vacuumDueTables } from './jobs/embedded-vacuum.js';
 import { CHANNEL_DEFAULTS } from './device-channel/context.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -46,7 +48,9 @@ async function main(): Promise<void> {
   const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
   // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
   await signingRepo.ensureTenantRepo(tenantId);
-  const app = await buildApp({ store, config, now, signingRepo, evidence, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
+  const consoleDir = builtConsoleDir();
+  const app = await buildApp({ store, config, now, signingRepo, evidence, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' }, ...(consoleDir !== undefined ? { consoleDir } : {}) });
+  if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   if (store.driver === 'pglite') {
     // PGlite keeps no table statistics across restarts and has no autovacuum: start clean.
@@ -77,6 +81,8 @@ async function main(): Promise<void> {
       onError: (e) => app.log.error({ err: e }, 'offline detector failed'),
     }),
     startTufRefresh(signingRepo, now, { onError: (e) => app.log.error({ err: e }, 'TUF refresh failed') }),
+    // re-matches stored inventories after a feed import (leased through the database)
+    startVulnAnalysis(store.db, now, { onError: (e) => app.log.error({ err: e }, 'vulnerability analysis failed') }),
   ];
   // PGlite has no autovacuum (single-user mode): the server does its job (jobs/embedded-vacuum.ts).
   if (store.driver === 'pglite') {

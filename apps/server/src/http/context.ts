@@ -32,6 +32,8 @@ export interface AppContext {
   apiKeyCache?: ApiKeyCache;
   /** Article 14 evidence settings: submission transports (resources/case-submissions/transport.ts). */
   evidence?: EvidenceOptions;
+  /** The web console's build (apps/console/dist), served at `/` by http/console.ts; none when unset. */
+  consoleDir?: string;
   /** Fault-injection seams for tests (never set by main.ts). */
   hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
