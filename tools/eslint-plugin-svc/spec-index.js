@@ -33,7 +33,7 @@ export function specIndex() {
 
 /** `spec §2.3 rule 5`, `contracts §4`: the one citation form. */
 export const CITATION = /\b(spec|contracts)\s+§(\d+(?:\.\d+)*)(?:\s+rule\s+(\d+))?/g;
-/** A citation in another form: `spec 2.3.5`, `spec 4 rule 2`, `contracts 4`. */
+/** A citation in another form: `spec §2.3 rule 5`, `spec §4 rule 2`, `contracts §4`. */
 export const OTHER_FORM = /\b(spec|contracts)\s+(?:section\s+)?(\d+(?:\.\d+)*)\b/g;
 
 /** Problems with the citations in one comment's text (empty when every citation is well-formed and exists). */

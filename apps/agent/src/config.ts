@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { IDENTIFIER_PATTERNS, normalizeUuid, parsePublicKeyPem, type PublicKey } from '@svc/release-core';
 import { AgentError } from './errors.js';
 
-/** The four device release settings of spec 2.2, all provisioned together. */
+/** The four device release settings of spec §2.2, all provisioned together. */
 export interface ReleaseSettings {
   tenant: string;
   product: string;
@@ -16,7 +16,7 @@ export interface AgentConfig {
   serverAddress: string;
   /** Journal, staging, outbox, placed files. Created by the agent. */
   dataDir: string;
-  /** null: no release settings; legacy rollouts run, release pointers fail closed (spec 2.2 rule 2). */
+  /** null: no release settings; legacy rollouts run, release pointers fail closed (spec §2.2 rule 2). */
   release: ReleaseSettings | null;
   /** Loop guard: resumptions of one transaction before it is failed. */
   maxResumptions: number;
@@ -35,7 +35,7 @@ const { product: PRODUCT, profile: PROFILE } = IDENTIFIER_PATTERNS;
 export function loadConfig(env: Record<string, string | undefined> = process.env): AgentConfig {
   const problems: string[] = [];
   const present = RELEASE_SETTING_NAMES.filter((n) => (env[n] ?? '') !== '');
-  // spec 2.2: all four must be provisioned together; a partial set is a startup error
+  // spec §2.2: all four must be provisioned together; a partial set is a startup error
   if (present.length > 0 && present.length < RELEASE_SETTING_NAMES.length) {
     const missing = RELEASE_SETTING_NAMES.filter((n) => !present.includes(n));
     throw new AgentError(
@@ -80,7 +80,7 @@ const MAX_KEY_BYTES = 16 * 1024;
 
 /**
  * Loads the pinned customer Ed25519 keys. The trust dir is a local anchor the control
- * plane never changes (spec 2.2 rule 1): every file is opened read-only, nothing is written.
+ * plane never changes (spec §2.2 rule 1): every file is opened read-only, nothing is written.
  */
 export async function loadTrustKeys(trustDir: string): Promise<PublicKey[]> {
   let names: string[];
@@ -114,7 +114,7 @@ export async function loadTrustKeys(trustDir: string): Promise<PublicKey[]> {
       } catch (cause) {
         throw new AgentError('TRUST_DIR_INVALID', `trust key ${name} is not an SPKI PEM public key`, { cause, field: name });
       }
-      // spec 5.8: release verification uses customer Ed25519 keys only
+      // spec §5 rule 8: release verification uses customer Ed25519 keys only
       if (key.alg !== 'ed25519') {
         throw new AgentError('TRUST_DIR_INVALID', `trust key ${name} is ${key.alg}, expected ed25519`, { field: name });
       }

@@ -27,7 +27,7 @@ function scriptedServer(script: (req: UploadReceiptRequest) => { code: number; d
     uploadReceipt: (call: ServerUnaryCall<UploadReceiptRequest, unknown>, cb: sendUnaryData<unknown>) => {
       received.push(call.request.envelope);
       const f = script(call.request);
-      if (f) fail(cb as sendUnaryData<never>, f);
+      if (f) fail(cb, f);
       else cb(null, { receiptId: 'r1', duplicate: false });
     },
     reportLegacyStatus: (call: ServerUnaryCall<ReportLegacyStatusRequest, unknown>, cb: sendUnaryData<unknown>) => {

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => root.cleanup());
 
-// spec 2.2.3: legacy rollouts keep working during migration and stay distinguishable.
+// spec §2.2 rule 3: legacy rollouts keep working during migration and stay distinguishable.
 describe('legacy rollouts (no release pointer)', () => {
   for (const settings of ['without release settings', 'with release settings'] as const) {
     it(`install and report a plain legacy status, never a svc.release-receipt (${settings})`, async () => {

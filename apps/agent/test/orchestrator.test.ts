@@ -22,7 +22,10 @@ async function scenario(opts: { groups: string[][]; health?: HealthChecker; fail
   const calls: DriverCall[] = [];
   const container = new FakeMemberDriver('container', calls);
   const model = new FakeMemberDriver('model', calls);
-  for (const c of opts.failActivate ?? []) container.failActivate.add(c), model.failActivate.add(c);
+  for (const c of opts.failActivate ?? []) {
+    container.failActivate.add(c);
+    model.failActivate.add(c);
+  }
   const names = opts.groups.flat();
   const rel = buildRelease({
     components: names.map((name) => ({ name, kind: name.startsWith('app') ? 'container' : 'model', content: `${name}-v2` })),

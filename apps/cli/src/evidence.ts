@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { extract } from 'tar-stream';
+import { digestFromHex } from '@svc/release-core';
 import { CliError } from './errors.js';
 
 /** DSSE payload type of a case-export manifest. */
@@ -117,8 +118,8 @@ export function checkFiles(manifest: EvidenceManifest, contents: ArchiveContents
     listed.add(f.path);
     const got = contents.files.get(f.path);
     if (got === undefined) throw invalid(`${f.path}: listed in the manifest, missing from the archive`);
-    if (`sha256:${got.sha256}` !== f.digest || got.length !== f.length) {
-      throw invalid(`${f.path}: sha256:${got.sha256} (${got.length} bytes) does not match the manifest's ${f.digest} (${f.length} bytes)`);
+    if (digestFromHex(got.sha256) !== f.digest || got.length !== f.length) {
+      throw invalid(`${f.path}: ${digestFromHex(got.sha256)} (${got.length} bytes) does not match the manifest's ${f.digest} (${f.length} bytes)`);
     }
   }
   for (const path of contents.files.keys()) if (!listed.has(path)) throw invalid(`${path}: in the archive, not in the signed manifest`);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliRun, expectFailure, runCli, tempDir } from './helpers/cli.js';
 
 /*
- * The language-neutral vectors of release-core (packages/release-core/vectors, STYLE 11) run
+ * The language-neutral vectors of release-core (packages/release-core/vectors) run
  * through the real binary: the CLI must accept and refuse exactly what the library does, with
  * the vector's code on its one stderr line. Vectors whose expectation depends on device- or
  * server-only options the CLI does not have (compatibility profile, offline age, the mTLS

@@ -41,7 +41,7 @@ export interface TransactionView {
 /**
  * One server process, an admin session, a customer release key made with `svc-release
  * keygen` and registered as authorizer, and one real agent process per device, each with
- * its own data dir and a trust dir holding only the customer's public key (spec 2.2).
+ * its own data dir and a trust dir holding only the customer's public key (spec §2.2).
  */
 export class Fleet {
   readonly agents = new Map<string, Proc>();

@@ -6,7 +6,7 @@ export interface TarEntry {
 }
 
 /**
- * Reads a plain ustar archive (the receipt export, spec 4: "a tar batch of receipt envelopes
+ * Reads a plain ustar archive (the receipt export, spec §4: "a tar batch of receipt envelopes
  * with an index"). Only regular files; a header whose checksum does not add up is MALFORMED,
  * so a truncated or garbled export cannot pass as an empty one.
  */

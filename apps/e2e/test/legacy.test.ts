@@ -5,7 +5,7 @@ import { Fleet, readTar, waitFor, type RolloutRecord } from '../src/index.js';
 import { tempRoot } from './helpers/temp.js';
 
 /**
- * Issue 5, scenario 5 (spec 2.2 rule 3, 2.3.6): a legacy rollout (artifact + group, no
+ * (spec §2.2 rule 3, 2.3.6): a legacy rollout (artifact + group, no
  * release pointer) still runs on a real agent that has the release settings, and stays
  * labelled legacy with device-reported evidence: no signed receipt, no release transaction.
  */

@@ -10,7 +10,7 @@ import { tempRoot } from './helpers/temp.js';
 import { requireTool } from './helpers/tools.js';
 
 /**
- * Issue 5, scenario 3: an `os-bundle` release through REAL rauc across a simulated reboot.
+ * an `os-bundle` release through REAL rauc across a simulated reboot.
  * The agent's RAUC test environment (private D-Bus, file-backed ext4 slots, custom
  * bootloader backend, `rauc service --override-boot-slot`) is the device's A/B system; the
  * real agent process drives it with SVC_AGENT_OS_BUNDLE=rauc. After install the agent asks

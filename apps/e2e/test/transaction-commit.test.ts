@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Fleet, PRODUCT, svcRelease, waitFor, type ArtifactRecord } from '../src/index.js';
+import { Fleet, PRODUCT, svcRelease, waitFor } from '../src/index.js';
 import { sha } from './helpers/digest.js';
 import { freshSchema, stores } from './helpers/postgres.js';
 import { tempRoot } from './helpers/temp.js';
@@ -48,7 +48,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
 
     const { release } = await fleet.signAndSubmit({
       version: '1.0.0',
-      components: [{ name: 'app-config', artifact: config }, { name: 'detector', artifact: model as ArtifactRecord }],
+      components: [{ name: 'app-config', artifact: config }, { name: 'detector', artifact: model }],
       orderedGroups: [['app-config'], ['detector']],
       group,
       // a real probe on the device: the config it depends on is in place
@@ -111,7 +111,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
       expect(log.filter((l) => l.msg === 'assignment not applied' || l.level === 'error')).toEqual([]);
     }
 
-    // spec 4: the export is a tar of the exact accepted envelopes plus an index
+    // spec §4: the export is a tar of the exact accepted envelopes plus an index
     const exported = await fleet.exportReceipts(txId);
     expect(exported.index.map((l) => l.device).sort()).toEqual(DEVICES);
     expect(exported.index.every((l) => l.label === 'software-key' && l.transaction_id === txId)).toBe(true);

@@ -6,9 +6,9 @@ import { readJournal, rollbackOrder } from './helpers/journal.js';
 import { tempRoot } from './helpers/temp.js';
 
 /**
- * Issue 5, scenario 2: v1 (config + model) commits; v2's second activation group fails the
+ * v1 (config + model) commits; v2's second activation group fails the
  * release's health probe on the device, so the agent restores both members in reverse
- * order (spec 3.4): v1 files are live again, the transaction shows `rolled back`, and the
+ * order (spec §3 rule 4): v1 files are live again, the transaction shows `rolled back`, and the
  * signed receipt says so.
  */
 const DEVICE = 'dev-r';
@@ -53,7 +53,7 @@ describe('a failing health probe in the second group rolls the whole transaction
     expect(tx).toMatchObject({ state: 'rolled back', member_count: 2 });
     // the previous version of every member is live again
     expect([await placed('config', 'app-config'), await placed('model', 'detector')]).toEqual(['config v1\n', 'model v1\n']);
-    // spec 3.4: reverse activation order (the model, activated last, is restored first)
+    // spec §3 rule 4: reverse activation order (the model, activated last, is restored first)
     expect(rollbackOrder(await readJournal(fleet.dataDir(DEVICE)), v2.txId)).toEqual(['detector', 'app-config']);
 
     const result = await fleet.api.get<{ devices: { device: string; state: string; members: Record<string, unknown>[] }[] }>(`/release-transactions/${v2.txId}/result`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Scale benchmark of GET /api/v1/devices (issue 3). Imports the BUILT server (dist/).
+ * Scale benchmark of GET /api/v1/devices. Imports the BUILT server (dist/).
  *
  *   pnpm --filter @svc/server bench            # embedded 100k, then PostgreSQL 100k and 1M when
  *                                              # SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL is set
@@ -14,7 +14,7 @@
  * A bare fastify route answering the same first-page bytes, in its own process, is measured
  * in the same run as the baseline; ratios are against it.
  *
- * Pinning (issue 3: the load generator pinned apart from the server): with taskset and at
+ * Pinning (the load generator pinned apart from the server): with taskset and at
  * least 2 CPUs, the server process (and the baseline) run on CPU 0 and the load generator
  * on CPU 1; PostgreSQL's backends are left to the scheduler. Without pinning, wrk's two
  * threads, the server and PostgreSQL preempt each other on 2 cores and the p99 mostly
@@ -169,7 +169,7 @@ async function runDriver(label, storeOptions, serverEnv, n) {
     const rows = [];
     const b = await baseline(firstBytes, serverEnv.SVC_DATA_DIR);
     rows.push(['baseline (bare fastify, same bytes)', b, undefined]);
-    // Issue 3's targets on PostgreSQL at 100k devices; the embedded database gets half
+    // The targets on PostgreSQL at 100k devices; the embedded database gets half
     // (throughput halved, latency bound doubled); other sizes are measured without targets.
     const f = label.startsWith('PostgreSQL') ? 1 : 2;
     const at100k = (target) => (n === 100_000 ? target : undefined);
@@ -204,7 +204,7 @@ try {
     await runDriver('embedded (PGlite)', { pgliteDir: join(dataDir, 'db') }, { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: '' }, 100_000);
   }
   if (pgUrl) {
-    // issue 3: 100k on both drivers, and 1M on PostgreSQL.
+    // 100k on both drivers, and 1M on PostgreSQL.
     const sizes = full ? [1_000_000] : quick ? [100_000] : [100_000, 1_000_000];
     for (const n of sizes) {
       const schema = `bench_${process.pid}_${n}`;

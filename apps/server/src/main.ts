@@ -1,5 +1,5 @@
 /**
- * The server process: settings from the environment (contracts 6), open the store,
+ * The server process: settings from the environment (contracts §6), open the store,
  * migrate, default tenant and first admin, build the app, listen, start jobs, and close
  * everything in order on SIGINT/SIGTERM. Bad settings fail with one line, exit status 2.
  */
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     ...(config.checkInIntervalS !== undefined ? { checkInIntervalS: config.checkInIntervalS } : {}),
   });
   app.log.info({ port: channel.server.port }, 'device channel listening');
-  // A device is offline after missing more than two check-ins (spec 2: online/offline status).
+  // A device is offline after missing more than two check-ins (spec §2: online/offline status).
   const checkInMs = (config.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS) * 1000;
   const jobs: Job[] = [
     startOfflineDetector(store.db, now, {

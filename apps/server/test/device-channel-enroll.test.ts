@@ -144,7 +144,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     const key = await newDeviceKey();
     const der = await issueCertificate(caB, {
       subjectCN: 'dev-x',
-      publicKey: await x509.PublicKey.create(key.keys.publicKey as never),
+      publicKey: await x509.PublicKey.create(key.keys.publicKey),
       usage: 'clientAuth',
       sanUris: [`spiffe://${f.tenantId}/device/dev-x`],
       notBefore: new Date(Date.now() - 60_000),
@@ -237,7 +237,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
     const upload = (id: string, bytes: Buffer) =>
       new Promise<{ length: number; digest: string }>((resolve, reject) => {
-        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res as { length: number; digest: string })));
+        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res)));
         s.write({ header: { logRequestId: id, contentType: 'application/gzip' } });
         for (let at = 0; at < bytes.length; at += 1000) s.write({ chunk: bytes.subarray(at, at + 1000) });
         s.end();

@@ -164,7 +164,7 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
       const key = await newDeviceKey();
       const der = await issueCertificate(ca, {
         subjectCN: o.cn,
-        publicKey: await x509.PublicKey.create(key.keys.publicKey as never),
+        publicKey: await x509.PublicKey.create(key.keys.publicKey),
         usage: o.usage ?? 'clientAuth',
         sanUris: [`spiffe://${f.tenantId}/device/${o.cn}`],
         notBefore: new Date(Date.now() - 86_400_000),

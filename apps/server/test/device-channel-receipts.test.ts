@@ -68,7 +68,7 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
       health: 'healthy',
       timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
       ...over,
-    } as ReceiptPayload;
+    };
     return envelopeBytes(signReceipt(payload, parsePrivateKeyPem(dev.keyPem)));
   }
 

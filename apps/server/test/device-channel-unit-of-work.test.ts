@@ -116,7 +116,7 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
     const upload = (bytes: Buffer) =>
       new Promise<{ length: number }>((resolve, reject) => {
-        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res as { length: number })));
+        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res)));
         s.write({ header: { logRequestId: req.id, contentType: 'application/gzip' } });
         s.write({ chunk: bytes });
         s.end();

@@ -102,7 +102,7 @@ export interface DeviceKey {
 
 export async function newDeviceKey(alg: 'p256' | 'p384' = 'p256'): Promise<DeviceKey> {
   const params = alg === 'p256' ? P256_KEY : { name: 'ECDSA', namedCurve: 'P-384' };
-  const keys = (await webcrypto.subtle.generateKey(params, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(params, true, ['sign', 'verify']));
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   return { keys, keyPem: toPem(pkcs8, 'PRIVATE KEY') };
 }

@@ -5,7 +5,7 @@ import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 
 /**
- * spec 8 `counts` kept by triggers (0002 insert/delete, 0007 update per statement). The
+ * spec §8 `counts` kept by triggers (0002 insert/delete, 0007 update per statement). The
  * mass flip is the offline detector after an outage: with 0002's row trigger it was
  * quadratic in the number of flipped devices (20k: ~25 s on PostgreSQL, minutes for 66k).
  */

@@ -8,7 +8,7 @@ import { DeviceListAnchors } from '../src/resources/devices/anchors.js';
 import { deviceListKey, listDevices, markDeviceSeen, type DeviceFilter } from '../src/resources/devices/queries.js';
 
 /**
- * GET /devices item bytes (the database writes the page's JSON, spec 8) against the
+ * GET /devices item bytes (the database writes the page's JSON, spec §8) against the
  * single-device route (serialized by fastify from the schema), the list body against the
  * route's own response schema (the list route sends pre-written JSON, so nothing else checks
  * it), and the offset path (skip on the name index, then fetch the page) against the

@@ -25,7 +25,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     const r = await f.upload({ name: 'detector', version: '1.0.0', kind: 'model', bytes, filename: 'detector.onnx' });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ name: 'detector', version: '1.0.0', kind: 'model', digest: sha(bytes), length: bytes.length, media_type: 'application/octet-stream', target: 'artifacts/detector/1.0.0/detector.onnx' });
-    // spec 1.2: the TUF targets metadata names it
+    // spec §1 rule 2: the TUF targets metadata names it
     const info = await f.repo.getTargetInfo(tenant, r.body.target);
     expect(info?.digest).toBe(sha(bytes));
     expect((await f.upload({ name: 'detector', version: '1.0.0', kind: 'model', bytes: 'other' })).status).toBe(409);
@@ -141,7 +141,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const again = await submit(env);
       expect(again.status).toBe(200);
       expect(again.body.id).toBe(r.body.id);
-      const other = sign({ ...payloadFor(), approvals: [{ system: 'jira', ref: 'OPS-2' }] } as never, auth.key);
+      const other = sign({ ...payloadFor(), approvals: [{ system: 'jira', ref: 'OPS-2' }] }, auth.key);
       const conflict = await submit(other);
       expect(conflict.status).toBe(409);
       expect(conflict.body.error).toMatch(/already published/);
@@ -198,7 +198,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const tx = await f.api('GET', `/api/v1/release-transactions/${start.body.transaction_id}`);
       expect(tx.body).toMatchObject({ id: start.body.transaction_id, release_id: rel.id, member_count: 2, state: 'running' });
       expect(tx.body.members.map((m: any) => m.rollout_id)).toEqual(start.body.rollouts.map((m: any) => m.rollout_id));
-      // spec 3.2: a second deployment of the same release gets its own transaction
+      // spec §3 rule 2: a second deployment of the same release gets its own transaction
       const second = await f.api('POST', '/api/v1/rollouts', { release_id: rel.id });
       expect(second.body.transaction_id).not.toBe(start.body.transaction_id);
       const assigned = await listAssignments(f.t.testStore.store.db, tenant, 'dev-a', new Date());

@@ -55,7 +55,7 @@ describe.skipIf(!CLI_BUILT).each(availableDrivers())('svc-release sign -> POST /
     expect(rel.status, JSON.stringify(rel.body)).toBe(201);
     const verified = cli('verify', join(dir, 'release.dsse.json'), '--key', join(dir, 'authorizer.pub'), '--tenant', f.t.tenantId, '--product', 'edge-gateway', '--json');
     expect(verified.status, verified.stderr).toBe(0);
-    // the service and the offline tool agree on both digests (contracts 1)
+    // the service and the offline tool agree on both digests (contracts §1)
     expect(JSON.parse(verified.stdout)).toMatchObject({ payload_digest: rel.body.payload_digest, envelope_digest: rel.body.envelope_digest });
 
     const start = await f.api('POST', '/api/v1/rollouts', { release_id: rel.body.id });

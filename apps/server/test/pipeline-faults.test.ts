@@ -1,11 +1,11 @@
 /**
- * spec 1.2 under a real crash: the artifact publish flow is killed with SIGKILL in a child
+ * spec §1 rule 2 under a real crash: the artifact publish flow is killed with SIGKILL in a child
  * process after the TUF metadata naming the artifact is committed and before the record insert.
  * Afterwards: a signed target, no artifact record; the retry publishes and records it.
  * (The in-process variant with a throwing hook is in pipeline-api.test.ts.)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';

@@ -89,7 +89,7 @@ export function artifactMultipart(a: { name: string; version: string; kind: stri
   return { payload: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-/** A valid svc.release.v1 payload over published artifacts (contracts 2). */
+/** A valid svc.release.v1 payload over published artifacts (contracts §2). */
 export function releasePayload(a: {
   tenant: string;
   product?: string;
@@ -142,7 +142,7 @@ export function sign(payload: ReleasePayload, key: PrivateKey) {
   return signRelease(payload, key);
 }
 
-/** A device identity issued by the tenant's real device CA (contracts 4), with its P-256 key. */
+/** A device identity issued by the tenant's real device CA (contracts §4), with its P-256 key. */
 export async function deviceIdentity(f: PipelineFixture, deviceName: string, tenantId = f.t.tenantId): Promise<{ certDer: Uint8Array; key: PrivateKey }> {
   const cas = new DeviceCaStore(f.t.testStore.store.db, f.dataDir);
   const ca = await cas.get(tenantId, f.t.clock.now());

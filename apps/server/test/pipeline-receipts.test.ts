@@ -68,7 +68,7 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
       transaction: { id: start.transaction_id, member_count: 2 },
       members,
       ...over,
-    } as ReceiptPayload;
+    };
   }
   const bytesOf = (device: string, p: ReceiptPayload) => envelopeBytes(signReceipt(p, ids[device]!.key));
   // signs without the client-side schema check, as a misbehaving device could
@@ -145,13 +145,13 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
 
   it('a failure over the threshold pauses the wave; resume reopens it; the transaction state follows the receipts', async () => {
     const pending = (await detail()).devices.filter((d: any) => d.state === 'pending').map((d: any) => d.device as string);
-    await upload(pending[0]!, bytesOf(pending[0]!, receipt(pending[0]!, {}, 'rolled-back')));
+    await upload(pending[0], bytesOf(pending[0], receipt(pending[0], {}, 'rolled-back')));
     const paused = await detail();
     expect(paused.status).toBe('paused');
     // a paused wave hands out no work of THIS transaction (the device may be a canary of the second deployment)
-    expect((await listAssignments(db(), tenant, pending[1]!, new Date())).filter((a) => a.transaction?.id === start.transaction_id)).toEqual([]);
+    expect((await listAssignments(db(), tenant, pending[1], new Date())).filter((a) => a.transaction?.id === start.transaction_id)).toEqual([]);
     expect((await f.api('POST', `/api/v1/rollouts/${start.id}/resume`)).body.status).toBe('running');
-    await upload(pending[1]!, bytesOf(pending[1]!, receipt(pending[1]!)));
+    await upload(pending[1], bytesOf(pending[1], receipt(pending[1])));
     const done = await detail();
     expect(done.status).toBe('completed');
     const tx = await f.api('GET', `/api/v1/release-transactions/${start.transaction_id}`);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 
-// spec 2.3.5 / 3.7: receipts are append-only, enforced by the DATABASE, not just by the code paths
+// spec §2.3 rule 5 / 3.7: receipts are append-only, enforced by the DATABASE, not just by the code paths
 describe.each(availableDrivers())('pipeline tables on %s', (driver) => {
   let t: TestStore;
   beforeAll(async () => {

@@ -1,10 +1,10 @@
 /**
- * Fault injection in the publish flow (issue 4): the blob is stored first, the metadata is
+ * Fault injection in the publish flow: the blob is stored first, the metadata is
  * committed after it in one transaction. An abort at either step (a throwing hook, or a real
  * process killed with SIGKILL) leaves no partial metadata, and a retry succeeds.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';

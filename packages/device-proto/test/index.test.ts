@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as api from '@svc/device-proto';
 
-// STYLE 2: the public surface is explicit; adding or removing a name is a deliberate change.
+// the public surface is explicit; adding or removing a name is a deliberate change.
 describe('@svc/device-proto exports', () => {
   it('pins the runtime export list', () => {
     expect(Object.keys(api).sort()).toEqual(

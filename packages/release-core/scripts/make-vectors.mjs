@@ -226,7 +226,7 @@ for (const b of badEnvelopes) {
   try {
     rc.verifyRelease(b.envelope, { trustedKeys: [authorizer.publicKey], tenant: v.tenant, product: v.product, now: new Date(v.now), profile: v.profile, lastOnlineAt: v.lastOnlineAt ? new Date(v.lastOnlineAt) : undefined });
     throw new Error(`bad envelope vector "${b.name}" verified`);
-  } catch (e) { if (!rc.isReleaseError(e, b.code)) throw new Error(`bad envelope vector "${b.name}": expected ${b.code}, got ${e.code ?? e.message}`); }
+  } catch (e) { if (!rc.isReleaseError(e, b.code)) throw new Error(`bad envelope vector "${b.name}": expected ${b.code}, got ${e.code ?? e.message}`, { cause: e }); }
 }
 
 // ---- receipts ----
@@ -293,7 +293,7 @@ for (const b of badReceipts) {
   try {
     rc.verifyReceipt(b.envelope, { ca, tenant: v.tenant, device: v.device, now: new Date(v.now), connectionCertificate: v.connectionCertificate ? Buffer.from(v.connectionCertificate, 'base64') : undefined });
     throw new Error(`bad receipt vector "${b.name}" verified`);
-  } catch (e) { if (!rc.isReleaseError(e, b.code)) throw new Error(`bad receipt vector "${b.name}": expected ${b.code}, got ${e.code ?? e.message}`); }
+  } catch (e) { if (!rc.isReleaseError(e, b.code)) throw new Error(`bad receipt vector "${b.name}": expected ${b.code}, got ${e.code ?? e.message}`, { cause: e }); }
 }
 // receipts that verify but do not match their signed rollout
 const mm = (f) => { const c = clone(multiReceipt); f(c); return c; };

@@ -32,6 +32,7 @@ describe('strict canonicalization', () => {
     ['function', { f: () => 1 }],
     ['bigint', { b: 1n }],
     ['symbol', Symbol('x')],
+    // eslint-disable-next-line no-sparse-arrays -- the hole is the input under test
     ['sparse array', [1, , 3]],
   ];
   it.each(bad)('refuses %s with CANONICALIZE_FAILED', (_name, value) => {

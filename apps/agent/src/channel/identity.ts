@@ -18,9 +18,9 @@ export interface DeviceIdentityFiles {
   notAfter: Date;
 }
 
-/** A fresh ECDSA P-256 identity key (contracts 4), made on the device. */
+/** A fresh ECDSA P-256 identity key (contracts §4), made on the device. */
 export async function generateIdentityKey(): Promise<{ keyPem: string; keys: webcrypto.CryptoKeyPair }> {
-  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']));
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   return { keyPem: encodePem(pkcs8, 'PRIVATE KEY'), keys };
 }

@@ -143,7 +143,7 @@ export class FilePlacementDriver implements MemberDriver {
   }
 
   /**
-   * contracts 2: the signed placement mode, owner and group, set on the staged file before it
+   * contracts §2: the signed placement mode, owner and group, set on the staged file before it
    * is renamed into place (activation links that same inode, rollback brings the old inode
    * back with its own). Without a mode: 0755 for a service binary, 0644 otherwise.
    */

@@ -77,7 +77,7 @@ export class Journal {
     return [...this.txs.values()].filter((t) => t.state !== 'reported').map((t) => ({ ...t, data: { ...t.data } }));
   }
 
-  /** spec 3.5: the first record of a transaction is its verified desired state. */
+  /** spec §3 rule 5: the first record of a transaction is its verified desired state. */
   async begin(tx: string, data: TxData): Promise<TxContext> {
     if (this.txs.has(tx)) throw new AgentError('JOURNAL_CORRUPT', `transaction ${tx} already journaled`, { field: 'tx' });
     await this.write({ v: JOURNAL_VERSION, seq: this.seq + 1, at: this.stamp(), kind: 'tx', tx, state: 'desired-persisted', event: 'verified', data });
@@ -106,7 +106,7 @@ export class Journal {
     return this.require(tx).resumptions;
   }
 
-  /** Remembers a successful contact with the server: the offline-age clock of spec 8. */
+  /** Remembers a successful contact with the server: the offline-age clock of spec §8. */
   async noteOnline(at: Date = this.now()): Promise<void> {
     await this.write({ v: JOURNAL_VERSION, seq: this.seq + 1, at: at.toISOString(), kind: 'online' });
   }

@@ -150,7 +150,7 @@ class Reader {
   facts(v: unknown, path: string): DriverFacts {
     const o = typeof v === 'object' && v !== null && !Array.isArray(v) ? v : (this.bad(path, 'must be an object'), {});
     const out: DriverFacts = {};
-    for (const [k, x] of Object.entries(o)) {
+    for (const [k, x] of Object.entries(o) as [string, unknown][]) {
       if (x === null || typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') out[k] = x;
       else this.bad(`${path}.${k}`, 'must be a string, number, boolean or null');
     }

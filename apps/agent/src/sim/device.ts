@@ -43,7 +43,7 @@ export class SimDevice {
   private certDer!: Uint8Array;
   private tenant = '';
   private readonly done = new Set<string>();
-  /** Signed receipts not yet acknowledged: retried from these exact bytes (spec 2.3.2). */
+  /** Signed receipts not yet acknowledged: retried from these exact bytes (spec §2.3 rule 2). */
   private readonly unsent = new Map<string, Uint8Array>();
 
   constructor(readonly name: string) {}

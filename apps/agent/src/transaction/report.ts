@@ -1,6 +1,6 @@
 import { envelopeBytes, signReceipt, type ActivationOutcome, type MemberVerdict, type PrivateKey } from '@svc/release-core';
 import type { Journal, TxContext } from '../journal/journal.js';
-import { memberKey, memberRecord, type TxFacts, type Verdict } from '../journal/tx-data.js';
+import { memberKey, memberRecord, type TxFacts } from '../journal/tx-data.js';
 import type { Outbox } from './outbox.js';
 import { legacyStatus } from './legacy.js';
 import { buildReceipt, type DeviceIdentity } from './receipt.js';

@@ -115,7 +115,7 @@ export interface DeviceFixture {
   caPem: string;
 }
 
-/** A tenant device CA and a device certificate (contracts 4), made with the OpenSSL CLI. */
+/** A tenant device CA and a device certificate (contracts §4), made with the OpenSSL CLI. */
 export async function makeDevice(dir: string, name = 'dev-1'): Promise<DeviceFixture> {
   await mkdir(dir, { recursive: true });
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });

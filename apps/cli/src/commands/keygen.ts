@@ -32,7 +32,7 @@ export default class Keygen extends BaseCommand {
     // Checked before generating so a refusal never leaves half a pair behind.
     if (!flags.force) await assertAbsent([keyPath, pubPath]);
     const { generateKeyPair } = await import('@svc/release-core');
-    // contracts 1: private keys are PKCS#8 PEM, public keys SPKI PEM; keyid over SPKI DER.
+    // contracts §1: private keys are PKCS#8 PEM, public keys SPKI PEM; keyid over SPKI DER.
     const key = generateKeyPair('ed25519');
     // The private key is written first and only readable by its owner: a key that
     // leaked through a loose mode cannot be un-leaked.

@@ -41,9 +41,9 @@ export default class VerifyReceipt extends BaseCommand {
     const bytes = await readInput(args.receipt, 'receipt', MAX_BYTES.document);
     const rc = await import('@svc/release-core');
     const ca = rc.parseCertificatePem(caPem);
-    // STYLE 5: a receipt is small; the same cap the service applies to uploads.
+    // a receipt is small; the same cap the service applies to uploads.
     const envelope = rc.parseEnvelope(bytes, { payloadTypes: [rc.RECEIPT_PAYLOAD_TYPE], maxBytes: rc.LIMITS.receiptEnvelopeBytes });
-    // spec 2.3.2 / contracts 4: chain to the tenant CA, identity = device + tenant, P-256
+    // spec §2.3 rule 2 / contracts §4: chain to the tenant CA, identity = device + tenant, P-256
     // signature by that certificate: all in release-core.
     const { payload: r, payloadDigest, envelopeDigest } = rc.verifyReceipt(envelope, {
       ca,
@@ -82,7 +82,7 @@ export default class VerifyReceipt extends BaseCommand {
     this.out(`health: ${summary.health}`);
     this.out(`timestamp: ${summary.timestamp}`);
     if (r.members !== undefined) {
-      // contracts 3: a transaction receipt carries its digests per member, in position order
+      // contracts §3: a transaction receipt carries its digests per member, in position order
       for (const m of r.members) {
         this.out(`member ${m.position} ${m.component} (group ${m.group}): ${m.verdict}; candidate ${m.candidate_digest}, previous ${m.previous_digest ?? 'none (first install)'}, resulting ${m.resulting_digest ?? 'none'}`);
       }

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openssl } from './cli.js';
 
-/** An OpenSSL-made per-tenant device CA (ECDSA P-256), as contracts 4 describes it. */
+/** An OpenSSL-made per-tenant device CA (ECDSA P-256), as contracts §4 describes it. */
 export async function makeCa(dir: string, name: string): Promise<{ cert: string; key: string }> {
   const cert = join(dir, `${name}.pem`);
   const key = join(dir, `${name}.key`);
@@ -18,7 +18,7 @@ export async function makeCa(dir: string, name: string): Promise<{ cert: string;
 
 /**
  * A device identity issued by `ca`: P-256 key (PKCS#8 PEM), certificate with CN = device
- * name and one SAN URI spiffe://<tenant>/device/<name> (contracts 4).
+ * name and one SAN URI spiffe://<tenant>/device/<name> (contracts §4).
  */
 export async function makeDevice(
   dir: string,

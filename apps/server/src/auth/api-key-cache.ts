@@ -42,6 +42,7 @@ export class ApiKeyCache {
 
   /** Opens the store's change listener and a cache cleared by it. */
   static async open(store: Store, options: ApiKeyCacheOptions = {}): Promise<{ cache: ApiKeyCache; close(): Promise<void> }> {
+    // eslint-disable-next-line prefer-const -- assigned after the listener that reads it is opened
     let cache: ApiKeyCache | undefined;
     const listener = await store.listen(CREDENTIALS_CHANNEL, () => cache?.clear());
     cache = new ApiKeyCache(listener, options);

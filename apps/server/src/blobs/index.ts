@@ -1,5 +1,5 @@
 /**
- * Content-addressed blob storage for target payloads (issue 4).
+ * Content-addressed blob storage for target payloads.
  *
  *   const blobs = new FsBlobStore(join(dataDir, 'blobs'));
  *   const { digest, length } = await blobs.put(request.file, { maxBytes });

@@ -67,7 +67,7 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
 
 async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCertificateRequest, now: Date): Promise<RenewCertificateResponse> {
   const csr = await readCsr(req.csrDer, 'csr_der');
-  // contracts 4: a device can only renew its own name
+  // contracts §4: a device can only renew its own name
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }

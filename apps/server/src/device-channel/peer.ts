@@ -47,7 +47,7 @@ function refuse(msg: string): ServerError {
   return new ServerError('UNAUTHENTICATED', `client certificate: ${msg}`);
 }
 
-/** contracts 4: CN = device name, exactly one SAN URI spiffe://<tenant>/device/<CN>. */
+/** contracts §4: CN = device name, exactly one SAN URI spiffe://<tenant>/device/<CN>. */
 function identityOf(cert: X509Certificate): { tenantId: string; deviceName: string } {
   const cn = /^CN=([a-z0-9][a-z0-9._-]{0,62})$/.exec(cert.subject);
   const sans = (cert.subjectAltName ?? '').split(', ').filter((x) => x !== '');
@@ -69,7 +69,7 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
   }
   const { tenantId, deviceName } = identityOf(cert);
   const ca = await cas.verifier(tenantId);
-  // contracts 4: issued by THIS tenant's device CA (TLS only proved it chains to some tenant's)
+  // contracts §4: issued by THIS tenant's device CA (TLS only proved it chains to some tenant's)
   if (ca === undefined || !cert.checkIssued(ca) || !cert.verify(ca.publicKey)) throw refuse('not issued by the tenant device CA');
   if (!(cert.keyUsage ?? []).includes(CLIENT_AUTH)) throw refuse('lacks the clientAuth extended key usage');
   const facts = { tenantId, deviceName, notBefore: new Date(cert.validFrom), notAfter: new Date(cert.validTo) };
@@ -79,7 +79,7 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
 }
 
 /**
- * spec 5.7: every device call except enrollment is mTLS. The certificate on the connection
+ * spec §5 rule 7: every device call except enrollment is mTLS. The certificate on the connection
  * must chain to the tenant's device CA, be inside its validity, name an existing device
  * that is not decommissioned, and be that device's CURRENT certificate (re-enrollment
  * replaces the fingerprint, so an older certificate stops working at once; a renewed one

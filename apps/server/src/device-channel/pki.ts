@@ -1,13 +1,12 @@
 import { createHash, randomBytes, webcrypto } from 'node:crypto';
 
 type CryptoKey = webcrypto.CryptoKey;
-type CryptoKeyPair = webcrypto.CryptoKeyPair;
 import { x509 } from './x509.js';
 import { invalidInput } from '../errors/server-error.js';
 
 /**
  * X.509 building blocks of the device channel: P-256 CAs, certificates issued from a CSR,
- * fingerprints. Everything is ECDSA P-256 with SHA-256 (contracts 4); webcrypto does the
+ * fingerprints. Everything is ECDSA P-256 with SHA-256 (contracts §4); webcrypto does the
  * math, @peculiar/x509 the ASN.1.
  */
 
@@ -41,7 +40,7 @@ function serial(): string {
 
 /** A new self-signed P-256 CA; the PKCS#8 PEM of its key is returned for the caller to store 0600. */
 export async function createCa(commonName: string, now: Date, validDays: number): Promise<{ certDer: Uint8Array; keyPem: string }> {
-  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']));
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
     name: `CN=${commonName}`,
@@ -110,7 +109,7 @@ export async function issueCertificate(ca: CaMaterial, o: IssueOptions): Promise
  */
 export async function readCsr(der: Uint8Array, field = 'csr_der'): Promise<{ commonName: string; publicKey: x509.PublicKey }> {
   if (der.length === 0) throw invalidInput(field, `missing`);
-  // spec 5 (bounded input): refuse oversized documents before parsing
+  // spec §5 (bounded input): refuse oversized documents before parsing
   if (der.length > MAX_CSR_BYTES) throw invalidInput(field, `larger than ${MAX_CSR_BYTES} bytes`);
   let csr: x509.Pkcs10CertificateRequest;
   try {
@@ -119,11 +118,11 @@ export async function readCsr(der: Uint8Array, field = 'csr_der'): Promise<{ com
     throw invalidInput(field, `not a DER PKCS#10 certificate request (${String(cause)})`);
   }
   const alg = csr.publicKey.algorithm as { name?: string; namedCurve?: string };
-  // contracts 4: device identity keys are ECDSA P-256
+  // contracts §4: device identity keys are ECDSA P-256
   if (alg.name !== 'ECDSA' || alg.namedCurve !== 'P-256') {
     throw invalidInput(field, `key must be ECDSA P-256, got ${alg.name ?? '?'} ${alg.namedCurve ?? ''}`.trim());
   }
-  let ok = false;
+  let ok: boolean;
   try {
     ok = await csr.verify();
   } catch (cause) {

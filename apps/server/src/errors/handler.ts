@@ -19,7 +19,7 @@ export function toHttpError(error: unknown): { status: number; body: { error: st
 }
 
 function classify(error: unknown): { code: string; message: string } {
-  if (error instanceof ServerError) return { code: error.code, message: error.message };
+  if (error instanceof ServerError) return { code: error.code as string, message: error.message };
   // The blob store wraps whatever its source stream threw; when that source is the caller's
   // upload and the server already classified its failure (a malformed multipart body), that is the answer.
   if (error instanceof BlobError && error.code === 'BLOB_WRITE_FAILED' && error.cause instanceof ServerError) return classify(error.cause);

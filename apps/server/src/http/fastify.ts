@@ -48,7 +48,7 @@ export function newFastify(options: { logger?: boolean | Record<string, unknown>
       done(new ServerError('MALFORMED_JSON', 'body: not valid UTF-8'), undefined);
       return;
     }
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
   app.addHook('preValidation', async (request) => {
     assertText(request.params, 'params');

@@ -164,7 +164,7 @@ export class BrandedPdf {
   /** The finished PDF as a stream (ends the document). */
   stream(): Readable {
     this.doc.end();
-    return this.doc as unknown as Readable;
+    return this.doc;
   }
 
   /** The finished PDF in memory: for documents of a few pages. */

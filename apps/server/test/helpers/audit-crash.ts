@@ -1,5 +1,5 @@
 /**
- * Audit atomicity under a real crash (spec §6.1: every state change has its audit row). Each
+ * Audit atomicity under a real crash (spec §6 rule 1: every state change has its audit row). Each
  * row names a request and the audit action it writes; a child process running the built app
  * on the same database is SIGKILLed after that audit row is written and before COMMIT. Then:
  * no audit row for the action and the observed resource unchanged (the change did not commit

@@ -37,8 +37,8 @@ export async function startRegistry(dir: string): Promise<{ url: string; proc: C
         resolve(`http://${m[1]}`);
       }
     };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
     proc.on('exit', (c) => reject(new Error(`registry exited ${c}: ${log}`)));
   });
   return { url, proc };

@@ -26,7 +26,7 @@ export interface VerifiedEnvelope {
 }
 
 /**
- * Verify bytes, then parse (STYLE 4): signatures are checked over PAE of the raw payload
+ * Verify bytes, then parse: signatures are checked over PAE of the raw payload
  * bytes; the payload is returned undecoded. The threshold counts distinct trusted key ids
  * (duplicate key ids are already refused by parseEnvelope), so one key signing twice never
  * counts twice. Signatures by unknown keys are ignored, as in TUF.

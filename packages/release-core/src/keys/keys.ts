@@ -26,7 +26,7 @@ function hex(s: string): Uint8Array {
   return Uint8Array.from(s.match(/../g)!.map((b) => parseInt(b, 16)));
 }
 
-/** contracts 1: `sha256:` + hex SHA-256 of the SubjectPublicKeyInfo DER. */
+/** contracts §1: `sha256:` + hex SHA-256 of the SubjectPublicKeyInfo DER. */
 export function keyIdOf(spkiDer: Uint8Array, crypto: CryptoProvider = defaultCryptoProvider): string {
   return sha256Digest(spkiDer, crypto);
 }

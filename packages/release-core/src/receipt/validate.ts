@@ -10,7 +10,7 @@ const BASE = ['tenant', 'device', 'release', 'activation', 'health', 'timestamp'
 const SINGLE = ['rollout', 'candidate_digest', 'previous_digest', 'resulting_digest'];
 
 /**
- * Validate an `svc.release-receipt.v1` payload (contracts 3), including the outcome rules
+ * Validate an `svc.release-receipt.v1` payload (contracts §3), including the outcome rules
  * that hold without the release: an "activated" result runs its candidates, a rollback runs
  * the previous digests, an unhealthy result is never "activated". Every bad field at once,
  * RECEIPT_INVALID with issues.
@@ -86,7 +86,7 @@ function checkTransaction(c: Checker, p: Record<string, unknown>, activation: st
     const o = c.object(m, at, ['group', 'position', 'component', 'rollout', 'candidate_digest', 'previous_digest', 'resulting_digest', 'verdict']);
     if (!o) return;
     const group = c.integer(o.group, join(at, 'group'), 0, LIMITS.components);
-    // spec 2.3.3: ordered by position
+    // spec §2.3 rule 3: ordered by position
     const pos = c.integer(o.position, join(at, 'position'), 0, LIMITS.components);
     if (pos !== undefined && pos !== i) c.add(join(at, 'position'), `is ${pos}, members must be ordered by position (expected ${i})`);
     if (group !== undefined) {
@@ -106,7 +106,7 @@ function checkTransaction(c: Checker, p: Record<string, unknown>, activation: st
     if (verdict) verdicts.push(verdict);
     outcome(c, at, verdict, cand, prev, res);
   });
-  // spec 3.4: the transaction commits as a whole or every attempted member is restored
+  // spec §3 rule 4: the transaction commits as a whole or every attempted member is restored
   if (activation === 'activated' && verdicts.some((v) => v !== 'committed'))
     c.add('activation', '"activated" requires every member to be "committed"');
   if (activation !== 'activated' && activation !== undefined && verdicts.includes('committed'))

@@ -11,7 +11,7 @@ export interface VerifyChainOptions {
 }
 
 /**
- * A device certificate issued directly by the tenant device CA (contracts 4): the CA is a CA
+ * A device certificate issued directly by the tenant device CA (contracts §4): the CA is a CA
  * allowed to sign certificates, the names chain, the CA's key signed the leaf, and both are
  * valid at `now`. The CA itself is the trust anchor the caller chose; it is not re-verified.
  */
@@ -46,7 +46,7 @@ export function verifyCertificateChain(leaf: Certificate, ca: Certificate, opts:
 const SPIFFE = /^spiffe:\/\/([^/]+)\/device\/([^/]+)$/;
 
 /**
- * contracts 4: CN = device name and exactly one SAN URI `spiffe://<tenant uuid>/device/<name>`
+ * contracts §4: CN = device name and exactly one SAN URI `spiffe://<tenant uuid>/device/<name>`
  * naming the same device.
  */
 export function deviceIdentity(cert: Certificate): { tenant: string; device: string } {
@@ -58,5 +58,5 @@ export function deviceIdentity(cert: Certificate): { tenant: string; device: str
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', `SAN URI ${JSON.stringify(uri)} is not spiffe://<tenant uuid>/device/<device name>`);
   if (m[2] !== cert.subjectCN)
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', `certificate CN ${JSON.stringify(cert.subjectCN)} differs from the SAN URI device ${JSON.stringify(m[2])}`);
-  return { tenant: m[1]!, device: m[2]! };
+  return { tenant: m[1], device: m[2] };
 }

@@ -1,13 +1,13 @@
 /**
- * The rules of an artifact's fields (contracts 2, 4; spec §2.1 rule 3): what may be published,
+ * The rules of an artifact's fields (contracts §2, 4; spec §2.1 rule 3): what may be published,
  * where it lands in the TUF repository, and what a PATCH may change. Pure: no I/O.
  */
 import { ServerError } from '../../errors/server-error.js';
 
-// contracts 4: artifact names use the device-name pattern; versions their own
+// contracts §4: artifact names use the device-name pattern; versions their own
 export const ARTIFACT_NAME_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 export const ARTIFACT_VERSION_RE = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
-// contracts 2: every component kind an artifact can be published as (members and refused-as-member kinds)
+// contracts §2: every component kind an artifact can be published as (members and refused-as-member kinds)
 export const ARTIFACT_KINDS = [
   'container', 'model', 'config', 'service-binary', 'os-bundle',
   'maintenance-window', 'min-agent', 'compose', 'os-package', 'package-manager',
@@ -83,7 +83,7 @@ export function checkArtifactChanges(body: Record<string, unknown>): ArtifactCha
   if ('description' in body) {
     const d = body['description'];
     if (d !== null && (typeof d !== 'string' || d.length > 4096)) throw new ServerError('ARTIFACT_INVALID', 'description: must be a string of at most 4096 characters or null');
-    out.description = d as string | null;
+    out.description = d;
   }
   if ('labels' in body) {
     const l = body['labels'];

@@ -89,7 +89,7 @@ export interface AuditRowInput {
 }
 
 /**
- * spec §6.1: one audit row. Called only by the unit of work (resources/unit-of-work.ts), inside
+ * spec §6 rule 1: one audit row. Called only by the unit of work (resources/unit-of-work.ts), inside
  * the transaction of the change it records; the table is append-only in the database
  * (trigger in migration 0003).
  */

@@ -38,6 +38,7 @@ export function isText(head: Uint8Array, complete: boolean): boolean {
       text = undefined;
     }
   }
+  // eslint-disable-next-line no-control-regex -- a text file has no control characters but TAB, LF, CR, FF
   return text !== undefined && !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
 }
 

@@ -122,7 +122,7 @@ function checkValue(spec: FieldSpec, value: unknown): string | undefined {
       }
     case 'member_states': {
       if (!Array.isArray(value)) return `must be an array of Member State codes (${MEMBER_STATES.join(', ')}); empty when none is known`;
-      const bad = value.find((v) => !(MEMBER_STATES as readonly unknown[]).includes(v));
+      const bad: unknown = value.find((v: unknown) => !(MEMBER_STATES as readonly unknown[]).includes(v));
       if (bad !== undefined) return `${JSON.stringify(bad)} is not a Member State code (${MEMBER_STATES.join(', ')})`;
       if (new Set(value).size !== value.length) return 'lists a Member State twice';
       return undefined;

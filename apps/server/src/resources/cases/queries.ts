@@ -119,7 +119,7 @@ export async function deadlineFacts(db: Db, tenantId: string, c: CaseRow): Promi
   const firstFiled: DeadlineFacts['firstFiled'] = {};
   const answered = new Map<string, Date>();
   for (const r of filed) {
-    const at = new Date(r.first as unknown as Date);
+    const at = new Date(r.first);
     if (r.stage === 'intermediate' && r.request_id !== null) answered.set(r.request_id, at);
     else if (r.stage === 'early_warning' || r.stage === 'notification' || r.stage === 'final_report') {
       const prev = firstFiled[r.stage];
@@ -258,7 +258,7 @@ export async function caseAuditPage(db: Db, tenantId: string, caseId: string, li
     base.select(['action', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('action').orderBy('action').execute(),
   ]);
   const counts = Object.fromEntries(byAction.map((r) => [r.action, Number(r.n)]));
-  return { rows: rows as AuditSliceRow[], total: Object.values(counts).reduce((a, b) => a + b, 0), counts };
+  return { rows: rows, total: Object.values(counts).reduce((a, b) => a + b, 0), counts };
 }
 
 /** The slice in keyset batches up to `maxSeq` (the export's cut-off): memory stays flat. */

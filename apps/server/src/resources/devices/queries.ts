@@ -13,7 +13,7 @@ import type { Db } from '../../store/tx.js';
  */
 export const DEVICE_STATUSES = ['online', 'offline', 'decommissioned'] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
-/** contracts 4. */
+/** contracts §4. */
 export const DEVICE_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 export interface DeviceRecord {
@@ -207,7 +207,7 @@ export async function setDecommissioned(db: Db, tenantId: string, name: string, 
 
 export type DeviceCounts = Record<DeviceStatus, number>;
 
-/** spec 8 `counts`: read from the trigger-maintained table, O(statuses), never a scan. */
+/** spec §8 `counts`: read from the trigger-maintained table, O(statuses), never a scan. */
 export async function deviceCounts(db: Kysely<Database>, tenantId: string): Promise<DeviceCounts> {
   const rows = await db.selectFrom('device_counts').select(['status', 'n']).where('tenant_id', '=', tenantId).execute();
   const counts: DeviceCounts = { online: 0, offline: 0, decommissioned: 0 };
@@ -222,7 +222,7 @@ export interface DeviceFilter {
   offset: number;
 }
 
-/** The fields a list page carries (spec 8 keeps the page small). */
+/** The fields a list page carries (spec §8 keeps the page small). */
 export type DeviceListItem = Pick<DeviceRecord, 'name' | 'status' | 'profile' | 'agent_version' | 'last_seen' | 'cert_fingerprint' | 'created_at'>;
 
 /** One result row: the tenant's counts, the filtered total and the page as JSON text. */
@@ -267,7 +267,7 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   const conditions = [sql`tenant_id = ${tenantId}`];
   if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
   const hasQ = filter.q !== undefined && filter.q !== '';
-  // Names are lowercase by the table's CHECK (contracts 4), so a case-sensitive LIKE on the
+  // Names are lowercase by the table's CHECK (contracts §4), so a case-sensitive LIKE on the
   // lowercased needle is exactly ILIKE, and much cheaper per row when a scan is chosen.
   if (hasQ) conditions.push(sql`name LIKE ${likeContains(filter.q!.toLowerCase())} ESCAPE '\\'`);
   const where = sql.join(conditions, sql` AND `);
@@ -291,7 +291,7 @@ export function deviceListKey(tenantId: string, filter: Pick<DeviceFilter, 'stat
 }
 
 /**
- * One page statement. spec 8 offset pagination: skipping N rows walks N index entries. With
+ * One page statement. spec §8 offset pagination: skipping N rows walks N index entries. With
  * an offset, the skip runs on names only (an index-only scan of devices_tenant_name or
  * devices_tenant_status_name, no heap visit per skipped row), then the page's rows are
  * fetched by name: offset 50k went from 45 ms to 11 ms of database time. With an anchor the

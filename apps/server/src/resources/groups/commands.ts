@@ -1,6 +1,6 @@
 /**
  * Device groups (spec §2): membership is additive, and every change recomputes the
- * target-policy digest (contracts 2) in its own transaction, so a read never hashes a huge
+ * target-policy digest (contracts §2) in its own transaction, so a read never hashes a huge
  * group and a rollout start compares against the value the change committed.
  */
 import { notFound, ServerError } from '../../errors/server-error.js';

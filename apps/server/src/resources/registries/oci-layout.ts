@@ -31,10 +31,10 @@ export function ociLayoutTar(t: RegistryTarget, repo: string, tag: string, m: { 
           void (async () => {
             try {
               for await (const chunk of blobStream(t, repo, d)) if (!entry.write(chunk)) await new Promise<void>((r) => entry.once('drain', () => r()));
-              entry.end(undefined as never);
+              entry.end(undefined);
             } catch (e) {
               entry.destroy(e as Error);
-              rej(e);
+              rej(e instanceof Error ? e : new Error(String(e)));
             }
           })();
         });

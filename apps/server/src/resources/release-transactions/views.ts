@@ -70,7 +70,7 @@ export async function transactionResult(db: Db, tenantId: string, id: string): P
     for (;;) {
       const rows = await resultPage(db, tenantId, t!.id, after, PAGE);
       for (const r of rows) {
-        yield { device: r.device_name, state: r.state as DeviceState, receipt_envelope_digest: r.envelope_digest ?? null, outcomes: r.payload ? outcomesOf(r.payload as Record<string, unknown>, members) : null };
+        yield { device: r.device_name, state: r.state as DeviceState, receipt_envelope_digest: r.envelope_digest ?? null, outcomes: r.payload ? outcomesOf(r.payload, members) : null };
       }
       if (rows.length < PAGE) return;
       after = rows[rows.length - 1]!.device_name;

@@ -57,7 +57,7 @@ export async function prepareRelease(deps: PipelineDeps, tenantId: string, body:
   try {
     await deps.publishTargets(
       tenantId,
-      [{ path: target, digest: blob.digest as never, length: blob.length, custom: { kind: 'release', payload_digest: verified.payloadDigest, envelope_digest: verified.envelopeDigest } }],
+      [{ path: target, digest: blob.digest, length: blob.length, custom: { kind: 'release', payload_digest: verified.payloadDigest, envelope_digest: verified.envelopeDigest } }],
       { immutable: true },
     );
   } catch (e) {

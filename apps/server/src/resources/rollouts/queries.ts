@@ -49,13 +49,13 @@ export async function rolloutPage(
 export async function rolloutCountsByKind(db: Db, tenantId: string): Promise<Record<RolloutKind, number>> {
   const kinds = await db.selectFrom('rollouts').select(['kind', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('kind').execute();
   const counts: Record<RolloutKind, number> = { signed: 0, legacy: 0 };
-  for (const k of kinds) counts[k.kind as RolloutKind] = Number(k.n);
+  for (const k of kinds) counts[k.kind] = Number(k.n);
   return counts;
 }
 
 /** `id` must be a UUID. */
 export async function rolloutById(db: Db, tenantId: string, id: string): Promise<RolloutRow | undefined> {
-  return (await rolloutsJoined(db, tenantId).where('r.id', '=', id).executeTakeFirst()) as RolloutRow | undefined;
+  return (await rolloutsJoined(db, tenantId).where('r.id', '=', id).executeTakeFirst());
 }
 
 export type WaveDetailRow = WaveRow & { name: string };
@@ -79,7 +79,7 @@ export async function deploymentMembers(db: Db, deploymentId: string) {
 
 export async function deploymentThreshold(db: Db, deploymentId: string): Promise<FailureThreshold | null> {
   const d = await db.selectFrom('deployments').select('failure_threshold').where('id', '=', deploymentId).executeTakeFirstOrThrow();
-  return (d.failure_threshold as FailureThreshold | null) ?? null;
+  return (d.failure_threshold) ?? null;
 }
 
 /** One page of a deployment's devices in byte order of names. */
@@ -100,13 +100,13 @@ export async function lockRolloutDeployment(db: Db, tenantId: string, rolloutId:
   const r = await db.selectFrom('rollouts').select(['deployment_id', 'kind']).where('tenant_id', '=', tenantId).where('id', '=', rolloutId).executeTakeFirst();
   if (!r) return undefined;
   const d = await lockDeployment(db, r.deployment_id);
-  return { ...d, kind: r.kind as RolloutKind };
+  return { ...d, kind: r.kind };
 }
 
 /** Locks a deployment row: wave counters and progression are read-modify-write. */
 export async function lockDeployment(db: Db, deploymentId: string): Promise<{ id: string; aborted_at: Date | null; failure_threshold: FailureThreshold | null }> {
   const d = await db.selectFrom('deployments').select(['id', 'aborted_at', 'failure_threshold']).where('id', '=', deploymentId).forUpdate().executeTakeFirstOrThrow();
-  return { id: d.id, aborted_at: d.aborted_at, failure_threshold: (d.failure_threshold as FailureThreshold | null) ?? null };
+  return { id: d.id, aborted_at: d.aborted_at, failure_threshold: (d.failure_threshold) ?? null };
 }
 
 export async function setAborted(db: Db, deploymentId: string, now: Date): Promise<void> {

@@ -1,6 +1,6 @@
 
 import { ServerError } from '../../errors/server-error.js';/**
- * Wave planning over a membership snapshot (spec 4: "rollout waves"; contracts 2: `rollout.waves`).
+ * Wave planning over a membership snapshot (spec §4: "rollout waves"; contracts §2: `rollout.waves`).
  *
  * A wave is `{name?, count | percent, requires_approval?}`, CUMULATIVE as release-core defines
  * it: the share of the group reached by the end of that wave, one unit for all waves, growing
@@ -53,7 +53,7 @@ export function parseWaves(value: unknown, field: string): WaveSpec[] | undefine
     if (hasCount && !(Number.isInteger(o['count']) && (o['count'] as number) >= 1)) {
       throw new ServerError('WAVES_INVALID', `${at}.count: must be an integer >= 1`);
     }
-    if (hasPercent && !(typeof o['percent'] === 'number' && (o['percent'] as number) > 0 && (o['percent'] as number) <= 100)) {
+    if (hasPercent && !(typeof o['percent'] === 'number' && (o['percent']) > 0 && (o['percent']) <= 100)) {
       throw new ServerError('WAVES_INVALID', `${at}.percent: must be a number in (0, 100]`);
     }
     if (o['requires_approval'] !== undefined && typeof o['requires_approval'] !== 'boolean') {
@@ -88,10 +88,10 @@ export function parseFailureThreshold(value: unknown, field: string): FailureThr
     t.count = o['count'] as number;
   }
   if (o['percent'] !== undefined) {
-    if (!(typeof o['percent'] === 'number' && (o['percent'] as number) >= 0 && (o['percent'] as number) <= 100)) {
+    if (!(typeof o['percent'] === 'number' && (o['percent']) >= 0 && (o['percent']) <= 100)) {
       throw new ServerError('WAVES_INVALID', `${field}.percent: must be a number in [0, 100]`);
     }
-    t.percent = o['percent'] as number;
+    t.percent = o['percent'];
   }
   if (t.count === undefined && t.percent === undefined) throw new ServerError('WAVES_INVALID', `${field}: give count or percent`);
   return t;
@@ -143,7 +143,7 @@ export function thresholdExceeded(t: FailureThreshold | undefined, failed: numbe
 }
 
 /**
- * Overrides at rollout start may only tighten the signed constraints (spec 4: the signed
+ * Overrides at rollout start may only tighten the signed constraints (spec §4: the signed
  * release is the authority): add approval gates, lower the failure threshold, never loosen.
  */
 export function applyOverrides(

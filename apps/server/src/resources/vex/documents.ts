@@ -106,7 +106,10 @@ function cyclonedxStatements(o: Record<string, unknown>, now: Date): ParsedState
       const purl = a.ref.startsWith('pkg:') ? a.ref : refs.get(a.ref);
       purls.add(purl === undefined ? null : canonicalPurl(purl, `${at}.affects[${j}].ref`));
     });
-    if (purls.size === 0 || purls.has(null)) purls.clear(), purls.add(null);
+    if (purls.size === 0 || purls.has(null)) {
+      purls.clear();
+      purls.add(null);
+    }
     for (const p of purls) out.push({ ...base, component_purl: p });
   });
   return out;

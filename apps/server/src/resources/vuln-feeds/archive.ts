@@ -257,7 +257,9 @@ async function* zipRecords(path: string, entries: ArchiveEntry[], from: number):
         resumeReading = undefined;
         r?.();
       }
-      if (failure) throw failure;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the archive stream failed with
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the archive stream failed with
+    if (failure) throw failure;
       if (done) return;
       await new Promise<void>((r) => (waiting = r));
     }
@@ -286,7 +288,7 @@ async function tarWalk(path: string, gz: boolean, onEntry: (h: Header, body: Nod
       failed = true;
       src.destroy();
       ex.destroy();
-      reject(e);
+      reject(e instanceof Error ? e : new Error(String(e)));
     };
     input.on('data', (c: Buffer) => {
       inflated += c.length;
@@ -370,6 +372,7 @@ async function* tarRecords(path: string, gz: boolean, entries: ArchiveEntry[], f
         r();
       }
     }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the archive stream failed with
     if (failure) throw failure;
     if (finished) break;
     await new Promise<void>((r) => (consumerWake = r));

@@ -177,7 +177,7 @@ export async function putKevCatalog(db: Db, entries: KevEntry[], catalogVersion:
 /** The newest catalog release imported so far (KEV is incremental by `dateReleased`). */
 export async function newestKevRelease(db: Db): Promise<Date | undefined> {
   const r = await db.selectFrom('vuln_imports').select((eb) => eb.fn.max('released_at').as('at')).where('kind', '=', 'kev').where('state', '=', 'completed').executeTakeFirst();
-  return (r?.at as Date | null | undefined) ?? undefined;
+  return (r?.at) ?? undefined;
 }
 
 /** Freshness of the feeds: per OSV source and for KEV, the last import and the newest record time. */
@@ -194,9 +194,9 @@ export async function feedFreshness(db: Db): Promise<{ osv: { source: string; la
   const kev = await db.selectFrom('vuln_imports').select(['catalog_version', 'completed_at']).where('kind', '=', 'kev').where('state', '=', 'completed').orderBy('completed_at', 'desc').executeTakeFirst();
   const kevCount = await db.selectFrom('vuln_kev').select((eb) => eb.fn.countAll<string>().as('n')).where('removed_at', 'is', null).executeTakeFirstOrThrow();
   return {
-    osv: osv.map((r) => ({ source: r.source, last_import_at: (r.last as Date | null) ?? null, imports: Number(r.n) })),
+    osv: osv.map((r) => ({ source: r.source, last_import_at: (r.last) ?? null, imports: Number(r.n) })),
     advisories: Number(adv.n),
-    newest_modified: (adv.newest as Date | null) ?? null,
+    newest_modified: (adv.newest) ?? null,
     kev: { catalog_version: kev?.catalog_version ?? null, entries: Number(kevCount.n), last_import_at: kev?.completed_at ?? null },
   };
 }

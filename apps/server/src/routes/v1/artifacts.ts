@@ -43,7 +43,7 @@ const KindCounts = Type.Object(Object.fromEntries(ARTIFACT_KINDS.map((k) => [k, 
 const TEXT_FIELDS = new Set(['name', 'version', 'kind', 'media_type']);
 
 /**
- * spec 1.2, 4: publish (multipart, streamed into the blob store, signed before recorded), list
+ * spec §1 rule 2, 4: publish (multipart, streamed into the blob store, signed before recorded), list
  * with kind and vulnerability-severity filters, patch of description/labels.
  */
 export const artifactsRoutes: V1Routes = async (app, { ctx }) => {

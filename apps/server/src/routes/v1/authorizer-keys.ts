@@ -24,7 +24,7 @@ const AuthorizerKey = Type.Object(
 );
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
-/** spec 4.3 / contracts 6: trusted Ed25519 authorizer keys; revoked keys stay listed. */
+/** spec §4 rule 3 / contracts §6: trusted Ed25519 authorizer keys; revoked keys stay listed. */
 export const authorizerKeysRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 

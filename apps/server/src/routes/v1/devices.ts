@@ -47,7 +47,7 @@ export function deviceJson(d: DeviceListItem) {
   };
 }
 
-/** spec 4: devices list (section 8 pagination), history, decommission, log requests. */
+/** spec §4: devices list (section 8 pagination), history, decommission, log requests. */
 export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   // Deep pages start from per-process anchors checked against the database's list version.
@@ -111,7 +111,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     schema: { params: NameParams, response: { 202: LogRequest, ...ErrorResponses } },
   }, async (request, reply) => {
     const row = await execute(ctx, request, requestLogBundle, { device: request.params.name });
-    // spec 4: fulfilled on the device's next heartbeat; the API answers 202.
+    // spec §4: fulfilled on the device's next heartbeat; the API answers 202.
     return reply.code(202).send({ id: row.id, device: request.params.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) });
   });
 

@@ -26,7 +26,7 @@ const DeviceNames = Type.Array(Type.String({ maxLength: 63 }), { maxItems: MAX_M
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const Counts = Type.Object({ empty: Type.Integer({ description: 'groups without members' }), populated: Type.Integer({ description: 'groups with at least one member' }) });
 
-/** spec 2 Group: membership added additively, snapshot digest kept current on every change. */
+/** spec §2 Group: membership added additively, snapshot digest kept current on every change. */
 export const groupsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 

@@ -23,7 +23,7 @@ const Counts = Type.Object({
   anonymous: Type.Integer({ description: 'without a credentials_ref' }),
 });
 
-/** spec 4: OCI registries - create, list, tag browse, import into a container artifact. */
+/** spec §4: OCI registries - create, list, tag browse, import into a container artifact. */
 export const registriesRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
