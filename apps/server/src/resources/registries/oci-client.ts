@@ -4,6 +4,7 @@
  * registry can neither exhaust memory nor slip in bytes other than the manifest names.
  */
 import { createHash } from 'node:crypto';
+import { digestFromHex, isDigest, sha256Digest } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
@@ -14,7 +15,6 @@ const TIMEOUT_MS = 30_000;
 // OCI distribution spec: repository name and tag grammar
 export const REPOSITORY_RE = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
 export const TAG_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
-const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 
 export interface Descriptor {
   mediaType: string;
@@ -75,7 +75,7 @@ export async function listTags(t: RegistryTarget, repository: string): Promise<s
 export async function getManifest(t: RegistryTarget, repository: string, tag: string): Promise<{ bytes: Buffer; digest: string; mediaType: string; config: Descriptor; layers: Descriptor[] }> {
   const res = await get(t, `/v2/${repository}/manifests/${tag}`, `${OCI_MANIFEST}, ${DOCKER_MANIFEST}`);
   const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'manifest');
-  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  const digest = sha256Digest(bytes);
   const claimed = res.headers.get('docker-content-digest');
   if (claimed && claimed !== digest) throw new ServerError('REGISTRY_UNREACHABLE', `manifest: registry claims ${claimed} but the bytes hash to ${digest}`);
   const m = JSON.parse(bytes.toString('utf8')) as { mediaType?: string; config?: unknown; layers?: unknown };
@@ -85,7 +85,7 @@ export async function getManifest(t: RegistryTarget, repository: string, tag: st
   }
   const desc = (d: unknown, at: string): Descriptor => {
     const o = d as Partial<Descriptor> | null;
-    if (!o || typeof o.digest !== 'string' || !DIGEST_RE.test(o.digest) || !Number.isSafeInteger(o.size) || (o.size as number) < 0 || typeof o.mediaType !== 'string') {
+    if (!o || !isDigest(o.digest) || !Number.isSafeInteger(o.size) || (o.size as number) < 0 || typeof o.mediaType !== 'string') {
       throw new ServerError('REGISTRY_UNREACHABLE', `manifest: ${at} is not a sha256 descriptor`);
     }
     return { mediaType: o.mediaType, digest: o.digest, size: o.size as number };
@@ -105,6 +105,6 @@ export async function* blobStream(t: RegistryTarget, repository: string, d: Desc
     h.update(chunk);
     yield chunk;
   }
-  const got = `sha256:${h.digest('hex')}`;
+  const got = digestFromHex(h.digest('hex'));
   if (n !== d.size || got !== d.digest) throw new ServerError('REGISTRY_UNREACHABLE', `blob ${d.digest}: received ${n} bytes hashing to ${got}`);
 }
