@@ -12,7 +12,8 @@ import { startEmbeddedVacuum, vacuumDueTables } from './jobs/embedded-vacuum.js'
 import { CHANNEL_DEFAULTS } from './device-channel/context.js';
 import { migrateToLatest } from './store/migrate.js';
 import { openStore } from './store/open.js';
-import { bootstrapAdmin, ensureDefaultTenant } from './store/tenants.js';
+import { bootstrapAdmin } from './resources/tenants/bootstrap.js';
+import { ensureDefaultTenant } from './resources/tenants/queries.js';
 import { startDeviceChannelService } from './device-channel/wiring.js';
 import { SigningRepository } from './signing-repo/repository.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiKeyCache } from '../src/auth/api-key-cache.js';
-import type { ApiKeyRecord } from '../src/store/api-keys.js';
+import type { ApiKeyRecord } from '../src/resources/api-keys/queries.js';
 
 /** The cache's own rules; the database side (NOTIFY on revoke) is in auth-api-keys and platform-two-processes. */
 function record(id: string): ApiKeyRecord {

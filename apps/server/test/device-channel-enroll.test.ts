@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/auth/secrets.js';
 import { insertLogRequest } from '../src/resources/log-requests/queries.js';
 import { issueCertificate, toPem } from '../src/device-channel/pki.js';
-import { createTenant } from '../src/store/tenants.js';
+import { createTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers } from './helpers/store.js';
 import {
   channelCredentials,

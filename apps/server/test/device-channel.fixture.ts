@@ -28,7 +28,7 @@ import { createGroup } from '../src/resources/groups/commands.js';
 import { prepareRelease, publishRelease } from '../src/resources/releases/commands.js';
 import { startSignedRollout } from '../src/resources/rollouts/commands.js';
 import { runUnitOfWork, systemActor, type Command, type UnitOfWorkHooks } from '../src/resources/unit-of-work.js';
-import { createTenant } from '../src/store/tenants.js';
+import { createTenant } from '../src/resources/tenants/queries.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 import type { Driver } from '../src/store/open.js';
 

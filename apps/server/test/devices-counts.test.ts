@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceCounts, markStaleDevicesOffline } from '../src/resources/devices/queries.js';
-import { ensureDefaultTenant } from '../src/store/tenants.js';
+import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isServerError } from '../src/errors/server-error.js';
-import { consumeEnrollToken } from '../src/store/enroll-tokens.js';
+import { consumeEnrollToken } from '../src/resources/enroll-tokens/queries.js';
 import { openStore } from '../src/store/open.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';

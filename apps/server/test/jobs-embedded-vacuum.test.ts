@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedVacuum, vacuumDue, vacuumDueTables } from '../src/jobs/embedded-vacuum.js';
-import { ensureDefaultTenant } from '../src/store/tenants.js';
+import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordAuditEvent } from '../src/audit/record.js';
+import { insertAuditRow } from '../src/resources/audit/queries.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
 
@@ -37,9 +37,10 @@ describe.each(availableDrivers())('audit on %s', (driver) => {
   it('export streams JSON Lines, oldest first, only this tenant, across keyset batches', async () => {
     const db = t.testStore.store.db;
     const other = await t.newTenant();
-    await recordAuditEvent(db, { tenantId: other, actor: 'system:test', credential: 'system', action: 'other.tenant', target: 'x' });
+    const row = { actor: 'system:test', credential: 'system', requestId: null, detail: {}, at: new Date() } as const;
+    await insertAuditRow(db, { ...row, tenantId: other, action: 'other.tenant', target: 'x' });
     for (let i = 0; i < 1205; i++) {
-      await recordAuditEvent(db, { tenantId: t.tenantId, actor: 'system:test', credential: 'system', action: 'bulk.event', target: `n:${i}` });
+      await insertAuditRow(db, { ...row, tenantId: t.tenantId, action: 'bulk.event', target: `n:${i}` });
     }
     const viewer = await t.loginAs('viewer');
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/audit/export', headers: viewer });

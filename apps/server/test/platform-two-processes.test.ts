@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { openStore, type Store } from '../src/store/open.js';
-import { bootstrapAdmin, ensureDefaultTenant } from '../src/store/tenants.js';
+import { bootstrapAdmin } from '../src/resources/tenants/bootstrap.js';
+import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { testConfig } from './helpers/app.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 

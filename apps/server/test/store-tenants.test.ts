@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../src/auth/password.js';
-import { bootstrapAdmin, ensureDefaultTenant } from '../src/store/tenants.js';
+import { bootstrapAdmin } from '../src/resources/tenants/bootstrap.js';
+import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 
 describe.each(availableDrivers())('default tenant and first admin on %s', (driver) => {

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { ApiKeyRecord } from '../resources/api-keys/queries.js';
 import { CREDENTIALS_CHANNEL } from '../store/migrations/0009_credential_notify.js';
 import type { ChangeListener } from '../store/notify.js';
 import type { Store } from '../store/open.js';

@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { missingPermission, ServerError } from '../errors/server-error.js';
-import { findLiveApiKey, touchApiKey } from '../store/api-keys.js';
+import { findLiveApiKey, touchApiKey } from '../resources/api-keys/queries.js';
 import type { Database } from '../store/database.js';
 import type { ApiKeyCache } from './api-key-cache.js';
-import { findLiveSession } from '../store/sessions.js';
+import { findLiveSession } from '../resources/sessions/queries.js';
 import { isRole, permissionsOf, type RoutePermission } from './permissions.js';
 import type { Principal } from './principal.js';
 import { hashSecret, plausibleSecret } from './secrets.js';

@@ -3,7 +3,7 @@ import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
-import type { EnrollPort, PipelinePort, RepositoryPort } from './ports.js';
+import type { PipelinePort, RepositoryPort } from './ports.js';
 
 /** Everything a device-channel handler reads; built once per server process (wiring.ts). */
 export interface DeviceChannelContext {
@@ -13,7 +13,6 @@ export interface DeviceChannelContext {
   serverCaDer: Uint8Array;
   pipeline: PipelinePort;
   repository: RepositoryPort;
-  enroll: EnrollPort;
   now: () => Date;
   log: ChannelLogger;
   /** Heartbeat period the server asks devices for. */

@@ -2,7 +2,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { X509Certificate as NodeX509 } from 'node:crypto';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import { x509 } from './x509.js';
+import { allDeviceCaCertificates, deviceCaCertificate, getDeviceCa, insertDeviceCa } from '../resources/device-ca/queries.js';
 import type { Database } from '../store/database.js';
 import { certFingerprint, createCa, loadCa, type CaMaterial } from './pki.js';
 
@@ -30,9 +30,8 @@ export class DeviceCaStore {
   ) {}
 
   /** Every tenant's device CA certificate (DER): the TLS trust store of the device port. */
-  async allCertificates(): Promise<Uint8Array[]> {
-    const rows = await this.db.selectFrom('device_cas').select('cert_der').orderBy('created_at').execute();
-    return rows.map((r) => new Uint8Array(r.cert_der));
+  allCertificates(): Promise<Uint8Array[]> {
+    return allDeviceCaCertificates(this.db);
   }
 
   private dir(tenantId: string): string {
@@ -54,36 +53,30 @@ export class DeviceCaStore {
   async verifier(tenantId: string): Promise<NodeX509 | undefined> {
     const hit = this.verifiers.get(tenantId);
     if (hit !== undefined) return hit;
-    const row = await this.db.selectFrom('device_cas').select('cert_der').where('tenant_id', '=', tenantId).executeTakeFirst();
-    if (row === undefined) return undefined;
-    const v = new NodeX509(Buffer.from(row.cert_der));
+    const der = await deviceCaCertificate(this.db, tenantId);
+    if (der === undefined) return undefined;
+    const v = new NodeX509(Buffer.from(der));
     this.verifiers.set(tenantId, v);
     return v;
   }
 
   private async load(tenantId: string, now: Date): Promise<CaMaterial> {
-    const existing = await this.db.selectFrom('device_cas').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
-    if (existing !== undefined) return this.open(tenantId, new Uint8Array(existing.cert_der), existing.key_file);
+    const existing = await getDeviceCa(this.db, tenantId);
+    if (existing !== undefined) return this.open(tenantId, existing.certDer, existing.keyFile);
 
     const { certDer, keyPem } = await createCa(`svc device CA ${tenantId}`, now, CA_VALID_DAYS);
     const keyFile = `device-ca-${certFingerprint(certDer).slice('sha256:'.length, 'sha256:'.length + 16)}.key`;
     await mkdir(this.dir(tenantId), { recursive: true, mode: 0o700 });
     // The key is on disk before the row exists, so a row always has its key.
     await writeFile(join(this.dir(tenantId), keyFile), keyPem, { mode: 0o600, flag: 'wx' });
-    const inserted = await this.db
-      .insertInto('device_cas')
-      .values({ tenant_id: tenantId, cert_der: certDer, key_file: keyFile })
-      .onConflict((oc) => oc.column('tenant_id').doNothing())
-      .returning('tenant_id')
-      .executeTakeFirst();
-    if (inserted !== undefined) {
+    if (await insertDeviceCa(this.db, tenantId, certDer, keyFile)) {
       await this.onCreated?.();
       return this.open(tenantId, certDer, keyFile);
     }
     // Another process won the race: use its CA, drop our unused key.
     await rm(join(this.dir(tenantId), keyFile), { force: true });
-    const winner = await this.db.selectFrom('device_cas').selectAll().where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
-    return this.open(tenantId, new Uint8Array(winner.cert_der), winner.key_file);
+    const winner = (await getDeviceCa(this.db, tenantId))!;
+    return this.open(tenantId, winner.certDer, winner.keyFile);
   }
 
   private async open(tenantId: string, certDer: Uint8Array, keyFile: string): Promise<CaMaterial> {

@@ -14,15 +14,16 @@ import {
   type UploadReceiptResponse,
 } from '@svc/device-proto';
 import { LIMITS } from '@svc/release-core';
-import { recordAuditEvent } from '../audit/record.js';
+import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
+import { storeLogBundle } from '../resources/log-requests/commands.js';
+import { MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
 import { acceptReceipt } from '../resources/release-receipts/commands.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';
-import { deviceActor, runUnitOfWork, type UnitOfWorkScope } from '../resources/unit-of-work.js';
-import { invalidInput, notFound, ServerError } from '../errors/server-error.js';
+import { runUnitOfWork } from '../resources/unit-of-work.js';
+import { invalidInput, ServerError } from '../errors/server-error.js';
 import { toProtoAssignment } from './assignments.js';
 import type { DeviceChannelContext } from './context.js';
-import { fulfillLogRequest, MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
-import { openLogRequests, recordHeartbeat } from './device-rows.js';
+import { deviceScope } from './device-scope.js';
 import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
@@ -30,7 +31,6 @@ import { authenticatePeer, type DevicePeer } from './peer.js';
 import { readCsr } from './pki.js';
 
 export { MAX_LOG_BUNDLE_BYTES };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A unary handler that first authenticates the device behind the connection. */
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
@@ -47,15 +47,14 @@ function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, r
 
 export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
   const inventory = readInventory(req.inventory);
-  // 3 statements besides authentication: heartbeat, assignments, log requests (was 4)
-  await recordHeartbeat(
-    ctx.db,
-    peer,
-    { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
-    now,
+  // the heartbeat and the log requests handed over commit together
+  const logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+    checkInDevice(uow, {
+      device: { deviceId: peer.deviceId, status: peer.status },
+      inventory: { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
+    }),
   );
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
-  const logRequests = await openLogRequests(ctx.db, peer.deviceId);
   return {
     assignments: assignments.map(toProtoAssignment),
     logRequests: logRequests.map((r) => ({ id: r.id, requestedAt: r.created_at })),
@@ -73,11 +72,8 @@ async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCert
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
   // the device's current certificate stays current until the new one is first used (peer.ts)
-  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, reason: 'renew', now });
-  await recordAuditEvent(ctx.db, {
-    tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.certificate.renew',
-    target: `device:${peer.deviceName}`, detail: { cert_fingerprint: cert.fingerprint, not_after: cert.notAfter.toISOString() }, at: now,
-  });
+  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, now });
+  await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) => renewDeviceCertificate(uow, { name: peer.deviceName, certificate: cert }));
   return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
 }
 
@@ -103,11 +99,6 @@ async function reportLegacy(ctx: DeviceChannelContext, peer: DevicePeer, req: Re
   return {};
 }
 
-/** A change made by the device behind the connection, in its tenant, at the call's clock. */
-function deviceScope(ctx: DeviceChannelContext, peer: DevicePeer, now: Date): UnitOfWorkScope {
-  return { tenant: peer.tenantId, actor: deviceActor(peer.deviceName), now, hooks: ctx.hooks?.unitOfWork };
-}
-
 /** Client stream: one header naming the log request, then chunks up to MAX_LOG_BUNDLE_BYTES. */
 async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>): Promise<UploadLogBundleResponse> {
   const now = ctx.now();
@@ -130,12 +121,8 @@ async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableSt
   const contentType = header.contentType || 'application/octet-stream';
   if (contentType.length > 128) throw invalidInput('header.content_type', 'longer than 128 characters');
   const content = Buffer.concat(chunks);
-  const stored = UUID.test(header.logRequestId) && (await fulfillLogRequest(ctx.db, peer.deviceId, header.logRequestId, content, contentType, now));
-  if (!stored) throw notFound(`log request ${header.logRequestId.slice(0, 64)}`);
-  await recordAuditEvent(ctx.db, {
-    tenantId: peer.tenantId, actor: `device:${peer.deviceName}`, credential: 'device', action: 'device.log-bundle.upload',
-    target: `log-request:${header.logRequestId}`, detail: { length, content_type: contentType }, at: now,
-  });
+  const logRequestId = header.logRequestId;
+  await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) => storeLogBundle(uow, { deviceId: peer.deviceId, logRequestId, content, contentType }));
   return { length, digest: `sha256:${createHash('sha256').update(content).digest('hex')}` };
 }
 

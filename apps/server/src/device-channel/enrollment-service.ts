@@ -1,9 +1,11 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import type { EnrollmentServiceServer, EnrollRequest, EnrollResponse } from '@svc/device-proto';
-import { recordAuditEvent } from '../audit/record.js';
 import { invalidInput } from '../errors/server-error.js';
+import { enrollDevice } from '../resources/devices/commands.js';
+import { usableEnrollToken } from '../resources/enroll-tokens/queries.js';
+import { runUnitOfWork } from '../resources/unit-of-work.js';
 import type { DeviceChannelContext } from './context.js';
-import { upsertEnrolledDevice } from '../resources/devices/queries.js';
+import { deviceScope } from './device-scope.js';
 import { toServiceError } from './grpc-status.js';
 import { assertDeviceName } from './identity.js';
 import { issueDeviceCertificate } from './issue.js';
@@ -28,28 +30,14 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
     throw invalidInput('csr_der', `subject CN ${JSON.stringify(csr.commonName.slice(0, 80))} must equal device_name ${JSON.stringify(req.deviceName)}`);
   }
   const now = ctx.now();
-  // Validation first, then the token: a malformed request never burns a token use.
-  const { tenantId, tokenId } = await ctx.enroll.consumeEnrollToken(ctx.db, req.token, now);
-  const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, reason: 'enroll', now });
-  await upsertEnrolledDevice(ctx.db, {
-    tenantId,
-    name: req.deviceName,
-    profile: inventory.profile || null,
-    agentVersion: inventory.agentVersion || null,
-    certFingerprint: cert.fingerprint,
-    certNotAfter: cert.notAfter,
-    now,
-  });
-  // spec 6.1: every state change is audited (the credential was the enrollment token)
-  await recordAuditEvent(ctx.db, {
-    tenantId,
-    actor: `device:${req.deviceName}`,
-    credential: 'device',
-    action: 'device.enroll',
-    target: `device:${req.deviceName}`,
-    detail: { enroll_token_id: tokenId, cert_fingerprint: cert.fingerprint, not_after: cert.notAfter.toISOString() },
-    at: now,
-  });
+  // Validation first, then the token: a malformed request never touches it, and a token that
+  // cannot be used never makes a CA or a certificate. Its use is spent in the unit of work
+  // that records the device, so a failure after this check costs no use.
+  const { tenantId } = await usableEnrollToken(ctx.db, req.token, now);
+  const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, now });
+  await runUnitOfWork(ctx.db, deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), (uow) =>
+    enrollDevice(uow, { token: req.token, name: req.deviceName, profile: inventory.profile || null, agentVersion: inventory.agentVersion || null, certificate: cert }),
+  );
   const ca = await ctx.cas.get(tenantId, now);
   return {
     tenantId,

@@ -1,11 +1,16 @@
 import type { Inventory as ProtoInventory } from '@svc/device-proto';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { invalidInput } from '../errors/server-error.js';
-import type { Inventory } from './device-rows.js';
+
+/** What a device reports of itself; an empty string is "not reported". */
+export interface Inventory {
+  agentVersion: string;
+  profile: string;
+}
 
 const MAX_FIELD = 64;
 
-/** Bounded, validated inventory (untrusted input, STYLE 5); empty strings mean "not reported". */
+/** Bounded, validated inventory (untrusted input); empty strings mean "not reported". */
 export function readInventory(inv: ProtoInventory | undefined): Inventory {
   const agentVersion = inv?.agentVersion ?? '';
   const profile = inv?.profile ?? '';

@@ -1,16 +1,19 @@
+import type { SignedDeviceCertificate } from '../resources/devices/commands.js';
 import type { DeviceChannelContext } from './context.js';
 import { spiffeId } from './identity.js';
 import { certFingerprint, issueCertificate } from './pki.js';
 import { x509 } from './x509.js';
 
 /**
- * Issues a device certificate (contracts 4: CN = device name, one SAN URI
- * spiffe://<tenant>/device/<name>, clientAuth) and appends it to `device_certificates`.
+ * Signs a device certificate with the tenant's CA (contracts §4: CN = device name, one SAN URI
+ * spiffe://<tenant>/device/<name>, clientAuth), creating the CA on the tenant's first use.
+ * Nothing about the certificate is stored here: the enrollment or renewal command records it
+ * in the unit of work that makes it the device's certificate.
  */
 export async function issueDeviceCertificate(
   ctx: DeviceChannelContext,
-  a: { tenantId: string; deviceName: string; publicKey: x509.PublicKey; reason: 'enroll' | 'renew'; now: Date },
-): Promise<{ der: Uint8Array; fingerprint: string; notAfter: Date }> {
+  a: { tenantId: string; deviceName: string; publicKey: x509.PublicKey; now: Date },
+): Promise<SignedDeviceCertificate & { der: Uint8Array }> {
   const ca = await ctx.cas.get(a.tenantId, a.now);
   const notAfter = new Date(a.now.getTime() + ctx.certValidDays * 86_400_000);
   const der = await issueCertificate(ca, {
@@ -22,18 +25,5 @@ export async function issueDeviceCertificate(
     notBefore: new Date(a.now.getTime() - 5 * 60_000),
     notAfter,
   });
-  const fingerprint = certFingerprint(der);
-  await ctx.db
-    .insertInto('device_certificates')
-    .values({
-      tenant_id: a.tenantId,
-      device_name: a.deviceName,
-      serial: new x509.X509Certificate(der).serialNumber,
-      fingerprint,
-      not_after: notAfter,
-      reason: a.reason,
-      issued_at: a.now,
-    })
-    .execute();
-  return { der, fingerprint, notAfter };
+  return { der, fingerprint: certFingerprint(der), serial: new x509.X509Certificate(der).serialNumber, notAfter };
 }

@@ -2,9 +2,9 @@ import { X509Certificate } from 'node:crypto';
 import { isDeviceName, isUuid, sha256Digest } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { ServerError } from '../errors/server-error.js';
+import { deviceCredentialRow, promoteRenewedCertificate } from '../resources/devices/queries.js';
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
-import { promoteRenewedCertificate } from './device-rows.js';
 
 /** The authenticated device behind a call. */
 export interface DevicePeer {
@@ -97,16 +97,11 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
   if (now < c.notBefore || now > c.notAfter) {
     throw refuse(`outside its validity (${c.notBefore.toISOString()} .. ${c.notAfter.toISOString()})`);
   }
-  const row = await db
-    .selectFrom('devices')
-    .select(['id', 'status', 'cert_fingerprint'])
-    .where('tenant_id', '=', c.tenantId)
-    .where('name', '=', c.deviceName)
-    .executeTakeFirst();
+  const row = await deviceCredentialRow(db, c.tenantId, c.deviceName);
   if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: removed; enroll again`);
   if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: decommissioned`);
   if (row.cert_fingerprint !== fingerprint) {
-    // the first call with a freshly renewed certificate makes it current (device-rows.ts)
+    // the first call with a freshly renewed certificate makes it current (resources/devices/queries.ts)
     const promoted = await promoteRenewedCertificate(db, { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, currentFingerprint: row.cert_fingerprint, fingerprint, now });
     if (!promoted) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
   }

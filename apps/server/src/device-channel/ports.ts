@@ -1,14 +1,13 @@
-import type { Kysely } from 'kysely';
 import type { DeviceAssignment } from '../resources/rollouts/queries.js';
-import type { Database } from '../store/database.js';
 import type { Db } from '../store/tx.js';
 
 /**
  * What the device channel needs from its neighbours, typed here once. The real
  * implementations are the rollouts resource's `listAssignments` (seam in
- * docs/device-channel.md), the signing repository's `openRepoFile` and the platform's
- * `consumeEnrollToken`; wiring.ts binds them, tests bind the same real ones. Receipts and
- * legacy status reports are commands of their resources, run by the handlers as the device.
+ * docs/device-channel.md) and the signing repository's `openRepoFile`; wiring.ts binds them,
+ * tests bind the same real ones. Every change a device makes (enrollment, renewal, check-in,
+ * log upload, receipt, legacy report) is a command of its resource, run by the handler as the
+ * device (execute.ts).
  */
 
 /** Rollouts seam: the assignment type is the rollouts resource's own (resources/rollouts/queries.ts). */
@@ -32,9 +31,4 @@ export type RepoRange = { kind: 'from-to'; start: number; end: number } | { kind
 export interface RepositoryPort {
   /** `metadata/<file>` or `targets/<hash-prefixed path>`; throws a NOT_FOUND-mapped error when absent. */
   openRepoFile(tenantId: string, path: string, range?: RepoRange): Promise<RepoFile>;
-}
-
-export interface EnrollPort {
-  /** Consumes one use of the token atomically; throws ENROLL_TOKEN_* ServerErrors. */
-  consumeEnrollToken(db: Kysely<Database>, secret: string, now: Date): Promise<{ tenantId: string; tokenId: string }>;
 }

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import { listAssignments } from '../resources/rollouts/queries.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
-import { consumeEnrollToken } from '../store/enroll-tokens.js';
 import type { Database } from '../store/database.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
@@ -29,8 +28,8 @@ export interface DeviceChannelOptions {
 }
 
 /**
- * Builds the device channel from the real neighbours (pipeline seam, platform enrollment
- * tokens, signing repository) and starts it. `main.ts` calls this once; tests too.
+ * Builds the device channel from the real neighbours (rollouts seam, signing repository) and
+ * starts it. `main.ts` calls this once; tests too.
  */
 export async function startDeviceChannelService(o: DeviceChannelOptions): Promise<{ server: DeviceChannelServer; ctx: DeviceChannelContext }> {
   const now = o.now ?? (() => new Date());
@@ -42,7 +41,6 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     serverCaDer: tls.caDer,
     pipeline: { listAssignments },
     repository: o.repository,
-    enroll: { consumeEnrollToken },
     now,
     log: o.log,
     checkInIntervalS: o.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS,

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/principal.js';
+import type { AuditCredential } from '../resources/audit/queries.js';
 import { runUnitOfWork, type Actor, type Command } from '../resources/unit-of-work.js';
 import type { AppContext } from './context.js';
 
@@ -15,5 +16,14 @@ export function actorOf(request: FastifyRequest): Actor {
  */
 export function execute<I, O>(ctx: AppContext, request: FastifyRequest, command: Command<I, O>, input: I): Promise<O> {
   const p = principalOf(request);
-  return runUnitOfWork(ctx.store.db, { tenant: p.tenantId, actor: actorOf(request), now: ctx.now(), hooks: ctx.hooks?.unitOfWork }, (uow) => command(uow, input));
+  return executeAs(ctx, request, { tenant: p.tenantId, actor: p.actor, credential: p.kind }, command, input);
+}
+
+/**
+ * `execute()` for the one route whose caller has no principal yet (login): the route names the
+ * tenant and the actor it has just authenticated.
+ */
+export function executeAs<I, O>(ctx: AppContext, request: FastifyRequest, who: { tenant: string; actor: string; credential: AuditCredential }, command: Command<I, O>, input: I): Promise<O> {
+  const actor: Actor = { name: who.actor, credential: who.credential, requestId: request.id };
+  return runUnitOfWork(ctx.store.db, { tenant: who.tenant, actor, now: ctx.now(), hooks: ctx.hooks?.unitOfWork }, (uow) => command(uow, input));
 }

@@ -23,10 +23,10 @@ import type { Role } from '../../src/auth/permissions.js';
 import { newSecret } from '../../src/auth/secrets.js';
 import type { ServerConfig } from '../../src/config.js';
 import type { AppContext } from '../../src/http/context.js';
-import { insertApiKey } from '../../src/store/api-keys.js';
+import { insertApiKey } from '../../src/resources/api-keys/queries.js';
 import type { Driver } from '../../src/store/open.js';
-import { createTenant, ensureDefaultTenant } from '../../src/store/tenants.js';
-import { insertUser } from '../../src/store/users.js';
+import { createTenant, ensureDefaultTenant } from '../../src/resources/tenants/queries.js';
+import { insertUser } from '../../src/resources/users/queries.js';
 import { createTestStore, type TestStore } from './store.js';
 
 export const TEST_PASSWORD = 'correct horse battery staple';

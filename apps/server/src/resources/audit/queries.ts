@@ -1,4 +1,4 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../store/tx.js';
 import { invalidInput } from '../../errors/server-error.js';
 import type { Database } from '../../store/database.js';
@@ -29,16 +29,23 @@ function filtered<O>(q: SelectQueryBuilder<Database, 'audit_events', O>, tenantI
   return out;
 }
 
-export async function auditPage(db: Kysely<Database>, tenantId: string, f: AuditFilters, limit: number, offset: number) {
-  const [rows, total] = await Promise.all([
+/**
+ * spec §8: a page of the filtered events, newest first; `counts` are events per action in the
+ * since/until window (the `action` filter does not narrow them, so they list the actions a
+ * client can filter by), and `total` is the filtered set's size, read from the same counts.
+ */
+export async function auditPage(db: Db, tenantId: string, f: AuditFilters, limit: number, offset: number) {
+  const [rows, byAction] = await Promise.all([
     filtered(db.selectFrom('audit_events').select(COLUMNS), tenantId, f).orderBy('seq', 'desc').limit(limit).offset(offset).execute(),
-    filtered(db.selectFrom('audit_events').select((eb) => eb.fn.countAll<string>().as('n')), tenantId, f).executeTakeFirstOrThrow(),
+    filtered(db.selectFrom('audit_events').select(['action', (eb) => eb.fn.countAll<string>().as('n')]), tenantId, { since: f.since, until: f.until }).groupBy('action').orderBy('action').execute(),
   ]);
-  return { rows: rows as Row[], total: Number(total.n) };
+  const counts: Record<string, number> = Object.fromEntries(byAction.map((r) => [r.action, Number(r.n)]));
+  const total = f.action ? (counts[f.action] ?? 0) : byAction.reduce((n, r) => n + Number(r.n), 0);
+  return { rows: rows as Row[], total, counts };
 }
 
 /** Oldest first, in keyset batches: memory stays flat however long the trail is. */
-export async function* iterateAuditEvents(db: Kysely<Database>, tenantId: string, f: AuditFilters, batch = 1000): AsyncGenerator<Row> {
+export async function* iterateAuditEvents(db: Db, tenantId: string, f: AuditFilters, batch = 1000): AsyncGenerator<Row> {
   let after: string | undefined;
   for (;;) {
     let q = filtered(db.selectFrom('audit_events').select(COLUMNS), tenantId, f);

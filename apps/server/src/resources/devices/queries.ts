@@ -4,12 +4,13 @@ import { likeContains } from '../../http/pagination.js';
 import type { Database } from '../../store/database.js';
 import type { AnchorList, DeviceListAnchors } from './anchors.js';
 import { PREPARE_MARK } from '../../store/prepared.js';
-import { inTransaction, type Db } from '../../store/tx.js';
+import type { Db } from '../../store/tx.js';
 
 /**
- * The device store API. The device channel calls `upsertEnrolledDevice` on enrollment,
- * `markDeviceSeen` on each heartbeat and `getDeviceByName` to resolve a peer; the REST
- * routes list, count and decommission. Every function is tenant-scoped.
+ * The devices' SQL. The device channel's commands call `upsertEnrolledDevice` on enrollment,
+ * `recordHeartbeat` on each check-in, and its authentication reads `deviceCredentialRow` and
+ * `promoteRenewedCertificate`; the REST routes list, count and decommission;
+ * the offline detector runs `markStaleDevicesOffline`, the one query over every tenant.
  */
 export const DEVICE_STATUSES = ['online', 'offline', 'decommissioned'] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
@@ -39,44 +40,107 @@ export async function addDeviceHistory(db: Db, tenantId: string, deviceId: strin
 }
 
 /**
- * Enrollment: creates the device (online) or re-enrolls it with its new certificate.
- * A decommissioned device that enrolls again becomes online again (a fresh token was used).
+ * Enrollment: creates the device (online) or re-enrolls it with its new certificate, with an
+ * `enrolled` history entry. A decommissioned device that enrolls again becomes online again
+ * (a fresh token was used). Two statements: run it in the enrollment's unit of work.
  */
 export async function upsertEnrolledDevice(
-  db: Kysely<Database>,
+  db: Db,
   input: { tenantId: string; name: string; profile?: string | null; agentVersion?: string | null; certFingerprint: string; certNotAfter: Date | null; now: Date },
 ): Promise<DeviceRecord> {
   if (!IDENTIFIER_PATTERNS.deviceName.test(input.name)) throw new Error(`device name: must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
-  return inTransaction(db, async (tx) => {
-    const row = await tx
-      .insertInto('devices')
-      .values({
-        tenant_id: input.tenantId,
-        name: input.name,
+  const row = await db
+    .insertInto('devices')
+    .values({
+      tenant_id: input.tenantId,
+      name: input.name,
+      status: 'online',
+      profile: input.profile ?? null,
+      agent_version: input.agentVersion ?? null,
+      last_seen: input.now,
+      cert_fingerprint: input.certFingerprint,
+      cert_not_after: input.certNotAfter,
+      updated_at: input.now,
+    })
+    .onConflict((oc) =>
+      oc.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
         status: 'online',
-        profile: input.profile ?? null,
-        agent_version: input.agentVersion ?? null,
-        last_seen: input.now,
-        cert_fingerprint: input.certFingerprint,
-        cert_not_after: input.certNotAfter,
-        updated_at: input.now,
-      })
-      .onConflict((oc) =>
-        oc.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
-          status: 'online',
-          profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
-          agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
-          last_seen: eb.ref('excluded.last_seen'),
-          cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
-          cert_not_after: eb.ref('excluded.cert_not_after'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
-    await addDeviceHistory(tx, input.tenantId, row.id, 'enrolled', input.now, { cert_fingerprint: input.certFingerprint });
-    return row;
-  });
+        profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
+        agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
+        last_seen: eb.ref('excluded.last_seen'),
+        cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
+        cert_not_after: eb.ref('excluded.cert_not_after'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+  await addDeviceHistory(db, input.tenantId, row.id, 'enrolled', input.now, { cert_fingerprint: input.certFingerprint });
+  return row;
+}
+
+/** What the device channel's authentication reads of a device on every call (one indexed row). */
+export async function deviceCredentialRow(db: Db, tenantId: string, name: string): Promise<{ id: string; status: string; cert_fingerprint: string | null } | undefined> {
+  return db.selectFrom('devices').select(['id', 'status', 'cert_fingerprint']).where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+}
+
+/**
+ * The heartbeat write of a check-in: ONE statement (`markDeviceSeen` reads the row first, but
+ * the device channel's authentication just read it). Same effect: online, `last_seen`,
+ * inventory, and an `online` history entry when the device was not online before. A device
+ * decommissioned since the authentication read is left alone (the WHERE clause).
+ */
+export async function recordHeartbeat(
+  db: Db,
+  peer: { tenantId: string; deviceId: string; status: string },
+  inventory: { agentVersion?: string; profile?: string },
+  now: Date,
+): Promise<void> {
+  const row = await db
+    .updateTable('devices')
+    .set({
+      last_seen: now,
+      status: 'online',
+      updated_at: now,
+      ...(inventory.agentVersion === undefined ? {} : { agent_version: inventory.agentVersion }),
+      ...(inventory.profile === undefined ? {} : { profile: inventory.profile }),
+    })
+    .where('id', '=', peer.deviceId)
+    .where('status', '!=', 'decommissioned')
+    .returning(['id'])
+    .executeTakeFirst();
+  if (row !== undefined && peer.status !== 'online') await addDeviceHistory(db, peer.tenantId, peer.deviceId, 'online', now);
+}
+
+/**
+ * A renewed certificate becomes the device's current one at its first use (device-channel/peer.ts):
+ * until then the previous one keeps working, so a device that lost the renewal answer (crash,
+ * cut connection) still gets in and renews again. Only the newest certificate issued to the
+ * device qualifies, and only when it was a renewal: re-enrollment issues a newer one, and a
+ * second renewal supersedes the first. Compare-and-set on the fingerprint the caller read.
+ * Returns false when the certificate does not qualify.
+ */
+export async function promoteRenewedCertificate(
+  db: Db,
+  a: { tenantId: string; deviceName: string; deviceId: string; currentFingerprint: string | null; fingerprint: string; now: Date },
+): Promise<boolean> {
+  const newest = await db
+    .selectFrom('device_certificates')
+    .select(['fingerprint', 'reason', 'not_after'])
+    .where('tenant_id', '=', a.tenantId)
+    .where('device_name', '=', a.deviceName)
+    .orderBy('issued_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (newest === undefined || newest.fingerprint !== a.fingerprint || newest.reason !== 'renew') return false;
+  const row = await db
+    .updateTable('devices')
+    .set({ cert_fingerprint: a.fingerprint, cert_not_after: new Date(newest.not_after), updated_at: a.now })
+    .where('id', '=', a.deviceId)
+    .where((eb) => (a.currentFingerprint === null ? eb('cert_fingerprint', 'is', null) : eb('cert_fingerprint', '=', a.currentFingerprint)))
+    .returning(['id'])
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Heartbeat: last_seen, online (never resurrects a decommissioned device). */
@@ -118,7 +182,7 @@ export async function markDeviceOffline(db: Kysely<Database>, tenantId: string, 
 }
 
 /** Offline detector (all tenants): online devices not seen since `before`. */
-export async function markStaleDevicesOffline(db: Kysely<Database>, before: Date): Promise<number> {
+export async function markStaleDevicesOffline(db: Db, before: Date): Promise<number> {
   const rows = await db
     .updateTable('devices')
     .set({ status: 'offline', updated_at: before })
@@ -271,10 +335,12 @@ async function readAnchors(db: Kysely<Database>, tenantId: string, where: RawBui
   return rows[0]!;
 }
 
-export async function deviceHistory(db: Kysely<Database>, deviceId: string, limit: number, offset: number) {
-  const [rows, total] = await Promise.all([
+/** spec §8: a page of the device's history, newest first; `counts` by event and `total` over the device's whole history. */
+export async function deviceHistory(db: Db, deviceId: string, limit: number, offset: number) {
+  const [rows, byEvent] = await Promise.all([
     db.selectFrom('device_history').select(['id', 'at', 'event', 'detail']).where('device_id', '=', deviceId).orderBy('at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
-    db.selectFrom('device_history').select((eb) => eb.fn.countAll<string>().as('n')).where('device_id', '=', deviceId).executeTakeFirstOrThrow(),
+    db.selectFrom('device_history').select(['event', (eb) => eb.fn.countAll<string>().as('n')]).where('device_id', '=', deviceId).groupBy('event').orderBy('event').execute(),
   ]);
-  return { rows, total: Number(total.n) };
+  const counts: Record<string, number> = Object.fromEntries(byEvent.map((r) => [r.event, Number(r.n)]));
+  return { rows, total: byEvent.reduce((n, r) => n + Number(r.n), 0), counts };
 }

@@ -31,7 +31,7 @@ export async function takePendingLogRequests(db: Kysely<Database>, deviceId: str
 }
 
 /** Device channel, on upload: stores the bundle (bounded) and fulfils the request. */
-export async function fulfillLogRequest(db: Kysely<Database>, deviceId: string, id: string, content: Uint8Array, contentType: string, now: Date): Promise<boolean> {
+export async function fulfillLogRequest(db: Db, deviceId: string, id: string, content: Uint8Array, contentType: string, now: Date): Promise<boolean> {
   if (content.byteLength > MAX_LOG_BUNDLE_BYTES) throw new Error(`log bundle: larger than ${MAX_LOG_BUNDLE_BYTES} bytes`);
   const row = await db
     .updateTable('log_requests')
@@ -42,4 +42,25 @@ export async function fulfillLogRequest(db: Kysely<Database>, deviceId: string, 
     .returning(['id'])
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Device channel, on check-in: the log requests the device has to answer. Pending ones move to
+ * `delivered`; delivered but not yet uploaded ones are returned again, so a device that crashed
+ * mid-upload tries again.
+ */
+export async function openLogRequests(db: Db, deviceId: string): Promise<{ id: string; created_at: Date }[]> {
+  const rows = await db
+    .selectFrom('log_requests')
+    .select(['id', 'created_at', 'status'])
+    .where('device_id', '=', deviceId)
+    .where('status', 'in', ['pending', 'delivered'])
+    .orderBy('created_at')
+    .limit(20)
+    .execute();
+  const pending = rows.filter((r) => r.status === 'pending').map((r) => r.id);
+  if (pending.length > 0) {
+    await db.updateTable('log_requests').set({ status: 'delivered' }).where('id', 'in', pending).where('status', '=', 'pending').execute();
+  }
+  return rows.map((r) => ({ id: r.id, created_at: new Date(r.created_at) }));
 }

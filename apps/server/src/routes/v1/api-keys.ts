@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import { audit } from '../../audit/record.js';
 import { ROLES } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/principal.js';
-import { newSecret } from '../../auth/secrets.js';
-import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
-import { insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../store/api-keys.js';
+import { createApiKey, revokeKey } from '../../resources/api-keys/commands.js';
+import { listApiKeys, type ApiKeyRecord } from '../../resources/api-keys/queries.js';
 
 const ApiKey = Type.Object({
   id: Uuid,
@@ -18,12 +17,13 @@ const ApiKey = Type.Object({
   last_used_at: NullableTimestamp,
   revoked_at: NullableTimestamp,
 });
+const ApiKeyCounts = Type.Object({ active: Type.Integer(), revoked: Type.Integer() });
 
 function keyJson(k: ApiKeyRecord) {
   return { id: k.id, name: k.name, role: k.role as (typeof ROLES)[number], prefix: k.prefix, created_at: iso(k.created_at), last_used_at: iso(k.last_used_at), revoked_at: iso(k.revoked_at) };
 }
 
-/** spec 5.2-5.3 + contracts 6: API keys, session-only; plaintext shown once in `key`. */
+/** spec §5 rules 2-3, contracts §6: API keys, session-only; plaintext shown once in `key`. */
 export const apiKeysRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   const config = { permission: 'api-keys.manage', sessionOnly: true } as const;
@@ -35,36 +35,27 @@ export const apiKeysRoutes: V1Routes = async (app, { ctx }) => {
       response: { 201: Type.Intersect([ApiKey, Type.Object({ key: Type.String() })]), ...ErrorResponses },
     },
   }, async (request, reply) => {
-    const p = principalOf(request);
-    const secret = newSecret('svck');
-    const row = await db.transaction().execute(async (tx) => {
-      const r = await insertApiKey(tx, { tenantId: p.tenantId, name: request.body.name, role: request.body.role, prefix: secret.prefix, keyHash: secret.hash, createdBy: p.userId });
-      await audit(tx, request, { action: 'api-key.create', target: `api-key:${r.id}`, detail: { name: r.name, role: r.role } });
-      return r;
-    });
-    return reply.code(201).send({ ...keyJson(row), key: secret.plaintext });
+    const { key, plaintext } = await execute(ctx, request, createApiKey, { name: request.body.name, role: request.body.role, createdBy: principalOf(request).userId });
+    return reply.code(201).send({ ...keyJson(key), key: plaintext });
   });
 
   app.get('/api-keys', {
-    config: { ...config, summary: 'List API keys (never the secret)' },
-    schema: { querystring: Strict(PageQuery), response: { 200: Type.Object({ api_keys: Type.Array(ApiKey), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }), ...ErrorResponses } },
+    config: { ...config, summary: 'List API keys (never the secret; counts active and revoked)' },
+    schema: {
+      querystring: Strict(PageQuery),
+      response: { 200: Type.Object({ api_keys: Type.Array(ApiKey), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: ApiKeyCounts }), ...ErrorResponses },
+    },
   }, async (request) => {
-    const p = principalOf(request);
     const { limit, offset } = page(request.query);
-    const { rows, total } = await listApiKeys(db, p.tenantId, limit, offset);
-    return { api_keys: rows.map(keyJson), total, limit, offset };
+    const { rows, total, counts } = await listApiKeys(db, principalOf(request).tenantId, limit, offset);
+    return { api_keys: rows.map(keyJson), total, limit, offset, counts };
   });
 
   app.delete('/api-keys/:id', {
     config: { ...config, summary: 'Revoke an API key' },
     schema: { params: Strict({ id: Uuid }), response: { 204: Type.Null(), ...ErrorResponses } },
   }, async (request, reply) => {
-    const p = principalOf(request);
-    await db.transaction().execute(async (tx) => {
-      const r = await revokeApiKey(tx, p.tenantId, request.params.id, ctx.now());
-      if (!r) throw notFound(`API key ${request.params.id}`);
-      await audit(tx, request, { action: 'api-key.revoke', target: `api-key:${r.id}` });
-    });
+    await execute(ctx, request, revokeKey, { id: request.params.id });
     // Other processes hear the database's notification (migration 0009); this one must not
     // answer the next request from its cache before that notification arrives.
     ctx.apiKeyCache?.clear();

@@ -24,18 +24,24 @@ const AuditEvent = Type.Object({
   detail: Type.Record(Type.String(), Type.Unknown()),
 });
 
-/** spec 6: audit events and audit-trail export (JSON Lines, streamed in keyset batches). */
+/** spec §6 rule 1: audit events and audit-trail export (JSON Lines, streamed in keyset batches). */
 export const auditRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
   app.get('/audit', {
-    config: { permission: 'audit.read', summary: 'Audit events, newest first' },
-    schema: { querystring: Strict({ ...PageQuery, ...Filters }), response: { 200: Type.Object({ events: Type.Array(AuditEvent), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }), ...ErrorResponses } },
+    config: { permission: 'audit.read', summary: 'Audit events, newest first (counts by action in the since/until window)' },
+    schema: {
+      querystring: Strict({ ...PageQuery, ...Filters }),
+      response: {
+        200: Type.Object({ events: Type.Array(AuditEvent), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }),
+        ...ErrorResponses,
+      },
+    },
   }, async (request) => {
     const p = principalOf(request);
     const { limit, offset } = page(request.query);
-    const { rows, total } = await auditPage(db, p.tenantId, request.query, limit, offset);
-    return { events: rows.map(auditEventJson), total, limit, offset };
+    const { rows, total, counts } = await auditPage(db, p.tenantId, request.query, limit, offset);
+    return { events: rows.map(auditEventJson), total, limit, offset, counts };
   });
 
   app.get('/audit/export', {

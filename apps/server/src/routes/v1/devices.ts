@@ -76,17 +76,26 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   }, async (request) => deviceJson(await deviceOr404(db, principalOf(request).tenantId, request.params.name)));
 
   app.get('/devices/:name/history', {
-    config: { permission: 'devices.read', summary: 'Device history, newest first' },
+    config: { permission: 'devices.read', summary: 'Device history, newest first (counts by event)' },
     schema: {
       params: NameParams,
       querystring: Strict(PageQuery),
-      response: { 200: Type.Object({ history: Type.Array(Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) })), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }), ...ErrorResponses },
+      response: {
+        200: Type.Object({
+          history: Type.Array(Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) })),
+          total: Type.Integer(),
+          limit: Type.Integer(),
+          offset: Type.Integer(),
+          counts: Type.Record(Type.String(), Type.Integer(), { description: 'entries per event over the device\'s whole history' }),
+        }),
+        ...ErrorResponses,
+      },
     },
   }, async (request) => {
     const device = await deviceOr404(db, principalOf(request).tenantId, request.params.name);
     const { limit, offset } = page(request.query);
-    const { rows, total } = await deviceHistory(db, device.id, limit, offset);
-    return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset };
+    const { rows, total, counts } = await deviceHistory(db, device.id, limit, offset);
+    return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
   });
 
   app.delete('/devices/:name', {

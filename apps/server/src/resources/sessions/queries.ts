@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Database } from './database.js';
+import type { Db } from '../../store/tx.js';
 
 /** Server-side sessions: only the token's hash is stored; revocation is a timestamp. */
 export interface SessionIdentity {
@@ -10,10 +9,7 @@ export interface SessionIdentity {
   role: string;
 }
 
-export async function createSession(
-  db: Kysely<Database>,
-  input: { tenantId: string; userId: string; tokenHash: string; expiresAt: Date },
-): Promise<string> {
+export async function createSession(db: Db, input: { tenantId: string; userId: string; tokenHash: string; expiresAt: Date }): Promise<string> {
   const row = await db
     .insertInto('sessions')
     .values({ tenant_id: input.tenantId, user_id: input.userId, token_hash: input.tokenHash, expires_at: input.expiresAt })
@@ -23,7 +19,7 @@ export async function createSession(
 }
 
 /** One indexed lookup: live (not revoked, not expired) session joined with its user. */
-export async function findLiveSession(db: Kysely<Database>, tokenHash: string, now: Date): Promise<SessionIdentity | undefined> {
+export async function findLiveSession(db: Db, tokenHash: string, now: Date): Promise<SessionIdentity | undefined> {
   return db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
@@ -34,10 +30,6 @@ export async function findLiveSession(db: Kysely<Database>, tokenHash: string, n
     .executeTakeFirst();
 }
 
-export async function revokeSession(db: Kysely<Database>, sessionId: string, now: Date): Promise<void> {
+export async function revokeSession(db: Db, sessionId: string, now: Date): Promise<void> {
   await db.updateTable('sessions').set({ revoked_at: now }).where('id', '=', sessionId).where('revoked_at', 'is', null).execute();
-}
-
-export async function revokeUserSessions(db: Kysely<Database>, userId: string, now: Date): Promise<void> {
-  await db.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
 }

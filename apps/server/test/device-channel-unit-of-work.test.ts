@@ -1,0 +1,141 @@
+import 'reflect-metadata';
+import { status } from '@grpc/grpc-js';
+import type { CheckInResponse, EnrollResponse, RenewCertificateResponse } from '@svc/device-proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../src/auth/secrets.js';
+import { toPem } from '../src/device-channel/pki.js';
+import { insertLogRequest } from '../src/resources/log-requests/queries.js';
+import type { AuditEntry } from '../src/resources/unit-of-work.js';
+import { channelCredentials, clientsFor, csrFor, newDeviceKey, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
+import { availableDrivers } from './helpers/store.js';
+
+/**
+ * Device-channel changes and their audit rows commit together (spec §6 rule 1). The unit of
+ * work's hook faults right after the audit row of one action is written, before COMMIT (what
+ * test/helpers/audit-crash.ts does over HTTP with a killed process; the crash harness serves
+ * the REST app only). Each case then shows that nothing of the change is left, and that the
+ * same call without the fault makes the change and its row.
+ */
+describe.each(availableDrivers())('device channel changes and their audit rows in one unit of work on %s', (driver) => {
+  let f: ChannelFixture;
+  let faultOn: string | undefined;
+  beforeAll(async () => {
+    f = await startChannelFixture(driver, {
+      hooks: {
+        unitOfWork: {
+          afterAudit: (entry: AuditEntry) => {
+            if (entry.action === faultOn) throw new Error(`fault after the ${entry.action} audit row`);
+          },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await f?.dispose();
+  });
+
+  const audited = async (action: string, target: string) =>
+    (await f.t.store.db.selectFrom('audit_events').select('id').where('action', '=', action).where('target', '=', target).execute()).length;
+
+  async function enroll(name: string, token: string, key: Awaited<ReturnType<typeof newDeviceKey>>) {
+    const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
+    try {
+      const csrDer = await csrFor(key, name);
+      return await unary<EnrollResponse>((cb) => anon.enrollment.enroll({ token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] } }, cb));
+    } finally {
+      anon.close();
+    }
+  }
+
+  async function enrolled(name: string) {
+    const key = await newDeviceKey();
+    const res = await enroll(name, await f.newToken(), key);
+    return { key, certPem: toPem(res.certificateDer, 'CERTIFICATE') };
+  }
+
+  it('enrollment: the token use, the certificate log entry, the device and the device.enroll row', async () => {
+    const db = f.t.store.db;
+    const token = await f.newToken({ maxUses: 1 });
+    const key = await newDeviceKey();
+    faultOn = 'device.enroll';
+    const failed = await refusal(enroll('uow-enroll', token, key));
+    faultOn = undefined;
+    expect(failed.code).toBe(status.INTERNAL);
+    expect(await db.selectFrom('devices').select('id').where('name', '=', 'uow-enroll').execute()).toEqual([]);
+    expect(await db.selectFrom('device_certificates').select('id').where('device_name', '=', 'uow-enroll').execute()).toEqual([]);
+    expect((await db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow()).uses).toBe(0);
+    expect(await audited('device.enroll', 'device:uow-enroll')).toBe(0);
+
+    // the single-use token was not spent: the same enrollment succeeds
+    const res = await enroll('uow-enroll', token, key);
+    expect(res.deviceName).toBe('uow-enroll');
+    expect((await db.selectFrom('devices').select('status').where('name', '=', 'uow-enroll').executeTakeFirstOrThrow()).status).toBe('online');
+    expect(await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-enroll').execute()).toEqual([{ reason: 'enroll' }]);
+    expect((await db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow()).uses).toBe(1);
+    expect(await audited('device.enroll', 'device:uow-enroll')).toBe(1);
+  });
+
+  it("renewal: the new certificate's log entry and the device.certificate.renew row", async () => {
+    const db = f.t.store.db;
+    const d = await enrolled('uow-renew');
+    const before = await db.selectFrom('devices').select(['cert_fingerprint', 'cert_not_after']).where('name', '=', 'uow-renew').executeTakeFirstOrThrow();
+    const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
+    try {
+      faultOn = 'device.certificate.renew';
+      const failed = await refusal(unary(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'uow-renew') }, cb)));
+      faultOn = undefined;
+      expect(failed.code).toBe(status.INTERNAL);
+      expect(await db.selectFrom('devices').select(['cert_fingerprint', 'cert_not_after']).where('name', '=', 'uow-renew').executeTakeFirstOrThrow()).toEqual(before);
+      expect((await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-renew').execute()).map((r) => r.reason)).toEqual(['enroll']);
+      expect(await audited('device.certificate.renew', 'device:uow-renew')).toBe(0);
+      // the current certificate still works
+      expect((await unary<{ serverTime?: Date }>((cb) => c.device.ping({}, cb))).serverTime).toBeInstanceOf(Date);
+
+      const renewed = await unary<RenewCertificateResponse>(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'uow-renew') }, cb));
+      expect((await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-renew').execute()).map((r) => r.reason).sort()).toEqual(['enroll', 'renew']);
+      expect(await audited('device.certificate.renew', 'device:uow-renew')).toBe(1);
+      // the logged renewal is what lets the new certificate in (and makes it current)
+      const c2 = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: toPem(renewed.certificateDer, 'CERTIFICATE') }));
+      try {
+        expect((await unary<{ serverTime?: Date }>((cb) => c2.device.ping({}, cb))).serverTime).toBeInstanceOf(Date);
+      } finally {
+        c2.close();
+      }
+      const after = await db.selectFrom('devices').select('cert_fingerprint').where('name', '=', 'uow-renew').executeTakeFirstOrThrow();
+      expect(after.cert_fingerprint).not.toBe(before.cert_fingerprint);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('log-bundle upload: the stored bundle and the device.log-bundle.upload row', async () => {
+    const db = f.t.store.db;
+    const d = await enrolled('uow-logs');
+    const dev = await db.selectFrom('devices').select('id').where('name', '=', 'uow-logs').executeTakeFirstOrThrow();
+    const req = await insertLogRequest(db, f.tenantId, dev.id, 'admin@example.test');
+    const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
+    const upload = (bytes: Buffer) =>
+      new Promise<{ length: number }>((resolve, reject) => {
+        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res as { length: number })));
+        s.write({ header: { logRequestId: req.id, contentType: 'application/gzip' } });
+        s.write({ chunk: bytes });
+        s.end();
+      });
+    try {
+      const checkIn = await unary<CheckInResponse>((cb) => c.device.checkIn({ inventory: undefined }, cb));
+      expect(checkIn.logRequests.map((r) => r.id)).toEqual([req.id]);
+      faultOn = 'device.log-bundle.upload';
+      const failed = await refusal(upload(Buffer.alloc(100, 1)));
+      faultOn = undefined;
+      expect(failed.code).toBe(status.INTERNAL);
+      expect(await db.selectFrom('log_requests').select(['status', 'content']).where('id', '=', req.id).executeTakeFirstOrThrow()).toEqual({ status: 'delivered', content: null });
+      expect(await audited('device.log-bundle.upload', `log-request:${req.id}`)).toBe(0);
+
+      expect((await upload(Buffer.alloc(100, 1))).length).toBe(100);
+      expect((await db.selectFrom('log_requests').select('status').where('id', '=', req.id).executeTakeFirstOrThrow()).status).toBe('uploaded');
+      expect(await audited('device.log-bundle.upload', `log-request:${req.id}`)).toBe(1);
+    } finally {
+      c.close();
+    }
+  });
+});

@@ -1,0 +1,228 @@
+import { sql, type RawBuilder } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './helpers/app.js';
+import { availableDrivers } from './helpers/store.js';
+
+/**
+ * spec §8 on every paginated list of the API: `limit` defaults to 50, values above 200 are
+ * clamped to 200, `offset` is echoed and skips exactly that many items, and the body carries
+ * the collection key, `total`, `limit`, `offset` and `counts`. Each row seeds more than 200
+ * items of its collection straight into the tables (so the clamp is visible in the page, not
+ * only in the echoed `limit`).
+ */
+interface ListRow {
+  /** The list's URL under /api/v1 (a query string may follow). */
+  url: string;
+  /** The collection key of the body (spec §8). */
+  key: string;
+  /** Inserts at least 201 items of the collection into the tenant. */
+  seed: (tenant: string) => RawBuilder<unknown>;
+  /**
+   * Whether `counts` is asserted (an object of integers, spec §8). Every list has them; a new
+   * list may start with false until its breakdown lands.
+   */
+  counts: boolean;
+}
+
+const N = 205;
+
+/** One device group (a deployment's target), in a CTE of a seed. */
+const newGroup = (t: string, name: string) =>
+  sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) VALUES (${t}, ${name}, 'sha256:' || repeat('0', 64), now(), now()) RETURNING id`;
+
+/** One release of a product (a signed deployment's), in a CTE of a seed. */
+const newRelease = (t: string, product: string) =>
+  sql`INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
+    VALUES (${t}, ${product}, '1.0.0', 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/' || ${product}, convert_to('{}', 'UTF8'), now()) RETURNING id`;
+
+const ROWS: ListRow[] = [
+  {
+    url: '/devices',
+    key: 'devices',
+    counts: true,
+    seed: (t) => sql`INSERT INTO devices (tenant_id, name, status, profile)
+      SELECT ${t}, 'pg-' || lpad(i::text, 4, '0'), CASE WHEN i % 3 = 0 THEN 'offline' ELSE 'online' END, 'linux-arm64' FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/devices/pg-history/history',
+    key: 'history',
+    counts: true,
+    seed: (t) => sql`WITH d AS (INSERT INTO devices (tenant_id, name, status) VALUES (${t}, 'pg-history', 'online') RETURNING id)
+      INSERT INTO device_history (tenant_id, device_id, event, at)
+      SELECT ${t}, d.id, CASE WHEN i % 2 = 0 THEN 'online' ELSE 'offline' END, now() - i * interval '1 second' FROM d, generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/enroll-tokens',
+    key: 'enroll_tokens',
+    counts: true,
+    seed: (t) => sql`INSERT INTO enroll_tokens (tenant_id, name, secret_hash, prefix, max_uses, expires_at, created_at)
+      SELECT ${t}, 'pg', 'pg-token-' || i, 'svce_pg', 1, now() + interval '1 day', now() - i * interval '1 second' FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/users',
+    key: 'users',
+    counts: true,
+    seed: (t) => sql`INSERT INTO users (tenant_id, email, role, password_hash)
+      SELECT ${t}, 'pg-' || lpad(i::text, 4, '0') || '@example.test', 'viewer', 'x' FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/api-keys',
+    key: 'api_keys',
+    counts: true,
+    seed: (t) => sql`INSERT INTO api_keys (tenant_id, name, role, prefix, key_hash, created_at)
+      SELECT ${t}, 'pg-' || i, 'viewer', 'svck_pg', 'pg-key-' || i, now() - i * interval '1 second' FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/audit',
+    key: 'events',
+    counts: true,
+    seed: (t) => sql`INSERT INTO audit_events (tenant_id, actor, credential, action, target)
+      SELECT ${t}, 'system:test', 'system', 'pg.event', 'n:' || i FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/artifacts',
+    key: 'artifacts',
+    counts: true,
+    seed: (t) => sql`INSERT INTO artifacts (tenant_id, name, version, kind, media_type, filename, digest, length, target, created_at, updated_at)
+      SELECT ${t}, 'pg-art', '1.0.' || i, 'config', 'application/octet-stream', 'pg.conf', 'sha256:' || repeat('0', 64), 1, 'pg/' || i, now() - i * interval '1 second', now()
+      FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/registries',
+    key: 'registries',
+    counts: true,
+    seed: (t) => sql`INSERT INTO registries (tenant_id, name, url, created_at)
+      SELECT ${t}, 'pg-reg-' || i, 'https://registry.example.test', now() - i * interval '1 second' FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/groups',
+    key: 'groups',
+    counts: true,
+    seed: (t) => sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at)
+      SELECT ${t}, 'pg-group-' || i, 'sha256:' || repeat('0', 64), now() - i * interval '1 second', now() FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/authorizer-keys',
+    key: 'authorizer_keys',
+    counts: true,
+    seed: (t) => sql`INSERT INTO authorizer_keys (tenant_id, name, keyid, public_key_pem, created_at)
+      SELECT ${t}, 'pg-key-' || i, 'pg-keyid-' || i, 'not read by the list', now() - i * interval '1 second' FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/releases',
+    key: 'releases',
+    counts: true,
+    seed: (t) => sql`INSERT INTO releases (tenant_id, product, version, payload_digest, envelope_digest, keyid, target, envelope_bytes, created_at)
+      SELECT ${t}, 'pg-product', '1.0.' || i, 'sha256:' || repeat('1', 64), 'sha256:' || repeat('2', 64), 'pg-keyid', 'releases/pg/' || i, convert_to('{}', 'UTF8'), now() - i * interval '1 second'
+      FROM generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/release-transactions',
+    key: 'release_transactions',
+    counts: true,
+    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-tx-group')}), r AS (${newRelease(t, 'pg-tx-product')})
+      INSERT INTO deployments (tenant_id, kind, release_id, group_id, snapshot_digest, member_count, device_count, created_at)
+      SELECT ${t}, 'signed', r.id, g.id, 'sha256:' || repeat('0', 64), 1, 0, now() - i * interval '1 second' FROM g, r, generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/rollouts',
+    key: 'rollouts',
+    counts: true,
+    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-rollout-group')}), a AS (
+        INSERT INTO artifacts (tenant_id, name, version, kind, media_type, filename, digest, length, target, created_at, updated_at)
+        VALUES (${t}, 'pg-rollout-art', '1.0.0', 'config', 'application/octet-stream', 'pg.conf', 'sha256:' || repeat('0', 64), 1, 'pg/rollout', now(), now()) RETURNING id
+      ), d AS (
+        INSERT INTO deployments (tenant_id, kind, artifact_id, group_id, snapshot_digest, member_count, device_count, created_at)
+        SELECT ${t}, 'legacy', a.id, g.id, 'sha256:' || repeat('0', 64), ${N}, 0, now() FROM a, g RETURNING id, artifact_id
+      )
+      INSERT INTO rollouts (tenant_id, deployment_id, kind, artifact_id, component, group_index, position, created_at)
+      SELECT ${t}, d.id, 'legacy', d.artifact_id, 'pg', 0, i, now() - i * interval '1 second' FROM d, generate_series(1, ${N}) i`,
+  },
+  {
+    url: '/release-receipts',
+    key: 'release_receipts',
+    counts: true,
+    seed: (t) => sql`WITH g AS (${newGroup(t, 'pg-receipt-group')}), r AS (${newRelease(t, 'pg-receipt-product')}), d AS (
+        INSERT INTO deployments (tenant_id, kind, release_id, group_id, snapshot_digest, member_count, device_count, created_at)
+        SELECT ${t}, 'signed', r.id, g.id, 'sha256:' || repeat('0', 64), 1, ${N}, now() FROM g, r RETURNING id, release_id
+      )
+      INSERT INTO release_receipts (tenant_id, deployment_id, release_id, device_name, activation, health, payload_digest, envelope_digest, envelope_bytes, payload, accepted_at)
+      SELECT ${t}, d.id, d.release_id, 'pg-' || i, 'activated', 'healthy', 'sha256:' || repeat('3', 64), 'sha256:pg-receipt-' || i, convert_to('{}', 'UTF8'), '{}', now() - i * interval '1 second'
+      FROM d, generate_series(1, ${N}) i`,
+  },
+];
+
+describe.each(availableDrivers())('spec §8 pagination of every list on %s', (driver) => {
+  let t: TestApp;
+  let admin: { cookie: string };
+  const get = async (url: string) => {
+    const res = await t.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: admin });
+    expect(res.statusCode, `${url}: ${res.body.slice(0, 300)}`).toBe(200);
+    return res.json() as Record<string, unknown> & { total: number; limit: number; offset: number };
+  };
+  const withQuery = (url: string, q: string) => `${url}${url.includes('?') ? '&' : '?'}${q}`;
+
+  beforeAll(async () => {
+    t = await createTestApp(driver);
+    admin = await t.loginAs('admin');
+    for (const row of ROWS) await row.seed(t.tenantId).execute(t.testStore.store.db);
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  it.each(ROWS)('$url: default limit 50, offset 0, total of the whole set', async ({ url, key }) => {
+    const body = await get(url);
+    expect(body.limit).toBe(50);
+    expect(body.offset).toBe(0);
+    expect(body.total).toBeGreaterThanOrEqual(N);
+    expect(body[key]).toHaveLength(50);
+  });
+
+  it.each(ROWS)('$url: limit above 200 is clamped to 200', async ({ url, key }) => {
+    const body = await get(withQuery(url, 'limit=1000'));
+    expect(body.limit).toBe(200);
+    expect(body[key]).toHaveLength(200);
+  });
+
+  it.each(ROWS)('$url: offset is echoed and skips exactly that many items', async ({ url, key }) => {
+    const first = await get(withQuery(url, 'limit=20'));
+    const later = await get(withQuery(url, 'limit=10&offset=7'));
+    expect(later.limit).toBe(10);
+    expect(later.offset).toBe(7);
+    expect(later.total).toBe(first.total);
+    expect(later[key]).toEqual((first[key] as unknown[]).slice(7, 17));
+    const past = await get(withQuery(url, `offset=${first.total}`));
+    expect(past.offset).toBe(first.total);
+    expect(past[key]).toEqual([]);
+  });
+
+  it.each(ROWS.filter((r) => r.counts))('$url: counts is an object of integers', async ({ url }) => {
+    const { counts } = await get(url);
+    expect(counts).toBeTypeOf('object');
+    expect(counts).not.toBeNull();
+    expect(Array.isArray(counts)).toBe(false);
+    const values = Object.values(counts as Record<string, unknown>);
+    expect(values.length).toBeGreaterThan(0);
+    for (const v of values) expect(Number.isInteger(v)).toBe(true);
+  });
+
+  it('the table names every paginated list route of the API (from the OpenAPI document)', async () => {
+    const doc = (await get('/openapi.json')) as unknown as OpenApi;
+    const lists: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      const op = ops.get;
+      if (op === undefined) continue;
+      const query = new Set(op.parameters.filter((p) => p.in === 'query').map((p) => p.name));
+      const body = op.responses['200']?.content?.['application/json']?.schema?.properties ?? {};
+      if (query.has('limit') && query.has('offset') && 'total' in body && 'limit' in body && 'offset' in body) lists.push(path.replace(/^\/api\/v1/, ''));
+    }
+    const covered = ROWS.map((r) => r.url.replace('/devices/pg-history/history', '/devices/{name}/history'));
+    // a new list route needs a row in ROWS above
+    expect(lists.sort()).toEqual(covered.sort());
+  });
+});
+
+interface OpenApi {
+  paths: Record<string, { get?: { parameters: { name: string; in: string }[]; responses: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }> } }>;
+}
