@@ -59,7 +59,8 @@ export class Api {
     const form = body instanceof FormData;
     const res = await fetch(`${this.baseUrl}/api/v1${path}`, {
       method,
-      headers: { cookie: this.cookie, ...(body !== undefined && !form ? { 'content-type': 'application/json' } : {}) },
+      // the CSRF header every cookie-authenticated write needs (docs/server.md)
+      headers: { cookie: this.cookie, 'x-svc-csrf': '1', ...(body !== undefined && !form ? { 'content-type': 'application/json' } : {}) },
       ...(body === undefined ? {} : { body: form ? body : JSON.stringify(body) }),
     });
     const ok = Array.isArray(expect) ? expect.includes(res.status) : res.status === expect;

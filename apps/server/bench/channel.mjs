@@ -67,7 +67,7 @@ async function startServer(dataDir) {
 async function api(s, method, path, body, cookie) {
   const res = await fetch(`${s.http}/api/v1${path}`, {
     method,
-    headers: { ...(cookie ? { cookie } : {}), ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}) },
+    headers: { ...(cookie ? { cookie, 'x-svc-csrf': '1' } : {}), ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}) },
     body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined,
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);

@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { seedDevices } from './seed-devices.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, '../dist');
@@ -55,18 +56,7 @@ async function seed(storeOptions, n) {
   const store = await openStore(storeOptions);
   await migrateToLatest(store);
   const tenant = await ensureDefaultTenant(store.db);
-  const t0 = performance.now();
-  // One statement: names dev-0000000.., a third offline, a few decommissioned.
-  await sql`INSERT INTO devices (tenant_id, name, status, profile, agent_version, last_seen)
-    SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'),
-      CASE WHEN i % 100 = 0 THEN 'decommissioned' WHEN i % 3 = 0 THEN 'offline' ELSE 'online' END,
-      'linux-arm64', '1.0.' || (i % 7), now()
-    FROM generate_series(1, ${n}::int) AS i`.execute(store.db);
-  const seedMs = performance.now() - t0;
-  // VACUUM as autovacuum would within a minute of such a bulk insert (insert threshold): it
-  // sets the visibility map, without which every index-only scan (offset skips, q counts)
-  // visits the heap for each row and the planner avoids the trigram index.
-  await sql`VACUUM ANALYZE devices`.execute(store.db);
+  const seedMs = await seedDevices(store.db, tenant, n);
   const secret = newSecret('svck');
   await insertApiKey(store.db, { tenantId: tenant, name: 'bench', role: 'viewer', prefix: secret.prefix, keyHash: secret.hash, createdBy: null });
   const plan = await sql`EXPLAIN SELECT name FROM devices WHERE tenant_id = ${tenant} AND name ILIKE '%0042%' ORDER BY name LIMIT 50`.execute(store.db);

@@ -18,8 +18,9 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { ApiKeyCache } from './auth/api-key-cache.js';
-import { authorize, resolvePrincipal } from './auth/authenticate.js';
+import { authorize, checkCsrf, CSRF_HEADER, resolvePrincipal } from './auth/authenticate.js';
 import { isPermission } from './auth/permissions.js';
+import { consoleRoutes } from './http/console.js';
 import type { AppContext, V1Routes } from './http/context.js';
 import { newFastify } from './http/fastify.js';
 import { collectRoute, type CollectedRoute } from './http/openapi.js';
@@ -29,6 +30,10 @@ import { auditRoutes } from './routes/v1/audit.js';
 import { authRoutes } from './routes/v1/auth.js';
 import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
+import { casesRoutes } from './routes/v1/cases.js';
+import { caseSubmissionsRoutes } from './routes/v1/case-submissions.js';
+import { caseAttachmentsRoutes } from './routes/v1/case-attachments.js';
+import { caseExportsRoutes } from './routes/v1/case-exports.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
@@ -64,6 +69,10 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   rolloutsRoutes,
   releaseTransactionsRoutes,
   releaseReceiptsRoutes,
+  casesRoutes,
+  caseSubmissionsRoutes,
+  caseAttachmentsRoutes,
+  caseExportsRoutes,
   openapiRoutes,
 ];
 
@@ -113,6 +122,7 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
     const principal = await resolvePrincipal(ctx.store.db, request, ctx.now(), ctx.apiKeyCache);
     request.principal = principal;
     authorize(principal, permission, config.sessionOnly === true);
+    checkCsrf(principal, request.method, request.headers[CSRF_HEADER]);
   });
 
   for (const routes of [...ROUTE_MODULES, ...(options.extraRoutes ?? [])]) {
@@ -127,5 +137,6 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
       authorizeTenant: (request, tenantId) => request.principal?.tenantId === tenantId,
     });
   }
+  if (ctx.consoleDir !== undefined) await app.register(consoleRoutes, { dir: ctx.consoleDir });
   return app;
 }

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { buildApp } from './app.js';
+import { builtConsoleDir } from './http/console.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
 import { startTufRefresh } from './jobs/tuf-refresh.js';
@@ -16,11 +17,14 @@ import { bootstrapAdmin } from './resources/tenants/bootstrap.js';
 import { ensureDefaultTenant } from './resources/tenants/queries.js';
 import { startDeviceChannelService } from './device-channel/wiring.js';
 import { SigningRepository } from './signing-repo/repository.js';
+import { evidenceOptionsFromEnv } from './resources/case-submissions/transport.js';
 
 async function main(): Promise<void> {
   let config;
+  let evidence;
   try {
     config = parseConfig(process.env);
+    evidence = evidenceOptionsFromEnv(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`svc-server: ${error.message}\n`);
@@ -43,7 +47,9 @@ async function main(): Promise<void> {
   const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
   // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
   await signingRepo.ensureTenantRepo(tenantId);
-  const app = await buildApp({ store, config, now, signingRepo, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
+  const consoleDir = builtConsoleDir();
+  const app = await buildApp({ store, config, now, signingRepo, evidence, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' }, ...(consoleDir !== undefined ? { consoleDir } : {}) });
+  if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   if (store.driver === 'pglite') {
     // PGlite keeps no table statistics across restarts and has no autovacuum: start clean.

@@ -63,7 +63,7 @@ describe.each(availableDrivers())('auth sessions on %s', (driver) => {
 
   it('logout revokes the session server-side; the old cookie then gets 401', async () => {
     const { cookie } = await t.loginAs('admin');
-    const out = await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie } });
+    const out = await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie, 'x-svc-csrf': '1' } });
     expect(out.statusCode).toBe(204);
     const me = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie } });
     expect(me.statusCode).toBe(401);

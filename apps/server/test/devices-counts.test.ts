@@ -51,15 +51,16 @@ describe.each(availableDrivers())('device counts triggers on %s', (driver) => {
     expect(await counts()).toEqual({ online: 20000, offline: 1000, decommissioned: 0 });
   });
 
-  it('the offline detector flips 20k devices of one tenant in one statement, in linear time', async () => {
-    const t0 = performance.now();
+  it('the offline detector flips 20k devices of one tenant in one statement; the counts follow per statement', async () => {
+    // Linear time comes from the UPDATE trigger running once per statement (migration 0007):
+    // the per-row trigger of 0002 made this flip quadratic (~25 s on PostgreSQL). The speed
+    // itself is a benchmark's business, not a timed test's.
+    const triggers = await sql<{ per_row: boolean }>`SELECT (tgtype & 1) = 1 AS per_row FROM pg_trigger WHERE tgrelid = 'devices'::regclass AND tgname = 'devices_counts_update'`.execute(t.store.db);
+    expect(triggers.rows).toEqual([{ per_row: false }]);
     const flipped = await markStaleDevicesOffline(t.store.db, new Date('2021-01-01T00:00:00Z'));
-    const ms = performance.now() - t0;
     expect(flipped).toBe(20001);
     expect(await counts()).toEqual({ online: 0, offline: 21000, decommissioned: 0 });
     expect(await deviceCounts(t.store.db, other)).toEqual({ online: 0, offline: 1, decommissioned: 0 });
-    // Linear: well under a second idle; the row trigger of 0002 took ~25 s here on PostgreSQL.
-    expect(ms).toBeLessThan(10_000);
   }, 60_000);
 
   it('moving a device to another tenant moves its count', async () => {

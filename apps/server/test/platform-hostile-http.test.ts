@@ -62,7 +62,11 @@ class Server {
 
   private attempt(req: HostileRequest, cookie: string, agent: Agent | false): Promise<Answer> {
     const headers: Record<string, string> = {};
-    if (req.credential === 'session') headers.cookie = cookie;
+    if (req.credential === 'session') {
+      headers.cookie = cookie;
+      // as the console sends it: a session write without it is refused before validation
+      headers['x-svc-csrf'] = '1';
+    }
     if (req.credential === 'bad-cookie') headers.cookie = 'svc_session=svcs_0000000000000000';
     if (req.credential === 'bad-bearer') headers.authorization = 'Bearer svck_not-a-key';
     if (req.contentType !== undefined) headers['content-type'] = req.contentType;
@@ -90,7 +94,7 @@ class Server {
   async json(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
     const res = await fetch(`${this.main.url}${path}`, {
       method,
-      headers: { cookie: this.cookie, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: { cookie: this.cookie, 'x-svc-csrf': '1', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -129,12 +133,12 @@ async function seedPool(s: Server): Promise<Pool> {
   form.set('kind', 'config');
   const bytes = Buffer.from('fuzz artifact bytes\n');
   form.set('file', new Blob([bytes]), 'app.bin');
-  const artifact = await fetch(`${s.main.url}/artifacts`, { method: 'POST', headers: { cookie: s.cookie }, body: form });
+  const artifact = await fetch(`${s.main.url}/artifacts`, { method: 'POST', headers: { cookie: s.cookie, 'x-svc-csrf': '1' }, body: form });
   expect(artifact.status).toBe(201);
   const art = (await artifact.json()) as { id: string; target: string };
   const sbom = await fetch(`${s.main.url}/artifacts/${art.id}/sbom`, {
     method: 'PUT',
-    headers: { cookie: s.cookie, 'content-type': 'application/vnd.cyclonedx+json' },
+    headers: { cookie: s.cookie, 'x-svc-csrf': '1', 'content-type': 'application/vnd.cyclonedx+json' },
     body: JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.5', components: [] }),
   });
   expect(sbom.status).toBe(200);

@@ -78,7 +78,7 @@ describe.skipIf(!built || !pgUrl)('two real node dist/main.js processes on one P
     expect(res.status).toBe(204);
     const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
     expect((await fetch(`${b.url}/auth/me`, { headers: { cookie } })).status).toBe(200);
-    const created = await fetch(`${a.url}/enroll-tokens`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'from A' }) });
+    const created = await fetch(`${a.url}/enroll-tokens`, { method: 'POST', headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'from A' }) });
     expect(created.status).toBe(201);
     const listed = (await (await fetch(`${b.url}/enroll-tokens`, { headers: { cookie } })).json()) as { enroll_tokens: { name: string }[] };
     expect(listed.enroll_tokens.map((t) => t.name)).toEqual(['from A']);

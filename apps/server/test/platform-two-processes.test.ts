@@ -52,7 +52,7 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
   async function viewerKeyOnA(name: string) {
     const login = await fetch(`${urls[0]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const created = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name, role: 'viewer' }) });
+    const created = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' }, body: JSON.stringify({ name, role: 'viewer' }) });
     const { key, id } = (await created.json()) as { key: string; id: string };
     return { cookie, id, bearer: { authorization: `Bearer ${key}` } };
   }
@@ -78,21 +78,21 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
     expect(me.status).toBe(200);
     expect((await me.json()).email).toBe('root@example.test');
     // Create on A, list on B.
-    const key = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'shared', role: 'operator' }) });
+    const key = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'shared', role: 'operator' }) });
     expect(key.status).toBe(201);
     const { key: secret, id } = (await key.json()) as { key: string; id: string };
     const listed = (await (await fetch(`${urls[1]}/api-keys`, { headers: { cookie } })).json()) as { api_keys: { id: string }[] };
     expect(listed.api_keys.map((k) => k.id)).toContain(id);
     // The key works on both.
     for (const url of urls) expect((await fetch(`${url}/auth/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
-    expect((await fetch(`${urls[1]}/auth/logout`, { method: 'POST', headers: { cookie } })).status).toBe(204);
+    expect((await fetch(`${urls[1]}/auth/logout`, { method: 'POST', headers: { cookie, 'x-svc-csrf': '1' } })).status).toBe(204);
     expect((await fetch(`${urls[0]}/auth/me`, { headers: { cookie } })).status).toBe(401);
   });
 
   it('an API key revoked on A is refused by B at once, although B remembered it', async () => {
     const { cookie, id, bearer } = await viewerKeyOnA('revoked-on-a');
     for (let i = 0; i < 3; i++) expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(200);
-    expect((await fetch(`${urls[0]}/api-keys/${id}`, { method: 'DELETE', headers: { cookie } })).status).toBe(204);
+    expect((await fetch(`${urls[0]}/api-keys/${id}`, { method: 'DELETE', headers: { cookie, 'x-svc-csrf': '1' } })).status).toBe(204);
     // NOTIFY is delivered at COMMIT; B hears it within milliseconds (far below the 10 s TTL).
     expect(await statusWithin(`${urls[1]}/auth/me`, bearer, 401, 2000)).toBe(401);
     expect((await fetch(`${urls[0]}/auth/me`, { headers: bearer })).status).toBe(401);
@@ -121,7 +121,7 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
     await stores[0]!.db.insertInto('devices').values(Array.from({ length: 30 }, (_, i) => ({ tenant_id: tenant, name: `d-${i}`, status: i % 3 === 0 ? 'online' : 'offline' }))).execute();
     const login = await fetch(`${urls[1]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    expect((await fetch(`${urls[1]}/devices/d-3`, { method: 'DELETE', headers: { cookie } })).status).toBe(204);
+    expect((await fetch(`${urls[1]}/devices/d-3`, { method: 'DELETE', headers: { cookie, 'x-svc-csrf': '1' } })).status).toBe(204);
     const bodies = await Promise.all(urls.map(async (u) => (await (await fetch(`${u}/devices?limit=1`, { headers: { cookie } })).json()) as { total: number; counts: unknown }));
     expect(bodies[0]).toEqual(bodies[1]);
     expect(bodies[0]).toMatchObject({ total: 30, counts: { online: 9, offline: 20, decommissioned: 1 } });

@@ -10,6 +10,9 @@ import type { Principal } from './principal.js';
 import { hashSecret, plausibleSecret } from './secrets.js';
 
 export const SESSION_COOKIE = 'svc_session';
+/** The header a cookie-authenticated write must carry (`x-svc-csrf: 1`), beyond SameSite=Strict. */
+export const CSRF_HEADER = 'x-svc-csrf';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Resolves the credential of a request (spec 5.1): `Authorization: Bearer <API key>` or
@@ -71,4 +74,16 @@ export function authorize(principal: Principal, permission: RoutePermission, ses
   if (!principal.permissions.has(permission)) throw missingPermission(permission);
   // spec 5.3: an API key cannot mint keys or users.
   if (sessionOnly && principal.kind !== 'session') throw missingPermission(permission, 'session credential required');
+}
+
+/**
+ * A state-changing request authenticated by the session cookie must carry `x-svc-csrf: 1`.
+ * A cross-site page cannot set a custom header without a CORS preflight, which this server
+ * never grants, so a forged form or fetch from another origin is refused even where a browser
+ * sends the cookie despite SameSite=Strict (an old browser, a sibling subdomain). API keys
+ * are not sent by browsers on their own: their writes are exempt.
+ */
+export function checkCsrf(principal: Principal, method: string, header: string | string[] | undefined): void {
+  if (principal.kind !== 'session' || SAFE_METHODS.has(method)) return;
+  if (header !== '1') throw new ServerError('PERMISSION_DENIED', `csrf: a write with the session cookie needs the header ${CSRF_HEADER}: 1`);
 }

@@ -46,6 +46,18 @@ export const SERVER_ERROR_CODES = [
   'OVERRIDE_LOOSENS', // 400 a start-time override would loosen the signed constraints
   'ROLLOUT_STATE', // 409 approve/resume/abort not possible in the current state
   'RECEIPT_UNEXPECTED', // 409 receipt names a rollout/transaction the device is not assigned to
+  // Article 14 cases (docs/article-14.md)
+  'CASE_INVALID', // 400 bad case field (awareness in the future, unknown linked artifact, group or device...)
+  'CASE_STATE', // 409 the change is not possible in the case's state (assess a closed case, close without a final report)
+  'SUBMISSION_INVALID', // 400 a stage submission's content misses a required field or has a bad one
+  'SUBMISSION_SUPERSEDED', // 409 the submission named in supersedes_id is already superseded
+  'ATTACHMENT_INVALID', // 400 bad multipart field (file, description)
+  'ATTACHMENT_TYPE', // 400 content type not on the allowlist, or the bytes are not of the declared type
+  'ATTACHMENT_TOO_LARGE', // 413 file over the per-file cap, or the case's attachments over the total cap
+  'ATTACHMENT_LIMIT', // 400 the case already has the maximum number of attachments
+  'ATTACHMENT_REDACTED', // 410 the attachment was redacted: its bytes are no longer served
+  'TRANSPORT_UNAVAILABLE', // 400 the filing asks for a transport the server has not configured
+  'TRANSPORT_FAILED', // 400 the transport did not accept the document (webhook error or timeout); nothing recorded
   'INTERNAL',
 ] as const;
 

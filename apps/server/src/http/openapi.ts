@@ -15,6 +15,8 @@ export interface CollectedRoute {
 }
 
 export function collectRoute(routes: CollectedRoute[], opts: RouteOptions): void {
+  // the console's static files (http/console.ts) are not API operations
+  if (!opts.url.startsWith('/api/')) return;
   const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
   for (const method of methods) {
     if (method === 'HEAD') continue;

@@ -6,7 +6,7 @@
  *     beforeAll(async () => { t = await createTestApp(driver); });
  *     afterAll(async () => { await t.dispose(); });
  *     it('lists', async () => {
- *       const admin = await t.loginAs('admin');              // { cookie: 'svc_session=...' } via POST /auth/login
+ *       const admin = await t.loginAs('admin');              // { cookie: 'svc_session=...', 'x-svc-csrf': '1' } via POST /auth/login
  *       const res = await t.app.inject({ method: 'GET', url: '/api/v1/devices', headers: admin });
  *       const key = await t.apiKeyHeaders('viewer');         // { authorization: 'Bearer ...' }
  *     });
@@ -31,6 +31,11 @@ import { createTestStore, type TestStore } from './store.js';
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 
+export interface SessionHeaders {
+  cookie: string;
+  'x-svc-csrf': '1';
+}
+
 export interface TestClock {
   now(): Date;
   set(d: Date): void;
@@ -43,8 +48,11 @@ export interface TestApp {
   testStore: TestStore;
   tenantId: string;
   clock: TestClock;
-  /** Creates (once per role and tenant) a user and logs in; returns `{ cookie }` headers. */
-  loginAs(role: Role, tenantId?: string): Promise<{ cookie: string }>;
+  /**
+   * Creates (once per role and tenant) a user and logs in; returns the headers a browser
+   * session sends: the cookie and the CSRF header cookie-authenticated writes need.
+   */
+  loginAs(role: Role, tenantId?: string): Promise<SessionHeaders>;
   /** Creates a user directly in the store; returns its id and email. */
   createUser(role: Role, tenantId?: string, email?: string): Promise<{ id: string; email: string }>;
   /** Creates an API key directly in the store; returns `{ authorization }` headers. */
@@ -115,7 +123,7 @@ export async function createTestApp(
       if (res.statusCode !== 204) throw new Error(`login as ${role} failed: ${res.statusCode} ${res.body}`);
       const cookie = res.cookies.find((c) => c.name === 'svc_session');
       if (!cookie) throw new Error('login set no svc_session cookie');
-      return { cookie: `svc_session=${cookie.value}` };
+      return { cookie: `svc_session=${cookie.value}`, 'x-svc-csrf': '1' };
     },
     apiKeyHeaders: async (role, tenant = tenantId) => {
       const secret = newSecret('svck');

@@ -1,0 +1,126 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useParams } from 'react-router';
+import { api, ok } from '../api/client';
+import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Paged, When, useListParams } from '../ui/kit';
+import { ReceiptsTable } from './receipts';
+
+/** One device: identity, history, log retrieval, receipts, decommission. */
+export function DevicePage() {
+  const name = useParams().name!;
+  const client = useQueryClient();
+  const path = { path: { name } };
+  const device = useQuery({ queryKey: ['device', name], queryFn: () => ok(api.GET('/api/v1/devices/{name}', { params: path })) });
+  const decommission = useMutation({
+    mutationFn: () => ok(api.DELETE('/api/v1/devices/{name}', { params: path })),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['device', name] }).then(() => client.invalidateQueries({ queryKey: ['devices'] })),
+  });
+  const d = device.data;
+  return (
+    <>
+      <PageTitle>{`Device ${name}`}</PageTitle>
+      <ErrorNote error={device.error} />
+      {device.isPending ? (
+        <Loading what="the device" />
+      ) : d ? (
+        <>
+          <dl className="facts">
+            <dt>Status</dt>
+            <dd>
+              <Badge value={d.status} />
+            </dd>
+            <dt>Profile</dt>
+            <dd>{d.profile ?? '—'}</dd>
+            <dt>Agent version</dt>
+            <dd>{d.agent_version ?? '—'}</dd>
+            <dt>Last seen</dt>
+            <dd>
+              <When at={d.last_seen} />
+            </dd>
+            <dt>Certificate fingerprint</dt>
+            <dd>{d.cert_fingerprint ? <Mono>{d.cert_fingerprint}</Mono> : '—'}</dd>
+            <dt>Enrolled</dt>
+            <dd>
+              <When at={d.created_at} />
+            </dd>
+          </dl>
+          <Guard perm="devices.write" legend="Actions">
+            <LogRequest name={name} disabled={d.status === 'decommissioned'} />
+            <ConfirmButton
+              label="Decommission…"
+              danger
+              disabled={d.status === 'decommissioned'}
+              question={`Decommission ${name}? It can no longer check in or receive updates; its history stays.`}
+              confirm="Decommission"
+              onConfirm={() => decommission.mutate()}
+            />
+            <ErrorNote error={decommission.error} />
+            {decommission.isSuccess && <p role="status">Decommissioned.</p>}
+          </Guard>
+        </>
+      ) : null}
+      <History name={name} />
+      <section aria-labelledby="receipts-h">
+        <h2 id="receipts-h">Receipts</h2>
+        <ReceiptsTable filter={{ device: name }} prefix="receipts." />
+      </section>
+    </>
+  );
+}
+
+function LogRequest({ name, disabled }: { name: string; disabled: boolean }) {
+  const [id, setId] = useState<string>();
+  const request = useMutation({
+    mutationFn: () => ok(api.POST('/api/v1/devices/{name}/log-requests', { params: { path: { name } } })),
+    onSuccess: (r) => setId(r.id),
+  });
+  const status = useQuery({
+    queryKey: ['log-request', name, id],
+    queryFn: () => ok(api.GET('/api/v1/devices/{name}/log-requests/{id}', { params: { path: { name, id: id! } } })),
+    enabled: id !== undefined,
+    refetchInterval: (q) => (q.state.data?.status === 'uploaded' ? false : 2_000),
+  });
+  const s = status.data?.status;
+  return (
+    <div className="row">
+      <button type="button" disabled={disabled || request.isPending} onClick={() => request.mutate()}>
+        Request logs
+      </button>
+      <span role="status">
+        {id === undefined ? '' : s === 'uploaded' ? 'Logs arrived.' : `Requested (${s ?? 'pending'}); they arrive with the device's next check-in.`}
+      </span>
+      {id !== undefined && s === 'uploaded' && <Download href={`/api/v1/devices/${encodeURIComponent(name)}/log-requests/${id}/download`}>Download logs</Download>}
+      <ErrorNote error={request.error ?? status.error} />
+    </div>
+  );
+}
+
+function History({ name }: { name: string }) {
+  const list = useListParams('history.');
+  const query = { limit: list.limit, offset: list.offset };
+  const history = useQuery({
+    queryKey: ['device-history', name, query],
+    queryFn: () => ok(api.GET('/api/v1/devices/{name}/history', { params: { path: { name }, query } })),
+    placeholderData: keepPreviousData,
+  });
+  return (
+    <section aria-labelledby="history-h">
+      <h2 id="history-h">History</h2>
+      <Paged what="events" result={history} list={list} head={['When', 'Event', 'Detail']}>
+        {(h) =>
+          h.history.map((e, i) => (
+            <tr key={`${e.at}-${i}`}>
+              <td>
+                <When at={e.at} />
+              </td>
+              <td>{e.event}</td>
+              <td>
+                <Mono>{e.detail === null || e.detail === undefined ? '' : JSON.stringify(e.detail)}</Mono>
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
+    </section>
+  );
+}

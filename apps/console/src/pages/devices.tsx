@@ -1,0 +1,60 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { api, ok, type Schema } from '../api/client';
+import { Badge, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
+
+type DeviceStatus = NonNullable<Schema<'/api/v1/devices', 'get'>['devices'][number]['status']>;
+const STATUSES: readonly (readonly [string, string])[] = [
+  ['', 'any status'],
+  ['online', 'online'],
+  ['offline', 'offline'],
+  ['decommissioned', 'decommissioned'],
+];
+
+/** The device list: status filter, name search and pages, all answered by the server. */
+export function DevicesPage() {
+  const list = useListParams();
+  const status = list.get('status') as DeviceStatus | '';
+  const q = list.get('q');
+  const query = { limit: list.limit, offset: list.offset, ...(status ? { status } : {}), ...(q ? { q } : {}) };
+  const devices = useQuery({
+    queryKey: ['devices', query],
+    queryFn: () => ok(api.GET('/api/v1/devices', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
+  const d = devices.data;
+  return (
+    <>
+      <PageTitle>Devices</PageTitle>
+      <div className="filters" role="search">
+        <Select label="Status" value={status} options={STATUSES} onChange={(v) => list.set({ status: v })} />
+        <SearchBox label="Name contains" value={q} onSearch={(v: string) => list.set({ q: v })} />
+      </div>
+      {d && (
+        <p className="muted" aria-live="polite">
+          {d.total.toLocaleString()} matching · {d.counts.online.toLocaleString()} online · {d.counts.offline.toLocaleString()} offline ·{' '}
+          {d.counts.decommissioned.toLocaleString()} decommissioned
+        </p>
+      )}
+      <Paged what="devices" result={devices} list={list} caption="Devices, sorted by name" sortedBy="Name" head={['Name', 'Status', 'Profile', 'Agent', 'Last seen']}>
+        {(page) =>
+          page.devices.map((dev) => (
+            <tr key={dev.name}>
+              <td>
+                <Link to={`/devices/${encodeURIComponent(dev.name)}`}>{dev.name}</Link>
+              </td>
+              <td>
+                <Badge value={dev.status} />
+              </td>
+              <td>{dev.profile ?? '—'}</td>
+              <td>{dev.agent_version ?? '—'}</td>
+              <td>
+                <When at={dev.last_seen} />
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
+    </>
+  );
+}

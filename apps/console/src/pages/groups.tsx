@@ -1,0 +1,124 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useParams } from 'react-router';
+import { RETURN_REPRESENTATION, api, ok } from '../api/client';
+import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams, useWrite } from '../ui/kit';
+
+export function GroupsPage() {
+  const list = useListParams();
+  const query = { limit: list.limit, offset: list.offset };
+  const groups = useQuery({ queryKey: ['groups', query], queryFn: () => ok(api.GET('/api/v1/groups', { params: { query } })), placeholderData: keepPreviousData });
+  const [name, setName] = useState('');
+  const create = useWrite(() => ok(api.POST('/api/v1/groups', { body: { name, members: [] } })), 'groups');
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate(undefined);
+  };
+  return (
+    <>
+      <PageTitle>Groups</PageTitle>
+      <Guard perm="groups.write" legend="New group">
+        <form onSubmit={submit} className="filters">
+          <Field label="Group name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Create group
+          </button>
+        </form>
+        <ErrorNote error={create.error} />
+        {create.data && (
+          <p role="status">
+            Created <Link to={`/groups/${create.data.id}`}>{create.data.name}</Link>: add its members there.
+          </p>
+        )}
+      </Guard>
+      <Paged what="groups" result={groups} list={list} head={['Name', 'Members', 'Snapshot digest', 'Updated']}>
+        {(g) =>
+          g.groups.map((grp) => (
+            <tr key={grp.id}>
+              <td>
+                <Link to={`/groups/${grp.id}`}>{grp.name}</Link>
+              </td>
+              <td>{grp.member_count}</td>
+              <td>
+                <Mono>{grp.snapshot_digest.slice(0, 23)}…</Mono>
+              </td>
+              <td>
+                <When at={grp.updated_at} />
+              </td>
+            </tr>
+          ))
+        }
+      </Paged>
+    </>
+  );
+}
+
+export function GroupPage() {
+  const id = useParams().id!;
+  const client = useQueryClient();
+  const group = useQuery({ queryKey: ['group', id], queryFn: () => ok(api.GET('/api/v1/groups/{id}', { params: { path: { id } } })) });
+  const [q, setQ] = useState('');
+  const candidates = useQuery({
+    queryKey: ['devices', 'pick', q],
+    queryFn: () => ok(api.GET('/api/v1/devices', { params: { query: { q, limit: 20 } } })),
+    enabled: q !== '',
+  });
+  const add = useMutation({
+    mutationFn: (devices: string[]) => ok(api.POST('/api/v1/groups/{id}/members', { params: { path: { id } }, body: { devices }, headers: RETURN_REPRESENTATION })),
+    onSuccess: (updated) => {
+      if (updated) client.setQueryData(['group', id], updated);
+      return client.invalidateQueries({ queryKey: ['group', id] });
+    },
+  });
+  const g = group.data;
+  const members = new Set(g?.members ?? []);
+  return (
+    <>
+      <PageTitle>{g ? `Group ${g.name}` : 'Group'}</PageTitle>
+      <ErrorNote error={group.error} />
+      {group.isPending ? (
+        <Loading what="the group" />
+      ) : g ? (
+        <>
+          <dl className="facts">
+            <dt>Members</dt>
+            <dd>{g.member_count}</dd>
+            <dt>Snapshot digest</dt>
+            <dd>
+              <Mono>{g.snapshot_digest}</Mono>
+            </dd>
+            <dt>Updated</dt>
+            <dd>
+              <When at={g.updated_at} />
+            </dd>
+          </dl>
+          <Guard perm="groups.write" legend="Add members">
+            <SearchBox label="Find devices by name" value={q} onSearch={setQ} />
+            <ErrorNote error={candidates.error ?? add.error} />
+            {candidates.data && (
+              <ul className="plain">
+                {candidates.data.devices.map((d) => (
+                  <li key={d.name}>
+                    {d.name}{' '}
+                    <button type="button" disabled={members.has(d.name) || add.isPending} onClick={() => add.mutate([d.name])}>
+                      {members.has(d.name) ? `${d.name} is a member` : `Add ${d.name}`}
+                    </button>
+                  </li>
+                ))}
+                {candidates.data.total > candidates.data.devices.length && <li className="muted">{candidates.data.total - candidates.data.devices.length} more: refine the search</li>}
+              </ul>
+            )}
+          </Guard>
+          <h2>Members</h2>
+          <ul className="columns">
+            {g.members.map((m) => (
+              <li key={m}>
+                <Link to={`/devices/${encodeURIComponent(m)}`}>{m}</Link>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </>
+  );
+}

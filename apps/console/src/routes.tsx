@@ -1,0 +1,55 @@
+import type { RouteObject } from 'react-router';
+import { Layout } from './ui/layout';
+import { LoginPage } from './pages/login';
+import { DashboardPage } from './pages/dashboard';
+import { DevicesPage } from './pages/devices';
+import { DevicePage } from './pages/device';
+import { EnrollTokensPage } from './pages/enroll-tokens';
+import { ArtifactsPage } from './pages/artifacts';
+import { RegistriesPage } from './pages/registries';
+import { ReleasesPage } from './pages/releases';
+import { GroupsPage, GroupPage } from './pages/groups';
+import { RolloutsPage } from './pages/rollouts';
+import { RolloutPage } from './pages/rollout';
+import { TransactionsPage, TransactionPage } from './pages/transactions';
+import { ReceiptPage, ReceiptsPage } from './pages/receipts';
+import { ProfilePage } from './pages/profile';
+import { UsersPage } from './pages/admin/users';
+import { ApiKeysPage } from './pages/admin/api-keys';
+import { AuthorizerKeysPage } from './pages/admin/authorizer-keys';
+import { BrandingPage } from './pages/admin/branding';
+import { AuditPage } from './pages/admin/audit';
+import { NotFoundPage } from './pages/not-found';
+
+export const routes: RouteObject[] = [
+  { path: '/login', element: <LoginPage /> },
+  {
+    path: '/',
+    element: <Layout />,
+    children: [
+      { index: true, element: <DashboardPage /> },
+      { path: 'devices', element: <DevicesPage /> },
+      { path: 'devices/:name', element: <DevicePage /> },
+      { path: 'enroll-tokens', element: <EnrollTokensPage /> },
+      { path: 'artifacts', element: <ArtifactsPage /> },
+      { path: 'registries', element: <RegistriesPage /> },
+      { path: 'releases', element: <ReleasesPage /> },
+      { path: 'groups', element: <GroupsPage /> },
+      { path: 'groups/:id', element: <GroupPage /> },
+      { path: 'rollouts', element: <RolloutsPage /> },
+      { path: 'rollouts/:id', element: <RolloutPage /> },
+      { path: 'transactions', element: <TransactionsPage /> },
+      { path: 'transactions/:id', element: <TransactionPage /> },
+      { path: 'receipts', element: <ReceiptsPage /> },
+      { path: 'receipts/:id', element: <ReceiptPage /> },
+      { path: 'profile', element: <ProfilePage /> },
+      { path: 'admin/users', element: <UsersPage /> },
+      { path: 'admin/api-keys', element: <ApiKeysPage /> },
+      { path: 'admin/authorizer-keys', element: <AuthorizerKeysPage /> },
+      { path: 'admin/branding', element: <BrandingPage /> },
+      { path: 'admin/audit', element: <AuditPage /> },
+      { path: '*', element: <NotFoundPage /> },
+    ],
+  },
+];
+

@@ -1,0 +1,271 @@
+/**
+ * The console's accessible building blocks: native HTML elements (button, fieldset, table,
+ * dialog, progress) with labels, live regions and focus handled here once.
+ */
+import { useMutation, useQueryClient, type UseQueryResult } from '@tanstack/react-query';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { useSearchParams } from 'react-router';
+import { ApiError } from '../api/client';
+import { useCan, type Permission } from '../api/session';
+
+export function ErrorNote({ error }: { error: unknown }) {
+  if (error === null || error === undefined) return null;
+  const text = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
+  return (
+    <p role="alert" className="error">
+      {error instanceof ApiError && error.status === 403 ? 'Not allowed: ' : 'Error: '}
+      {text}
+    </p>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p role="status" className="muted">
+      Loading {what}…
+    </p>
+  );
+}
+
+/** Controls a role cannot use: disabled, with the reason shown next to them. */
+export function Guard({ perm, children, legend }: { perm: Permission; children: ReactNode; legend?: string }) {
+  const can = useCan(perm);
+  const id = useId();
+  return (
+    <fieldset className="guard" disabled={!can.ok} aria-describedby={can.ok ? undefined : id}>
+      {legend !== undefined && <legend>{legend}</legend>}
+      {!can.ok && (
+        <p id={id} className="reason">
+          {can.reason}
+        </p>
+      )}
+      {children}
+    </fieldset>
+  );
+}
+
+/** A button that asks first, in a modal <dialog> (focus trapped, Escape cancels). */
+export function ConfirmButton(props: { label: string; question: string; confirm: string; onConfirm: () => void; danger?: boolean; disabled?: boolean }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  return (
+    <>
+      <button type="button" className={props.danger ? 'danger' : undefined} disabled={props.disabled} onClick={() => ref.current?.showModal()}>
+        {props.label}
+      </button>
+      <dialog ref={ref} aria-labelledby={titleId}>
+        <form method="dialog">
+          <p id={titleId}>{props.question}</p>
+          <div className="row">
+            <button value="cancel" autoFocus>
+              Cancel
+            </button>
+            <button type="button" className={props.danger ? 'danger' : 'primary'} onClick={() => {
+              ref.current?.close();
+              props.onConfirm();
+            }}>
+              {props.confirm}
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
+  );
+}
+
+/** A secret shown once: read-only text, a copy button, and a warning it will not be shown again. */
+export function SecretOnce({ label, secret }: { label: string; secret: string }) {
+  const [copied, setCopied] = useState(false);
+  const id = useId();
+  return (
+    <div className="secret" role="region" aria-labelledby={id}>
+      <p id={id}>
+        <strong>{label}</strong> — shown once; copy it now.
+      </p>
+      <div className="row">
+        <input readOnly value={secret} aria-label={label} onFocus={(e) => e.currentTarget.select()} className="mono wide" />
+        <button type="button" onClick={() => void navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => setCopied(false))}>
+          Copy
+        </button>
+        <span role="status">{copied ? 'Copied' : ''}</span>
+      </div>
+    </div>
+  );
+}
+
+/**
+ * `limit`/`offset` and filters kept in the URL, so a page can be linked and Back works. Two
+ * lists on one page keep apart by `prefix` (`history.offset`, `receipts.offset`).
+ */
+export function useListParams(prefix = '') {
+  const [params, setParams] = useSearchParams();
+  const get = (k: string) => params.get(prefix + k) ?? '';
+  const offset = Math.max(0, Number(params.get(`${prefix}offset`) ?? 0) || 0);
+  const limit = Math.min(200, Math.max(1, Number(params.get(`${prefix}limit`) ?? 50) || 50));
+  const set = (changes: Record<string, string | number | undefined>) => {
+    const next = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === undefined || v === '') next.delete(prefix + k);
+      else next.set(prefix + k, String(v));
+    }
+    // a changed filter starts again at the first page
+    if (!('offset' in changes)) next.delete(`${prefix}offset`);
+    setParams(next);
+  };
+  return { get, offset, limit, set };
+}
+
+export type ListParams = ReturnType<typeof useListParams>;
+
+/** A table with one header row; an empty heading is an actions column (named for screen readers). */
+export function Table({ head, caption, sortedBy, busy, children }: { head: readonly string[]; caption?: string; sortedBy?: string; busy?: boolean; children: ReactNode }) {
+  return (
+    <table aria-busy={busy}>
+      {caption !== undefined && <caption className="sr-only">{caption}</caption>}
+      <thead>
+        <tr>
+          {head.map((h, i) => (
+            <th key={i} scope="col" aria-sort={h === sortedBy ? 'ascending' : undefined}>
+              {h === '' ? <span className="sr-only">Actions</span> : h}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
+/** One page of a server-paginated list: loading, the error in words, the rows, the pager. */
+export function Paged<T extends { total: number }>(props: {
+  what: string;
+  result: UseQueryResult<T>;
+  list: ListParams;
+  head: readonly string[];
+  caption?: string;
+  sortedBy?: string;
+  total?: (data: T) => number;
+  children: (data: T) => ReactNode;
+}) {
+  const { result, list } = props;
+  if (result.isPending) return <Loading what={props.what} />;
+  return (
+    <>
+      <ErrorNote error={result.error} />
+      {result.data !== undefined && (
+        <>
+          <Table head={props.head} caption={props.caption} sortedBy={props.sortedBy} busy={result.isFetching}>
+            {props.children(result.data)}
+          </Table>
+          <Pager label={props.what} total={props.total?.(result.data) ?? result.data.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
+        </>
+      )}
+    </>
+  );
+}
+
+/** A write that refreshes every query under `refresh` (e.g. 'enroll-tokens') when it succeeds. */
+export function useWrite<A, R>(write: (arg: A) => Promise<R>, refresh: string) {
+  const client = useQueryClient();
+  return useMutation({ mutationFn: write, onSuccess: () => client.invalidateQueries({ queryKey: [refresh] }) });
+}
+
+export function Pager({ total, offset, limit, onPage, label }: { total: number; offset: number; limit: number; onPage: (offset: number) => void; label: string }) {
+  const last = Math.min(total, offset + limit);
+  return (
+    <nav className="pager" aria-label={`${label} pages`}>
+      <span role="status">
+        {total === 0 ? `No ${label}` : `${(offset + 1).toLocaleString()}–${last.toLocaleString()} of ${total.toLocaleString()} ${label}`}
+      </span>
+      <button type="button" disabled={offset === 0} onClick={() => onPage(Math.max(0, offset - limit))}>
+        Previous page
+      </button>
+      <button type="button" disabled={last >= total} onClick={() => onPage(offset + limit)}>
+        Next page
+      </button>
+    </nav>
+  );
+}
+
+/** A search box that applies after typing pauses (the server filters; nothing is loaded whole). */
+export function SearchBox({ label, value, onSearch }: { label: string; value: string; onSearch: (q: string) => void }) {
+  const [text, setText] = useState(value);
+  const id = useId();
+  // the latest callback, without restarting the pause when the parent re-renders
+  const search = useRef(onSearch);
+  search.current = onSearch;
+  useEffect(() => setText(value), [value]);
+  useEffect(() => {
+    if (text === value) return;
+    const t = setTimeout(() => search.current(text), 300);
+    return () => clearTimeout(t);
+  }, [text, value]);
+  return (
+    <span className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} type="search" value={text} onChange={(e) => setText(e.target.value)} />
+    </span>
+  );
+}
+
+export function Select({ label, value, options, onChange }: { label: string; value: string; options: readonly (readonly [string, string])[]; onChange: (v: string) => void }) {
+  const id = useId();
+  return (
+    <span className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        {options.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </span>
+  );
+}
+
+export function Field({ label, children, hint }: { label: string; children: (id: string) => ReactNode; hint?: string }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children(id)}
+      {hint !== undefined && <small className="muted">{hint}</small>}
+    </div>
+  );
+}
+
+export function Badge({ value }: { value: string }) {
+  return <span className={`badge badge-${value.replace(/[^a-z_-]/gi, '')}`}>{value.replace(/_/g, ' ')}</span>;
+}
+
+export function When({ at }: { at: string | null | undefined }) {
+  if (!at) return <span className="muted">—</span>;
+  const d = new Date(at);
+  return <time dateTime={at}>{d.toLocaleString()}</time>;
+}
+
+export function Mono({ children }: { children: ReactNode }) {
+  return <code className="mono">{children}</code>;
+}
+
+export function PageTitle({ children, actions }: { children: ReactNode; actions?: ReactNode }) {
+  useEffect(() => {
+    document.title = `${typeof children === 'string' ? children : 'svc'} · svc console`;
+  }, [children]);
+  return (
+    <header className="page-title">
+      <h1>{children}</h1>
+      {actions}
+    </header>
+  );
+}
+
+/** A download of an API resource: a same-origin link, so the session cookie goes with it. */
+export function Download({ href, children }: { href: string; children: ReactNode }) {
+  return (
+    <a className="button" href={href} download>
+      {children}
+    </a>
+  );
+}

@@ -1,0 +1,252 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADMIN, Fleet, PRODUCT, readTar, releasePayload, svcRelease, type ArtifactRecord, type GroupRecord } from '@svc/e2e';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
+
+/**
+ * The release manager's whole flow in the console, in Chromium, against a real server and
+ * real agent processes: enrollment token -> a device enrolls with it and appears -> artifacts
+ * uploaded -> group -> a release signed with svc-release, verified in the browser, submitted
+ * -> rollout started -> the gated wave approved -> the transaction commits -> receipts
+ * downloaded; then a device's logs fetched and a device decommissioned.
+ */
+describe.skipIf(!hasChromium())('main flow in the console', () => {
+  let root: string;
+  let fleet: Fleet;
+  let browser: Browser;
+  let page: Page;
+  const at = (path: string) => `${fleet.server.url}${path}`;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'svc-console-flow-'));
+    [fleet, browser] = await Promise.all([Fleet.start({ root, devices: ['gw-0001', 'gw-0002'] }), launch()]);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    page = await context.newPage();
+    await logIn(page, fleet.server.url, ADMIN.email, ADMIN.password, '/');
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await fleet?.stop();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  /** Reloads until `text` shows (for lists that are not polled). */
+  async function untilVisible(text: string | RegExp, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if ((await page.getByText(text).count()) > 0) return;
+      if (Date.now() > deadline) throw new Error(`${String(text)} did not appear on ${page.url()}`);
+      await page.waitForTimeout(500);
+      await page.reload();
+      await page.getByRole('heading', { level: 1 }).waitFor();
+    }
+  }
+
+  it('an enrollment token made in the console enrolls a device, which then appears', async () => {
+    await page.goto(at('/enroll-tokens'));
+    await page.getByLabel('Name').fill('line-b');
+    await page.getByLabel('Maximum uses').fill('1');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = await page.getByRole('textbox', { name: 'Enrollment token line-b' }).inputValue();
+    expect(token).toMatch(/^svce?_?/);
+    await screenshot(page, 'flow-enroll-token');
+    await fleet.startAgent('gw-0003', { token });
+    await page.goto(at('/devices?q=gw-0003'));
+    await untilVisible(/^1 matching/);
+    await page.getByRole('link', { name: 'gw-0003' }).waitFor();
+    await untilVisible('online');
+    await page.goto(at('/'));
+    await page.getByText('3', { exact: true }).first().waitFor();
+    await screenshot(page, 'flow-dashboard');
+  });
+
+  const artifacts: ArtifactRecord[] = [];
+  it('artifacts upload with a progress bar', async () => {
+    await page.goto(at('/artifacts'));
+    for (const a of [
+      { name: 'gateway-config', version: '1.4.0', kind: 'config', file: 'gateway.toml', bytes: Buffer.from('[uplink]\nhost = "telemetry.example"\n') },
+      { name: 'anomaly-model', version: '2.1.0', kind: 'model', file: 'anomaly.onnx', bytes: Buffer.from('onnx-weights:'.repeat(40_000)) },
+    ]) {
+      const form = page.getByRole('group', { name: 'Upload an artifact' });
+      await form.getByLabel('Name').fill(a.name);
+      await form.getByLabel('Version').fill(a.version);
+      await form.getByLabel('Kind').selectOption(a.kind);
+      await form.getByLabel('File').setInputFiles({ name: a.file, mimeType: 'application/octet-stream', buffer: a.bytes });
+      // the request is held back a moment so the progress bar can be seen before the answer
+      await page.route('**/api/v1/artifacts', (route) => void setTimeout(() => void route.continue(), 700));
+      await form.getByRole('button', { name: 'Upload' }).click();
+      await page.getByRole('progressbar').waitFor();
+      expect(await page.getByText(/Upload progress/).count()).toBe(1);
+      await page.getByText(`Published ${a.name} ${a.version}`).waitFor();
+      await page.unroute('**/api/v1/artifacts');
+      expect(await page.getByRole('progressbar').count()).toBe(0);
+      const listed = await fleet.api.get<{ artifacts: ArtifactRecord[] }>(`/artifacts?q=${a.name}`);
+      artifacts.push(listed.artifacts.find((x) => x.version === a.version)!);
+    }
+    await page.getByRole('cell', { name: 'anomaly-model' }).first().waitFor();
+    await screenshot(page, 'flow-artifacts');
+  });
+
+  let group: GroupRecord;
+  it('a group is made and its members found by search', async () => {
+    await page.goto(at('/groups'));
+    await page.getByLabel('Group name').fill('field-gateways');
+    await page.getByRole('button', { name: 'Create group' }).click();
+    await page.getByRole('link', { name: 'field-gateways' }).first().click();
+    await page.getByRole('heading', { level: 1, name: 'Group field-gateways' }).waitFor();
+    await page.getByLabel('Find devices by name').fill('gw-');
+    for (const d of ['gw-0001', 'gw-0002', 'gw-0003']) {
+      await page.getByRole('button', { name: `Add ${d}` }).click();
+      await page.getByRole('button', { name: `${d} is a member` }).waitFor();
+    }
+    await screenshot(page, 'flow-group');
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    group = await fleet.api.get<GroupRecord>(`/groups/${id}`);
+    expect(group.members).toEqual(['gw-0001', 'gw-0002', 'gw-0003']);
+  });
+
+  let envelopeFile: string;
+  it('a release signed with svc-release is verified in the browser, then submitted', async () => {
+    const dir = join(root, 'release');
+    await mkdir(dir, { recursive: true });
+    const payloadFile = join(dir, 'release.json');
+    envelopeFile = join(dir, 'release.dsse.json');
+    const [config, model] = artifacts;
+    await writeFile(
+      payloadFile,
+      JSON.stringify(
+        releasePayload({
+          tenant: fleet.tenant,
+          product: PRODUCT,
+          version: '2026.1.0',
+          components: [
+            { name: 'gateway-config', artifact: config! },
+            { name: 'anomaly-model', artifact: model! },
+          ],
+          orderedGroups: [['gateway-config'], ['anomaly-model']],
+          group,
+          probes: [{ name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/gateway-config"'], timeout_s: 10 }],
+          waves: [{ name: 'canary', count: 1 }, { name: 'fleet', count: 3, requires_approval: true }],
+        }),
+      ),
+    );
+    const signed = await svcRelease(['sign', payloadFile, '--key', `${fleet.customerKeyPrefix}.key`, '--out', envelopeFile]);
+    expect(signed.status, signed.stderr).toBe(0);
+
+    await page.goto(at('/releases'));
+    await page.getByLabel('Choose an envelope file').setInputFiles(envelopeFile);
+    await page.getByRole('heading', { name: 'Payload of release.dsse.json' }).waitFor();
+    expect(await page.getByLabel('Expected product').inputValue()).toBe(PRODUCT);
+    // a wrong expectation is refused by the browser's own verification
+    await page.getByLabel('Expected product').fill('another-product');
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await page.getByText(/Does not verify: PRODUCT_MISMATCH/).waitFor();
+    expect(await page.getByRole('button', { name: 'Submit release' }).isDisabled()).toBe(true);
+    await page.getByLabel('Expected product').fill(PRODUCT);
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await page.getByText(/^Verified: signed by authorizer key/).waitFor();
+    await screenshot(page, 'flow-release-verified');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Submit release' }).click();
+    await page.getByText(/Release edge-gw 2026\.1\.0 published as TUF target/).waitFor();
+    const envelope = JSON.parse(await readFile(envelopeFile, 'utf8')) as { payload: string };
+    expect(envelope.payload.length).toBeGreaterThan(0);
+  });
+
+  let txId: string;
+  it('a rollout starts from the release, waits at the gated wave, and is approved', async () => {
+    await page.getByRole('link', { name: 'Start a rollout' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Rollouts' }).waitFor();
+    await expect.poll(() => page.getByLabel('Release').inputValue()).not.toBe('');
+    await page.getByRole('button', { name: 'Start rollout' }).click();
+    await page.waitForURL(/\/rollouts\/[0-9a-f-]{36}$/);
+    await page.getByText('awaiting approval').first().waitFor({ timeout: 60_000 });
+    await screenshot(page, 'flow-rollout-gated');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Approve next wave…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('completed').first().waitFor({ timeout: 60_000 });
+    const link = page.getByRole('link', { name: /^[0-9a-f-]{36}$/ });
+    txId = (await link.textContent())!;
+    await link.click();
+  });
+
+  it('the transaction view shows the commit and the result manifest; receipts download', async () => {
+    await page.getByRole('heading', { level: 1, name: 'Release transaction' }).waitFor();
+    await page.getByText('committed').first().waitFor({ timeout: 60_000 });
+    for (const d of ['gw-0001', 'gw-0002', 'gw-0003']) await page.getByRole('cell', { name: d }).first().waitFor();
+    await page.getByText(/gateway-config #\d+ \S+, anomaly-model #\d+/).first().waitFor();
+    await screenshot(page, 'flow-transaction');
+    expect(await seriousViolations(page)).toEqual([]);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download receipts of this transaction (.tar)' }).click()]);
+    const file = join(root, 'receipts.tar');
+    await download.saveAs(file);
+    const entries = readTar(await readFile(file));
+    const index = entries.find((e) => e.name === 'index.jsonl')!.bytes.toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as { device: string; transaction_id?: string });
+    expect(index.map((l) => l.device).sort()).toEqual(['gw-0001', 'gw-0002', 'gw-0003']);
+    expect(entries.filter((e) => e.name.startsWith('receipts/'))).toHaveLength(3);
+    expect(txId).toMatch(/^[0-9a-f-]{36}$/);
+    // the same receipts one at a time, with the key label, and one opened with its verification
+    for (const d of ['gw-0001', 'gw-0002', 'gw-0003']) await page.getByRole('link', { name: `Receipt of ${d}` }).waitFor();
+    expect(await page.getByRole('cell', { name: 'software-key', exact: true }).count()).toBe(3);
+    await page.getByRole('link', { name: 'Receipt of gw-0002' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Receipt of gw-0002' }).waitFor();
+    await page.getByText('Signature verified').waitFor();
+    await page.getByText(/software-key \(the device key is held in software/).waitFor();
+    await screenshot(page, 'flow-receipt');
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('a device page: history, a log request that arrives and downloads, decommission after confirmation', async () => {
+    await page.goto(at('/devices/gw-0001'));
+    await page.getByRole('heading', { level: 1, name: 'Device gw-0001' }).waitFor();
+    await page.getByRole('heading', { name: 'History' }).waitFor();
+    const requested = page.waitForResponse((r) => r.url().endsWith('/api/v1/devices/gw-0001/log-requests') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Request logs' }).click();
+    const response = await requested;
+    expect(response.status()).toBe(202);
+    expect((await response.json()) as { status: string }).toMatchObject({ status: 'pending' });
+    // the agent answers at its next check-in (every second here) with a gzip log bundle
+    await page.getByRole('link', { name: 'Download logs' }).waitFor({ timeout: 30_000 });
+    await page.getByText('Logs arrived.').waitFor();
+    const [logs] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download logs' }).click()]);
+    const logFile = join(root, 'logs');
+    await logs.saveAs(logFile);
+    const bundle = await readFile(logFile);
+    expect([...bundle.subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+    await screenshot(page, 'flow-device');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.goto(at('/devices/gw-0003'));
+    await page.getByRole('button', { name: 'Decommission…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Decommission' }).click();
+    await page.getByText('Decommissioned.').waitFor();
+    await page.getByText('decommissioned', { exact: true }).first().waitFor();
+    const device = await fleet.api.get<{ status: string }>('/devices/gw-0003');
+    expect(device.status).toBe('decommissioned');
+  });
+
+  it('a legacy rollout starts with waves from the form and is aborted after confirmation', async () => {
+    await page.goto(at('/rollouts'));
+    await page.getByLabel('Rollout kind').selectOption('legacy');
+    await expect.poll(async () => (await page.getByLabel('Artifact').locator('option').count()) > 1).toBe(true);
+    await page.getByLabel('Artifact').selectOption({ label: 'gateway-config 1.4.0 (config)' });
+    await expect.poll(async () => (await page.getByLabel('Group').locator('option').count()) > 1).toBe(true);
+    await page.getByLabel('Group').selectOption({ label: 'field-gateways (3)' });
+    await page.getByLabel('Waves').fill('1, 3!');
+    await page.getByRole('button', { name: 'Start rollout' }).click();
+    await Promise.race([page.waitForURL(/\/rollouts\/[0-9a-f-]{36}$/), page.getByRole('alert').waitFor().then(async () => expect.fail((await page.getByRole('alert').textContent()) ?? 'alert'))]);
+    await page.getByText('device-reported results only (no device signature)').waitFor();
+    await page.getByText('awaiting approval').first().waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Abort…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Abort rollout' }).click();
+    await page.getByText('aborted').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Abort…' }).isDisabled()).toBe(true);
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    expect((await fleet.api.get<{ status: string; kind: string }>(`/rollouts/${id}`))).toMatchObject({ status: 'aborted', kind: 'legacy' });
+    await screenshot(page, 'flow-legacy-aborted');
+  });
+});
