@@ -42,6 +42,10 @@ import { registriesRoutes } from './routes/v1/registries.js';
 import { releasesRoutes } from './routes/v1/releases.js';
 import { rolloutsRoutes } from './routes/v1/rollouts.js';
 import { sbomsRoutes } from './routes/v1/sboms.js';
+import { findingsRoutes } from './routes/v1/findings.js';
+import { vexRoutes } from './routes/v1/vex.js';
+import { vulnFeedsRoutes } from './routes/v1/vuln-feeds.js';
+import { vulnerabilitiesRoutes } from './routes/v1/vulnerabilities.js';
 import { devicesRoutes } from './routes/v1/devices.js';
 import { enrollTokensRoutes } from './routes/v1/enroll-tokens.js';
 import { openapiRoutes } from './routes/v1/openapi.js';
@@ -73,6 +77,10 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   caseSubmissionsRoutes,
   caseAttachmentsRoutes,
   caseExportsRoutes,
+  vulnFeedsRoutes,
+  vulnerabilitiesRoutes,
+  findingsRoutes,
+  vexRoutes,
   openapiRoutes,
 ];
 

@@ -1,3 +1,4 @@
+import { Stream } from 'node:stream';
 /**
  * The one rule for every string a caller hands the server, on both transports: path and
  * query values, JSON string fields and object keys, multipart text fields and file names,
@@ -26,9 +27,14 @@ export function textProblem(s: string): string | undefined {
 
 /**
  * Walks a decoded value (strings, arrays, plain objects and their keys; byte buffers are
- * data, not text, and are skipped) and names the first string breaking the rule as
+ * data, not text, and so is a stream: a raw body a route reads itself) and names the first string breaking the rule as
  * `<base>.<path>: <problem>`. Iterative: a deeply nested body cannot exhaust the stack.
  */
+/** Decoded fields: objects other than byte buffers and streams (a raw body a route reads itself). */
+function isFieldObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !ArrayBuffer.isView(v) && !(v instanceof Stream);
+}
+
 export function findTextProblem(value: unknown, base: string): string | undefined {
   const stack: [unknown, string][] = [[value, base]];
   while (stack.length > 0) {
@@ -38,13 +44,13 @@ export function findTextProblem(value: unknown, base: string): string | undefine
       if (problem !== undefined) return `${path}: ${problem}`;
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}.${i}`]);
-    } else if (typeof v === 'object' && v !== null && !ArrayBuffer.isView(v)) {
+    } else if (isFieldObject(v)) {
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i]!;
         const problem = textProblem(key);
         if (problem !== undefined) return `${path}: field name ${problem}`;
-        stack.push([(v as Record<string, unknown>)[key], `${path}.${key}`]);
+        stack.push([v[key], `${path}.${key}`]);
       }
     }
   }

@@ -29,7 +29,7 @@ export const SERVER_ERROR_CODES = [
   'ARTIFACT_EXISTS', // 409 name + version already published
   'ARTIFACT_IMMUTABLE', // 400 PATCH tried to change name/version/digest
   'ARTIFACT_TOO_LARGE', // 400 upload over the size cap
-  'SBOM_INVALID', // 400 not a CycloneDX/SPDX JSON document with the minimal fields
+  'SBOM_INVALID', // 400 not a CycloneDX 1.4-1.6 / SPDX 2.3 JSON document the official schemas accept, or over a cap
   'REGISTRY_INVALID', // 400 bad registry URL or repository/tag
   'REGISTRY_UNREACHABLE', // 400 the registry answered an error or did not answer
   'GROUP_INVALID', // 400 bad group field or unknown member device
@@ -59,6 +59,10 @@ export const SERVER_ERROR_CODES = [
   'TRANSPORT_UNAVAILABLE', // 400 the filing asks for a transport the server has not configured
   'TRANSPORT_FAILED', // 400 the transport did not accept the document (webhook error or timeout); nothing recorded
   'INTERNAL',
+  // vulnerability intelligence
+  'FEED_INVALID', // 400 not an OSV archive or KEV catalog the server reads (unsafe entry name, malformed, unknown format)
+  'FEED_TOO_LARGE', // 400 feed over a size, entry-count or expansion cap (zip bomb)
+  'VEX_INVALID', // 400 not a CycloneDX VEX or OpenVEX document the schemas accept
 ] as const;
 
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number];

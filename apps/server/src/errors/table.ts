@@ -81,6 +81,10 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   ATTACHMENT_REDACTED: { http: 410, grpc: 'NOT_FOUND' },
   TRANSPORT_UNAVAILABLE: { http: 400, grpc: 'FAILED_PRECONDITION' },
   TRANSPORT_FAILED: { http: 400, grpc: 'UNAVAILABLE' },
+  // vulnerability intelligence (docs/vulnerabilities.md)
+  FEED_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  FEED_TOO_LARGE: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
+  VEX_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
 
   CANONICALIZE_FAILED: { http: 400, grpc: 'INVALID_ARGUMENT' },
   KEY_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },

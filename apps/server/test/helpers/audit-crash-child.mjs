@@ -21,6 +21,8 @@ const app = await buildApp({
   signingRepo: new SigningRepository({ db: store.db, dataDir: cfg.dataDir }),
   hooks: { unitOfWork: { afterAudit: park } },
 });
-const res = await app.inject(cfg.request);
+const { payloadBase64, ...request } = cfg.request;
+if (payloadBase64 !== undefined) request.payload = Buffer.from(payloadBase64, 'base64');
+const res = await app.inject(request);
 process.stdout.write(`DONE ${res.statusCode} ${res.body}\n`);
 process.exit(0);

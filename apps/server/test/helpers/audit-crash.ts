@@ -42,6 +42,13 @@ export interface AuditCrashRow {
 
 const CHILD = join(import.meta.dirname, 'audit-crash-child.mjs');
 
+/** A request as the child's JSON config carries it: binary payloads (multipart, archives) as base64. */
+function toWire(r: CrashRequest): Record<string, unknown> {
+  if (!Buffer.isBuffer(r.payload) && !(r.payload instanceof Uint8Array)) return { ...r };
+  const { payload, ...rest } = r;
+  return { ...rest, payloadBase64: Buffer.from(payload).toString('base64') };
+}
+
 export function auditCrashSuite(resource: string, rows: readonly AuditCrashRow[]): void {
   const url = process.env.SVC_TEST_DATABASE_URL;
   if (url === undefined) {
@@ -73,7 +80,7 @@ export function auditCrashSuite(resource: string, rows: readonly AuditCrashRow[]
         const before = await read();
         const rowsBefore = await auditCount(row.action);
 
-        const run = await runChildUntilKilled(childDir, { open: f.t.testStore.openOptions, dataDir: f.dataDir, action: row.action, request: asAdmin(request) }, CHILD);
+        const run = await runChildUntilKilled(childDir, { open: f.t.testStore.openOptions, dataDir: f.dataDir, action: row.action, request: toWire(asAdmin(request)) }, CHILD);
         expect(run.stdout, run.stderr).toBe(`AT ${row.action}\n`);
         expect(run.signal).toBe('SIGKILL');
         expect(await auditCount(row.action)).toBe(rowsBefore);

@@ -15,7 +15,7 @@ import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artif
 import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/artifacts/queries.js';
 import { artifactView } from '../../resources/artifacts/views.js';
 import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
-import { SEVERITIES } from '../../resources/sboms/documents.js';
+import { SEVERITIES, SEVERITY_RANK } from '../../resources/vulnerabilities/severity.js';
 
 export const Artifact = Type.Object(
   {
@@ -88,7 +88,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
       querystring: Strict({
         ...PageQuery,
         kind: Type.Optional(Type.Union(ARTIFACT_KINDS.map((k) => Type.Literal(k)))),
-        severity: Type.Optional(Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { description: 'artifacts whose SBOM lists a vulnerability of this severity' })),
+        severity: Type.Optional(Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { description: 'artifacts with a finding at or above this severity that VEX has not closed (not not_affected, not fixed)' })),
         q: Type.Optional(Type.String({ maxLength: 128 })),
       }),
       response: { 200: Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: KindCounts }), ...ErrorResponses },
@@ -97,7 +97,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
     const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
     const { kind, severity, q } = request.query;
-    const { rows, total } = await listArtifacts(db, tenantId, { kind, severity, q }, limit, offset);
+    const { rows, total } = await listArtifacts(db, tenantId, { kind, minSeverityRank: severity === undefined ? undefined : SEVERITY_RANK[severity], q }, limit, offset);
     // spec §8: total counts the filtered set, counts break down the tenant's whole set
     return { artifacts: rows.map(artifactView), total, limit, offset, counts: await artifactKindCounts(db, tenantId) };
   });
