@@ -1,5 +1,5 @@
 /**
- * Content-addressed blob storage for target payloads (issue 4).
+ * Content-addressed blob storage for target payloads.
  *
  *   const blobs = new FsBlobStore(join(dataDir, 'blobs'));
  *   const { digest, length } = await blobs.put(request.file, { maxBytes });
@@ -8,5 +8,5 @@
 export type { BlobStore, BlobInfo, BlobPutOptions, BlobReadResult } from './blob-store.js';
 export { FsBlobStore } from './fs-blob-store.js';
 export { BlobError, isBlobError, type BlobErrorCode } from './errors.js';
-export { assertBlobDigest, isBlobDigest, digestHex, digestFromHex, type BlobDigest } from './digest.js';
+export { assertBlobDigest } from './digest.js';
 export { parseRangeHeader, resolveRange, type ByteRange, type ByteRangeRequest } from './range.js';

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, webcrypto } from 'node:crypto';
+import { randomBytes, webcrypto } from 'node:crypto';
+import { encodePem } from '@svc/release-core';
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
@@ -6,9 +7,10 @@ import { x509 } from './x509.js';
 import { invalidInput } from '../errors/server-error.js';
 
 /**
- * X.509 building blocks of the device channel: P-256 CAs, certificates issued from a CSR,
- * fingerprints. Everything is ECDSA P-256 with SHA-256 (contracts 4); webcrypto does the
- * math, @peculiar/x509 the ASN.1.
+ * X.509 building blocks of the device channel: P-256 CAs and certificates issued from a CSR
+ * (fingerprints and PEM text come from release-core's `sha256Digest` and `encodePem`).
+ * Everything is ECDSA P-256 with SHA-256 (contracts §4); webcrypto does the math,
+ * @peculiar/x509 the ASN.1.
  */
 
 export const P256_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
@@ -20,16 +22,6 @@ export interface CaMaterial {
   cert: x509.X509Certificate;
   certDer: Uint8Array;
   key: CryptoKey;
-}
-
-export function toPem(der: Uint8Array, label: 'CERTIFICATE' | 'PRIVATE KEY'): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
-  return `-----BEGIN ${label}-----\n${b64.endsWith('\n') ? b64 : `${b64}\n`}-----END ${label}-----\n`;
-}
-
-/** `sha256:<hex>` over the certificate DER: how the devices table names a device's current certificate. */
-export function certFingerprint(der: Uint8Array): string {
-  return `sha256:${createHash('sha256').update(der).digest('hex')}`;
 }
 
 function serial(): string {
@@ -56,7 +48,7 @@ export async function createCa(commonName: string, now: Date, validDays: number)
     ],
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { certDer: new Uint8Array(cert.rawData), keyPem: toPem(pkcs8, 'PRIVATE KEY') };
+  return { certDer: new Uint8Array(cert.rawData), keyPem: encodePem(pkcs8, 'PRIVATE KEY') };
 }
 
 export async function loadCa(certDer: Uint8Array, keyPem: string): Promise<CaMaterial> {
