@@ -26,6 +26,8 @@ export const CLI_ERROR_CODES = [
   'INPUT_NOT_JSON',
   // an output file cannot be written (exists without --force, directory missing, ...)
   'OUTPUT_FAILED',
+  // a case evidence archive is not a tar, lacks its signed manifest, or its files do not match it
+  'EVIDENCE_INVALID',
 ] as const;
 
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
@@ -36,6 +38,7 @@ const EXIT_OF: Record<CliErrorCode, ExitCode> = {
   INPUT_TOO_LARGE: EXIT.REFUSED,
   INPUT_NOT_JSON: EXIT.REFUSED,
   OUTPUT_FAILED: EXIT.REFUSED,
+  EVIDENCE_INVALID: EXIT.REFUSED,
 };
 
 export class CliError<C extends CliErrorCode = CliErrorCode> extends Error {

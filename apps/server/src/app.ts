@@ -29,6 +29,10 @@ import { auditRoutes } from './routes/v1/audit.js';
 import { authRoutes } from './routes/v1/auth.js';
 import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
+import { casesRoutes } from './routes/v1/cases.js';
+import { caseSubmissionsRoutes } from './routes/v1/case-submissions.js';
+import { caseAttachmentsRoutes } from './routes/v1/case-attachments.js';
+import { caseExportsRoutes } from './routes/v1/case-exports.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
@@ -37,6 +41,10 @@ import { registriesRoutes } from './routes/v1/registries.js';
 import { releasesRoutes } from './routes/v1/releases.js';
 import { rolloutsRoutes } from './routes/v1/rollouts.js';
 import { sbomsRoutes } from './routes/v1/sboms.js';
+import { findingsRoutes } from './routes/v1/findings.js';
+import { vexRoutes } from './routes/v1/vex.js';
+import { vulnFeedsRoutes } from './routes/v1/vuln-feeds.js';
+import { vulnerabilitiesRoutes } from './routes/v1/vulnerabilities.js';
 import { devicesRoutes } from './routes/v1/devices.js';
 import { enrollTokensRoutes } from './routes/v1/enroll-tokens.js';
 import { openapiRoutes } from './routes/v1/openapi.js';
@@ -64,6 +72,14 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   rolloutsRoutes,
   releaseTransactionsRoutes,
   releaseReceiptsRoutes,
+  casesRoutes,
+  caseSubmissionsRoutes,
+  caseAttachmentsRoutes,
+  caseExportsRoutes,
+  vulnFeedsRoutes,
+  vulnerabilitiesRoutes,
+  findingsRoutes,
+  vexRoutes,
   openapiRoutes,
 ];
 

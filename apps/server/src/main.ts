@@ -8,6 +8,7 @@ import { buildApp } from './app.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
 import { startTufRefresh } from './jobs/tuf-refresh.js';
+import { startVulnAnalysis } from './jobs/vuln-analysis.js';
 import { startEmbeddedVacuum, vacuumDueTables } from './jobs/embedded-vacuum.js';
 import { CHANNEL_DEFAULTS } from './device-channel/context.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -73,6 +74,8 @@ async function main(): Promise<void> {
       onError: (e) => app.log.error({ err: e }, 'offline detector failed'),
     }),
     startTufRefresh(signingRepo, now, { onError: (e) => app.log.error({ err: e }, 'TUF refresh failed') }),
+    // re-matches stored inventories after a feed import (leased through the database)
+    startVulnAnalysis(store.db, now, { onError: (e) => app.log.error({ err: e }, 'vulnerability analysis failed') }),
   ];
   // PGlite has no autovacuum (single-user mode): the server does its job (jobs/embedded-vacuum.ts).
   if (store.driver === 'pglite') {

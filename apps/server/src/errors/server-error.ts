@@ -29,7 +29,7 @@ export const SERVER_ERROR_CODES = [
   'ARTIFACT_EXISTS', // 409 name + version already published
   'ARTIFACT_IMMUTABLE', // 400 PATCH tried to change name/version/digest
   'ARTIFACT_TOO_LARGE', // 400 upload over the size cap
-  'SBOM_INVALID', // 400 not a CycloneDX/SPDX JSON document with the minimal fields
+  'SBOM_INVALID', // 400 not a CycloneDX 1.4-1.6 / SPDX 2.3 JSON document the official schemas accept, or over a cap
   'REGISTRY_INVALID', // 400 bad registry URL or repository/tag
   'REGISTRY_UNREACHABLE', // 400 the registry answered an error or did not answer
   'GROUP_INVALID', // 400 bad group field or unknown member device
@@ -46,7 +46,23 @@ export const SERVER_ERROR_CODES = [
   'OVERRIDE_LOOSENS', // 400 a start-time override would loosen the signed constraints
   'ROLLOUT_STATE', // 409 approve/resume/abort not possible in the current state
   'RECEIPT_UNEXPECTED', // 409 receipt names a rollout/transaction the device is not assigned to
+  // Article 14 cases (docs/article-14.md)
+  'CASE_INVALID', // 400 bad case field (awareness in the future, unknown linked artifact, group or device...)
+  'CASE_STATE', // 409 the change is not possible in the case's state (assess a closed case, close without a final report)
+  'SUBMISSION_INVALID', // 400 a stage submission's content misses a required field or has a bad one
+  'SUBMISSION_SUPERSEDED', // 409 the submission named in supersedes_id is already superseded
+  'ATTACHMENT_INVALID', // 400 bad multipart field (file, description)
+  'ATTACHMENT_TYPE', // 400 content type not on the allowlist, or the bytes are not of the declared type
+  'ATTACHMENT_TOO_LARGE', // 413 file over the per-file cap, or the case's attachments over the total cap
+  'ATTACHMENT_LIMIT', // 400 the case already has the maximum number of attachments
+  'ATTACHMENT_REDACTED', // 410 the attachment was redacted: its bytes are no longer served
+  'TRANSPORT_UNAVAILABLE', // 400 the filing asks for a transport the server has not configured
+  'TRANSPORT_FAILED', // 400 the transport did not accept the document (webhook error or timeout); nothing recorded
   'INTERNAL',
+  // vulnerability intelligence
+  'FEED_INVALID', // 400 not an OSV archive or KEV catalog the server reads (unsafe entry name, malformed, unknown format)
+  'FEED_TOO_LARGE', // 400 feed over a size, entry-count or expansion cap (zip bomb)
+  'VEX_INVALID', // 400 not a CycloneDX VEX or OpenVEX document the schemas accept
 ] as const;
 
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number];

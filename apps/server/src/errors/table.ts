@@ -69,6 +69,22 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   OVERRIDE_LOOSENS: { http: 400, grpc: 'INVALID_ARGUMENT' },
   ROLLOUT_STATE: { http: 409, grpc: 'FAILED_PRECONDITION' },
   RECEIPT_UNEXPECTED: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  // Article 14 cases (docs/article-14.md)
+  CASE_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  CASE_STATE: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  SUBMISSION_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  SUBMISSION_SUPERSEDED: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  ATTACHMENT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  ATTACHMENT_TYPE: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  ATTACHMENT_TOO_LARGE: { http: 413, grpc: 'RESOURCE_EXHAUSTED' },
+  ATTACHMENT_LIMIT: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
+  ATTACHMENT_REDACTED: { http: 410, grpc: 'NOT_FOUND' },
+  TRANSPORT_UNAVAILABLE: { http: 400, grpc: 'FAILED_PRECONDITION' },
+  TRANSPORT_FAILED: { http: 400, grpc: 'UNAVAILABLE' },
+  // vulnerability intelligence (docs/vulnerabilities.md)
+  FEED_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
+  FEED_TOO_LARGE: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },
+  VEX_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
 
   CANONICALIZE_FAILED: { http: 400, grpc: 'INVALID_ARGUMENT' },
   KEY_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },

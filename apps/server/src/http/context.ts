@@ -5,6 +5,7 @@ import type { SigningRepository } from '../signing-repo/index.js';
 import type { PipelineOptions } from '../resources/pipeline-deps.js';
 import type { ApiKeyCache } from '../auth/api-key-cache.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
+import type { EvidenceOptions } from '../resources/case-submissions/transport.js';
 
 /**
  * Everything a route module needs, passed explicitly (no globals). Other areas add an
@@ -29,6 +30,8 @@ export interface AppContext {
   pipeline?: PipelineOptions;
   /** Remembered API-key lookups (auth/api-key-cache.ts); buildApp opens one when absent. */
   apiKeyCache?: ApiKeyCache;
+  /** Article 14 evidence settings: submission transports (resources/case-submissions/transport.ts). */
+  evidence?: EvidenceOptions;
   /** Fault-injection seams for tests (never set by main.ts). */
   hooks?: { unitOfWork?: UnitOfWorkHooks };
 }

@@ -57,9 +57,10 @@ export function tufSigner(key: SigningKey): (data: Buffer) => Signature {
  * Key files under `SVC_DATA_DIR/keys/<tenant>/<role>.pem`, directory 0700, files
  * 0600. Several server processes must share this directory (or a secrets store
  * behind this class): creation is exclusive (write a temp file, then link(2),
- * which fails if another process won), so all processes end up with one key set.
+ * which fails if another process won), so all processes end up with one key set. `Name` is
+ * the key file names a store holds (the TUF roles; the evidence key of case exports).
  */
-export class KeyStore {
+export class KeyStore<Name extends string = TufRole> {
   readonly root: string;
 
   constructor(root: string) {
@@ -70,12 +71,12 @@ export class KeyStore {
     return join(this.root, assertTenantId(tenantId));
   }
 
-  pathOf(tenantId: string, role: TufRole): string {
+  pathOf(tenantId: string, role: Name): string {
     return join(this.dirOf(tenantId), `${role}.pem`);
   }
 
   /** Loads a role key; undefined when the file does not exist (e.g. root key exported and deleted). */
-  async load(tenantId: string, role: TufRole): Promise<SigningKey | undefined> {
+  async load(tenantId: string, role: Name): Promise<SigningKey | undefined> {
     let pem: string;
     try {
       pem = await readFile(this.pathOf(tenantId, role), 'utf8');
@@ -87,7 +88,7 @@ export class KeyStore {
   }
 
   /** Returns the role key, creating it when missing; concurrent callers get the same key. */
-  async loadOrCreate(tenantId: string, role: TufRole): Promise<SigningKey> {
+  async loadOrCreate(tenantId: string, role: Name): Promise<SigningKey> {
     const existing = await this.load(tenantId, role);
     if (existing) return existing;
     const key = generateSigningKey();
@@ -105,12 +106,12 @@ export class KeyStore {
   }
 
   /** Atomically replaces (or creates) a role key file. */
-  async replace(tenantId: string, role: TufRole, key: SigningKey): Promise<void> {
+  async replace(tenantId: string, role: Name, key: SigningKey): Promise<void> {
     const tmp = await this.#writeTemp(tenantId, role, key.pem);
     await rename(tmp, this.pathOf(tenantId, role));
   }
 
-  async remove(tenantId: string, role: TufRole): Promise<boolean> {
+  async remove(tenantId: string, role: Name): Promise<boolean> {
     try {
       await unlink(this.pathOf(tenantId, role));
       return true;
@@ -120,7 +121,7 @@ export class KeyStore {
     }
   }
 
-  async #writeTemp(tenantId: string, role: TufRole, pem: string): Promise<string> {
+  async #writeTemp(tenantId: string, role: Name, pem: string): Promise<string> {
     const dir = this.dirOf(tenantId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await chmod(dir, 0o700);

@@ -46,7 +46,6 @@ export interface ArtifactSbomsTable {
   content_type: string;
   bytes: Uint8Array;
   digest: string;
-  severities: string[];
   created_at: Timestamp;
 }
 

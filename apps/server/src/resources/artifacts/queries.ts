@@ -4,6 +4,7 @@ import { likeContains } from '../../http/pagination.js';
 import type { ArtifactsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 import { isUuid } from '../ids.js';
+import { SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
 import { ARTIFACT_KINDS, type ArtifactKind } from './fields.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable> & { has_sbom: unknown };
@@ -40,7 +41,7 @@ export async function getArtifact(db: Db, tenantId: string, id: string): Promise
 
 export interface ArtifactFilter {
   kind?: string | undefined;
-  severity?: string | undefined;
+  severity?: Severity | undefined;
   q?: string | undefined;
 }
 
@@ -48,8 +49,20 @@ export interface ArtifactFilter {
 export async function listArtifacts(db: Db, tenantId: string, filter: ArtifactFilter, limit: number, offset: number): Promise<{ rows: ArtifactRow[]; total: number }> {
   let q = db.selectFrom('artifacts as a').leftJoin('artifact_sboms as s', 's.artifact_id', 'a.id').where('a.tenant_id', '=', tenantId);
   if (filter.kind !== undefined) q = q.where('a.kind', '=', filter.kind);
-  // a vulnerability of that severity in the attached SBOM (CycloneDX vulnerabilities[].ratings[].severity)
-  if (filter.severity !== undefined) q = q.where(sql<boolean>`${filter.severity} = ANY(s.severities)`);
+  // a finding at or above that severity that VEX has not closed (not not_affected, not fixed)
+  if (filter.severity !== undefined) {
+    const rank = SEVERITY_RANK[filter.severity];
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('vuln_findings as f')
+          .select(sql<number>`1`.as('one'))
+          .whereRef('f.artifact_id', '=', 'a.id')
+          .where('f.severity_rank', '>=', rank)
+          .where((e) => e.or([e('f.vex_status', 'is', null), e('f.vex_status', 'in', ['affected', 'under_investigation'])])),
+      ),
+    );
+  }
   if (filter.q !== undefined && filter.q !== '') {
     const pattern = likeContains(filter.q);
     q = q.where((eb) => eb.or([eb('a.name', 'like', pattern), eb('a.version', 'like', pattern)]));

@@ -1,71 +1,152 @@
 /**
- * SBOM documents (spec §4): two formats, each checked for the minimal fields that make it that
- * format. Severities of CycloneDX `vulnerabilities[].ratings[].severity` are extracted once at
- * attach time so the artifact list can filter on them with an index-friendly array column.
- * Pure: no I/O.
+ * SBOM documents (spec §4): CycloneDX 1.4-1.6 JSON and SPDX 2.3 JSON, each validated against
+ * its official JSON schema (resources/json-schemas.ts) and bounded by SBOM_LIMITS, then read
+ * into a component index keyed by package URL (vulnerabilities/ecosystems.ts). A CycloneDX
+ * 1.4 or 1.5 document is validated with the 1.6 schema: CycloneDX minor versions only add,
+ * so a valid 1.4/1.5 document is a valid 1.6 one. SPDX 3.0 (JSON-LD) is refused: no
+ * maintained JavaScript parser exists for it (docs/vulnerabilities.md). Pure: no I/O.
  */
+import { PackageURL } from 'packageurl-js';
 import { ServerError } from '../../errors/server-error.js';
+import { validateAgainst } from '../json-schemas.js';
+import { parsePurl } from '../vulnerabilities/ecosystems.js';
 
 export const CYCLONEDX_TYPE = 'application/vnd.cyclonedx+json';
 export const SPDX_TYPE = 'application/spdx+json';
-export const MAX_SBOM_BYTES = 16 * 1024 * 1024;
-// CycloneDX 1.4+ severity vocabulary
-export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info', 'none', 'unknown'] as const;
+
+/** Every cap on an attached SBOM, in one place (docs/vulnerabilities.md "Limits"). */
+export const SBOM_LIMITS = {
+  /** bytes of one document */
+  maxBytes: 16 * 1024 * 1024,
+  /** components (CycloneDX, nested included) or packages (SPDX) of one document */
+  maxComponents: 20_000,
+} as const;
+
+export const CYCLONEDX_VERSIONS = ['1.4', '1.5', '1.6'] as const;
+
+/** One entry of the component index. */
+export interface SbomComponent {
+  ordinal: number;
+  purl: string;
+  package_key: string;
+  ecosystem: string | null;
+  release: string | null;
+  name: string;
+  version: string | null;
+  licenses: string[];
+  hashes: Record<string, string>;
+}
 
 export interface ParsedSbom {
   format: 'cyclonedx' | 'spdx';
   contentType: string;
-  severities: string[];
+  specVersion: string;
+  components: SbomComponent[];
 }
 
-/** Validates the SBOM bytes for the declared content type, naming the missing field. */
-export function parseSbom(contentType: string, bytes: Uint8Array): ParsedSbom {
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (type !== CYCLONEDX_TYPE && type !== SPDX_TYPE) {
-    throw new ServerError('SBOM_INVALID', `content-type: must be ${CYCLONEDX_TYPE} or ${SPDX_TYPE}`);
-  }
-  if (bytes.length > MAX_SBOM_BYTES) throw new ServerError('SBOM_INVALID', `body: SBOM larger than ${MAX_SBOM_BYTES} bytes`);
+const invalid = (message: string) => new ServerError('SBOM_INVALID', message);
+
+/** Parses and validates bytes; reads the JSON once, refuses over the caps before any schema work. */
+export function parseJsonDocument(bytes: Uint8Array, maxBytes: number, fail: (message: string) => ServerError): Record<string, unknown> {
+  if (bytes.length > maxBytes) throw fail(`body: larger than ${maxBytes} bytes`);
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
-    throw new ServerError('SBOM_INVALID', 'body: not UTF-8 JSON');
+    throw fail('body: not UTF-8 JSON');
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ServerError('SBOM_INVALID', 'body: must be a JSON object');
-  const o = doc as Record<string, unknown>;
-  if (type === CYCLONEDX_TYPE) {
-    if (o['bomFormat'] !== 'CycloneDX') throw new ServerError('SBOM_INVALID', 'bomFormat: must be "CycloneDX"');
-    if (typeof o['specVersion'] !== 'string' || !/^1\.\d+$/.test(o['specVersion'])) throw new ServerError('SBOM_INVALID', 'specVersion: must be a CycloneDX 1.x version string');
-    if (o['components'] !== undefined && !Array.isArray(o['components'])) throw new ServerError('SBOM_INVALID', 'components: must be an array');
-    const severities = new Set<string>();
-    const vulns = o['vulnerabilities'];
-    if (vulns !== undefined) {
-      if (!Array.isArray(vulns)) throw new ServerError('SBOM_INVALID', 'vulnerabilities: must be an array');
-      vulns.forEach((v: unknown, i) => {
-        const ratings = (v as { ratings?: unknown } | null)?.ratings;
-        if (ratings === undefined) return;
-        if (!Array.isArray(ratings)) throw new ServerError('SBOM_INVALID', `vulnerabilities[${i}].ratings: must be an array`);
-        ratings.forEach((r: unknown, j) => {
-          const s = (r as { severity?: unknown } | null)?.severity;
-          if (s === undefined) return;
-          if (typeof s !== 'string' || !(SEVERITIES as readonly string[]).includes(s)) {
-            throw new ServerError('SBOM_INVALID', `vulnerabilities[${i}].ratings[${j}].severity: must be one of ${SEVERITIES.join(', ')}`);
-          }
-          severities.add(s);
-        });
-      });
-    }
-    return { format: 'cyclonedx', contentType: CYCLONEDX_TYPE, severities: [...severities].sort() };
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw fail('body: must be a JSON object');
+  return doc as Record<string, unknown>;
+}
+
+/** Validates the SBOM bytes for the declared content type and reads its components. */
+export function parseSbom(contentType: string, bytes: Uint8Array): ParsedSbom {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (type !== CYCLONEDX_TYPE && type !== SPDX_TYPE) throw invalid(`content-type: must be ${CYCLONEDX_TYPE} or ${SPDX_TYPE}`);
+  const o = parseJsonDocument(bytes, SBOM_LIMITS.maxBytes, invalid);
+  return type === CYCLONEDX_TYPE ? parseCycloneDx(o) : parseSpdx(o);
+}
+
+/** The index entry of one component; a component without a purl is indexed as `pkg:generic`. */
+function indexEntry(ordinal: number, at: string, raw: { purl?: unknown; name: string; version?: unknown; licenses: string[]; hashes: Record<string, string> }): SbomComponent {
+  const version = typeof raw.version === 'string' && raw.version !== '' ? raw.version : null;
+  let purl: string = typeof raw.purl === 'string' ? raw.purl : new PackageURL('generic', undefined, raw.name, version ?? undefined, undefined, undefined).toString();
+  let parsed;
+  try {
+    parsed = parsePurl(purl);
+  } catch (e) {
+    throw invalid(`${at}: not a package URL (${(e as Error).message})`);
   }
-  // SPDX 2.x JSON: the document-level fields every SPDX document has
-  if (typeof o['spdxVersion'] !== 'string' || !o['spdxVersion'].startsWith('SPDX-')) throw new ServerError('SBOM_INVALID', 'spdxVersion: must be a string like "SPDX-2.3"');
-  if (o['SPDXID'] !== 'SPDXRef-DOCUMENT') throw new ServerError('SBOM_INVALID', 'SPDXID: must be "SPDXRef-DOCUMENT"');
-  if (typeof o['name'] !== 'string') throw new ServerError('SBOM_INVALID', 'name: is required');
-  if (typeof o['dataLicense'] !== 'string') throw new ServerError('SBOM_INVALID', 'dataLicense: is required');
-  if (typeof o['documentNamespace'] !== 'string') throw new ServerError('SBOM_INVALID', 'documentNamespace: is required');
-  const ci = o['creationInfo'] as { created?: unknown; creators?: unknown } | undefined;
-  if (typeof ci !== 'object' || ci === null || typeof ci.created !== 'string' || !Array.isArray(ci.creators)) {
-    throw new ServerError('SBOM_INVALID', 'creationInfo: must have created and creators');
+  purl = parsed.purl;
+  return {
+    ordinal,
+    purl,
+    package_key: parsed.identity.key,
+    ecosystem: parsed.identity.ecosystem,
+    release: parsed.identity.release,
+    name: parsed.identity.name,
+    version: parsed.version ?? version,
+    licenses: raw.licenses,
+    hashes: raw.hashes,
+  };
+}
+
+interface CdxComponent {
+  name: string;
+  version?: string;
+  purl?: string;
+  licenses?: { license?: { id?: string; name?: string }; expression?: string }[];
+  hashes?: { alg: string; content: string }[];
+  components?: CdxComponent[];
+}
+
+function parseCycloneDx(o: Record<string, unknown>): ParsedSbom {
+  if (o['bomFormat'] !== 'CycloneDX') throw invalid('bomFormat: must be "CycloneDX"');
+  const spec = o['specVersion'];
+  if (typeof spec !== 'string' || !(CYCLONEDX_VERSIONS as readonly string[]).includes(spec)) throw invalid(`specVersion: must be one of ${CYCLONEDX_VERSIONS.join(', ')}`);
+  const problem = validateAgainst('cyclonedx-1.6', o);
+  if (problem !== undefined) throw invalid(problem);
+  const components: SbomComponent[] = [];
+  const walk = (list: CdxComponent[] | undefined, at: string) => {
+    (list ?? []).forEach((c, i) => {
+      const here = `${at}[${i}]`;
+      if (components.length >= SBOM_LIMITS.maxComponents) throw invalid(`components: more than ${SBOM_LIMITS.maxComponents} components`);
+      const licenses = (c.licenses ?? []).map((l) => l.expression ?? l.license?.id ?? l.license?.name).filter((x): x is string => typeof x === 'string');
+      const hashes = Object.fromEntries((c.hashes ?? []).map((h) => [h.alg, h.content]));
+      components.push(indexEntry(components.length, `${here}.purl`, { purl: c.purl, name: c.name, version: c.version, licenses, hashes }));
+      walk(c.components, `${here}.components`);
+    });
+  };
+  walk(o['components'] as CdxComponent[] | undefined, 'components');
+  return { format: 'cyclonedx', contentType: CYCLONEDX_TYPE, specVersion: spec, components };
+}
+
+interface SpdxPackage {
+  name: string;
+  versionInfo?: string;
+  licenseConcluded?: string;
+  licenseDeclared?: string;
+  checksums?: { algorithm: string; checksumValue: string }[];
+  externalRefs?: { referenceCategory: string; referenceType: string; referenceLocator: string }[];
+}
+
+function parseSpdx(o: Record<string, unknown>): ParsedSbom {
+  const version = o['spdxVersion'];
+  const context = JSON.stringify(o['@context'] ?? '');
+  if ((typeof version === 'string' && version.startsWith('SPDX-3')) || context.includes('spdx.org/rdf/3')) {
+    throw invalid('spdxVersion: SPDX 3.0 (JSON-LD) is not supported (no maintained parser); attach SPDX 2.3 JSON or CycloneDX');
   }
-  return { format: 'spdx', contentType: SPDX_TYPE, severities: [] };
+  if (version !== undefined && version !== 'SPDX-2.3') throw invalid('spdxVersion: must be "SPDX-2.3"');
+  const problem = validateAgainst('spdx-2.3', o);
+  if (problem !== undefined) throw invalid(problem);
+  const packages = (o['packages'] as SpdxPackage[] | undefined) ?? [];
+  if (packages.length > SBOM_LIMITS.maxComponents) throw invalid(`packages: more than ${SBOM_LIMITS.maxComponents} packages`);
+  const components = packages.map((p, i) => {
+    const ref = (p.externalRefs ?? []).find((r) => r.referenceType === 'purl');
+    const licenses = [p.licenseConcluded, p.licenseDeclared].filter((l): l is string => typeof l === 'string' && l !== 'NOASSERTION' && l !== 'NONE');
+    const hashes = Object.fromEntries((p.checksums ?? []).map((c) => [c.algorithm, c.checksumValue]));
+    const at = ref ? `packages[${i}].externalRefs[${p.externalRefs!.indexOf(ref)}].referenceLocator` : `packages[${i}].name`;
+    return indexEntry(i, at, { purl: ref?.referenceLocator, name: p.name, version: p.versionInfo, licenses: [...new Set(licenses)], hashes });
+  });
+  return { format: 'spdx', contentType: SPDX_TYPE, specVersion: 'SPDX-2.3', components };
 }

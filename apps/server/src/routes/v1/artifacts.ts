@@ -14,7 +14,7 @@ import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artif
 import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/artifacts/queries.js';
 import { artifactView } from '../../resources/artifacts/views.js';
 import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
-import { SEVERITIES } from '../../resources/sboms/documents.js';
+import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
 
 export const Artifact = Type.Object(
   {
@@ -87,7 +87,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
       querystring: Strict({
         ...PageQuery,
         kind: Type.Optional(Type.Union(ARTIFACT_KINDS.map((k) => Type.Literal(k)))),
-        severity: Type.Optional(Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { description: 'artifacts whose SBOM lists a vulnerability of this severity' })),
+        severity: Type.Optional(Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { description: 'artifacts with a finding at or above this severity that VEX has not closed (not not_affected, not fixed)' })),
         q: Type.Optional(Type.String({ maxLength: 128 })),
       }),
       response: { 200: Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: KindCounts }), ...ErrorResponses },

@@ -3,25 +3,41 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { ErrorResponses, Strict } from '../../http/schemas.js';
+import { page } from '../../http/pagination.js';
+import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
+import { getArtifact } from '../../resources/artifacts/queries.js';
 import { attachSbom } from '../../resources/sboms/commands.js';
-import { CYCLONEDX_TYPE, MAX_SBOM_BYTES, SPDX_TYPE } from '../../resources/sboms/documents.js';
-import { getSbom } from '../../resources/sboms/queries.js';
+import { CYCLONEDX_TYPE, SBOM_LIMITS, SPDX_TYPE } from '../../resources/sboms/documents.js';
+import { getSbom, listComponents } from '../../resources/sboms/queries.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
-/** spec 1.6, 4: SBOMs attached and downloaded in their native content types. */
+const Component = Type.Object({
+  purl: Type.String({ description: 'canonical package URL (pkg:generic/<name>@<version> for a component without one)' }),
+  package_key: Type.String({ description: 'what vulnerability records are matched on: Ecosystem|name, or purl:<purl without version>' }),
+  ecosystem: Type.Union([Type.String(), Type.Null()]),
+  release: Type.Union([Type.String(), Type.Null()], { description: 'distribution release (Debian 12, Alpine v3.19)' }),
+  name: Type.String(),
+  version: Type.Union([Type.String(), Type.Null()]),
+  licenses: Type.Array(Type.String()),
+  hashes: Type.Record(Type.String(), Type.String()),
+});
+
+/** spec §1 rule 6, spec §4: SBOMs attached and downloaded in their native content types; the component index. */
 export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   // the document is kept byte-exact: parse as raw bytes, validate in resources/sboms/documents.ts
-  app.addContentTypeParser([CYCLONEDX_TYPE, SPDX_TYPE], { parseAs: 'buffer', bodyLimit: MAX_SBOM_BYTES }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser([CYCLONEDX_TYPE, SPDX_TYPE], { parseAs: 'buffer', bodyLimit: SBOM_LIMITS.maxBytes }, (_req, body, done) => done(null, body));
 
   app.put('/artifacts/:id/sbom', {
-    config: { permission: 'artifacts.write', summary: `Attach an SBOM (${CYCLONEDX_TYPE} or ${SPDX_TYPE})` },
+    config: { permission: 'artifacts.write', summary: `Attach an SBOM (${CYCLONEDX_TYPE} 1.4-1.6 or ${SPDX_TYPE} 2.3), index its components and match them` },
     schema: {
       params: IdParams,
       consumes: [CYCLONEDX_TYPE, SPDX_TYPE],
-      response: { 200: Type.Object({ artifact_id: Type.String(), format: Type.String(), digest: Type.String(), severities: Type.Array(Type.String()) }), ...ErrorResponses },
+      response: {
+        200: Type.Object({ artifact_id: Type.String(), format: Type.String(), spec_version: Type.String(), digest: Type.String(), components: Type.Integer(), findings: Type.Integer() }),
+        ...ErrorResponses,
+      },
     },
   }, async (request) => {
     const r = await execute(ctx, request, attachSbom, { artifactId: request.params.id, contentType: String(request.headers['content-type'] ?? ''), bytes: request.body as Buffer });
@@ -35,5 +51,26 @@ export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
     const s = await getSbom(db, principalOf(request).tenantId, request.params.id);
     if (!s) throw notFound(`SBOM of artifact ${request.params.id}`);
     return reply.type(s.contentType).send(Buffer.from(s.bytes));
+  });
+
+  app.get('/artifacts/:id/components', {
+    config: { permission: 'artifacts.read', summary: "The artifact's component index (filters: ecosystem, purl; counts by ecosystem over the artifact)" },
+    schema: {
+      params: IdParams,
+      querystring: Strict({ ...PageQuery, ecosystem: Type.Optional(Type.String({ maxLength: 64 })), purl: Type.Optional(Type.String({ maxLength: 1024 })) }),
+      response: { 200: Type.Object({ components: Type.Array(Component), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
+    },
+  }, async (request) => {
+    const tenantId = principalOf(request).tenantId;
+    if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
+    const { limit, offset } = page(request.query);
+    const r = await listComponents(db, tenantId, request.params.id, { ecosystem: request.query.ecosystem, purl: request.query.purl }, limit, offset);
+    return {
+      components: r.rows.map((c) => ({ purl: c.purl, package_key: c.package_key, ecosystem: c.ecosystem, release: c.release, name: c.name, version: c.version, licenses: c.licenses, hashes: c.hashes })),
+      total: r.total,
+      limit,
+      offset,
+      counts: r.counts,
+    };
   });
 };

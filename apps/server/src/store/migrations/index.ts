@@ -9,6 +9,8 @@ import * as m0007 from './0007_device_list_perf.js';
 import * as m0008 from './0008_device_list_json.js';
 import * as m0009 from './0009_credential_notify.js';
 import * as m0010 from './0010_device_list_versions.js';
+import * as m0012 from './0012_vulnerabilities.js';
+import * as m0020 from './0020_article14_cases.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -26,4 +28,6 @@ export const migrations: Record<string, Migration> = {
   '0008_device_list_json': m0008,
   '0009_credential_notify': m0009,
   '0010_device_list_versions': m0010,
+  '0012_vulnerabilities': m0012,
+  '0020_article14_cases': m0020,
 };

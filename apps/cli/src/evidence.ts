@@ -1,0 +1,125 @@
+/**
+ * Offline verification of a case evidence archive (the server's `GET /cases/{id}/export`): a tar
+ * whose `manifest.dsse.json` is a DSSE envelope, signed with the tenant's Ed25519 evidence key,
+ * over `manifest.json`, which lists every other file of the archive with its length and SHA-256.
+ * The archive is read as a stream and each entry hashed as it passes: memory holds the two
+ * manifest files and one digest per entry, whatever the archive's size.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { extract } from 'tar-stream';
+import { CliError } from './errors.js';
+
+/** DSSE payload type of a case-export manifest. */
+export const EVIDENCE_MANIFEST_TYPE = 'svc.case-evidence.v1';
+/** Bytes of manifest.json and of manifest.dsse.json. */
+export const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+
+const MANIFEST = 'manifest.json';
+const ENVELOPE = 'manifest.dsse.json';
+
+export interface ArchiveContents {
+  /** Every entry but the two manifest files: path -> hex SHA-256 and length. */
+  files: Map<string, { sha256: string; length: number }>;
+  manifest: Buffer | undefined;
+  envelope: Buffer | undefined;
+}
+
+function invalid(why: string): CliError<'EVIDENCE_INVALID'> {
+  return new CliError('EVIDENCE_INVALID', why);
+}
+
+/** Streams the tar at `path`, hashing each entry. A path that cannot be opened is a usage error. */
+export async function readArchive(path: string): Promise<ArchiveContents> {
+  const input = createReadStream(path);
+  await new Promise<void>((resolve, reject) => {
+    input.once('open', () => resolve());
+    input.once('error', (e: NodeJS.ErrnoException) => reject(new CliError('INPUT_UNREADABLE', `archive ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : (e.code ?? 'cannot read')}`, { cause: e })));
+  });
+  const out: ArchiveContents = { files: new Map(), manifest: undefined, envelope: undefined };
+  const ex = extract();
+  const done = new Promise<void>((resolve, reject) => {
+    ex.on('entry', (header, stream, next) => {
+      const name = header.name;
+      const keep = name === MANIFEST || name === ENVELOPE;
+      const hash = createHash('sha256');
+      const kept: Buffer[] = [];
+      let length = 0;
+      stream.on('data', (data: unknown) => {
+        const chunk = data as Buffer;
+        length += chunk.length;
+        if (keep) {
+          if (length > MAX_MANIFEST_BYTES) return stream.destroy(invalid(`${name}: larger than ${MAX_MANIFEST_BYTES} bytes`));
+          kept.push(chunk);
+        } else hash.update(chunk);
+      });
+      stream.on('error', reject);
+      stream.on('end', () => {
+        if (header.type !== 'file') return next(invalid(`${name}: not a regular file (${header.type})`));
+        if (out.files.has(name) || (name === MANIFEST && out.manifest) || (name === ENVELOPE && out.envelope)) return next(invalid(`${name}: appears twice in the archive`));
+        if (name === MANIFEST) out.manifest = Buffer.concat(kept);
+        else if (name === ENVELOPE) out.envelope = Buffer.concat(kept);
+        else out.files.set(name, { sha256: hash.digest('hex'), length });
+        next();
+      });
+    });
+    ex.on('finish', resolve);
+    ex.on('error', (e: Error) => reject(e instanceof CliError ? e : invalid(`not a readable tar archive (${e.message})`)));
+  });
+  input.on('error', (e) => ex.destroy(e));
+  input.pipe(ex);
+  await done;
+  return out;
+}
+
+export interface ManifestFile {
+  path: string;
+  length: number;
+  digest: string;
+}
+
+export interface EvidenceManifest {
+  type: string;
+  tenant: string;
+  case: { id: string; kind: string; state: string; title: string };
+  exported_at: string;
+  exported_by: string;
+  key: { keyid: string };
+  files: ManifestFile[];
+}
+
+/** The manifest's shape, every problem named once (the signature already verified). */
+export function parseManifest(payload: Uint8Array): EvidenceManifest {
+  let m: unknown;
+  try {
+    m = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(payload));
+  } catch (e) {
+    throw invalid(`manifest: not UTF-8 JSON (${(e as Error).message})`);
+  }
+  const o = m as Partial<EvidenceManifest>;
+  if (typeof m !== 'object' || m === null || o.type !== EVIDENCE_MANIFEST_TYPE) throw invalid(`manifest: type must be ${EVIDENCE_MANIFEST_TYPE}`);
+  if (typeof o.tenant !== 'string' || typeof o.case?.id !== 'string' || typeof o.exported_at !== 'string' || !Array.isArray(o.files)) {
+    throw invalid('manifest: tenant, case.id, exported_at and files are required');
+  }
+  o.files.forEach((f, i) => {
+    if (typeof f?.path !== 'string' || !Number.isSafeInteger(f.length) || typeof f.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(f.digest)) {
+      throw invalid(`manifest: files[${i}] must have path, length and a sha256: digest`);
+    }
+  });
+  return o as EvidenceManifest;
+}
+
+/** Every listed file is in the archive with its length and digest, and nothing else is. */
+export function checkFiles(manifest: EvidenceManifest, contents: ArchiveContents): void {
+  const listed = new Set<string>();
+  for (const f of manifest.files) {
+    if (listed.has(f.path)) throw invalid(`manifest: ${f.path} is listed twice`);
+    listed.add(f.path);
+    const got = contents.files.get(f.path);
+    if (got === undefined) throw invalid(`${f.path}: listed in the manifest, missing from the archive`);
+    if (`sha256:${got.sha256}` !== f.digest || got.length !== f.length) {
+      throw invalid(`${f.path}: sha256:${got.sha256} (${got.length} bytes) does not match the manifest's ${f.digest} (${f.length} bytes)`);
+    }
+  }
+  for (const path of contents.files.keys()) if (!listed.has(path)) throw invalid(`${path}: in the archive, not in the signed manifest`);
+}

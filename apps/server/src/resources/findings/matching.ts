@@ -1,0 +1,175 @@
+/**
+ * Findings from an inventory and the advisories that name its packages: each component
+ * (package key, version, distribution release) against each affected entry of the same
+ * key (vulnerabilities/osv-ranges.ts), one finding per artifact, vulnerability (aliases
+ * merged) and component, recording every advisory and rule that matched. Severity is the
+ * highest of the matching records; KEV membership of any of the vulnerability's ids marks it
+ * known exploited; the latest applicable VEX statement sets its status. Pure.
+ */
+import type { StoredAffected } from '../vuln-feeds/osv.js';
+import { fixedVersions, matchAffected, type MatchHow } from '../vulnerabilities/osv-ranges.js';
+import { maxSeverity, SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
+
+export interface InventoryComponent {
+  artifact_id: string;
+  purl: string;
+  package_key: string;
+  ecosystem: string | null;
+  release: string | null;
+  name: string;
+  version: string | null;
+}
+
+export interface CandidateAdvisory {
+  id: string;
+  vuln_key: string;
+  aliases: string[];
+  summary: string | null;
+  severity: string;
+  severity_source: string;
+  cvss_score: number | null;
+  affected: StoredAffected[];
+}
+
+export interface VexStatement {
+  id: string;
+  artifact_id: string;
+  vuln_id: string;
+  component_purl: string | null;
+  status: string;
+  justification: string | null;
+  statement_at: Date;
+  recorded_at: Date;
+}
+
+export type MatchRecord = MatchHow & { advisory: string; ecosystem: string; release: string | null };
+
+export interface FindingDraft {
+  artifact_id: string;
+  vuln_key: string;
+  component_purl: string;
+  component_name: string;
+  component_version: string | null;
+  ecosystem: string | null;
+  advisory_ids: string[];
+  aliases: string[];
+  summary: string | null;
+  severity: Severity;
+  severity_rank: number;
+  severity_source: string;
+  cvss_score: number | null;
+  fixed_versions: string[];
+  matched_by: MatchRecord[];
+  known_exploited: boolean;
+  kev_date_added: string | null;
+  vex_status: string | null;
+  vex_justification: string | null;
+  vex_statement_id: string | null;
+}
+
+export interface MatchStats {
+  components: number;
+  /** components without a version: nothing can be decided for them */
+  unversioned: number;
+  /** (component, entry) pairs whose ranges use an ordering the server does not have */
+  unsupported: number;
+}
+
+const releaseFits = (entry: string | null, component: string | null) => entry === null || component === null || entry === component;
+
+/** The effective statement: the latest (statement time, then recording order) naming one of the ids. */
+export function effectiveVex(statements: readonly VexStatement[], artifactId: string, ids: readonly string[], purl: string): VexStatement | undefined {
+  let best: VexStatement | undefined;
+  for (const s of statements) {
+    if (s.artifact_id !== artifactId || !ids.includes(s.vuln_id)) continue;
+    if (s.component_purl !== null && s.component_purl !== purl) continue;
+    if (!best || s.statement_at > best.statement_at || (s.statement_at.getTime() === best.statement_at.getTime() && s.recorded_at >= best.recorded_at)) best = s;
+  }
+  return best;
+}
+
+export function matchInventory(
+  components: readonly InventoryComponent[],
+  advisoriesByKey: ReadonlyMap<string, readonly CandidateAdvisory[]>,
+  kev: ReadonlyMap<string, string>,
+  vex: readonly VexStatement[],
+): { findings: FindingDraft[]; stats: MatchStats } {
+  const stats: MatchStats = { components: components.length, unversioned: 0, unsupported: 0 };
+  const byId = new Map<string, FindingDraft>();
+  for (const c of components) {
+    const candidates = advisoriesByKey.get(c.package_key);
+    if (!candidates) continue;
+    if (c.version === null) {
+      stats.unversioned++;
+      continue;
+    }
+    for (const a of candidates) {
+      for (const entry of a.affected) {
+        if (entry.key !== c.package_key || !releaseFits(entry.release, c.release)) continue;
+        const m = matchAffected(c.version, entry);
+        if (!m.affected) {
+          if (m.unsupported) stats.unsupported++;
+          continue;
+        }
+        const id = `${c.artifact_id}\n${a.vuln_key}\n${c.purl}`;
+        let f = byId.get(id);
+        if (!f) {
+          f = {
+            artifact_id: c.artifact_id,
+            vuln_key: a.vuln_key,
+            component_purl: c.purl,
+            component_name: c.name,
+            component_version: c.version,
+            ecosystem: c.ecosystem,
+            advisory_ids: [],
+            aliases: [],
+            summary: a.summary,
+            severity: a.severity as Severity,
+            severity_rank: SEVERITY_RANK[a.severity as Severity] ?? -1,
+            severity_source: a.severity_source,
+            cvss_score: a.cvss_score,
+            fixed_versions: [],
+            matched_by: [],
+            known_exploited: false,
+            kev_date_added: null,
+            vex_status: null,
+            vex_justification: null,
+            vex_statement_id: null,
+          };
+          byId.set(id, f);
+        }
+        if (!f.advisory_ids.includes(a.id)) f.advisory_ids.push(a.id);
+        for (const x of [a.vuln_key, a.id, ...a.aliases]) if (!f.aliases.includes(x)) f.aliases.push(x);
+        const higher = maxSeverity(f.severity, a.severity as Severity);
+        if (higher !== f.severity) {
+          f.severity = higher;
+          f.severity_rank = SEVERITY_RANK[higher];
+          f.severity_source = a.severity_source;
+          f.cvss_score = a.cvss_score;
+        }
+        f.summary ??= a.summary;
+        for (const v of fixedVersions(entry)) if (!f.fixed_versions.includes(v)) f.fixed_versions.push(v);
+        f.matched_by.push({ advisory: a.id, ecosystem: entry.ecosystem, release: entry.release, ...m.match });
+      }
+    }
+  }
+  const findings = [...byId.values()];
+  for (const f of findings) {
+    f.advisory_ids.sort();
+    f.aliases.sort();
+    for (const id of f.aliases) {
+      const added = kev.get(id);
+      if (added !== undefined) {
+        f.known_exploited = true;
+        if (f.kev_date_added === null || added < f.kev_date_added) f.kev_date_added = added;
+      }
+    }
+    const s = effectiveVex(vex, f.artifact_id, f.aliases, f.component_purl);
+    if (s) {
+      f.vex_status = s.status;
+      f.vex_justification = s.justification;
+      f.vex_statement_id = s.id;
+    }
+  }
+  return { findings, stats };
+}

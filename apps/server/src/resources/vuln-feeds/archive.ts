@@ -1,0 +1,331 @@
+/**
+ * Reading an uploaded OSV archive (as OSV publishes per ecosystem: `all.zip` of one JSON
+ * record per file; a tar or tar.gz of the same is accepted too) without trusting it. Two
+ * passes over the stored file: `surveyArchive` lists the record entries and refuses the
+ * archive (a 400 before anything is written) for an unsafe entry name (absolute, `..`,
+ * backslash, NUL), a link entry, too many entries, or an expansion past the caps (zip
+ * bombs: declared sizes, per-entry and whole-archive ratios, and the bytes actually
+ * inflated); `readRecords` then yields each record's bytes in the same order from a given
+ * position (resuming an import), or why it is skipped (over the record cap, a size that
+ * lies about its header). Nothing is extracted to disk. yauzl reads zips; tar-stream tars.
+ */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createGunzip } from 'node:zlib';
+import { extract, type Header } from 'tar-stream';
+import yauzl from 'yauzl';
+import { ServerError } from '../../errors/server-error.js';
+import { FEED_LIMITS } from './limits.js';
+
+export type ArchiveFormat = 'zip' | 'tar' | 'tar.gz';
+
+export interface ArchiveEntry {
+  /** position among the record entries (the import's cursor counts these) */
+  index: number;
+  name: string;
+  size: number;
+  /** why the record will be skipped, decided from its header */
+  skip?: string;
+}
+
+export interface Survey {
+  format: ArchiveFormat;
+  entries: ArchiveEntry[];
+}
+
+export type RecordItem = { index: number; name: string; bytes: Buffer } | { index: number; name: string; skip: string };
+
+const invalid = (m: string) => new ServerError('FEED_INVALID', m);
+const tooLarge = (m: string) => new ServerError('FEED_TOO_LARGE', m);
+
+/** Zip local header, gzip magic, or `ustar` at 257. */
+export async function detectFormat(path: string): Promise<ArchiveFormat> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(512);
+    const { bytesRead } = await fh.read(head, 0, 512, 0);
+    if (bytesRead >= 4 && head.readUInt32LE(0) === 0x04034b50) return 'zip';
+    if (bytesRead >= 4 && head.readUInt32LE(0) === 0x06054b50) return 'zip';
+    if (bytesRead >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'tar.gz';
+    if (bytesRead >= 262 && head.subarray(257, 262).toString('latin1') === 'ustar') return 'tar';
+  } finally {
+    await fh.close();
+  }
+  throw invalid('body: not a zip, tar or tar.gz archive');
+}
+
+/** An entry name a feed may carry: relative, no `..`, no backslash, no NUL. */
+export function checkEntryName(name: string): void {
+  const shown = JSON.stringify(name.slice(0, 200));
+  if (name.includes('\0') || name.includes('\\')) throw invalid(`entry ${shown}: unsafe name (NUL or backslash)`);
+  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) throw invalid(`entry ${shown}: absolute path`);
+  if (name.split('/').some((s) => s === '..')) throw invalid(`entry ${shown}: path traversal ("..")`);
+}
+
+const isRecordName = (name: string) => name.endsWith('.json') && !name.split('/').some((s) => s.startsWith('.'));
+
+function skipFor(size: number): string | undefined {
+  return size > FEED_LIMITS.maxRecordBytes ? `record larger than ${FEED_LIMITS.maxRecordBytes} bytes` : undefined;
+}
+
+function openZip(path: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(path, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false }, (err, zip) => {
+      if (err || !zip) reject(invalid(`body: not a readable zip (${err?.message ?? 'unknown error'})`));
+      else resolve(zip);
+    });
+  });
+}
+
+/** Every entry of a zip's central directory, in order (nothing inflated). */
+async function zipEntries(zip: yauzl.ZipFile, each: (e: yauzl.Entry, name: string) => Promise<void>): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    zip.on('entry', (e: yauzl.Entry) => {
+      const name = Buffer.isBuffer(e.fileName) ? (e.fileName as Buffer).toString('utf8') : String(e.fileName);
+      each(e, name).then(() => zip.readEntry(), reject);
+    });
+    zip.on('end', () => resolve());
+    zip.on('error', (err: Error) => reject(err instanceof ServerError ? err : invalid(`body: not a readable zip (${err.message})`)));
+    zip.readEntry();
+  });
+}
+
+async function surveyZip(path: string): Promise<ArchiveEntry[]> {
+  const zip = await openZip(path);
+  try {
+    if (zip.entryCount > FEED_LIMITS.maxEntries) throw tooLarge(`body: more than ${FEED_LIMITS.maxEntries} entries`);
+    const entries: ArchiveEntry[] = [];
+    let expanded = 0;
+    await zipEntries(zip, async (e, name) => {
+      checkEntryName(name);
+      if (name.endsWith('/') || !isRecordName(name)) return;
+      const skip = skipFor(e.uncompressedSize);
+      if (skip === undefined) {
+        // spec of a zip bomb: a tiny entry that inflates past any reasonable JSON ratio
+        if (e.uncompressedSize > 1024 * 1024 && e.uncompressedSize > FEED_LIMITS.maxCompressionRatio * Math.max(1, e.compressedSize)) {
+          throw tooLarge(`entry ${JSON.stringify(name)}: expands ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))}x (more than ${FEED_LIMITS.maxCompressionRatio}x)`);
+        }
+        expanded += e.uncompressedSize;
+        if (expanded > FEED_LIMITS.maxExpandedBytes) throw tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`);
+      }
+      entries.push({ index: entries.length, name, size: e.uncompressedSize, ...(skip ? { skip } : {}) });
+    });
+    return entries;
+  } finally {
+    zip.close();
+  }
+}
+
+function readStream(stream: NodeJS.ReadableStream, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let n = 0;
+    stream.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > max) {
+        (stream as unknown as { destroy(e?: Error): void }).destroy(new Error(`more than ${max} bytes`));
+        return;
+      }
+      parts.push(c);
+    });
+    stream.on('end', () => resolve(Buffer.concat(parts)));
+    stream.on('error', reject);
+  });
+}
+
+async function* zipRecords(path: string, entries: ArchiveEntry[], from: number): AsyncGenerator<RecordItem> {
+  const zip = await openZip(path);
+  const byName = new Map<number, ArchiveEntry>();
+  const queue: RecordItem[] = [];
+  let waiting: (() => void) | undefined;
+  let done = false;
+  let failure: unknown;
+  let k = 0;
+  const wake = () => {
+    const w = waiting;
+    waiting = undefined;
+    w?.();
+  };
+  for (const e of entries) byName.set(e.index, e);
+  let resumeReading: (() => void) | undefined;
+  zip.on('entry', (e: yauzl.Entry) => {
+    const name = Buffer.isBuffer(e.fileName) ? (e.fileName as Buffer).toString('utf8') : String(e.fileName);
+    if (name.endsWith('/') || !isRecordName(name)) return zip.readEntry();
+    const index = k++;
+    const known = byName.get(index);
+    if (index < from || known === undefined) return zip.readEntry();
+    const next = () => {
+      wake();
+      resumeReading = () => zip.readEntry();
+    };
+    if (known.skip) {
+      queue.push({ index, name, skip: known.skip });
+      return next();
+    }
+    zip.openReadStream(e, (err, stream) => {
+      if (err || !stream) {
+        queue.push({ index, name, skip: `unreadable entry (${err?.message ?? 'no stream'})` });
+        return next();
+      }
+      readStream(stream, FEED_LIMITS.maxRecordBytes).then(
+        (bytes) => {
+          queue.push({ index, name, bytes });
+          next();
+        },
+        (e2: Error) => {
+          // yauzl checks the inflated size against the header: a lie ends the entry, not the import
+          queue.push({ index, name, skip: `entry does not match its header (${e2.message})` });
+          next();
+        },
+      );
+    });
+  });
+  zip.on('end', () => {
+    done = true;
+    wake();
+  });
+  zip.on('error', (err: Error) => {
+    failure = invalid(`body: not a readable zip (${err.message})`);
+    wake();
+  });
+  zip.readEntry();
+  try {
+    for (;;) {
+      while (queue.length > 0) {
+        yield queue.shift()!;
+        const r = resumeReading;
+        resumeReading = undefined;
+        r?.();
+      }
+      if (failure) throw failure;
+      if (done) return;
+      await new Promise<void>((r) => (waiting = r));
+    }
+  } finally {
+    zip.close();
+  }
+}
+
+/** Iterates a tar (gzipped or not) with a byte budget on what gunzip produces. */
+async function tarWalk(path: string, gz: boolean, onEntry: (h: Header, body: NodeJS.ReadableStream) => Promise<void>): Promise<number> {
+  const ex = extract();
+  const src = createReadStream(path);
+  let inflated = 0;
+  const input = gz ? src.pipe(createGunzip()) : src;
+  const fileSize = (await open(path, 'r').then(async (fh) => {
+    try {
+      return (await fh.stat()).size;
+    } finally {
+      await fh.close();
+    }
+  }));
+  return new Promise<number>((resolve, reject) => {
+    let failed = false;
+    const fail = (e: unknown) => {
+      if (failed) return;
+      failed = true;
+      src.destroy();
+      ex.destroy();
+      reject(e);
+    };
+    input.on('data', (c: Buffer) => {
+      inflated += c.length;
+      if (gz && inflated > FEED_LIMITS.maxExpandedBytes) fail(tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`));
+      else if (gz && inflated > 1024 * 1024 && inflated > FEED_LIMITS.maxCompressionRatio * fileSize) fail(tooLarge(`body: expands more than ${FEED_LIMITS.maxCompressionRatio}x`));
+    });
+    input.on('error', (e: Error) => fail(invalid(`body: not a readable tar.gz (${e.message})`)));
+    ex.on('entry', (h, stream, next) => {
+      onEntry(h, stream as unknown as NodeJS.ReadableStream).then(() => {
+        stream.resume();
+        next();
+      }, fail);
+    });
+    ex.on('finish', () => resolve(inflated));
+    ex.on('error', (e: Error) => fail(e instanceof ServerError ? e : invalid(`body: not a readable tar (${e.message})`)));
+    input.pipe(ex);
+  });
+}
+
+async function surveyTar(path: string, gz: boolean): Promise<ArchiveEntry[]> {
+  const entries: ArchiveEntry[] = [];
+  let count = 0;
+  let expanded = 0;
+  await tarWalk(path, gz, async (h) => {
+    if (++count > FEED_LIMITS.maxEntries) throw tooLarge(`body: more than ${FEED_LIMITS.maxEntries} entries`);
+    checkEntryName(h.name);
+    if (h.type === 'symlink' || h.type === 'link') throw invalid(`entry ${JSON.stringify(h.name)}: links are not accepted in a feed`);
+    if (h.type !== 'file' || !isRecordName(h.name)) return;
+    const size = h.size ?? 0;
+    const skip = skipFor(size);
+    if (!skip) {
+      expanded += size;
+      if (expanded > FEED_LIMITS.maxExpandedBytes) throw tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`);
+    }
+    entries.push({ index: entries.length, name: h.name, size, ...(skip ? { skip } : {}) });
+  });
+  return entries;
+}
+
+async function* tarRecords(path: string, gz: boolean, entries: ArchiveEntry[], from: number): AsyncGenerator<RecordItem> {
+  // tar-stream pushes; collect per batch-sized window to keep memory bounded
+  const items: RecordItem[] = [];
+  let k = 0;
+  let resolveSpace: (() => void) | undefined;
+  let consumerWake: (() => void) | undefined;
+  let finished = false;
+  let failure: unknown;
+  const walking = tarWalk(path, gz, async (h, body) => {
+    if (h.type !== 'file' || !isRecordName(h.name)) return;
+    const index = k++;
+    const known = entries[index];
+    if (index < from || known === undefined) return;
+    let item: RecordItem;
+    if (known.skip) item = { index, name: h.name, skip: known.skip };
+    else {
+      try {
+        item = { index, name: h.name, bytes: await readStream(body, FEED_LIMITS.maxRecordBytes) };
+      } catch (e) {
+        item = { index, name: h.name, skip: `unreadable entry (${(e as Error).message})` };
+      }
+    }
+    items.push(item);
+    consumerWake?.();
+    if (items.length >= 64) await new Promise<void>((r) => (resolveSpace = r));
+  }).then(
+    () => {
+      finished = true;
+      consumerWake?.();
+    },
+    (e: unknown) => {
+      failure = e;
+      consumerWake?.();
+    },
+  );
+  for (;;) {
+    while (items.length > 0) {
+      yield items.shift()!;
+      if (items.length < 64 && resolveSpace) {
+        const r = resolveSpace;
+        resolveSpace = undefined;
+        r();
+      }
+    }
+    if (failure) throw failure;
+    if (finished) break;
+    await new Promise<void>((r) => (consumerWake = r));
+    consumerWake = undefined;
+  }
+  await walking;
+}
+
+/** Pass 1: the record entries, or a 400 for an archive that is not safe to read. */
+export async function surveyArchive(path: string): Promise<Survey> {
+  const format = await detectFormat(path);
+  const entries = format === 'zip' ? await surveyZip(path) : await surveyTar(path, format === 'tar.gz');
+  return { format, entries };
+}
+
+/** Pass 2: the records from position `from` (a resumed import skips what is done). */
+export function readRecords(path: string, survey: Survey, from: number): AsyncGenerator<RecordItem> {
+  return survey.format === 'zip' ? zipRecords(path, survey.entries, from) : tarRecords(path, survey.format === 'tar.gz', survey.entries, from);
+}

@@ -1,0 +1,60 @@
+/**
+ * The OSV import flow over a stored upload: survey (a 400 before anything is written), start
+ * or resume the import row, then batches of records from its cursor, then completion. Each
+ * step is one command run by `run` (the route's `execute`), so each commits with its audit
+ * row; a crash between steps leaves whole batches and a cursor to resume from.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { isUniqueViolation } from '../../store/tx.js';
+import { readRecords, surveyArchive, type Survey } from './archive.js';
+import { completeOsvImport, importOsvBatch, startOsvImport, type BatchItem, type RunCommand } from './commands.js';
+import { FEED_LIMITS } from './limits.js';
+import { readOsvRecord } from './osv.js';
+import type { ImportRow } from './queries.js';
+
+export async function fileDigest(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return `sha256:${h.digest('hex')}`;
+}
+
+export interface OsvImportResult {
+  row: ImportRow;
+  /** false: these bytes were imported before (nothing changed) */
+  created: boolean;
+  resumed: boolean;
+}
+
+export async function importOsvArchive(run: RunCommand, path: string, source: string, survey?: Survey): Promise<OsvImportResult> {
+  const s = survey ?? (await surveyArchive(path));
+  const digest = await fileDigest(path);
+  let started;
+  try {
+    started = await run(startOsvImport, { source, digest, entries: s.entries.length });
+  } catch (e) {
+    if (!isUniqueViolation(e)) throw e;
+    started = await run(startOsvImport, { source, digest, entries: s.entries.length });
+  }
+  let row = started.row;
+  if (row.state === 'completed') return { row, created: false, resumed: false };
+  const resumed = !started.created;
+  let batch: BatchItem[] = [];
+  let from = row.entries_done;
+  const flush = async (to: number) => {
+    row = await run(importOsvBatch, { importId: row.id, from, to, items: batch });
+    batch = [];
+    from = to;
+  };
+  for await (const item of readRecords(path, s, row.entries_done)) {
+    if ('skip' in item) batch.push(item);
+    else {
+      const r = readOsvRecord(item.bytes);
+      batch.push('skip' in r ? { index: item.index, name: item.name, skip: r.skip } : { index: item.index, name: item.name, advisory: r });
+    }
+    if (batch.length >= FEED_LIMITS.batchRecords) await flush(item.index + 1);
+  }
+  if (batch.length > 0) await flush(s.entries.length);
+  row = await run(completeOsvImport, { importId: row.id });
+  return { row, created: !resumed, resumed };
+}

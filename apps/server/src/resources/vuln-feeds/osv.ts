@@ -1,0 +1,90 @@
+/**
+ * One OSV record (OSV schema, validated by the official JSON schema) read into what the
+ * server stores: its ids and aliases merged into one vulnerability key, its qualitative
+ * severity, and its affected entries keyed like SBOM components (vulnerabilities/
+ * ecosystems.ts). A record that fails is skipped with the reason, never stored in part.
+ * Pure.
+ */
+import { validateAgainst } from '../json-schemas.js';
+import { osvPackageIdentity } from '../vulnerabilities/ecosystems.js';
+import type { AffectedEntry, OsvRange } from '../vulnerabilities/osv-ranges.js';
+import { rateOsvRecord, type RatedSeverity } from '../vulnerabilities/severity.js';
+import { FEED_LIMITS } from './limits.js';
+
+/** An affected entry as stored: the matching rules plus the key and release it applies to. */
+export interface StoredAffected extends AffectedEntry {
+  key: string;
+  release: string | null;
+  name: string;
+}
+
+export interface OsvAdvisory {
+  id: string;
+  vulnKey: string;
+  aliases: string[];
+  modified: Date;
+  published: Date | null;
+  withdrawn: Date | null;
+  summary: string | null;
+  rating: RatedSeverity;
+  affected: StoredAffected[];
+}
+
+/**
+ * Aliases merged: records naming the same CVE are one vulnerability, keyed by that CVE
+ * (the lowest, when several); a record with no CVE is keyed by its own id.
+ */
+export function vulnKeyOf(id: string, aliases: readonly string[]): string {
+  const cves = [id, ...aliases].filter((a) => /^CVE-\d{4}-\d+$/.test(a)).sort();
+  return cves[0] ?? id;
+}
+
+interface RawRecord {
+  id: string;
+  modified: string;
+  published?: string;
+  withdrawn?: string;
+  aliases?: string[] | null;
+  summary?: string;
+  details?: string;
+  severity?: unknown;
+  database_specific?: unknown;
+  affected?: { package?: { ecosystem: string; name: string; purl?: string }; ranges?: OsvRange[]; versions?: string[] }[] | null;
+}
+
+/** Reads a record's bytes: the advisory, or the reason it is skipped. */
+export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    return { skip: 'not UTF-8 JSON' };
+  }
+  const problem = validateAgainst('osv', doc);
+  if (problem !== undefined) return { skip: `not an OSV record: ${problem}` };
+  const r = doc as RawRecord;
+  const affectedRaw = r.affected ?? [];
+  if (affectedRaw.length > FEED_LIMITS.maxAffected) return { skip: `affected: more than ${FEED_LIMITS.maxAffected} entries` };
+  const affected: StoredAffected[] = [];
+  for (const a of affectedRaw) {
+    // an entry without a package names commits only (GIT ranges): nothing a version can match
+    if (!a.package) continue;
+    if ((a.versions?.length ?? 0) > FEED_LIMITS.maxVersions) return { skip: `affected.versions: more than ${FEED_LIMITS.maxVersions} versions` };
+    const id = osvPackageIdentity(a.package);
+    affected.push({ key: id.key, ecosystem: id.ecosystem, release: id.release, name: a.package.name, versions: a.versions ?? [], ranges: (a.ranges ?? []).map((x) => ({ type: x.type, events: x.events })) });
+  }
+  const aliases = [...new Set((r.aliases ?? []).filter((x) => x !== r.id))];
+  const date = (s: string | undefined) => (s === undefined ? null : new Date(s));
+  const summary = (r.summary ?? r.details ?? '').trim();
+  return {
+    id: r.id,
+    vulnKey: vulnKeyOf(r.id, aliases),
+    aliases,
+    modified: new Date(r.modified),
+    published: date(r.published),
+    withdrawn: date(r.withdrawn),
+    summary: summary === '' ? null : summary.slice(0, 1000),
+    rating: rateOsvRecord(r),
+    affected,
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * Feed tables (global: one copy serves every tenant): imports, OSV advisories with their
+ * package keys and ids, the KEV catalog. Records replace older ones only when their
+ * `modified` time is newer (imports are incremental and idempotent).
+ */
+import type { Selectable } from 'kysely';
+import type { VulnImportsTable } from '../../store/vuln-tables.js';
+import type { Db } from '../../store/tx.js';
+import { isUuid } from '../ids.js';
+import type { KevEntry } from './kev.js';
+import type { OsvAdvisory } from './osv.js';
+
+export type ImportRow = Selectable<VulnImportsTable>;
+
+export async function findImport(db: Db, kind: 'osv' | 'kev', digest: string): Promise<ImportRow | undefined> {
+  return db.selectFrom('vuln_imports').selectAll().where('kind', '=', kind).where('digest', '=', digest).executeTakeFirst();
+}
+
+export async function getImport(db: Db, id: string, lock = false): Promise<ImportRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const q = db.selectFrom('vuln_imports').selectAll().where('id', '=', id);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export async function insertImport(
+  db: Db,
+  i: { kind: 'osv' | 'kev'; source: string; digest: string; state: 'running' | 'completed'; entries_total: number; catalog_version?: string | null; released_at?: Date | null; tenant_id: string; actor: string },
+  now: Date,
+): Promise<ImportRow> {
+  return db
+    .insertInto('vuln_imports')
+    .values({ ...i, catalog_version: i.catalog_version ?? null, released_at: i.released_at ?? null, started_at: now, updated_at: now, completed_at: i.state === 'completed' ? now : null })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export interface ImportProgress {
+  entries_done: number;
+  added: number;
+  updated: number;
+  unchanged: number;
+  skipped: number;
+  skipped_detail: { entry: string; reason: string }[];
+}
+
+export async function advanceImport(db: Db, id: string, p: ImportProgress, now: Date, completed = false): Promise<void> {
+  await db
+    .updateTable('vuln_imports')
+    .set({ ...p, skipped_detail: JSON.stringify(p.skipped_detail), updated_at: now, ...(completed ? { state: 'completed' as const, completed_at: now } : {}) })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function listImports(db: Db, limit: number, offset: number): Promise<{ rows: ImportRow[]; total: number; counts: Record<'running' | 'completed', number> }> {
+  const rows = await db.selectFrom('vuln_imports').selectAll().orderBy('started_at', 'desc').orderBy('id').limit(limit).offset(offset).execute();
+  const byState = await db.selectFrom('vuln_imports').select(['state', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('state').execute();
+  const counts = { running: 0, completed: 0 };
+  for (const r of byState) counts[r.state] = Number(r.n);
+  return { rows, total: counts.running + counts.completed, counts };
+}
+
+/** The stored `modified` of each id (to decide added / updated / unchanged). */
+export async function advisoryModified(db: Db, ids: string[]): Promise<Map<string, Date>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('vuln_advisories').select(['id', 'modified']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.modified]));
+}
+
+/** Writes whole advisories (replacing their package keys and ids); each one all or nothing with the batch. */
+export async function putAdvisories(db: Db, advisories: OsvAdvisory[], importId: string, now: Date): Promise<void> {
+  if (advisories.length === 0) return;
+  const ids = advisories.map((a) => a.id);
+  await db.deleteFrom('vuln_affected_packages').where('advisory_id', 'in', ids).execute();
+  await db.deleteFrom('vuln_ids').where('advisory_id', 'in', ids).execute();
+  const rows = advisories.map((a) => ({
+    id: a.id,
+    vuln_key: a.vulnKey,
+    aliases: a.aliases,
+    modified: a.modified,
+    published: a.published,
+    withdrawn: a.withdrawn,
+    summary: a.summary,
+    severity: a.rating.severity,
+    severity_source: a.rating.source,
+    cvss_score: a.rating.score,
+    cvss_vector: a.rating.vector,
+    affected: JSON.stringify(a.affected),
+    import_id: importId,
+    updated_at: now,
+  }));
+  for (let i = 0; i < rows.length; i += 500) {
+    await db
+      .insertInto('vuln_advisories')
+      .values(rows.slice(i, i + 500))
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          vuln_key: eb.ref('excluded.vuln_key'),
+          aliases: eb.ref('excluded.aliases'),
+          modified: eb.ref('excluded.modified'),
+          published: eb.ref('excluded.published'),
+          withdrawn: eb.ref('excluded.withdrawn'),
+          summary: eb.ref('excluded.summary'),
+          severity: eb.ref('excluded.severity'),
+          severity_source: eb.ref('excluded.severity_source'),
+          cvss_score: eb.ref('excluded.cvss_score'),
+          cvss_vector: eb.ref('excluded.cvss_vector'),
+          affected: eb.ref('excluded.affected'),
+          import_id: eb.ref('excluded.import_id'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
+  }
+  const keys = advisories.flatMap((a) => [...new Set(a.affected.map((x) => x.key))].map((k) => ({ package_key: k, advisory_id: a.id })));
+  for (let i = 0; i < keys.length; i += 2000) await db.insertInto('vuln_affected_packages').values(keys.slice(i, i + 2000)).execute();
+  const idRows = advisories.flatMap((a) => [a.id, ...a.aliases].map((id) => ({ id, advisory_id: a.id, vuln_key: a.vulnKey })));
+  for (let i = 0; i < idRows.length; i += 2000) await db.insertInto('vuln_ids').values(idRows.slice(i, i + 2000)).onConflict((oc) => oc.doNothing()).execute();
+}
+
+export interface KevCounts {
+  added: number;
+  updated: number;
+  unchanged: number;
+  removed: number;
+}
+
+/** Upserts the catalog's entries; when it is the newest catalog, entries it no longer lists are marked removed. */
+export async function putKevCatalog(db: Db, entries: KevEntry[], catalogVersion: string, importId: string, newest: boolean, now: Date): Promise<KevCounts> {
+  const existing = new Map((await db.selectFrom('vuln_kev').selectAll().execute()).map((r) => [r.cve_id, r]));
+  const counts: KevCounts = { added: 0, updated: 0, unchanged: 0, removed: 0 };
+  const rows = entries.map((e) => ({
+    cve_id: e.cveID,
+    vendor_project: e.vendorProject,
+    product: e.product,
+    vulnerability_name: e.vulnerabilityName,
+    date_added: e.dateAdded,
+    due_date: e.dueDate ?? null,
+    known_ransomware: e.knownRansomwareCampaignUse ?? null,
+    catalog_version: catalogVersion,
+    import_id: importId,
+    removed_at: null,
+  }));
+  for (const r of rows) {
+    const old = existing.get(r.cve_id);
+    if (!old) counts.added++;
+    else if (old.removed_at !== null || old.date_added !== r.date_added || old.due_date !== r.due_date || old.known_ransomware !== r.known_ransomware) counts.updated++;
+    else counts.unchanged++;
+  }
+  for (let i = 0; i < rows.length; i += 1000) {
+    await db
+      .insertInto('vuln_kev')
+      .values(rows.slice(i, i + 1000))
+      .onConflict((oc) =>
+        oc.column('cve_id').doUpdateSet((eb) => ({
+          vendor_project: eb.ref('excluded.vendor_project'),
+          product: eb.ref('excluded.product'),
+          vulnerability_name: eb.ref('excluded.vulnerability_name'),
+          date_added: eb.ref('excluded.date_added'),
+          due_date: eb.ref('excluded.due_date'),
+          known_ransomware: eb.ref('excluded.known_ransomware'),
+          catalog_version: eb.ref('excluded.catalog_version'),
+          import_id: eb.ref('excluded.import_id'),
+          removed_at: null,
+        })),
+      )
+      .execute();
+  }
+  if (newest) {
+    const listed = new Set(entries.map((e) => e.cveID));
+    const gone = [...existing.values()].filter((r) => r.removed_at === null && !listed.has(r.cve_id)).map((r) => r.cve_id);
+    for (let i = 0; i < gone.length; i += 1000) await db.updateTable('vuln_kev').set({ removed_at: now }).where('cve_id', 'in', gone.slice(i, i + 1000)).execute();
+    counts.removed = gone.length;
+  }
+  return counts;
+}
+
+/** The newest catalog release imported so far (KEV is incremental by `dateReleased`). */
+export async function newestKevRelease(db: Db): Promise<Date | undefined> {
+  const r = await db.selectFrom('vuln_imports').select((eb) => eb.fn.max('released_at').as('at')).where('kind', '=', 'kev').where('state', '=', 'completed').executeTakeFirst();
+  return (r?.at as Date | null | undefined) ?? undefined;
+}
+
+/** Freshness of the feeds: per OSV source and for KEV, the last import and the newest record time. */
+export async function feedFreshness(db: Db): Promise<{ osv: { source: string; last_import_at: Date | null; imports: number }[]; advisories: number; newest_modified: Date | null; kev: { catalog_version: string | null; entries: number; last_import_at: Date | null } }> {
+  const osv = await db
+    .selectFrom('vuln_imports')
+    .select(['source', (eb) => eb.fn.max('completed_at').as('last'), (eb) => eb.fn.countAll<string>().as('n')])
+    .where('kind', '=', 'osv')
+    .where('state', '=', 'completed')
+    .groupBy('source')
+    .orderBy('source')
+    .execute();
+  const adv = await db.selectFrom('vuln_advisories').select([(eb) => eb.fn.countAll<string>().as('n'), (eb) => eb.fn.max('modified').as('newest')]).executeTakeFirstOrThrow();
+  const kev = await db.selectFrom('vuln_imports').select(['catalog_version', 'completed_at']).where('kind', '=', 'kev').where('state', '=', 'completed').orderBy('completed_at', 'desc').executeTakeFirst();
+  const kevCount = await db.selectFrom('vuln_kev').select((eb) => eb.fn.countAll<string>().as('n')).where('removed_at', 'is', null).executeTakeFirstOrThrow();
+  return {
+    osv: osv.map((r) => ({ source: r.source, last_import_at: (r.last as Date | null) ?? null, imports: Number(r.n) })),
+    advisories: Number(adv.n),
+    newest_modified: (adv.newest as Date | null) ?? null,
+    kev: { catalog_version: kev?.catalog_version ?? null, entries: Number(kevCount.n), last_import_at: kev?.completed_at ?? null },
+  };
+}

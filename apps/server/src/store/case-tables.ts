@@ -1,0 +1,153 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * Table interfaces of the Article 14 cases (migration 0020_article14_cases), composed into the
+ * server's `Database` in database.ts. Every row carries `tenant_id`; every table but `cases`
+ * is append-only in the database.
+ */
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** jsonb: read parsed, written as a JSON string */
+type Json<T> = ColumnType<T, string | undefined, string>;
+/** bigint arrives as a string from pg; we write numbers */
+type BigInt = ColumnType<string | number, number, number>;
+
+export interface CasesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  kind: string;
+  state: string;
+  title: string;
+  summary: string;
+  owner: string;
+  products: string[];
+  artifact_ids: string[];
+  vulnerability_ids: string[];
+  device_names: string[];
+  group_ids: string[];
+  aware_at: Timestamp;
+  corrective_at: Timestamp | null;
+  corrective_release_id: string | null;
+  corrective_rollout_id: string | null;
+  next_due_at: Timestamp | null;
+  next_due_obligation: string | null;
+  created_by: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CaseAwarenessTable {
+  id: Generated<string>;
+  tenant_id: string;
+  case_id: string;
+  aware_at: Timestamp;
+  aware_by: string;
+  evidence: string;
+  reason: string | null;
+  supersedes_id: string | null;
+  recorded_by: string;
+  recorded_at: Timestamp;
+}
+
+export interface CaseDecisionsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  case_id: string;
+  decision: string;
+  rationale: string;
+  decided_by: string;
+  decided_at: Timestamp;
+  from_state: string;
+  recorded_by: string;
+  recorded_at: Timestamp;
+}
+
+export interface CaseMeasuresTable {
+  id: Generated<string>;
+  tenant_id: string;
+  case_id: string;
+  available_at: Timestamp;
+  release_id: string | null;
+  rollout_id: string | null;
+  description: string;
+  reason: string | null;
+  recorded_by: string;
+  recorded_at: Timestamp;
+}
+
+export interface CaseIntermediateRequestsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  case_id: string;
+  requested_by: string;
+  requested_at: Timestamp;
+  due_at: Timestamp;
+  reference: string | null;
+  recorded_by: string;
+  recorded_at: Timestamp;
+}
+
+export interface CaseSubmissionsTable {
+  id: string;
+  tenant_id: string;
+  case_id: string;
+  stage: string;
+  supersedes_id: string | null;
+  request_id: string | null;
+  /** The exact submission document: RFC 8785 canonical JSON. */
+  document: Uint8Array;
+  digest: string;
+  pdf_digest: string;
+  pdf_length: BigInt;
+  created_by: string;
+  created_at: Timestamp;
+}
+
+export interface CaseFilingsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  case_id: string;
+  submission_id: string;
+  recipients: string[];
+  member_state: string | null;
+  transport: string;
+  external_reference: string | null;
+  delivery: Json<Record<string, unknown>>;
+  filed_by: string;
+  filed_at: Timestamp;
+  recorded_at: Timestamp;
+}
+
+export interface CaseAttachmentsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  case_id: string;
+  filename: string;
+  content_type: string;
+  digest: string;
+  length: BigInt;
+  description: string;
+  added_by: string;
+  added_at: Timestamp;
+}
+
+export interface CaseAttachmentRedactionsTable {
+  attachment_id: string;
+  tenant_id: string;
+  case_id: string;
+  reason: string;
+  redacted_by: string;
+  redacted_at: Timestamp;
+}
+
+export interface CaseTables {
+  cases: CasesTable;
+  case_awareness: CaseAwarenessTable;
+  case_decisions: CaseDecisionsTable;
+  case_measures: CaseMeasuresTable;
+  case_intermediate_requests: CaseIntermediateRequestsTable;
+  case_submissions: CaseSubmissionsTable;
+  case_filings: CaseFilingsTable;
+  case_attachments: CaseAttachmentsTable;
+  case_attachment_redactions: CaseAttachmentRedactionsTable;
+}
