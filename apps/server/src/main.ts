@@ -16,11 +16,14 @@ import { openStore } from './store/open.js';
 import { bootstrapAdmin, ensureDefaultTenant } from './store/tenants.js';
 import { startDeviceChannelService } from './device-channel/wiring.js';
 import { SigningRepository } from './signing-repo/repository.js';
+import { evidenceOptionsFromEnv } from './resources/case-submissions/transport.js';
 
 async function main(): Promise<void> {
   let config;
+  let evidence;
   try {
     config = parseConfig(process.env);
+    evidence = evidenceOptionsFromEnv(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`svc-server: ${error.message}\n`);
@@ -43,7 +46,7 @@ async function main(): Promise<void> {
   const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
   // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
   await signingRepo.ensureTenantRepo(tenantId);
-  const app = await buildApp({ store, config, now, signingRepo, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
+  const app = await buildApp({ store, config, now, signingRepo, evidence, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   if (store.driver === 'pglite') {
     // PGlite keeps no table statistics across restarts and has no autovacuum: start clean.

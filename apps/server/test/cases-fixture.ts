@@ -41,7 +41,8 @@ export async function createCasesFixture(driver: Driver, ctxOverrides: Partial<A
   const repo = new SigningRepository({ db: store.store.db, dataDir, clock: () => clockRef() });
   const t = await createTestApp(driver, { shareWith: store, ctxOverrides: { signingRepo: repo, config: testConfig({ dataDir }), ...ctxOverrides } });
   clockRef = t.clock.now;
-  const admin = await t.loginAs('admin');
+  // an API key, not a session: tests move the clock past a session's lifetime
+  const admin = await t.apiKeyHeaders('admin');
   const api: CasesFixture['api'] = async (method, url, payload, headers = admin) => {
     const res = await t.app.inject({ method: method as never, url, headers, ...(payload === undefined ? {} : { payload: payload as never }) });
     let body: any;

@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ConfigError } from '../../config.js';
 import { ServerError } from '../../errors/server-error.js';
 import type { AttachmentLimits } from '../case-attachments/limits.js';
 import { isUuid } from '../ids.js';
@@ -55,10 +56,6 @@ export interface EvidenceOptions {
   attachmentLimits?: Partial<AttachmentLimits> | undefined;
 }
 
-export class EvidenceConfigError extends Error {
-  override readonly name = 'EvidenceConfigError';
-}
-
 /** `SVC_EVIDENCE_WEBHOOK_URL` (optional, http or https): one clear line naming the variable when bad. */
 export function evidenceOptionsFromEnv(env: NodeJS.ProcessEnv): EvidenceOptions {
   const raw = env.SVC_EVIDENCE_WEBHOOK_URL?.trim();
@@ -67,9 +64,9 @@ export function evidenceOptionsFromEnv(env: NodeJS.ProcessEnv): EvidenceOptions 
   try {
     url = new URL(raw);
   } catch {
-    throw new EvidenceConfigError('SVC_EVIDENCE_WEBHOOK_URL: not a URL');
+    throw new ConfigError('SVC_EVIDENCE_WEBHOOK_URL: not a URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new EvidenceConfigError('SVC_EVIDENCE_WEBHOOK_URL: must be an http:// or https:// URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('SVC_EVIDENCE_WEBHOOK_URL: must be an http:// or https:// URL');
   return { webhookUrl: url.toString() };
 }
 
