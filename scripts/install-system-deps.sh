@@ -3,10 +3,11 @@
 # D-Bus daemon for rauc's service, an OCI registry, Chromium, wrk, podman with runc
 # and a static busybox for the container images the tests build, journald's
 # file writer for log bundles, dpkg-deb for the agent package, libfaketime for
-# the certificate renewal test's shared clock). Idempotent:
+# the certificate renewal test's shared clock, poppler-utils to read and render
+# the report PDFs). Idempotent:
 # packages already present are not touched, so a warm machine pays nothing.
 set -euo pipefail
-want=(openssl rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime)
+want=(openssl rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime poppler-utils)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
