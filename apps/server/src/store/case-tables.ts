@@ -38,6 +38,8 @@ export interface CasesTable {
 
 export interface CaseAwarenessTable {
   id: Generated<string>;
+  /** Write order (an identity column). */
+  seq: ColumnType<string, never, never>;
   tenant_id: string;
   case_id: string;
   aware_at: Timestamp;
@@ -51,6 +53,8 @@ export interface CaseAwarenessTable {
 
 export interface CaseDecisionsTable {
   id: Generated<string>;
+  /** Write order (an identity column). */
+  seq: ColumnType<string, never, never>;
   tenant_id: string;
   case_id: string;
   decision: string;
@@ -64,6 +68,8 @@ export interface CaseDecisionsTable {
 
 export interface CaseMeasuresTable {
   id: Generated<string>;
+  /** Write order (an identity column). */
+  seq: ColumnType<string, never, never>;
   tenant_id: string;
   case_id: string;
   available_at: Timestamp;
@@ -77,6 +83,8 @@ export interface CaseMeasuresTable {
 
 export interface CaseIntermediateRequestsTable {
   id: Generated<string>;
+  /** Write order (an identity column). */
+  seq: ColumnType<string, never, never>;
   tenant_id: string;
   case_id: string;
   requested_by: string;
@@ -89,6 +97,8 @@ export interface CaseIntermediateRequestsTable {
 
 export interface CaseSubmissionsTable {
   id: string;
+  /** Write order (an identity column). */
+  seq: ColumnType<string, never, never>;
   tenant_id: string;
   case_id: string;
   stage: string;
@@ -105,6 +115,8 @@ export interface CaseSubmissionsTable {
 
 export interface CaseFilingsTable {
   id: Generated<string>;
+  /** Write order (an identity column). */
+  seq: ColumnType<string, never, never>;
   tenant_id: string;
   case_id: string;
   submission_id: string;
@@ -120,6 +132,8 @@ export interface CaseFilingsTable {
 
 export interface CaseAttachmentsTable {
   id: Generated<string>;
+  /** Write order (an identity column). */
+  seq: ColumnType<string, never, never>;
   tenant_id: string;
   case_id: string;
   filename: string;

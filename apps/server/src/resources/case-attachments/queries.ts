@@ -44,7 +44,7 @@ export async function getAttachment(db: Db, tenantId: string, caseId: string, id
 
 export async function listAttachments(db: Db, tenantId: string, caseId: string, limit: number, offset: number): Promise<{ rows: AttachmentRow[]; counts: { attached: number; redacted: number } }> {
   const [rows, counts] = await Promise.all([
-    withRedaction(db, tenantId, caseId).orderBy('a.added_at').orderBy('a.id').limit(limit).offset(offset).execute(),
+    withRedaction(db, tenantId, caseId).orderBy('a.seq').limit(limit).offset(offset).execute(),
     db
       .selectFrom('case_attachments as a')
       .leftJoin('case_attachment_redactions as r', 'r.attachment_id', 'a.id')
@@ -59,7 +59,7 @@ export async function listAttachments(db: Db, tenantId: string, caseId: string, 
 
 /** Every attachment of a case, oldest first (the export; bounded by the per-case count cap). */
 export async function allAttachments(db: Db, tenantId: string, caseId: string): Promise<AttachmentRow[]> {
-  return withRedaction(db, tenantId, caseId).orderBy('a.added_at').orderBy('a.id').execute();
+  return withRedaction(db, tenantId, caseId).orderBy('a.seq').execute();
 }
 
 export async function insertRedaction(db: Db, row: { tenant_id: string; case_id: string; attachment_id: string; reason: string; redacted_by: string; redacted_at: Date }): Promise<void> {

@@ -1,9 +1,9 @@
 /**
- * The step of an attachment that commits before its record: the upload streams into the
- * content-addressed blob store while it is hashed, measured against the byte bound and, from
- * its first bytes, checked against the content-type allowlist. Any refusal happens while
- * streaming, so the blob store discards its temporary file and nothing is stored; the record
- * and its audit row follow in `recordAttachment`.
+ * The step of an attachment that commits before its record: the first bytes of the upload are
+ * checked against the content-type allowlist, then the whole upload streams into the
+ * content-addressed blob store while it is hashed and measured against the byte bound. A refusal
+ * happens before the blob store starts or while it streams (it then discards its temporary
+ * file): nothing is stored. The record and its audit row follow in `recordAttachment`.
  */
 import type { Readable } from 'node:stream';
 import { isBlobError, type BlobStore } from '../../blobs/index.js';
@@ -33,36 +33,33 @@ export function byteBound(limits: AttachmentLimits, caseBytesUsed: number): Byte
 }
 
 export async function storeAttachmentBytes(blobs: BlobStore, file: Readable, declaredType: string | undefined, bound: ByteBound): Promise<StoredAttachment> {
-  let contentType: AttachmentType | undefined;
-  async function* sniffed(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-    const head: Uint8Array[] = [];
-    let headBytes = 0;
-    for await (const chunk of source) {
-      if (contentType !== undefined) {
-        yield chunk;
-        continue;
-      }
-      head.push(chunk);
-      headBytes += chunk.byteLength;
-      if (headBytes >= SNIFF_BYTES) {
-        const bytes = Buffer.concat(head);
-        contentType = verifiedType(declaredType, bytes.subarray(0, SNIFF_BYTES), false);
-        yield bytes;
-      }
+  // the head is read and judged before the blob store opens a temporary file for the upload
+  const chunks = (file as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  const head: Uint8Array[] = [];
+  let headBytes = 0;
+  let complete = false;
+  while (headBytes < SNIFF_BYTES) {
+    const next = await chunks.next();
+    if (next.done === true) {
+      complete = true;
+      break;
     }
-    if (contentType === undefined) {
-      const bytes = Buffer.concat(head);
-      if (bytes.length === 0) throw new ServerError('ATTACHMENT_INVALID', 'file: is empty');
-      contentType = verifiedType(declaredType, bytes, true);
-      yield bytes;
-    }
+    head.push(next.value);
+    headBytes += next.value.byteLength;
+  }
+  const first = Buffer.concat(head);
+  if (first.length === 0) throw new ServerError('ATTACHMENT_INVALID', 'file: is empty');
+  const contentType = verifiedType(declaredType, complete ? first : first.subarray(0, SNIFF_BYTES), complete);
+  async function* whole(): AsyncGenerator<Uint8Array> {
+    yield first;
+    if (complete) return;
+    for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) yield next.value;
   }
   try {
-    const info = await blobs.put(sniffed(file), { maxBytes: bound.maxBytes });
-    return { digest: info.digest, length: info.length, contentType: contentType! };
+    const info = await blobs.put(whole(), { maxBytes: bound.maxBytes });
+    return { digest: info.digest, length: info.length, contentType };
   } catch (e) {
     if (isBlobError(e, 'BLOB_TOO_LARGE')) throw new ServerError('ATTACHMENT_TOO_LARGE', `file: larger than ${bound.name}`, { cause: e });
-    if (isBlobError(e, 'BLOB_WRITE_FAILED') && e.cause instanceof ServerError) throw e.cause;
     throw e;
   }
 }

@@ -11,7 +11,7 @@ import { isUuid } from '../ids.js';
 export type SubmissionRow = Selectable<CaseSubmissionsTable>;
 export type FilingRow = Selectable<CaseFilingsTable>;
 /** A submission without its document bytes (lists). */
-export type SubmissionMeta = Omit<SubmissionRow, 'document'>;
+export type SubmissionMeta = Omit<SubmissionRow, 'document' | 'seq'>;
 
 const META = ['id', 'tenant_id', 'case_id', 'stage', 'supersedes_id', 'request_id', 'digest', 'pdf_digest', 'pdf_length', 'created_by', 'created_at'] as const;
 
@@ -43,8 +43,7 @@ export async function listSubmissions(db: Db, tenantId: string, caseId: string, 
       .leftJoin('case_submissions as n', 'n.supersedes_id', 's.id')
       .select(META.map((c) => `s.${c}` as const))
       .select('n.id as superseded_by')
-      .orderBy('s.created_at')
-      .orderBy('s.id')
+      .orderBy('s.seq')
       .limit(limit)
       .offset(offset)
       .execute(),
@@ -61,7 +60,7 @@ export async function submissionStageCounts(db: Db, tenantId: string, caseId: st
 
 /** Every submission of a case with its document, oldest first (the case export: bounded by what a case files). */
 export async function caseSubmissionsWithDocuments(db: Db, tenantId: string, caseId: string): Promise<SubmissionRow[]> {
-  return db.selectFrom('case_submissions').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('created_at').orderBy('id').execute();
+  return db.selectFrom('case_submissions').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('seq').execute();
 }
 
 /** The earlier submissions of a correction chain ending at `id` (oldest first), `id` included. */
@@ -80,7 +79,7 @@ export async function insertFiling(db: Db, row: Insertable<CaseFilingsTable>): P
 export async function listFilings(db: Db, tenantId: string, caseId: string, submissionId?: string): Promise<FilingRow[]> {
   let q = db.selectFrom('case_filings').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId);
   if (submissionId !== undefined) q = q.where('submission_id', '=', submissionId);
-  return q.orderBy('filed_at').orderBy('id').execute();
+  return q.orderBy('filed_at').orderBy('seq').execute();
 }
 
 /** Report branding settings of the tenant (admin branding), or undefined when never set. */

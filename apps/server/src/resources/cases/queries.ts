@@ -66,9 +66,9 @@ export async function insertAwareness(db: Db, row: Insertable<CaseAwarenessTable
   return db.insertInto('case_awareness').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Awareness records, oldest first; the last one is in force. */
+/** Awareness records in the order they were written; the last one is in force. */
 export async function listAwareness(db: Db, tenantId: string, caseId: string): Promise<AwarenessRow[]> {
-  return db.selectFrom('case_awareness').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('recorded_at').orderBy('id').execute();
+  return db.selectFrom('case_awareness').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('seq').execute();
 }
 
 export async function insertDecision(db: Db, row: Insertable<CaseDecisionsTable>): Promise<DecisionRow> {
@@ -76,7 +76,7 @@ export async function insertDecision(db: Db, row: Insertable<CaseDecisionsTable>
 }
 
 export async function listDecisions(db: Db, tenantId: string, caseId: string): Promise<DecisionRow[]> {
-  return db.selectFrom('case_decisions').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('recorded_at').orderBy('id').execute();
+  return db.selectFrom('case_decisions').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('seq').execute();
 }
 
 export async function insertMeasure(db: Db, row: Insertable<CaseMeasuresTable>): Promise<MeasureRow> {
@@ -84,7 +84,7 @@ export async function insertMeasure(db: Db, row: Insertable<CaseMeasuresTable>):
 }
 
 export async function listMeasures(db: Db, tenantId: string, caseId: string): Promise<MeasureRow[]> {
-  return db.selectFrom('case_measures').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('recorded_at').orderBy('id').execute();
+  return db.selectFrom('case_measures').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('seq').execute();
 }
 
 export async function insertIntermediateRequest(db: Db, row: Insertable<CaseIntermediateRequestsTable>): Promise<IntermediateRequestRow> {
@@ -92,7 +92,7 @@ export async function insertIntermediateRequest(db: Db, row: Insertable<CaseInte
 }
 
 export async function listIntermediateRequests(db: Db, tenantId: string, caseId: string): Promise<IntermediateRequestRow[]> {
-  return db.selectFrom('case_intermediate_requests').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('requested_at').orderBy('id').execute();
+  return db.selectFrom('case_intermediate_requests').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('requested_at').orderBy('seq').execute();
 }
 
 export async function getIntermediateRequest(db: Db, tenantId: string, caseId: string, id: string): Promise<IntermediateRequestRow | undefined> {

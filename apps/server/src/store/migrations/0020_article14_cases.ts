@@ -9,7 +9,8 @@
  * nearest deadline); every change to it is written by a command together with its audit row.
  * The evidence tables have no update or delete path: the receipts' trigger function
  * (`pipeline_append_only`, migration 0006) raises on UPDATE, DELETE and TRUNCATE, so even raw
- * SQL cannot rewrite a filed submission or an awareness record.
+ * SQL cannot rewrite a filed submission or an awareness record. Their `seq` orders them (two
+ * records of one millisecond keep the order they were written in).
  */
 import type { Kysely } from 'kysely';
 import { runStatements } from './sql.js';
@@ -55,6 +56,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     `CREATE INDEX cases_tenant_state ON cases (tenant_id, state)`,
     `CREATE TABLE case_awareness (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+      seq bigint GENERATED ALWAYS AS IDENTITY,
       tenant_id uuid NOT NULL REFERENCES tenants (id),
       case_id uuid NOT NULL REFERENCES cases (id),
       aware_at timestamptz NOT NULL,
@@ -66,9 +68,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       recorded_at timestamptz NOT NULL,
       CHECK ((supersedes_id IS NULL) = (reason IS NULL))
     )`,
-    `CREATE INDEX case_awareness_case ON case_awareness (case_id, recorded_at)`,
+    `CREATE INDEX case_awareness_case ON case_awareness (case_id, seq)`,
     `CREATE TABLE case_decisions (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+      seq bigint GENERATED ALWAYS AS IDENTITY,
       tenant_id uuid NOT NULL REFERENCES tenants (id),
       case_id uuid NOT NULL REFERENCES cases (id),
       decision text NOT NULL CHECK (decision IN ('reportable', 'not_reportable', 'reopened', 'closed')),
@@ -79,9 +82,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       recorded_by text NOT NULL,
       recorded_at timestamptz NOT NULL
     )`,
-    `CREATE INDEX case_decisions_case ON case_decisions (case_id, recorded_at)`,
+    `CREATE INDEX case_decisions_case ON case_decisions (case_id, seq)`,
     `CREATE TABLE case_measures (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+      seq bigint GENERATED ALWAYS AS IDENTITY,
       tenant_id uuid NOT NULL REFERENCES tenants (id),
       case_id uuid NOT NULL REFERENCES cases (id),
       available_at timestamptz NOT NULL,
@@ -92,9 +96,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       recorded_by text NOT NULL,
       recorded_at timestamptz NOT NULL
     )`,
-    `CREATE INDEX case_measures_case ON case_measures (case_id, recorded_at)`,
+    `CREATE INDEX case_measures_case ON case_measures (case_id, seq)`,
     `CREATE TABLE case_intermediate_requests (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+      seq bigint GENERATED ALWAYS AS IDENTITY,
       tenant_id uuid NOT NULL REFERENCES tenants (id),
       case_id uuid NOT NULL REFERENCES cases (id),
       requested_by text NOT NULL,
@@ -105,9 +110,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       recorded_at timestamptz NOT NULL,
       CHECK (due_at > requested_at)
     )`,
-    `CREATE INDEX case_intermediate_requests_case ON case_intermediate_requests (case_id, requested_at)`,
+    `CREATE INDEX case_intermediate_requests_case ON case_intermediate_requests (case_id, seq)`,
     `CREATE TABLE case_submissions (
       id uuid PRIMARY KEY,
+      seq bigint GENERATED ALWAYS AS IDENTITY,
       tenant_id uuid NOT NULL REFERENCES tenants (id),
       case_id uuid NOT NULL REFERENCES cases (id),
       stage text NOT NULL CHECK (stage IN ('early_warning', 'notification', 'intermediate', 'final_report', 'advisory')),
@@ -121,9 +127,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL,
       UNIQUE (case_id, digest)
     )`,
-    `CREATE INDEX case_submissions_case ON case_submissions (case_id, created_at)`,
+    `CREATE INDEX case_submissions_case ON case_submissions (case_id, seq)`,
     `CREATE TABLE case_filings (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+      seq bigint GENERATED ALWAYS AS IDENTITY,
       tenant_id uuid NOT NULL REFERENCES tenants (id),
       case_id uuid NOT NULL REFERENCES cases (id),
       submission_id uuid NOT NULL REFERENCES case_submissions (id),
@@ -136,9 +143,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       filed_at timestamptz NOT NULL,
       recorded_at timestamptz NOT NULL
     )`,
-    `CREATE INDEX case_filings_case ON case_filings (case_id, filed_at)`,
+    `CREATE INDEX case_filings_case ON case_filings (case_id, seq)`,
     `CREATE TABLE case_attachments (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+      seq bigint GENERATED ALWAYS AS IDENTITY,
       tenant_id uuid NOT NULL REFERENCES tenants (id),
       case_id uuid NOT NULL REFERENCES cases (id),
       filename text NOT NULL,
@@ -149,7 +157,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       added_by text NOT NULL,
       added_at timestamptz NOT NULL
     )`,
-    `CREATE INDEX case_attachments_case ON case_attachments (case_id, added_at)`,
+    `CREATE INDEX case_attachments_case ON case_attachments (case_id, seq)`,
     `CREATE TABLE case_attachment_redactions (
       attachment_id uuid PRIMARY KEY REFERENCES case_attachments (id),
       tenant_id uuid NOT NULL REFERENCES tenants (id),

@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { canonicalize, envelopeBytes, generateKeyPair, signEnvelope, type PrivateKey } from '@svc/release-core';
+import { pack } from 'tar-stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectFailure, runCli, tempDir } from './helpers/cli.js';
+import { TENANT } from './helpers/fixtures.js';
+
+const TYPE = 'svc.case-evidence.v1';
+const CASE = '7d1f3c52-5a0b-4d57-9c3e-1f2a3b4c5d6e';
+
+async function tar(entries: [string, Buffer][]): Promise<Buffer> {
+  const p = pack();
+  for (const [name, bytes] of entries) p.entry({ name, size: bytes.length }, bytes);
+  p.finalize();
+  const chunks: Buffer[] = [];
+  for await (const c of p as unknown as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks);
+}
+
+/** An archive shaped like the server's export: files, then manifest.json and its DSSE envelope. */
+function archive(key: PrivateKey, files: [string, Buffer][], over: { manifest?: Record<string, unknown>; listed?: [string, Buffer][] } = {}): [string, Buffer][] {
+  const manifest = {
+    type: TYPE,
+    tenant: TENANT,
+    case: { id: CASE, kind: 'exploited_vulnerability', state: 'reportable', title: 'Heap overflow' },
+    exported_at: '2026-10-01T12:00:00.000Z',
+    exported_by: 'alice@example.test',
+    key: { keyid: key.publicKey.keyid, algorithm: 'ed25519' },
+    files: (over.listed ?? files).map(([path, bytes]) => ({ path, length: bytes.length, digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}` })),
+    ...over.manifest,
+  };
+  const payload = canonicalize(manifest);
+  return [...files, ['manifest.json', Buffer.from(payload)], ['manifest.dsse.json', Buffer.from(envelopeBytes(signEnvelope(TYPE, payload, key)))]];
+}
+
+describe('svc-release verify-evidence', () => {
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  const p = (name: string) => join(tmp.dir, name);
+  const key = generateKeyPair('ed25519');
+  const other = generateKeyPair('ed25519');
+  const files: [string, Buffer][] = [
+    ['case.json', Buffer.from('{"case":{}}\n')],
+    ['submissions/001-early_warning-x.json', Buffer.from('{"stage":"early_warning"}')],
+    ['attachments/a/notes.txt', Buffer.from('triage notes\n')],
+  ];
+  const write = async (name: string, entries: [string, Buffer][]) => writeFile(p(name), await tar(entries));
+  const args = (file: string, ...extra: string[]) => ['verify-evidence', p(file), '--key', p('evidence.pub'), ...extra];
+
+  beforeAll(async () => {
+    tmp = await tempDir();
+    await writeFile(p('evidence.pub'), key.publicKey.pem);
+    await writeFile(p('other.pub'), other.publicKey.pem);
+    await write('good.tar', archive(key, files));
+  });
+  afterAll(() => tmp.cleanup());
+
+  it('exit 0 with a summary: case, tenant, export, files, signing key, manifest digest', async () => {
+    const r = await runCli(args('good.tar', '--tenant', TENANT));
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe(`case: ${CASE} (exploited_vulnerability, reportable) Heap overflow`);
+    expect(lines).toContain(`tenant: ${TENANT}`);
+    expect(lines).toContain('exported: 2026-10-01T12:00:00.000Z by alice@example.test');
+    expect(lines).toContain('files: 3 verified');
+    expect(lines).toContain(`signed by: ${key.publicKey.keyid}`);
+  });
+
+  it('--json prints one object', async () => {
+    const r = await runCli(args('good.tar', '--json'));
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ case: CASE, tenant: TENANT, files: 3, keyid: key.publicKey.keyid, manifest_digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+  });
+
+  it.each([
+    ['a changed file', () => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === 'attachments/a/notes.txt' ? Buffer.from('triage notez\n') : b]), /^refused: EVIDENCE_INVALID: attachments\/a\/notes\.txt: sha256:[0-9a-f]{64} \(13 bytes\) does not match the manifest's/],
+    ['a missing file', () => archive(key, files).filter(([n]) => n !== 'case.json'), /^refused: EVIDENCE_INVALID: case\.json: listed in the manifest, missing from the archive$/],
+    ['an added file', () => [['extra.bin', Buffer.from('x')] as [string, Buffer], ...archive(key, files)], /^refused: EVIDENCE_INVALID: extra\.bin: in the archive, not in the signed manifest$/],
+    ['a file twice', () => [files[0]!, ...archive(key, files)], /^refused: EVIDENCE_INVALID: case\.json: appears twice/],
+    ['no signed manifest', () => archive(key, files).filter(([n]) => n !== 'manifest.dsse.json'), /^refused: EVIDENCE_INVALID: manifest\.dsse\.json: missing/],
+    ['a manifest.json that is not the signed one', () => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === 'manifest.json' ? Buffer.from('{}') : b]), /^refused: EVIDENCE_INVALID: manifest\.json: differs from the signed manifest$/],
+    ['another key', () => archive(other, files), /^refused: KEY_UNTRUSTED: /],
+    ['another payload type', () => { const a = archive(key, files); const payload = a.find(([n]) => n === 'manifest.json')![1]; return a.map(([n, b]): [string, Buffer] => [n, n === 'manifest.dsse.json' ? Buffer.from(envelopeBytes(signEnvelope('svc.release.v1', payload, key))) : b]); }, /^refused: PAYLOAD_TYPE_UNKNOWN: /],
+    ['a manifest of another type', () => archive(key, files, { manifest: { type: 'svc.other.v1' } }), /^refused: EVIDENCE_INVALID: manifest: type must be svc\.case-evidence\.v1$/],
+  ])('exit 1 on %s', async (_name, entries, error) => {
+    await write('bad.tar', entries());
+    expectFailure(await runCli(args('bad.tar')), 1, error);
+  });
+
+  it('exit 1 on another tenant and on a file that is not a tar', async () => {
+    expectFailure(await runCli(args('good.tar', '--tenant', '00000000-0000-4000-8000-000000000000')), 1, /^refused: EVIDENCE_INVALID: manifest: names tenant /);
+    await writeFile(p('not.tar'), 'this is not a tar archive at all, just text that goes on for a while '.repeat(20));
+    expectFailure(await runCli(args('not.tar')), 1, /^refused: EVIDENCE_INVALID: /);
+  });
+
+  it('exit 2 on a missing archive, a missing key file or a missing flag', async () => {
+    expectFailure(await runCli(args('nope.tar')), 2, /^usage: INPUT_UNREADABLE: archive .*nope\.tar: no such file/);
+    expectFailure(await runCli(['verify-evidence', p('good.tar'), '--key', p('nope.pub')]), 2, /^usage: INPUT_UNREADABLE: public key/);
+    expectFailure(await runCli(['verify-evidence', p('good.tar')]), 2, /^usage: USAGE: .*key/);
+  });
+});
