@@ -15,7 +15,38 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv | Ajv2020) => void;
 export type SchemaName = 'cyclonedx-1.6' | 'spdx-2.3' | 'osv' | 'kev' | 'openvex';
 
 const DIR = new URL('../../schemas/', import.meta.url);
-const load = (path: string): Record<string, unknown> => JSON.parse(readFileSync(new URL(path, DIR), 'utf8')) as Record<string, unknown>;
+
+/**
+ * `uniqueItems` as ajv checks it compares every pair of items (quadratic: a CycloneDX BOM of
+ * 20,000 components took minutes). The loaded schemas carry `uniqueItemsHashed` in its place:
+ * the same rule, checked with a set of each item's canonical JSON (keys sorted), in one pass.
+ */
+function hashUniqueItems(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(hashUniqueItems);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k === 'uniqueItems' ? 'uniqueItemsHashed' : k] = hashUniqueItems(v);
+  return out;
+}
+
+const load = (path: string): Record<string, unknown> => hashUniqueItems(JSON.parse(readFileSync(new URL(path, DIR), 'utf8'))) as Record<string, unknown>;
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+function uniqueItemsHashed(unique: boolean, data: unknown[]): boolean {
+  if (!unique) return true;
+  const seen = new Set<string>();
+  for (const item of data) {
+    const k = canonical(item);
+    if (seen.has(k)) return false;
+    seen.add(k);
+  }
+  return true;
+}
 
 // IRIs (JSON Schema's `iri`, `iri-reference`) and internationalized emails are not in
 // ajv-formats: checked loosely (no whitespace or characters an IRI cannot hold), so that
@@ -23,6 +54,7 @@ const load = (path: string): Record<string, unknown> => JSON.parse(readFileSync(
 const IRI = /^[^\s<>"{}|\\^`]+$/u;
 function withFormats<T extends Ajv | Ajv2020>(ajv: T): T {
   addFormats(ajv);
+  ajv.addKeyword({ keyword: 'uniqueItemsHashed', type: 'array', schemaType: 'boolean', validate: uniqueItemsHashed, error: { message: 'must NOT have duplicate items' } });
   ajv.addFormat('iri', IRI);
   ajv.addFormat('iri-reference', IRI);
   ajv.addFormat('idn-email', /^[^\s@]+@[^\s@]+$/u);

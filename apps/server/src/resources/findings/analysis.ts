@@ -8,10 +8,13 @@
  */
 import type { UnitOfWork } from '../unit-of-work.js';
 import { matchInventory, type MatchStats } from './matching.js';
-import { advisoriesForKeys, deleteFindings, devicesRunning, existingFindings, inventoryOf, kevFor, setSignal, unsignalledExploited, vexFor, writeFindings } from './queries.js';
+import { advisoriesForKeys, deleteFindings, sameFinding, devicesRunning, existingFindings, inventoryOf, kevFor, setSignal, unsignalledExploited, vexFor, writeFindings } from './queries.js';
 
 export interface AnalysisResult extends MatchStats {
+  /** findings of the artifacts after the analysis */
+  findings: number;
   added: number;
+  /** existing findings whose columns changed (rewritten in place) */
   updated: number;
   removed: number;
   signals: number;
@@ -30,14 +33,14 @@ export async function analyzeArtifacts(uow: UnitOfWork, artifactIds: readonly st
     const key = `${f.artifact_id}\n${f.vuln_key}\n${f.component_purl}`;
     const old = existing.get(key);
     if (old) {
-      updates.push({ id: old.id, draft: f });
+      if (!sameFinding(old, f)) updates.push({ id: old.id, draft: f });
       existing.delete(key);
     } else inserts.push(f);
   }
   await writeFindings(trx, tenant, inserts, updates, now);
   await deleteFindings(trx, [...existing.values()].map((e) => e.id));
   const signals = await raiseSignals(uow, artifactIds);
-  return { ...stats, added: inserts.length, updated: updates.length, removed: existing.size, signals };
+  return { ...stats, findings: findings.length, added: inserts.length, updated: updates.length, removed: existing.size, signals };
 }
 
 /**

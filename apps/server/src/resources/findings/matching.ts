@@ -173,3 +173,10 @@ export function matchInventory(
   }
   return { findings, stats };
 }
+
+/** JSON with object keys sorted (jsonb reads keys back in its own order): for equality checks. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}

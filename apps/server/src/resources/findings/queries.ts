@@ -9,7 +9,7 @@ import type { Db } from '../../store/tx.js';
 import { isUuid } from '../ids.js';
 import type { StoredAffected } from '../vuln-feeds/osv.js';
 import { SEVERITIES, SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
-import type { CandidateAdvisory, FindingDraft, InventoryComponent, VexStatement } from './matching.js';
+import { canonicalJson, type CandidateAdvisory, type FindingDraft, type InventoryComponent, type VexStatement } from './matching.js';
 
 export type FindingRow = Selectable<VulnFindingsTable>;
 
@@ -67,14 +67,21 @@ export async function vexFor(db: Db, tenantId: string, artifactIds: readonly str
     .execute();
 }
 
-export async function existingFindings(db: Db, tenantId: string, artifactIds: readonly string[]): Promise<Pick<FindingRow, 'id' | 'artifact_id' | 'vuln_key' | 'component_purl' | 'known_exploited' | 'exploited_signal_at'>[]> {
+export async function existingFindings(db: Db, tenantId: string, artifactIds: readonly string[]): Promise<FindingRow[]> {
   if (artifactIds.length === 0) return [];
   return db
     .selectFrom('vuln_findings')
-    .select(['id', 'artifact_id', 'vuln_key', 'component_purl', 'known_exploited', 'exploited_signal_at'])
+    .selectAll()
     .where('tenant_id', '=', tenantId)
     .where('artifact_id', 'in', artifactIds)
     .execute();
+}
+
+/** The columns analysis writes, as they compare: a finding whose columns are equal is not rewritten. */
+export function sameFinding(row: FindingRow, f: FindingDraft): boolean {
+  const a = draftColumns(f);
+  const b = draftColumns({ ...f, component_name: row.component_name, component_version: row.component_version, ecosystem: row.ecosystem, advisory_ids: row.advisory_ids, aliases: row.aliases, summary: row.summary, severity: row.severity as FindingDraft['severity'], severity_rank: row.severity_rank, severity_source: row.severity_source, cvss_score: row.cvss_score, fixed_versions: row.fixed_versions, matched_by: row.matched_by as FindingDraft['matched_by'], known_exploited: row.known_exploited, kev_date_added: row.kev_date_added, vex_status: row.vex_status, vex_justification: row.vex_justification, vex_statement_id: row.vex_statement_id });
+  return canonicalJson({ ...a, matched_by: f.matched_by }) === canonicalJson({ ...b, matched_by: row.matched_by });
 }
 
 const draftColumns = (f: FindingDraft) => ({

@@ -1,8 +1,10 @@
-import { ServerError } from '../../errors/server-error.js';
+import { isServerError, ServerError } from '../../errors/server-error.js';
 import { isUniqueViolation } from '../../store/tx.js';
 import { insertArtifactRecord } from '../artifacts/commands.js';
 import type { NewArtifact } from '../artifacts/queries.js';
 import type { ArtifactView } from '../artifacts/views.js';
+import { storeSbom } from '../sboms/commands.js';
+import { parseSbom } from '../sboms/documents.js';
 import type { Command } from '../unit-of-work.js';
 import { insertRegistry, type RegistryRow } from './queries.js';
 import { registryView, type RegistryView } from './views.js';
@@ -41,9 +43,22 @@ export const createRegistry: Command<{ name: string; url: string; credentials_re
   return registryView(row);
 };
 
-/** POST /registries/{id}/import, after the image's target is published (remote.ts): the record and its audit row. */
-export const recordImportedArtifact: Command<{ artifact: NewArtifact; registry: string; repository: string; tag: string }, ArtifactView> = async (uow, i) => {
+/**
+ * POST /registries/{id}/import, after the image's target is published (remote.ts): the record
+ * and its audit row, and the SBOM the image carries as an OCI referrer attached in the same
+ * unit of work (one the schemas refuse is not attached: the import stands without it).
+ */
+export const recordImportedArtifact: Command<{ artifact: NewArtifact; registry: string; repository: string; tag: string; sbom?: { contentType: string; bytes: Uint8Array } | undefined }, ArtifactView> = async (uow, i) => {
   const a = await insertArtifactRecord(uow, i.artifact);
   await uow.audit({ action: 'artifact.import', target: `artifact:${a.id}`, detail: { registry: i.registry, repository: i.repository, tag: i.tag, digest: a.digest } });
-  return a;
+  if (!i.sbom) return a;
+  let parsed;
+  try {
+    parsed = parseSbom(i.sbom.contentType, i.sbom.bytes);
+  } catch (e) {
+    if (isServerError(e, 'SBOM_INVALID')) return a;
+    throw e;
+  }
+  await storeSbom(uow, a.id, parsed, i.sbom.bytes, 'oci-referrer');
+  return { ...a, has_sbom: true };
 };

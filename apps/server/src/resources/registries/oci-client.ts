@@ -54,6 +54,28 @@ async function get(t: RegistryTarget, path: string, accept?: string): Promise<Re
   return res;
 }
 
+/** Like `get`, but a 404 is an answer (undefined), not an error. */
+async function getOptional(t: RegistryTarget, path: string, accept?: string): Promise<Response | undefined> {
+  const headers: Record<string, string> = {};
+  if (accept) headers['accept'] = accept;
+  if (t.authorization) headers['authorization'] = t.authorization;
+  let res: Response;
+  try {
+    res = await fetch(`${t.url.replace(/\/$/, '')}${path}`, { headers, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'follow' });
+  } catch (e) {
+    throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: ${(e as Error).message}`, { cause: e });
+  }
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new ServerError('REGISTRY_UNREACHABLE', `registry ${t.url}: GET ${path} answered ${res.status}`);
+  }
+  return res;
+}
+
 async function boundedBytes(res: Response, max: number, what: string): Promise<Buffer> {
   const parts: Buffer[] = [];
   let n = 0;
@@ -107,4 +129,39 @@ export async function* blobStream(t: RegistryTarget, repository: string, d: Desc
   }
   const got = `sha256:${h.digest('hex')}`;
   if (n !== d.size || got !== d.digest) throw new ServerError('REGISTRY_UNREACHABLE', `blob ${d.digest}: received ${n} bytes hashing to ${got}`);
+}
+
+export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';
+
+export interface Referrer {
+  digest: string;
+  artifactType: string;
+}
+
+/**
+ * The referrers of a manifest (OCI distribution 1.1: `GET /v2/<name>/referrers/<digest>`),
+ * or, where a registry has no referrers API, the referrers tag schema (an image index
+ * tagged `sha256-<hex>`). Empty when neither exists.
+ */
+export async function listReferrers(t: RegistryTarget, repository: string, digest: string): Promise<Referrer[]> {
+  const res = (await getOptional(t, `/v2/${repository}/referrers/${digest}`, OCI_INDEX)) ?? (await getOptional(t, `/v2/${repository}/manifests/${digest.replace(':', '-')}`, OCI_INDEX));
+  if (!res) return [];
+  const index = JSON.parse((await boundedBytes(res, MAX_MANIFEST_BYTES, 'referrers index')).toString('utf8')) as { manifests?: unknown };
+  if (!Array.isArray(index.manifests)) return [];
+  return index.manifests
+    .map((m) => m as { digest?: unknown; artifactType?: unknown })
+    .filter((m): m is Referrer => typeof m.digest === 'string' && DIGEST_RE.test(m.digest) && typeof m.artifactType === 'string');
+}
+
+/** The first layer of an artifact manifest whose media type is one of `mediaTypes`, its bytes verified and capped. */
+export async function fetchArtifactLayer(t: RegistryTarget, repository: string, manifestDigest: string, mediaTypes: readonly string[], maxBytes: number): Promise<{ mediaType: string; bytes: Buffer } | undefined> {
+  const res = await get(t, `/v2/${repository}/manifests/${manifestDigest}`, OCI_MANIFEST);
+  const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'referrer manifest');
+  if (`sha256:${createHash('sha256').update(bytes).digest('hex')}` !== manifestDigest) throw new ServerError('REGISTRY_UNREACHABLE', `referrer ${manifestDigest}: the manifest bytes do not hash to their digest`);
+  const m = JSON.parse(bytes.toString('utf8')) as { layers?: { mediaType?: unknown; digest?: unknown; size?: unknown }[] };
+  const layer = (m.layers ?? []).find((l) => typeof l.mediaType === 'string' && mediaTypes.includes(l.mediaType) && typeof l.digest === 'string' && DIGEST_RE.test(l.digest) && Number.isSafeInteger(l.size));
+  if (!layer || (layer.size as number) > maxBytes) return undefined;
+  const parts: Buffer[] = [];
+  for await (const chunk of blobStream(t, repository, { mediaType: layer.mediaType as string, digest: layer.digest as string, size: layer.size as number })) parts.push(Buffer.from(chunk));
+  return { mediaType: layer.mediaType as string, bytes: Buffer.concat(parts) };
 }

@@ -10,7 +10,8 @@ import { ARTIFACT_VERSION_RE, checkArtifactFields } from '../artifacts/fields.js
 import { publishArtifactTarget, storeArtifactBytes } from '../artifacts/publication.js';
 import type { NewArtifact } from '../artifacts/queries.js';
 import type { PipelineDeps } from '../pipeline-deps.js';
-import { getManifest, listTags, resolveCredentials, REPOSITORY_RE, TAG_RE, type RegistryTarget } from './oci-client.js';
+import { CYCLONEDX_TYPE, SBOM_LIMITS, SPDX_TYPE } from '../sboms/documents.js';
+import { fetchArtifactLayer, getManifest, listReferrers, listTags, resolveCredentials, REPOSITORY_RE, TAG_RE, type RegistryTarget } from './oci-client.js';
 import { OCI_LAYOUT_TAR, ociLayoutTar } from './oci-layout.js';
 import { getRegistry } from './queries.js';
 
@@ -34,16 +35,29 @@ export async function browseTags(db: Db, tenantId: string, id: string, repositor
   return { repository: repo, tags: await listTags(t, repo) };
 }
 
+const SBOM_TYPES = [CYCLONEDX_TYPE, SPDX_TYPE];
+
+/** An SBOM the image carries as an OCI referrer (CycloneDX or SPDX JSON), if any. */
+export async function referrerSbom(t: RegistryTarget, repository: string, manifestDigest: string): Promise<{ contentType: string; bytes: Buffer } | undefined> {
+  for (const r of await listReferrers(t, repository, manifestDigest)) {
+    if (!SBOM_TYPES.includes(r.artifactType)) continue;
+    const layer = await fetchArtifactLayer(t, repository, r.digest, SBOM_TYPES, SBOM_LIMITS.maxBytes);
+    if (layer) return { contentType: layer.mediaType, bytes: layer.bytes };
+  }
+  return undefined;
+}
+
 /**
  * Pulls the image of `repository:tag` into the blob store and publishes it as a signed target;
- * answers the record to insert. Defaults: name = last repository segment, version = tag.
+ * answers the record to insert, and the SBOM the image carries as an OCI referrer when it has
+ * one (read before anything commits). Defaults: name = last repository segment, version = tag.
  */
 export async function publishImportedImage(
   deps: PipelineDeps,
   tenantId: string,
   id: string,
   body: { repository: string; tag: string; name?: string | undefined; version?: string | undefined },
-): Promise<NewArtifact> {
+): Promise<{ artifact: NewArtifact; sbom: { contentType: string; bytes: Buffer } | undefined }> {
   const t = await registryTarget(deps.db, tenantId, id);
   const repo = checkRepository(body.repository);
   if (!TAG_RE.test(body.tag)) throw new ServerError('REGISTRY_INVALID', 'tag: must be an OCI tag');
@@ -52,6 +66,7 @@ export async function publishImportedImage(
   if (!ARTIFACT_VERSION_RE.test(version)) throw new ServerError('REGISTRY_INVALID', `version: tag ${JSON.stringify(body.tag)} is not a valid artifact version; pass "version"`);
   const fields = checkArtifactFields({ name, version, kind: 'container', media_type: OCI_LAYOUT_TAR, filename: `${name}-${version}.oci.tar` });
   const m = await getManifest(t, repo, body.tag);
+  const sbom = await referrerSbom(t, repo, m.digest);
   const blob = await storeArtifactBytes(deps, ociLayoutTar(t, repo, body.tag, m));
-  return publishArtifactTarget(deps, tenantId, fields, blob, `registry:${id}`);
+  return { artifact: await publishArtifactTarget(deps, tenantId, fields, blob, `registry:${id}`), sbom };
 }

@@ -31,5 +31,5 @@ export async function storeSbom(uow: Parameters<typeof attachSbom>[0], artifactI
   await replaceComponents(uow.trx, uow.tenant, artifactId, parsed.components);
   const analysis = await analyzeArtifacts(uow, [artifactId]);
   await uow.audit({ action: 'artifact.sbom.attach', target: `artifact:${artifactId}`, detail: { format: parsed.format, digest, ...(source ? { source } : {}) } });
-  return { format: parsed.format, digest, spec_version: parsed.specVersion, components: parsed.components.length, findings: analysis.added + analysis.updated };
+  return { format: parsed.format, digest, spec_version: parsed.specVersion, components: parsed.components.length, findings: analysis.findings };
 }

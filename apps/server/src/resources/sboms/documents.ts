@@ -104,6 +104,15 @@ function parseCycloneDx(o: Record<string, unknown>): ParsedSbom {
   if (o['bomFormat'] !== 'CycloneDX') throw invalid('bomFormat: must be "CycloneDX"');
   const spec = o['specVersion'];
   if (typeof spec !== 'string' || !(CYCLONEDX_VERSIONS as readonly string[]).includes(spec)) throw invalid(`specVersion: must be one of ${CYCLONEDX_VERSIONS.join(', ')}`);
+  // the cap first: no schema work for a document that is refused anyway
+  let count = 0;
+  const countAll = (list: unknown) => {
+    if (!Array.isArray(list)) return;
+    count += list.length;
+    if (count > SBOM_LIMITS.maxComponents) throw invalid(`components: more than ${SBOM_LIMITS.maxComponents} components`);
+    for (const c of list) countAll((c as { components?: unknown } | null)?.components);
+  };
+  countAll(o['components']);
   const problem = validateAgainst('cyclonedx-1.6', o);
   if (problem !== undefined) throw invalid(problem);
   const components: SbomComponent[] = [];
@@ -137,10 +146,10 @@ function parseSpdx(o: Record<string, unknown>): ParsedSbom {
     throw invalid('spdxVersion: SPDX 3.0 (JSON-LD) is not supported (no maintained parser); attach SPDX 2.3 JSON or CycloneDX');
   }
   if (version !== undefined && version !== 'SPDX-2.3') throw invalid('spdxVersion: must be "SPDX-2.3"');
+  if (Array.isArray(o['packages']) && o['packages'].length > SBOM_LIMITS.maxComponents) throw invalid(`packages: more than ${SBOM_LIMITS.maxComponents} packages`);
   const problem = validateAgainst('spdx-2.3', o);
   if (problem !== undefined) throw invalid(problem);
   const packages = (o['packages'] as SpdxPackage[] | undefined) ?? [];
-  if (packages.length > SBOM_LIMITS.maxComponents) throw invalid(`packages: more than ${SBOM_LIMITS.maxComponents} packages`);
   const components = packages.map((p, i) => {
     const ref = (p.externalRefs ?? []).find((r) => r.referenceType === 'purl');
     const licenses = [p.licenseConcluded, p.licenseDeclared].filter((l): l is string => typeof l === 'string' && l !== 'NOASSERTION' && l !== 'NONE');

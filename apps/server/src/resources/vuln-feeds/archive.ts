@@ -10,8 +10,8 @@
  * lies about its header). Nothing is extracted to disk. yauzl reads zips; tar-stream tars.
  */
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { createGunzip } from 'node:zlib';
+import { open, readFile, stat } from 'node:fs/promises';
+import { crc32, createGunzip, inflateRawSync } from 'node:zlib';
 import { extract, type Header } from 'tar-stream';
 import yauzl from 'yauzl';
 import { ServerError } from '../../errors/server-error.js';
@@ -26,6 +26,17 @@ export interface ArchiveEntry {
   size: number;
   /** why the record will be skipped, decided from its header */
   skip?: string;
+  /** where a zip entry's data is (read again without the central directory) */
+  zip?: ZipLocation;
+}
+
+interface ZipLocation {
+  offset: number;
+  compressedSize: number;
+  uncompressedSize: number;
+  crc32: number;
+  method: number;
+  encrypted: boolean;
 }
 
 export interface Survey {
@@ -68,13 +79,41 @@ function skipFor(size: number): string | undefined {
   return size > FEED_LIMITS.maxRecordBytes ? `record larger than ${FEED_LIMITS.maxRecordBytes} bytes` : undefined;
 }
 
-function openZip(path: string): Promise<yauzl.ZipFile> {
+/** Archives up to this size are read from memory (one read instead of one per entry). */
+const IN_MEMORY_ZIP_BYTES = 256 * 1024 * 1024;
+
+async function openZip(path: string): Promise<{ zip: yauzl.ZipFile; buffer: Buffer | undefined }> {
+  const size = (await stat(path)).size;
+  const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false };
+  const buffer = size <= IN_MEMORY_ZIP_BYTES ? await readFile(path) : undefined;
   return new Promise((resolve, reject) => {
-    yauzl.open(path, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false }, (err, zip) => {
+    const done = (err: Error | null, zip?: yauzl.ZipFile) => {
       if (err || !zip) reject(invalid(`body: not a readable zip (${err?.message ?? 'unknown error'})`));
-      else resolve(zip);
-    });
+      else resolve({ zip, buffer });
+    };
+    if (buffer) yauzl.fromBuffer(buffer, options, done);
+    else yauzl.open(path, options, done);
   });
+}
+
+/**
+ * One entry of an in-memory zip, inflated synchronously and checked as yauzl checks a
+ * stream: at most the record cap, exactly the header's size, the header's CRC-32.
+ */
+function entryBytes(buf: Buffer, e: ZipLocation): Buffer {
+  const at = e.offset;
+  if (at + 30 > buf.length || buf.readUInt32LE(at) !== 0x04034b50) throw new Error('no local file header');
+  if (e.encrypted) throw new Error('encrypted');
+  const start = at + 30 + buf.readUInt16LE(at + 26) + buf.readUInt16LE(at + 28);
+  const data = buf.subarray(start, start + e.compressedSize);
+  if (data.length !== e.compressedSize) throw new Error('truncated');
+  let out: Buffer;
+  if (e.method === 0) out = data;
+  else if (e.method === 8) out = inflateRawSync(data, { maxOutputLength: FEED_LIMITS.maxRecordBytes });
+  else throw new Error(`compression method ${e.method}`);
+  if (out.length !== e.uncompressedSize) throw new Error(`inflated ${out.length} bytes, the header says ${e.uncompressedSize}`);
+  if (crc32(out) !== e.crc32) throw new Error('CRC-32 mismatch');
+  return out;
 }
 
 /** Every entry of a zip's central directory, in order (nothing inflated). */
@@ -91,7 +130,7 @@ async function zipEntries(zip: yauzl.ZipFile, each: (e: yauzl.Entry, name: strin
 }
 
 async function surveyZip(path: string): Promise<ArchiveEntry[]> {
-  const zip = await openZip(path);
+  const { zip } = await openZip(path);
   try {
     if (zip.entryCount > FEED_LIMITS.maxEntries) throw tooLarge(`body: more than ${FEED_LIMITS.maxEntries} entries`);
     const entries: ArchiveEntry[] = [];
@@ -108,7 +147,8 @@ async function surveyZip(path: string): Promise<ArchiveEntry[]> {
         expanded += e.uncompressedSize;
         if (expanded > FEED_LIMITS.maxExpandedBytes) throw tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`);
       }
-      entries.push({ index: entries.length, name, size: e.uncompressedSize, ...(skip ? { skip } : {}) });
+      const zipAt = { offset: e.relativeOffsetOfLocalHeader, compressedSize: e.compressedSize, uncompressedSize: e.uncompressedSize, crc32: e.crc32, method: e.compressionMethod, encrypted: e.isEncrypted() };
+      entries.push({ index: entries.length, name, size: e.uncompressedSize, zip: zipAt, ...(skip ? { skip } : {}) });
     });
     return entries;
   } finally {
@@ -133,8 +173,28 @@ function readStream(stream: NodeJS.ReadableStream, max: number): Promise<Buffer>
   });
 }
 
+/** An archive small enough to be in memory: each record straight from the surveyed locations. */
+async function* zipRecordsInMemory(buffer: Buffer, entries: ArchiveEntry[], from: number): AsyncGenerator<RecordItem> {
+  for (const e of entries.slice(from)) {
+    if (e.skip) yield { index: e.index, name: e.name, skip: e.skip };
+    else {
+      let item: RecordItem;
+      try {
+        item = { index: e.index, name: e.name, bytes: entryBytes(buffer, e.zip!) };
+      } catch (err) {
+        item = { index: e.index, name: e.name, skip: `entry does not match its header (${(err as Error).message})` };
+      }
+      yield item;
+    }
+  }
+}
+
 async function* zipRecords(path: string, entries: ArchiveEntry[], from: number): AsyncGenerator<RecordItem> {
-  const zip = await openZip(path);
+  if ((await stat(path)).size <= IN_MEMORY_ZIP_BYTES) {
+    yield* zipRecordsInMemory(await readFile(path), entries, from);
+    return;
+  }
+  const { zip } = await openZip(path);
   const byName = new Map<number, ArchiveEntry>();
   const queue: RecordItem[] = [];
   let waiting: (() => void) | undefined;

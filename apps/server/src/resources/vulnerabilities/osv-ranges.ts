@@ -35,6 +35,17 @@ export type MatchResult = { affected: true; match: MatchHow } | { affected: fals
 
 type Bound = { kind: 'introduced' | 'fixed' | 'last_affected' | 'limit'; raw: string; parsed: unknown };
 
+// the same few bounds are parsed for every component that meets a record: remember them
+const parsedBounds = new Map<string, unknown>();
+function parseCached(o: Ordering, raw: string): unknown {
+  const key = `${o.name}\n${raw}`;
+  if (parsedBounds.has(key)) return parsedBounds.get(key);
+  const v = o.parse(raw);
+  if (parsedBounds.size > 100_000) parsedBounds.clear();
+  parsedBounds.set(key, v);
+  return v;
+}
+
 function eventBound(e: OsvEvent, o: Ordering): Bound | undefined {
   const entries = Object.entries(e) as [Bound['kind'], string][];
   const first = entries.find(([k, v]) => ['introduced', 'fixed', 'last_affected', 'limit'].includes(k) && typeof v === 'string');
@@ -42,7 +53,7 @@ function eventBound(e: OsvEvent, o: Ordering): Bound | undefined {
   const [kind, raw] = first;
   // "0" is the start of time, whatever the ordering; "*" in limit is the end of time
   if ((kind === 'introduced' && raw === '0') || (kind === 'limit' && raw === '*')) return { kind, raw, parsed: null };
-  const parsed = o.parse(raw);
+  const parsed = parseCached(o, raw);
   return parsed === undefined ? undefined : { kind, raw, parsed };
 }
 

@@ -55,7 +55,7 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
   }, async (request) => browseTags(db, principalOf(request).tenantId, request.params.id, request.query.repository));
 
   app.post('/registries/:id/import', {
-    config: { permission: 'artifacts.write', summary: 'Import an image (manifest + blobs) as a container artifact (OCI layout tar)' },
+    config: { permission: 'artifacts.write', summary: 'Import an image (manifest + blobs) as a container artifact (OCI layout tar); an SBOM it carries as an OCI referrer is attached' },
     schema: {
       params: IdParams,
       body: Strict({ repository: Type.String({ minLength: 1, maxLength: 255 }), tag: Type.String({ minLength: 1, maxLength: 128 }), name: Type.Optional(Type.String({ maxLength: 63 })), version: Type.Optional(Type.String({ maxLength: 64 })) }),
@@ -64,7 +64,7 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
   }, async (request, reply) => {
     const { repository, tag } = request.body;
     // spec §1 rule 2: the image's signed target is committed before the record and its audit row
-    const artifact = await publishImportedImage(pipelineDeps(ctx), principalOf(request).tenantId, request.params.id, request.body);
-    return reply.code(201).send(await execute(ctx, request, recordImportedArtifact, { artifact, registry: request.params.id, repository, tag }));
+    const { artifact, sbom } = await publishImportedImage(pipelineDeps(ctx), principalOf(request).tenantId, request.params.id, request.body);
+    return reply.code(201).send(await execute(ctx, request, recordImportedArtifact, { artifact, registry: request.params.id, repository, tag, sbom }));
   });
 };
