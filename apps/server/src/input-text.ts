@@ -25,9 +25,10 @@ export function textProblem(s: string): string | undefined {
 }
 
 /**
- * Walks a decoded value (strings, arrays, plain objects and their keys; byte buffers are
- * data, not text, and are skipped) and names the first string breaking the rule as
- * `<base>.<path>: <problem>`. Iterative: a deeply nested body cannot exhaust the stack.
+ * Walks a decoded value (strings, arrays, plain objects and their keys; byte buffers and
+ * streams, such as a raw request body a route reads itself, are data, not text, and are
+ * skipped) and names the first string breaking the rule as `<base>.<path>: <problem>`.
+ * Iterative: a deeply nested body cannot exhaust the stack.
  */
 export function findTextProblem(value: unknown, base: string): string | undefined {
   const stack: [unknown, string][] = [[value, base]];
@@ -38,7 +39,7 @@ export function findTextProblem(value: unknown, base: string): string | undefine
       if (problem !== undefined) return `${path}: ${problem}`;
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}.${i}`]);
-    } else if (typeof v === 'object' && v !== null && !ArrayBuffer.isView(v)) {
+    } else if (typeof v === 'object' && v !== null && !ArrayBuffer.isView(v) && !isStream(v)) {
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i]!;
@@ -49,6 +50,10 @@ export function findTextProblem(value: unknown, base: string): string | undefine
     }
   }
   return undefined;
+}
+
+function isStream(v: object): boolean {
+  return typeof (v as { pipe?: unknown }).pipe === 'function';
 }
 
 /** Throws INVALID_INPUT (400 / INVALID_ARGUMENT) naming the field when `value` breaks the rule. */
