@@ -8,12 +8,14 @@
  * database page.
  */
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireTool } from '../../../vitest.shared.js';
 import { REPORT_PAGE } from '../src/resources/reports/document.js';
 import { availableDrivers } from './helpers/store.js';
 import { cyclonedx, osvRecord, osvZip } from './helpers/feeds.js';
 import { countColor, pdfPageCount, pdfToText, renderPage } from './helpers/pdf.js';
+import { createPipelineFixture, newAuthorizer, releasePayload, sign } from './pipeline-fixture.js';
 import { BRANDING, buildReportsWorld, type ReportsWorld } from './reports-fixture.js';
 
 const POPPLER = requireTool('pdftotext', 'poppler-utils') && requireTool('pdftoppm', 'poppler-utils') && requireTool('pdfinfo', 'poppler-utils');
@@ -372,5 +374,50 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
       expect(pages.length).toBeGreaterThan(3);
       for (const page of pages) expect(page).toMatch(/Vulnerability\s+Severity\s+Component\s+VEX status\s+Fixed in\s+First seen/);
     }
+  }, 120_000);
+});
+
+describe.each(availableDrivers())('reports of a large fleet on %s', (driver) => {
+  const N = 20_000;
+  let f: Awaited<ReturnType<typeof createPipelineFixture>>;
+  beforeAll(async () => {
+    f = await createPipelineFixture(driver);
+    const db = f.t.testStore.store.db;
+    const tenant = f.t.tenantId;
+    const feed = osvRecord({ id: 'GHSA-scal-eeee-test', aliases: ['CVE-2024-9999'], affected: [{ ecosystem: 'npm', name: 'left-pad', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.3.0' }] }] }], database_specific: { severity: 'HIGH' } });
+    expect((await f.t.app.inject({ method: 'POST', url: '/api/v1/vuln-feeds/osv?source=osv%3Anpm', headers: { ...f.admin, 'content-type': 'application/zip' }, payload: osvZip([feed]) })).statusCode).toBe(201);
+    const app = (await f.upload({ name: 'app', version: '1.0.0', kind: 'config', bytes: 'app' })).body;
+    expect((await f.t.app.inject({ method: 'PUT', url: `/api/v1/artifacts/${app.id}/sbom`, headers: { ...f.admin, 'content-type': 'application/vnd.cyclonedx+json' }, payload: cyclonedx(['pkg:npm/left-pad@1.1.0']) })).statusCode).toBe(200);
+    await f.device('seed-1');
+    const group = (await f.api('POST', '/api/v1/groups', { name: 'fleet', members: ['seed-1'] })).body;
+    const auth = newAuthorizer();
+    await f.api('POST', '/api/v1/authorizer-keys', { name: 'k', public_key_pem: auth.pem });
+    expect((await f.api('POST', '/api/v1/releases', { envelope: sign(releasePayload({ tenant, artifacts: [app], group }), auth.key), expected_product: 'edge-gateway' })).status).toBe(201);
+    const legacy = (await f.api('POST', '/api/v1/rollouts', { artifact_id: app.id, group_id: group.id })).body;
+    // N devices reporting (legacy status) that they installed the artifact: the index triggers run as for real reports
+    await sql`INSERT INTO devices (tenant_id, name, status, last_seen) SELECT ${tenant}, 'dev-' || lpad(i::text, 6, '0'), 'online', now() FROM generate_series(1, ${N}) AS i`.execute(db);
+    await sql`INSERT INTO legacy_status_reports (tenant_id, deployment_id, rollout_id, device_name, status, reported_at)
+      SELECT ${tenant}, r.deployment_id, r.id, 'dev-' || lpad(i::text, 6, '0'), 'installed', now() FROM rollouts r, generate_series(1, ${N}) AS i WHERE r.id = ${legacy.id}`.execute(db);
+  }, 180_000);
+  afterAll(async () => {
+    await f?.dispose();
+  });
+
+  it(`aggregates ${N} devices in the database: the figures are exact and the report does not grow with the fleet`, async () => {
+    const get = (url: string) => f.t.app.inject({ method: 'GET', url, headers: f.admin });
+    const started = Date.now();
+    const r = await get('/api/v1/reports/readiness.json');
+    expect(r.statusCode, r.body).toBe(200);
+    const j = JSON.parse(r.body);
+    expect(j.evidence).toMatchObject({ devices: N + 1, receipt: 0, legacy: N, none: 1 });
+    expect(j.products).toEqual([expect.objectContaining({ product: 'edge-gateway', devices: N, on_latest: N, with_receipt: 0 })]);
+    expect(j.sboms.running_without_sbom.total).toBe(0);
+    // no per-device list: the twin of a 20,000-device fleet stays a few kilobytes
+    expect(r.rawPayload.length).toBeLessThan(16 * 1024);
+    const v = await get('/api/v1/reports/vulnerability.json');
+    expect(JSON.parse(v.body).summary).toMatchObject({ findings: 1, open: 1, exposed_devices: N });
+    expect(JSON.parse(v.body).products[0].artifacts[0]).toMatchObject({ devices: N, counts: { open: 1 } });
+    expect((await get('/api/v1/reports/readiness.pdf')).statusCode).toBe(200);
+    console.log(`reports of ${N} devices on ${driver}: readiness + vulnerability JSON + readiness PDF in ${Date.now() - started} ms`);
   }, 120_000);
 });

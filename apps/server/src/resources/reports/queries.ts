@@ -76,16 +76,18 @@ export async function artifactsWithFindings(db: Db, tenantId: string, product?: 
  * one (distinct devices; findings of the product's artifacts when a product is given).
  */
 export async function exposedDeviceCounts(db: Db, tenantId: string, product?: string): Promise<{ devices: number; known_exploited: number }> {
+  // from the (few) digests with open findings to the devices running them, through the digest index
   const r = await sql<{ devices: string; kev: string }>`
-    SELECT count(DISTINCT s.device_name) AS devices, count(DISTINCT s.device_name) FILTER (WHERE e.kev) AS kev
-    FROM vuln_device_software s
-    JOIN devices d ON d.tenant_id = s.tenant_id AND d.name = s.device_name AND d.status <> 'decommissioned'
-    JOIN artifacts a ON a.tenant_id = s.tenant_id AND a.digest = s.digest
-    JOIN LATERAL (
-      SELECT bool_or(f.known_exploited) AS kev FROM vuln_findings f
-      WHERE f.artifact_id = a.id AND ${OPEN} ${inProduct(tenantId, product)}
-    ) e ON e.kev IS NOT NULL
-    WHERE s.tenant_id = ${tenantId}`.execute(db);
+    WITH hit AS (
+      SELECT a.digest, bool_or(f.known_exploited) AS kev
+      FROM vuln_findings f JOIN artifacts a ON a.id = f.artifact_id
+      WHERE f.tenant_id = ${tenantId} AND ${OPEN} ${inProduct(tenantId, product)}
+      GROUP BY a.digest
+    )
+    SELECT count(DISTINCT s.device_name) AS devices, count(DISTINCT s.device_name) FILTER (WHERE hit.kev) AS kev
+    FROM hit
+    JOIN vuln_device_software s ON s.tenant_id = ${tenantId} AND s.digest = hit.digest
+    JOIN devices d ON d.tenant_id = s.tenant_id AND d.name = s.device_name AND d.status <> 'decommissioned'`.execute(db);
   return { devices: n(r.rows[0]?.devices), known_exploited: n(r.rows[0]?.kev) };
 }
 
@@ -281,15 +283,19 @@ export async function sbomCoverage(db: Db, tenantId: string, product?: string): 
 
 /** Artifacts active devices run that have no SBOM (nothing is known of their components): the most-run first, and how many. */
 export async function runningWithoutSbom(db: Db, tenantId: string, product: string | undefined, limit: number): Promise<{ total: number; rows: { id: string; name: string; version: string; devices: number }[] }> {
-  const base = sql`
-    FROM vuln_device_software s
+  // from the artifacts without an SBOM to the devices running them, through the digest index
+  const run = sql`
+    WITH bare AS (
+      SELECT a.id, a.name, a.version, a.digest FROM artifacts a
+      WHERE a.tenant_id = ${tenantId} AND NOT EXISTS (SELECT 1 FROM artifact_sboms b WHERE b.artifact_id = a.id) ${inProduct(tenantId, product, sql.ref('a.id'))}
+    )
+    SELECT bare.id, bare.name, bare.version, count(DISTINCT s.device_name) AS devices
+    FROM bare
+    JOIN vuln_device_software s ON s.tenant_id = ${tenantId} AND s.digest = bare.digest
     JOIN devices d ON d.tenant_id = s.tenant_id AND d.name = s.device_name AND d.status <> 'decommissioned'
-    JOIN artifacts a ON a.tenant_id = s.tenant_id AND a.digest = s.digest
-    WHERE s.tenant_id = ${tenantId} AND NOT EXISTS (SELECT 1 FROM artifact_sboms b WHERE b.artifact_id = a.id) ${inProduct(tenantId, product, sql.ref('a.id'))}`;
-  const total = await sql<{ n: string }>`SELECT count(DISTINCT a.id) AS n ${base}`.execute(db);
-  const rows = await sql<{ id: string; name: string; version: string; devices: string }>`
-    SELECT a.id, a.name, a.version, count(DISTINCT s.device_name) AS devices ${base}
-    GROUP BY a.id, a.name, a.version ORDER BY count(DISTINCT s.device_name) DESC, a.name, a.version, a.id LIMIT ${limit}`.execute(db);
+    GROUP BY bare.id, bare.name, bare.version`;
+  const total = await sql<{ n: string }>`SELECT count(*) AS n FROM (${run}) x`.execute(db);
+  const rows = await sql<{ id: string; name: string; version: string; devices: string }>`SELECT * FROM (${run}) x ORDER BY devices DESC, name, version, id LIMIT ${limit}`.execute(db);
   return { total: n(total.rows[0]?.n), rows: rows.rows.map((x) => ({ ...x, devices: n(x.devices) })) };
 }
 
