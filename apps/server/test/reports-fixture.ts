@@ -14,7 +14,7 @@
  *   keys     two authorizer keys registered, the first revoked (one rotation)
  *   case     one open exploited-vulnerability case on edge-gateway, aware 30 hours ago
  */
-import { envelopeBytes, signReceipt, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
+import { buildReceiptPayload, envelopeBytes, signReceipt, type PrivateKey } from '@svc/release-core';
 import { expect } from 'vitest';
 import { runVulnAnalysis } from '../src/jobs/vuln-analysis.js';
 import { acceptReceipt } from '../src/resources/release-receipts/commands.js';
@@ -129,19 +129,18 @@ export async function buildReportsWorld(driver: Driver): Promise<ReportsWorld> {
 
   const deploy = async (rel: any, artifact: any, devices: string[]) => {
     const start = await ok('POST', '/api/v1/rollouts', { release_id: rel.id });
+    const m = start.rollouts[0];
     for (const d of devices) {
-      const p = {
+      const p = buildReceiptPayload({
         tenant,
-        device: { name: d, certificate: Buffer.from(ids[d]!.certDer).toString('base64') },
+        device: { name: d, certificateDer: ids[d]!.certDer },
         release: { product: rel.product, version: rel.version, payload_digest: rel.payload_digest, envelope_digest: rel.envelope_digest },
-        rollout: start.rollouts[0].rollout_id,
-        candidate_digest: artifact.digest,
-        previous_digest: null,
-        resulting_digest: artifact.digest,
+        transaction: { id: start.transaction_id, member_count: 1 },
+        members: [{ group: m.group, position: m.position, component: m.component, rollout: m.rollout_id, candidate_digest: artifact.digest, previous_digest: null, resulting_digest: artifact.digest, verdict: 'committed' }],
         activation: 'activated',
         health: 'healthy',
-        timestamp: '2026-06-01T00:00:00Z',
-      } as ReceiptPayload;
+        now: f.t.clock.now(),
+      });
       await runUnitOfWork(db(f), { tenant, actor: deviceActor(d), now: f.t.clock.now() }, (uow) =>
         acceptReceipt(uow, { deviceName: d, connectionCertificateDer: ids[d]!.certDer, envelopeBytes: envelopeBytes(signReceipt(p, ids[d]!.key)) }),
       );
