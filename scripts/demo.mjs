@@ -6,13 +6,18 @@
  * two-component release signed with `svc-release sign`, published, rolled out in two waves
  * (the second approved once the canary committed), the transaction result, and one receipt
  * verified offline with `svc-release verify-receipt`, then a log bundle requested from one device
- * (collected and uploaded by its agent on the next heartbeat). Everything is shut down and the temp
+ * (collected and uploaded by its agent on the next heartbeat). Then vulnerability intelligence: a
+ * small OSV feed the demo makes (a tar of one OSV record) is imported, an SBOM attached to the model
+ * artifact, and the finding on that published artifact printed with the devices it exposes; the
+ * vulnerability and readiness reports are downloaded as PDFs into the temp dir (paths, sizes and
+ * SHA-256 printed, each checked against its audit row). Everything is shut down and the temp
  * dir removed. Exit 0 on success; on failure one `demo: FAILED: ...` line and exit 1.
  * Bounded: gives up after DEMO_TIMEOUT_S (default 120) seconds.
  *
  * The harness is the one the end-to-end tests use (apps/e2e), so the demo cannot drift from
  * what is tested; apps/e2e/test/demo.test.ts runs this script.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,8 +30,33 @@ const TIMEOUT_S = Number(process.env.DEMO_TIMEOUT_S ?? 120);
 
 const say = (line) => process.stdout.write(`demo: ${line}\n`);
 
+/** A plain ustar archive of text files (OSV publishes its feeds as archives of JSON records). */
+function tarOf(entries) {
+  const blocks = [];
+  for (const { name, data } of entries) {
+    const body = Buffer.from(data);
+    const h = Buffer.alloc(512);
+    h.write(name, 0, 100);
+    h.write('0000644\0', 100);
+    h.write('0000000\0', 108);
+    h.write('0000000\0', 116);
+    h.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
+    h.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, '0')}\0`, 136);
+    h.write(' '.repeat(8), 148);
+    h.write('0', 156);
+    h.write('ustar\0' + '00', 257);
+    let sum = 0;
+    for (const b of h) sum += b;
+    h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+    blocks.push(h, body, Buffer.alloc((512 - (body.length % 512)) % 512));
+  }
+  return Buffer.concat([...blocks, Buffer.alloc(1024)]);
+}
+
+const DEMO_VULN = 'x_svc-demo-2026-0001';
+
 async function run(state) {
-  const { Fleet, Proc, svcRelease, waitFor } = await import(pathToFileURL(harness).href);
+  const { ADMIN, Fleet, Proc, svcRelease, waitFor } = await import(pathToFileURL(harness).href);
   state.stopAll = () => Proc.stopAll();
   state.dir = await mkdtemp(join(tmpdir(), 'svc-demo-'));
   say(`temp dir ${state.dir}`);
@@ -92,6 +122,60 @@ async function run(state) {
   if (firstLog === undefined) throw new Error('the log bundle holds no log lines');
   say(`log bundle from ${device}: ${bundle.bytes.length} bytes (${bundle.contentType}, ${bundle.entries.length} entries)`);
   say(`  first line (${firstLog.name}): ${firstLog.bytes.toString('utf8').split('\n')[0]}`);
+
+  await vulnerabilitiesAndReports(state, fleet, model, ADMIN);
+}
+
+/** A finding on a published artifact from a feed the demo makes, then both reports as PDFs. */
+async function vulnerabilitiesAndReports(state, fleet, model, admin) {
+  const { api } = fleet;
+  // the feed and SBOM uploads carry their own content types: a session of their own
+  const login = await fetch(`${api.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(admin) });
+  if (login.status !== 204) throw new Error(`login: ${login.status}`);
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const send = async (method, path, contentType, body, expect) => {
+    const res = await fetch(`${api.baseUrl}/api/v1${path}`, { method, headers: { cookie, 'content-type': contentType }, body });
+    if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+    return res.json();
+  };
+  const record = {
+    schema_version: '1.6.0',
+    id: DEMO_VULN,
+    modified: '2026-01-15T00:00:00Z',
+    published: '2026-01-15T00:00:00Z',
+    summary: 'Out-of-bounds read in the ONNX model loader (a record made by the demo)',
+    affected: [{ package: { ecosystem: 'PyPI', name: 'onnx' }, ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '1.16.0' }] }] }],
+    database_specific: { severity: 'HIGH' },
+  };
+  const feed = tarOf([{ name: `PyPI/${DEMO_VULN}.json`, data: JSON.stringify(record) }]);
+  const imported = await send('POST', '/vuln-feeds/osv?source=osv%3Ademo', 'application/x-tar', feed, 201);
+  say(`OSV feed imported from a tar the demo made: ${imported.added} record added (import ${imported.id})`);
+  const sbom = {
+    bomFormat: 'CycloneDX',
+    specVersion: '1.5',
+    version: 1,
+    components: [
+      { type: 'library', name: 'onnx', version: '1.15.0', purl: 'pkg:pypi/onnx@1.15.0' },
+      { type: 'library', name: 'numpy', version: '1.26.4', purl: 'pkg:pypi/numpy@1.26.4' },
+    ],
+  };
+  const attached = await send('PUT', `/artifacts/${model.id}/sbom`, 'application/vnd.cyclonedx+json', JSON.stringify(sbom), 200);
+  say(`SBOM attached to ${model.name} ${model.version} (CycloneDX, ${attached.components} components): ${attached.findings} finding`);
+  const finding = (await api.get(`/artifacts/${model.id}/findings`)).findings[0];
+  if (finding === undefined) throw new Error(`no finding on ${model.name} ${model.version}`);
+  const exposure = await api.get(`/vulnerabilities/${finding.vulnerability}/exposure`);
+  say(`finding ${finding.vulnerability} (${finding.severity}) on ${finding.artifact.name} ${finding.artifact.version}: ${finding.component.purl}, fixed in ${finding.fixed_versions.join(', ')}; ${exposure.counts.devices} devices exposed`);
+
+  for (const kind of ['vulnerability', 'readiness']) {
+    const res = await api.raw('GET', `/reports/${kind}.pdf`, undefined, 200);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const sha256 = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const file = join(state.dir, `${kind}-report.pdf`);
+    await writeFile(file, bytes);
+    const audited = (await api.get('/audit?action=report.generate&limit=1')).events[0];
+    if (audited?.detail?.sha256 !== sha256 || audited.detail.bytes !== bytes.length) throw new Error(`${kind} report: the audit row does not name the bytes served`);
+    say(`${kind} report written to ${file} (${bytes.length} bytes, ${sha256}, audited)`);
+  }
 }
 
 async function cleanup(state) {

@@ -39,6 +39,11 @@ describe('pnpm demo', () => {
       /^demo: log bundle requested from gw-0001 \(request [0-9a-f-]{36}: pending\)$/,
       /^demo: log bundle from gw-0001: \d+ bytes \(application\/gzip, \d+ entries\)$/,
       /^demo: {3}first line \((journal\.log|files\/1-gateway\.log)\): \S+/,
+      /^demo: OSV feed imported from a tar the demo made: 1 record added \(import [0-9a-f-]{36}\)$/,
+      /^demo: SBOM attached to anomaly-model 2\.1\.0 \(CycloneDX, 2 components\): 1 finding$/,
+      /^demo: finding x_svc-demo-2026-0001 \(high\) on anomaly-model 2\.1\.0: pkg:pypi\/onnx@1\.15\.0, fixed in 1\.16\.0; 3 devices exposed$/,
+      /^demo: vulnerability report written to \S+\/vulnerability-report\.pdf \(\d+ bytes, sha256:[0-9a-f]{64}, audited\)$/,
+      /^demo: readiness report written to \S+\/readiness-report\.pdf \(\d+ bytes, sha256:[0-9a-f]{64}, audited\)$/,
       /^demo: OK$/,
       /^demo: server and agents stopped$/,
     ]) {
@@ -49,5 +54,7 @@ describe('pnpm demo', () => {
     const dir = /^demo: temp dir (\S+)$/m.exec(out)![1]!;
     const { existsSync } = await import('node:fs');
     expect(existsSync(dir)).toBe(false);
+    // both report PDFs were written inside it (and went with it)
+    for (const kind of ['vulnerability', 'readiness']) expect(out).toContain(`demo: ${kind} report written to ${join(dir, `${kind}-report.pdf`)} (`);
   }, 180_000);
 });

@@ -40,6 +40,7 @@ import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
 import { releaseTransactionsRoutes } from './routes/v1/release-transactions.js';
 import { registriesRoutes } from './routes/v1/registries.js';
 import { releasesRoutes } from './routes/v1/releases.js';
+import { reportsRoutes } from './routes/v1/reports.js';
 import { rolloutsRoutes } from './routes/v1/rollouts.js';
 import { sbomsRoutes } from './routes/v1/sboms.js';
 import { findingsRoutes } from './routes/v1/findings.js';
@@ -81,6 +82,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   vulnerabilitiesRoutes,
   findingsRoutes,
   vexRoutes,
+  reportsRoutes,
   openapiRoutes,
 ];
 

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlobError, FsBlobStore, parseRangeHeader, assertBlobDigest, type BlobDigest } from '../src/blobs/index.js';
+import type { Digest } from '@svc/release-core';
+import { BlobError, FsBlobStore, parseRangeHeader, assertBlobDigest } from '../src/blobs/index.js';
 import { readAll } from './signing-repo.fixture.js';
 
-function sha(buf: Buffer): BlobDigest {
+function sha(buf: Buffer): Digest {
   return `sha256:${createHash('sha256').update(buf).digest('hex')}`;
 }
 
@@ -109,7 +110,7 @@ describe('FsBlobStore', () => {
     for (const bad of ['sha256:ABC', 'sha512:' + 'a'.repeat(64), 'a'.repeat(64), 'sha256:' + 'a'.repeat(63), 42]) {
       expect(() => assertBlobDigest(bad, 'artifact.digest')).toThrow(/artifact\.digest must be "sha256:"/);
     }
-    expect(() => blobs.pathOf('sha256:../../etc/passwd')).toThrow(BlobError);
+    expect(() => blobs.pathOf('sha256:../../etc/passwd' as Digest)).toThrow(BlobError);
   });
 });
 

@@ -3,9 +3,10 @@ import { status } from '@grpc/grpc-js';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodePem } from '@svc/release-core';
 import { hashSecret } from '../src/auth/secrets.js';
 import { insertLogRequest } from '../src/resources/log-requests/queries.js';
-import { issueCertificate, toPem } from '../src/device-channel/pki.js';
+import { issueCertificate } from '../src/device-channel/pki.js';
 import { createTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers } from './helpers/store.js';
 import {
@@ -37,7 +38,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
       const ok = await unary<import('@svc/device-proto').EnrollResponse>((cb) =>
         anon.enrollment.enroll({ token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] } }, cb),
       );
-      return { key, res: ok, certPem: toPem(ok.certificateDer, 'CERTIFICATE') };
+      return { key, res: ok, certPem: encodePem(ok.certificateDer, 'CERTIFICATE') };
     } finally {
       anon.close();
     }
@@ -150,7 +151,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
       notBefore: new Date(Date.now() - 60_000),
       notAfter: new Date(Date.now() + 86_400_000),
     });
-    const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: toPem(der, 'CERTIFICATE') }));
+    const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: encodePem(der, 'CERTIFICATE') }));
     try {
       const r = await refusal(unary((cb) => c.device.ping({}, cb)));
       expect(r.code).toBe(status.UNAUTHENTICATED);
@@ -193,7 +194,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
       // two renewals whose answers the device never stored (a crash): the old certificate still works
       for (let i = 0; i < 2; i++) {
         const res = await unary<import('@svc/device-proto').RenewCertificateResponse>(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'dev-renew') }, cb));
-        pems.push(toPem(res.certificateDer, 'CERTIFICATE'));
+        pems.push(encodePem(res.certificateDer, 'CERTIFICATE'));
         const pong = await unary<{ serverTime?: Date }>((cb) => c.device.ping({}, cb));
         expect(pong.serverTime).toBeInstanceOf(Date);
         expect(await fingerprint()).toBe(before);

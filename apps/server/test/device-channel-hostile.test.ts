@@ -4,7 +4,8 @@ import * as x509 from '@peculiar/x509';
 import { DeviceServiceService, EnrollmentServiceService, LegacyStatus, RepositoryServiceService } from '@svc/device-proto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueCertificate, toPem } from '../src/device-channel/pki.js';
+import { encodePem } from '@svc/release-core';
+import { issueCertificate } from '../src/device-channel/pki.js';
 import { availableDrivers } from './helpers/store.js';
 import {
   CHANNEL_OPTIONS,
@@ -170,7 +171,7 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
         notBefore: new Date(Date.now() - 86_400_000),
         notAfter: o.notAfter ?? new Date(Date.now() + 86_400_000),
       });
-      return channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: toPem(der, 'CERTIFICATE') });
+      return channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: encodePem(der, 'CERTIFICATE') });
     };
     const creds: [string, ChannelCredentials][] = [
       ['expired', await issue({ cn: 'dev-hostile', notAfter: new Date(Date.now() - 60_000) })],

@@ -10,12 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status, type ServiceError } from '@grpc/grpc-js';
 import type { EnrollResponse, GetFileResponse, RepositoryServiceClient } from '@svc/device-proto';
-import { digestHex, hashedTargetPath, sha256Digest, type Digest } from '@svc/release-core';
+import { digestHex, encodePem, hashedTargetPath, sha256Digest, type Digest } from '@svc/release-core';
 import { BaseFetcher, Updater } from 'tuf-js';
 import { DownloadHTTPError } from 'tuf-js/dist/error.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FsBlobStore } from '../src/blobs/index.js';
-import { toPem } from '../src/device-channel/pki.js';
 import { availableDrivers } from './helpers/store.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, publishSignedRollout, startChannelFixture, unary, type ChannelFixture, type PublishedRelease } from './device-channel.fixture.js';
 
@@ -70,7 +69,7 @@ describe.each(availableDrivers())('RepositoryService GetFile to a tuf-js Updater
       anon.enrollment.enroll({ token: await f.newToken(), deviceName: 'tuf-1', csrDer: await csrFor(key, 'tuf-1'), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
     );
     anon.close();
-    clients = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: toPem(enrolled.certificateDer, 'CERTIFICATE') }));
+    clients = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: encodePem(enrolled.certificateDer, 'CERTIFICATE') }));
     rel = await publishSignedRollout(f, { devices: ['tuf-1'], bytes: artifactBytes, placementPath: '/etc/edge/tuf.conf', version: '2.0.0' });
   });
   afterAll(async () => {

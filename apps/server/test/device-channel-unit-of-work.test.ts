@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { status } from '@grpc/grpc-js';
 import type { CheckInResponse, EnrollResponse, RenewCertificateResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodePem } from '@svc/release-core';
 import { hashSecret } from '../src/auth/secrets.js';
-import { toPem } from '../src/device-channel/pki.js';
 import { insertLogRequest } from '../src/resources/log-requests/queries.js';
 import type { AuditEntry } from '../src/resources/unit-of-work.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
@@ -50,7 +50,7 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
   async function enrolled(name: string) {
     const key = await newDeviceKey();
     const res = await enroll(name, await f.newToken(), key);
-    return { key, certPem: toPem(res.certificateDer, 'CERTIFICATE') };
+    return { key, certPem: encodePem(res.certificateDer, 'CERTIFICATE') };
   }
 
   it('enrollment: the token use, the certificate log entry, the device and the device.enroll row', async () => {
@@ -95,7 +95,7 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
       expect((await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-renew').execute()).map((r) => r.reason).sort()).toEqual(['enroll', 'renew']);
       expect(await audited('device.certificate.renew', 'device:uow-renew')).toBe(1);
       // the logged renewal is what lets the new certificate in (and makes it current)
-      const c2 = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: toPem(renewed.certificateDer, 'CERTIFICATE') }));
+      const c2 = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: encodePem(renewed.certificateDer, 'CERTIFICATE') }));
       try {
         expect((await unary<{ serverTime?: Date }>((cb) => c2.device.ping({}, cb))).serverTime).toBeInstanceOf(Date);
       } finally {

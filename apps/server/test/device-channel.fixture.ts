@@ -14,12 +14,12 @@ import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient, 
 import { newSecret } from '../src/auth/secrets.js';
 import type { DeviceChannelServer } from '../src/device-channel/channel-server.js';
 import type { DeviceChannelContext } from '../src/device-channel/context.js';
-import { P256_KEY, P256_SIGN, toPem } from '../src/device-channel/pki.js';
+import { P256_KEY, P256_SIGN } from '../src/device-channel/pki.js';
 import { DEVICE_CHANNEL_TLS_NAME } from '../src/device-channel/server-tls.js';
 import { startDeviceChannelService } from '../src/device-channel/wiring.js';
 import { SigningRepository } from '../src/signing-repo/repository.js';
 import { Readable } from 'node:stream';
-import { generateKeyPair, signRelease } from '@svc/release-core';
+import { encodePem, generateKeyPair, signRelease } from '@svc/release-core';
 import { recordPublishedArtifact } from '../src/resources/artifacts/commands.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../src/resources/artifacts/publication.js';
 import { registerAuthorizerKey } from '../src/resources/authorizer-keys/commands.js';
@@ -71,7 +71,7 @@ export async function startChannelFixture(driver: Driver, o: { now?: () => Date;
     repo,
     server,
     addr: `127.0.0.1:${server.port}`,
-    serverCaPem: toPem(ctx.serverCaDer, 'CERTIFICATE'),
+    serverCaPem: encodePem(ctx.serverCaDer, 'CERTIFICATE'),
     newToken: async (n = {}) => {
       const s = newSecret('svce');
       await db
@@ -104,7 +104,7 @@ export async function newDeviceKey(alg: 'p256' | 'p384' = 'p256'): Promise<Devic
   const params = alg === 'p256' ? P256_KEY : { name: 'ECDSA', namedCurve: 'P-384' };
   const keys = (await webcrypto.subtle.generateKey(params, true, ['sign', 'verify']));
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { keys, keyPem: toPem(pkcs8, 'PRIVATE KEY') };
+  return { keys, keyPem: encodePem(pkcs8, 'PRIVATE KEY') };
 }
 
 export async function csrFor(key: DeviceKey, cn: string): Promise<Buffer> {
@@ -152,7 +152,7 @@ export async function enrollDevice(f: ChannelFixture, name: string): Promise<Enr
     const res = await unary<EnrollResponse>(async (cb) =>
       anon.enrollment.enroll({ token: await f.newToken(), deviceName: name, csrDer: await csrFor(key, name), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
     );
-    const certPem = toPem(res.certificateDer, 'CERTIFICATE');
+    const certPem = encodePem(res.certificateDer, 'CERTIFICATE');
     return { name, key, certPem, certDer: new Uint8Array(res.certificateDer), clients: clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem })) };
   } finally {
     anon.close();

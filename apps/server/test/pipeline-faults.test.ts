@@ -33,7 +33,6 @@ function transpileForChild(): Promise<string> {
       'src/http/pagination.ts',
       'src/resources/pipeline-deps.ts',
       'src/store/tx.ts',
-      'src/resources/ids.ts',
     ],
     dirs: ['src/signing-repo', 'src/blobs'],
     childSource: `import { createReadStream } from 'node:fs';

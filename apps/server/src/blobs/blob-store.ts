@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
-import type { BlobDigest } from './digest.js';
+import type { Digest } from '@svc/release-core';
 import type { ByteRangeRequest, ByteRange } from './range.js';
 
 /** What put/stat report about a stored blob. */
 export interface BlobInfo {
-  digest: BlobDigest;
+  digest: Digest;
   length: number;
 }
 
@@ -12,7 +12,7 @@ export interface BlobPutOptions {
   /** Byte cap for untrusted uploads; exceeding it is BLOB_TOO_LARGE and nothing is stored. */
   maxBytes?: number;
   /** When the caller already knows the digest, a mismatch is BLOB_DIGEST_MISMATCH and nothing is stored. */
-  expectedDigest?: BlobDigest;
+  expectedDigest?: Digest;
 }
 
 export interface BlobReadResult {
@@ -35,8 +35,8 @@ export interface BlobStore {
   /** Streams `source` to storage while hashing; the blob becomes visible under its digest only when complete. */
   put(source: AsyncIterable<Uint8Array> | Readable, options?: BlobPutOptions): Promise<BlobInfo>;
   /** Opens a stored blob, optionally a byte range of it. BLOB_NOT_FOUND when absent. */
-  get(digest: BlobDigest, range?: ByteRangeRequest): Promise<BlobReadResult>;
+  get(digest: Digest, range?: ByteRangeRequest): Promise<BlobReadResult>;
   /** Length of a stored blob, or undefined when absent. */
-  stat(digest: BlobDigest): Promise<BlobInfo | undefined>;
-  has(digest: BlobDigest): Promise<boolean>;
+  stat(digest: Digest): Promise<BlobInfo | undefined>;
+  has(digest: Digest): Promise<boolean>;
 }

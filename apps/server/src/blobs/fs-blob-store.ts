@@ -4,8 +4,9 @@ import { chmod, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { digestFromHex, digestHex, type Digest } from '@svc/release-core';
 import type { BlobInfo, BlobPutOptions, BlobReadResult, BlobStore } from './blob-store.js';
-import { assertBlobDigest, digestHex, type BlobDigest } from './digest.js';
+import { assertBlobDigest } from './digest.js';
 import { BlobError } from './errors.js';
 import { resolveRange, type ByteRangeRequest } from './range.js';
 
@@ -26,7 +27,7 @@ export class FsBlobStore implements BlobStore {
   }
 
   /** Path of a blob's bytes; exposed for tests and for a sendfile-style transport. */
-  pathOf(digest: BlobDigest): string {
+  pathOf(digest: Digest): string {
     return join(this.root, 'sha256', digestHex(assertBlobDigest(digest)));
   }
 
@@ -51,7 +52,7 @@ export class FsBlobStore implements BlobStore {
         },
         createWriteStream(tmp, { flags: 'wx', mode: 0o600 }),
       );
-      const digest: BlobDigest = `sha256:${hash.digest('hex')}`;
+      const digest = digestFromHex(hash.digest('hex'));
       if (options.expectedDigest !== undefined && options.expectedDigest !== digest) {
         throw new BlobError('BLOB_DIGEST_MISMATCH', `upload hashed to ${digest}, expected ${options.expectedDigest}`);
       }
@@ -68,7 +69,7 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async get(digest: BlobDigest, range?: ByteRangeRequest): Promise<BlobReadResult> {
+  async get(digest: Digest, range?: ByteRangeRequest): Promise<BlobReadResult> {
     const info = await this.stat(digest);
     if (!info) throw new BlobError('BLOB_NOT_FOUND', `blob ${digest} does not exist`);
     const path = this.pathOf(digest);
@@ -81,7 +82,7 @@ export class FsBlobStore implements BlobStore {
     };
   }
 
-  async stat(digest: BlobDigest): Promise<BlobInfo | undefined> {
+  async stat(digest: Digest): Promise<BlobInfo | undefined> {
     try {
       const st = await stat(this.pathOf(digest));
       return st.isFile() ? { digest, length: st.size } : undefined;
@@ -91,7 +92,7 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async has(digest: BlobDigest): Promise<boolean> {
+  async has(digest: Digest): Promise<boolean> {
     return (await this.stat(digest)) !== undefined;
   }
 

@@ -8,5 +8,5 @@
 export type { BlobStore, BlobInfo, BlobPutOptions, BlobReadResult } from './blob-store.js';
 export { FsBlobStore } from './fs-blob-store.js';
 export { BlobError, isBlobError, type BlobErrorCode } from './errors.js';
-export { assertBlobDigest, isBlobDigest, digestHex, digestFromHex, type BlobDigest } from './digest.js';
+export { assertBlobDigest } from './digest.js';
 export { parseRangeHeader, resolveRange, type ByteRange, type ByteRangeRequest } from './range.js';

@@ -1,6 +1,6 @@
 import { ServerCredentials } from '@grpc/grpc-js';
 import type { SecureContextOptions } from 'node:tls';
-import { toPem } from './pki.js';
+import { encodePem } from '@svc/release-core';
 import type { ServerTls } from './server-tls.js';
 
 /**
@@ -27,7 +27,7 @@ export class DeviceChannelCredentials extends ServerCredentials {
     return {
       cert: [Buffer.from(tls.certPem)],
       key: [Buffer.from(tls.keyPem)],
-      ca: [tls.caDer, ...deviceCaDers].map((der) => toPem(der, 'CERTIFICATE')),
+      ca: [tls.caDer, ...deviceCaDers].map((der) => encodePem(der, 'CERTIFICATE')),
     };
   }
 

@@ -1,10 +1,11 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { X509Certificate as NodeX509 } from 'node:crypto';
 import { join } from 'node:path';
+import { digestHex, sha256Digest } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { allDeviceCaCertificates, deviceCaCertificate, getDeviceCa, insertDeviceCa } from '../resources/device-ca/queries.js';
 import type { Database } from '../store/database.js';
-import { certFingerprint, createCa, loadCa, type CaMaterial } from './pki.js';
+import { createCa, loadCa, type CaMaterial } from './pki.js';
 
 /** A device CA lives ten years; device certificates are short-lived and renewed. */
 const CA_VALID_DAYS = 3650;
@@ -65,7 +66,7 @@ export class DeviceCaStore {
     if (existing !== undefined) return this.open(tenantId, existing.certDer, existing.keyFile);
 
     const { certDer, keyPem } = await createCa(`svc device CA ${tenantId}`, now, CA_VALID_DAYS);
-    const keyFile = `device-ca-${certFingerprint(certDer).slice('sha256:'.length, 'sha256:'.length + 16)}.key`;
+    const keyFile = `device-ca-${digestHex(sha256Digest(certDer)).slice(0, 16)}.key`;
     await mkdir(this.dir(tenantId), { recursive: true, mode: 0o700 });
     // The key is on disk before the row exists, so a row always has its key.
     await writeFile(join(this.dir(tenantId), keyFile), keyPem, { mode: 0o600, flag: 'wx' });

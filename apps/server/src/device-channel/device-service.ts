@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { sendUnaryData, ServerReadableStream, ServerUnaryCall } from '@grpc/grpc-js';
 import {
   LegacyStatus,
@@ -13,10 +12,9 @@ import {
   type UploadReceiptRequest,
   type UploadReceiptResponse,
 } from '@svc/device-proto';
-import { LIMITS } from '@svc/release-core';
+import { sha256Digest, LIMITS } from '@svc/release-core';
 import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
 import { storeLogBundle } from '../resources/log-requests/commands.js';
-import { MAX_LOG_BUNDLE_BYTES } from '../resources/log-requests/queries.js';
 import { acceptReceipt } from '../resources/release-receipts/commands.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';
 import { runUnitOfWork } from '../resources/unit-of-work.js';
@@ -29,8 +27,6 @@ import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
 import { authenticatePeer, type DevicePeer } from './peer.js';
 import { readCsr } from './pki.js';
-
-export { MAX_LOG_BUNDLE_BYTES };
 
 /** A unary handler that first authenticates the device behind the connection. */
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
@@ -99,7 +95,7 @@ async function reportLegacy(ctx: DeviceChannelContext, peer: DevicePeer, req: Re
   return {};
 }
 
-/** Client stream: one header naming the log request, then chunks up to MAX_LOG_BUNDLE_BYTES. */
+/** Client stream: one header naming the log request, then chunks up to LIMITS.logBundleBytes. */
 async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>): Promise<UploadLogBundleResponse> {
   const now = ctx.now();
   const peer = await authenticatePeer(call, ctx.db, ctx.cas, now);
@@ -114,7 +110,7 @@ async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableSt
     }
     if (msg.chunk === undefined) throw invalidInput('chunk', 'only the first message may be a header');
     length += msg.chunk.length;
-    if (length > MAX_LOG_BUNDLE_BYTES) throw new ServerError('BODY_TOO_LARGE', `log bundle: larger than ${MAX_LOG_BUNDLE_BYTES} bytes`);
+    if (length > LIMITS.logBundleBytes) throw new ServerError('BODY_TOO_LARGE', `log bundle: larger than ${LIMITS.logBundleBytes} bytes`);
     chunks.push(msg.chunk);
   }
   if (header === undefined) throw invalidInput('header', 'missing');
@@ -123,7 +119,7 @@ async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableSt
   const content = Buffer.concat(chunks);
   const logRequestId = header.logRequestId;
   await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) => storeLogBundle(uow, { deviceId: peer.deviceId, logRequestId, content, contentType }));
-  return { length, digest: `sha256:${createHash('sha256').update(content).digest('hex')}` };
+  return { length, digest: sha256Digest(content) };
 }
 
 export function deviceService(ctx: DeviceChannelContext): DeviceServiceServer {

@@ -1,4 +1,5 @@
 import type { Inventory as ProtoInventory } from '@svc/device-proto';
+import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { invalidInput } from '../errors/server-error.js';
 
 /** What a device reports of itself; an empty string is "not reported". */
@@ -8,14 +9,13 @@ export interface Inventory {
 }
 
 const MAX_FIELD = 64;
-const PROFILE_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** Bounded, validated inventory (untrusted input); empty strings mean "not reported". */
 export function readInventory(inv: ProtoInventory | undefined): Inventory {
   const agentVersion = inv?.agentVersion ?? '';
   const profile = inv?.profile ?? '';
   if (agentVersion.length > MAX_FIELD) throw invalidInput('inventory.agent_version', `longer than ${MAX_FIELD} characters`);
-  if (profile !== '' && !PROFILE_PATTERN.test(profile)) throw invalidInput('inventory.profile', `must match ${PROFILE_PATTERN.source}`);
+  if (profile !== '' && !IDENTIFIER_PATTERNS.profile.test(profile)) throw invalidInput('inventory.profile', `must match ${IDENTIFIER_PATTERNS.profile.source}`);
   if ((inv?.slots.length ?? 0) > 8) throw invalidInput('inventory.slots', 'more than 8 slots');
   return { agentVersion, profile };
 }

@@ -1,7 +1,8 @@
+import { sha256Digest } from '@svc/release-core';
 import type { SignedDeviceCertificate } from '../resources/devices/commands.js';
 import type { DeviceChannelContext } from './context.js';
 import { spiffeId } from './identity.js';
-import { certFingerprint, issueCertificate } from './pki.js';
+import { issueCertificate } from './pki.js';
 import { x509 } from './x509.js';
 
 /**
@@ -25,5 +26,5 @@ export async function issueDeviceCertificate(
     notBefore: new Date(a.now.getTime() - 5 * 60_000),
     notAfter,
   });
-  return { der, fingerprint: certFingerprint(der), serial: new x509.X509Certificate(der).serialNumber, notAfter };
+  return { der, fingerprint: sha256Digest(der), serial: new x509.X509Certificate(der).serialNumber, notAfter };
 }

@@ -1,10 +1,10 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
+import { isDeviceName, isUuid, sha256Digest } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { ServerError } from '../errors/server-error.js';
 import { deviceCredentialRow, promoteRenewedCertificate } from '../resources/devices/queries.js';
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
-import { DEVICE_NAME_PATTERN } from './identity.js';
 
 /** The authenticated device behind a call. */
 export interface DevicePeer {
@@ -24,7 +24,6 @@ export interface CallWithAuth {
 
 /** Bounds the work a stranger can make us do before the chain check. */
 const MAX_CERT_BYTES = 8192;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 
 interface CertFacts {
@@ -49,10 +48,10 @@ function refuse(msg: string): ServerError {
 
 /** contracts §4: CN = device name, exactly one SAN URI spiffe://<tenant>/device/<CN>. */
 function identityOf(cert: X509Certificate): { tenantId: string; deviceName: string } {
-  const cn = /^CN=([a-z0-9][a-z0-9._-]{0,62})$/.exec(cert.subject);
+  const cn = /^CN=(.*)$/.exec(cert.subject);
   const sans = (cert.subjectAltName ?? '').split(', ').filter((x) => x !== '');
   const m = sans.length === 1 ? /^URI:spiffe:\/\/([^/]+)\/device\/([^/]+)$/.exec(sans[0]!) : null;
-  if (cn === null || m === null || !UUID.test(m[1]!) || m[2] !== cn[1] || !DEVICE_NAME_PATTERN.test(m[2]!)) {
+  if (cn === null || m === null || !isUuid(m[1]) || m[2] !== cn[1] || !isDeviceName(m[2])) {
     throw refuse('needs subject CN=<device> and exactly one SAN URI spiffe://<tenant>/device/<device>');
   }
   return { tenantId: m[1]!, deviceName: m[2]! };
@@ -93,7 +92,7 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
     throw refuse('missing, expired, or not issued by a device CA of this service (enroll first)');
   }
   if (raw.length > MAX_CERT_BYTES) throw refuse('too large');
-  const fingerprint = `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+  const fingerprint = sha256Digest(raw);
   const c = await checkCertificate(raw, fingerprint, cas);
   if (now < c.notBefore || now > c.notAfter) {
     throw refuse(`outside its validity (${c.notBefore.toISOString()} .. ${c.notAfter.toISOString()})`);

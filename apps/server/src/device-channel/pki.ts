@@ -1,13 +1,16 @@
-import { createHash, randomBytes, webcrypto } from 'node:crypto';
+import { randomBytes, webcrypto } from 'node:crypto';
+import { encodePem } from '@svc/release-core';
 
 type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
 import { x509 } from './x509.js';
 import { invalidInput } from '../errors/server-error.js';
 
 /**
- * X.509 building blocks of the device channel: P-256 CAs, certificates issued from a CSR,
- * fingerprints. Everything is ECDSA P-256 with SHA-256 (contracts §4); webcrypto does the
- * math, @peculiar/x509 the ASN.1.
+ * X.509 building blocks of the device channel: P-256 CAs and certificates issued from a CSR
+ * (fingerprints and PEM text come from release-core's `sha256Digest` and `encodePem`).
+ * Everything is ECDSA P-256 with SHA-256 (contracts §4); webcrypto does the math,
+ * @peculiar/x509 the ASN.1.
  */
 
 export const P256_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
@@ -21,16 +24,6 @@ export interface CaMaterial {
   key: CryptoKey;
 }
 
-export function toPem(der: Uint8Array, label: 'CERTIFICATE' | 'PRIVATE KEY'): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
-  return `-----BEGIN ${label}-----\n${b64.endsWith('\n') ? b64 : `${b64}\n`}-----END ${label}-----\n`;
-}
-
-/** `sha256:<hex>` over the certificate DER: how the devices table names a device's current certificate. */
-export function certFingerprint(der: Uint8Array): string {
-  return `sha256:${createHash('sha256').update(der).digest('hex')}`;
-}
-
 function serial(): string {
   // 16 random bytes with the top bit cleared: a positive INTEGER, never reused in practice.
   const b = randomBytes(16);
@@ -40,7 +33,7 @@ function serial(): string {
 
 /** A new self-signed P-256 CA; the PKCS#8 PEM of its key is returned for the caller to store 0600. */
 export async function createCa(commonName: string, now: Date, validDays: number): Promise<{ certDer: Uint8Array; keyPem: string }> {
-  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']));
+  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify'])) as CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
     name: `CN=${commonName}`,
@@ -55,7 +48,7 @@ export async function createCa(commonName: string, now: Date, validDays: number)
     ],
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { certDer: new Uint8Array(cert.rawData), keyPem: toPem(pkcs8, 'PRIVATE KEY') };
+  return { certDer: new Uint8Array(cert.rawData), keyPem: encodePem(pkcs8, 'PRIVATE KEY') };
 }
 
 export async function loadCa(certDer: Uint8Array, keyPem: string): Promise<CaMaterial> {
@@ -122,7 +115,7 @@ export async function readCsr(der: Uint8Array, field = 'csr_der'): Promise<{ com
   if (alg.name !== 'ECDSA' || alg.namedCurve !== 'P-256') {
     throw invalidInput(field, `key must be ECDSA P-256, got ${alg.name ?? '?'} ${alg.namedCurve ?? ''}`.trim());
   }
-  let ok: boolean;
+  let ok = false;
   try {
     ok = await csr.verify();
   } catch (cause) {

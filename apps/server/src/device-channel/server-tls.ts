@@ -2,8 +2,9 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { webcrypto } from 'node:crypto';
+import { encodePem } from '@svc/release-core';
 import { x509 } from './x509.js';
-import { createCa, issueCertificate, loadCa, P256_KEY, toPem } from './pki.js';
+import { createCa, issueCertificate, loadCa, P256_KEY } from './pki.js';
 
 /**
  * The DNS name every server TLS certificate carries. Agents verify the server against the
@@ -43,7 +44,7 @@ export async function ensureServerTls(dataDir: string, hosts: string[], now: Dat
     await mkdir(join(dataDir, 'ca'), { recursive: true, mode: 0o700 });
     const tmp = await mkdtemp(join(dataDir, 'ca', '.server-'));
     const created = await createCa('svc device-channel server CA', now, 3650);
-    await writeFile(join(tmp, 'ca.pem'), toPem(created.certDer, 'CERTIFICATE'), { mode: 0o644 });
+    await writeFile(join(tmp, 'ca.pem'), encodePem(created.certDer, 'CERTIFICATE'), { mode: 0o644 });
     await writeFile(join(tmp, 'ca.key'), created.keyPem, { mode: 0o600 });
     try {
       await rename(tmp, caDir);
@@ -67,5 +68,5 @@ export async function ensureServerTls(dataDir: string, hosts: string[], now: Dat
     notAfter: new Date(now.getTime() + 365 * 86_400_000),
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { caDer: ca.certDer, certPem: toPem(leafDer, 'CERTIFICATE'), keyPem: toPem(pkcs8, 'PRIVATE KEY') };
+  return { caDer: ca.certDer, certPem: encodePem(leafDer, 'CERTIFICATE'), keyPem: encodePem(pkcs8, 'PRIVATE KEY') };
 }

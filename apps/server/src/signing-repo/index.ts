@@ -32,5 +32,5 @@ export type { RepoFile, MetadataFile } from './repo-files.js';
 export type { TargetEntry, TargetInfo } from './target-entry.js';
 export type { SigningRepoTables } from './tables.js';
 export { EXPIRY_PERIOD_MS, REFRESH_MARGIN_MS, type TufRole } from './expiry.js';
-export { assertTargetPath, hashedTargetPath } from './target-path.js';
+export { assertTargetPath } from './target-path.js';
 export { KeyStore, signingKeyFromPem, generateSigningKey, type SigningKey } from './keys.js';

@@ -1,6 +1,7 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keyIdOf } from '@svc/release-core';
 import { Key, Signature } from '@tufjs/models';
 import { SigningRepoError } from './errors.js';
 import type { TufRole } from './expiry.js';
@@ -40,7 +41,7 @@ export function signingKeyFromPem(pem: unknown, field = 'key'): SigningKey {
 
 function signingKeyFromObject(privateKey: KeyObject): SigningKey {
   const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
-  const keyId = `sha256:${createHash('sha256').update(spki).digest('hex')}`;
+  const keyId = keyIdOf(spki);
   // An Ed25519 SPKI is a fixed 12-byte prefix followed by the 32-byte public key.
   const raw = spki.subarray(spki.length - 32);
   const tufKey = new Key({ keyID: keyId, keyType: 'ed25519', scheme: 'ed25519', keyVal: { public: raw.toString('hex') } });

@@ -1,11 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
+import { digestHex } from '@svc/release-core';
 import type { TargetFile } from '@tufjs/models';
 import type { RepoContext } from './context.js';
 import { bumpChain, loadOnlineKeys, mustLatest } from './chain.js';
 import { SigningRepoError } from './errors.js';
 import { decodeRoot, decodeTargets, targetFile } from './metadata.js';
 import { lockRepo } from './repo-db.js';
-import { mediaTypeOf, sha256HexOf, type TargetEntry } from './target-entry.js';
+import { mediaTypeOf, type TargetEntry } from './target-entry.js';
 
 export interface PublishOptions {
   /**
@@ -50,7 +51,7 @@ export async function publishTargets(ctx: RepoContext, tenantId: string, entries
     const next: Record<string, TargetFile> = { ...current.signed.targets };
     let changed = false;
     for (const [i, entry] of entries.entries()) {
-      const candidate = targetFile(entry.path, sha256HexOf(entry), entry.length, entry.custom);
+      const candidate = targetFile(entry.path, digestHex(entry.digest), entry.length, entry.custom);
       const existing = next[entry.path];
       if (existing && sameTarget(existing, candidate)) continue;
       if (existing && opts.immutable) {
@@ -76,7 +77,7 @@ export async function publishTargets(ctx: RepoContext, tenantId: string, entries
         .values({
           tenant_id: tenantId,
           path: entry.path,
-          sha256: sha256HexOf(entry),
+          sha256: digestHex(entry.digest),
           length: entry.length,
           targets_version: versions.targetsVersion,
           media_type: mediaTypeOf(entry.custom),

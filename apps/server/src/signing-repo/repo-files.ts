@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { digestFromHex, isUuid } from '@svc/release-core';
 import { isBlobError, resolveRange, type ByteRange, type ByteRangeRequest } from '../blobs/index.js';
 import type { RepoContext } from './context.js';
 import { SigningRepoError } from './errors.js';
 import type { TufRole } from './expiry.js';
 import { latestMetadata, metadataByVersion, findTargetFile, type MetadataRow } from './repo-db.js';
-import { isTenantId } from './tenant-id.js';
 import { assertTargetPath, splitHashedTargetPath } from './target-path.js';
 
 /** A repository file opened for sending, whatever the transport (HTTP, gRPC, mTLS port). */
@@ -36,7 +36,7 @@ const VERSIONED_RE = /^([1-9][0-9]{0,9})\.(root|targets|snapshot)\.json$/;
  */
 export async function getMetadataFile(ctx: RepoContext, tenantId: string, fileName: string): Promise<MetadataFile> {
   const notFound = () => new SigningRepoError('METADATA_NOT_FOUND', `metadata ${JSON.stringify(fileName)} does not exist`);
-  if (!isTenantId(tenantId)) throw notFound();
+  if (!isUuid(tenantId)) throw notFound();
   let role: TufRole;
   let row: MetadataRow | undefined;
   if (fileName === 'timestamp.json' || fileName === 'root.json') {
@@ -67,7 +67,7 @@ export async function openRepoFile(ctx: RepoContext, tenantId: string, repoPath:
     return { stream: Readable.from([body]), length: body.byteLength, totalLength: total, ...(r ? { range: r } : {}), contentType: 'application/json', etag };
   }
   const notFound = () => new SigningRepoError('TARGET_NOT_FOUND', `target ${JSON.stringify(repoPath)} does not exist`);
-  if (!repoPath.startsWith('targets/') || !isTenantId(tenantId)) throw notFound();
+  if (!repoPath.startsWith('targets/') || !isUuid(tenantId)) throw notFound();
   const split = splitHashedTargetPath(repoPath.slice('targets/'.length));
   if (!split) throw notFound();
   try {
@@ -78,7 +78,7 @@ export async function openRepoFile(ctx: RepoContext, tenantId: string, repoPath:
   const row = await findTargetFile(ctx.db, tenantId, split.path, split.sha256Hex);
   if (!row) throw notFound();
   try {
-    const blob = await ctx.blobs.get(`sha256:${split.sha256Hex}`, range);
+    const blob = await ctx.blobs.get(digestFromHex(split.sha256Hex), range);
     const length = blob.range ? blob.range.end - blob.range.start + 1 : blob.totalLength;
     return {
       stream: blob.stream,

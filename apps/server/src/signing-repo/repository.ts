@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { digestFromHex, digestHex, hashedTargetPath, type Digest } from '@svc/release-core';
 import type { Kysely } from 'kysely';
-import type { BlobDigest, BlobPutOptions, BlobStore, ByteRangeRequest } from '../blobs/index.js';
-import { FsBlobStore, digestFromHex } from '../blobs/index.js';
+import type { BlobPutOptions, BlobStore, ByteRangeRequest } from '../blobs/index.js';
+import { FsBlobStore } from '../blobs/index.js';
 import type { PublishHooks, RepoContext } from './context.js';
 import { SigningRepoError } from './errors.js';
 import { KeyStore } from './keys.js';
@@ -13,7 +14,7 @@ import { getMetadataFile, openRepoFile, type MetadataFile, type RepoFile } from 
 import { insertMetadata, latestMetadata, repoExists, type RepoDb } from './repo-db.js';
 import { rotateRoot, type RotateRootOptions } from './root-rotation.js';
 import { assertTargetEntries, type TargetEntry, type TargetInfo } from './target-entry.js';
-import { assertTargetPath, hashedTargetPath } from './target-path.js';
+import { assertTargetPath } from './target-path.js';
 import { assertTenantId } from './tenant-id.js';
 import { tufExpires } from './expiry.js';
 
@@ -100,14 +101,14 @@ export class SigningRepository {
     target: { path: string; custom?: Record<string, unknown> },
     source: AsyncIterable<Uint8Array> | Readable,
     opts: PublishOptions & BlobPutOptions = {},
-  ): Promise<PublishResult & { digest: BlobDigest; length: number; hashedPath: string }> {
+  ): Promise<PublishResult & { digest: Digest; length: number; hashedPath: string }> {
     await this.ensureTenantRepo(tenantId);
     const path = assertTargetPath(target.path, 'path');
     const info = await this.blobs.put(source, opts);
     await this.#ctx.hooks.afterBlobStored?.(info);
     const entry: TargetEntry = { path, digest: info.digest, length: info.length, ...(target.custom ? { custom: target.custom } : {}) };
     const result = await this.publishTargets(tenantId, [entry], opts);
-    return { ...result, digest: info.digest, length: info.length, hashedPath: hashedTargetPath(path, info.digest.slice(7)) };
+    return { ...result, digest: info.digest, length: info.length, hashedPath: hashedTargetPath(path, digestHex(info.digest)) };
   }
 
   /** Metadata bytes by file name (`timestamp.json`, `N.root.json`, `root.json` = newest root, ...). */

@@ -1,4 +1,5 @@
-import { assertBlobDigest, digestHex, isBlobError, type BlobDigest } from '../blobs/index.js';
+import type { Digest } from '@svc/release-core';
+import { assertBlobDigest, isBlobError } from '../blobs/index.js';
 import { SigningRepoError } from './errors.js';
 import { assertTargetPath } from './target-path.js';
 
@@ -7,7 +8,7 @@ export interface TargetEntry {
   /** Target path, e.g. `artifacts/<name>/<version>/<file>` (see assertTargetPath). */
   path: string;
   /** contracts §1: `sha256:<hex>`; the blob must already be in the BlobStore. */
-  digest: BlobDigest;
+  digest: Digest;
   length: number;
   /** TUF `custom` object (JSON), e.g. `{ media_type, artifact_id }`. */
   custom?: Record<string, unknown>;
@@ -38,7 +39,7 @@ export function assertTargetEntries(value: unknown): TargetEntry[] {
     const p = assertTargetPath(path, `${field}.path`);
     if (seen.has(p)) throw new SigningRepoError('TARGET_INVALID', `${field}.path ${JSON.stringify(p)} appears twice`);
     seen.add(p);
-    let d: BlobDigest;
+    let d: Digest;
     try {
       d = assertBlobDigest(digest, `${field}.digest`);
     } catch (e) {
@@ -75,8 +76,4 @@ function assertCustom(value: unknown, field: string): Record<string, unknown> {
 export function mediaTypeOf(custom: Record<string, unknown> | undefined): string | null {
   const mt = custom?.['media_type'];
   return typeof mt === 'string' && MEDIA_TYPE_RE.test(mt) ? mt : null;
-}
-
-export function sha256HexOf(entry: TargetEntry): string {
-  return digestHex(entry.digest);
 }

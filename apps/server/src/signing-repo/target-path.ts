@@ -25,14 +25,7 @@ export function assertTargetPath(path: unknown, field = 'path'): string {
   return path;
 }
 
-/** The consistent-snapshot file name of a target: `<dir>/<sha256hex>.<basename>`. */
-export function hashedTargetPath(path: string, sha256Hex: string): string {
-  const slash = path.lastIndexOf('/');
-  const dir = slash < 0 ? '' : path.slice(0, slash + 1);
-  return `${dir}${sha256Hex}.${path.slice(slash + 1)}`;
-}
-
-/** Inverse of hashedTargetPath; undefined when the name carries no hash prefix. */
+/** Inverse of release-core's hashedTargetPath; undefined when the name carries no hash prefix. */
 export function splitHashedTargetPath(hashedPath: string): { path: string; sha256Hex: string } | undefined {
   const slash = hashedPath.lastIndexOf('/');
   const dir = slash < 0 ? '' : hashedPath.slice(0, slash + 1);

@@ -89,7 +89,7 @@ export interface paths {
                 };
             };
         };
-        /** Replace report branding */
+        /** Replace report branding (204; 200 with the branding on Prefer: return=representation) */
         put: {
             parameters: {
                 query?: never;
@@ -122,6 +122,13 @@ export interface paths {
                             updated_at: string | null;
                         };
                     };
+                };
+                /** @description 204 */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400 */
                 400: {
@@ -194,7 +201,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List API keys (never the secret) */
+        /** List API keys (never the secret; counts active and revoked) */
         get: {
             parameters: {
                 query?: {
@@ -228,6 +235,10 @@ export interface paths {
                                 /** @enum {unknown} */
                                 role: "admin" | "operator" | "viewer";
                             }[];
+                            counts: {
+                                active: number;
+                                revoked: number;
+                            };
                             limit: number;
                             offset: number;
                             total: number;
@@ -503,8 +514,8 @@ export interface paths {
                     /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                     q?: string;
-                    /** @description artifacts whose SBOM lists a vulnerability of this severity */
-                    severity?: "critical" | "high" | "medium" | "low" | "info" | "none" | "unknown";
+                    /** @description artifacts with a finding at or above this severity that VEX has not closed (not not_affected, not fixed) */
+                    severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
                 };
                 header?: never;
                 path?: never;
@@ -950,6 +961,289 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/artifacts/{id}/components": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The artifact's component index (filters: ecosystem, purl; counts by ecosystem over the artifact) */
+        get: {
+            parameters: {
+                query?: {
+                    ecosystem?: string;
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    purl?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            components: {
+                                ecosystem: string | null;
+                                hashes: {
+                                    [key: string]: string;
+                                };
+                                licenses: string[];
+                                name: string;
+                                /** @description what vulnerability records are matched on: Ecosystem|name, or purl:<purl without version> */
+                                package_key: string;
+                                /** @description canonical package URL (pkg:generic/<name>@<version> for a component without one) */
+                                purl: string;
+                                /** @description distribution release (Debian 12, Alpine v3.19) */
+                                release: string | null;
+                                version: string | null;
+                            }[];
+                            counts: {
+                                [key: string]: number;
+                            };
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/artifacts/{id}/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An artifact's findings (same filters and counts as /findings) */
+        get: {
+            parameters: {
+                query?: {
+                    known_exploited?: boolean;
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    /** @description true: not closed by VEX; false: not_affected or fixed */
+                    open?: boolean;
+                    /** @description at or above this severity */
+                    severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+                    /** @description none: no VEX statement */
+                    vex_status?: "not_affected" | "affected" | "fixed" | "under_investigation" | "none";
+                    /** @description any id or alias (CVE, GHSA, DSA...) */
+                    vulnerability?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description findings by severity over the filtered set */
+                            counts: {
+                                critical: number;
+                                high: number;
+                                low: number;
+                                medium: number;
+                                none: number;
+                                unknown: number;
+                            };
+                            findings: {
+                                advisories: string[];
+                                aliases: string[];
+                                artifact: {
+                                    digest: string;
+                                    id: string;
+                                    name: string;
+                                    version: string;
+                                };
+                                component: {
+                                    ecosystem: string | null;
+                                    name: string;
+                                    purl: string;
+                                    version: string | null;
+                                };
+                                cvss_score: number | null;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                fixed_versions: string[];
+                                id: string;
+                                kev_date_added: string | null;
+                                known_exploited: boolean;
+                                known_exploited_in_fleet_at: string | null;
+                                /** @description how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected) */
+                                matched_by: unknown[];
+                                /** @description not closed by VEX (no statement, affected or under_investigation) */
+                                open: boolean;
+                                severity: string;
+                                /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
+                                severity_source: string;
+                                summary: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                                vex: {
+                                    justification: string | null;
+                                    statement_id: string | null;
+                                    status: string | null;
+                                };
+                                /** @description the vulnerability key: its CVE when any record names one, else the record id */
+                                vulnerability: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/artifacts/{id}/sbom": {
         parameters: {
             query?: never;
@@ -1035,7 +1329,7 @@ export interface paths {
                 };
             };
         };
-        /** Attach an SBOM (application/vnd.cyclonedx+json or application/spdx+json) */
+        /** Attach an SBOM (application/vnd.cyclonedx+json 1.4-1.6 or application/spdx+json 2.3), index its components and match them */
         put: {
             parameters: {
                 query?: never;
@@ -1060,9 +1354,11 @@ export interface paths {
                     content: {
                         "application/json": {
                             artifact_id: string;
+                            components: number;
                             digest: string;
+                            findings: number;
                             format: string;
-                            severities: string[];
+                            spec_version: string;
                         };
                     };
                 };
@@ -1130,6 +1426,231 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/artifacts/{id}/vex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The artifact's VEX statement history, newest statement first (filter: vulnerability; counts by status) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    vulnerability?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            counts: {
+                                [key: string]: number;
+                            };
+                            limit: number;
+                            offset: number;
+                            statements: {
+                                action_statement: string | null;
+                                actor: string;
+                                component: string | null;
+                                document_digest: string;
+                                format: string;
+                                id: string;
+                                impact_statement: string | null;
+                                justification: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                /** Format: date-time */
+                                statement_at: string;
+                                status: string;
+                                vulnerability: string;
+                            }[];
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Attach a VEX document (application/vnd.cyclonedx+json or application/openvex+json) to an artifact */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/openvex+json": unknown;
+                    "application/vnd.cyclonedx+json": unknown;
+                };
+            };
+            responses: {
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_id: string;
+                            digest: string;
+                            findings_applied: number;
+                            format: string;
+                            statements: {
+                                action_statement: string | null;
+                                actor: string;
+                                component: string | null;
+                                document_digest: string;
+                                format: string;
+                                id: string;
+                                impact_statement: string | null;
+                                justification: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                /** Format: date-time */
+                                statement_at: string;
+                                status: string;
+                                vulnerability: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit": {
         parameters: {
             query?: never;
@@ -1137,7 +1658,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Audit events, newest first */
+        /** Audit events, newest first (counts by action in the since/until window) */
         get: {
             parameters: {
                 query?: {
@@ -1162,6 +1683,9 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            counts: {
+                                [key: string]: number;
+                            };
                             events: {
                                 action: string;
                                 actor: string;
@@ -2064,6 +2588,3062 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List cases, nearest deadline first (filters: state, kind, product, overdue, due_within_hours; counts by state) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the nearest open deadline falls within the next N hours (not yet overdue) */
+                    due_within_hours?: number;
+                    kind?: "exploited_vulnerability" | "severe_incident";
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    /** @description true: a deadline is past due; false: none is */
+                    overdue?: boolean;
+                    product?: string;
+                    state?: "open" | "reportable" | "not_reportable" | "closed";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            cases: {
+                                artifact_ids: string[];
+                                /** Format: date-time */
+                                aware_at: string;
+                                corrective_measure_at: string | null;
+                                corrective_release_id: string | null;
+                                corrective_rollout_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string;
+                                device_names: string[];
+                                group_ids: string[];
+                                /** Format: uuid */
+                                id: string;
+                                kind: string;
+                                next_deadline: {
+                                    /** Format: date-time */
+                                    due_at: string;
+                                    obligation: string | null;
+                                    overdue: boolean;
+                                    remaining_seconds: number;
+                                } | null;
+                                owner: string;
+                                products: string[];
+                                state: string;
+                                summary: string;
+                                title: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                vulnerability_ids: string[];
+                            }[];
+                            /** @description the tenant's cases by state, whatever the filter */
+                            counts: {
+                                closed: number;
+                                not_reportable: number;
+                                open: number;
+                                reportable: number;
+                            };
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Open an Article 14 case (kind, links, awareness); the clocks run from awareness */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        artifact_ids?: string[];
+                        awareness: {
+                            /**
+                             * Format: date-time
+                             * @description when the manufacturer became aware (UTC or with offset); never in the future
+                             */
+                            aware_at: string;
+                            aware_by: string;
+                            evidence: string;
+                        };
+                        device_names?: string[];
+                        group_ids?: string[];
+                        kind: "exploited_vulnerability" | "severe_incident";
+                        owner: string;
+                        /** @description product ids (contracts 2) */
+                        products?: string[];
+                        summary?: string;
+                        title: string;
+                        /** @description CVE, GHSA or OSV ids (aliases of one vulnerability may all be listed) */
+                        vulnerability_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_ids: string[];
+                            /** Format: date-time */
+                            aware_at: string;
+                            corrective_measure_at: string | null;
+                            corrective_release_id: string | null;
+                            corrective_rollout_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            device_names: string[];
+                            group_ids: string[];
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            next_deadline: {
+                                /** Format: date-time */
+                                due_at: string;
+                                obligation: string | null;
+                                overdue: boolean;
+                                remaining_seconds: number;
+                            } | null;
+                            owner: string;
+                            products: string[];
+                            state: string;
+                            summary: string;
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vulnerability_ids: string[];
+                        } & {
+                            assessment: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness_history: {
+                                [key: string]: unknown;
+                            }[];
+                            corrective_measures: {
+                                [key: string]: unknown;
+                            }[];
+                            deadlines: {
+                                article: string;
+                                basis: string;
+                                due_at: string | null;
+                                met_at: string | null;
+                                obligation: string;
+                                overdue: boolean;
+                                remaining_seconds: number | null;
+                                request_id: string | null;
+                                status: string;
+                                waiting_for: string | null;
+                            }[];
+                            decisions: {
+                                [key: string]: unknown;
+                            }[];
+                            intermediate_requests: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One case: awareness and its corrections, assessment, decisions, corrective measures, deadlines */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_ids: string[];
+                            /** Format: date-time */
+                            aware_at: string;
+                            corrective_measure_at: string | null;
+                            corrective_release_id: string | null;
+                            corrective_rollout_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            device_names: string[];
+                            group_ids: string[];
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            next_deadline: {
+                                /** Format: date-time */
+                                due_at: string;
+                                obligation: string | null;
+                                overdue: boolean;
+                                remaining_seconds: number;
+                            } | null;
+                            owner: string;
+                            products: string[];
+                            state: string;
+                            summary: string;
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vulnerability_ids: string[];
+                        } & {
+                            assessment: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness_history: {
+                                [key: string]: unknown;
+                            }[];
+                            corrective_measures: {
+                                [key: string]: unknown;
+                            }[];
+                            deadlines: {
+                                article: string;
+                                basis: string;
+                                due_at: string | null;
+                                met_at: string | null;
+                                obligation: string;
+                                overdue: boolean;
+                                remaining_seconds: number | null;
+                                request_id: string | null;
+                                status: string;
+                                waiting_for: string | null;
+                            }[];
+                            decisions: {
+                                [key: string]: unknown;
+                            }[];
+                            intermediate_requests: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Update title, summary, owner and links; 204, or 200 with Prefer: return=representation */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        artifact_ids?: string[];
+                        device_names?: string[];
+                        group_ids?: string[];
+                        owner?: string;
+                        /** @description product ids (contracts 2) */
+                        products?: string[];
+                        summary?: string;
+                        title?: string;
+                        /** @description CVE, GHSA or OSV ids (aliases of one vulnerability may all be listed) */
+                        vulnerability_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_ids: string[];
+                            /** Format: date-time */
+                            aware_at: string;
+                            corrective_measure_at: string | null;
+                            corrective_release_id: string | null;
+                            corrective_rollout_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            device_names: string[];
+                            group_ids: string[];
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            next_deadline: {
+                                /** Format: date-time */
+                                due_at: string;
+                                obligation: string | null;
+                                overdue: boolean;
+                                remaining_seconds: number;
+                            } | null;
+                            owner: string;
+                            products: string[];
+                            state: string;
+                            summary: string;
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vulnerability_ids: string[];
+                        } & {
+                            assessment: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness_history: {
+                                [key: string]: unknown;
+                            }[];
+                            corrective_measures: {
+                                [key: string]: unknown;
+                            }[];
+                            deadlines: {
+                                article: string;
+                                basis: string;
+                                due_at: string | null;
+                                met_at: string | null;
+                                obligation: string;
+                                overdue: boolean;
+                                remaining_seconds: number | null;
+                                request_id: string | null;
+                                status: string;
+                                waiting_for: string | null;
+                            }[];
+                            decisions: {
+                                [key: string]: unknown;
+                            }[];
+                            intermediate_requests: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 204 */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/assessments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record the assessment: reportable, or not reportable (closes the case, which stays with its rationale) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        assessed_at?: string;
+                        assessor?: string;
+                        outcome: "reportable" | "not_reportable";
+                        rationale: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_ids: string[];
+                            /** Format: date-time */
+                            aware_at: string;
+                            corrective_measure_at: string | null;
+                            corrective_release_id: string | null;
+                            corrective_rollout_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            device_names: string[];
+                            group_ids: string[];
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            next_deadline: {
+                                /** Format: date-time */
+                                due_at: string;
+                                obligation: string | null;
+                                overdue: boolean;
+                                remaining_seconds: number;
+                            } | null;
+                            owner: string;
+                            products: string[];
+                            state: string;
+                            summary: string;
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vulnerability_ids: string[];
+                        } & {
+                            assessment: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness_history: {
+                                [key: string]: unknown;
+                            }[];
+                            corrective_measures: {
+                                [key: string]: unknown;
+                            }[];
+                            deadlines: {
+                                article: string;
+                                basis: string;
+                                due_at: string | null;
+                                met_at: string | null;
+                                obligation: string;
+                                overdue: boolean;
+                                remaining_seconds: number | null;
+                                request_id: string | null;
+                                status: string;
+                                waiting_for: string | null;
+                            }[];
+                            decisions: {
+                                [key: string]: unknown;
+                            }[];
+                            intermediate_requests: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A case's attachments, oldest first (counts: attached, redacted) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            attachments: {
+                                /** Format: date-time */
+                                added_at: string;
+                                added_by: string;
+                                /** Format: uuid */
+                                case_id: string;
+                                /** @description verified from the bytes */
+                                content_type: string;
+                                description: string;
+                                /** @description sha256 of the bytes */
+                                digest: string;
+                                filename: string;
+                                /** Format: uuid */
+                                id: string;
+                                length: number;
+                                redaction: {
+                                    reason: string;
+                                    /** Format: date-time */
+                                    redacted_at: string;
+                                    redacted_by: string;
+                                } | null;
+                            }[];
+                            counts: {
+                                attached: number;
+                                redacted: number;
+                            };
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Attach a file to a case (multipart: file, description?); bounded, type verified from the bytes, SHA-256 recorded */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": unknown;
+                };
+            };
+            responses: {
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            added_at: string;
+                            added_by: string;
+                            /** Format: uuid */
+                            case_id: string;
+                            /** @description verified from the bytes */
+                            content_type: string;
+                            description: string;
+                            /** @description sha256 of the bytes */
+                            digest: string;
+                            filename: string;
+                            /** Format: uuid */
+                            id: string;
+                            length: number;
+                            redaction: {
+                                reason: string;
+                                /** Format: date-time */
+                                redacted_at: string;
+                                redacted_by: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 413 */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/attachments/{aid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One attachment */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    aid: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            added_at: string;
+                            added_by: string;
+                            /** Format: uuid */
+                            case_id: string;
+                            /** @description verified from the bytes */
+                            content_type: string;
+                            description: string;
+                            /** @description sha256 of the bytes */
+                            digest: string;
+                            filename: string;
+                            /** Format: uuid */
+                            id: string;
+                            length: number;
+                            redaction: {
+                                reason: string;
+                                /** Format: date-time */
+                                redacted_at: string;
+                                redacted_by: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/attachments/{aid}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The bytes of an attachment (410 once redacted) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    aid: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description response */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/attachments/{aid}/redaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Redact an attachment: the record stays with the reason, the bytes are no longer served or exported */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    aid: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            added_at: string;
+                            added_by: string;
+                            /** Format: uuid */
+                            case_id: string;
+                            /** @description verified from the bytes */
+                            content_type: string;
+                            description: string;
+                            /** @description sha256 of the bytes */
+                            digest: string;
+                            filename: string;
+                            /** Format: uuid */
+                            id: string;
+                            length: number;
+                            redaction: {
+                                reason: string;
+                                /** Format: date-time */
+                                redacted_at: string;
+                                redacted_by: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The case's audit-trail slice, oldest first (spec §8 pagination) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the case's audit events by action */
+                            counts: {
+                                [key: string]: number;
+                            };
+                            events: {
+                                action: string;
+                                actor: string;
+                                /** Format: date-time */
+                                at: string;
+                                credential: string;
+                                detail: {
+                                    [key: string]: unknown;
+                                };
+                                id: string;
+                                request_id: string | null;
+                                target: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/awareness": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Correct the awareness moment (a new record with its reason; the clocks move with it) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description when the manufacturer became aware (UTC or with offset); never in the future
+                         */
+                        aware_at: string;
+                        aware_by: string;
+                        evidence: string;
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_ids: string[];
+                            /** Format: date-time */
+                            aware_at: string;
+                            corrective_measure_at: string | null;
+                            corrective_release_id: string | null;
+                            corrective_rollout_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            device_names: string[];
+                            group_ids: string[];
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            next_deadline: {
+                                /** Format: date-time */
+                                due_at: string;
+                                obligation: string | null;
+                                overdue: boolean;
+                                remaining_seconds: number;
+                            } | null;
+                            owner: string;
+                            products: string[];
+                            state: string;
+                            summary: string;
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vulnerability_ids: string[];
+                        } & {
+                            assessment: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness_history: {
+                                [key: string]: unknown;
+                            }[];
+                            corrective_measures: {
+                                [key: string]: unknown;
+                            }[];
+                            deadlines: {
+                                article: string;
+                                basis: string;
+                                due_at: string | null;
+                                met_at: string | null;
+                                obligation: string;
+                                overdue: boolean;
+                                remaining_seconds: number | null;
+                                request_id: string | null;
+                                status: string;
+                                waiting_for: string | null;
+                            }[];
+                            decisions: {
+                                [key: string]: unknown;
+                            }[];
+                            intermediate_requests: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Close a reportable case whose final report is filed (reason recorded) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_ids: string[];
+                            /** Format: date-time */
+                            aware_at: string;
+                            corrective_measure_at: string | null;
+                            corrective_release_id: string | null;
+                            corrective_rollout_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            device_names: string[];
+                            group_ids: string[];
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            next_deadline: {
+                                /** Format: date-time */
+                                due_at: string;
+                                obligation: string | null;
+                                overdue: boolean;
+                                remaining_seconds: number;
+                            } | null;
+                            owner: string;
+                            products: string[];
+                            state: string;
+                            summary: string;
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vulnerability_ids: string[];
+                        } & {
+                            assessment: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness_history: {
+                                [key: string]: unknown;
+                            }[];
+                            corrective_measures: {
+                                [key: string]: unknown;
+                            }[];
+                            deadlines: {
+                                article: string;
+                                basis: string;
+                                due_at: string | null;
+                                met_at: string | null;
+                                obligation: string;
+                                overdue: boolean;
+                                remaining_seconds: number | null;
+                                request_id: string | null;
+                                status: string;
+                                waiting_for: string | null;
+                            }[];
+                            decisions: {
+                                [key: string]: unknown;
+                            }[];
+                            intermediate_requests: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/corrective-measure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record when a corrective or mitigating measure became available (release or rollout); the vulnerability final report is due 14 days later */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        available_at?: string;
+                        description: string;
+                        reason?: string;
+                        /** Format: uuid */
+                        release_id?: string;
+                        /** Format: uuid */
+                        rollout_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_ids: string[];
+                            /** Format: date-time */
+                            aware_at: string;
+                            corrective_measure_at: string | null;
+                            corrective_release_id: string | null;
+                            corrective_rollout_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            device_names: string[];
+                            group_ids: string[];
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            next_deadline: {
+                                /** Format: date-time */
+                                due_at: string;
+                                obligation: string | null;
+                                overdue: boolean;
+                                remaining_seconds: number;
+                            } | null;
+                            owner: string;
+                            products: string[];
+                            state: string;
+                            summary: string;
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vulnerability_ids: string[];
+                        } & {
+                            assessment: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness_history: {
+                                [key: string]: unknown;
+                            }[];
+                            corrective_measures: {
+                                [key: string]: unknown;
+                            }[];
+                            deadlines: {
+                                article: string;
+                                basis: string;
+                                due_at: string | null;
+                                met_at: string | null;
+                                obligation: string;
+                                overdue: boolean;
+                                remaining_seconds: number | null;
+                                request_id: string | null;
+                                status: string;
+                                waiting_for: string | null;
+                            }[];
+                            decisions: {
+                                [key: string]: unknown;
+                            }[];
+                            intermediate_requests: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The evidence archive of a case (tar, streamed): every record, document, PDF, attachment, receipt and audit event, with a signed manifest */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description application/x-tar */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Findings and fleet exposure of the case's vulnerability ids and artifacts (empty until findings are imported) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            exposure: {
+                                [key: string]: unknown;
+                            }[];
+                            findings: {
+                                [key: string]: unknown;
+                            }[];
+                            source: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/intermediate-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record a CSIRT request for an intermediate report (a deadline of its own) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        due_at: string;
+                        reference?: string;
+                        /** Format: date-time */
+                        requested_at?: string;
+                        requested_by: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            case: {
+                                artifact_ids: string[];
+                                /** Format: date-time */
+                                aware_at: string;
+                                corrective_measure_at: string | null;
+                                corrective_release_id: string | null;
+                                corrective_rollout_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string;
+                                device_names: string[];
+                                group_ids: string[];
+                                /** Format: uuid */
+                                id: string;
+                                kind: string;
+                                next_deadline: {
+                                    /** Format: date-time */
+                                    due_at: string;
+                                    obligation: string | null;
+                                    overdue: boolean;
+                                    remaining_seconds: number;
+                                } | null;
+                                owner: string;
+                                products: string[];
+                                state: string;
+                                summary: string;
+                                title: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                vulnerability_ids: string[];
+                            } & {
+                                assessment: {
+                                    [key: string]: unknown;
+                                } | null;
+                                awareness: {
+                                    [key: string]: unknown;
+                                } | null;
+                                awareness_history: {
+                                    [key: string]: unknown;
+                                }[];
+                                corrective_measures: {
+                                    [key: string]: unknown;
+                                }[];
+                                deadlines: {
+                                    article: string;
+                                    basis: string;
+                                    due_at: string | null;
+                                    met_at: string | null;
+                                    obligation: string;
+                                    overdue: boolean;
+                                    remaining_seconds: number | null;
+                                    request_id: string | null;
+                                    status: string;
+                                    waiting_for: string | null;
+                                }[];
+                                decisions: {
+                                    [key: string]: unknown;
+                                }[];
+                                intermediate_requests: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            /** Format: uuid */
+                            request_id: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reopen a closed or not-reportable case (reason recorded) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifact_ids: string[];
+                            /** Format: date-time */
+                            aware_at: string;
+                            corrective_measure_at: string | null;
+                            corrective_release_id: string | null;
+                            corrective_rollout_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            device_names: string[];
+                            group_ids: string[];
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            next_deadline: {
+                                /** Format: date-time */
+                                due_at: string;
+                                obligation: string | null;
+                                overdue: boolean;
+                                remaining_seconds: number;
+                            } | null;
+                            owner: string;
+                            products: string[];
+                            state: string;
+                            summary: string;
+                            title: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vulnerability_ids: string[];
+                        } & {
+                            assessment: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness: {
+                                [key: string]: unknown;
+                            } | null;
+                            awareness_history: {
+                                [key: string]: unknown;
+                            }[];
+                            corrective_measures: {
+                                [key: string]: unknown;
+                            }[];
+                            deadlines: {
+                                article: string;
+                                basis: string;
+                                due_at: string | null;
+                                met_at: string | null;
+                                obligation: string;
+                                overdue: boolean;
+                                remaining_seconds: number | null;
+                                request_id: string | null;
+                                status: string;
+                                waiting_for: string | null;
+                            }[];
+                            decisions: {
+                                [key: string]: unknown;
+                            }[];
+                            intermediate_requests: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/submissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A case's submissions, oldest first (filter: stage; counts by stage) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    stage?: "early_warning" | "notification" | "intermediate" | "final_report" | "advisory";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the case's submissions by stage, whatever the filter */
+                            counts: {
+                                [key: string]: number;
+                            };
+                            limit: number;
+                            offset: number;
+                            submissions: {
+                                /** Format: uuid */
+                                case_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string;
+                                /** @description sha256 of the exact canonical JSON document */
+                                digest: string;
+                                /** Format: uuid */
+                                id: string;
+                                pdf_digest: string;
+                                pdf_length: number;
+                                request_id: string | null;
+                                stage: string;
+                                superseded_by: string | null;
+                                supersedes_id: string | null;
+                            }[];
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Produce a stage submission (early warning, notification, intermediate, final report, advisory): the exact JSON document and its branded PDF */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the fields of the stage and case kind (docs/article-14.md) */
+                        content: {
+                            [key: string]: unknown;
+                        };
+                        stage: "early_warning" | "notification" | "intermediate" | "final_report" | "advisory";
+                        /** Format: uuid */
+                        supersedes_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            case_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            /** @description sha256 of the exact canonical JSON document */
+                            digest: string;
+                            /** Format: uuid */
+                            id: string;
+                            pdf_digest: string;
+                            pdf_length: number;
+                            request_id: string | null;
+                            stage: string;
+                            superseded_by: string | null;
+                            supersedes_id: string | null;
+                        } & {
+                            document: {
+                                [key: string]: unknown;
+                            };
+                            filings: {
+                                delivery: {
+                                    [key: string]: unknown;
+                                };
+                                external_reference: string | null;
+                                /** Format: date-time */
+                                filed_at: string;
+                                filed_by: string;
+                                /** Format: uuid */
+                                id: string;
+                                member_state: string | null;
+                                recipients: string[];
+                                /** Format: date-time */
+                                recorded_at: string;
+                                /** Format: uuid */
+                                submission_id: string;
+                                transport: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/submissions/{sid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One submission: its document and filings */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            case_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            /** @description sha256 of the exact canonical JSON document */
+                            digest: string;
+                            /** Format: uuid */
+                            id: string;
+                            pdf_digest: string;
+                            pdf_length: number;
+                            request_id: string | null;
+                            stage: string;
+                            superseded_by: string | null;
+                            supersedes_id: string | null;
+                        } & {
+                            document: {
+                                [key: string]: unknown;
+                            };
+                            filings: {
+                                delivery: {
+                                    [key: string]: unknown;
+                                };
+                                external_reference: string | null;
+                                /** Format: date-time */
+                                filed_at: string;
+                                filed_by: string;
+                                /** Format: uuid */
+                                id: string;
+                                member_state: string | null;
+                                recipients: string[];
+                                /** Format: date-time */
+                                recorded_at: string;
+                                /** Format: uuid */
+                                submission_id: string;
+                                transport: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/submissions/{sid}/csaf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The CSAF 2.0 advisory of an advisory submission (Article 14(8)) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description response */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/submissions/{sid}/document": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The exact submission document (canonical JSON; its SHA-256 is the digest) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description response */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/submissions/{sid}/filings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record the filing of a submission (to the CSIRT and/or ENISA, or to users), optionally delivered by the file or webhook transport */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the reference the recipient returned */
+                        external_reference?: string;
+                        /**
+                         * Format: date-time
+                         * @description manual filings: when it was filed (default now; never in the future)
+                         */
+                        filed_at?: string;
+                        /** @description Member State of the coordinator CSIRT (main establishment) */
+                        member_state?: "AT" | "BE" | "BG" | "CY" | "CZ" | "DE" | "DK" | "EE" | "ES" | "FI" | "FR" | "GR" | "HR" | "HU" | "IE" | "IT" | "LT" | "LU" | "LV" | "MT" | "NL" | "PL" | "PT" | "RO" | "SE" | "SI" | "SK";
+                        recipients: ("csirt" | "enisa" | "users")[];
+                        /** @description manual (default): filed by the operator */
+                        transport?: "manual" | "file" | "webhook";
+                    };
+                };
+            };
+            responses: {
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            delivery: {
+                                [key: string]: unknown;
+                            };
+                            external_reference: string | null;
+                            /** Format: date-time */
+                            filed_at: string;
+                            filed_by: string;
+                            /** Format: uuid */
+                            id: string;
+                            member_state: string | null;
+                            recipients: string[];
+                            /** Format: date-time */
+                            recorded_at: string;
+                            /** Format: uuid */
+                            submission_id: string;
+                            transport: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/submissions/{sid}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The branded PDF of a submission */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description response */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/device-ca": {
         parameters: {
             query?: never;
@@ -2492,6 +6072,167 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/devices/{name}/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Findings of what a device runs now (open only unless open=false or vex_status is given) */
+        get: {
+            parameters: {
+                query?: {
+                    known_exploited?: boolean;
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    /** @description true: not closed by VEX; false: not_affected or fixed */
+                    open?: boolean;
+                    /** @description at or above this severity */
+                    severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+                    /** @description none: no VEX statement */
+                    vex_status?: "not_affected" | "affected" | "fixed" | "under_investigation" | "none";
+                    /** @description any id or alias (CVE, GHSA, DSA...) */
+                    vulnerability?: string;
+                };
+                header?: never;
+                path: {
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description findings by severity over the filtered set */
+                            counts: {
+                                critical: number;
+                                high: number;
+                                low: number;
+                                medium: number;
+                                none: number;
+                                unknown: number;
+                            };
+                            findings: {
+                                advisories: string[];
+                                aliases: string[];
+                                artifact: {
+                                    digest: string;
+                                    id: string;
+                                    name: string;
+                                    version: string;
+                                };
+                                component: {
+                                    ecosystem: string | null;
+                                    name: string;
+                                    purl: string;
+                                    version: string | null;
+                                };
+                                cvss_score: number | null;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                fixed_versions: string[];
+                                id: string;
+                                kev_date_added: string | null;
+                                known_exploited: boolean;
+                                known_exploited_in_fleet_at: string | null;
+                                /** @description how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected) */
+                                matched_by: unknown[];
+                                /** @description not closed by VEX (no statement, affected or under_investigation) */
+                                open: boolean;
+                                severity: string;
+                                /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
+                                severity_source: string;
+                                summary: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                                vex: {
+                                    justification: string | null;
+                                    statement_id: string | null;
+                                    status: string | null;
+                                };
+                                /** @description the vulnerability key: its CVE when any record names one, else the record id */
+                                vulnerability: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/devices/{name}/history": {
         parameters: {
             query?: never;
@@ -2499,7 +6240,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Device history, newest first */
+        /** Device history, newest first (counts by event) */
         get: {
             parameters: {
                 query?: {
@@ -2523,6 +6264,10 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description entries per event over the device's whole history */
+                            counts: {
+                                [key: string]: number;
+                            };
                             history: {
                                 /** Format: date-time */
                                 at: string;
@@ -2849,7 +6594,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List enrollment tokens (never the secret) */
+        /** List enrollment tokens (never the secret; counts active, expired, exhausted) */
         get: {
             parameters: {
                 query?: {
@@ -2871,6 +6616,11 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            counts: {
+                                active: number;
+                                exhausted: number;
+                                expired: number;
+                            };
                             enroll_tokens: {
                                 /** Format: date-time */
                                 created_at: string;
@@ -3140,6 +6890,397 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evidence-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's evidence public key: it verifies case-export manifests (svc-release verify-evidence) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            algorithm: "ed25519";
+                            keyid: string;
+                            payload_type: string;
+                            public_key_pem: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Findings, known exploited first (filters: severity >= X, known_exploited, vex_status, open, artifact, product, vulnerability; counts by severity) */
+        get: {
+            parameters: {
+                query?: {
+                    artifact?: string;
+                    known_exploited?: boolean;
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    /** @description true: not closed by VEX; false: not_affected or fixed */
+                    open?: boolean;
+                    product?: string;
+                    /** @description at or above this severity */
+                    severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+                    /** @description none: no VEX statement */
+                    vex_status?: "not_affected" | "affected" | "fixed" | "under_investigation" | "none";
+                    /** @description any id or alias (CVE, GHSA, DSA...) */
+                    vulnerability?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description findings by severity over the filtered set */
+                            counts: {
+                                critical: number;
+                                high: number;
+                                low: number;
+                                medium: number;
+                                none: number;
+                                unknown: number;
+                            };
+                            findings: {
+                                advisories: string[];
+                                aliases: string[];
+                                artifact: {
+                                    digest: string;
+                                    id: string;
+                                    name: string;
+                                    version: string;
+                                };
+                                component: {
+                                    ecosystem: string | null;
+                                    name: string;
+                                    purl: string;
+                                    version: string | null;
+                                };
+                                cvss_score: number | null;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                fixed_versions: string[];
+                                id: string;
+                                kev_date_added: string | null;
+                                known_exploited: boolean;
+                                known_exploited_in_fleet_at: string | null;
+                                /** @description how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected) */
+                                matched_by: unknown[];
+                                /** @description not closed by VEX (no statement, affected or under_investigation) */
+                                open: boolean;
+                                severity: string;
+                                /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
+                                severity_source: string;
+                                summary: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                                vex: {
+                                    justification: string | null;
+                                    statement_id: string | null;
+                                    status: string | null;
+                                };
+                                /** @description the vulnerability key: its CVE when any record names one, else the record id */
+                                vulnerability: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/findings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One finding */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            advisories: string[];
+                            aliases: string[];
+                            artifact: {
+                                digest: string;
+                                id: string;
+                                name: string;
+                                version: string;
+                            };
+                            component: {
+                                ecosystem: string | null;
+                                name: string;
+                                purl: string;
+                                version: string | null;
+                            };
+                            cvss_score: number | null;
+                            /** Format: date-time */
+                            first_seen_at: string;
+                            fixed_versions: string[];
+                            id: string;
+                            kev_date_added: string | null;
+                            known_exploited: boolean;
+                            known_exploited_in_fleet_at: string | null;
+                            /** @description how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected) */
+                            matched_by: unknown[];
+                            /** @description not closed by VEX (no statement, affected or under_investigation) */
+                            open: boolean;
+                            severity: string;
+                            /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
+                            severity_source: string;
+                            summary: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            vex: {
+                                justification: string | null;
+                                statement_id: string | null;
+                                status: string | null;
+                            };
+                            /** @description the vulnerability key: its CVE when any record names one, else the record id */
+                            vulnerability: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3708,7 +7849,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update display name or password */
+        /** Update display name or password (204; 200 with the profile on Prefer: return=representation) */
         patch: {
             parameters: {
                 query?: never;
@@ -3743,6 +7884,13 @@ export interface paths {
                             role: "admin" | "operator" | "viewer";
                         };
                     };
+                };
+                /** @description 204 */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description 400 */
                 400: {
@@ -4020,7 +8168,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Import an image (manifest + blobs) as a container artifact (OCI layout tar) */
+        /** Import an image (manifest + blobs) as a container artifact (OCI layout tar); an SBOM it carries as an OCI referrer is attached */
         post: {
             parameters: {
                 query?: never;
@@ -5293,6 +9441,386 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reports/readiness.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness report: the JSON twin: the same data as the PDF (application/json) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this product: its releases' artifacts, the devices running them, its cases */
+                    product?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the JSON twin: the same data as the PDF (application/json) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/readiness.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness report: the branded PDF (application/pdf) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this product: its releases' artifacts, the devices running them, its cases */
+                    product?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the branded PDF (application/pdf) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/vulnerability.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Vulnerability report: the JSON twin: the same data as the PDF (application/json) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this product: its releases' artifacts, the devices running them, its cases */
+                    product?: string;
+                    /** @description list findings at or above this severity (counts stay complete) */
+                    severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the JSON twin: the same data as the PDF (application/json) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/vulnerability.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Vulnerability report: the branded PDF (application/pdf) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this product: its releases' artifacts, the devices running them, its cases */
+                    product?: string;
+                    /** @description list findings at or above this severity (counts stay complete) */
+                    severity?: "critical" | "high" | "medium" | "low" | "none" | "unknown";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the branded PDF (application/pdf) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rollouts": {
         parameters: {
             query?: never;
@@ -6234,7 +10762,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users */
+        /** List users (counts by role) */
         get: {
             parameters: {
                 query?: {
@@ -6256,6 +10784,11 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            counts: {
+                                admin: number;
+                                operator: number;
+                                viewer: number;
+                            };
                             limit: number;
                             offset: number;
                             total: number;
@@ -6517,6 +11050,1169 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vuln-analysis/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Re-analysis runs of this tenant (progress), newest first; counts by state */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            counts: {
+                                completed: number;
+                                queued: number;
+                                running: number;
+                            };
+                            limit: number;
+                            offset: number;
+                            runs: {
+                                artifacts_done: number;
+                                artifacts_total: number;
+                                completed_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                findings_added: number;
+                                findings_removed: number;
+                                id: string;
+                                reason: string;
+                                /** @description findings that became known exploited while devices run them */
+                                signals: number;
+                                started_at: string | null;
+                                state: string;
+                            }[];
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vuln-analysis/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One re-analysis run */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifacts_done: number;
+                            artifacts_total: number;
+                            completed_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            findings_added: number;
+                            findings_removed: number;
+                            id: string;
+                            reason: string;
+                            /** @description findings that became known exploited while devices run them */
+                            signals: number;
+                            started_at: string | null;
+                            state: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vuln-feeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Feed freshness: OSV sources and their last import, newest record time, KEV catalog version */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            advisories: number;
+                            kev: {
+                                catalog_version: string | null;
+                                entries: number;
+                                last_import_at: string | null;
+                            };
+                            newest_modified: string | null;
+                            osv: {
+                                imports: number;
+                                last_import_at: string | null;
+                                source: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vuln-feeds/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Feed imports, newest first (counts by state over all imports) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            counts: {
+                                completed: number;
+                                running: number;
+                            };
+                            imports: {
+                                actor: string;
+                                added: number;
+                                catalog_version: string | null;
+                                completed_at: string | null;
+                                digest: string;
+                                /** @description the resume cursor: record entries applied */
+                                entries_done: number;
+                                entries_total: number;
+                                id: string;
+                                kind: "osv" | "kev";
+                                /** @description malformed, oversized or non-OSV records, counted */
+                                skipped: number;
+                                /** @description the first 100 skipped records and why */
+                                skipped_detail: {
+                                    entry: string;
+                                    reason: string;
+                                }[];
+                                source: string;
+                                /** Format: date-time */
+                                started_at: string;
+                                state: "running" | "completed";
+                                /** @description records not newer (by modified) than the stored copy */
+                                unchanged: number;
+                                updated: number;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vuln-feeds/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One feed import (progress, counts, skipped records) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            actor: string;
+                            added: number;
+                            catalog_version: string | null;
+                            completed_at: string | null;
+                            digest: string;
+                            /** @description the resume cursor: record entries applied */
+                            entries_done: number;
+                            entries_total: number;
+                            id: string;
+                            kind: "osv" | "kev";
+                            /** @description malformed, oversized or non-OSV records, counted */
+                            skipped: number;
+                            /** @description the first 100 skipped records and why */
+                            skipped_detail: {
+                                entry: string;
+                                reason: string;
+                            }[];
+                            source: string;
+                            /** Format: date-time */
+                            started_at: string;
+                            state: "running" | "completed";
+                            /** @description records not newer (by modified) than the stored copy */
+                            unchanged: number;
+                            updated: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vuln-feeds/kev": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Import the CISA Known Exploited Vulnerabilities catalog (its JSON); 201 new, 200 the same bytes again */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description a label for the feed, e.g. "osv:PyPI" */
+                    source?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            actor: string;
+                            added: number;
+                            catalog_version: string | null;
+                            completed_at: string | null;
+                            digest: string;
+                            /** @description the resume cursor: record entries applied */
+                            entries_done: number;
+                            entries_total: number;
+                            id: string;
+                            kind: "osv" | "kev";
+                            /** @description malformed, oversized or non-OSV records, counted */
+                            skipped: number;
+                            /** @description the first 100 skipped records and why */
+                            skipped_detail: {
+                                entry: string;
+                                reason: string;
+                            }[];
+                            source: string;
+                            /** Format: date-time */
+                            started_at: string;
+                            state: "running" | "completed";
+                            /** @description records not newer (by modified) than the stored copy */
+                            unchanged: number;
+                            updated: number;
+                        };
+                    };
+                };
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            actor: string;
+                            added: number;
+                            catalog_version: string | null;
+                            completed_at: string | null;
+                            digest: string;
+                            /** @description the resume cursor: record entries applied */
+                            entries_done: number;
+                            entries_total: number;
+                            id: string;
+                            kind: "osv" | "kev";
+                            /** @description malformed, oversized or non-OSV records, counted */
+                            skipped: number;
+                            /** @description the first 100 skipped records and why */
+                            skipped_detail: {
+                                entry: string;
+                                reason: string;
+                            }[];
+                            source: string;
+                            /** Format: date-time */
+                            started_at: string;
+                            state: "running" | "completed";
+                            /** @description records not newer (by modified) than the stored copy */
+                            unchanged: number;
+                            updated: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vuln-feeds/osv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Import an OSV feed (zip as OSV publishes per ecosystem, or tar / tar.gz of OSV JSON records); 201 new, 200 already imported or resumed */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description a label for the feed, e.g. "osv:PyPI" */
+                    source?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/gzip": unknown;
+                    "application/octet-stream": unknown;
+                    "application/x-gzip": unknown;
+                    "application/x-tar": unknown;
+                    "application/zip": unknown;
+                };
+            };
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            actor: string;
+                            added: number;
+                            catalog_version: string | null;
+                            completed_at: string | null;
+                            digest: string;
+                            /** @description the resume cursor: record entries applied */
+                            entries_done: number;
+                            entries_total: number;
+                            id: string;
+                            kind: "osv" | "kev";
+                            /** @description malformed, oversized or non-OSV records, counted */
+                            skipped: number;
+                            /** @description the first 100 skipped records and why */
+                            skipped_detail: {
+                                entry: string;
+                                reason: string;
+                            }[];
+                            source: string;
+                            /** Format: date-time */
+                            started_at: string;
+                            state: "running" | "completed";
+                            /** @description records not newer (by modified) than the stored copy */
+                            unchanged: number;
+                            updated: number;
+                        };
+                    };
+                };
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            actor: string;
+                            added: number;
+                            catalog_version: string | null;
+                            completed_at: string | null;
+                            digest: string;
+                            /** @description the resume cursor: record entries applied */
+                            entries_done: number;
+                            entries_total: number;
+                            id: string;
+                            kind: "osv" | "kev";
+                            /** @description malformed, oversized or non-OSV records, counted */
+                            skipped: number;
+                            /** @description the first 100 skipped records and why */
+                            skipped_detail: {
+                                entry: string;
+                                reason: string;
+                            }[];
+                            source: string;
+                            /** Format: date-time */
+                            started_at: string;
+                            state: "running" | "completed";
+                            /** @description records not newer (by modified) than the stored copy */
+                            unchanged: number;
+                            updated: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vulnerabilities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A vulnerability by any id or alias: its records, severity, KEV entry */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            advisories: {
+                                affected: unknown[];
+                                cvss_score: number | null;
+                                cvss_vector: string | null;
+                                id: string;
+                                /** Format: date-time */
+                                modified: string;
+                                published: string | null;
+                                severity: string;
+                                severity_source: string;
+                                summary: string | null;
+                                withdrawn: string | null;
+                            }[];
+                            aliases: string[];
+                            id: string;
+                            kev: {
+                                date_added: string;
+                                due_date: string | null;
+                                known_ransomware: string | null;
+                                name: string;
+                                product: string;
+                                vendor_project: string;
+                            } | null;
+                            known_exploited: boolean;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/vulnerabilities/{id}/exposure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Exposure in the fleet: affected artifacts, releases naming them, devices running them (paginated), groups, and the published releases that fix them */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            artifacts: {
+                                components: string[];
+                                devices: number;
+                                digest: string;
+                                findings: number;
+                                fixed_versions: string[];
+                                id: string;
+                                name: string;
+                                open_findings: number;
+                                version: string;
+                                vex_statuses: string[];
+                            }[];
+                            counts: {
+                                artifacts: number;
+                                devices: number;
+                                groups: number;
+                                open_artifacts: number;
+                                releases: number;
+                            };
+                            devices: {
+                                components: string[];
+                                name: string;
+                                /** @description receipt (device-signed, software-key) or legacy (device-reported status) */
+                                source: string;
+                            }[];
+                            /** @description per product, the newest published release none of whose artifacts has an open finding of this vulnerability (all with an SBOM) */
+                            fixed_by: {
+                                /** Format: date-time */
+                                created_at: string;
+                                product: string;
+                                release_id: string;
+                                version: string;
+                            }[];
+                            groups: {
+                                devices: number;
+                                id: string;
+                                name: string;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            releases: {
+                                artifacts: string[];
+                                id: string;
+                                product: string;
+                                version: string;
+                            }[];
+                            /** @description exposed devices (running an artifact with an open finding) */
+                            total: number;
+                            vulnerability: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;

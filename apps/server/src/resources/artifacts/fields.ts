@@ -2,21 +2,12 @@
  * The rules of an artifact's fields (contracts §2, 4; spec §2.1 rule 3): what may be published,
  * where it lands in the TUF repository, and what a PATCH may change. Pure: no I/O.
  */
+import { ARTIFACT_KINDS, IDENTIFIER_PATTERNS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 
-// contracts §4: artifact names use the device-name pattern; versions their own
-export const ARTIFACT_NAME_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
-export const ARTIFACT_VERSION_RE = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
-// contracts §2: every component kind an artifact can be published as (members and refused-as-member kinds)
-export const ARTIFACT_KINDS = [
-  'container', 'model', 'config', 'service-binary', 'os-bundle',
-  'maintenance-window', 'min-agent', 'compose', 'os-package', 'package-manager',
-] as const;
-export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
 const MEDIA_TYPE_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 const FILENAME_RE = /^[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,127}$/;
 const LABEL_KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$/;
-export const RAUC_MEDIA_TYPE = 'application/vnd.rauc.bundle';
 
 export interface ArtifactFields {
   name: string;
@@ -28,10 +19,14 @@ export interface ArtifactFields {
 
 /** Checks every multipart field, naming the first bad one (spec §7: 400 naming the field). */
 export function checkArtifactFields(f: { name?: unknown; version?: unknown; kind?: unknown; media_type?: unknown; filename?: unknown }): ArtifactFields {
-  if (typeof f.name !== 'string' || !ARTIFACT_NAME_RE.test(f.name)) throw new ServerError('ARTIFACT_INVALID', `name: must match ${ARTIFACT_NAME_RE.source}`);
-  if (typeof f.version !== 'string' || !ARTIFACT_VERSION_RE.test(f.version)) {
-    throw new ServerError('ARTIFACT_INVALID', `version: must match ${ARTIFACT_VERSION_RE.source}`);
+  // contracts §4: artifact names use the device-name pattern; versions their own
+  if (typeof f.name !== 'string' || !IDENTIFIER_PATTERNS.artifactName.test(f.name)) {
+    throw new ServerError('ARTIFACT_INVALID', `name: must match ${IDENTIFIER_PATTERNS.artifactName.source}`);
   }
+  if (typeof f.version !== 'string' || !IDENTIFIER_PATTERNS.version.test(f.version)) {
+    throw new ServerError('ARTIFACT_INVALID', `version: must match ${IDENTIFIER_PATTERNS.version.source}`);
+  }
+  // contracts §2: every component kind an artifact can be published as (members and refused-as-member kinds)
   if (typeof f.kind !== 'string' || !(ARTIFACT_KINDS as readonly string[]).includes(f.kind)) {
     throw new ServerError('ARTIFACT_INVALID', `kind: must be one of ${ARTIFACT_KINDS.join(', ')}`);
   }
@@ -42,7 +37,7 @@ export function checkArtifactFields(f: { name?: unknown; version?: unknown; kind
     throw new ServerError('ARTIFACT_INVALID', `file: file name must match ${FILENAME_RE.source}`);
   }
   // spec §2.1 rule 3: an os-bundle is a RAUC bundle (.raucb, application/vnd.rauc.bundle)
-  if (f.kind === 'os-bundle') {
+  if (f.kind === OS_BUNDLE_KIND) {
     if (!f.filename.endsWith('.raucb')) throw new ServerError('ARTIFACT_INVALID', 'file: an os-bundle file name must end in .raucb');
     if (f.media_type !== undefined && f.media_type !== RAUC_MEDIA_TYPE) {
       throw new ServerError('ARTIFACT_INVALID', `media_type: an os-bundle must be ${RAUC_MEDIA_TYPE}`);
@@ -54,7 +49,7 @@ export function checkArtifactFields(f: { name?: unknown; version?: unknown; kind
 }
 
 export function defaultMediaType(kind: string): string {
-  if (kind === 'os-bundle') return RAUC_MEDIA_TYPE;
+  if (kind === OS_BUNDLE_KIND) return RAUC_MEDIA_TYPE;
   if (kind === 'container') return 'application/vnd.oci.image.manifest.v1+json';
   return 'application/octet-stream';
 }
@@ -83,7 +78,7 @@ export function checkArtifactChanges(body: Record<string, unknown>): ArtifactCha
   if ('description' in body) {
     const d = body['description'];
     if (d !== null && (typeof d !== 'string' || d.length > 4096)) throw new ServerError('ARTIFACT_INVALID', 'description: must be a string of at most 4096 characters or null');
-    out.description = d;
+    out.description = d as string | null;
   }
   if ('labels' in body) {
     const l = body['labels'];

@@ -1,10 +1,9 @@
 /** The artifacts table (and whether an SBOM is attached). Every function is tenant-scoped. */
+import { normalizeUuid, ARTIFACT_KINDS, type ArtifactKind } from '@svc/release-core';
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { likeContains } from '../../http/pagination.js';
 import type { ArtifactsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
-import { ARTIFACT_KINDS, type ArtifactKind } from './fields.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable> & { has_sbom: unknown };
 
@@ -27,14 +26,15 @@ export async function insertArtifact(db: Db, tenantId: string, a: NewArtifact, n
 }
 
 export async function getArtifact(db: Db, tenantId: string, id: string): Promise<ArtifactRow | undefined> {
-  if (!isUuid(id)) return undefined;
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
   return db
     .selectFrom('artifacts as a')
     .leftJoin('artifact_sboms as s', 's.artifact_id', 'a.id')
     .selectAll('a')
     .select((eb) => eb('s.artifact_id', 'is not', null).as('has_sbom'))
     .where('a.tenant_id', '=', tenantId)
-    .where('a.id', '=', id)
+    .where('a.id', '=', uuid)
     .executeTakeFirst();
 }
 
@@ -94,10 +94,11 @@ export async function artifactKindCounts(db: Db, tenantId: string): Promise<Reco
 
 /** Writes the mutable fields; false when the tenant has no such artifact. */
 export async function updateArtifact(db: Db, tenantId: string, id: string, set: { description?: string | null; labels?: Record<string, string> }, now: Date): Promise<boolean> {
-  if (!isUuid(id)) return false;
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return false;
   const values: { description?: string | null; labels?: string; updated_at: Date } = { updated_at: now };
   if (set.description !== undefined) values.description = set.description;
   if (set.labels !== undefined) values.labels = JSON.stringify(set.labels);
-  const r = await db.updateTable('artifacts').set(values).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  const r = await db.updateTable('artifacts').set(values).where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }

@@ -3,11 +3,10 @@
  * authorizer key"). Revocation keeps the row (evidence of what was trusted when) and removes
  * the key from every later verification. Every function is tenant-scoped.
  */
-import { parsePublicKeyPem, type PublicKey } from '@svc/release-core';
+import { parsePublicKeyPem, type PublicKey, normalizeUuid } from '@svc/release-core';
 import type { Selectable } from 'kysely';
 import type { AuthorizerKeysTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 
 export type AuthorizerKeyRow = Selectable<AuthorizerKeysTable>;
 
@@ -35,14 +34,16 @@ export async function authorizerKeyCounts(db: Db, tenantId: string): Promise<{ t
 }
 
 export async function getAuthorizerKey(db: Db, tenantId: string, id: string): Promise<AuthorizerKeyRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('authorizer_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('authorizer_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
 }
 
 /** Marks the key revoked at `now` unless it already is (the first revocation time is kept). */
 export async function setRevoked(db: Db, tenantId: string, id: string, now: Date): Promise<void> {
-  if (!isUuid(id)) return;
-  await db.updateTable('authorizer_keys').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return;
+  await db.updateTable('authorizer_keys').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', uuid).where('revoked_at', 'is', null).execute();
 }
 
 /** The keys a release may be verified against right now: registered and not revoked. */

@@ -2,10 +2,10 @@
  * Case attachments and their redactions: append-only in the database (migration 0020). The bytes
  * live in the content-addressed blob store under `digest`. Every function is tenant-scoped.
  */
+import { normalizeUuid } from '@svc/release-core';
 import type { Insertable, Selectable } from 'kysely';
 import type { CaseAttachmentsTable } from '../../store/case-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 
 export type AttachmentRow = Selectable<CaseAttachmentsTable> & { redacted_at: Date | null; redaction_reason: string | null; redacted_by: string | null };
 
@@ -38,8 +38,9 @@ export async function insertAttachment(db: Db, row: Insertable<CaseAttachmentsTa
 }
 
 export async function getAttachment(db: Db, tenantId: string, caseId: string, id: string): Promise<AttachmentRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return withRedaction(db, tenantId, caseId).where('a.id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return withRedaction(db, tenantId, caseId).where('a.id', '=', uuid).executeTakeFirst();
 }
 
 export async function listAttachments(db: Db, tenantId: string, caseId: string, limit: number, offset: number): Promise<{ rows: AttachmentRow[]; counts: { attached: number; redacted: number } }> {

@@ -35,6 +35,7 @@ import { caseSubmissionsWithDocuments, listFilings } from '../case-submissions/q
 import { findingsAndExposureFor, iterateCaseAudit, listMeasures, type CaseRow } from '../cases/queries.js';
 import { caseRecords } from '../cases/records.js';
 import { caseView, decisionView } from '../cases/views.js';
+import { exportFileName } from '../release-receipts/export.js';
 import type { EvidenceKey } from './evidence-key.js';
 import { iterateCaseReceipts } from './queries.js';
 
@@ -180,7 +181,7 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
     index = [];
   };
   for await (const r of iterateCaseReceipts(db, tenantId, { rolloutIds, deviceNames: c.device_names, groupIds: c.group_ids, since: c.aware_at }, EXPORT_LIMITS.receipts)) {
-    const file = `receipts/${r.envelope_digest.replace(/^sha256:/, '')}.dsse.json`;
+    const file = exportFileName(r);
     await w.bytes(file, r.envelope_bytes);
     receiptCount += 1;
     index.push({ file, receipt_id: r.id, device: r.device_name, release_id: r.release_id, rollout_id: r.rollout_id, transaction_id: r.deployment_id, payload_digest: r.payload_digest, envelope_digest: r.envelope_digest, label: r.label, accepted_at: r.accepted_at.toISOString() });

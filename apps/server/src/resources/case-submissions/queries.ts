@@ -3,10 +3,10 @@
  * A submission's `document` is the exact canonical JSON that was produced; its PDF lives in the
  * content-addressed blob store under `pdf_digest`. Every function is tenant-scoped.
  */
+import { normalizeUuid } from '@svc/release-core';
 import type { Insertable, Selectable } from 'kysely';
 import type { CaseFilingsTable, CaseSubmissionsTable } from '../../store/case-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 
 export type SubmissionRow = Selectable<CaseSubmissionsTable>;
 export type FilingRow = Selectable<CaseFilingsTable>;
@@ -20,8 +20,9 @@ export async function insertSubmission(db: Db, row: Insertable<CaseSubmissionsTa
 }
 
 export async function getSubmission(db: Db, tenantId: string, caseId: string, id: string): Promise<SubmissionRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('case_submissions').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).where('id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('case_submissions').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).where('id', '=', uuid).executeTakeFirst();
 }
 
 /** The id of the submission that supersedes `id`, if any. */

@@ -16,10 +16,10 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isUuid } from '@svc/release-core';
 import { ConfigError } from '../../config.js';
 import { ServerError } from '../../errors/server-error.js';
 import type { AttachmentLimits } from '../case-attachments/limits.js';
-import { isUuid } from '../ids.js';
 
 export interface OutgoingSubmission {
   tenantId: string;

@@ -4,6 +4,7 @@
  * reads of other areas' tables a case links to (artifacts, groups, devices, releases,
  * rollouts). Every function is tenant-scoped.
  */
+import { normalizeUuid } from '@svc/release-core';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type {
   CaseAwarenessTable,
@@ -13,7 +14,6 @@ import type {
   CasesTable,
 } from '../../store/case-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import type { CaseState, DeadlineFacts } from './deadlines.js';
 
 export type CaseRow = Selectable<CasesTable>;
@@ -27,14 +27,16 @@ export async function insertCase(db: Db, row: Insertable<CasesTable>): Promise<C
 }
 
 export async function getCase(db: Db, tenantId: string, id: string): Promise<CaseRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('cases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('cases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
 }
 
 /** The case row locked for the rest of the transaction: every change to a case and its records runs under it. */
 export async function lockCase(db: Db, tenantId: string, id: string): Promise<CaseRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('cases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('cases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', uuid).forUpdate().executeTakeFirst();
 }
 
 export type CasePatch = Partial<
@@ -96,8 +98,9 @@ export async function listIntermediateRequests(db: Db, tenantId: string, caseId:
 }
 
 export async function getIntermediateRequest(db: Db, tenantId: string, caseId: string, id: string): Promise<IntermediateRequestRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('case_intermediate_requests').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).where('id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('case_intermediate_requests').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).where('id', '=', uuid).executeTakeFirst();
 }
 
 /**
@@ -181,14 +184,14 @@ export async function artifactsByIds(db: Db, tenantId: string, ids: readonly str
     .selectFrom('artifacts')
     .select(['id', 'name', 'version', 'kind', 'digest', 'length', 'filename', 'media_type'])
     .where('tenant_id', '=', tenantId)
-    .where('id', 'in', ids.filter(isUuid))
+    .where('id', 'in', ids.flatMap((id) => normalizeUuid(id) ?? []))
     .orderBy('name')
     .orderBy('version')
     .execute();
 }
 
 export async function existingGroupIds(db: Db, tenantId: string, ids: readonly string[]): Promise<Set<string>> {
-  const valid = ids.filter(isUuid);
+  const valid = ids.flatMap((id) => normalizeUuid(id) ?? []);
   if (valid.length === 0) return new Set();
   const rows = await db.selectFrom('device_groups').select('id').where('tenant_id', '=', tenantId).where('id', 'in', valid).execute();
   return new Set(rows.map((r) => r.id));
@@ -201,13 +204,15 @@ export async function existingDevices(db: Db, tenantId: string, names: readonly 
 }
 
 export async function getRelease(db: Db, tenantId: string, id: string) {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('releases').select(['id', 'product', 'version', 'envelope_digest', 'payload_digest', 'created_at']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('releases').select(['id', 'product', 'version', 'envelope_digest', 'payload_digest', 'created_at']).where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
 }
 
 export async function getRollout(db: Db, tenantId: string, id: string) {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('rollouts').select(['id', 'deployment_id', 'release_id', 'artifact_id', 'created_at']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('rollouts').select(['id', 'deployment_id', 'release_id', 'artifact_id', 'created_at']).where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
 }
 
 export async function tenantName(db: Db, tenantId: string): Promise<string> {

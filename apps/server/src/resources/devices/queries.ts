@@ -1,3 +1,4 @@
+import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { likeContains } from '../../http/pagination.js';
 import type { Database } from '../../store/database.js';
@@ -13,8 +14,6 @@ import type { Db } from '../../store/tx.js';
  */
 export const DEVICE_STATUSES = ['online', 'offline', 'decommissioned'] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
-/** contracts §4. */
-export const DEVICE_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 export interface DeviceRecord {
   id: string;
@@ -49,7 +48,7 @@ export async function upsertEnrolledDevice(
   db: Db,
   input: { tenantId: string; name: string; profile?: string | null; agentVersion?: string | null; certFingerprint: string; certNotAfter: Date | null; now: Date },
 ): Promise<DeviceRecord> {
-  if (!DEVICE_NAME_PATTERN.test(input.name)) throw new Error(`device name: must match ${DEVICE_NAME_PATTERN.source}`);
+  if (!IDENTIFIER_PATTERNS.deviceName.test(input.name)) throw new Error(`device name: must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
   const row = await db
     .insertInto('devices')
     .values({

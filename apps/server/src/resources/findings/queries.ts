@@ -3,10 +3,10 @@
  * analysis reads and writes, and the finding lists of the API (spec §8 pagination, counts by
  * severity over the filtered set).
  */
+import { normalizeUuid } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
 import type { VulnFindingsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import type { StoredAffected } from '../vuln-feeds/osv.js';
 import { SEVERITIES, SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
 import { canonicalJson, type CandidateAdvisory, type FindingDraft, type InventoryComponent, type VexStatement } from './matching.js';
@@ -240,14 +240,15 @@ export async function listFindings(db: Db, tenantId: string, f: FindingFilter, l
 }
 
 export async function getFinding(db: Db, tenantId: string, id: string): Promise<FindingListRow | undefined> {
-  if (!isUuid(id)) return undefined;
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
   return db
     .selectFrom('vuln_findings as f')
     .innerJoin('artifacts as a', 'a.id', 'f.artifact_id')
     .selectAll('f')
     .select(['a.name as artifact_name', 'a.version as artifact_version', 'a.digest as artifact_digest'])
     .where('f.tenant_id', '=', tenantId)
-    .where('f.id', '=', id)
+    .where('f.id', '=', uuid)
     .executeTakeFirst();
 }
 

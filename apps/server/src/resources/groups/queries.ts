@@ -3,10 +3,10 @@
  * member count are stored on the group row, written in the same transaction as every
  * membership change. Every function is tenant-scoped.
  */
+import { normalizeUuid } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
 import type { DeviceGroupsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 
 export type GroupRow = Selectable<DeviceGroupsTable>;
 
@@ -35,8 +35,9 @@ export async function insertGroup(db: Db, tenantId: string, name: string, now: D
 
 /** Locks the group row (a concurrent rollout start reads the digest under the same lock); undefined when absent. */
 export async function lockGroup(db: Db, tenantId: string, groupId: string): Promise<{ id: string } | undefined> {
-  if (!isUuid(groupId)) return undefined;
-  return db.selectFrom('device_groups').select('id').where('id', '=', groupId).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
+  const uuid = normalizeUuid(groupId);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('device_groups').select('id').where('id', '=', uuid).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
 }
 
 /** The names among `names` that are devices of the tenant. */
@@ -66,8 +67,9 @@ export async function setSnapshot(db: Db, tenantId: string, groupId: string, sna
 }
 
 export async function getGroup(db: Db, tenantId: string, groupId: string): Promise<GroupRow | undefined> {
-  if (!isUuid(groupId)) return undefined;
-  return db.selectFrom('device_groups').selectAll().where('id', '=', groupId).where('tenant_id', '=', tenantId).executeTakeFirst();
+  const uuid = normalizeUuid(groupId);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('device_groups').selectAll().where('id', '=', uuid).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 export async function listGroups(db: Db, tenantId: string, limit: number, offset: number): Promise<GroupRow[]> {

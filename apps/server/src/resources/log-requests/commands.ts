@@ -1,6 +1,6 @@
+import { normalizeUuid } from '@svc/release-core';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import { deviceOr404 } from '../devices/commands.js';
-import { isUuid } from '../ids.js';
 import type { Command } from '../unit-of-work.js';
 import { fulfillLogRequest, insertLogRequest, type LogRequestRow } from './queries.js';
 
@@ -15,7 +15,8 @@ export const requestLogBundle: Command<{ device: string }, LogRequestRow> = asyn
 
 /** Device channel, UploadLogBundle: the device's bundle for one of its open requests (bounded by the caller). */
 export const storeLogBundle: Command<{ deviceId: string; logRequestId: string; content: Uint8Array; contentType: string }, void> = async (uow, i) => {
-  const stored = isUuid(i.logRequestId) && (await fulfillLogRequest(uow.trx, i.deviceId, i.logRequestId, i.content, i.contentType, uow.now));
+  const id = normalizeUuid(i.logRequestId);
+  const stored = id !== undefined && (await fulfillLogRequest(uow.trx, i.deviceId, id, i.content, i.contentType, uow.now));
   if (!stored) throw notFound(`log request ${i.logRequestId.slice(0, 64)}`);
   await uow.audit({ action: 'device.log-bundle.upload', target: `log-request:${i.logRequestId}`, detail: { length: i.content.byteLength, content_type: i.contentType } });
 };

@@ -1,12 +1,13 @@
+import { LIMITS } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/database.js';
 import type { Db } from '../../store/tx.js';
 
 /**
  * Device log requests: created `pending` by the API (202), handed to the device on its
- * next heartbeat (`delivered`, device channel), `uploaded` with the bundle bytes.
+ * next heartbeat (`delivered`, device channel), `uploaded` with the bundle bytes (at most
+ * LIMITS.logBundleBytes).
  */
-export const MAX_LOG_BUNDLE_BYTES = 16 * 1024 * 1024;
 
 const COLUMNS = ['id', 'tenant_id', 'device_id', 'status', 'requested_by', 'created_at', 'fulfilled_at', 'content_type'] as const;
 
@@ -32,7 +33,7 @@ export async function takePendingLogRequests(db: Kysely<Database>, deviceId: str
 
 /** Device channel, on upload: stores the bundle (bounded) and fulfils the request. */
 export async function fulfillLogRequest(db: Db, deviceId: string, id: string, content: Uint8Array, contentType: string, now: Date): Promise<boolean> {
-  if (content.byteLength > MAX_LOG_BUNDLE_BYTES) throw new Error(`log bundle: larger than ${MAX_LOG_BUNDLE_BYTES} bytes`);
+  if (content.byteLength > LIMITS.logBundleBytes) throw new Error(`log bundle: larger than ${LIMITS.logBundleBytes} bytes`);
   const row = await db
     .updateTable('log_requests')
     .set({ status: 'uploaded', content, content_type: contentType, fulfilled_at: now })

@@ -4,6 +4,7 @@
  * registry can neither exhaust memory nor slip in bytes other than the manifest names.
  */
 import { createHash } from 'node:crypto';
+import { digestFromHex, isDigest, sha256Digest } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
@@ -14,7 +15,6 @@ const TIMEOUT_MS = 30_000;
 // OCI distribution spec: repository name and tag grammar
 export const REPOSITORY_RE = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
 export const TAG_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
-const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 
 export interface Descriptor {
   mediaType: string;
@@ -80,7 +80,7 @@ export async function listTags(t: RegistryTarget, repository: string): Promise<s
 export async function getManifest(t: RegistryTarget, repository: string, tag: string): Promise<{ bytes: Buffer; digest: string; mediaType: string; config: Descriptor; layers: Descriptor[] }> {
   const res = await get(t, `/v2/${repository}/manifests/${tag}`, `${OCI_MANIFEST}, ${DOCKER_MANIFEST}`);
   const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'manifest');
-  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  const digest = sha256Digest(bytes);
   const claimed = res.headers.get('docker-content-digest');
   if (claimed && claimed !== digest) throw new ServerError('REGISTRY_UNREACHABLE', `manifest: registry claims ${claimed} but the bytes hash to ${digest}`);
   const m = JSON.parse(bytes.toString('utf8')) as { mediaType?: string; config?: unknown; layers?: unknown };
@@ -90,7 +90,7 @@ export async function getManifest(t: RegistryTarget, repository: string, tag: st
   }
   const desc = (d: unknown, at: string): Descriptor => {
     const o = d as Partial<Descriptor> | null;
-    if (!o || typeof o.digest !== 'string' || !DIGEST_RE.test(o.digest) || !Number.isSafeInteger(o.size) || (o.size as number) < 0 || typeof o.mediaType !== 'string') {
+    if (!o || !isDigest(o.digest) || !Number.isSafeInteger(o.size) || (o.size as number) < 0 || typeof o.mediaType !== 'string') {
       throw new ServerError('REGISTRY_UNREACHABLE', `manifest: ${at} is not a sha256 descriptor`);
     }
     return { mediaType: o.mediaType, digest: o.digest, size: o.size as number };
@@ -110,7 +110,7 @@ export async function* blobStream(t: RegistryTarget, repository: string, d: Desc
     h.update(chunk);
     yield chunk;
   }
-  const got = `sha256:${h.digest('hex')}`;
+  const got = digestFromHex(h.digest('hex'));
   if (n !== d.size || got !== d.digest) throw new ServerError('REGISTRY_UNREACHABLE', `blob ${d.digest}: received ${n} bytes hashing to ${got}`);
 }
 
@@ -133,16 +133,16 @@ export async function listReferrers(t: RegistryTarget, repository: string, diges
   if (!Array.isArray(index.manifests)) return [];
   return index.manifests
     .map((m) => m as { digest?: unknown; artifactType?: unknown })
-    .filter((m): m is Referrer => typeof m.digest === 'string' && DIGEST_RE.test(m.digest) && typeof m.artifactType === 'string');
+    .filter((m): m is Referrer => isDigest(m.digest) && typeof m.artifactType === 'string');
 }
 
 /** The first layer of an artifact manifest whose media type is one of `mediaTypes`, its bytes verified and capped. */
 export async function fetchArtifactLayer(t: RegistryTarget, repository: string, manifestDigest: string, mediaTypes: readonly string[], maxBytes: number): Promise<{ mediaType: string; bytes: Buffer } | undefined> {
   const res = await get(t, `/v2/${repository}/manifests/${manifestDigest}`, OCI_MANIFEST);
   const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'referrer manifest');
-  if (`sha256:${createHash('sha256').update(bytes).digest('hex')}` !== manifestDigest) throw new ServerError('REGISTRY_UNREACHABLE', `referrer ${manifestDigest}: the manifest bytes do not hash to their digest`);
+  if (sha256Digest(bytes) !== manifestDigest) throw new ServerError('REGISTRY_UNREACHABLE', `referrer ${manifestDigest}: the manifest bytes do not hash to their digest`);
   const m = JSON.parse(bytes.toString('utf8')) as { layers?: { mediaType?: unknown; digest?: unknown; size?: unknown }[] };
-  const layer = (m.layers ?? []).find((l) => typeof l.mediaType === 'string' && mediaTypes.includes(l.mediaType) && typeof l.digest === 'string' && DIGEST_RE.test(l.digest) && Number.isSafeInteger(l.size));
+  const layer = (m.layers ?? []).find((l) => typeof l.mediaType === 'string' && mediaTypes.includes(l.mediaType) && isDigest(l.digest) && Number.isSafeInteger(l.size));
   if (!layer || (layer.size as number) > maxBytes) return undefined;
   const parts: Buffer[] = [];
   for await (const chunk of blobStream(t, repository, { mediaType: layer.mediaType as string, digest: layer.digest as string, size: layer.size as number })) parts.push(Buffer.from(chunk));

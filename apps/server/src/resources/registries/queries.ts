@@ -1,8 +1,8 @@
 /** The registries table: OCI registries by URL, credentials by reference only. Tenant-scoped. */
+import { normalizeUuid } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
 import type { RegistriesTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 
 export type RegistryRow = Selectable<RegistriesTable>;
 
@@ -12,8 +12,9 @@ export async function insertRegistry(db: Db, tenantId: string, r: { name: string
 }
 
 export async function getRegistry(db: Db, tenantId: string, id: string): Promise<RegistryRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('registries').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('registries').selectAll().where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
 }
 
 export async function listRegistries(db: Db, tenantId: string, limit: number, offset: number): Promise<RegistryRow[]> {

@@ -4,9 +4,10 @@
  * signed target first (this file), record and audit row second (commands.ts
  * `recordImportedArtifact`), kind `container`.
  */
+import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
-import { ARTIFACT_VERSION_RE, checkArtifactFields } from '../artifacts/fields.js';
+import { checkArtifactFields } from '../artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../artifacts/publication.js';
 import type { NewArtifact } from '../artifacts/queries.js';
 import type { PipelineDeps } from '../pipeline-deps.js';
@@ -63,7 +64,7 @@ export async function publishImportedImage(
   if (!TAG_RE.test(body.tag)) throw new ServerError('REGISTRY_INVALID', 'tag: must be an OCI tag');
   const name = body.name ?? repo.split('/').pop()!;
   const version = body.version ?? body.tag;
-  if (!ARTIFACT_VERSION_RE.test(version)) throw new ServerError('REGISTRY_INVALID', `version: tag ${JSON.stringify(body.tag)} is not a valid artifact version; pass "version"`);
+  if (!IDENTIFIER_PATTERNS.version.test(version)) throw new ServerError('REGISTRY_INVALID', `version: tag ${JSON.stringify(body.tag)} is not a valid artifact version; pass "version"`);
   const fields = checkArtifactFields({ name, version, kind: 'container', media_type: OCI_LAYOUT_TAR, filename: `${name}-${version}.oci.tar` });
   const m = await getManifest(t, repo, body.tag);
   const sbom = await referrerSbom(t, repo, m.digest);

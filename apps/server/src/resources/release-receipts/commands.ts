@@ -7,6 +7,7 @@
  */
 import {
   checkReceiptAgainstRelease,
+  normalizeUuid,
   parseCertificateDer,
   parseEnvelope,
   verifyReceipt,
@@ -16,7 +17,6 @@ import {
 } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 import { isUniqueViolation } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import { releaseEvidence } from '../releases/queries.js';
 import { storedReleasePayload } from '../releases/rules.js';
 import { recordDeviceResult } from '../rollouts/commands.js';
@@ -70,10 +70,12 @@ export const acceptReceipt: Command<AcceptReceiptInput, { receipt_id: string; du
   const rolloutId = r.rollout;
   let deploymentId: string | undefined;
   if (txId !== undefined) {
-    deploymentId = isUuid(txId) ? await signedDeploymentById(trx, tenant, txId) : undefined;
+    const txUuid = normalizeUuid(txId);
+    deploymentId = txUuid === undefined ? undefined : await signedDeploymentById(trx, tenant, txUuid);
     if (!deploymentId) throw new ServerError('RECEIPT_UNEXPECTED', `transaction.id: no release transaction ${txId} in this tenant`);
   } else if (typeof rolloutId === 'string') {
-    deploymentId = isUuid(rolloutId) ? await signedDeploymentOfRollout(trx, tenant, rolloutId) : undefined;
+    const rolloutUuid = normalizeUuid(rolloutId);
+    deploymentId = rolloutUuid === undefined ? undefined : await signedDeploymentOfRollout(trx, tenant, rolloutUuid);
     if (!deploymentId) throw new ServerError('RECEIPT_UNEXPECTED', `rollout: no signed rollout ${rolloutId} in this tenant`);
   } else {
     throw new ServerError('RECEIPT_UNEXPECTED', 'rollout: the receipt names neither a rollout nor a transaction');

@@ -5,8 +5,9 @@
  * as it arrives; the index is the LAST entry because it is only complete after the last
  * receipt (a reader that needs it first can buffer just the index).
  */
-import { pack as tarPack } from 'tar-stream';
 import type { Readable } from 'node:stream';
+import { digestHex, type Digest } from '@svc/release-core';
+import { pack as tarPack } from 'tar-stream';
 
 export interface ExportRow {
   id: string;
@@ -23,7 +24,7 @@ export interface ExportRow {
 
 export function exportFileName(row: Pick<ExportRow, 'envelope_digest'>): string {
   // content-addressed: the name is the envelope digest, so the archive verifies itself
-  return `receipts/${row.envelope_digest.replace(/^sha256:/, '')}.dsse.json`;
+  return `receipts/${digestHex(row.envelope_digest as Digest)}.dsse.json`;
 }
 
 export function receiptExportStream(rows: AsyncIterable<ExportRow>, now: Date): Readable {

@@ -1,7 +1,6 @@
-import type { ActivationOutcome } from '@svc/release-core';
+import { normalizeUuid, type ActivationOutcome } from '@svc/release-core';
 import { sql } from 'kysely';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import type { ExportRow } from './export.js';
 
 /** The tenant device CA certificate (DER), or undefined before the tenant's first enrollment. */
@@ -128,8 +127,9 @@ export async function receiptById(db: Db, tenantId: string, id: string) {
 
 /** Accepted receipts oldest first, in keyset pages (the export): memory stays flat. */
 export async function* iterateReceipts(db: Db, tenantId: string, f: { since?: Date; until?: Date; transactionId?: string }, batch = 500): AsyncGenerator<ExportRow> {
+  const transactionId = f.transactionId === undefined ? undefined : normalizeUuid(f.transactionId);
   // a transaction id that is not a UUID names no transaction
-  if (f.transactionId !== undefined && !isUuid(f.transactionId)) return;
+  if (f.transactionId !== undefined && transactionId === undefined) return;
   let after: { at: Date; id: string } | undefined;
   for (;;) {
     let q = db
@@ -138,7 +138,7 @@ export async function* iterateReceipts(db: Db, tenantId: string, f: { since?: Da
       .where('r.tenant_id', '=', tenantId);
     if (f.since) q = q.where('r.accepted_at', '>=', f.since);
     if (f.until) q = q.where('r.accepted_at', '<', f.until);
-    if (f.transactionId) q = q.where('r.deployment_id', '=', f.transactionId);
+    if (transactionId) q = q.where('r.deployment_id', '=', transactionId);
     if (after) q = q.where(sql<boolean>`(r.accepted_at, r.id) > (${after.at}, ${after.id}::uuid)`);
     const rows = await q.orderBy('r.accepted_at').orderBy('r.id').limit(batch).execute();
     for (const r of rows) {

@@ -1,6 +1,5 @@
-import { isReleaseError, parseCertificateDer, parseEnvelope, sha256Digest, verifyReceipt, LIMITS, RECEIPT_PAYLOAD_TYPE } from '@svc/release-core';
+import { isReleaseError, parseCertificateDer, parseEnvelope, sha256Digest, verifyReceipt, LIMITS, RECEIPT_PAYLOAD_TYPE, normalizeUuid } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import { receiptById, tenantDeviceCaDer, type ReceiptRow } from './queries.js';
 
 export interface ReceiptView {
@@ -57,8 +56,9 @@ export function receiptJson(r: ReceiptRow): ReceiptView {
 
 /** One receipt with its exact envelope, its payload and the envelope verified again (spec §2.3 rules 5 and 6). */
 export async function receiptDetail(db: Db, tenantId: string, id: string, now: Date): Promise<ReceiptDetail | undefined> {
-  if (!isUuid(id)) return undefined;
-  const r = await receiptById(db, tenantId, id);
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  const r = await receiptById(db, tenantId, uuid);
   if (!r) return undefined;
   const envelope = JSON.parse(Buffer.from(r.envelope_bytes).toString('utf8')) as ReceiptDetail['envelope'];
   const caDer = await tenantDeviceCaDer(db, tenantId);

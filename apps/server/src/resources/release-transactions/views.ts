@@ -4,9 +4,9 @@
  * only (counters kept in the receipt's unit of work); the result document is deterministic
  * (result-manifest.ts).
  */
+import { normalizeUuid } from '@svc/release-core';
 import { notFound } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import { transactionState, type DeviceState, type StateCounts, type TransactionState } from '../rollouts/states.js';
 import { membersOf, resultPage, transactionById, type TransactionRow } from './queries.js';
 import { resultManifestChunks, type DeviceResult, type ManifestMember, type MemberOutcome } from './result-manifest.js';
@@ -52,8 +52,9 @@ export async function transactionsJson(db: Db, rows: TransactionRow[]): Promise<
 }
 
 export async function transactionDetail(db: Db, tenantId: string, id: string): Promise<TransactionView | undefined> {
-  if (!isUuid(id)) return undefined;
-  const d = await transactionById(db, tenantId, id);
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  const d = await transactionById(db, tenantId, uuid);
   if (!d) return undefined;
   return transactionJson(d, (await membersOf(db, [d.id])).get(d.id) ?? []);
 }

@@ -8,15 +8,14 @@
  * envelope again answers the existing release.
  */
 import { Readable } from 'node:stream';
-import { envelopeBytes, parseEnvelope, verifyRelease, RELEASE_PAYLOAD_TYPE } from '@svc/release-core';
+import { envelopeBytes, normalizeUuid, parseEnvelope, verifyRelease, IDENTIFIER_PATTERNS, LIMITS, RELEASE_PAYLOAD_TYPE } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 import { trustedAuthorizerKeys } from '../authorizer-keys/queries.js';
 import { isSigningRepoError } from '../../signing-repo/errors.js';
-import { isUuid } from '../ids.js';
 import type { PipelineDeps } from '../pipeline-deps.js';
 import type { Command } from '../unit-of-work.js';
 import { insertRelease, releaseByVersion, targetGroup, type NewRelease, type ReleaseRow } from './queries.js';
-import { checkComponentArtifacts, checkTargetPolicyDigest, MAX_RELEASE_ENVELOPE_BYTES, PRODUCT_RE, releaseTargetPath } from './rules.js';
+import { checkComponentArtifacts, checkTargetPolicyDigest, releaseTargetPath } from './rules.js';
 import { releaseJson, type ReleaseView } from './views.js';
 
 /** What `prepareRelease` leaves to do: nothing (the identical release exists) or the record to insert. */
@@ -27,14 +26,14 @@ export type PreparedRelease = { existing: ReleaseView } | { record: NewRelease }
  * 1-3). Runs before the record's unit of work, never inside one.
  */
 export async function prepareRelease(deps: PipelineDeps, tenantId: string, body: { envelope?: unknown; expected_product?: unknown }): Promise<PreparedRelease> {
-  if (typeof body.expected_product !== 'string' || !PRODUCT_RE.test(body.expected_product)) {
-    throw new ServerError('RELEASE_INVALID', `expected_product: must match ${PRODUCT_RE.source}`);
+  if (typeof body.expected_product !== 'string' || !IDENTIFIER_PATTERNS.product.test(body.expected_product)) {
+    throw new ServerError('RELEASE_INVALID', `expected_product: must match ${IDENTIFIER_PATTERNS.product.source}`);
   }
   if (typeof body.envelope !== 'object' || body.envelope === null || Array.isArray(body.envelope)) {
     throw new ServerError('RELEASE_INVALID', 'envelope: must be a DSSE envelope object');
   }
   const db = deps.db;
-  const env = parseEnvelope(body.envelope, { maxBytes: MAX_RELEASE_ENVELOPE_BYTES, payloadTypes: [RELEASE_PAYLOAD_TYPE] });
+  const env = parseEnvelope(body.envelope, { maxBytes: LIMITS.releaseEnvelopeBytes, payloadTypes: [RELEASE_PAYLOAD_TYPE] });
   // spec §4 rule 1: signature, registered (non-revoked) authorizer key, tenant, product, validity, safety fields
   const verified = verifyRelease(env, { trustedKeys: await trustedAuthorizerKeys(db, tenantId), tenant: tenantId, product: body.expected_product, now: deps.clock() });
   const { payload } = verified;
@@ -46,13 +45,14 @@ export async function prepareRelease(deps: PipelineDeps, tenantId: string, body:
   // spec §4 rule 3: prerequisites
   await checkComponentArtifacts(db, tenantId, payload);
   const groupId = payload.rollout.target_group;
-  const group = isUuid(groupId) ? await targetGroup(db, tenantId, groupId) : undefined;
+  const groupUuid = normalizeUuid(groupId);
+  const group = groupUuid === undefined ? undefined : await targetGroup(db, tenantId, groupUuid);
   if (!group) throw new ServerError('RELEASE_PREREQUISITE', `rollout.target_group: no group ${JSON.stringify(groupId)} in this tenant`);
   checkTargetPolicyDigest(payload, { id: group.id, digest: group.snapshot_digest });
 
   // spec §4 rule 2: stage and publish the exact envelope as an immutable TUF target
   const bytes = envelopeBytes(env);
-  const blob = await deps.blobs.put(Readable.from([Buffer.from(bytes)]), { maxBytes: MAX_RELEASE_ENVELOPE_BYTES });
+  const blob = await deps.blobs.put(Readable.from([Buffer.from(bytes)]), { maxBytes: LIMITS.releaseEnvelopeBytes });
   const target = releaseTargetPath(payload.product, payload.release.version);
   try {
     await deps.publishTargets(

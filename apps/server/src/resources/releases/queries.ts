@@ -23,7 +23,7 @@ export async function insertRelease(db: Db, tenantId: string, r: NewRelease, now
     .executeTakeFirst();
 }
 
-/** `id` must be a UUID (callers check with isUuid). */
+/** `id` must be a UUID (callers normalize it with normalizeUuid). */
 export async function getReleaseRow(db: Db, tenantId: string, id: string): Promise<ReleaseRow | undefined> {
   return db.selectFrom('releases').select(COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }

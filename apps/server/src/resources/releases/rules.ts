@@ -2,14 +2,10 @@
  * The rules a signed release is held to by the server, at submission and again at rollout
  * start (spec §4 "Release submission rules" and "Rollout start against a published release").
  */
-import { parseEnvelope, validateReleasePayload, RELEASE_PAYLOAD_TYPE, type Envelope, type ReleasePayload } from '@svc/release-core';
+import { normalizeUuid, parseEnvelope, validateReleasePayload, LIMITS, RELEASE_PAYLOAD_TYPE, type Envelope, type ReleasePayload } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import { artifactsByIds } from './queries.js';
-
-export const MAX_RELEASE_ENVELOPE_BYTES = 1024 * 1024;
-export const PRODUCT_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** The TUF target path of a release envelope (docs/pipeline.md). */
 export function releaseTargetPath(product: string, version: string): string {
@@ -18,7 +14,7 @@ export function releaseTargetPath(product: string, version: string): string {
 
 /** A stored release envelope (verified at submission), parsed again. */
 export function parseStoredEnvelope(bytes: Uint8Array): Envelope {
-  return parseEnvelope(bytes, { maxBytes: MAX_RELEASE_ENVELOPE_BYTES, payloadTypes: [RELEASE_PAYLOAD_TYPE] });
+  return parseEnvelope(bytes, { maxBytes: LIMITS.releaseEnvelopeBytes, payloadTypes: [RELEASE_PAYLOAD_TYPE] });
 }
 
 /** The payload of a stored release envelope, checked against the schema again. */
@@ -32,7 +28,7 @@ export function storedReleasePayload(bytes: Uint8Array): ReleasePayload {
  * Returns the artifact id of each component by name.
  */
 export async function checkComponentArtifacts(db: Db, tenantId: string, payload: ReleasePayload): Promise<Map<string, string>> {
-  const rows = await artifactsByIds(db, tenantId, payload.components.map((c) => c.artifact.id).filter(isUuid));
+  const rows = await artifactsByIds(db, tenantId, payload.components.flatMap((c) => normalizeUuid(c.artifact.id) ?? []));
   const byId = new Map(rows.map((r) => [r.id, r]));
   const out = new Map<string, string>();
   payload.components.forEach((c, i) => {

@@ -13,12 +13,22 @@
  * Legacy start: an artifact to a group, labelled `legacy` everywhere (spec §2.2 rule 3).
  */
 import { randomUUID } from 'node:crypto';
-import { transactionMembers, verifyRelease, type ReleasePayload } from '@svc/release-core';
+import {
+  isReleaseError,
+  normalizeUuid,
+  parseFailureThreshold,
+  parseWaves,
+  transactionMembers,
+  verifyRelease,
+  LIMITS,
+  type FailureThreshold,
+  type ReleasePayload,
+  type Wave,
+} from '@svc/release-core';
 import { invalidInput, notFound, ServerError } from '../../errors/server-error.js';
 import { trustedAuthorizerKeys } from '../authorizer-keys/queries.js';
 import { computeSnapshotDigest } from '../groups/snapshot.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import { getReleaseWithEnvelope, targetGroup } from '../releases/queries.js';
 import { checkComponentArtifacts, checkTargetPolicyDigest, parseStoredEnvelope } from '../releases/rules.js';
 import type { Command, UnitOfWork } from '../unit-of-work.js';
@@ -41,7 +51,7 @@ import {
 } from './queries.js';
 import { deviceStateFromLegacy, isFailure, rolloutStatus, type DeviceState, type RolloutStatus } from './states.js';
 import { transactionIdOf } from './views.js';
-import { applyOverrides, parseFailureThreshold, parseWaves, planWaves, waveBounds, type FailureThreshold, type PlannedWave } from './waves.js';
+import { applyOverrides, planWaves, waveBounds, type PlannedWave } from './waves.js';
 
 export interface StartResult {
   deployment_id: string;
@@ -59,7 +69,8 @@ const MAX_INCOMPATIBLE_SHOWN = 5;
 /** spec §4: a signed rollout of a published release (`POST /rollouts {release_id, overrides?}`). */
 export const startSignedRollout: Command<{ releaseId: string; overrides?: RolloutOverrides | undefined }, StartResult> = async (uow, { releaseId, overrides }) => {
   const { trx, tenant, now } = uow;
-  const rel = isUuid(releaseId) ? await getReleaseWithEnvelope(trx, tenant, releaseId) : undefined;
+  const releaseUuid = normalizeUuid(releaseId);
+  const rel = releaseUuid === undefined ? undefined : await getReleaseWithEnvelope(trx, tenant, releaseUuid);
   if (!rel) throw notFound(`release ${releaseId}`);
   // spec §4: re-verify the authorizer (a revoked key is no longer trusted), validity, tenant, product
   const v = verifyRelease(parseStoredEnvelope(rel.envelope_bytes), { trustedKeys: await trustedAuthorizerKeys(trx, tenant), tenant, product: rel.product, now });
@@ -69,13 +80,14 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
   const p: ReleasePayload = v.payload;
   checkHealthProbe(p);
   const waves = parseWaves(p.rollout.waves, 'rollout.waves');
-  const threshold = parseFailureThreshold((p.rollout as unknown as Record<string, unknown>)['failure_threshold'], 'rollout.failure_threshold');
+  const threshold = parseFailureThreshold(p.rollout.failure_threshold, 'rollout.failure_threshold');
   const members = transactionMembers(p);
 
   // spec §4: artifact records still match the signed components
   const artifactIds = await checkComponentArtifacts(trx, tenant, p);
   const groupId = p.rollout.target_group;
-  const g = isUuid(groupId) ? await targetGroup(trx, tenant, groupId, { lock: true }) : undefined;
+  const groupUuid = normalizeUuid(groupId);
+  const g = groupUuid === undefined ? undefined : await targetGroup(trx, tenant, groupUuid, { lock: true });
   if (!g) throw new ServerError('GROUP_CHANGED', `rollout.target_group: group ${JSON.stringify(groupId)} no longer exists`);
   // spec §4: a changed group yields a different target-policy digest and the start is refused.
   // Recomputed from the members under the row lock rather than trusting the stored value.
@@ -117,13 +129,29 @@ function checkHealthProbe(p: ReleasePayload): void {
   }
 }
 
+/**
+ * The waves of a legacy rollout request, by release-core's rule for that source (up to
+ * LIMITS.legacyRolloutWaves, fractional percents). A refusal answers as the server's
+ * WAVES_INVALID with the parser's message, like every other request field.
+ */
+function parseLegacyWaves(value: unknown): Wave[] | undefined {
+  try {
+    return parseWaves(value, 'waves', 'legacy-rollout');
+  } catch (e) {
+    if (isReleaseError(e, 'WAVES_INVALID')) throw new ServerError('WAVES_INVALID', e.message, { cause: e });
+    throw e;
+  }
+}
+
 /** spec §2.2 rule 3: an unsigned artifact to a group (`POST /rollouts {artifact_id, group_id, waves?}`). */
 export const startLegacyRollout: Command<{ artifactId: string; groupId: string; waves?: unknown }, StartResult> = async (uow, input) => {
   const { trx, tenant, now } = uow;
-  const waves = parseWaves(input.waves, 'waves');
-  const a = isUuid(input.artifactId) ? await legacyArtifact(trx, tenant, input.artifactId) : undefined;
+  const waves = parseLegacyWaves(input.waves);
+  const artifactUuid = normalizeUuid(input.artifactId);
+  const a = artifactUuid === undefined ? undefined : await legacyArtifact(trx, tenant, artifactUuid);
   if (!a) throw new ServerError('ROLLOUT_INVALID', `artifact_id: no artifact ${input.artifactId}`);
-  const g = isUuid(input.groupId) ? await targetGroup(trx, tenant, input.groupId, { lock: true }) : undefined;
+  const groupUuid = normalizeUuid(input.groupId);
+  const g = groupUuid === undefined ? undefined : await targetGroup(trx, tenant, groupUuid, { lock: true });
   if (!g) throw new ServerError('ROLLOUT_INVALID', `group_id: no group ${input.groupId}`);
   const snap = await computeSnapshotDigest(trx, tenant, g.id);
   if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `group_id: group ${g.id} has no devices`);
@@ -160,7 +188,8 @@ export type RolloutAction = 'approve' | 'resume' | 'abort';
  * handing out work; devices that already started finish and their receipts are still accepted.
  */
 export const controlRollout: Command<{ id: string; action: RolloutAction }, void> = async (uow, { id, action }) => {
-  const d = isUuid(id) ? await lockRolloutDeployment(uow.trx, uow.tenant, id) : undefined;
+  const rolloutUuid = normalizeUuid(id);
+  const d = rolloutUuid === undefined ? undefined : await lockRolloutDeployment(uow.trx, uow.tenant, rolloutUuid);
   if (!d) throw notFound(`rollout ${id}`);
   const waves = (await wavesOf(uow.trx, [d.id])).get(d.id) ?? [];
   if (d.aborted_at !== null) throw new ServerError('ROLLOUT_STATE', `rollout ${id}: is aborted`);
@@ -195,9 +224,6 @@ export async function recordDeviceResult(
   await writeWaves(db, d.id, before, after, now);
 }
 
-/** Longest `detail` a device may send with a legacy status report. */
-export const MAX_LEGACY_DETAIL_CHARS = 1024;
-
 /**
  * Legacy status (spec §2.3 rule 6), from the device channel as `device:<name>`: appended to an
  * append-only table labelled `device-reported`; the first terminal report moves the device's
@@ -205,8 +231,9 @@ export const MAX_LEGACY_DETAIL_CHARS = 1024;
  */
 export const reportLegacyStatus: Command<{ deviceName: string; rolloutId: string; status: 'installed' | 'failed'; detail?: string | undefined }, void> = async (uow, args) => {
   if (args.status !== 'installed' && args.status !== 'failed') throw new ServerError('ROLLOUT_INVALID', 'status: must be installed or failed');
-  if (args.detail !== undefined && args.detail.length > MAX_LEGACY_DETAIL_CHARS) throw invalidInput('detail', `longer than ${MAX_LEGACY_DETAIL_CHARS} characters`);
-  const r = isUuid(args.rolloutId) ? await legacyRollout(uow.trx, uow.tenant, args.rolloutId) : undefined;
+  if (args.detail !== undefined && args.detail.length > LIMITS.legacyDetailChars) throw invalidInput('detail', `longer than ${LIMITS.legacyDetailChars} characters`);
+  const rolloutUuid = normalizeUuid(args.rolloutId);
+  const r = rolloutUuid === undefined ? undefined : await legacyRollout(uow.trx, uow.tenant, rolloutUuid);
   if (!r) throw new ServerError('RECEIPT_UNEXPECTED', `rollout_id: no legacy rollout ${args.rolloutId} in this tenant`);
   const d = await lockDeployment(uow.trx, r.deployment_id);
   const dd = await deploymentDevice(uow.trx, d.id, args.deviceName);

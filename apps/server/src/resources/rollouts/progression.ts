@@ -3,7 +3,8 @@
  * approve/resume): the stored wave rows go in, the rows to write come out. Keeping it pure lets
  * the database transaction that holds the deployment lock apply it without any process memory.
  */
-import { thresholdExceeded, type FailureThreshold } from './waves.js';
+import type { FailureThreshold } from '@svc/release-core';
+import { thresholdExceeded } from './waves.js';
 import type { WaveState } from './states.js';
 
 export interface WaveRow {

@@ -4,11 +4,11 @@
  * release transaction moves together. Writers lock the deployment row (`lockDeployment`), so
  * two server processes never interleave a transition.
  */
+import type { FailureThreshold } from '@svc/release-core';
 import { sql } from 'kysely';
 import type { Db } from '../../store/tx.js';
 import type { WaveRow } from './progression.js';
 import type { DeviceState, WaveState } from './states.js';
-import type { FailureThreshold } from './waves.js';
 
 export type RolloutKind = 'signed' | 'legacy';
 

@@ -1,9 +1,8 @@
+import { normalizeUuid, type FailureThreshold } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import type { WaveRow } from './progression.js';
 import { deploymentDevicePage, deploymentMembers, deploymentThreshold, rolloutById, wavesOf, type RolloutRow } from './queries.js';
 import { rolloutStatus, type RolloutStatus, type WaveState } from './states.js';
-import type { FailureThreshold } from './waves.js';
 
 export interface RolloutView {
   id: string;
@@ -64,8 +63,9 @@ export async function rolloutsJson(db: Db, rows: RolloutRow[]): Promise<RolloutV
 
 /** The rollout detail: members, waves, threshold and one page of its devices. */
 export async function rolloutDetail(db: Db, tenantId: string, id: string, devicePage = { limit: 50, offset: 0 }): Promise<RolloutDetail | undefined> {
-  if (!isUuid(id)) return undefined;
-  const r = await rolloutById(db, tenantId, id);
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  const r = await rolloutById(db, tenantId, uuid);
   if (!r) return undefined;
   const [waves, members, threshold, devices] = await Promise.all([
     wavesOf(db, [r.deployment_id]).then((m) => m.get(r.deployment_id) ?? []),

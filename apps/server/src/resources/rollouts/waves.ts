@@ -1,6 +1,5 @@
-
-import { ServerError } from '../../errors/server-error.js';/**
- * Wave planning over a membership snapshot (spec §4: "rollout waves"; contracts §2: `rollout.waves`).
+/**
+ * Wave planning over a membership snapshot (spec §4 "rollout waves"; contracts §2 `rollout.waves`).
  *
  * A wave is `{name?, count | percent, requires_approval?}`, CUMULATIVE as release-core defines
  * it: the share of the group reached by the end of that wave, one unit for all waves, growing
@@ -8,93 +7,17 @@ import { ServerError } from '../../errors/server-error.js';/**
  * exactly one wave. Devices are ranked by
  * sha256(seed + ":" + name) (seed = the deployment id): deterministic for one deployment, yet
  * two deployments of the same group do not always pick the same canaries. The database computes
- * the same ranking in SQL with `sha256` (see rollout-start.ts); `waveOfRank` is the shared rule.
+ * the same ranking in SQL with `sha256` (queries.ts `insertWavesAndDevices`); `waveOfRank` is the shared rule.
+ * Waves and failure thresholds are parsed by release-core's `parseWaves` / `parseFailureThreshold`.
  */
-
-export interface WaveSpec {
-  name?: string;
-  count?: number;
-  percent?: number;
-  requires_approval?: boolean;
-}
-
-export interface FailureThreshold {
-  /** pause when more than this many devices of a wave failed */
-  count?: number;
-  /** pause when more than this percent of a wave's devices failed */
-  percent?: number;
-}
+import type { FailureThreshold, Wave } from '@svc/release-core';
+import { ServerError } from '../../errors/server-error.js';
 
 export interface PlannedWave {
   index: number;
   name: string;
   size: number;
   requires_approval: boolean;
-}
-
-const MAX_WAVES = 100;
-
-/** Parse untrusted wave specs (from a signed payload or a request), naming the bad field. */
-export function parseWaves(value: unknown, field: string): WaveSpec[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw new ServerError('WAVES_INVALID', `${field}: must be an array of waves`);
-  if (value.length === 0) throw new ServerError('WAVES_INVALID', `${field}: must list at least one wave`);
-  if (value.length > MAX_WAVES) throw new ServerError('WAVES_INVALID', `${field}: at most ${MAX_WAVES} waves`);
-  let last = 0;
-  let unit: 'count' | 'percent' | undefined;
-  return value.map((w: unknown, i) => {
-    const at = `${field}[${i}]`;
-    if (typeof w !== 'object' || w === null || Array.isArray(w)) throw new ServerError('WAVES_INVALID', `${at}: must be an object`);
-    const o = w as Record<string, unknown>;
-    const hasCount = o['count'] !== undefined;
-    const hasPercent = o['percent'] !== undefined;
-    // one sizing rule per wave, so the plan never depends on which key wins
-    if (hasCount === hasPercent) throw new ServerError('WAVES_INVALID', `${at}: give exactly one of count or percent`);
-    if (hasCount && !(Number.isInteger(o['count']) && (o['count'] as number) >= 1)) {
-      throw new ServerError('WAVES_INVALID', `${at}.count: must be an integer >= 1`);
-    }
-    if (hasPercent && !(typeof o['percent'] === 'number' && (o['percent']) > 0 && (o['percent']) <= 100)) {
-      throw new ServerError('WAVES_INVALID', `${at}.percent: must be a number in (0, 100]`);
-    }
-    if (o['requires_approval'] !== undefined && typeof o['requires_approval'] !== 'boolean') {
-      throw new ServerError('WAVES_INVALID', `${at}.requires_approval: must be a boolean`);
-    }
-    if (o['name'] !== undefined && (typeof o['name'] !== 'string' || o['name'].length > 64)) {
-      throw new ServerError('WAVES_INVALID', `${at}.name: must be a string of at most 64 characters`);
-    }
-    const u = hasCount ? 'count' : 'percent';
-    const n = o[u] as number;
-    // cumulative waves (release-core's rule): one unit, each wave reaching more than the last
-    if (unit !== undefined && u !== unit) throw new ServerError('WAVES_INVALID', `${at}.${u}: all waves must use "${unit}"`);
-    if (n <= last) throw new ServerError('WAVES_INVALID', `${at}.${u}: ${n} does not grow past the previous wave (${last}); waves are cumulative`);
-    unit = u;
-    last = n;
-    const spec: WaveSpec = {};
-    if (typeof o['name'] === 'string') spec.name = o['name'];
-    if (hasCount) spec.count = o['count'] as number;
-    if (hasPercent) spec.percent = o['percent'] as number;
-    if (o['requires_approval'] === true) spec.requires_approval = true;
-    return spec;
-  });
-}
-
-export function parseFailureThreshold(value: unknown, field: string): FailureThreshold | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ServerError('WAVES_INVALID', `${field}: must be an object`);
-  const o = value as Record<string, unknown>;
-  const t: FailureThreshold = {};
-  if (o['count'] !== undefined) {
-    if (!(Number.isInteger(o['count']) && (o['count'] as number) >= 0)) throw new ServerError('WAVES_INVALID', `${field}.count: must be an integer >= 0`);
-    t.count = o['count'] as number;
-  }
-  if (o['percent'] !== undefined) {
-    if (!(typeof o['percent'] === 'number' && (o['percent']) >= 0 && (o['percent']) <= 100)) {
-      throw new ServerError('WAVES_INVALID', `${field}.percent: must be a number in [0, 100]`);
-    }
-    t.percent = o['percent'];
-  }
-  if (t.count === undefined && t.percent === undefined) throw new ServerError('WAVES_INVALID', `${field}: give count or percent`);
-  return t;
 }
 
 /**
@@ -104,7 +27,7 @@ export function parseFailureThreshold(value: unknown, field: string): FailureThr
  * approval when any declared wave is gated - an operator who asked for gates never gets the
  * remainder of the fleet ungated.
  */
-export function planWaves(total: number, specs: WaveSpec[] | undefined): PlannedWave[] {
+export function planWaves(total: number, specs: Wave[] | undefined): PlannedWave[] {
   if (!specs || specs.length === 0) return [{ index: 0, name: 'all', size: total, requires_approval: false }];
   const plan: PlannedWave[] = [];
   let reached = 0;
@@ -147,7 +70,7 @@ export function thresholdExceeded(t: FailureThreshold | undefined, failed: numbe
  * release is the authority): add approval gates, lower the failure threshold, never loosen.
  */
 export function applyOverrides(
-  signed: { waves: WaveSpec[] | undefined; threshold: FailureThreshold | undefined },
+  signed: { waves: Wave[] | undefined; threshold: FailureThreshold | undefined },
   overrides: { require_approval?: number[]; failure_threshold?: FailureThreshold } | undefined,
   waveCount: number,
 ): { gated: Set<number>; threshold: FailureThreshold | undefined } {

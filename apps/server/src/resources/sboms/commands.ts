@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Digest } from '@svc/release-core';
 import { notFound } from '../../errors/server-error.js';
 import { getArtifact } from '../artifacts/queries.js';
 import { analyzeArtifacts } from '../findings/analysis.js';
@@ -26,7 +26,7 @@ export const attachSbom: Command<{ artifactId: string; contentType: string; byte
 
 /** Stores a parsed SBOM for an artifact that exists (attach, or an import's OCI referrer). */
 export async function storeSbom(uow: Parameters<typeof attachSbom>[0], artifactId: string, parsed: ParsedSbom, bytes: Uint8Array, source?: string): Promise<AttachedSbom> {
-  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  const digest = sha256Digest(bytes);
   await upsertSbom(uow.trx, uow.tenant, artifactId, { format: parsed.format, content_type: parsed.contentType, bytes, digest }, uow.now);
   await replaceComponents(uow.trx, uow.tenant, artifactId, parsed.components);
   const analysis = await analyzeArtifacts(uow, [artifactId]);

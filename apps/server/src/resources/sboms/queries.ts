@@ -1,6 +1,6 @@
 /** The artifact_sboms table (one document per artifact, kept byte-exact) and its component index. Tenant-scoped. */
+import { normalizeUuid } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import type { SbomComponent } from './documents.js';
 
 export interface SbomRecord {
@@ -21,8 +21,9 @@ export async function upsertSbom(db: Db, tenantId: string, artifactId: string, s
 }
 
 export async function getSbom(db: Db, tenantId: string, artifactId: string): Promise<{ contentType: string; bytes: Uint8Array } | undefined> {
-  if (!isUuid(artifactId)) return undefined;
-  const r = await db.selectFrom('artifact_sboms').select(['content_type', 'bytes']).where('tenant_id', '=', tenantId).where('artifact_id', '=', artifactId).executeTakeFirst();
+  const uuid = normalizeUuid(artifactId);
+  if (uuid === undefined) return undefined;
+  const r = await db.selectFrom('artifact_sboms').select(['content_type', 'bytes']).where('tenant_id', '=', tenantId).where('artifact_id', '=', uuid).executeTakeFirst();
   return r ? { contentType: r.content_type, bytes: r.bytes } : undefined;
 }
 

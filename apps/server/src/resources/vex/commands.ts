@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Digest } from '@svc/release-core';
 import { notFound } from '../../errors/server-error.js';
 import { getArtifact } from '../artifacts/queries.js';
 import { analyzeArtifacts } from '../findings/analysis.js';
@@ -23,7 +23,7 @@ export interface AttachedVex {
 export const attachVex: Command<{ artifactId: string; contentType: string; bytes: Uint8Array }, AttachedVex> = async (uow, i) => {
   if (!(await getArtifact(uow.trx, uow.tenant, i.artifactId))) throw notFound(`artifact ${i.artifactId}`);
   const parsed = parseVex(i.contentType, i.bytes, uow.now);
-  const digest = `sha256:${createHash('sha256').update(i.bytes).digest('hex')}`;
+  const digest = sha256Digest(i.bytes);
   const rows = await insertStatements(uow.trx, uow.tenant, i.artifactId, { format: parsed.format, digest, actor: uow.actor.name }, parsed.statements, uow.now);
   await analyzeArtifacts(uow, [i.artifactId]);
   const applied = await findingsUsingStatements(uow.trx, uow.tenant, i.artifactId, rows.map((s) => s.id));

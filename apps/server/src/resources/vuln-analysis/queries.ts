@@ -3,10 +3,10 @@
  * (`lease_owner`, `lease_until`, renewed each batch; a lapsed lease is taken over), walking
  * the tenant's SBOM-carrying artifacts in id order from `cursor`.
  */
+import { normalizeUuid } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
 import type { VulnAnalysisRunsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 
 export type RunRow = Selectable<VulnAnalysisRunsTable>;
 
@@ -70,8 +70,9 @@ export async function listRuns(db: Db, tenantId: string, limit: number, offset: 
 }
 
 export async function getRun(db: Db, tenantId: string, id: string): Promise<RunRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db.selectFrom('vuln_analysis_runs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db.selectFrom('vuln_analysis_runs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
 }
 
 /** Tenants with known-exploited findings not yet signalled (the job's sweep). */

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { digestFromHex } from '@svc/release-core';
 import { isUniqueViolation } from '../../store/tx.js';
 import { readRecords, surveyArchive, type Survey } from './archive.js';
 import { completeOsvImport, importOsvBatch, startOsvImport, type BatchItem, type RunCommand } from './commands.js';
@@ -16,7 +17,7 @@ import type { ImportRow } from './queries.js';
 export async function fileDigest(path: string): Promise<string> {
   const h = createHash('sha256');
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return `sha256:${h.digest('hex')}`;
+  return digestFromHex(h.digest('hex'));
 }
 
 export interface OsvImportResult {

@@ -3,10 +3,10 @@
  * package keys and ids, the KEV catalog. Records replace older ones only when their
  * `modified` time is newer (imports are incremental and idempotent).
  */
+import { normalizeUuid } from '@svc/release-core';
 import type { Selectable } from 'kysely';
 import type { VulnImportsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
-import { isUuid } from '../ids.js';
 import type { KevEntry } from './kev.js';
 import type { OsvAdvisory } from './osv.js';
 
@@ -17,8 +17,9 @@ export async function findImport(db: Db, kind: 'osv' | 'kev', digest: string): P
 }
 
 export async function getImport(db: Db, id: string, lock = false): Promise<ImportRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  const q = db.selectFrom('vuln_imports').selectAll().where('id', '=', id);
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  const q = db.selectFrom('vuln_imports').selectAll().where('id', '=', uuid);
   return (lock ? q.forUpdate() : q).executeTakeFirst();
 }
 

@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart';
+import { ARTIFACT_KINDS } from '@svc/release-core';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
@@ -9,7 +10,7 @@ import { page } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { recordPublishedArtifact, updateArtifactFields } from '../../resources/artifacts/commands.js';
-import { ARTIFACT_KINDS, checkArtifactFields } from '../../resources/artifacts/fields.js';
+import { checkArtifactFields } from '../../resources/artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artifacts/publication.js';
 import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/artifacts/queries.js';
 import { artifactView } from '../../resources/artifacts/views.js';

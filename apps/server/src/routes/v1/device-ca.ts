@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
+import { encodePem, sha256Digest } from '@svc/release-core';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
-import { certFingerprint, toPem } from '../../device-channel/pki.js';
 import { ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { ErrorResponses } from '../../http/schemas.js';
@@ -35,8 +35,8 @@ export const deviceCaRoutes: V1Routes = async (app, { ctx }) => {
     const der = await load(p.tenantId);
     return {
       tenant_id: p.tenantId,
-      certificate_pem: toPem(der, 'CERTIFICATE'),
-      fingerprint: certFingerprint(der),
+      certificate_pem: encodePem(der, 'CERTIFICATE'),
+      fingerprint: sha256Digest(der),
       not_after: new Date(new X509Certificate(der).validTo).toISOString(),
     };
   });
@@ -45,6 +45,6 @@ export const deviceCaRoutes: V1Routes = async (app, { ctx }) => {
     config: { permission: 'devices.read', summary: 'The tenant device CA certificate as PEM' },
   }, async (request, reply) => {
     const der = await load(principalOf(request).tenantId);
-    return reply.type('application/x-pem-file').send(toPem(der, 'CERTIFICATE'));
+    return reply.type('application/x-pem-file').send(encodePem(der, 'CERTIFICATE'));
   });
 };

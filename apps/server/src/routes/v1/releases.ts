@@ -1,3 +1,4 @@
+import { normalizeUuid } from '@svc/release-core';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
@@ -5,7 +6,6 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { isUuid } from '../../resources/ids.js';
 import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { prepareRelease, publishRelease } from '../../resources/releases/commands.js';
 import { getReleaseRow, releaseCountsByProduct, releasePage } from '../../resources/releases/queries.js';
@@ -62,7 +62,8 @@ export const releasesRoutes: V1Routes = async (app, { ctx }) => {
     schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Release, ...ErrorResponses } },
   }, async (request) => {
     const id = request.params.id;
-    const r = isUuid(id) ? await getReleaseRow(db, principalOf(request).tenantId, id) : undefined;
+    const uuid = normalizeUuid(id);
+    const r = uuid === undefined ? undefined : await getReleaseRow(db, principalOf(request).tenantId, uuid);
     if (!r) throw notFound(`release ${id}`);
     return releaseJson(r);
   });

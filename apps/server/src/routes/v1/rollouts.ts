@@ -1,3 +1,4 @@
+import { normalizeUuid, LIMITS } from '@svc/release-core';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
@@ -8,7 +9,6 @@ import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { controlRollout, startLegacyRollout, startSignedRollout, type RolloutAction, type RolloutOverrides } from '../../resources/rollouts/commands.js';
 import { rolloutCountsByKind, rolloutPage } from '../../resources/rollouts/queries.js';
 import { rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
-import { isUuid } from '../../resources/ids.js';
 
 const Progress = Type.Object({ pending: Type.Integer(), committed: Type.Integer(), rolled_back: Type.Integer(), failed: Type.Integer(), installed: Type.Integer() });
 const RolloutFields = {
@@ -51,7 +51,7 @@ const StartBody = Type.Union([
       }),
     ),
   }),
-  Strict({ artifact_id: Type.String({ maxLength: 64 }), group_id: Type.String({ maxLength: 64 }), waves: Type.Optional(Type.Array(Wave, { maxItems: 100 })) }),
+  Strict({ artifact_id: Type.String({ maxLength: 64 }), group_id: Type.String({ maxLength: 64 }), waves: Type.Optional(Type.Array(Wave, { maxItems: LIMITS.legacyRolloutWaves })) }),
 ]);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
@@ -82,8 +82,8 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
   }, async (request) => {
     const tenantId = principalOf(request).tenantId;
     const { limit, offset } = page(request.query);
-    const releaseId = request.query.release_id;
-    if (releaseId !== undefined && !isUuid(releaseId)) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
+    const releaseId = request.query.release_id === undefined ? undefined : normalizeUuid(request.query.release_id);
+    if (request.query.release_id !== undefined && releaseId === undefined) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
     const [{ rows, total }, counts] = await Promise.all([rolloutPage(db, tenantId, { kind: request.query.kind, releaseId }, limit, offset), rolloutCountsByKind(db, tenantId)]);
     return { rollouts: await rolloutsJson(db, rows), total, limit, offset, counts };
   });

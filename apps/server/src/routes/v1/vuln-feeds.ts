@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { sha256Digest } from '@svc/release-core';
 import { Type } from 'typebox';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
@@ -90,7 +90,7 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
     // the parsed body, serialized again: the same catalog always has the same digest
     const bytes = Buffer.from(JSON.stringify(request.body));
     const catalog = readKevCatalog(bytes);
-    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const digest = sha256Digest(bytes);
     const r = await execute(ctx, request, importKevCatalog, { source: request.query.source ?? 'cisa-kev', digest, catalog });
     return reply.code(r.created ? 201 : 200).send(importView(r.row));
   });
