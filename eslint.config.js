@@ -31,7 +31,10 @@ export default tseslint.config(
       '@typescript-eslint/no-redundant-type-constituents': 'off',
       // values printed in messages are checked first; String() of an unknown is the intent there
       '@typescript-eslint/no-base-to-string': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
   {
@@ -53,14 +56,34 @@ export default tseslint.config(
   {
     // The server never reaches into the agent (a client of its API), in code or in tests.
     files: ['apps/server/**/*.ts', 'apps/server/**/*.mjs'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/agent/src/**', '**/agent/dist/**', '@svc/agent', '@svc/agent/*'], message: 'the server does not import the agent: end-to-end tests belong in apps/e2e' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/agent/src/**', '**/agent/dist/**', '@svc/agent', '@svc/agent/*'],
+              message: 'the server does not import the agent: end-to-end tests belong in apps/e2e',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // Routes validate, call a command or a query, and shape the answer: SQL lives in resources/<name>/queries.ts.
     files: ['apps/server/src/routes/**/*.ts', 'apps/server/src/http/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'kysely', message: 'routes do not speak SQL: call resources/<name>/queries.ts or a command', allowTypeImports: false }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'kysely', message: 'routes do not speak SQL: call resources/<name>/queries.ts or a command', allowTypeImports: false }] },
+      ],
+    },
   },
-  { files: ['**/*.js', '**/*.mjs', '**/*.cjs', '**/*.d.mts', '**/vitest.config.ts', '**/vite.config.ts', 'vitest.shared.ts'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs', '**/*.d.mts', '**/vitest.config.ts', '**/vite.config.ts', 'vitest.shared.ts'],
+    ...tseslint.configs.disableTypeChecked,
+  },
   {
     // Code a benchmark runs inside the browser page.
     files: ['apps/console/bench/**/*.mjs'],

@@ -22,12 +22,7 @@ export interface AgentConfig {
   maxResumptions: number;
 }
 
-export const RELEASE_SETTING_NAMES = [
-  'SVC_RELEASE_TENANT',
-  'SVC_RELEASE_PRODUCT',
-  'SVC_RELEASE_PROFILE',
-  'SVC_RELEASE_TRUST_DIR',
-] as const;
+export const RELEASE_SETTING_NAMES = ['SVC_RELEASE_TENANT', 'SVC_RELEASE_PRODUCT', 'SVC_RELEASE_PROFILE', 'SVC_RELEASE_TRUST_DIR'] as const;
 
 const { product: PRODUCT, profile: PROFILE } = IDENTIFIER_PATTERNS;
 
@@ -38,11 +33,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // spec §2.2: all four must be provisioned together; a partial set is a startup error
   if (present.length > 0 && present.length < RELEASE_SETTING_NAMES.length) {
     const missing = RELEASE_SETTING_NAMES.filter((n) => !present.includes(n));
-    throw new AgentError(
-      'RELEASE_SETTINGS_PARTIAL',
-      `release settings are all-or-none (spec 2.2); missing: ${missing.join(', ')}`,
-      { field: missing.join(',') },
-    );
+    throw new AgentError('RELEASE_SETTINGS_PARTIAL', `release settings are all-or-none (spec 2.2); missing: ${missing.join(', ')}`, {
+      field: missing.join(','),
+    });
   }
   let release: ReleaseSettings | null = null;
   if (present.length === RELEASE_SETTING_NAMES.length) {
@@ -93,11 +86,9 @@ export async function loadTrustKeys(trustDir: string): Promise<PublicKey[]> {
     });
   }
   if (names.length === 0 || names.length > MAX_KEY_FILES) {
-    throw new AgentError(
-      'TRUST_DIR_INVALID',
-      `SVC_RELEASE_TRUST_DIR ${trustDir} must hold 1..${MAX_KEY_FILES} .pem files, found ${names.length}`,
-      { field: 'SVC_RELEASE_TRUST_DIR' },
-    );
+    throw new AgentError('TRUST_DIR_INVALID', `SVC_RELEASE_TRUST_DIR ${trustDir} must hold 1..${MAX_KEY_FILES} .pem files, found ${names.length}`, {
+      field: 'SVC_RELEASE_TRUST_DIR',
+    });
   }
   const keys: PublicKey[] = [];
   for (const name of names) {

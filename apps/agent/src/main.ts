@@ -50,7 +50,8 @@ function fail(line: string): never {
   process.exit(2);
 }
 
-const USAGE = 'usage: svc-agent                  run (enrolls first when SVC_AGENT_ENROLL_TOKEN is set)\n       svc-agent enroll [--token T] [--server-ca FILE] [--name NAME]   enroll, pin the TUF root, exit';
+const USAGE =
+  'usage: svc-agent                  run (enrolls first when SVC_AGENT_ENROLL_TOKEN is set)\n       svc-agent enroll [--token T] [--server-ca FILE] [--name NAME]   enroll, pin the TUF root, exit';
 
 /** `enroll` flags override SVC_AGENT_ENROLL_TOKEN, SVC_AGENT_SERVER_CA, SVC_AGENT_DEVICE_NAME. */
 function enrollFlags(args: string[]): Record<string, string> {

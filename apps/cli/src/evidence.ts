@@ -35,7 +35,15 @@ export async function readArchive(path: string): Promise<ArchiveContents> {
   const input = createReadStream(path);
   await new Promise<void>((resolve, reject) => {
     input.once('open', () => resolve());
-    input.once('error', (e: NodeJS.ErrnoException) => reject(new CliError('INPUT_UNREADABLE', `archive ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : (e.code ?? 'cannot read')}`, { cause: e })));
+    input.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new CliError(
+          'INPUT_UNREADABLE',
+          `archive ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : (e.code ?? 'cannot read')}`,
+          { cause: e },
+        ),
+      ),
+    );
   });
   const out: ArchiveContents = { files: new Map(), manifest: undefined, envelope: undefined };
   const ex = extract();
@@ -57,7 +65,8 @@ export async function readArchive(path: string): Promise<ArchiveContents> {
       stream.on('error', reject);
       stream.on('end', () => {
         if (header.type !== 'file') return next(invalid(`${name}: not a regular file (${header.type})`));
-        if (out.files.has(name) || (name === MANIFEST && out.manifest) || (name === ENVELOPE && out.envelope)) return next(invalid(`${name}: appears twice in the archive`));
+        if (out.files.has(name) || (name === MANIFEST && out.manifest) || (name === ENVELOPE && out.envelope))
+          return next(invalid(`${name}: appears twice in the archive`));
         if (name === MANIFEST) out.manifest = Buffer.concat(kept);
         else if (name === ENVELOPE) out.envelope = Buffer.concat(kept);
         else out.files.set(name, { sha256: hash.digest('hex'), length });

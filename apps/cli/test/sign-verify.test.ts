@@ -46,7 +46,7 @@ describe.skipIf(!hasOpenssl)('svc-release sign and verify', () => {
   it('sign to stdout prints the same bytes (Ed25519 is deterministic)', async () => {
     const r = await runCli(['sign', p('payload.json'), '--key', p('k.key')]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe((await readFile(p('env.json'), 'utf8')));
+    expect(r.stdout).toBe(await readFile(p('env.json'), 'utf8'));
   });
 
   it('verify: exit 0 and both digests on their own lines, equal to independently computed ones', async () => {

@@ -94,7 +94,19 @@ describe.skipIf(!present)('release-core vectors through svc-release', () => {
     const cases = [...v.good.map((g) => ({ ...g, good: true })), ...bad.map((b) => ({ ...b, good: false }))];
     const runs = await pool(cases, async (c, i) => {
       await writeFile(p(`receipt-${i}.json`), JSON.stringify(c.envelope));
-      return runCli(['verify-receipt', p(`receipt-${i}.json`), '--ca', p('ca.pem'), '--tenant', c.verify.tenant, '--device', c.verify.device!, '--at', c.verify.now, '--json']);
+      return runCli([
+        'verify-receipt',
+        p(`receipt-${i}.json`),
+        '--ca',
+        p('ca.pem'),
+        '--tenant',
+        c.verify.tenant,
+        '--device',
+        c.verify.device!,
+        '--at',
+        c.verify.now,
+        '--json',
+      ]);
     });
     cases.forEach((c, i) => {
       const r = runs[i]!;

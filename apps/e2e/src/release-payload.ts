@@ -46,7 +46,9 @@ export function releasePayload(o: PayloadOptions): Record<string, unknown> {
       media_type: c.artifact.media_type,
       ...(c.placement ? { placement: { mode: '0644', ...c.placement } } : {}),
     })),
-    targets: Object.fromEntries(o.components.map((c) => [c.artifact.target, { length: c.artifact.length, hashes: { sha256: c.artifact.digest.slice('sha256:'.length) } }])),
+    targets: Object.fromEntries(
+      o.components.map((c) => [c.artifact.target, { length: c.artifact.length, hashes: { sha256: c.artifact.digest.slice('sha256:'.length) } }]),
+    ),
     compatibility: { profiles: o.profiles ?? ['linux-arm64'] },
     activation: { ordered_groups: o.orderedGroups },
     health: { probes: o.probes, timeout_s: 60 },

@@ -5,7 +5,27 @@ import * as e2e from '../src/index.js';
 describe('@svc/e2e public surface', () => {
   it('exports exactly these names', () => {
     expect(Object.keys(e2e).sort()).toEqual(
-      ['ADMIN', 'AGENT_MAIN', 'Api', 'CLI_BIN', 'E2eError', 'Fleet', 'PRODUCT', 'PROFILE', 'Proc', 'REPO_ROOT', 'SERVER_MAIN', 'SIM_MAIN', 'readTar', 'releasePayload', 'startAgent', 'startServer', 'startSim', 'svcRelease', 'waitFor'].sort(),
+      [
+        'ADMIN',
+        'AGENT_MAIN',
+        'Api',
+        'CLI_BIN',
+        'E2eError',
+        'Fleet',
+        'PRODUCT',
+        'PROFILE',
+        'Proc',
+        'REPO_ROOT',
+        'SERVER_MAIN',
+        'SIM_MAIN',
+        'readTar',
+        'releasePayload',
+        'startAgent',
+        'startServer',
+        'startSim',
+        'svcRelease',
+        'waitFor',
+      ].sort(),
     );
   });
 

@@ -30,10 +30,16 @@ describe('legacy rollout on a real agent', () => {
     const started = await fleet.api.json<RolloutRecord>('POST', '/rollouts', { artifact_id: art.id, group_id: group.id }, 201);
     expect(started).toMatchObject({ kind: 'legacy', release_id: null, transaction_id: null });
 
-    const detail = await waitFor('the legacy rollout to be reported', async () => {
-      const r = await fleet.api.get<RolloutRecord & { devices: { device: string; state: string }[]; progress: { installed: number } }>(`/rollouts/${started.id}`);
-      return r.progress.installed === 1 ? r : undefined;
-    }, 60_000);
+    const detail = await waitFor(
+      'the legacy rollout to be reported',
+      async () => {
+        const r = await fleet.api.get<RolloutRecord & { devices: { device: string; state: string }[]; progress: { installed: number } }>(
+          `/rollouts/${started.id}`,
+        );
+        return r.progress.installed === 1 ? r : undefined;
+      },
+      60_000,
+    );
     expect(detail).toMatchObject({ kind: 'legacy', evidence: 'device-reported', release_id: null, transaction_id: null });
     expect(detail.devices).toEqual([expect.objectContaining({ device: DEVICE, state: 'installed' })]);
     // the file really is in place (legacy artifacts have no signed placement: the agent's default)

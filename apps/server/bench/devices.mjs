@@ -114,7 +114,14 @@ async function drive(url, headers = {}, seconds = DURATION_S) {
   if (useWrk) {
     // One wrk thread per CPU it may use: two threads time-sliced on one pinned CPU add their
     // own scheduling delay to every latency (bare fastify: p99 60-80 ms with -t2, 3 ms with -t1).
-    const args = [`-t${pin ? 1 : 2}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+    const args = [
+      `-t${pin ? 1 : 2}`,
+      `-c${CONNECTIONS}`,
+      `-d${seconds}s`,
+      '--latency',
+      ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]),
+      url,
+    ];
     const stdout = await run('wrk', args);
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
     const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(stdout);
@@ -124,7 +131,15 @@ async function drive(url, headers = {}, seconds = DURATION_S) {
     return { rps, p99Ms: p99 ? Number(p99[1]) * scale[p99[2]] : NaN };
   }
   const bin = resolve(here, '../node_modules/.bin/autocannon');
-  const stdout = await run(bin, ['-c', String(CONNECTIONS), '-d', String(seconds), '-j', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url]);
+  const stdout = await run(bin, [
+    '-c',
+    String(CONNECTIONS),
+    '-d',
+    String(seconds),
+    '-j',
+    ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
+    url,
+  ]);
   const j = JSON.parse(stdout);
   if (j.non2xx > 0) throw new Error(`${url}: ${j.non2xx} non-2xx responses`);
   return { rps: j.requests.average, p99Ms: j.latency.p99 };
@@ -184,12 +199,23 @@ async function runDriver(label, storeOptions, serverEnv, n) {
       rows.push([name, await drive(url, auth), target]);
     }
     console.log(`\n${label}, ${n.toLocaleString()} devices, ${CONNECTIONS} connections, ${DURATION_S} s each (${useWrk ? 'wrk' : 'autocannon'}):`);
-    console.log(pin ? `pinned: server and baseline on CPU ${SERVER_CPU}, load generator on CPU ${LOAD_CPU}, database unpinned` : 'not pinned (no taskset or a single CPU)');
+    console.log(
+      pin
+        ? `pinned: server and baseline on CPU ${SERVER_CPU}, load generator on CPU ${LOAD_CPU}, database unpinned`
+        : 'not pinned (no taskset or a single CPU)',
+    );
     console.log(`${'scenario'.padEnd(38)} ${'req/s'.padStart(9)} ${'p99 ms'.padStart(8)} ${'vs baseline'.padStart(12)}  target`);
     for (const [name, r, target] of rows) {
       const goal = target === undefined ? '' : [target.rps && `>= ${target.rps} req/s`, target.p99Ms && `p99 < ${target.p99Ms} ms`].filter(Boolean).join(', ');
-      const met = target === undefined ? '' : (target.rps === undefined || r.rps >= target.rps) && (target.p99Ms === undefined || r.p99Ms < target.p99Ms) ? ' (met)' : ' (NOT met)';
-      console.log(`${name.padEnd(38)} ${r.rps.toFixed(0).padStart(9)} ${r.p99Ms.toFixed(2).padStart(8)} ${(r.rps / b.rps).toFixed(3).padStart(12)}  ${goal}${met}`);
+      const met =
+        target === undefined
+          ? ''
+          : (target.rps === undefined || r.rps >= target.rps) && (target.p99Ms === undefined || r.p99Ms < target.p99Ms)
+            ? ' (met)'
+            : ' (NOT met)';
+      console.log(
+        `${name.padEnd(38)} ${r.rps.toFixed(0).padStart(9)} ${r.p99Ms.toFixed(2).padStart(8)} ${(r.rps / b.rps).toFixed(3).padStart(12)}  ${goal}${met}`,
+      );
     }
     return rows;
   } finally {

@@ -116,9 +116,7 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
   app.addHook('onRoute', (opts) => {
     const permission = opts.config?.permission;
     if (permission !== 'public' && !isPermission(permission)) {
-      throw new RouteWithoutPermissionError(
-        `route ${String(opts.method)} ${opts.url} declares no valid config.permission (got ${JSON.stringify(permission)})`,
-      );
+      throw new RouteWithoutPermissionError(`route ${String(opts.method)} ${opts.url} declares no valid config.permission (got ${JSON.stringify(permission)})`);
     }
     collectRoute(routes, opts);
   });

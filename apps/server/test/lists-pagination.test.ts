@@ -224,5 +224,13 @@ describe.each(availableDrivers())('spec §8 pagination of every list on %s', (dr
 });
 
 interface OpenApi {
-  paths: Record<string, { get?: { parameters: { name: string; in: string }[]; responses: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }> } }>;
+  paths: Record<
+    string,
+    {
+      get?: {
+        parameters: { name: string; in: string }[];
+        responses: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }>;
+      };
+    }
+  >;
 }

@@ -21,7 +21,6 @@ import { openStore, type OpenStoreOptions, type Store } from '../src/store/open.
 import { availableDrivers, createTestStore } from './helpers/store.js';
 import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from './helpers/kill-child.js';
 
-
 function transpileForChild(): Promise<string> {
   return transpile('svc-pipeline-crash', {
     files: [
@@ -112,7 +111,9 @@ describe.each(availableDrivers())('artifact publish killed between metadata comm
       const deps: PipelineDeps = { db: s2.db, blobs: repo.blobs, clock: () => new Date(), publishTargets: (t, e, o) => repo.publishTargets(t, e, o) };
       const blob = await storeArtifactBytes(deps, Readable.from([payload]));
       const published = await publishArtifactTarget(deps, tenantId, checkArtifactFields(fields), blob);
-      const a = await runUnitOfWork(s2.db, { tenant: tenantId, actor: systemActor('retry'), now: new Date() }, (uow) => recordPublishedArtifact(uow, published));
+      const a = await runUnitOfWork(s2.db, { tenant: tenantId, actor: systemActor('retry'), now: new Date() }, (uow) =>
+        recordPublishedArtifact(uow, published),
+      );
       expect(a).toMatchObject({ name: 'crash', version: '1.0.0', target, length: payload.length });
       expect(await s2.db.selectFrom('artifacts').select('id').where('tenant_id', '=', tenantId).execute()).toHaveLength(1);
     } finally {

@@ -27,8 +27,16 @@ export interface PipelineFixture {
   hooks: PipelineHooks;
   admin: Record<string, string>;
   device(name: string, profile?: string | null, tenantId?: string): Promise<void>;
-  upload(a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string }, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
-  api(method: string, url: string, payload?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; raw: Buffer; headers: Record<string, unknown> }>;
+  upload(
+    a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string },
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any }>;
+  api(
+    method: string,
+    url: string,
+    payload?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; raw: Buffer; headers: Record<string, unknown> }>;
   dispose(): Promise<void>;
 }
 
@@ -38,7 +46,10 @@ export async function createPipelineFixture(driver: Driver, o: { maxArtifactByte
   const hooks: PipelineHooks = {};
   let clockRef: () => Date = () => new Date();
   const repo = new SigningRepository({ db: store.store.db, dataDir, clock: () => clockRef() });
-  const t = await createTestApp(driver, { shareWith: store, ctxOverrides: { signingRepo: repo, pipeline: { hooks, ...(o.maxArtifactBytes ? { maxArtifactBytes: o.maxArtifactBytes } : {}) } } });
+  const t = await createTestApp(driver, {
+    shareWith: store,
+    ctxOverrides: { signingRepo: repo, pipeline: { hooks, ...(o.maxArtifactBytes ? { maxArtifactBytes: o.maxArtifactBytes } : {}) } },
+  });
   clockRef = t.clock.now;
   const admin = await t.loginAs('admin');
   const api: PipelineFixture['api'] = async (method, url, payload, headers = admin) => {
@@ -75,7 +86,10 @@ export async function createPipelineFixture(driver: Driver, o: { maxArtifactByte
 }
 
 /** The multipart body of `POST /artifacts` (text fields first, then the file) and its content type. */
-export function artifactMultipart(a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string }): { payload: Buffer; contentType: string } {
+export function artifactMultipart(a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string }): {
+  payload: Buffer;
+  contentType: string;
+} {
   const boundary = `----svc${randomUUID()}`;
   const parts: Buffer[] = [];
   const field = (k: string, v: string) => parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
@@ -83,7 +97,11 @@ export function artifactMultipart(a: { name: string; version: string; kind: stri
   field('version', a.version);
   field('kind', a.kind);
   if (a.media_type) field('media_type', a.media_type);
-  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${a.filename ?? `${a.name}.bin`}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+  parts.push(
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${a.filename ?? `${a.name}.bin`}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+  );
   parts.push(Buffer.from(a.bytes));
   parts.push(Buffer.from(`\r\n--${boundary}--\r\n`));
   return { payload: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };

@@ -157,8 +157,10 @@ export class FilePlacementDriver implements MemberDriver {
     if (a.owner !== undefined || a.group !== undefined) {
       const uid = a.owner === undefined ? -1 : await idOf(this.opts.passwdFile ?? '/etc/passwd', a.owner);
       const gid = a.group === undefined ? -1 : await idOf(this.opts.groupFile ?? '/etc/group', a.group);
-      if (uid === undefined) throw new AgentError('STAGE_FAILED', `placement owner ${a.owner} of ${member.component}: no such user on this device`, { field: field('owner') });
-      if (gid === undefined) throw new AgentError('STAGE_FAILED', `placement group ${a.group} of ${member.component}: no such group on this device`, { field: field('group') });
+      if (uid === undefined)
+        throw new AgentError('STAGE_FAILED', `placement owner ${a.owner} of ${member.component}: no such user on this device`, { field: field('owner') });
+      if (gid === undefined)
+        throw new AgentError('STAGE_FAILED', `placement group ${a.group} of ${member.component}: no such group on this device`, { field: field('group') });
       try {
         await chown(file, uid, gid);
       } catch (cause) {

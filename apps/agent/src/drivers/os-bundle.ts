@@ -58,7 +58,14 @@ export class OsBundleDriver implements MemberDriver {
     }
     return {
       needsReboot: true,
-      facts: { previous_slot: before.booted, installed_slot: after.primary, bootloader_primary: after.primary, booted_slot: before.booted, mark: 'none', phase: 'installed' },
+      facts: {
+        previous_slot: before.booted,
+        installed_slot: after.primary,
+        bootloader_primary: after.primary,
+        booted_slot: before.booted,
+        mark: 'none',
+        phase: 'installed',
+      },
     };
   }
 

@@ -95,7 +95,17 @@ export class Journal {
   /** Records facts without changing state (a member's previous digest before it is touched). */
   async note(tx: string, data: TxFacts): Promise<TxContext> {
     const ctx = this.require(tx);
-    await this.write({ v: JOURNAL_VERSION, seq: this.seq + 1, at: this.stamp(), kind: 'tx', tx, state: ctx.state, event: 'snapshot', data, resumptions: ctx.resumptions });
+    await this.write({
+      v: JOURNAL_VERSION,
+      seq: this.seq + 1,
+      at: this.stamp(),
+      kind: 'tx',
+      tx,
+      state: ctx.state,
+      event: 'snapshot',
+      data,
+      resumptions: ctx.resumptions,
+    });
     return this.get(tx)!;
   }
 
@@ -118,7 +128,17 @@ export class Journal {
     if (this.online) lines.push({ v: JOURNAL_VERSION, seq: ++seq, at: this.online.toISOString(), kind: 'online' });
     for (const ctx of this.txs.values()) {
       if (ctx.state === 'reported') continue;
-      lines.push({ v: JOURNAL_VERSION, seq: ++seq, at: this.stamp(), kind: 'tx', tx: ctx.tx, state: ctx.state, event: 'snapshot', data: ctx.data, resumptions: ctx.resumptions });
+      lines.push({
+        v: JOURNAL_VERSION,
+        seq: ++seq,
+        at: this.stamp(),
+        kind: 'tx',
+        tx: ctx.tx,
+        state: ctx.state,
+        event: 'snapshot',
+        data: ctx.data,
+        resumptions: ctx.resumptions,
+      });
     }
     const bytes = encoder.encode(lines.map((l) => JSON.stringify(l) + '\n').join(''));
     try {

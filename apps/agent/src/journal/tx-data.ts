@@ -76,7 +76,9 @@ export function memberKey(component: string): `member:${string}` {
 }
 
 export function memberRecord(data: TxFacts, component: string): MemberRecord {
-  return data[memberKey(component)] ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} };
+  return (
+    data[memberKey(component)] ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} }
+  );
 }
 
 // ---- decoding: a journal line is read back field by field, never cast ----
@@ -228,7 +230,11 @@ function probeResult(r: Reader, v: unknown, at: string): ProbeResult {
 
 function failure(r: Reader, v: unknown, at: string): TxFailure {
   const o = r.object(v, at, ['code', 'message', 'component']);
-  return { code: r.string(o.code, `${at}.code`), message: r.string(o.message, `${at}.message`), component: r.nullable(o.component, (x) => r.string(x, `${at}.component`)) };
+  return {
+    code: r.string(o.code, `${at}.code`),
+    message: r.string(o.message, `${at}.message`),
+    component: r.nullable(o.component, (x) => r.string(x, `${at}.component`)),
+  };
 }
 
 /**

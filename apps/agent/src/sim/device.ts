@@ -127,7 +127,16 @@ export class SimDevice {
       transaction: { id: tx.id, member_count: tx.memberCount },
       members: tx.members.map((m) => {
         const d = digests.get(m.component)!;
-        return { group: m.group, position: m.position, component: m.component, rollout: m.rolloutId, candidate_digest: d, previous_digest: null, resulting_digest: d, verdict: 'committed' };
+        return {
+          group: m.group,
+          position: m.position,
+          component: m.component,
+          rollout: m.rolloutId,
+          candidate_digest: d,
+          previous_digest: null,
+          resulting_digest: d,
+          verdict: 'committed',
+        };
       }),
       activation: 'activated',
       health: 'healthy',

@@ -40,7 +40,8 @@ export function assertAssignment(a: Assignment): void {
   const issues: string[] = [];
   if (a.kind === 'signed') {
     if (!ID.test(a.transactionId)) issues.push('transaction_id: must be an id');
-    if (!Number.isInteger(a.memberCount) || a.memberCount < 1 || a.memberCount > LIMITS.components) issues.push(`member_count: must be 1..${LIMITS.components}`);
+    if (!Number.isInteger(a.memberCount) || a.memberCount < 1 || a.memberCount > LIMITS.components)
+      issues.push(`member_count: must be 1..${LIMITS.components}`);
     if (!Array.isArray(a.members) || a.members.length > LIMITS.components) issues.push(`members: at most ${LIMITS.components}`);
     else
       a.members.forEach((m, i) => {

@@ -54,7 +54,13 @@ export function planMembers(payload: ReleasePayload, a: SignedAssignment): Membe
       mediaType: c.media_type,
       ...(c.placement !== undefined ? { placement: c.placement.path } : {}),
       ...(c.placement !== undefined && (c.placement.mode ?? c.placement.owner ?? c.placement.group) !== undefined
-        ? { access: { ...(c.placement.mode !== undefined ? { mode: c.placement.mode } : {}), ...(c.placement.owner !== undefined ? { owner: c.placement.owner } : {}), ...(c.placement.group !== undefined ? { group: c.placement.group } : {}) } }
+        ? {
+            access: {
+              ...(c.placement.mode !== undefined ? { mode: c.placement.mode } : {}),
+              ...(c.placement.owner !== undefined ? { owner: c.placement.owner } : {}),
+              ...(c.placement.group !== undefined ? { group: c.placement.group } : {}),
+            },
+          }
         : {}),
       group: s.group,
       position: s.position,

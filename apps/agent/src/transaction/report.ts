@@ -14,7 +14,8 @@ function verdicts(ctx: TxContext): TxFacts {
     let verdict: MemberVerdict;
     if (ctx.state === 'committed') verdict = 'committed';
     else if (r.verdict === 'rolled-back' || r.verdict === 'failed') verdict = r.verdict;
-    else if (r.attempted) verdict = 'failed'; // attempted and not restored: the truth is "failed"
+    else if (r.attempted)
+      verdict = 'failed'; // attempted and not restored: the truth is "failed"
     else verdict = failed === m.component || failed === `components.${m.component}.digest` ? 'failed' : 'not-attempted';
     out[memberKey(m.component)] = { ...r, verdict };
   }

@@ -7,7 +7,7 @@ export default class Keygen extends BaseCommand {
   static override description =
     'Writes PREFIX.key (PKCS#8 PEM, mode 0600) and PREFIX.pub (SPKI PEM) and prints the key id ' +
     '(sha256 of the SubjectPublicKeyInfo DER). Register PREFIX.pub as an authorizer key with the ' +
-    'service and place it in the devices\' trust directory; keep PREFIX.key offline. Existing files ' +
+    "service and place it in the devices' trust directory; keep PREFIX.key offline. Existing files " +
     'are never replaced unless --force is given.';
   static override examples = [
     {

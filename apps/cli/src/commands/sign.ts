@@ -16,8 +16,7 @@ export default class Sign extends BaseCommand {
     },
     {
       description: 'Sign and submit in one pipeline',
-      command:
-        "<%= config.bin %> <%= command.id %> release.json --key customer-release.key | jq '{envelope: ., expected_product: \"gateway\"}'",
+      command: '<%= config.bin %> <%= command.id %> release.json --key customer-release.key | jq \'{envelope: ., expected_product: "gateway"}\'',
     },
   ];
   static override args = {

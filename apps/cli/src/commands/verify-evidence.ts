@@ -45,7 +45,8 @@ export default class VerifyEvidence extends BaseCommand {
       throw new CliError('EVIDENCE_INVALID', 'manifest.json: differs from the signed manifest');
     }
     const manifest = parseManifest(verified.payload);
-    if (flags.tenant !== undefined && manifest.tenant !== flags.tenant) throw new CliError('EVIDENCE_INVALID', `manifest: names tenant ${manifest.tenant}, not ${flags.tenant}`);
+    if (flags.tenant !== undefined && manifest.tenant !== flags.tenant)
+      throw new CliError('EVIDENCE_INVALID', `manifest: names tenant ${manifest.tenant}, not ${flags.tenant}`);
     checkFiles(manifest, contents);
     const summary = {
       case: manifest.case.id,

@@ -34,7 +34,10 @@ export class ApiKeyCache {
   private readonly maxEntries: number;
   private readonly clock: () => number;
 
-  constructor(private readonly listener: Pick<ChangeListener, 'live'>, options: ApiKeyCacheOptions = {}) {
+  constructor(
+    private readonly listener: Pick<ChangeListener, 'live'>,
+    options: ApiKeyCacheOptions = {},
+  ) {
     this.ttlMs = options.ttlMs ?? 10_000;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.clock = options.clock ?? (() => performance.now());

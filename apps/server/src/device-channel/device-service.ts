@@ -96,7 +96,10 @@ async function reportLegacy(ctx: DeviceChannelContext, peer: DevicePeer, req: Re
 }
 
 /** Client stream: one header naming the log request, then chunks up to LIMITS.logBundleBytes. */
-async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>): Promise<UploadLogBundleResponse> {
+async function uploadLogBundle(
+  ctx: DeviceChannelContext,
+  call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>,
+): Promise<UploadLogBundleResponse> {
   const now = ctx.now();
   const peer = await authenticatePeer(call, ctx.db, ctx.cas, now);
   let header: { logRequestId: string; contentType: string } | undefined;

@@ -36,7 +36,13 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   const { tenantId } = await usableEnrollToken(ctx.db, req.token, now);
   const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, now });
   await runUnitOfWork(ctx.db, deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), (uow) =>
-    enrollDevice(uow, { token: req.token, name: req.deviceName, profile: inventory.profile || null, agentVersion: inventory.agentVersion || null, certificate: cert }),
+    enrollDevice(uow, {
+      token: req.token,
+      name: req.deviceName,
+      profile: inventory.profile || null,
+      agentVersion: inventory.agentVersion || null,
+      certificate: cert,
+    }),
   );
   const ca = await ctx.cas.get(tenantId, now);
   return {

@@ -54,7 +54,7 @@ function identityOf(cert: X509Certificate): { tenantId: string; deviceName: stri
   if (cn === null || m === null || !isUuid(m[1]) || m[2] !== cn[1] || !isDeviceName(m[2])) {
     throw refuse('needs subject CN=<device> and exactly one SAN URI spiffe://<tenant>/device/<device>');
   }
-  return { tenantId: m[1]!, deviceName: m[2]! };
+  return { tenantId: m[1], deviceName: m[2] };
 }
 
 async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaStore): Promise<CertFacts> {
@@ -102,7 +102,14 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
   if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: decommissioned`);
   if (row.cert_fingerprint !== fingerprint) {
     // the first call with a freshly renewed certificate makes it current (resources/devices/queries.ts)
-    const promoted = await promoteRenewedCertificate(db, { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, currentFingerprint: row.cert_fingerprint, fingerprint, now });
+    const promoted = await promoteRenewedCertificate(db, {
+      tenantId: c.tenantId,
+      deviceName: c.deviceName,
+      deviceId: row.id,
+      currentFingerprint: row.cert_fingerprint,
+      fingerprint,
+      now,
+    });
     if (!promoted) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
   }
   return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, status: row.status, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };

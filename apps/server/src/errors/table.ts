@@ -5,8 +5,17 @@ import { SERVER_ERROR_CODES, type ServerErrorCode } from './server-error.js';
 
 /** gRPC status names as in @grpc/grpc-js `status` (look the number up there). */
 export type GrpcStatusName =
-  | 'OK' | 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND'
-  | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'DEADLINE_EXCEEDED' | 'INTERNAL';
+  | 'OK'
+  | 'INVALID_ARGUMENT'
+  | 'UNAUTHENTICATED'
+  | 'PERMISSION_DENIED'
+  | 'NOT_FOUND'
+  | 'ALREADY_EXISTS'
+  | 'FAILED_PRECONDITION'
+  | 'RESOURCE_EXHAUSTED'
+  | 'UNAVAILABLE'
+  | 'DEADLINE_EXCEEDED'
+  | 'INTERNAL';
 
 export interface ErrorMapping {
   http: number;

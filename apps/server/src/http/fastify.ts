@@ -70,6 +70,9 @@ function assertUtf8(request: FastifyRequest): void {
   const type = request.headers['content-type'];
   const charset = type === undefined ? undefined : CHARSET.exec(type)?.[1];
   if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-    throw new ServerError('UNSUPPORTED_MEDIA_TYPE', `content-type: charset ${JSON.stringify(charset.slice(0, 40))} is not supported (bodies are read as utf-8)`);
+    throw new ServerError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `content-type: charset ${JSON.stringify(charset.slice(0, 40))} is not supported (bodies are read as utf-8)`,
+    );
   }
 }

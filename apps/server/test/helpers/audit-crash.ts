@@ -80,7 +80,11 @@ export function auditCrashSuite(resource: string, rows: readonly AuditCrashRow[]
         const before = await read();
         const rowsBefore = await auditCount(row.action);
 
-        const run = await runChildUntilKilled(childDir, { open: f.t.testStore.openOptions, dataDir: f.dataDir, action: row.action, request: toWire(asAdmin(request)) }, CHILD);
+        const run = await runChildUntilKilled(
+          childDir,
+          { open: f.t.testStore.openOptions, dataDir: f.dataDir, action: row.action, request: toWire(asAdmin(request)) },
+          CHILD,
+        );
         expect(run.stdout, run.stderr).toBe(`AT ${row.action}\n`);
         expect(run.signal).toBe('SIGKILL');
         expect(await auditCount(row.action)).toBe(rowsBefore);

@@ -75,8 +75,7 @@ export function parseEnvelope(input: string | Uint8Array | unknown, opts: ParseE
   if (typeof payload !== 'string') throw malformed('payload: expected a base64 string');
   if (!Array.isArray(signatures)) throw malformed('signatures: expected an array');
   // Objects handed in directly were never size-checked as text: bound the big field here.
-  if (payload.length > maxBytes)
-    throw new ReleaseError('SIZE_LIMIT', `payload is ${payload.length} base64 characters, over the ${maxBytes}-byte limit`);
+  if (payload.length > maxBytes) throw new ReleaseError('SIZE_LIMIT', `payload is ${payload.length} base64 characters, over the ${maxBytes}-byte limit`);
   const types = opts.payloadTypes ?? KNOWN_TYPES;
   if (!types.includes(payloadType))
     throw new ReleaseError('PAYLOAD_TYPE_UNKNOWN', `unknown payloadType ${JSON.stringify(payloadType)} (expected ${types.join(' or ')})`);

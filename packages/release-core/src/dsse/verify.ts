@@ -57,10 +57,8 @@ export function verifyEnvelope(env: Envelope, trustedKeys: readonly PublicKey[],
     } else failedKeyid ??= key.keyid;
   }
   if (verified.length >= threshold) return { payload, keyid: verified[0]!, keyids: verified };
-  if (failedKeyid !== undefined)
-    throw new ReleaseError('SIGNATURE_INVALID', `signature by trusted key ${failedKeyid} does not verify`);
-  if (verified.length > 0)
-    throw new ReleaseError('KEY_UNTRUSTED', `${verified.length} trusted signature(s), ${threshold} required`);
+  if (failedKeyid !== undefined) throw new ReleaseError('SIGNATURE_INVALID', `signature by trusted key ${failedKeyid} does not verify`);
+  if (verified.length > 0) throw new ReleaseError('KEY_UNTRUSTED', `${verified.length} trusted signature(s), ${threshold} required`);
   throw new ReleaseError('KEY_UNTRUSTED', `no signature by a trusted key (signed by ${env.signatures.map((s) => s.keyid).join(', ')})`);
 }
 

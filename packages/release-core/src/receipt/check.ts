@@ -44,7 +44,10 @@ export function checkReceiptAgainstRelease(receipt: ReceiptPayload, expected: Re
     same('candidate_digest', receipt.candidate_digest, only.digest);
     // spec §2.3 rule 4: an OS release binds the A/B tool's result, and only an OS release does
     if ((only.kind === OS_BUNDLE_KIND) !== (receipt.os !== undefined))
-      throw new ReleaseError('RECEIPT_MISMATCH', only.kind === OS_BUNDLE_KIND ? 'receipt of an os-bundle release lacks the "os" result' : 'receipt has an "os" result but the release has no os-bundle');
+      throw new ReleaseError(
+        'RECEIPT_MISMATCH',
+        only.kind === OS_BUNDLE_KIND ? 'receipt of an os-bundle release lacks the "os" result' : 'receipt has an "os" result but the release has no os-bundle',
+      );
     return;
   }
   // spec §2.3 rule 3 / 3 rule 2: one receipt per transaction, never mixed with another deployment

@@ -64,14 +64,18 @@ export function verifyReceipt(env: Envelope | unknown, opts: VerifyReceiptOption
   // contracts §4: CN and the one SAN URI name the expected device of the expected tenant
   const id = deviceIdentity(certificate);
   if (id.tenant !== opts.tenant) throw new ReleaseError('CERT_IDENTITY_MISMATCH', `device certificate is for tenant ${id.tenant}, expected ${opts.tenant}`);
-  if (id.device !== opts.device) throw new ReleaseError('CERT_IDENTITY_MISMATCH', `device certificate names ${JSON.stringify(id.device)}, expected ${JSON.stringify(opts.device)}`);
+  if (id.device !== opts.device)
+    throw new ReleaseError('CERT_IDENTITY_MISMATCH', `device certificate names ${JSON.stringify(id.device)}, expected ${JSON.stringify(opts.device)}`);
   // spec §2.3 rule 2 / contracts §1: ECDSA P-256 by the certificate's key, DER signature over PAE
   if (certificate.publicKey.alg !== 'p256') throw new ReleaseError('CERT_INVALID', 'device certificate key is not ECDSA P-256');
   verifyEnvelope(parsed, [certificate.publicKey], { payloadType: RECEIPT_PAYLOAD_TYPE, algorithms: ['p256'], crypto });
   const payload = validateReceiptPayload(canon.value);
   if (payload.tenant !== opts.tenant) throw new ReleaseError('TENANT_MISMATCH', `receipt is for tenant ${payload.tenant}, expected ${opts.tenant}`);
   if (payload.device.name !== id.device)
-    throw new ReleaseError('CERT_IDENTITY_MISMATCH', `receipt names device ${JSON.stringify(payload.device.name)}, its certificate ${JSON.stringify(id.device)}`);
+    throw new ReleaseError(
+      'CERT_IDENTITY_MISMATCH',
+      `receipt names device ${JSON.stringify(payload.device.name)}, its certificate ${JSON.stringify(id.device)}`,
+    );
   return { payload, payloadDigest: sha256Digest(bytes, crypto), envelopeDigest: envelopeDigest(parsed, crypto), certificate };
 }
 

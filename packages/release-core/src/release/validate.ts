@@ -7,8 +7,19 @@ import { COMPONENT_KINDS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE, REFUSED_KINDS, type R
 import { checkApprovals, checkAttestations, checkHealth, checkRecovery, checkRollout, checkValidity } from './validate-policy.js';
 
 const TOP_LEVEL = [
-  'tenant', 'product', 'release', 'components', 'targets', 'compatibility', 'activation',
-  'health', 'rollout', 'approvals', 'recovery', 'attestations', 'validity',
+  'tenant',
+  'product',
+  'release',
+  'components',
+  'targets',
+  'compatibility',
+  'activation',
+  'health',
+  'rollout',
+  'approvals',
+  'recovery',
+  'attestations',
+  'validity',
 ] as const;
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 /** a relative TUF target path: `/`-separated segments, none empty, `.` or `..` */

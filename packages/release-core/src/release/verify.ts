@@ -55,14 +55,16 @@ export function verifyRelease(env: Envelope | unknown, opts: VerifyReleaseOption
   // canonical bytes (contracts §1), then JSON, then the schema; remembered per payload digest
   const payload = parseReleasePayload(bytes, payloadDigest);
   // spec §4 release submission 1: tenant and product
-  if (payload.tenant !== opts.tenant)
-    throw new ReleaseError('TENANT_MISMATCH', `release is for tenant ${payload.tenant}, expected ${opts.tenant}`);
+  if (payload.tenant !== opts.tenant) throw new ReleaseError('TENANT_MISMATCH', `release is for tenant ${payload.tenant}, expected ${opts.tenant}`);
   if (payload.product !== opts.product)
     throw new ReleaseError('PRODUCT_MISMATCH', `release is for product ${JSON.stringify(payload.product)}, expected ${JSON.stringify(opts.product)}`);
   checkValidityWindow(payload, opts);
   // spec §2.2: the device accepts only releases for its compatibility profile
   if (opts.profile !== undefined && !payload.compatibility.profiles.includes(opts.profile))
-    throw new ReleaseError('PROFILE_INCOMPATIBLE', `release supports profiles ${payload.compatibility.profiles.join(', ')}, not ${JSON.stringify(opts.profile)}`);
+    throw new ReleaseError(
+      'PROFILE_INCOMPATIBLE',
+      `release supports profiles ${payload.compatibility.profiles.join(', ')}, not ${JSON.stringify(opts.profile)}`,
+    );
   return {
     payload,
     payloadDigest,

@@ -77,8 +77,9 @@ export function checkArtifactChanges(body: Record<string, unknown>): ArtifactCha
   const out: ArtifactChanges = {};
   if ('description' in body) {
     const d = body['description'];
-    if (d !== null && (typeof d !== 'string' || d.length > 4096)) throw new ServerError('ARTIFACT_INVALID', 'description: must be a string of at most 4096 characters or null');
-    out.description = d as string | null;
+    if (d !== null && (typeof d !== 'string' || d.length > 4096))
+      throw new ServerError('ARTIFACT_INVALID', 'description: must be a string of at most 4096 characters or null');
+    out.description = d;
   }
   if ('labels' in body) {
     const l = body['labels'];
