@@ -142,17 +142,15 @@ export async function writeFindings(
 ): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < inserts.length; i += 500) {
-    const rows = inserts
-      .slice(i, i + 500)
-      .map((f) => ({
-        tenant_id: tenantId,
-        artifact_id: f.artifact_id,
-        vuln_key: f.vuln_key,
-        component_purl: f.component_purl,
-        ...draftColumns(f),
-        first_seen_at: now,
-        updated_at: now,
-      }));
+    const rows = inserts.slice(i, i + 500).map((f) => ({
+      tenant_id: tenantId,
+      artifact_id: f.artifact_id,
+      vuln_key: f.vuln_key,
+      component_purl: f.component_purl,
+      ...draftColumns(f),
+      first_seen_at: now,
+      updated_at: now,
+    }));
     const r = await db.insertInto('vuln_findings').values(rows).returning('id').execute();
     ids.push(...r.map((x) => x.id));
   }

@@ -227,9 +227,7 @@ export async function newestKevRelease(db: Db): Promise<Date | undefined> {
 }
 
 /** Freshness of the feeds: per OSV source and for KEV, the last import and the newest record time. */
-export async function feedFreshness(
-  db: Db,
-): Promise<{
+export async function feedFreshness(db: Db): Promise<{
   osv: { source: string; last_import_at: Date | null; imports: number }[];
   advisories: number;
   newest_modified: Date | null;

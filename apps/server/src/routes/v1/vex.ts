@@ -73,15 +73,13 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
         contentType: String(request.headers['content-type'] ?? ''),
         bytes: request.body as Buffer,
       });
-      return reply
-        .code(201)
-        .send({
-          artifact_id: request.params.id,
-          format: r.format,
-          digest: r.digest,
-          statements: r.statements.map(statementView),
-          findings_applied: r.findings_applied,
-        });
+      return reply.code(201).send({
+        artifact_id: request.params.id,
+        format: r.format,
+        digest: r.digest,
+        statements: r.statements.map(statementView),
+        findings_applied: r.findings_applied,
+      });
     },
   );
 
