@@ -41,16 +41,36 @@ const SUBMISSIONS = {
   },
 };
 
-export async function article14Demo({ api, say, dir, svcRelease, tenant, vulnerabilityId, artifactIds = [], deviceNames = [], fixRolloutId, memberState = 'DE' }) {
-  const c = await api.json('POST', '/cases', {
-    kind: 'exploited_vulnerability',
-    title: `${vulnerabilityId} actively exploited`,
-    owner: 'psirt@example.test',
-    vulnerability_ids: [vulnerabilityId],
-    artifact_ids: artifactIds,
-    device_names: deviceNames,
-    awareness: { aware_at: new Date(Date.now() - 3600_000).toISOString(), aware_by: 'psirt@example.test', evidence: `${vulnerabilityId} marked known-exploited on a published artifact` },
-  }, 201);
+export async function article14Demo({
+  api,
+  say,
+  dir,
+  svcRelease,
+  tenant,
+  vulnerabilityId,
+  artifactIds = [],
+  deviceNames = [],
+  fixRolloutId,
+  memberState = 'DE',
+}) {
+  const c = await api.json(
+    'POST',
+    '/cases',
+    {
+      kind: 'exploited_vulnerability',
+      title: `${vulnerabilityId} actively exploited`,
+      owner: 'psirt@example.test',
+      vulnerability_ids: [vulnerabilityId],
+      artifact_ids: artifactIds,
+      device_names: deviceNames,
+      awareness: {
+        aware_at: new Date(Date.now() - 3600_000).toISOString(),
+        aware_by: 'psirt@example.test',
+        evidence: `${vulnerabilityId} marked known-exploited on a published artifact`,
+      },
+    },
+    201,
+  );
   say(`case ${c.id} opened for ${vulnerabilityId}: early warning due ${c.next_deadline.due_at}`);
   await api.json('POST', `/cases/${c.id}/assessments`, { outcome: 'reportable', rationale: 'Actively exploited and present on devices in the field.' }, 200);
   const file = async (stage, filing) => {
@@ -61,7 +81,12 @@ export async function article14Demo({ api, say, dir, svcRelease, tenant, vulnera
   };
   await file('early_warning', { recipients: ['csirt', 'enisa'], member_state: memberState, external_reference: 'SRP-DEMO-1' });
   await file('notification', { recipients: ['csirt', 'enisa'], member_state: memberState, external_reference: 'SRP-DEMO-1' });
-  const measured = await api.json('POST', `/cases/${c.id}/corrective-measure`, { rollout_id: fixRolloutId, description: 'Fixed release rolled out to the fleet.' }, 200);
+  const measured = await api.json(
+    'POST',
+    `/cases/${c.id}/corrective-measure`,
+    { rollout_id: fixRolloutId, description: 'Fixed release rolled out to the fleet.' },
+    200,
+  );
   say(`fixing rollout linked: final report due ${measured.deadlines.find((d) => d.obligation === 'final_report').due_at}`);
   await file('final_report', { recipients: ['csirt', 'enisa'], member_state: memberState, external_reference: 'SRP-DEMO-1' });
   await file('advisory', { recipients: ['users'], external_reference: 'https://psirt.example.test/advisories/demo' });

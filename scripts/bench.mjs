@@ -26,7 +26,7 @@ export function discover(rootDir = root) {
       try {
         pkg = JSON.parse(readFileSync(manifest, 'utf8'));
       } catch (e) {
-        throw new Error(`${manifest}: not JSON (${e.message})`);
+        throw new Error(`${manifest}: not JSON (${e.message})`, { cause: e });
       }
       if (typeof pkg.scripts?.bench === 'string' && typeof pkg.name === 'string') {
         found.push({ name: pkg.name, dir: join(group, entry.name), script: pkg.scripts.bench });

@@ -41,7 +41,12 @@ function tarOf(entries) {
     h.write('0000000\0', 108);
     h.write('0000000\0', 116);
     h.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
-    h.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, '0')}\0`, 136);
+    h.write(
+      `${Math.floor(Date.now() / 1000)
+        .toString(8)
+        .padStart(11, '0')}\0`,
+      136,
+    );
     h.write(' '.repeat(8), 148);
     h.write('0', 156);
     h.write('ustar\0' + '00', 257);
@@ -68,29 +73,61 @@ async function run(state) {
 
   const group = await fleet.createGroup('field-gateways', DEVICES);
   say(`group ${group.name} created with ${DEVICES.length} devices (snapshot ${group.snapshot_digest})`);
-  const config = await api.uploadArtifact({ name: 'gateway-config', version: '1.4.0', kind: 'config', filename: 'gateway.toml', bytes: Buffer.from('[uplink]\nhost = "telemetry.example"\ninterval_s = 30\n') });
+  const config = await api.uploadArtifact({
+    name: 'gateway-config',
+    version: '1.4.0',
+    kind: 'config',
+    filename: 'gateway.toml',
+    bytes: Buffer.from('[uplink]\nhost = "telemetry.example"\ninterval_s = 30\n'),
+  });
   say(`artifact ${config.name} ${config.version} published (${config.kind}, ${config.digest})`);
-  const model = await api.uploadArtifact({ name: 'anomaly-model', version: '2.1.0', kind: 'model', filename: 'anomaly.onnx', bytes: Buffer.from('onnx-weights:'.repeat(4096)) });
+  const model = await api.uploadArtifact({
+    name: 'anomaly-model',
+    version: '2.1.0',
+    kind: 'model',
+    filename: 'anomaly.onnx',
+    bytes: Buffer.from('onnx-weights:'.repeat(4096)),
+  });
   say(`artifact ${model.name} ${model.version} published (${model.kind}, ${model.digest})`);
 
   const { release, sign } = await fleet.signAndSubmit({
     version: '2026.1.0',
-    components: [{ name: 'gateway-config', artifact: config }, { name: 'anomaly-model', artifact: model }],
+    components: [
+      { name: 'gateway-config', artifact: config },
+      { name: 'anomaly-model', artifact: model },
+    ],
     orderedGroups: [['gateway-config'], ['anomaly-model']],
     group,
-    probes: [{ name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/gateway-config"'], timeout_s: 10 }],
-    waves: [{ name: 'canary', count: 1 }, { name: 'fleet', count: DEVICES.length, requires_approval: true }],
+    probes: [
+      { name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/gateway-config"'], timeout_s: 10 },
+    ],
+    waves: [
+      { name: 'canary', count: 1 },
+      { name: 'fleet', count: DEVICES.length, requires_approval: true },
+    ],
   });
-  say(`release signed with svc-release sign (${sign.trim().split('\n').find((l) => l.startsWith('envelope digest')) ?? 'envelope written'})`);
+  say(
+    `release signed with svc-release sign (${
+      sign
+        .trim()
+        .split('\n')
+        .find((l) => l.startsWith('envelope digest')) ?? 'envelope written'
+    })`,
+  );
   say(`release ${release.product} ${release.version} published as TUF target ${release.target}`);
 
   const rollout = await fleet.startRollout(release.id);
   const txId = rollout.transaction_id;
   say(`rollout started: transaction ${txId}, members ${rollout.rollouts.map((m) => `${m.component}@${m.group}/${m.position}`).join(', ')}`);
-  const gated = await waitFor('the canary wave to finish', async () => {
-    const r = await api.get(`/rollouts/${rollout.id}`);
-    return r.status === 'awaiting_approval' ? r : undefined;
-  }, 60_000, 250);
+  const gated = await waitFor(
+    'the canary wave to finish',
+    async () => {
+      const r = await api.get(`/rollouts/${rollout.id}`);
+      return r.status === 'awaiting_approval' ? r : undefined;
+    },
+    60_000,
+    250,
+  );
   say(`canary wave done (${gated.progress.committed} committed); wave "fleet" awaits approval`);
   await api.json('POST', `/rollouts/${rollout.id}/approve`, undefined, 200);
   say('wave "fleet" approved');
@@ -114,7 +151,10 @@ async function run(state) {
   for (const line of verified.stdout.trim().split('\n')) say(`  ${line}`);
 
   const device = DEVICES[0];
-  await writeFile(gatewayLog(device), `${new Date().toISOString()} ${device} uplink connected to telemetry.example\n${new Date().toISOString()} ${device} anomaly-model 2.1.0 loaded\n`);
+  await writeFile(
+    gatewayLog(device),
+    `${new Date().toISOString()} ${device} uplink connected to telemetry.example\n${new Date().toISOString()} ${device} anomaly-model 2.1.0 loaded\n`,
+  );
   const logRequest = await fleet.requestLogs(device);
   say(`log bundle requested from ${device} (request ${logRequest.id}: ${logRequest.status})`);
   const bundle = await fleet.downloadLogs(device, logRequest.id);
@@ -130,7 +170,11 @@ async function run(state) {
 async function vulnerabilitiesAndReports(state, fleet, model, admin) {
   const { api } = fleet;
   // the feed and SBOM uploads carry their own content types: a session of their own
-  const login = await fetch(`${api.baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(admin) });
+  const login = await fetch(`${api.baseUrl}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(admin),
+  });
   if (login.status !== 204) throw new Error(`login: ${login.status}`);
   const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
   const send = async (method, path, contentType, body, expect) => {
@@ -164,7 +208,9 @@ async function vulnerabilitiesAndReports(state, fleet, model, admin) {
   const finding = (await api.get(`/artifacts/${model.id}/findings`)).findings[0];
   if (finding === undefined) throw new Error(`no finding on ${model.name} ${model.version}`);
   const exposure = await api.get(`/vulnerabilities/${finding.vulnerability}/exposure`);
-  say(`finding ${finding.vulnerability} (${finding.severity}) on ${finding.artifact.name} ${finding.artifact.version}: ${finding.component.purl}, fixed in ${finding.fixed_versions.join(', ')}; ${exposure.counts.devices} devices exposed`);
+  say(
+    `finding ${finding.vulnerability} (${finding.severity}) on ${finding.artifact.name} ${finding.artifact.version}: ${finding.component.purl}, fixed in ${finding.fixed_versions.join(', ')}; ${exposure.counts.devices} devices exposed`,
+  );
 
   for (const kind of ['vulnerability', 'readiness']) {
     const res = await api.raw('GET', `/reports/${kind}.pdf`, undefined, 200);
@@ -173,7 +219,8 @@ async function vulnerabilitiesAndReports(state, fleet, model, admin) {
     const file = join(state.dir, `${kind}-report.pdf`);
     await writeFile(file, bytes);
     const audited = (await api.get('/audit?action=report.generate&limit=1')).events[0];
-    if (audited?.detail?.sha256 !== sha256 || audited.detail.bytes !== bytes.length) throw new Error(`${kind} report: the audit row does not name the bytes served`);
+    if (audited?.detail?.sha256 !== sha256 || audited.detail.bytes !== bytes.length)
+      throw new Error(`${kind} report: the audit row does not name the bytes served`);
     say(`${kind} report written to ${file} (${bytes.length} bytes, ${sha256}, audited)`);
   }
 }

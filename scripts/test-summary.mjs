@@ -6,7 +6,9 @@ import { join } from 'node:path';
 
 const dir = join(import.meta.dirname, '..', '.vitest-reports');
 const expected = JSON.parse(readFileSync(join(import.meta.dirname, 'test-packages.json'), 'utf8'));
-let passed = 0, failed = 0, skipped = 0;
+let passed = 0,
+  failed = 0,
+  skipped = 0;
 const seen = new Set();
 if (existsSync(dir)) {
   for (const f of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
@@ -21,7 +23,10 @@ if (existsSync(dir)) {
   }
 }
 for (const name of expected) {
-  if (!seen.has(name)) { console.log(`  ${name.padEnd(28)} NO REPORT (its tests did not run)`); failed += 1; }
+  if (!seen.has(name)) {
+    console.log(`  ${name.padEnd(28)} NO REPORT (its tests did not run)`);
+    failed += 1;
+  }
 }
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { IDENTIFIER_PATTERNS, normalizeUuid, parsePublicKeyPem, type PublicKey } from '@svc/release-core';
 import { AgentError } from './errors.js';
 
-/** The four device release settings of spec 2.2, all provisioned together. */
+/** The four device release settings of spec §2.2, all provisioned together. */
 export interface ReleaseSettings {
   tenant: string;
   product: string;
@@ -16,18 +16,13 @@ export interface AgentConfig {
   serverAddress: string;
   /** Journal, staging, outbox, placed files. Created by the agent. */
   dataDir: string;
-  /** null: no release settings; legacy rollouts run, release pointers fail closed (spec 2.2 rule 2). */
+  /** null: no release settings; legacy rollouts run, release pointers fail closed (spec §2.2 rule 2). */
   release: ReleaseSettings | null;
   /** Loop guard: resumptions of one transaction before it is failed. */
   maxResumptions: number;
 }
 
-export const RELEASE_SETTING_NAMES = [
-  'SVC_RELEASE_TENANT',
-  'SVC_RELEASE_PRODUCT',
-  'SVC_RELEASE_PROFILE',
-  'SVC_RELEASE_TRUST_DIR',
-] as const;
+export const RELEASE_SETTING_NAMES = ['SVC_RELEASE_TENANT', 'SVC_RELEASE_PRODUCT', 'SVC_RELEASE_PROFILE', 'SVC_RELEASE_TRUST_DIR'] as const;
 
 const { product: PRODUCT, profile: PROFILE } = IDENTIFIER_PATTERNS;
 
@@ -35,14 +30,12 @@ const { product: PRODUCT, profile: PROFILE } = IDENTIFIER_PATTERNS;
 export function loadConfig(env: Record<string, string | undefined> = process.env): AgentConfig {
   const problems: string[] = [];
   const present = RELEASE_SETTING_NAMES.filter((n) => (env[n] ?? '') !== '');
-  // spec 2.2: all four must be provisioned together; a partial set is a startup error
+  // spec §2.2: all four must be provisioned together; a partial set is a startup error
   if (present.length > 0 && present.length < RELEASE_SETTING_NAMES.length) {
     const missing = RELEASE_SETTING_NAMES.filter((n) => !present.includes(n));
-    throw new AgentError(
-      'RELEASE_SETTINGS_PARTIAL',
-      `release settings are all-or-none (spec 2.2); missing: ${missing.join(', ')}`,
-      { field: missing.join(',') },
-    );
+    throw new AgentError('RELEASE_SETTINGS_PARTIAL', `release settings are all-or-none (spec 2.2); missing: ${missing.join(', ')}`, {
+      field: missing.join(','),
+    });
   }
   let release: ReleaseSettings | null = null;
   if (present.length === RELEASE_SETTING_NAMES.length) {
@@ -80,7 +73,7 @@ const MAX_KEY_BYTES = 16 * 1024;
 
 /**
  * Loads the pinned customer Ed25519 keys. The trust dir is a local anchor the control
- * plane never changes (spec 2.2 rule 1): every file is opened read-only, nothing is written.
+ * plane never changes (spec §2.2 rule 1): every file is opened read-only, nothing is written.
  */
 export async function loadTrustKeys(trustDir: string): Promise<PublicKey[]> {
   let names: string[];
@@ -93,11 +86,9 @@ export async function loadTrustKeys(trustDir: string): Promise<PublicKey[]> {
     });
   }
   if (names.length === 0 || names.length > MAX_KEY_FILES) {
-    throw new AgentError(
-      'TRUST_DIR_INVALID',
-      `SVC_RELEASE_TRUST_DIR ${trustDir} must hold 1..${MAX_KEY_FILES} .pem files, found ${names.length}`,
-      { field: 'SVC_RELEASE_TRUST_DIR' },
-    );
+    throw new AgentError('TRUST_DIR_INVALID', `SVC_RELEASE_TRUST_DIR ${trustDir} must hold 1..${MAX_KEY_FILES} .pem files, found ${names.length}`, {
+      field: 'SVC_RELEASE_TRUST_DIR',
+    });
   }
   const keys: PublicKey[] = [];
   for (const name of names) {
@@ -114,7 +105,7 @@ export async function loadTrustKeys(trustDir: string): Promise<PublicKey[]> {
       } catch (cause) {
         throw new AgentError('TRUST_DIR_INVALID', `trust key ${name} is not an SPKI PEM public key`, { cause, field: name });
       }
-      // spec 5.8: release verification uses customer Ed25519 keys only
+      // spec §5 rule 8: release verification uses customer Ed25519 keys only
       if (key.alg !== 'ed25519') {
         throw new AgentError('TRUST_DIR_INVALID', `trust key ${name} is ${key.alg}, expected ed25519`, { field: name });
       }

@@ -10,9 +10,9 @@
  *   SVC_AGENT_DATA_DIR      identity, journal, outbox, TUF metadata             ./.svc-agent
  *   SVC_AGENT_SERVER_CA     server CA PEM for the first enrollment (pinned afterwards)
  *   SVC_AGENT_ENROLL_TOKEN  enrollment token (needed only until enrolled)
- *   SVC_AGENT_DEVICE_NAME   device name (contracts 4)                            hostname
+ *   SVC_AGENT_DEVICE_NAME   device name (contracts §4)                            hostname
  *   SVC_AGENT_TUF_ROOT      provisioned TUF root.json (else fetched once after enrollment)
- *   SVC_RELEASE_*           spec 2.2 release settings (config.ts)
+ *   SVC_RELEASE_*           spec §2.2 release settings (config.ts)
  *   SVC_AGENT_OS_BUNDLE     `rauc`: os-bundle members through the real rauc CLI (else none)
  *   SVC_AGENT_RAUC_CONF     rauc system.conf for `rauc info` (its keyring)       rauc default
  *   SVC_AGENT_REBOOT_COMMAND  JSON argv run to reboot after an os-bundle install  systemctl reboot
@@ -50,7 +50,8 @@ function fail(line: string): never {
   process.exit(2);
 }
 
-const USAGE = 'usage: svc-agent                  run (enrolls first when SVC_AGENT_ENROLL_TOKEN is set)\n       svc-agent enroll [--token T] [--server-ca FILE] [--name NAME]   enroll, pin the TUF root, exit';
+const USAGE =
+  'usage: svc-agent                  run (enrolls first when SVC_AGENT_ENROLL_TOKEN is set)\n       svc-agent enroll [--token T] [--server-ca FILE] [--name NAME]   enroll, pin the TUF root, exit';
 
 /** `enroll` flags override SVC_AGENT_ENROLL_TOKEN, SVC_AGENT_SERVER_CA, SVC_AGENT_DEVICE_NAME. */
 function enrollFlags(args: string[]): Record<string, string> {

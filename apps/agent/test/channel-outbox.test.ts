@@ -27,14 +27,17 @@ function scriptedServer(script: (req: UploadReceiptRequest) => { code: number; d
     uploadReceipt: (call: ServerUnaryCall<UploadReceiptRequest, unknown>, cb: sendUnaryData<unknown>) => {
       received.push(call.request.envelope);
       const f = script(call.request);
-      if (f) fail(cb as sendUnaryData<never>, f);
+      if (f) fail(cb, f);
       else cb(null, { receiptId: 'r1', duplicate: false });
     },
     reportLegacyStatus: (call: ServerUnaryCall<ReportLegacyStatusRequest, unknown>, cb: sendUnaryData<unknown>) => {
       legacy.push(call.request);
       cb(null, {});
     },
-    checkIn: () => undefined, renewCertificate: () => undefined, uploadLogBundle: () => undefined, ping: () => undefined,
+    checkIn: () => undefined,
+    renewCertificate: () => undefined,
+    uploadLogBundle: () => undefined,
+    ping: () => undefined,
   });
   return { server, received, legacy };
 }
@@ -51,13 +54,22 @@ describe('receipt outbox uploader over a real gRPC connection', () => {
   it('keeps the file on a transient failure, deletes it only after the server acknowledged, from the exact bytes', async () => {
     let calls = 0;
     const s = scriptedServer(() => (++calls === 1 ? { code: status.UNAVAILABLE } : null));
-    const port = await new Promise<number>((res, rej) => s.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+    const port = await new Promise<number>((res, rej) =>
+      s.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
+    );
     const clients = new ChannelClients(`127.0.0.1:${port}`, credentials.createInsecure());
     const outbox = new Outbox(join(dir, 'a'));
     const bytes = new TextEncoder().encode('{"payloadType":"svc.release-receipt.v1","payload":"e30=","signatures":[]}');
     await outbox.put('tx-1', 'receipt', bytes);
     const acked: string[] = [];
-    const deps = { clients, outbox, acknowledged: async (tx: string) => { acked.push(tx); await outbox.remove(tx, 'receipt'); } };
+    const deps = {
+      clients,
+      outbox,
+      acknowledged: async (tx: string) => {
+        acked.push(tx);
+        await outbox.remove(tx, 'receipt');
+      },
+    };
     try {
       const first = await uploadOutbox(deps);
       expect(first).toEqual({ uploaded: [], refused: [], pending: ['tx-1'] });
@@ -76,7 +88,9 @@ describe('receipt outbox uploader over a real gRPC connection', () => {
 
   it('a refusal moves the file aside (never retried, kept as evidence); legacy status maps to the enum', async () => {
     const s = scriptedServer(() => ({ code: status.FAILED_PRECONDITION, details: 'receipt mismatch', svcCode: 'RECEIPT_MISMATCH' }));
-    const port = await new Promise<number>((res, rej) => s.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+    const port = await new Promise<number>((res, rej) =>
+      s.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
+    );
     const clients = new ChannelClients(`127.0.0.1:${port}`, credentials.createInsecure());
     const outbox = new Outbox(join(dir, 'b'));
     await outbox.put('tx-2', 'receipt', new TextEncoder().encode('{}'));
@@ -108,7 +122,11 @@ describe('device identity on disk', () => {
       // re-imported key makes a CSR for the same public key (renewal)
       const again = new x509.Pkcs10CertificateRequest(await buildCsr(await importIdentityKey(keyPem), 'dev-7'));
       expect(Buffer.from(again.publicKey.rawData).equals(Buffer.from(csr.publicKey.rawData))).toBe(true);
-      const self = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=dev-7', keys: keys as never, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } });
+      const self = await x509.X509CertificateGenerator.createSelfSigned({
+        name: 'CN=dev-7',
+        keys: keys as never,
+        signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      });
       const pem = self.toString('pem');
       expect(await loadIdentity(dir)).toBeUndefined();
       await saveIdentity(dir, { tenantId: 't', deviceName: 'dev-7', keyPem, certPem: pem, deviceCaPem: pem, serverCaPem: pem, notAfter: new Date() });

@@ -62,7 +62,11 @@ describe('trust directory', () => {
     const out: string[] = [];
     for (const n of (await readdir(d)).sort()) {
       const s = await stat(join(d, n));
-      out.push(`${n} ${s.mode} ${s.mtimeMs} ${createHash('sha256').update(await readFile(join(d, n))).digest('hex')}`);
+      out.push(
+        `${n} ${s.mode} ${s.mtimeMs} ${createHash('sha256')
+          .update(await readFile(join(d, n)))
+          .digest('hex')}`,
+      );
     }
     return out;
   }

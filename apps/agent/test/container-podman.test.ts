@@ -65,8 +65,13 @@ describe.skipIf(!ready)('container driver with real podman', () => {
     must('rmi', ref);
     const bytes = await readFile(file);
     const member: MemberSpec = {
-      component, kind: 'container', rolloutId: `r-${version}`, target: `${component}-${version}.tar`,
-      digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}`, length: bytes.length, mediaType: 'application/x-docker-archive',
+      component,
+      kind: 'container',
+      rolloutId: `r-${version}`,
+      target: `${component}-${version}.tar`,
+      digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}`,
+      length: bytes.length,
+      mediaType: 'application/x-docker-archive',
     };
     images.set(`${component}:${version}`, { file, member });
   }
@@ -138,7 +143,10 @@ describe.skipIf(!ready)('container driver with real podman', () => {
     const before = (await driver.currentDigest(img('app:v2').member))!;
     const broken = img('app:v3-broken');
     await driver.stage(broken.member, broken.file);
-    const err = await driver.activate(broken.member).then(() => null, (e: unknown) => e);
+    const err = await driver.activate(broken.member).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'ACTIVATION_FAILED' });
     expect((err as Error).message).toMatch(/^podman run exited \d+: .*does-not-exist/s);
     await driver.rollback(broken.member);

@@ -12,7 +12,15 @@ beforeEach(async () => ({ dir, cleanup } = await tempDir()));
 afterEach(() => cleanup());
 
 const hex = (s: string) => createHash('sha256').update(s).digest('hex');
-const spec = (v: string): MemberSpec => ({ component: 'web', kind: 'container', rolloutId: 'r', target: 't', digest: `sha256:${hex(v)}`, length: 1, mediaType: 'application/vnd.oci.image.layer.v1.tar' });
+const spec = (v: string): MemberSpec => ({
+  component: 'web',
+  kind: 'container',
+  rolloutId: 'r',
+  target: 't',
+  digest: `sha256:${hex(v)}`,
+  length: 1,
+  mediaType: 'application/vnd.oci.image.layer.v1.tar',
+});
 
 // The real contract is container-podman.test.ts (real podman); these pin the docker spelling
 // and load outputs that no runtime here prints, and the fake below injects failures.
@@ -20,7 +28,18 @@ describe('container runtime command lines', () => {
   it('builds docker and podman argv', () => {
     const d = containerRuntimeCli('docker');
     expect(d.load('/s/img.tar')).toEqual(['docker', 'load', '--input', '/s/img.tar']);
-    expect(d.run('svc-web', 'svc/web:ab', 'sha256:ab')).toEqual(['docker', 'run', '--detach', '--name', 'svc-web', '--restart', 'unless-stopped', '--label', 'svc.digest=sha256:ab', 'svc/web:ab']);
+    expect(d.run('svc-web', 'svc/web:ab', 'sha256:ab')).toEqual([
+      'docker',
+      'run',
+      '--detach',
+      '--name',
+      'svc-web',
+      '--restart',
+      'unless-stopped',
+      '--label',
+      'svc.digest=sha256:ab',
+      'svc/web:ab',
+    ]);
     expect(d.remove('svc-web-prev')).toEqual(['docker', 'rm', '--force', 'svc-web-prev']);
     expect(containerRuntimeCli('podman').rename('a', 'b')).toEqual(['podman', 'rename', 'a', 'b']);
     expect(containerRuntimeCli('podman', '/usr/bin/podman').inspectDigest('c')[0]).toBe('/usr/bin/podman');
@@ -42,7 +61,11 @@ describe('container driver with a fake runtime script on PATH', () => {
     const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
     const archive = join(dir, 'img.tar');
     await writeFile(archive, 'tar');
-    const argvs = async () => (await readFile(fake.log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    const argvs = async () =>
+      (await readFile(fake.log, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as string[]);
     return { env, archive, argvs, driver: new ContainerDriver({ env }) };
   }
 
@@ -59,7 +82,18 @@ describe('container driver with a fake runtime script on PATH', () => {
     expect(await driver.currentDigest(v2)).toBe(v2.digest);
     await driver.commit(v2);
     const calls = (await argvs()).filter((a) => a[0] !== 'inspect').map((a) => a.slice(0, 2).join(' '));
-    expect(calls).toEqual(['load --input', 'tag example/app:loaded', 'run --detach', 'rm --force', 'load --input', 'tag example/app:loaded', 'stop svc-web', 'rename svc-web', 'run --detach', 'rm --force']);
+    expect(calls).toEqual([
+      'load --input',
+      'tag example/app:loaded',
+      'run --detach',
+      'rm --force',
+      'load --input',
+      'tag example/app:loaded',
+      'stop svc-web',
+      'rename svc-web',
+      'run --detach',
+      'rm --force',
+    ]);
     expect((await argvs()).find((a) => a[0] === 'tag')).toEqual(['tag', 'example/app:loaded', `svc/web:${hex('v1')}`]);
   });
 

@@ -52,20 +52,68 @@ const GROUP_1_UNHEALTHY = {
 
 const rows: Row[] = [
   { name: 'after the desired state is persisted', killIn: 'after-desired-state-persisted', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
-  { name: 'between recording the live digests and starting the download', killIn: 'previous-digests-recorded', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
+  {
+    name: 'between recording the live digests and starting the download',
+    killIn: 'previous-digests-recorded',
+    expectStates: STRAIGHT,
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
   { name: 'mid-download (resumes from the partial file)', killIn: 'mid-download', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
   { name: 'after download', killIn: 'after-download', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
   { name: 'after stage', killIn: 'after-stage', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
-  { name: 'inside the file driver, between link and rename', killIn: 'mid-driver-write', expectStates: [...PREPARE, 'activating', ...RETRIED], expectReceipt: committed, expectLive: 'v2' },
-  { name: 'mid-activation of group 0', killIn: 'mid-activation-0', expectStates: [...PREPARE, 'activating', ...RETRIED], expectReceipt: committed, expectLive: 'v2' },
-  { name: 'before group 0 health', killIn: 'before-health-0', expectStates: [...PREPARE, 'activating', 'group-activated', ...RETRIED], expectReceipt: committed, expectLive: 'v2' },
+  {
+    name: 'inside the file driver, between link and rename',
+    killIn: 'mid-driver-write',
+    expectStates: [...PREPARE, 'activating', ...RETRIED],
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
+  {
+    name: 'mid-activation of group 0',
+    killIn: 'mid-activation-0',
+    expectStates: [...PREPARE, 'activating', ...RETRIED],
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
+  {
+    name: 'before group 0 health',
+    killIn: 'before-health-0',
+    expectStates: [...PREPARE, 'activating', 'group-activated', ...RETRIED],
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
   { name: 'after group 0 health', killIn: 'after-health-0', expectStates: [...PREPARE, ...GROUP, ...RETRIED], expectReceipt: committed, expectLive: 'v2' },
-  { name: 'mid-activation of group 1', killIn: 'mid-activation-1', expectStates: [...PREPARE, ...GROUP, 'activating', ...RETRIED], expectReceipt: committed, expectLive: 'v2' },
-  { name: 'before group 1 health', killIn: 'before-health-1', expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', ...RETRIED], expectReceipt: committed, expectLive: 'v2' },
-  { name: 'after group 1 health', killIn: 'after-health-1', expectStates: [...PREPARE, ...GROUP, ...GROUP, ...RETRIED], expectReceipt: committed, expectLive: 'v2' },
+  {
+    name: 'mid-activation of group 1',
+    killIn: 'mid-activation-1',
+    expectStates: [...PREPARE, ...GROUP, 'activating', ...RETRIED],
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
+  {
+    name: 'before group 1 health',
+    killIn: 'before-health-1',
+    expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', ...RETRIED],
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
+  {
+    name: 'after group 1 health',
+    killIn: 'after-health-1',
+    expectStates: [...PREPARE, ...GROUP, ...GROUP, ...RETRIED],
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
   { name: 'mid-commit (finishes the commit)', killIn: 'mid-commit', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
   { name: 'before the receipt', killIn: 'before-receipt', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
-  { name: 'after the receipt, before upload (same bytes kept)', killIn: 'after-receipt-before-upload', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
+  {
+    name: 'after the receipt, before upload (same bytes kept)',
+    killIn: 'after-receipt-before-upload',
+    expectStates: STRAIGHT,
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
   { name: 'mid-rollback after group 1 failed its own probe (finishes the rollback)', killIn: 'mid-rollback', ...GROUP_1_UNHEALTHY },
   { name: 'before the receipt of a rolled-back transaction', killIn: 'before-receipt', ...GROUP_1_UNHEALTHY },
   {
@@ -80,7 +128,19 @@ const rows: Row[] = [
     name: 'killed in activation every time: the loop guard rolls back and fails it',
     killIn: 'mid-activation-0',
     killEveryTime: true,
-    expectStates: [...PREPARE, 'activating', 'rolling-back', 'staged', 'activating', 'rolling-back', 'staged', 'activating', 'rolling-back', 'rolled-back', 'receipt-persisted'],
+    expectStates: [
+      ...PREPARE,
+      'activating',
+      'rolling-back',
+      'staged',
+      'activating',
+      'rolling-back',
+      'staged',
+      'activating',
+      'rolling-back',
+      'rolled-back',
+      'receipt-persisted',
+    ],
     expectReceipt: { activation: 'rolled-back', health: 'not-checked', verdicts: ['rolled-back', 'not-attempted'] },
     expectLive: 'v1',
   },
@@ -90,7 +150,11 @@ const rows: Row[] = [
     release: 'os-bundle',
     bootOnRestart: true,
     expectStates: [...PREPARE, 'activating', 'awaiting-reboot', 'group-activated', 'group-healthy', ...FINISH],
-    expectReceipt: { activation: 'activated', health: 'healthy', os: { previous_slot: 'A', installed_slot: 'B', booted_slot: 'B', mark: 'good', phase: 'committed' } },
+    expectReceipt: {
+      activation: 'activated',
+      health: 'healthy',
+      os: { previous_slot: 'A', installed_slot: 'B', booted_slot: 'B', mark: 'good', phase: 'committed' },
+    },
     expectLive: 'os-B',
   },
   {
@@ -98,7 +162,11 @@ const rows: Row[] = [
     killIn: 'reboot-requested',
     release: 'os-bundle',
     expectStates: [...PREPARE, 'activating', 'awaiting-reboot', 'rolling-back', 'rolled-back', 'receipt-persisted'],
-    expectReceipt: { activation: 'rolled-back', health: 'not-checked', os: { previous_slot: 'A', installed_slot: 'B', booted_slot: 'A', bootloader_primary: 'A', mark: 'bad', phase: 'rolled-back' } },
+    expectReceipt: {
+      activation: 'rolled-back',
+      health: 'not-checked',
+      os: { previous_slot: 'A', installed_slot: 'B', booted_slot: 'A', bootloader_primary: 'A', mark: 'bad', phase: 'rolled-back' },
+    },
     expectLive: 'os-A',
   },
 ];
@@ -107,7 +175,12 @@ const MODEL_V2 = 'model-a-v2'.repeat(1000);
 
 function releaseFor(kind: Release, dataDir: string): { rel: BuiltRelease; tamper?: string } {
   if (kind === 'os-bundle') {
-    return { rel: buildRelease({ components: [{ name: 'os', kind: 'os-bundle', content: JSON.stringify({ compatible: 'svc-test', version: '5.0.0', signed: true }) }], probes: [{ name: 'up', type: 'command', command: ['true'], timeout_s: 5 }] }) };
+    return {
+      rel: buildRelease({
+        components: [{ name: 'os', kind: 'os-bundle', content: JSON.stringify({ compatible: 'svc-test', version: '5.0.0', signed: true }) }],
+        probes: [{ name: 'up', type: 'command', command: ['true'], timeout_s: 5 }],
+      }),
+    };
   }
   const placed = (kind: string, name: string) => join(dataDir, 'placed', kind, name);
   const rel = buildRelease({
@@ -152,7 +225,10 @@ describe.sequential('crash table: SIGKILL at every crash point, restart, converg
     await mkdir(targetsDir, { recursive: true });
     const kind = row.release ?? 'two-groups';
     // v1 of both members is live before the transaction
-    for (const [k, name] of [['model', 'model-a'], ['config', 'conf-b']] as const) {
+    for (const [k, name] of [
+      ['model', 'model-a'],
+      ['config', 'conf-b'],
+    ] as const) {
       await mkdir(join(dataDir, 'placed', k), { recursive: true });
       await writeFile(join(dataDir, 'placed', k, name), `${name}-v1`);
     }
@@ -194,13 +270,21 @@ describe.sequential('crash table: SIGKILL at every crash point, restart, converg
     expect(outcomes.at(-1)).toMatchObject({ status: 'done', activation: row.expectReceipt.activation });
 
     const states = (await readFile(join(dataDir, 'journal', 'journal.jsonl'), 'utf8'))
-      .trim().split('\n').map((l) => JSON.parse(l) as { kind: string; state?: string; event?: string })
-      .filter((r) => r.kind === 'tx' && r.event !== 'snapshot' && r.event !== 'resumed').map((r) => r.state);
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; state?: string; event?: string })
+      .filter((r) => r.kind === 'tx' && r.event !== 'snapshot' && r.event !== 'resumed')
+      .map((r) => r.state);
     expect(states).toEqual(row.expectStates);
 
     const bytes = await readFile(receiptFile);
     if (before) expect(bytes.equals(before)).toBe(true);
-    const receipt = verifyReceipt(JSON.parse(bytes.toString('utf8')), { ca: parseCertificatePem(device.caPem), tenant: TENANT, device: device.name, now: new Date() }).payload;
+    const receipt = verifyReceipt(JSON.parse(bytes.toString('utf8')), {
+      ca: parseCertificatePem(device.caPem),
+      tenant: TENANT,
+      device: device.name,
+      now: new Date(),
+    }).payload;
     expect(receipt).toMatchObject({ activation: row.expectReceipt.activation, health: row.expectReceipt.health });
     if (row.expectReceipt.verdicts) {
       expect(receipt.members!.map((m) => m.verdict)).toEqual(row.expectReceipt.verdicts);
@@ -214,7 +298,10 @@ describe.sequential('crash table: SIGKILL at every crash point, restart, converg
       expect(await readFile(join(dataDir, 'placed', 'config', 'conf-b'), 'utf8')).toBe(live[1]);
       if (row.expectLive === 'v2') {
         // committed: nothing of the swap is left beside the live files
-        expect((await readdir(join(dataDir, 'placed', 'model'))).concat(await readdir(join(dataDir, 'placed', 'config'))).sort()).toEqual(['conf-b', 'model-a']);
+        expect((await readdir(join(dataDir, 'placed', 'model'))).concat(await readdir(join(dataDir, 'placed', 'config'))).sort()).toEqual([
+          'conf-b',
+          'model-a',
+        ]);
       }
     } else {
       const slots = JSON.parse(await readFile(join(dataDir, 'slots.json'), 'utf8')) as { booted: string; primary: string };

@@ -16,7 +16,10 @@ const digest = (s: string): Digest => `sha256:${createHash('sha256').update(s).d
 async function member(content: string, extra: Partial<MemberSpec> = {}): Promise<{ m: MemberSpec; file: string }> {
   const file = join(dir, `in-${digest(content).slice(7, 15)}`);
   await writeFile(file, content);
-  return { m: { component: 'model-a', kind: 'model', rolloutId: 'r1', target: 't', digest: digest(content), length: content.length, mediaType: 'x', ...extra }, file };
+  return {
+    m: { component: 'model-a', kind: 'model', rolloutId: 'r1', target: 't', digest: digest(content), length: content.length, mediaType: 'x', ...extra },
+    file,
+  };
 }
 
 describe('file placement driver', () => {
@@ -87,7 +90,11 @@ async function accounts(): Promise<{ user: string; primary: { name: string; gid:
   const uid = process.getuid!();
   const gid = process.getgid!();
   const passwd = (await readFile('/etc/passwd', 'utf8')).split('\n').map((l) => l.split(':'));
-  const groups = (await readFile('/etc/group', 'utf8')).split('\n').map((l) => l.split(':')).filter((f) => f.length >= 3).map((f) => ({ name: f[0]!, gid: Number(f[2]) }));
+  const groups = (await readFile('/etc/group', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(':'))
+    .filter((f) => f.length >= 3)
+    .map((f) => ({ name: f[0]!, gid: Number(f[2]) }));
   const user = passwd.find((f) => Number(f[2]) === uid)![0]!;
   const primary = groups.find((g) => g.gid === gid)!;
   // root may give a file to any group; anyone else only to a group they are in

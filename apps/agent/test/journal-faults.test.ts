@@ -70,24 +70,27 @@ describe('journal write faults at every append', () => {
     expect(total).toBeGreaterThan(10);
   });
 
-  it.each(Array.from({ length: total }, (_, i) => i + 1))('append %i fails: stops durable, resumes, converges with both members committed and v2 live', async (failAt) => {
-    const dataDir = join(root.dir, `fault-${failAt}`);
-    const calls: DriverCall[] = [];
-    const driver = new FakeMemberDriver('model', calls); // the "device": survives the restart
-    const first = await agent(dataDir, await Journal.open(join(dataDir, 'j'), { io: faultyIo(failAt).io }), driver).apply(assignmentFor(rel));
-    let outcome = first;
-    if (first.status !== 'done') {
-      expect(first).toMatchObject({ status: 'retry-later' });
-      const restarted = agent(dataDir, await Journal.open(join(dataDir, 'j')), driver);
-      const resumed = await restarted.resume();
-      outcome = resumed.at(-1) ?? (await restarted.apply(assignmentFor(rel)));
-      if (outcome.status !== 'done') outcome = await restarted.apply(assignmentFor(rel));
-    }
-    expect(outcome).toMatchObject({ status: 'done', activation: 'activated' });
-    expect([...driver.live.values()]).toEqual(digests);
-    // an interrupted activation was rolled back before the retry: every rollback precedes a re-activation
-    const ops = calls.map((c) => `${c.op}:${c.component}`);
-    const firstRollback = ops.indexOf('rollback:model-a');
-    if (firstRollback >= 0) expect(ops.lastIndexOf('activate:model-a')).toBeGreaterThan(firstRollback);
-  });
+  it.each(Array.from({ length: total }, (_, i) => i + 1))(
+    'append %i fails: stops durable, resumes, converges with both members committed and v2 live',
+    async (failAt) => {
+      const dataDir = join(root.dir, `fault-${failAt}`);
+      const calls: DriverCall[] = [];
+      const driver = new FakeMemberDriver('model', calls); // the "device": survives the restart
+      const first = await agent(dataDir, await Journal.open(join(dataDir, 'j'), { io: faultyIo(failAt).io }), driver).apply(assignmentFor(rel));
+      let outcome = first;
+      if (first.status !== 'done') {
+        expect(first).toMatchObject({ status: 'retry-later' });
+        const restarted = agent(dataDir, await Journal.open(join(dataDir, 'j')), driver);
+        const resumed = await restarted.resume();
+        outcome = resumed.at(-1) ?? (await restarted.apply(assignmentFor(rel)));
+        if (outcome.status !== 'done') outcome = await restarted.apply(assignmentFor(rel));
+      }
+      expect(outcome).toMatchObject({ status: 'done', activation: 'activated' });
+      expect([...driver.live.values()]).toEqual(digests);
+      // an interrupted activation was rolled back before the retry: every rollback precedes a re-activation
+      const ops = calls.map((c) => `${c.op}:${c.component}`);
+      const firstRollback = ops.indexOf('rollback:model-a');
+      if (firstRollback >= 0) expect(ops.lastIndexOf('activate:model-a')).toBeGreaterThan(firstRollback);
+    },
+  );
 });

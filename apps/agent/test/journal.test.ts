@@ -10,10 +10,23 @@ const desired: DesiredState = {
   tenant: '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f',
   release: { product: 'p', version: '1.0.0', payload_digest: digest('a'), envelope_digest: digest('b') },
   transaction: { id: 'tx1', member_count: 1 },
-  members: [{ component: 'm', kind: 'model', rolloutId: 'ro-1', target: 'm/1', digest: digest('c'), length: 3, mediaType: 'application/octet-stream', group: 0, position: 0 }],
+  members: [
+    {
+      component: 'm',
+      kind: 'model',
+      rolloutId: 'ro-1',
+      target: 'm/1',
+      digest: digest('c'),
+      length: 3,
+      mediaType: 'application/octet-stream',
+      group: 0,
+      position: 0,
+    },
+  ],
   health: { probes: [] },
 };
-const line = (o: Record<string, unknown>) => `${JSON.stringify({ v: 1, seq: 1, at: '2026-01-01T00:00:00Z', kind: 'tx', tx: 'a', state: 'downloading', event: 'download-started', ...o })}\n`;
+const line = (o: Record<string, unknown>) =>
+  `${JSON.stringify({ v: 1, seq: 1, at: '2026-01-01T00:00:00Z', kind: 'tx', tx: 'a', state: 'downloading', event: 'download-started', ...o })}\n`;
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -28,7 +41,10 @@ describe('crash journal', () => {
     await j.note('tx1', { group: 2 });
     const again = await Journal.open(dir);
     expect(again.get('tx1')).toEqual({ tx: 'tx1', state: 'downloading', data: { desired, group: 2 }, resumptions: 0 });
-    const lines = (await readFile(j.path, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await readFile(j.path, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(3);
     expect(lines.every((l) => l.v === 1)).toBe(true);
   });
@@ -109,7 +125,18 @@ describe('crash journal', () => {
     const j = await Journal.open(dir);
     await j.noteOnline(new Date('2026-01-02T00:00:00Z'));
     await j.begin('done', { desired });
-    for (const e of ['download-started', 'downloaded', 'staged', 'activate-group', 'group-activated', 'group-healthy', 'all-healthy', 'committed', 'receipt-persisted', 'uploaded'] as const) {
+    for (const e of [
+      'download-started',
+      'downloaded',
+      'staged',
+      'activate-group',
+      'group-activated',
+      'group-healthy',
+      'all-healthy',
+      'committed',
+      'receipt-persisted',
+      'uploaded',
+    ] as const) {
       await j.transition('done', e);
     }
     await j.begin('live', { desired, group: 1 });

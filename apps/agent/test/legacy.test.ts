@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => root.cleanup());
 
-// spec 2.2.3: legacy rollouts keep working during migration and stay distinguishable.
+// spec §2.2 rule 3: legacy rollouts keep working during migration and stay distinguishable.
 describe('legacy rollouts (no release pointer)', () => {
   for (const settings of ['without release settings', 'with release settings'] as const) {
     it(`install and report a plain legacy status, never a svc.release-receipt (${settings})`, async () => {
@@ -28,7 +28,15 @@ describe('legacy rollouts (no release pointer)', () => {
         fetcher,
         trustedKeys: settings === 'with release settings' ? [] : null,
       });
-      const a: LegacyAssignment = { kind: 'legacy', rolloutId: 'ro-legacy-1', component: 'weights', componentKind: 'model', target: 'models/w7', digest: sha(bytes), length: bytes.length };
+      const a: LegacyAssignment = {
+        kind: 'legacy',
+        rolloutId: 'ro-legacy-1',
+        component: 'weights',
+        componentKind: 'model',
+        target: 'models/w7',
+        digest: sha(bytes),
+        length: bytes.length,
+      };
       const out = await orchestrator.apply(a);
       expect(out).toMatchObject({ status: 'done', kind: 'legacy', activation: 'activated' });
       if (out.status !== 'done') throw new Error('unreachable');
@@ -44,15 +52,37 @@ describe('legacy rollouts (no release pointer)', () => {
   it('a legacy artifact with a wrong digest is refused before it is placed', async () => {
     const dataDir = join(root.dir, 'legacy-bad');
     const fetcher = new MemoryFetcher(new Map([['models/w8', new TextEncoder().encode('evil')]]));
-    const { orchestrator } = await makeOrchestrator({ dataDir, device, drivers: { model: new FilePlacementDriver({ kind: 'model', dataDir }) }, fetcher, trustedKeys: null });
-    const out = await orchestrator.apply({ kind: 'legacy', rolloutId: 'ro-2', component: 'weights', componentKind: 'model', target: 'models/w8', digest: sha('good'), length: 4 });
+    const { orchestrator } = await makeOrchestrator({
+      dataDir,
+      device,
+      drivers: { model: new FilePlacementDriver({ kind: 'model', dataDir }) },
+      fetcher,
+      trustedKeys: null,
+    });
+    const out = await orchestrator.apply({
+      kind: 'legacy',
+      rolloutId: 'ro-2',
+      component: 'weights',
+      componentKind: 'model',
+      target: 'models/w8',
+      digest: sha('good'),
+      length: 4,
+    });
     expect(out).toMatchObject({ status: 'done', kind: 'legacy', activation: 'failed' });
   });
 
   it('rejects a malformed assignment naming the fields', async () => {
     const dataDir = join(root.dir, 'legacy-malformed');
     const { orchestrator } = await makeOrchestrator({ dataDir, device, drivers: {}, fetcher: new MemoryFetcher(new Map()), trustedKeys: null });
-    const out = await orchestrator.apply({ kind: 'legacy', rolloutId: '', component: 'Bad Name', componentKind: 'model', target: 'x', digest: 'md5:1' as never, length: -1 });
+    const out = await orchestrator.apply({
+      kind: 'legacy',
+      rolloutId: '',
+      component: 'Bad Name',
+      componentKind: 'model',
+      target: 'x',
+      digest: 'md5:1' as never,
+      length: -1,
+    });
     expect(out).toMatchObject({ status: 'refused', code: 'ASSIGNMENT_INVALID' });
     if (out.status !== 'refused') throw new Error('unreachable');
     for (const f of ['rollout_id', 'component', 'digest', 'length']) expect(out.reason).toContain(f);

@@ -13,7 +13,7 @@ afterEach(() => cleanup());
 /** The regular files of a ustar archive (what `tar -x` would write). */
 function untar(buf: Buffer): Map<string, string> {
   const out = new Map<string, string>();
-  for (let off = 0; off + 512 <= buf.length; ) {
+  for (let off = 0; off + 512 <= buf.length;) {
     const h = buf.subarray(off, off + 512);
     if (h.every((b) => b === 0)) break;
     const name = h.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
@@ -31,7 +31,13 @@ describe('log bundle settings', () => {
 
   it('names every bad setting at once', () => {
     expect(() =>
-      logBundleSettings({ SVC_AGENT_LOG_FILES: '/var/log/a.log,relative.log', SVC_AGENT_LOG_MAX_BYTES: '12', SVC_AGENT_LOG_MAX_FILES: 'x', SVC_AGENT_LOG_WINDOW_S: '99999999', SVC_AGENT_LOG_UNIT: 'a b' }),
+      logBundleSettings({
+        SVC_AGENT_LOG_FILES: '/var/log/a.log,relative.log',
+        SVC_AGENT_LOG_MAX_BYTES: '12',
+        SVC_AGENT_LOG_MAX_FILES: 'x',
+        SVC_AGENT_LOG_WINDOW_S: '99999999',
+        SVC_AGENT_LOG_UNIT: 'a b',
+      }),
     ).toThrow(
       expect.objectContaining({
         code: 'CONFIG_INVALID',
@@ -55,7 +61,13 @@ describe('collectLogBundle', () => {
     const files = untar(gunzipSync(bundle.bytes));
     expect([...files.keys()]).toEqual(['manifest.json', 'files/1-a.log']);
     expect(files.get('files/1-a.log')).toBe('one\ntwo\n');
-    expect(bundle.manifest.sources[0]).toEqual({ source: 'journald', name: 'svc-agent.service', bytes: 0, truncated: false, skipped: 'journalctl not found (no journald on this device)' });
+    expect(bundle.manifest.sources[0]).toEqual({
+      source: 'journald',
+      name: 'svc-agent.service',
+      bytes: 0,
+      truncated: false,
+      skipped: 'journalctl not found (no journald on this device)',
+    });
     expect(JSON.parse(files.get('manifest.json')!)).toEqual(bundle.manifest);
   });
 

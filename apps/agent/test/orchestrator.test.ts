@@ -22,7 +22,10 @@ async function scenario(opts: { groups: string[][]; health?: HealthChecker; fail
   const calls: DriverCall[] = [];
   const container = new FakeMemberDriver('container', calls);
   const model = new FakeMemberDriver('model', calls);
-  for (const c of opts.failActivate ?? []) container.failActivate.add(c), model.failActivate.add(c);
+  for (const c of opts.failActivate ?? []) {
+    container.failActivate.add(c);
+    model.failActivate.add(c);
+  }
   const names = opts.groups.flat();
   const rel = buildRelease({
     components: names.map((name) => ({ name, kind: name.startsWith('app') ? 'container' : 'model', content: `${name}-v2` })),
@@ -30,7 +33,14 @@ async function scenario(opts: { groups: string[][]; health?: HealthChecker; fail
   });
   const fetcher = new MemoryFetcher(rel.targets);
   const trusted = opts.trusted === 'none' ? null : opts.trusted === 'other' ? [generateKeyPair('ed25519').publicKey] : [rel.publicKey];
-  const { orchestrator, journal } = await makeOrchestrator({ dataDir, device, drivers: { container, model }, fetcher, trustedKeys: trusted, ...(opts.health ? { health: opts.health } : {}) });
+  const { orchestrator, journal } = await makeOrchestrator({
+    dataDir,
+    device,
+    drivers: { container, model },
+    fetcher,
+    trustedKeys: trusted,
+    ...(opts.health ? { health: opts.health } : {}),
+  });
   return { orchestrator, journal, rel, calls, container, model, fetcher, dataDir };
 }
 
@@ -38,7 +48,13 @@ async function readReceipt(file: string, rel: ReturnType<typeof buildRelease>, r
   const bytes = await readFile(file);
   const v = verifyReceipt(JSON.parse(bytes.toString('utf8')), { ca: parseCertificatePem(device.caPem), tenant: TENANT, device: device.name, now: new Date() });
   const r = verifyRelease(parseEnvelope(rel.envelope), { trustedKeys: [rel.publicKey], tenant: TENANT, product: PRODUCT, now: new Date() });
-  checkReceiptAgainstRelease(v.payload, { release: r.payload, payloadDigest: r.payloadDigest, envelopeDigest: r.envelopeDigest, rollouts, ...(txId ? { transactionId: txId } : {}) });
+  checkReceiptAgainstRelease(v.payload, {
+    release: r.payload,
+    payloadDigest: r.payloadDigest,
+    envelopeDigest: r.envelopeDigest,
+    rollouts,
+    ...(txId ? { transactionId: txId } : {}),
+  });
   return v.payload;
 }
 
@@ -73,7 +89,8 @@ describe('orchestrator: signed release transactions', () => {
   it('second group fails health: both members restored in reverse order, receipt says rolled-back', async () => {
     let checks = 0;
     const health: HealthChecker = {
-      check: async () => (++checks === 2 ? { verdict: 'unhealthy', results: [{ name: 'web', ok: false, detail: 'status 503' }] } : { verdict: 'healthy', results: [] }),
+      check: async () =>
+        ++checks === 2 ? { verdict: 'unhealthy', results: [{ name: 'web', ok: false, detail: 'status 503' }] } : { verdict: 'healthy', results: [] },
     };
     const s = await scenario({ groups: [['model-a'], ['app-b']], health });
     s.model.live.set('model-a', 'sha256:' + 'a'.repeat(64));
@@ -173,7 +190,13 @@ describe('orchestrator: signed release transactions', () => {
         { name: 'broken', type: 'command', command: ['sh', '-c', 'exit 1'], timeout_s: 5 },
       ],
     });
-    const { orchestrator } = await makeOrchestrator({ dataDir, device, drivers: { model }, fetcher: new MemoryFetcher(rel.targets), trustedKeys: [rel.publicKey] });
+    const { orchestrator } = await makeOrchestrator({
+      dataDir,
+      device,
+      drivers: { model },
+      fetcher: new MemoryFetcher(rel.targets),
+      trustedKeys: [rel.publicKey],
+    });
     const out = await orchestrator.apply(assignmentFor(rel));
     expect(out).toMatchObject({ status: 'done', activation: 'rolled-back', health: 'unhealthy' });
     expect(calls.map((c) => c.op)).toEqual(['stage', 'activate', 'rollback']);

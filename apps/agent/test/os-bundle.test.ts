@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OsBundleDriver, type HealthChecker } from '../src/index.js';
@@ -23,7 +23,15 @@ async function setup(name: string, content: string) {
   const slots = new FakeSlotDriver('svc-test');
   const rel = buildRelease({ components: [{ name: 'os', kind: 'os-bundle', content }] });
   const dataDir = join(root.dir, name);
-  const make = () => makeOrchestrator({ dataDir, device, drivers: { 'os-bundle': new OsBundleDriver(slots) }, fetcher: new MemoryFetcher(rel.targets), trustedKeys: [rel.publicKey], health: ok });
+  const make = () =>
+    makeOrchestrator({
+      dataDir,
+      device,
+      drivers: { 'os-bundle': new OsBundleDriver(slots) },
+      fetcher: new MemoryFetcher(rel.targets),
+      trustedKeys: [rel.publicKey],
+      health: ok,
+    });
   return { slots, rel, make };
 }
 
@@ -43,7 +51,10 @@ describe('os-bundle through the fake slot driver', () => {
   });
 
   it('an unsigned or incompatible bundle never reaches install', async () => {
-    for (const [name, content] of [['unsigned', bundle('svc-test', false)], ['incompatible', bundle('other')]] as const) {
+    for (const [name, content] of [
+      ['unsigned', bundle('svc-test', false)],
+      ['incompatible', bundle('other')],
+    ] as const) {
       const s = await setup(name, content);
       const out = await (await s.make()).orchestrator.apply(assignmentFor(s.rel));
       expect(out).toMatchObject({ status: 'done', activation: 'failed' });

@@ -45,7 +45,15 @@ describe.runIf(haveTools && isRoot).sequential('RAUC A/B slot driver (real rauc)
     await expect(d.inspect(rogue)).rejects.toMatchObject({ code: 'ACTIVATION_FAILED' });
     await expect(d.install(rogue)).rejects.toThrow(/signature verification failed/);
     const os = new OsBundleDriver(d);
-    const m = { component: 'os', kind: 'os-bundle' as const, rolloutId: 'r', target: 'os.raucb', digest: sha('x'), length: 1, mediaType: 'application/vnd.rauc.bundle' };
+    const m = {
+      component: 'os',
+      kind: 'os-bundle' as const,
+      rolloutId: 'r',
+      target: 'os.raucb',
+      digest: sha('x'),
+      length: 1,
+      mediaType: 'application/vnd.rauc.bundle',
+    };
     await expect(os.stage(m, wrong)).rejects.toMatchObject({ code: 'STAGE_FAILED' });
     expect(await d.status()).toEqual({ compatible: 'svc-test', booted: 'A', primary: 'A' });
   });
@@ -57,7 +65,14 @@ describe.runIf(haveTools && isRoot).sequential('RAUC A/B slot driver (real rauc)
     const dataDir = join(tmp.dir, 'agent-ok');
     const stateFile = join(dataDir, 'os-digest');
     const make = (health: HealthChecker) =>
-      makeOrchestrator({ dataDir, device, drivers: { 'os-bundle': new OsBundleDriver(slots(), { stateFile }) }, fetcher: new MemoryFetcher(rel.targets), trustedKeys: [rel.publicKey], health });
+      makeOrchestrator({
+        dataDir,
+        device,
+        drivers: { 'os-bundle': new OsBundleDriver(slots(), { stateFile }) },
+        fetcher: new MemoryFetcher(rel.targets),
+        trustedKeys: [rel.publicKey],
+        health,
+      });
 
     const first = await make(healthy);
     expect(await first.orchestrator.apply(assignmentFor(rel, 'tx-os'))).toEqual({ status: 'rebooting', tx: 'tx-os' });
@@ -68,7 +83,12 @@ describe.runIf(haveTools && isRoot).sequential('RAUC A/B slot driver (real rauc)
     const [out] = await second.orchestrator.resume();
     expect(out).toMatchObject({ status: 'done', activation: 'activated', health: 'healthy' });
     if (out?.status !== 'done') throw new Error('unreachable');
-    const receipt = verifyReceipt(JSON.parse(await readFile(out.outboxFile, 'utf8')), { ca: parseCertificatePem(device.caPem), tenant: TENANT, device: device.name, now: new Date() }).payload;
+    const receipt = verifyReceipt(JSON.parse(await readFile(out.outboxFile, 'utf8')), {
+      ca: parseCertificatePem(device.caPem),
+      tenant: TENANT,
+      device: device.name,
+      now: new Date(),
+    }).payload;
     const manifest = (await import('node:child_process')).execFileSync('unsquashfs', ['-cat', bundle, 'manifest.raucm']);
     expect(receipt.os).toEqual({
       compatible: 'svc-test',
@@ -93,7 +113,14 @@ describe.runIf(haveTools && isRoot).sequential('RAUC A/B slot driver (real rauc)
     const rel = buildRelease({ components: [{ name: 'os', kind: 'os-bundle', content: bytes }], version: '3.0.0' });
     const dataDir = join(tmp.dir, 'agent-bad');
     const make = (health: HealthChecker) =>
-      makeOrchestrator({ dataDir, device, drivers: { 'os-bundle': new OsBundleDriver(slots()) }, fetcher: new MemoryFetcher(rel.targets), trustedKeys: [rel.publicKey], health });
+      makeOrchestrator({
+        dataDir,
+        device,
+        drivers: { 'os-bundle': new OsBundleDriver(slots()) },
+        fetcher: new MemoryFetcher(rel.targets),
+        trustedKeys: [rel.publicKey],
+        health,
+      });
     const first = await make(healthy);
     expect(await first.orchestrator.apply(assignmentFor(rel, 'tx-os3'))).toMatchObject({ status: 'rebooting' });
     expect(await rauc.reboot()).toBe('A');
@@ -101,8 +128,21 @@ describe.runIf(haveTools && isRoot).sequential('RAUC A/B slot driver (real rauc)
     const [out] = await second.orchestrator.resume();
     expect(out).toMatchObject({ status: 'done', activation: 'rolled-back', health: 'unhealthy' });
     if (out?.status !== 'done') throw new Error('unreachable');
-    const receipt = verifyReceipt(JSON.parse(await readFile(out.outboxFile, 'utf8')), { ca: parseCertificatePem(device.caPem), tenant: TENANT, device: device.name, now: new Date() }).payload;
-    expect(receipt.os).toMatchObject({ bundle_version: '3.0.0', previous_slot: 'B', installed_slot: 'A', booted_slot: 'A', bootloader_primary: 'B', mark: 'bad', phase: 'rolled-back' });
+    const receipt = verifyReceipt(JSON.parse(await readFile(out.outboxFile, 'utf8')), {
+      ca: parseCertificatePem(device.caPem),
+      tenant: TENANT,
+      device: device.name,
+      now: new Date(),
+    }).payload;
+    expect(receipt.os).toMatchObject({
+      bundle_version: '3.0.0',
+      previous_slot: 'B',
+      installed_slot: 'A',
+      booted_slot: 'A',
+      bootloader_primary: 'B',
+      mark: 'bad',
+      phase: 'rolled-back',
+    });
     expect(await rauc.bootState()).toMatchObject({ primary: 'B', A: 'bad' });
     // the bootloader now boots the previous slot again
     expect(await rauc.reboot()).toBe('B');

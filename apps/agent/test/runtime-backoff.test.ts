@@ -27,11 +27,48 @@ beforeAll(async () => {
   root = await tempDir();
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: root.dir, stdio: 'pipe' });
   const ca = (name: string) =>
-    run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', `/CN=${name}`,
-      '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign');
+    run(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'basicConstraints=critical,CA:true',
+      '-addext',
+      'keyUsage=critical,keyCertSign',
+    );
   const leaf = (name: string, ca: string, ext: string) => {
     run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-    return writeFile(join(root.dir, `${name}.ext`), ext).then(() => run('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`));
+    return writeFile(join(root.dir, `${name}.ext`), ext).then(() =>
+      run(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        `${ca}.pem`,
+        '-CAkey',
+        `${ca}.key`,
+        '-CAcreateserial',
+        '-out',
+        `${name}.pem`,
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+      ),
+    );
   };
   ca('server-ca');
   ca('device-ca');
@@ -39,8 +76,12 @@ beforeAll(async () => {
   await leaf('device', 'device-ca', 'extendedKeyUsage=clientAuth\n');
   const read = (f: string) => readFile(join(root.dir, f), 'utf8');
   pki = {
-    serverCa: await read('server-ca.pem'), serverKey: await read('server.key'), serverCert: await read('server.pem'),
-    deviceCa: await read('device-ca.pem'), deviceKey: await read('device.key'), deviceCert: await read('device.pem'),
+    serverCa: await read('server-ca.pem'),
+    serverKey: await read('server.key'),
+    serverCert: await read('server.pem'),
+    deviceCa: await read('device-ca.pem'),
+    deviceKey: await read('device.key'),
+    deviceCert: await read('device.pem'),
   };
 });
 afterAll(() => root?.cleanup());
@@ -56,24 +97,50 @@ async function deviceService(script: Answer[]): Promise<{ server: Server; addres
         cb({ code: answer.fail, details: 'scripted', metadata: new Metadata(), name: 'e', message: 'scripted' });
         return;
       }
-      cb(null, { assignments: [], logRequests: [], renewCertificate: false, certificateNotAfter: undefined, checkInIntervalS: answer.interval, serverTime: new Date() });
+      cb(null, {
+        assignments: [],
+        logRequests: [],
+        renewCertificate: false,
+        certificateNotAfter: undefined,
+        checkInIntervalS: answer.interval,
+        serverTime: new Date(),
+      });
     },
-    uploadReceipt: () => undefined, reportLegacyStatus: () => undefined, renewCertificate: () => undefined, uploadLogBundle: () => undefined, ping: () => undefined,
+    uploadReceipt: () => undefined,
+    reportLegacyStatus: () => undefined,
+    renewCertificate: () => undefined,
+    uploadLogBundle: () => undefined,
+    ping: () => undefined,
   });
-  const creds = ServerCredentials.createSsl(Buffer.from(pki.deviceCa), [{ private_key: Buffer.from(pki.serverKey), cert_chain: Buffer.from(pki.serverCert) }], true);
+  const creds = ServerCredentials.createSsl(
+    Buffer.from(pki.deviceCa),
+    [{ private_key: Buffer.from(pki.serverKey), cert_chain: Buffer.from(pki.serverCert) }],
+    true,
+  );
   const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))));
   return { server, address: `127.0.0.1:${port}`, calls };
 }
 
 describe('check-in loop backoff', () => {
   it('backs off 1-2 s, then 2-4 s; a refusal is an error and backs off too; a success resets the count and waits its interval', async () => {
-    const script: Answer[] = [{ fail: status.UNAVAILABLE }, { fail: status.UNAVAILABLE }, { interval: 1 }, { fail: status.PERMISSION_DENIED }, { interval: 3600 }];
+    const script: Answer[] = [
+      { fail: status.UNAVAILABLE },
+      { fail: status.UNAVAILABLE },
+      { interval: 1 },
+      { fail: status.PERMISSION_DENIED },
+      { interval: 3600 },
+    ];
     const svc = await deviceService(script);
     const dataDir = join(root.dir, 'agent');
     const logs: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
     const identity = {
-      tenantId: '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f', deviceName: 'dev-1', keyPem: pki.deviceKey, certPem: pki.deviceCert,
-      deviceCaPem: pki.deviceCa, serverCaPem: pki.serverCa, notAfter: certNotAfter(pki.deviceCert),
+      tenantId: '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f',
+      deviceName: 'dev-1',
+      keyPem: pki.deviceKey,
+      certPem: pki.deviceCert,
+      deviceCaPem: pki.deviceCa,
+      serverCaPem: pki.serverCa,
+      notAfter: certNotAfter(pki.deviceCert),
     };
     const journal = await Journal.open(join(dataDir, 'journal'));
     const runtime = new AgentRuntime({
@@ -84,7 +151,11 @@ describe('check-in loop backoff', () => {
       log: (level, msg, fields = {}) => logs.push({ level, msg, fields }),
       makeOrchestrator: () =>
         new Orchestrator({
-          dataDir, journal, release: null, fetcher: new MemoryFetcher(new Map()), drivers: {},
+          dataDir,
+          journal,
+          release: null,
+          fetcher: new MemoryFetcher(new Map()),
+          drivers: {},
           device: { name: 'dev-1', certificateDer: decodePem(pki.deviceCert, 'CERTIFICATE'), key: parsePrivateKeyPem(pki.deviceKey) },
         }),
     });

@@ -24,7 +24,10 @@ describe.skipIf(!requireTool('openssl'))('signed release on the device: placemen
   it('places the file with the signed mode, owner and group', async () => {
     const target = join(dir, 'etc', 'gw', 'gateway.toml');
     const base = buildRelease({ components: [{ name: 'gw-config', kind: 'config', content: 'interval = 30\n', placement: target }] });
-    const group = (await readFile('/etc/group', 'utf8')).split('\n').map((l) => l.split(':')).find((f) => Number(f[2]) === process.getgid!())![0]!;
+    const group = (await readFile('/etc/group', 'utf8'))
+      .split('\n')
+      .map((l) => l.split(':'))
+      .find((f) => Number(f[2]) === process.getgid!())![0]!;
     const rel = resigned(base, (p) => {
       p.components[0].placement = { path: target, mode: '0640', owner: userInfo().username, group };
     });
@@ -51,14 +54,22 @@ describe.skipIf(!requireTool('openssl'))('signed release on the device: placemen
     });
     const dataDir = join(dir, 'data');
     const device = await makeDevice(join(dir, 'device'));
-    const deps = { dataDir, device, drivers: { config: new FilePlacementDriver({ kind: 'config', dataDir }) }, fetcher: new MemoryFetcher(rel.targets), trustedKeys: [rel.publicKey] };
+    const deps = {
+      dataDir,
+      device,
+      drivers: { config: new FilePlacementDriver({ kind: 'config', dataDir }) },
+      fetcher: new MemoryFetcher(rel.targets),
+      trustedKeys: [rel.publicKey],
+    };
     // the device's journal says it last reached the server two hours ago
     const old = await Journal.open(join(dataDir, 'journal'));
     await old.noteOnline(new Date(Date.now() - 2 * 3600_000));
     const { orchestrator, journal } = await makeOrchestrator(deps);
     const refused = await orchestrator.apply(assignmentFor(rel));
     expect(refused).toMatchObject({ status: 'refused', code: 'RELEASE_REFUSED' });
-    expect((refused as { reason: string }).reason).toMatch(/^release refused \(OFFLINE_AGE_EXCEEDED\): device has been offline 7\d{3}s, the release allows 3600s$/);
+    expect((refused as { reason: string }).reason).toMatch(
+      /^release refused \(OFFLINE_AGE_EXCEEDED\): device has been offline 7\d{3}s, the release allows 3600s$/,
+    );
     expect(journal.unfinished()).toEqual([]);
     await expect(stat(target)).rejects.toMatchObject({ code: 'ENOENT' });
 

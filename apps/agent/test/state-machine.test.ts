@@ -18,8 +18,21 @@ describe('state machine tables', () => {
   it('persisted state names never change (append only)', () => {
     // A new agent must read journals written by older ones: this list only grows at the end.
     expect(STATES.slice(0, 15)).toEqual([
-      'desired-persisted', 'downloading', 'downloaded', 'staged', 'activating', 'group-activated', 'group-healthy',
-      'awaiting-reboot', 'committing', 'committed', 'rolling-back', 'rolled-back', 'failed', 'receipt-persisted', 'reported',
+      'desired-persisted',
+      'downloading',
+      'downloaded',
+      'staged',
+      'activating',
+      'group-activated',
+      'group-healthy',
+      'awaiting-reboot',
+      'committing',
+      'committed',
+      'rolling-back',
+      'rolled-back',
+      'failed',
+      'receipt-persisted',
+      'reported',
     ]);
   });
 

@@ -5,7 +5,7 @@ import { outcomeOf } from './outcome.js';
 /**
  * Every svc-release command extends this. It replaces oclif's error handling, which
  * prints multi-line messages and sometimes stacks and exits 2 for everything, with the
- * contract of contracts 5: exit 0 verified, 1 refused, 2 usage, and exactly one
+ * contract of contracts §5: exit 0 verified, 1 refused, 2 usage, and exactly one
  * stderr line saying why.
  */
 export abstract class BaseCommand extends Command {

@@ -4,11 +4,11 @@
  * `$?` alone: 0 verified, 1 refused, 2 usage.
  */
 export const EXIT = {
-  /** contracts 5: verified (or, for keygen and sign, done). */
+  /** contracts §5: verified (or, for keygen and sign, done). */
   OK: 0,
-  /** contracts 5: refused; the reason is one line on stderr. */
+  /** contracts §5: refused; the reason is one line on stderr. */
   REFUSED: 1,
-  /** contracts 5: usage error (bad flag, missing argument, unreadable input file). */
+  /** contracts §5: usage error (bad flag, missing argument, unreadable input file). */
   USAGE: 2,
 } as const;
 

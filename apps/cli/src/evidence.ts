@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { extract } from 'tar-stream';
+import { digestFromHex } from '@svc/release-core';
 import { CliError } from './errors.js';
 
 /** DSSE payload type of a case-export manifest. */
@@ -34,7 +35,15 @@ export async function readArchive(path: string): Promise<ArchiveContents> {
   const input = createReadStream(path);
   await new Promise<void>((resolve, reject) => {
     input.once('open', () => resolve());
-    input.once('error', (e: NodeJS.ErrnoException) => reject(new CliError('INPUT_UNREADABLE', `archive ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : (e.code ?? 'cannot read')}`, { cause: e })));
+    input.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new CliError(
+          'INPUT_UNREADABLE',
+          `archive ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : (e.code ?? 'cannot read')}`,
+          { cause: e },
+        ),
+      ),
+    );
   });
   const out: ArchiveContents = { files: new Map(), manifest: undefined, envelope: undefined };
   const ex = extract();
@@ -56,7 +65,8 @@ export async function readArchive(path: string): Promise<ArchiveContents> {
       stream.on('error', reject);
       stream.on('end', () => {
         if (header.type !== 'file') return next(invalid(`${name}: not a regular file (${header.type})`));
-        if (out.files.has(name) || (name === MANIFEST && out.manifest) || (name === ENVELOPE && out.envelope)) return next(invalid(`${name}: appears twice in the archive`));
+        if (out.files.has(name) || (name === MANIFEST && out.manifest) || (name === ENVELOPE && out.envelope))
+          return next(invalid(`${name}: appears twice in the archive`));
         if (name === MANIFEST) out.manifest = Buffer.concat(kept);
         else if (name === ENVELOPE) out.envelope = Buffer.concat(kept);
         else out.files.set(name, { sha256: hash.digest('hex'), length });
@@ -117,8 +127,8 @@ export function checkFiles(manifest: EvidenceManifest, contents: ArchiveContents
     listed.add(f.path);
     const got = contents.files.get(f.path);
     if (got === undefined) throw invalid(`${f.path}: listed in the manifest, missing from the archive`);
-    if (`sha256:${got.sha256}` !== f.digest || got.length !== f.length) {
-      throw invalid(`${f.path}: sha256:${got.sha256} (${got.length} bytes) does not match the manifest's ${f.digest} (${f.length} bytes)`);
+    if (digestFromHex(got.sha256) !== f.digest || got.length !== f.length) {
+      throw invalid(`${f.path}: ${digestFromHex(got.sha256)} (${got.length} bytes) does not match the manifest's ${f.digest} (${f.length} bytes)`);
     }
   }
   for (const path of contents.files.keys()) if (!listed.has(path)) throw invalid(`${path}: in the archive, not in the signed manifest`);

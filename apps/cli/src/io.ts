@@ -78,11 +78,7 @@ export async function readJson(path: string, what: string): Promise<unknown> {
  * Writes one output file. `exclusive` refuses to replace an existing file (keys are
  * never silently overwritten); `mode` is applied even when an existing file is replaced.
  */
-export async function writeOutput(
-  path: string,
-  data: string | Uint8Array,
-  opts: { exclusive: boolean; mode?: number },
-): Promise<void> {
+export async function writeOutput(path: string, data: string | Uint8Array, opts: { exclusive: boolean; mode?: number }): Promise<void> {
   try {
     await writeFile(path, data, { flag: opts.exclusive ? 'wx' : 'w', mode: opts.mode ?? 0o644 });
     // writeFile's mode only applies when it creates the file.

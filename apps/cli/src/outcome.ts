@@ -8,6 +8,7 @@ export interface Outcome {
 }
 
 // oclif colours some messages; a line for scripts carries no escape codes.
+// eslint-disable-next-line no-control-regex -- ANSI colour sequences start with ESC
 const ANSI = /\u001b\[[0-9;]*m/g;
 // oclif appends these lines to usage errors; the one-line form says it once itself.
 const OCLIF_NOISE = [
@@ -18,7 +19,7 @@ const OCLIF_NOISE = [
   /^alternatively, you can use "--"/i,
 ];
 
-/** Collapses any message to one line: contracts 5 promises scripts one stderr line. */
+/** Collapses any message to one line: contracts §5 promises scripts one stderr line. */
 export function oneLine(message: string): string {
   return message
     .replace(ANSI, '')
@@ -43,7 +44,7 @@ function isReleaseErrorLike(e: unknown): e is ReleaseErrorLike {
 }
 
 /**
- * The one line of a refusal. A document with bad fields lists every issue (STYLE 4: all at
+ * The one line of a refusal. A document with bad fields lists every issue (all at
  * once), whatever subset release-core's message already quotes, so an operator fixes the
  * payload in one pass.
  */
@@ -67,7 +68,7 @@ function isOclifError(e: unknown): e is OclifErrorLike {
 }
 
 /**
- * Maps any thrown value to the exit status of contracts 5 and one line for stderr.
+ * Maps any thrown value to the exit status of contracts §5 and one line for stderr.
  * Never includes a stack trace: the reader is an operator or a script, not us.
  */
 export function outcomeOf(err: unknown, command?: string): Outcome {

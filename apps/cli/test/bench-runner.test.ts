@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/cli.js';
 
 // scripts/bench.mjs (the root `pnpm bench` runner) lives with the CLI's tests because
-// the same engineer owns both; it is plain ESM without types.
+// it is plain ESM without types.
 const BENCH = resolve(import.meta.dirname, '..', '..', '..', 'scripts', 'bench.mjs');
 
 function run(args: string[]): Promise<{ code: number | null; out: string }> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as cli from '../src/index.js';
 
-// STYLE 2: the public surface is a deliberate list; adding to it is a reviewed change.
+// the public surface is a deliberate list; adding to it is a reviewed change.
 describe('@svc/cli public exports', () => {
   it('are exactly these', () => {
     expect(Object.keys(cli).sort()).toEqual(['CLI_ERROR_CODES', 'CliError', 'EXIT', 'main', 'oneLine', 'outcomeOf', 'parseTimestamp']);

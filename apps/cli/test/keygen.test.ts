@@ -23,7 +23,7 @@ describe('svc-release keygen', () => {
     expect(keyPem).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
     expect(pubPem).toMatch(/^-----BEGIN PUBLIC KEY-----\n/);
     expect((await stat(`${prefix}.key`)).mode & 0o777).toBe(0o600);
-    // contracts 1: keyid = sha256 over the SPKI DER, computed here independently.
+    // contracts §1: keyid = sha256 over the SPKI DER, computed here independently.
     const spki = createPublicKey(pubPem).export({ type: 'spki', format: 'der' });
     expect(createPublicKey(pubPem).asymmetricKeyType).toBe('ed25519');
     const keyid = `sha256:${createHash('sha256').update(spki).digest('hex')}`;

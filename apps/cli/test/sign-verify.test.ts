@@ -32,7 +32,7 @@ describe.skipIf(!hasOpenssl)('svc-release sign and verify', () => {
   it('sign writes a canonical envelope whose signature OpenSSL-made keys verify independently', async () => {
     const bytes = await readFile(p('env.json'));
     const env = JSON.parse(bytes.toString('utf8')) as { payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] };
-    // contracts 1: the file is exactly JCS(envelope), the TUF target bytes
+    // contracts §1: the file is exactly JCS(envelope), the TUF target bytes
     expect(bytes.equals(jcs(env))).toBe(true);
     expect(env.payloadType).toBe('svc.release.v1');
     const payload = Buffer.from(env.payload, 'base64');
@@ -46,7 +46,7 @@ describe.skipIf(!hasOpenssl)('svc-release sign and verify', () => {
   it('sign to stdout prints the same bytes (Ed25519 is deterministic)', async () => {
     const r = await runCli(['sign', p('payload.json'), '--key', p('k.key')]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe((await readFile(p('env.json'), 'utf8')));
+    expect(r.stdout).toBe(await readFile(p('env.json'), 'utf8'));
   });
 
   it('verify: exit 0 and both digests on their own lines, equal to independently computed ones', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliRun, expectFailure, runCli, tempDir } from './helpers/cli.js';
 
 /*
- * The language-neutral vectors of release-core (packages/release-core/vectors, STYLE 11) run
+ * The language-neutral vectors of release-core (packages/release-core/vectors) run
  * through the real binary: the CLI must accept and refuse exactly what the library does, with
  * the vector's code on its one stderr line. Vectors whose expectation depends on device- or
  * server-only options the CLI does not have (compatibility profile, offline age, the mTLS
@@ -94,7 +94,19 @@ describe.skipIf(!present)('release-core vectors through svc-release', () => {
     const cases = [...v.good.map((g) => ({ ...g, good: true })), ...bad.map((b) => ({ ...b, good: false }))];
     const runs = await pool(cases, async (c, i) => {
       await writeFile(p(`receipt-${i}.json`), JSON.stringify(c.envelope));
-      return runCli(['verify-receipt', p(`receipt-${i}.json`), '--ca', p('ca.pem'), '--tenant', c.verify.tenant, '--device', c.verify.device!, '--at', c.verify.now, '--json']);
+      return runCli([
+        'verify-receipt',
+        p(`receipt-${i}.json`),
+        '--ca',
+        p('ca.pem'),
+        '--tenant',
+        c.verify.tenant,
+        '--device',
+        c.verify.device!,
+        '--at',
+        c.verify.now,
+        '--json',
+      ]);
     });
     cases.forEach((c, i) => {
       const r = runs[i]!;

@@ -20,7 +20,11 @@ async function tar(entries: [string, Buffer][]): Promise<Buffer> {
 }
 
 /** An archive shaped like the server's export: files, then manifest.json and its DSSE envelope. */
-function archive(key: PrivateKey, files: [string, Buffer][], over: { manifest?: Record<string, unknown>; listed?: [string, Buffer][] } = {}): [string, Buffer][] {
+function archive(
+  key: PrivateKey,
+  files: [string, Buffer][],
+  over: { manifest?: Record<string, unknown>; listed?: [string, Buffer][] } = {},
+): [string, Buffer][] {
   const manifest = {
     type: TYPE,
     tenant: TENANT,
@@ -28,7 +32,11 @@ function archive(key: PrivateKey, files: [string, Buffer][], over: { manifest?: 
     exported_at: '2026-10-01T12:00:00.000Z',
     exported_by: 'alice@example.test',
     key: { keyid: key.publicKey.keyid, algorithm: 'ed25519' },
-    files: (over.listed ?? files).map(([path, bytes]) => ({ path, length: bytes.length, digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}` })),
+    files: (over.listed ?? files).map(([path, bytes]) => ({
+      path,
+      length: bytes.length,
+      digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}`,
+    })),
     ...over.manifest,
   };
   const payload = canonicalize(manifest);
@@ -71,19 +79,56 @@ describe('svc-release verify-evidence', () => {
   it('--json prints one object', async () => {
     const r = await runCli(args('good.tar', '--json'));
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ case: CASE, tenant: TENANT, files: 3, keyid: key.publicKey.keyid, manifest_digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      case: CASE,
+      tenant: TENANT,
+      files: 3,
+      keyid: key.publicKey.keyid,
+      manifest_digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
   });
 
   it.each([
-    ['a changed file', () => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === 'attachments/a/notes.txt' ? Buffer.from('triage notez\n') : b]), /^refused: EVIDENCE_INVALID: attachments\/a\/notes\.txt: sha256:[0-9a-f]{64} \(13 bytes\) does not match the manifest's/],
-    ['a missing file', () => archive(key, files).filter(([n]) => n !== 'case.json'), /^refused: EVIDENCE_INVALID: case\.json: listed in the manifest, missing from the archive$/],
-    ['an added file', () => [['extra.bin', Buffer.from('x')] as [string, Buffer], ...archive(key, files)], /^refused: EVIDENCE_INVALID: extra\.bin: in the archive, not in the signed manifest$/],
+    [
+      'a changed file',
+      () => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === 'attachments/a/notes.txt' ? Buffer.from('triage notez\n') : b]),
+      /^refused: EVIDENCE_INVALID: attachments\/a\/notes\.txt: sha256:[0-9a-f]{64} \(13 bytes\) does not match the manifest's/,
+    ],
+    [
+      'a missing file',
+      () => archive(key, files).filter(([n]) => n !== 'case.json'),
+      /^refused: EVIDENCE_INVALID: case\.json: listed in the manifest, missing from the archive$/,
+    ],
+    [
+      'an added file',
+      () => [['extra.bin', Buffer.from('x')] as [string, Buffer], ...archive(key, files)],
+      /^refused: EVIDENCE_INVALID: extra\.bin: in the archive, not in the signed manifest$/,
+    ],
     ['a file twice', () => [files[0]!, ...archive(key, files)], /^refused: EVIDENCE_INVALID: case\.json: appears twice/],
     ['no signed manifest', () => archive(key, files).filter(([n]) => n !== 'manifest.dsse.json'), /^refused: EVIDENCE_INVALID: manifest\.dsse\.json: missing/],
-    ['a manifest.json that is not the signed one', () => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === 'manifest.json' ? Buffer.from('{}') : b]), /^refused: EVIDENCE_INVALID: manifest\.json: differs from the signed manifest$/],
+    [
+      'a manifest.json that is not the signed one',
+      () => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === 'manifest.json' ? Buffer.from('{}') : b]),
+      /^refused: EVIDENCE_INVALID: manifest\.json: differs from the signed manifest$/,
+    ],
     ['another key', () => archive(other, files), /^refused: KEY_UNTRUSTED: /],
-    ['another payload type', () => { const a = archive(key, files); const payload = a.find(([n]) => n === 'manifest.json')![1]; return a.map(([n, b]): [string, Buffer] => [n, n === 'manifest.dsse.json' ? Buffer.from(envelopeBytes(signEnvelope('svc.release.v1', payload, key))) : b]); }, /^refused: PAYLOAD_TYPE_UNKNOWN: /],
-    ['a manifest of another type', () => archive(key, files, { manifest: { type: 'svc.other.v1' } }), /^refused: EVIDENCE_INVALID: manifest: type must be svc\.case-evidence\.v1$/],
+    [
+      'another payload type',
+      () => {
+        const a = archive(key, files);
+        const payload = a.find(([n]) => n === 'manifest.json')![1];
+        return a.map(([n, b]): [string, Buffer] => [
+          n,
+          n === 'manifest.dsse.json' ? Buffer.from(envelopeBytes(signEnvelope('svc.release.v1', payload, key))) : b,
+        ]);
+      },
+      /^refused: PAYLOAD_TYPE_UNKNOWN: /,
+    ],
+    [
+      'a manifest of another type',
+      () => archive(key, files, { manifest: { type: 'svc.other.v1' } }),
+      /^refused: EVIDENCE_INVALID: manifest: type must be svc\.case-evidence\.v1$/,
+    ],
   ])('exit 1 on %s', async (_name, entries, error) => {
     await write('bad.tar', entries());
     expectFailure(await runCli(args('bad.tar')), 1, error);

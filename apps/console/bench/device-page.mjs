@@ -88,7 +88,9 @@ async function measure(browser, url) {
     await fresh.goto(`${url}/devices`);
     console_.fcp.push(await fcpOf(fresh));
     // the first page of devices on screen, since navigation start
-    const rowsAt = await fresh.waitForFunction(() => document.querySelector('a[href="/devices/dev-0000001"]') && performance.now(), undefined, { polling: 'raf' });
+    const rowsAt = await fresh.waitForFunction(() => document.querySelector('a[href="/devices/dev-0000001"]') && performance.now(), undefined, {
+      polling: 'raf',
+    });
     console_.rows.push(await rowsAt.jsonValue());
     const t0 = await fresh.evaluate(() => performance.now());
     await fresh.getByRole('button', { name: 'Next page' }).click();
@@ -138,7 +140,10 @@ try {
   await server.stop();
   server = await start();
   const r = await measure(browser, server.url);
-  const row = (name, c, s) => console.log(`${name.padEnd(44)} ${median(c).toFixed(0).padStart(8)} ${median(s).toFixed(0).padStart(10)} ${(median(c) / median(s)).toFixed(2).padStart(8)}`);
+  const row = (name, c, s) =>
+    console.log(
+      `${name.padEnd(44)} ${median(c).toFixed(0).padStart(8)} ${median(s).toFixed(0).padStart(10)} ${(median(c) / median(s)).toFixed(2).padStart(8)}`,
+    );
   console.log(`\nconsole device page, ${DEVICES.toLocaleString()} devices, embedded database, Chromium, median of ${RUNS} runs`);
   console.log(`static page: the rendered device page without scripts, ${bytes.toLocaleString()} bytes, served by the same server`);
   console.log(`${'measure'.padEnd(44)} ${'console'.padStart(8)} ${'static'.padStart(10)} ${'ratio'.padStart(8)}`);

@@ -19,7 +19,10 @@ for (const file of files(dist)) {
   if (!COMPRESSIBLE.has(extname(file))) continue;
   const bytes = readFileSync(file);
   if (bytes.length <= 512) continue;
-  writeFileSync(`${file}.br`, brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }));
+  writeFileSync(
+    `${file}.br`,
+    brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
+  );
   writeFileSync(`${file}.gz`, gzipSync(bytes, { level: 9 }));
   n += 1;
 }

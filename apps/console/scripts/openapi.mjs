@@ -21,7 +21,11 @@ export async function serverOpenApi() {
   const admin = { email: 'openapi@console.test', password: 'openapi-dump-password' };
   const server = await startServer({ dataDir: dir, admin });
   try {
-    const login = await fetch(`${server.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(admin) });
+    const login = await fetch(`${server.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(admin),
+    });
     if (login.status !== 204) throw new Error(`login: ${login.status}`);
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
     const res = await fetch(`${server.url}/api/v1/openapi.json`, { headers: { cookie } });

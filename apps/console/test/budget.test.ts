@@ -16,7 +16,8 @@ async function build(dir: string, html: string, files: Record<string, Buffer | s
 }
 
 const run = (dist: string) => spawnSync(process.execPath, [SCRIPT, '--dist', dist], { encoding: 'utf8' });
-const PAGE = '<!doctype html><script type="module" crossorigin src="/assets/index-a.js"></script><link rel="modulepreload" crossorigin href="/assets/vendor-b.js">';
+const PAGE =
+  '<!doctype html><script type="module" crossorigin src="/assets/index-a.js"></script><link rel="modulepreload" crossorigin href="/assets/vendor-b.js">';
 
 describe('the initial JavaScript budget (scripts/budget.mjs, run by the build)', () => {
   let root: string;
@@ -28,7 +29,10 @@ describe('the initial JavaScript budget (scripts/budget.mjs, run by the build)',
   });
 
   it('passes a build whose entry and preloaded modules stay under 250 KB gzip', async () => {
-    const dist = await build(join(root, 'small'), PAGE, { 'assets/index-a.js': 'export const a = 1;'.repeat(1000), 'assets/vendor-b.js': randomBytes(100 * 1024).toString('base64') });
+    const dist = await build(join(root, 'small'), PAGE, {
+      'assets/index-a.js': 'export const a = 1;'.repeat(1000),
+      'assets/vendor-b.js': randomBytes(100 * 1024).toString('base64'),
+    });
     const r = run(dist);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/within the 250 KB budget/);

@@ -128,8 +128,18 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
           ],
           orderedGroups: [['gateway-config'], ['anomaly-model']],
           group,
-          probes: [{ name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/gateway-config"'], timeout_s: 10 }],
-          waves: [{ name: 'canary', count: 1 }, { name: 'fleet', count: 3, requires_approval: true }],
+          probes: [
+            {
+              name: 'config-present',
+              type: 'command',
+              command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/gateway-config"'],
+              timeout_s: 10,
+            },
+          ],
+          waves: [
+            { name: 'canary', count: 1 },
+            { name: 'fleet', count: 3, requires_approval: true },
+          ],
         }),
       ),
     );
@@ -178,14 +188,25 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await page.getByRole('heading', { level: 1, name: 'Release transaction' }).waitFor();
     await page.getByText('committed').first().waitFor({ timeout: 60_000 });
     for (const d of ['gw-0001', 'gw-0002', 'gw-0003']) await page.getByRole('cell', { name: d }).first().waitFor();
-    await page.getByText(/gateway-config #\d+ \S+, anomaly-model #\d+/).first().waitFor();
+    await page
+      .getByText(/gateway-config #\d+ \S+, anomaly-model #\d+/)
+      .first()
+      .waitFor();
     await screenshot(page, 'flow-transaction');
     expect(await seriousViolations(page)).toEqual([]);
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download receipts of this transaction (.tar)' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download receipts of this transaction (.tar)' }).click(),
+    ]);
     const file = join(root, 'receipts.tar');
     await download.saveAs(file);
     const entries = readTar(await readFile(file));
-    const index = entries.find((e) => e.name === 'index.jsonl')!.bytes.toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as { device: string; transaction_id?: string });
+    const index = entries
+      .find((e) => e.name === 'index.jsonl')!
+      .bytes.toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { device: string; transaction_id?: string });
     expect(index.map((l) => l.device).sort()).toEqual(['gw-0001', 'gw-0002', 'gw-0003']);
     expect(entries.filter((e) => e.name.startsWith('receipts/'))).toHaveLength(3);
     expect(txId).toMatch(/^[0-9a-f-]{36}$/);
@@ -238,7 +259,13 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await page.getByLabel('Group').selectOption({ label: 'field-gateways (3)' });
     await page.getByLabel('Waves').fill('1, 3!');
     await page.getByRole('button', { name: 'Start rollout' }).click();
-    await Promise.race([page.waitForURL(/\/rollouts\/[0-9a-f-]{36}$/), page.getByRole('alert').waitFor().then(async () => expect.fail((await page.getByRole('alert').textContent()) ?? 'alert'))]);
+    await Promise.race([
+      page.waitForURL(/\/rollouts\/[0-9a-f-]{36}$/),
+      page
+        .getByRole('alert')
+        .waitFor()
+        .then(async () => expect.fail((await page.getByRole('alert').textContent()) ?? 'alert')),
+    ]);
     await page.getByText('device-reported results only (no device signature)').waitFor();
     await page.getByText('awaiting approval').first().waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Abort…' }).click();
@@ -246,7 +273,7 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await page.getByText('aborted').first().waitFor();
     expect(await page.getByRole('button', { name: 'Abort…' }).isDisabled()).toBe(true);
     const id = new URL(page.url()).pathname.split('/').pop()!;
-    expect((await fleet.api.get<{ status: string; kind: string }>(`/rollouts/${id}`))).toMatchObject({ status: 'aborted', kind: 'legacy' });
+    expect(await fleet.api.get<{ status: string; kind: string }>(`/rollouts/${id}`)).toMatchObject({ status: 'aborted', kind: 'legacy' });
     await screenshot(page, 'flow-legacy-aborted');
   });
 });

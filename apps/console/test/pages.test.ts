@@ -54,7 +54,13 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
       await page.goto(`${s.url}${path}`);
       await page.getByRole('heading', { level: 1, name: heading }).waitFor();
       await page.waitForLoadState('networkidle');
-      expect(await page.getByRole('status').filter({ hasText: /^Loading/ }).count(), path).toBe(0);
+      expect(
+        await page
+          .getByRole('status')
+          .filter({ hasText: /^Loading/ })
+          .count(),
+        path,
+      ).toBe(0);
       expect(await page.getByRole('alert').allTextContents(), path).toEqual([]);
       expect(await seriousViolations(page), path).toEqual([]);
       await screenshot(page, `admin${path}`);
@@ -155,7 +161,11 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
 
     // the console's own writes carry the header; a write without it is refused
     const forged = await page.evaluate(async () => {
-      const res = await fetch('/api/v1/enroll-tokens', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'forged' }) });
+      const res = await fetch('/api/v1/enroll-tokens', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'forged' }),
+      });
       return { status: res.status, body: (await res.json()) as { error: string } };
     });
     expect(forged).toEqual({ status: 403, body: { error: 'csrf: a write with the session cookie needs the header x-svc-csrf: 1' } });
@@ -192,9 +202,18 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
   it('a description is edited; an SBOM is attached and downloaded, filters by severity, a bad one is refused in words; the audit trail exports', async () => {
     const { context, page } = await session(ADMIN.email, ADMIN.password, '/artifacts');
     const attach = page.getByLabel(/^Attach SBOM of gateway-config 1\.0\.0/);
-    await attach.setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ bomFormat: 'SPDXish', specVersion: '1.5' })) });
+    await attach.setInputFiles({
+      name: 'bad.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify({ bomFormat: 'SPDXish', specVersion: '1.5' })),
+    });
     await expect(page.getByRole('alert').textContent()).resolves.toContain('bomFormat: must be "CycloneDX"');
-    const bom = JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.5', components: [], vulnerabilities: [{ id: 'CVE-1', ratings: [{ severity: 'critical' }] }] });
+    const bom = JSON.stringify({
+      bomFormat: 'CycloneDX',
+      specVersion: '1.5',
+      components: [],
+      vulnerabilities: [{ id: 'CVE-1', ratings: [{ severity: 'critical' }] }],
+    });
     await attach.setInputFiles({ name: 'bom.json', mimeType: 'application/json', buffer: Buffer.from(bom) });
     const link = page.getByRole('link', { name: 'Download' });
     await link.waitFor();
@@ -217,7 +236,10 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     const [exported] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export (JSON Lines)' }).click()]);
     const lines = join(dir, 'audit.jsonl');
     await exported.saveAs(lines);
-    const events = (await readFile(lines, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { action: string });
+    const events = (await readFile(lines, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { action: string });
     expect(events.length).toBeGreaterThan(0);
     expect(new Set(events.map((e) => e.action))).toEqual(new Set(['artifact.sbom.attach']));
     await context.close();
@@ -255,7 +277,11 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     await op.page.getByRole('button', { name: 'Change password' }).click();
     await op.page.getByText('Saved.').waitFor();
     await op.context.close();
-    const relogin = await fetch(`${s.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'new-operator@console.test', password: 'second-password-2' }) });
+    const relogin = await fetch(`${s.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'new-operator@console.test', password: 'second-password-2' }),
+    });
     expect(relogin.status).toBe(204);
   });
 });

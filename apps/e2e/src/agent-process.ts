@@ -3,7 +3,7 @@ import { Proc } from './proc.js';
 import { AGENT_MAIN, CRASH_HOOK } from './paths.js';
 
 export interface AgentOptions {
-  /** SVC_AGENT_DEVICE_NAME (contracts 4). */
+  /** SVC_AGENT_DEVICE_NAME (contracts §4). */
   name: string;
   /** SVC_AGENT_DATA_DIR: identity, journal, staging, outbox, TUF metadata. */
   dataDir: string;
@@ -13,7 +13,7 @@ export interface AgentOptions {
   serverCaFile: string;
   /** SVC_AGENT_ENROLL_TOKEN (needed until enrolled). */
   token?: string;
-  /** The four spec 2.2 settings; absent = none (release pointers fail closed). */
+  /** The four spec §2.2 settings; absent = none (release pointers fail closed). */
   release?: { tenant: string; product: string; profile: string; trustDir: string };
   /** Anything else (SVC_AGENT_OS_BUNDLE, DBUS_SYSTEM_BUS_ADDRESS, ...). */
   env?: NodeJS.ProcessEnv;

@@ -1,4 +1,4 @@
-/** Stable codes of the harness's own failures (STYLE 3). */
+/** Stable codes of the harness's own failures. */
 export type E2eErrorCode =
   /** A process exited before it was ready, or exited with an unexpected status. */
   | 'PROCESS_EXITED'

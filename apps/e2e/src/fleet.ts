@@ -41,7 +41,7 @@ export interface TransactionView {
 /**
  * One server process, an admin session, a customer release key made with `svc-release
  * keygen` and registered as authorizer, and one real agent process per device, each with
- * its own data dir and a trust dir holding only the customer's public key (spec 2.2).
+ * its own data dir and a trust dir holding only the customer's public key (spec §2.2).
  */
 export class Fleet {
   readonly agents = new Map<string, Proc>();
@@ -125,10 +125,14 @@ export class Fleet {
   }
 
   async waitOnline(names: string[]): Promise<void> {
-    await waitFor(`devices ${names.join(', ')} online`, async () => {
-      const page = await this.api.get<{ devices: { name: string; status: string }[] }>(`/devices?limit=200`);
-      return names.every((n) => page.devices.some((d) => d.name === n && d.status === 'online'));
-    }, 30_000);
+    await waitFor(
+      `devices ${names.join(', ')} online`,
+      async () => {
+        const page = await this.api.get<{ devices: { name: string; status: string }[] }>(`/devices?limit=200`);
+        return names.every((n) => page.devices.some((d) => d.name === n && d.status === 'online'));
+      },
+      30_000,
+    );
   }
 
   createGroup(name: string, members: string[]): Promise<GroupRecord> {
@@ -155,10 +159,15 @@ export class Fleet {
 
   /** Waits until the transaction leaves `running` and returns it. */
   waitSettled(txId: string, timeoutMs = 60_000): Promise<TransactionView> {
-    return waitFor(`transaction ${txId} to settle`, async () => {
-      const tx = await this.api.get<TransactionView>(`/release-transactions/${txId}`);
-      return tx.state !== 'running' ? tx : undefined;
-    }, timeoutMs, 250);
+    return waitFor(
+      `transaction ${txId} to settle`,
+      async () => {
+        const tx = await this.api.get<TransactionView>(`/release-transactions/${txId}`);
+        return tx.state !== 'running' ? tx : undefined;
+      },
+      timeoutMs,
+      250,
+    );
   }
 
   /** `GET /release-receipts/export` for one transaction, unpacked. */
@@ -168,7 +177,11 @@ export class Fleet {
     const receipts = new Map(entries.filter((e) => e.name.startsWith('receipts/')).map((e) => [e.name, e.bytes]));
     const indexEntry = entries.find((e) => e.name === 'index.jsonl');
     if (indexEntry === undefined) throw new E2eError('MALFORMED', 'receipt export has no index.jsonl');
-    const index = indexEntry.bytes.toString('utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const index = indexEntry.bytes
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     return { receipts, index };
   }
 
@@ -179,10 +192,15 @@ export class Fleet {
 
   /** Waits until the device uploaded the bundle, then downloads it and unpacks the tar.gz. */
   async downloadLogs(device: string, id: string, timeoutMs = 30_000): Promise<{ bytes: Buffer; contentType: string; entries: TarEntry[] }> {
-    await waitFor(`log request ${id} of ${device} to be uploaded`, async () => {
-      const r = await this.api.get<{ status: string }>(`/devices/${device}/log-requests/${id}`);
-      return r.status === 'uploaded' ? r : undefined;
-    }, timeoutMs, 250);
+    await waitFor(
+      `log request ${id} of ${device} to be uploaded`,
+      async () => {
+        const r = await this.api.get<{ status: string }>(`/devices/${device}/log-requests/${id}`);
+        return r.status === 'uploaded' ? r : undefined;
+      },
+      timeoutMs,
+      250,
+    );
     const res = await this.api.raw('GET', `/devices/${device}/log-requests/${id}/download`, undefined, 200);
     const bytes = Buffer.from(await res.arrayBuffer());
     return { bytes, contentType: res.headers.get('content-type') ?? '', entries: readTar(gunzipSync(bytes)) };

@@ -79,10 +79,17 @@ export class Proc {
           if (m) return done(() => resolve(m));
         }
         if (this.exitInfo !== undefined) {
-          done(() => reject(new E2eError('PROCESS_EXITED', `${this.name} exited (${this.exitInfo!.code ?? this.exitInfo!.signal}) before printing ${re}:\n${this.tail()}`)));
+          done(() =>
+            reject(
+              new E2eError('PROCESS_EXITED', `${this.name} exited (${this.exitInfo!.code ?? this.exitInfo!.signal}) before printing ${re}:\n${this.tail()}`),
+            ),
+          );
         }
       };
-      const timer = setTimeout(() => done(() => reject(new E2eError('TIMEOUT', `${this.name}: no line matching ${re} within ${timeoutMs} ms:\n${this.tail()}`))), timeoutMs);
+      const timer = setTimeout(
+        () => done(() => reject(new E2eError('TIMEOUT', `${this.name}: no line matching ${re} within ${timeoutMs} ms:\n${this.tail()}`))),
+        timeoutMs,
+      );
       const done = (f: () => void) => {
         clearTimeout(timer);
         this.listeners.delete(check);

@@ -18,7 +18,7 @@ export interface PayloadOptions {
   product: string;
   version: string;
   components: PayloadComponent[];
-  /** Component names, one inner array per activation group (contracts 2). */
+  /** Component names, one inner array per activation group (contracts §2). */
   orderedGroups: string[][];
   group: GroupRecord;
   probes: HealthProbe[];
@@ -27,9 +27,9 @@ export interface PayloadOptions {
 }
 
 /**
- * An `svc.release.v1` payload (contracts 2) for artifacts published through the REST API:
+ * An `svc.release.v1` payload (contracts §2) for artifacts published through the REST API:
  * every component bound to its artifact record and TUF target, the group's snapshot digest
- * copied into `rollout.target_policy_digest` (spec 2.1), rollback at release boundary.
+ * copied into `rollout.target_policy_digest` (spec §2.1), rollback at release boundary.
  */
 export function releasePayload(o: PayloadOptions): Record<string, unknown> {
   return {
@@ -46,13 +46,15 @@ export function releasePayload(o: PayloadOptions): Record<string, unknown> {
       media_type: c.artifact.media_type,
       ...(c.placement ? { placement: { mode: '0644', ...c.placement } } : {}),
     })),
-    targets: Object.fromEntries(o.components.map((c) => [c.artifact.target, { length: c.artifact.length, hashes: { sha256: c.artifact.digest.slice('sha256:'.length) } }])),
+    targets: Object.fromEntries(
+      o.components.map((c) => [c.artifact.target, { length: c.artifact.length, hashes: { sha256: c.artifact.digest.slice('sha256:'.length) } }]),
+    ),
     compatibility: { profiles: o.profiles ?? ['linux-arm64'] },
     activation: { ordered_groups: o.orderedGroups },
     health: { probes: o.probes, timeout_s: 60 },
     rollout: { target_group: o.group.id, target_policy_digest: o.group.snapshot_digest, ...(o.waves ? { waves: o.waves } : {}) },
     approvals: [],
-    // spec 2.1: a multi-component Linux release must roll back at the release boundary
+    // spec §2.1: a multi-component Linux release must roll back at the release boundary
     recovery: { on_failure: 'rollback', rollback_boundary: 'release' },
     attestations: [],
     validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 2592000 },

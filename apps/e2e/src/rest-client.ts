@@ -1,6 +1,6 @@
 import { E2eError } from './errors.js';
 
-/** Fields of contracts 6 that the scenarios script against. */
+/** Fields of contracts §6 that the scenarios script against. */
 export interface ArtifactRecord {
   id: string;
   name: string;
@@ -77,7 +77,7 @@ export class Api {
     return this.json<T>('GET', path, undefined, 200);
   }
 
-  /** `POST /artifacts` multipart (text fields first, then the file: contracts 6). */
+  /** `POST /artifacts` multipart (text fields first, then the file: contracts §6). */
   uploadArtifact(a: { name: string; version: string; kind: string; filename: string; bytes: Uint8Array; mediaType?: string }): Promise<ArtifactRecord> {
     const form = new FormData();
     form.set('name', a.name);

@@ -76,14 +76,22 @@ function parseEvents(lines: string[]): SimEvent[] {
 export async function startSim(o: SimOptions): Promise<SimProcess> {
   const prefix = o.prefix ?? 'sim';
   const args = [
-    '--server', o.deviceAddr,
-    '--server-ca', o.serverCaFile,
-    '--token', o.token,
-    '--devices', String(o.devices),
-    '--prefix', prefix,
-    '--interval', String(o.intervalS ?? 1),
-    '--concurrency', String(o.concurrency ?? 4),
-    '--stats-every', String(o.statsEveryS ?? 1),
+    '--server',
+    o.deviceAddr,
+    '--server-ca',
+    o.serverCaFile,
+    '--token',
+    o.token,
+    '--devices',
+    String(o.devices),
+    '--prefix',
+    prefix,
+    '--interval',
+    String(o.intervalS ?? 1),
+    '--concurrency',
+    String(o.concurrency ?? 4),
+    '--stats-every',
+    String(o.statsEveryS ?? 1),
   ];
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
   const proc = new Proc('sim', SIM_MAIN, args, env, { echo: o.echo ?? false });
@@ -105,7 +113,8 @@ export async function startSim(o: SimOptions): Promise<SimProcess> {
     stop: async () => {
       const exit = await proc.stop();
       const summary = events().find((e) => e.event === 'summary');
-      if (exit.code !== 0 || summary === undefined) throw new E2eError('PROCESS_EXITED', `sim exited (${exit.code ?? exit.signal}) without a summary:\n${proc.tail()}`);
+      if (exit.code !== 0 || summary === undefined)
+        throw new E2eError('PROCESS_EXITED', `sim exited (${exit.code ?? exit.signal}) without a summary:\n${proc.tail()}`);
       const { event: _event, ...counts } = summary;
       return counts as unknown as SimSummary;
     },

@@ -6,7 +6,7 @@ export interface TarEntry {
 }
 
 /**
- * Reads a plain ustar archive (the receipt export, spec 4: "a tar batch of receipt envelopes
+ * Reads a plain ustar archive (the receipt export, spec §4: "a tar batch of receipt envelopes
  * with an index"). Only regular files; a header whose checksum does not add up is MALFORMED,
  * so a truncated or garbled export cannot pass as an empty one.
  */
@@ -16,7 +16,12 @@ export function readTar(buf: Buffer): TarEntry[] {
   while (off + 512 <= buf.length) {
     const header = buf.subarray(off, off + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (start: number, len: number) => header.subarray(start, start + len).toString('utf8').replace(/\0.*$/s, '').trim();
+    const field = (start: number, len: number) =>
+      header
+        .subarray(start, start + len)
+        .toString('utf8')
+        .replace(/\0.*$/s, '')
+        .trim();
     const expected = parseInt(field(148, 8), 8);
     let sum = 0;
     for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : header[i]!;

@@ -6,7 +6,12 @@ import { E2eError } from './errors.js';
  * TIMEOUT naming `what` (and the last probe error, if any). Everything the harness waits
  * for is bounded this way: a hung process never hangs a test run.
  */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

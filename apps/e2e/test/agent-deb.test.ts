@@ -45,10 +45,13 @@ function parseEnvFile(text: string): Record<string, string> {
 }
 
 function setEnv(text: string, values: Record<string, string>): string {
-  return text.split('\n').map((line) => {
-    const m = /^([A-Z_][A-Z0-9_]*)=/.exec(line);
-    return m && m[1]! in values ? `${m[1]}=${values[m[1]!]}` : line;
-  }).join('\n');
+  return text
+    .split('\n')
+    .map((line) => {
+      const m = /^([A-Z_][A-Z0-9_]*)=/.exec(line);
+      return m && m[1]! in values ? `${m[1]}=${values[m[1]!]}` : line;
+    })
+    .join('\n');
 }
 
 describe.skipIf(!ready)('the agent Debian package', () => {
@@ -80,7 +83,12 @@ describe.skipIf(!ready)('the agent Debian package', () => {
     const fields = run('dpkg-deb', ['--field', deb, 'Package', 'Architecture', 'Depends']).out;
     expect(fields).toBe('Package: svc-agent\nArchitecture: all\nDepends: nodejs (>= 20)\n');
     const files = run('dpkg-deb', ['--contents', deb]).out;
-    for (const f of ['./usr/lib/svc-agent/svc-agent.mjs', './usr/sbin/svc-agent-enroll', './lib/systemd/system/svc-agent.service', './etc/svc-agent/agent.env']) {
+    for (const f of [
+      './usr/lib/svc-agent/svc-agent.mjs',
+      './usr/sbin/svc-agent-enroll',
+      './lib/systemd/system/svc-agent.service',
+      './etc/svc-agent/agent.env',
+    ]) {
       expect(files).toContain(f);
     }
     expect(files).toMatch(/\.\/usr\/bin\/svc-agent -> \.\.\/lib\/svc-agent\/svc-agent\.mjs/);
@@ -97,7 +105,14 @@ describe.skipIf(!ready)('the agent Debian package', () => {
     expect((await stat(STATE)).mode & 0o777).toBe(0o700);
 
     const unit = await readFile('/lib/systemd/system/svc-agent.service', 'utf8');
-    for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', `ReadWritePaths=${STATE}`, 'Restart=on-failure', `EnvironmentFile=${ENV_FILE}`, 'ExecStart=/usr/bin/svc-agent']) {
+    for (const line of [
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+      `ReadWritePaths=${STATE}`,
+      'Restart=on-failure',
+      `EnvironmentFile=${ENV_FILE}`,
+      'ExecStart=/usr/bin/svc-agent',
+    ]) {
       expect(unit.split('\n')).toContain(line);
     }
     expect(unit.split('\n').filter((l) => l.startsWith('ReadWritePaths='))).toEqual([`ReadWritePaths=${STATE}`]);
@@ -106,17 +121,24 @@ describe.skipIf(!ready)('the agent Debian package', () => {
       expect(verified.code, verified.err).toBe(0);
     }
     const shipped = parseEnvFile(await readFile(ENV_FILE, 'utf8'));
-    expect(Object.keys(shipped).filter((k) => k.startsWith('SVC_RELEASE_')).sort()).toEqual(['SVC_RELEASE_PRODUCT', 'SVC_RELEASE_PROFILE', 'SVC_RELEASE_TENANT', 'SVC_RELEASE_TRUST_DIR']);
+    expect(
+      Object.keys(shipped)
+        .filter((k) => k.startsWith('SVC_RELEASE_'))
+        .sort(),
+    ).toEqual(['SVC_RELEASE_PRODUCT', 'SVC_RELEASE_PROFILE', 'SVC_RELEASE_TENANT', 'SVC_RELEASE_TRUST_DIR']);
 
     // provision the device: the service address, the four release settings, the customer key
     await copyFile(`${fleet.customerKeyPrefix}.pub`, '/etc/svc-agent/trust.d/customer.pem');
-    await writeFile(ENV_FILE, setEnv(await readFile(ENV_FILE, 'utf8'), {
-      SVC_AGENT_SERVER: fleet.server.deviceAddr,
-      SVC_RELEASE_TENANT: fleet.tenant,
-      SVC_RELEASE_PRODUCT: PRODUCT,
-      SVC_RELEASE_PROFILE: PROFILE,
-      SVC_RELEASE_TRUST_DIR: '/etc/svc-agent/trust.d',
-    }));
+    await writeFile(
+      ENV_FILE,
+      setEnv(await readFile(ENV_FILE, 'utf8'), {
+        SVC_AGENT_SERVER: fleet.server.deviceAddr,
+        SVC_RELEASE_TENANT: fleet.tenant,
+        SVC_RELEASE_PRODUCT: PRODUCT,
+        SVC_RELEASE_PROFILE: PROFILE,
+        SVC_RELEASE_TRUST_DIR: '/etc/svc-agent/trust.d',
+      }),
+    );
     const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/root' };
     const enrolled = run('/usr/sbin/svc-agent-enroll', ['--token', fleet.token, '--server-ca', fleet.server.serverCaFile, '--name', DEVICE], base);
     expect(enrolled.code, enrolled.err).toBe(0);
@@ -150,7 +172,16 @@ describe.skipIf(!ready)('the agent Debian package', () => {
     expect(index.map((l) => l.device)).toEqual([DEVICE]);
     const receiptFile = join(root.dir, 'receipt.json');
     await writeFile(receiptFile, receipts.get(index[0]!.file as string)!);
-    const verified = await svcRelease(['verify-receipt', receiptFile, '--ca', join(STATE, 'identity', 'device-ca.pem'), '--tenant', fleet.tenant, '--device', DEVICE]);
+    const verified = await svcRelease([
+      'verify-receipt',
+      receiptFile,
+      '--ca',
+      join(STATE, 'identity', 'device-ca.pem'),
+      '--tenant',
+      fleet.tenant,
+      '--device',
+      DEVICE,
+    ]);
     expect(verified.status, verified.stderr).toBe(0);
     // the check-in that handed over the release is the offline-age contact
     expect((await readJournal(STATE)).some((l) => l.kind === 'online')).toBe(true);
@@ -159,7 +190,8 @@ describe.skipIf(!ready)('the agent Debian package', () => {
     const removed = run('dpkg', ['-r', 'svc-agent']);
     expect(removed.code, removed.err).toBe(0);
     expect(installedStatus()).toBe('deinstall ok config-files');
-    for (const gone of ['/usr/lib/svc-agent/svc-agent.mjs', '/usr/bin/svc-agent', '/usr/sbin/svc-agent-enroll', '/lib/systemd/system/svc-agent.service']) expect(existsSync(gone)).toBe(false);
+    for (const gone of ['/usr/lib/svc-agent/svc-agent.mjs', '/usr/bin/svc-agent', '/usr/sbin/svc-agent-enroll', '/lib/systemd/system/svc-agent.service'])
+      expect(existsSync(gone)).toBe(false);
     // the state dir stays: identity, journal, placed files
     expect(existsSync(join(STATE, 'identity', 'device.key'))).toBe(true);
     expect(existsSync(join(STATE, 'journal', 'journal.jsonl'))).toBe(true);

@@ -15,7 +15,11 @@ import { requireTool } from './helpers/tools.js';
  * Monotonic clocks are left alone, so timers and timeouts behave.
  */
 const hasFaketime = requireTool('faketime');
-const libfaketime = hasFaketime ? execFileSync('dpkg', ['-L', 'libfaketime'], { encoding: 'utf8' }).split('\n').find((l) => l.endsWith('/libfaketimeMT.so.1')) : undefined;
+const libfaketime = hasFaketime
+  ? execFileSync('dpkg', ['-L', 'libfaketime'], { encoding: 'utf8' })
+      .split('\n')
+      .find((l) => l.endsWith('/libfaketimeMT.so.1'))
+  : undefined;
 
 const A = 'renew-a'; // renews, then its old certificate is tried
 const B = 'renew-b'; // stopped after enrolling: its certificate expires
@@ -39,10 +43,15 @@ describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', (
     // until the server's HTTP Date header shows the new time, then log in again (a session
     // opened before the server's clock moved has expired by the time it did)
     const target = Date.now() + days * 86_400_000 - 60_000;
-    await waitFor(`the server's clock to move ${days} days ahead`, async () => {
-      const res = await fetch(`${fleet.server.url}/api/v1/auth/me`);
-      return Date.parse(res.headers.get('date') ?? '') >= target;
-    }, 20_000, 250);
+    await waitFor(
+      `the server's clock to move ${days} days ahead`,
+      async () => {
+        const res = await fetch(`${fleet.server.url}/api/v1/auth/me`);
+        return Date.parse(res.headers.get('date') ?? '') >= target;
+      },
+      20_000,
+      250,
+    );
     await fleet.api.login(ADMIN.email, ADMIN.password);
   }
 
@@ -87,7 +96,13 @@ describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', (
     expect(agent.lines.slice(later).filter((l) => l.includes('check-in failed'))).toEqual([]);
 
     // the same device with its certificate from before the renewal: refused
-    const stale: Proc = await startAgent({ name: A, dataDir: join(root.dir, 'a-before-renewal'), deviceAddr: fleet.server.deviceAddr, serverCaFile: fleet.server.serverCaFile, env: fleet.o.agentEnv!(A) });
+    const stale: Proc = await startAgent({
+      name: A,
+      dataDir: join(root.dir, 'a-before-renewal'),
+      deviceAddr: fleet.server.deviceAddr,
+      serverCaFile: fleet.server.serverCaFile,
+      env: fleet.o.agentEnv!(A),
+    });
     try {
       const line = await stale.waitForLine(/"msg":"check-in failed"/, 30_000);
       expect(line.input).toContain('"code":"PERMISSION_DENIED"');

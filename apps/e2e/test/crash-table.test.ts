@@ -43,7 +43,13 @@ const ROLLED_BACK_AFTER_GROUP_1 = [...PREPARE, ...GROUP, 'activating', 'group-ac
 
 const rows: Row[] = [
   { name: 'after the desired state is persisted', killIn: 'after-desired-state-persisted', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
-  { name: 'between recording the live digests and starting the download', killIn: 'previous-digests-recorded', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
+  {
+    name: 'between recording the live digests and starting the download',
+    killIn: 'previous-digests-recorded',
+    expectStates: STRAIGHT,
+    expect: COMMITTED,
+    expectFiles: 'new',
+  },
   {
     name: 'mid-download; the bytes already downloaded then change on the server: resumed past them, committed',
     killIn: 'mid-download',
@@ -62,12 +68,42 @@ const rows: Row[] = [
   },
   { name: 'after download', killIn: 'after-download', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
   { name: 'after stage', killIn: 'after-stage', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
-  { name: 'inside the file driver, between link and rename', killIn: 'mid-driver-write', expectStates: [...PREPARE, 'activating', ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
-  { name: 'mid-activation of group 0', killIn: 'mid-activation-0', expectStates: [...PREPARE, 'activating', ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
-  { name: 'before group 0 health', killIn: 'before-health-0', expectStates: [...PREPARE, 'activating', 'group-activated', ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
+  {
+    name: 'inside the file driver, between link and rename',
+    killIn: 'mid-driver-write',
+    expectStates: [...PREPARE, 'activating', ...RETRIED],
+    expect: COMMITTED,
+    expectFiles: 'new',
+  },
+  {
+    name: 'mid-activation of group 0',
+    killIn: 'mid-activation-0',
+    expectStates: [...PREPARE, 'activating', ...RETRIED],
+    expect: COMMITTED,
+    expectFiles: 'new',
+  },
+  {
+    name: 'before group 0 health',
+    killIn: 'before-health-0',
+    expectStates: [...PREPARE, 'activating', 'group-activated', ...RETRIED],
+    expect: COMMITTED,
+    expectFiles: 'new',
+  },
   { name: 'after group 0 health', killIn: 'after-health-0', expectStates: [...PREPARE, ...GROUP, ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
-  { name: 'mid-activation of group 1', killIn: 'mid-activation-1', expectStates: [...PREPARE, ...GROUP, 'activating', ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
-  { name: 'before group 1 health', killIn: 'before-health-1', expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
+  {
+    name: 'mid-activation of group 1',
+    killIn: 'mid-activation-1',
+    expectStates: [...PREPARE, ...GROUP, 'activating', ...RETRIED],
+    expect: COMMITTED,
+    expectFiles: 'new',
+  },
+  {
+    name: 'before group 1 health',
+    killIn: 'before-health-1',
+    expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', ...RETRIED],
+    expect: COMMITTED,
+    expectFiles: 'new',
+  },
   { name: 'after group 1 health', killIn: 'after-health-1', expectStates: [...PREPARE, ...GROUP, ...GROUP, ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
   { name: 'mid-commit', killIn: 'mid-commit', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
   {
@@ -79,12 +115,31 @@ const rows: Row[] = [
     expectFiles: 'none',
   },
   { name: 'before the receipt is written', killIn: 'before-receipt', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
-  { name: 'after the receipt is persisted, before upload', killIn: 'after-receipt-before-upload', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
+  {
+    name: 'after the receipt is persisted, before upload',
+    killIn: 'after-receipt-before-upload',
+    expectStates: STRAIGHT,
+    expect: COMMITTED,
+    expectFiles: 'new',
+  },
   {
     name: 'in activation at every start: the loop guard rolls back and fails it',
     killIn: 'mid-activation-0',
     killEveryTime: true,
-    expectStates: [...PREPARE, 'activating', 'rolling-back', 'staged', 'activating', 'rolling-back', 'staged', 'activating', 'rolling-back', 'rolled-back', 'receipt-persisted', 'reported'],
+    expectStates: [
+      ...PREPARE,
+      'activating',
+      'rolling-back',
+      'staged',
+      'activating',
+      'rolling-back',
+      'staged',
+      'activating',
+      'rolling-back',
+      'rolled-back',
+      'receipt-persisted',
+      'reported',
+    ],
     expect: { state: 'rolled back', verdicts: ['rolled-back', 'not-attempted'], activation: 'rolled-back' },
     expectFiles: 'none',
   },
@@ -95,7 +150,11 @@ const patternOf = (point: string) => point.replace(/-\d+$/, '-<group>');
 describe('e2e crash table rows', () => {
   it('kill the real agent at every crash point of a file transaction (os-bundle reboots: apps/agent and os-bundle-rauc)', () => {
     const covered = new Set(rows.map((r) => patternOf(r.killIn)));
-    expect([...covered].sort()).toEqual(Object.keys(CRASH_POINTS).filter((p) => p !== 'reboot-requested').sort());
+    expect([...covered].sort()).toEqual(
+      Object.keys(CRASH_POINTS)
+        .filter((p) => p !== 'reboot-requested')
+        .sort(),
+    );
   });
 });
 
@@ -133,7 +192,10 @@ describe.sequential('crash table: SIGKILL the real agent at a crash point, resta
     ];
     const { release } = await fleet.signAndSubmit({
       version,
-      components: [{ name: 'app-config', artifact: c }, { name: 'detector', artifact: m }],
+      components: [
+        { name: 'app-config', artifact: c },
+        { name: 'detector', artifact: m },
+      ],
       orderedGroups: [['app-config'], ['detector']],
       group,
       probes,
@@ -160,13 +222,18 @@ describe.sequential('crash table: SIGKILL the real agent at a crash point, resta
     const persisted = row.killIn === 'after-receipt-before-upload' ? await readFile(join(fleet.dataDir(device), 'outbox', `${txId}.receipt.json`)) : null;
 
     let agent = await fleet.startAgent(device, { env, ...(row.killEveryTime ? { crashAt } : {}) });
-    const tx = await waitFor(`transaction ${txId} to settle`, async () => {
-      const view = await fleet.api.get<{ state: string }>(`/release-transactions/${txId}`);
-      if (view.state !== 'running') return view;
-      // the loop-guard row: every start is killed again until the guard fails the transaction
-      if (row.killEveryTime && !agent.running) agent = await fleet.startAgent(device, { env, crashAt });
-      return undefined;
-    }, 90_000, 250);
+    const tx = await waitFor(
+      `transaction ${txId} to settle`,
+      async () => {
+        const view = await fleet.api.get<{ state: string }>(`/release-transactions/${txId}`);
+        if (view.state !== 'running') return view;
+        // the loop-guard row: every start is killed again until the guard fails the transaction
+        if (row.killEveryTime && !agent.running) agent = await fleet.startAgent(device, { env, crashAt });
+        return undefined;
+      },
+      90_000,
+      250,
+    );
     expect(tx.state).toBe(row.expect.state);
 
     // exactly one accepted receipt for this device and transaction; it verifies and states the truth
@@ -181,8 +248,13 @@ describe.sequential('crash table: SIGKILL the real agent at a crash point, resta
       now: new Date(),
     }).payload;
     expect(receipt.activation).toBe(row.expect.activation);
-    expect(receipt.members!.map((x) => [x.component, x.verdict])).toEqual([['app-config', row.expect.verdicts[0]], ['detector', row.expect.verdicts[1]]]);
-    const result = await fleet.api.get<{ devices: { device: string; state: string; members: { verdict: string }[] }[] }>(`/release-transactions/${txId}/result`);
+    expect(receipt.members!.map((x) => [x.component, x.verdict])).toEqual([
+      ['app-config', row.expect.verdicts[0]],
+      ['detector', row.expect.verdicts[1]],
+    ]);
+    const result = await fleet.api.get<{ devices: { device: string; state: string; members: { verdict: string }[] }[] }>(
+      `/release-transactions/${txId}/result`,
+    );
     expect(result.devices.map((d) => [d.device, d.state, d.members.map((x) => x.verdict)])).toEqual([[device, row.expect.state, row.expect.verdicts]]);
 
     // what the receipt claims is what is on the device
@@ -191,7 +263,11 @@ describe.sequential('crash table: SIGKILL the real agent at a crash point, resta
     if (row.expectFiles === 'new') {
       expect(await readFile(placedConfig)).toEqual(config);
       // resumed at the partial file's end: the changed head was never fetched again
-      expect(createHash('sha256').update(await readFile(placedModel)).digest('hex')).toBe(m.digest.slice('sha256:'.length));
+      expect(
+        createHash('sha256')
+          .update(await readFile(placedModel))
+          .digest('hex'),
+      ).toBe(m.digest.slice('sha256:'.length));
     } else {
       await expect(stat(placedConfig)).rejects.toMatchObject({ code: 'ENOENT' });
       await expect(stat(placedModel)).rejects.toMatchObject({ code: 'ENOENT' });
@@ -202,10 +278,16 @@ describe.sequential('crash table: SIGKILL the real agent at a crash point, resta
     }
 
     // the exact chain of states, once the agent has closed the transaction
-    const states = await waitFor(`${device} to journal the upload`, async () => {
-      const s = (await readJournal(fleet.dataDir(device))).filter((l) => l.tx === txId && l.event !== 'snapshot' && l.event !== 'resumed').map((l) => l.state);
-      return s.at(-1) === 'reported' ? s : undefined;
-    }, 30_000);
+    const states = await waitFor(
+      `${device} to journal the upload`,
+      async () => {
+        const s = (await readJournal(fleet.dataDir(device)))
+          .filter((l) => l.tx === txId && l.event !== 'snapshot' && l.event !== 'resumed')
+          .map((l) => l.state);
+        return s.at(-1) === 'reported' ? s : undefined;
+      },
+      30_000,
+    );
     expect(states).toEqual(row.expectStates);
     await agent.stop();
   });
@@ -213,7 +295,12 @@ describe.sequential('crash table: SIGKILL the real agent at a crash point, resta
   it('the server never stored a duplicate: one receipt per crashed device in the whole export', async () => {
     const res = await fleet.api.raw('GET', '/release-receipts/export', undefined, 200);
     const entries = readTar(Buffer.from(await res.arrayBuffer()));
-    const index = entries.find((e) => e.name === 'index.jsonl')!.bytes.toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as { device: string });
+    const index = entries
+      .find((e) => e.name === 'index.jsonl')!
+      .bytes.toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { device: string });
     expect(index.map((l) => l.device).sort()).toEqual(rows.map((_, i) => `crash-${i + 1}`).sort());
     expect(entries.filter((e) => e.name.startsWith('receipts/'))).toHaveLength(rows.length);
   });

@@ -23,7 +23,10 @@ describe('pnpm demo', () => {
     const { code, out, err } = await runDemo();
     expect(code, `${out}\n${err}`).toBe(0);
     const lines = out.trim().split('\n');
-    expect(lines.every((l) => l.startsWith('demo: ')), out).toBe(true);
+    expect(
+      lines.every((l) => l.startsWith('demo: ')),
+      out,
+    ).toBe(true);
     for (const re of [
       /^demo: server listening on http:\/\/127\.0\.0\.1:\d+ \(REST\)/,
       /^demo: customer release key generated with svc-release keygen and registered as authorizer \(sha256:[0-9a-f]{64}\)$/,
@@ -47,7 +50,10 @@ describe('pnpm demo', () => {
       /^demo: OK$/,
       /^demo: server and agents stopped$/,
     ]) {
-      expect(lines.some((l) => re.test(l)), `no line matching ${re} in:\n${out}`).toBe(true);
+      expect(
+        lines.some((l) => re.test(l)),
+        `no line matching ${re} in:\n${out}`,
+      ).toBe(true);
     }
     expect(out).not.toContain('undefined');
     // the temp dir it announced is gone

@@ -43,7 +43,15 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('fleet simul
 
   it(`enrolls ${N} devices that check in; each uploads an accepted receipt for a signed rollout; the summary counts them; all online`, async () => {
     const token = await fleet.api.enrollToken('sim', N);
-    sim = await startSim({ deviceAddr: fleet.server.deviceAddr, serverCaFile: fleet.server.serverCaFile, token, devices: N, intervalS: 1, concurrency: 3, statsEveryS: 1 });
+    sim = await startSim({
+      deviceAddr: fleet.server.deviceAddr,
+      serverCaFile: fleet.server.serverCaFile,
+      token,
+      devices: N,
+      intervalS: 1,
+      concurrency: 3,
+      statsEveryS: 1,
+    });
     expect(sim.events()[0]).toMatchObject({ event: 'enrolled', devices: N, errors: 0 });
     // online = enrolled and checked in over the device's own mTLS connection
     await fleet.waitOnline(sim.names);
@@ -68,7 +76,9 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('fleet simul
     expect(list.release_receipts.map((r) => r.device).sort()).toEqual(sim.names);
     for (const r of list.release_receipts) {
       expect(r).toMatchObject({ transaction_id: txId, release_id: release.id, activation: 'activated', health: 'healthy', label: 'software-key' });
-      const detail = await fleet.api.get<{ verification: { verified: boolean; error: string | null; device_certificate: { subject_cn: string } | null } }>(`/release-receipts/${r.id}`);
+      const detail = await fleet.api.get<{ verification: { verified: boolean; error: string | null; device_certificate: { subject_cn: string } | null } }>(
+        `/release-receipts/${r.id}`,
+      );
       expect(detail.verification).toMatchObject({ verified: true, error: null, device_certificate: { subject_cn: r.device } });
     }
 
@@ -79,6 +89,11 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('fleet simul
     expect(summary.checkIns).toBeGreaterThanOrEqual(N);
 
     const devices = await fleet.api.get<{ devices: { name: string; status: string }[] }>(`/devices?limit=200`);
-    expect(devices.devices.filter((d) => sim!.names.includes(d.name)).map((d) => [d.name, d.status]).sort()).toEqual(sim.names.map((n) => [n, 'online']));
+    expect(
+      devices.devices
+        .filter((d) => sim!.names.includes(d.name))
+        .map((d) => [d.name, d.status])
+        .sort(),
+    ).toEqual(sim.names.map((n) => [n, 'online']));
   });
 });

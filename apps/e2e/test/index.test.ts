@@ -1,11 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import * as e2e from '../src/index.js';
 
-// STYLE 2: the harness's public surface is what demo.mjs and the tests use; pin it.
+// the harness's public surface is what demo.mjs and the tests use; pin it.
 describe('@svc/e2e public surface', () => {
   it('exports exactly these names', () => {
     expect(Object.keys(e2e).sort()).toEqual(
-      ['ADMIN', 'AGENT_MAIN', 'Api', 'CLI_BIN', 'E2eError', 'Fleet', 'PRODUCT', 'PROFILE', 'Proc', 'REPO_ROOT', 'SERVER_MAIN', 'SIM_MAIN', 'readTar', 'releasePayload', 'startAgent', 'startServer', 'startSim', 'svcRelease', 'waitFor'].sort(),
+      [
+        'ADMIN',
+        'AGENT_MAIN',
+        'Api',
+        'CLI_BIN',
+        'E2eError',
+        'Fleet',
+        'PRODUCT',
+        'PROFILE',
+        'Proc',
+        'REPO_ROOT',
+        'SERVER_MAIN',
+        'SIM_MAIN',
+        'readTar',
+        'releasePayload',
+        'startAgent',
+        'startServer',
+        'startSim',
+        'svcRelease',
+        'waitFor',
+      ].sort(),
     );
   });
 

@@ -5,7 +5,7 @@ import { Fleet, readTar, waitFor, type RolloutRecord } from '../src/index.js';
 import { tempRoot } from './helpers/temp.js';
 
 /**
- * Issue 5, scenario 5 (spec 2.2 rule 3, 2.3.6): a legacy rollout (artifact + group, no
+ * (spec §2.2 rule 3, 2.3.6): a legacy rollout (artifact + group, no
  * release pointer) still runs on a real agent that has the release settings, and stays
  * labelled legacy with device-reported evidence: no signed receipt, no release transaction.
  */
@@ -30,10 +30,16 @@ describe('legacy rollout on a real agent', () => {
     const started = await fleet.api.json<RolloutRecord>('POST', '/rollouts', { artifact_id: art.id, group_id: group.id }, 201);
     expect(started).toMatchObject({ kind: 'legacy', release_id: null, transaction_id: null });
 
-    const detail = await waitFor('the legacy rollout to be reported', async () => {
-      const r = await fleet.api.get<RolloutRecord & { devices: { device: string; state: string }[]; progress: { installed: number } }>(`/rollouts/${started.id}`);
-      return r.progress.installed === 1 ? r : undefined;
-    }, 60_000);
+    const detail = await waitFor(
+      'the legacy rollout to be reported',
+      async () => {
+        const r = await fleet.api.get<RolloutRecord & { devices: { device: string; state: string }[]; progress: { installed: number } }>(
+          `/rollouts/${started.id}`,
+        );
+        return r.progress.installed === 1 ? r : undefined;
+      },
+      60_000,
+    );
     expect(detail).toMatchObject({ kind: 'legacy', evidence: 'device-reported', release_id: null, transaction_id: null });
     expect(detail.devices).toEqual([expect.objectContaining({ device: DEVICE, state: 'installed' })]);
     // the file really is in place (legacy artifacts have no signed placement: the agent's default)

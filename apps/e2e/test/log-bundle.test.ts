@@ -89,7 +89,12 @@ describe.skipIf(!hasTools)('log bundles from a real agent process', () => {
     expect(contentType).toBe('application/gzip');
     expect(bytes.subarray(0, 2).toString('hex')).toBe('1f8b');
     expect(entries.map((e) => e.name)).toEqual(['manifest.json', 'journal.log', 'files/1-app.log', 'files/2-c.log', 'files/3-b.log']);
-    const manifest = JSON.parse(entries[0]!.bytes.toString('utf8')) as { device: string; log_request: string; limits: unknown; sources: { source: string; name: string; entry?: string; bytes: number; truncated: boolean; skipped?: string }[] };
+    const manifest = JSON.parse(entries[0]!.bytes.toString('utf8')) as {
+      device: string;
+      log_request: string;
+      limits: unknown;
+      sources: { source: string; name: string; entry?: string; bytes: number; truncated: boolean; skipped?: string }[];
+    };
     expect(manifest.device).toBe(DEVICE);
     expect(manifest.log_request).toBe(req.id);
     expect(manifest.limits).toEqual({ max_bytes: MAX_BYTES, max_files: 3 });

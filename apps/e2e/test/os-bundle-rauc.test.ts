@@ -10,7 +10,7 @@ import { tempRoot } from './helpers/temp.js';
 import { requireTool } from './helpers/tools.js';
 
 /**
- * Issue 5, scenario 3: an `os-bundle` release through REAL rauc across a simulated reboot.
+ * an `os-bundle` release through REAL rauc across a simulated reboot.
  * The agent's RAUC test environment (private D-Bus, file-backed ext4 slots, custom
  * bootloader backend, `rauc service --override-boot-slot`) is the device's A/B system; the
  * real agent process drives it with SVC_AGENT_OS_BUNDLE=rauc. After install the agent asks
@@ -18,7 +18,14 @@ import { requireTool } from './helpers/tools.js';
  * restarted), the agent marks the slot good and the server accepts a receipt whose `os`
  * fields are what rauc did.
  */
-const TOOLS: Record<string, string> = { rauc: 'rauc', 'dbus-daemon': 'dbus-daemon', mksquashfs: 'squashfs-tools', unsquashfs: 'squashfs-tools', 'mkfs.ext4': 'e2fsprogs', openssl: 'openssl' };
+const TOOLS: Record<string, string> = {
+  rauc: 'rauc',
+  'dbus-daemon': 'dbus-daemon',
+  mksquashfs: 'squashfs-tools',
+  unsquashfs: 'squashfs-tools',
+  'mkfs.ext4': 'e2fsprogs',
+  openssl: 'openssl',
+};
 const haveTools = Object.entries(TOOLS).every(([tool, pkg]) => requireTool(tool, pkg));
 const isRoot = process.getuid?.() === 0;
 if (haveTools && !isRoot) {
@@ -93,7 +100,13 @@ describe.runIf(haveTools && isRoot)('os-bundle release through real rauc across 
     const envelope = JSON.parse(await readFile(file, 'utf8')) as { payload: string };
     const payload = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')) as Record<string, unknown>;
     const manifest = execFileSync('unsquashfs', ['-cat', bundle, 'manifest.raucm']);
-    expect(payload).toMatchObject({ activation: 'activated', health: 'healthy', candidate_digest: sha(bytes), resulting_digest: sha(bytes), previous_digest: null });
+    expect(payload).toMatchObject({
+      activation: 'activated',
+      health: 'healthy',
+      candidate_digest: sha(bytes),
+      resulting_digest: sha(bytes),
+      previous_digest: null,
+    });
     expect(payload.os).toEqual({
       compatible: 'svc-test',
       bundle_version: '2.0.0',

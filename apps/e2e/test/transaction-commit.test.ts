@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Fleet, PRODUCT, svcRelease, waitFor, type ArtifactRecord } from '../src/index.js';
+import { Fleet, PRODUCT, svcRelease, waitFor } from '../src/index.js';
 import { sha } from './helpers/digest.js';
 import { freshSchema, stores } from './helpers/postgres.js';
 import { tempRoot } from './helpers/temp.js';
@@ -48,28 +48,57 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
 
     const { release } = await fleet.signAndSubmit({
       version: '1.0.0',
-      components: [{ name: 'app-config', artifact: config }, { name: 'detector', artifact: model as ArtifactRecord }],
+      components: [
+        { name: 'app-config', artifact: config },
+        { name: 'detector', artifact: model },
+      ],
       orderedGroups: [['app-config'], ['detector']],
       group,
       // a real probe on the device: the config it depends on is in place
-      probes: [{ name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/app-config"'], timeout_s: 10 }],
+      probes: [
+        { name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/app-config"'], timeout_s: 10 },
+      ],
     });
     const rollout = await fleet.startRollout(release.id);
     expect(rollout).toMatchObject({ kind: 'signed', release_id: release.id });
     const txId = rollout.transaction_id!;
-    expect(rollout.rollouts?.map((m) => [m.component, m.group, m.position])).toEqual([['app-config', 0, 0], ['detector', 1, 1]]);
+    expect(rollout.rollouts?.map((m) => [m.component, m.group, m.position])).toEqual([
+      ['app-config', 0, 0],
+      ['detector', 1, 1],
+    ]);
 
     const tx = await fleet.waitSettled(txId);
     expect(tx).toMatchObject({ id: txId, release_id: release.id, member_count: 2, state: 'committed' });
 
     // deterministic result manifest: every device, every member with its position
-    const result = await fleet.api.get<{ transaction_id: string; devices: { device: string; state: string; receipt_envelope_digest: string; members: Record<string, unknown>[] }[] }>(`/release-transactions/${txId}/result`);
+    const result = await fleet.api.get<{
+      transaction_id: string;
+      devices: { device: string; state: string; receipt_envelope_digest: string; members: Record<string, unknown>[] }[];
+    }>(`/release-transactions/${txId}/result`);
     expect(result.transaction_id).toBe(txId);
     expect(result.devices.map((d) => [d.device, d.state])).toEqual(DEVICES.map((d) => [d, 'committed']));
     for (const d of result.devices) {
       expect(d.members).toEqual([
-        expect.objectContaining({ component: 'app-config', artifact_id: config.id, digest: config.digest, group: 0, position: 0, verdict: 'committed', previous_digest: null, resulting_digest: config.digest }),
-        expect.objectContaining({ component: 'detector', artifact_id: model.id, digest: model.digest, group: 1, position: 1, verdict: 'committed', previous_digest: null, resulting_digest: model.digest }),
+        expect.objectContaining({
+          component: 'app-config',
+          artifact_id: config.id,
+          digest: config.digest,
+          group: 0,
+          position: 0,
+          verdict: 'committed',
+          previous_digest: null,
+          resulting_digest: config.digest,
+        }),
+        expect.objectContaining({
+          component: 'detector',
+          artifact_id: model.id,
+          digest: model.digest,
+          group: 1,
+          position: 1,
+          verdict: 'committed',
+          previous_digest: null,
+          resulting_digest: model.digest,
+        }),
       ]);
     }
 
@@ -82,7 +111,8 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
     // each agent end to end: its identity on disk, TUF over the device channel, the receipt out of the outbox
     const accepted = await fleet.api.get<{ release_receipts: { id: string; device: string }[]; total: number }>(`/release-receipts?transaction_id=${txId}`);
     expect(accepted.release_receipts.map((r) => r.device).sort()).toEqual(DEVICES);
-    const lastSeen = async (name: string) => (await fleet.api.get<{ devices: { name: string; last_seen: string }[] }>(`/devices?limit=200`)).devices.find((d) => d.name === name)!.last_seen;
+    const lastSeen = async (name: string) =>
+      (await fleet.api.get<{ devices: { name: string; last_seen: string }[] }>(`/devices?limit=200`)).devices.find((d) => d.name === name)!.last_seen;
     for (const name of DEVICES) {
       const data = fleet.dataDir(name);
       // the identity made on the device at enrollment: key 0600, its tenant and name, and the
@@ -96,8 +126,10 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
       expect(detail.verification).toMatchObject({ verified: true, device_certificate: { fingerprint: sha(cert.raw) } });
       // TUF through RepositoryService: the agent knows only the gRPC address, and its tuf-js
       // client persisted the verified targets metadata naming both members' bytes
-      const targets = (JSON.parse(await readFile(join(data, 'tuf', 'targets.json'), 'utf8')) as { signed: { targets: Record<string, unknown> } }).signed.targets;
-      for (const a of [config, model]) expect(targets[a.target]).toEqual(expect.objectContaining({ length: a.length, hashes: { sha256: a.digest.slice('sha256:'.length) } }));
+      const targets = (JSON.parse(await readFile(join(data, 'tuf', 'targets.json'), 'utf8')) as { signed: { targets: Record<string, unknown> } }).signed
+        .targets;
+      for (const a of [config, model])
+        expect(targets[a.target]).toEqual(expect.objectContaining({ length: a.length, hashes: { sha256: a.digest.slice('sha256:'.length) } }));
       // the receipt leaves the outbox only once the server acknowledged it
       await waitFor(`${name}'s outbox to empty`, async () => (await readdir(join(data, 'outbox'))).every((f) => !f.endsWith('.receipt.json')));
       // two more check-ins later (the second starts after the first is handled; 10 s each, so the
@@ -105,13 +137,16 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
       const seen = await lastSeen(name);
       const next = await waitFor(`a check-in of ${name} after ${seen}`, async () => ((await lastSeen(name)) > seen ? lastSeen(name) : undefined), 10_000);
       await waitFor(`a check-in of ${name} after ${next}`, async () => (await lastSeen(name)) > next, 10_000);
-      const log = fleet.agents.get(name)!.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
+      const log = fleet.agents
+        .get(name)!
+        .lines.filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
       expect(log.filter((l) => l.msg === 'assignment').map((l) => l.status)).toEqual(['done']);
       expect(log.filter((l) => l.msg === 'outbox')).toEqual([expect.objectContaining({ uploaded: [txId], refused: [], pending: [] })]);
       expect(log.filter((l) => l.msg === 'assignment not applied' || l.level === 'error')).toEqual([]);
     }
 
-    // spec 4: the export is a tar of the exact accepted envelopes plus an index
+    // spec §4: the export is a tar of the exact accepted envelopes plus an index
     const exported = await fleet.exportReceipts(txId);
     expect(exported.index.map((l) => l.device).sort()).toEqual(DEVICES);
     expect(exported.index.every((l) => l.label === 'software-key' && l.transaction_id === txId)).toBe(true);

@@ -6,14 +6,19 @@ import { readJournal, rollbackOrder } from './helpers/journal.js';
 import { tempRoot } from './helpers/temp.js';
 
 /**
- * Issue 5, scenario 2: v1 (config + model) commits; v2's second activation group fails the
+ * v1 (config + model) commits; v2's second activation group fails the
  * release's health probe on the device, so the agent restores both members in reverse
- * order (spec 3.4): v1 files are live again, the transaction shows `rolled back`, and the
+ * order (spec §3 rule 4): v1 files are live again, the transaction shows `rolled back`, and the
  * signed receipt says so.
  */
 const DEVICE = 'dev-r';
 // Healthy unless the live model says BROKEN (a missing model is fine: group 1 not yet active).
-const PROBE: HealthProbe = { name: 'model-sane', type: 'command', command: ['/bin/sh', '-c', '! grep -q BROKEN "$SVC_AGENT_DATA_DIR/placed/model/detector" 2>/dev/null'], timeout_s: 10 };
+const PROBE: HealthProbe = {
+  name: 'model-sane',
+  type: 'command',
+  command: ['/bin/sh', '-c', '! grep -q BROKEN "$SVC_AGENT_DATA_DIR/placed/model/detector" 2>/dev/null'],
+  timeout_s: 10,
+};
 
 describe('a failing health probe in the second group rolls the whole transaction back', () => {
   let root: { dir: string; cleanup: () => Promise<void> };
@@ -33,7 +38,10 @@ describe('a failing health probe in the second group rolls the whole transaction
     const group = await fleet.createGroup(`field-${version.replace(/\./g, '-')}`, [DEVICE]);
     const { release } = await fleet.signAndSubmit({
       version,
-      components: [{ name: 'app-config', artifact: c }, { name: 'detector', artifact: m }],
+      components: [
+        { name: 'app-config', artifact: c },
+        { name: 'detector', artifact: m },
+      ],
       orderedGroups: [['app-config'], ['detector']],
       group,
       probes: [PROBE],
@@ -53,10 +61,12 @@ describe('a failing health probe in the second group rolls the whole transaction
     expect(tx).toMatchObject({ state: 'rolled back', member_count: 2 });
     // the previous version of every member is live again
     expect([await placed('config', 'app-config'), await placed('model', 'detector')]).toEqual(['config v1\n', 'model v1\n']);
-    // spec 3.4: reverse activation order (the model, activated last, is restored first)
+    // spec §3 rule 4: reverse activation order (the model, activated last, is restored first)
     expect(rollbackOrder(await readJournal(fleet.dataDir(DEVICE)), v2.txId)).toEqual(['detector', 'app-config']);
 
-    const result = await fleet.api.get<{ devices: { device: string; state: string; members: Record<string, unknown>[] }[] }>(`/release-transactions/${v2.txId}/result`);
+    const result = await fleet.api.get<{ devices: { device: string; state: string; members: Record<string, unknown>[] }[] }>(
+      `/release-transactions/${v2.txId}/result`,
+    );
     expect(result.devices).toHaveLength(1);
     expect(result.devices[0]).toMatchObject({ device: DEVICE, state: 'rolled back' });
     expect(result.devices[0]!.members).toEqual([
@@ -75,6 +85,9 @@ describe('a failing health probe in the second group rolls the whole transaction
     // the CLI has checked the signature over these payload bytes; the member verdicts are in them
     const envelope = JSON.parse(await readFile(file, 'utf8')) as { payload: string };
     const payload = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')) as { members: { component: string; verdict: string }[] };
-    expect(payload.members.map((m) => [m.component, m.verdict])).toEqual([['app-config', 'rolled-back'], ['detector', 'rolled-back']]);
+    expect(payload.members.map((m) => [m.component, m.verdict])).toEqual([
+      ['app-config', 'rolled-back'],
+      ['detector', 'rolled-back'],
+    ]);
   });
 });

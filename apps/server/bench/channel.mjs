@@ -54,11 +54,24 @@ function start(file, args, env, onLine) {
 
 async function startServer(dataDir) {
   let http, device;
-  const child = start(SERVER_MAIN, [], { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password, SVC_LOG_LEVEL: 'info', ...(PG_URL ? { SVC_DATABASE_URL: PG_URL, SVC_DATABASE_SCHEMA: PG_SCHEMA } : { SVC_DATABASE_URL: '' }) }, (j) => {
-    const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(j.msg ?? '');
-    if (m) http = m[1];
-    if (j.msg === 'device channel listening') device = `127.0.0.1:${j.port}`;
-  });
+  const child = start(
+    SERVER_MAIN,
+    [],
+    {
+      SVC_DATA_DIR: dataDir,
+      SVC_HTTP_ADDR: '127.0.0.1:0',
+      SVC_DEVICE_ADDR: '127.0.0.1:0',
+      SVC_ADMIN_EMAIL: ADMIN.email,
+      SVC_ADMIN_PASSWORD: ADMIN.password,
+      SVC_LOG_LEVEL: 'info',
+      ...(PG_URL ? { SVC_DATABASE_URL: PG_URL, SVC_DATABASE_SCHEMA: PG_SCHEMA } : { SVC_DATABASE_URL: '' }),
+    },
+    (j) => {
+      const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(j.msg ?? '');
+      if (m) http = m[1];
+      if (j.msg === 'device channel listening') device = `127.0.0.1:${j.port}`;
+    },
+  );
   for (let i = 0; i < 600 && !(http && device); i++) await sleep(100);
   if (!(http && device)) throw new Error('server did not start');
   return { child, http, device };
@@ -92,13 +105,29 @@ async function rollOut(s, cookie, names, tag) {
   const key = generateKeyPair('ed25519');
   await api(s, 'POST', '/authorizer-keys', { name: `bench-${tag}`, public_key_pem: key.publicKey.pem }, cookie);
   const payload = {
-    tenant, product: 'bench', release: { version: `1.0.${tag}` },
-    components: [{ name: 'conf', kind: 'config', artifact: { id: art.id, name: art.name, version: art.version }, target: art.target, digest: art.digest, length: art.length, media_type: art.media_type, placement: { path: '/etc/bench.conf', mode: '0644' } }],
+    tenant,
+    product: 'bench',
+    release: { version: `1.0.${tag}` },
+    components: [
+      {
+        name: 'conf',
+        kind: 'config',
+        artifact: { id: art.id, name: art.name, version: art.version },
+        target: art.target,
+        digest: art.digest,
+        length: art.length,
+        media_type: art.media_type,
+        placement: { path: '/etc/bench.conf', mode: '0644' },
+      },
+    ],
     targets: { [art.target]: { length: art.length, hashes: { sha256: art.digest.slice(7) } } },
-    compatibility: { profiles: ['linux-arm64'] }, activation: { ordered_groups: [['conf']] },
+    compatibility: { profiles: ['linux-arm64'] },
+    activation: { ordered_groups: [['conf']] },
     health: { probes: [{ name: 'up', type: 'command', command: ['/bin/true'], timeout_s: 5 }], timeout_s: 60 },
-    rollout: { target_group: group.id, target_policy_digest: group.snapshot_digest }, approvals: [],
-    recovery: { on_failure: 'rollback', rollback_boundary: 'release' }, attestations: [],
+    rollout: { target_group: group.id, target_policy_digest: group.snapshot_digest },
+    approvals: [],
+    recovery: { on_failure: 'rollback', rollback_boundary: 'release' },
+    attestations: [],
     validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 2592000 },
   };
   const rel = (await api(s, 'POST', '/releases', { envelope: signRelease(payload, key), expected_product: 'bench' }, cookie)).json;
@@ -117,7 +146,31 @@ async function fleet(s, cookie, dataDir, n) {
   const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${n}`, max_uses: n }, cookie)).json.token;
   const lines = [];
   const rss0 = await rssMiB(s.child.pid);
-  const sim = start(join(AGENT_DIR, 'sim/main.js'), ['--server', s.device, '--token', token, '--devices', String(n), '--interval', String(intervalFor(n)), '--server-ca', join(dataDir, 'ca/server/ca.pem'), '--prefix', `b${n}`, '--concurrency', '32', '--stats-every', '1', '--ping-first', String(phase + 2)], {}, (j) => lines.push({ ...j, t: Date.now() }));
+  const sim = start(
+    join(AGENT_DIR, 'sim/main.js'),
+    [
+      '--server',
+      s.device,
+      '--token',
+      token,
+      '--devices',
+      String(n),
+      '--interval',
+      String(intervalFor(n)),
+      '--server-ca',
+      join(dataDir, 'ca/server/ca.pem'),
+      '--prefix',
+      `b${n}`,
+      '--concurrency',
+      '32',
+      '--stats-every',
+      '1',
+      '--ping-first',
+      String(phase + 2),
+    ],
+    {},
+    (j) => lines.push({ ...j, t: Date.now() }),
+  );
   while (!lines.some((l) => l.event === 'enrolled')) await sleep(200);
   const enrolled = lines.find((l) => l.event === 'enrolled');
   await sleep((phase + 3) * 1000); // ping phase (skip the first seconds: connections warming up)
@@ -140,8 +193,14 @@ async function fleet(s, cookie, dataDir, n) {
   sim.kill('SIGINT');
   await new Promise((r) => sim.once('exit', r));
   const stats = lines.filter((l) => l.event === 'stats');
-  const pingRates = stats.filter((l) => l.mode === 'ping').slice(warm).map((l) => l.pings_per_s);
-  const checkRates = stats.filter((l) => l.mode === 'check-in' && l.t < tRoll).slice(2).map((l) => l.check_ins_per_s);
+  const pingRates = stats
+    .filter((l) => l.mode === 'ping')
+    .slice(warm)
+    .map((l) => l.pings_per_s);
+  const checkRates = stats
+    .filter((l) => l.mode === 'check-in' && l.t < tRoll)
+    .slice(2)
+    .map((l) => l.check_ins_per_s);
   const last = stats.at(-1) ?? {};
   return {
     devices: n,
@@ -179,7 +238,13 @@ async function runAgent(env, flags, waitFor) {
 
 async function agentAtRest(s, cookie, dataDir, dir) {
   const token = (await api(s, 'POST', '/enroll-tokens', { name: 'bench-agent', max_uses: 1 }, cookie)).json.token;
-  const env = { SVC_AGENT_SERVER: s.device, SVC_AGENT_DATA_DIR: join(dir, 'agent'), SVC_AGENT_SERVER_CA: join(dataDir, 'ca/server/ca.pem'), SVC_AGENT_ENROLL_TOKEN: token, SVC_AGENT_DEVICE_NAME: 'bench-agent' };
+  const env = {
+    SVC_AGENT_SERVER: s.device,
+    SVC_AGENT_DATA_DIR: join(dir, 'agent'),
+    SVC_AGENT_SERVER_CA: join(dataDir, 'ca/server/ca.pem'),
+    SVC_AGENT_ENROLL_TOKEN: token,
+    SVC_AGENT_DEVICE_NAME: 'bench-agent',
+  };
   const idle = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
   try {
     // the process that enrolled (it loaded the CSR/X.509 code once)
@@ -200,14 +265,22 @@ const dataDir = join(dir, 'server');
 const s = await startServer(dataDir);
 try {
   const cookie = await login(s);
-  console.log(`device channel bench: sizes ${SIZES.join(', ')}, ${PHASE_S} s per phase, one server process (${PG_URL ? `PostgreSQL, schema ${PG_SCHEMA}` : 'embedded PGlite'})`);
+  console.log(
+    `device channel bench: sizes ${SIZES.join(', ')}, ${PHASE_S} s per phase, one server process (${PG_URL ? `PostgreSQL, schema ${PG_SCHEMA}` : 'embedded PGlite'})`,
+  );
   for (const n of SIZES) {
     const r = await fleet(s, cookie, dataDir, n);
-    console.log(`${String(n).padStart(6)} devices (each every ${intervalFor(n)} s): enrolled ${r.enrolled} in ${r.enroll_s.toFixed(1)} s; baseline ping ${r.ping_per_s.toFixed(0)}/s; check-ins ${r.check_ins_per_s.toFixed(0)}/s; receipts ${r.receipts}/${n} at ${r.receipts_per_s.toFixed(0)}/s; errors ${r.errors}${r.last_error ? ` (${r.last_error})` : ''}`);
-    console.log(`${' '.repeat(6)}  ratio check-in/ping: ${(r.check_ins_per_s / r.ping_per_s).toFixed(2)}  receipt/ping: ${(r.receipts_per_s / r.ping_per_s).toFixed(3)}  server RSS per connected device: ${r.server_rss_per_device_kib.toFixed(1)} KiB  sim RSS ${r.sim_rss_connected_mib} MiB connected, ${r.sim_rss_mib} MiB at the end`);
+    console.log(
+      `${String(n).padStart(6)} devices (each every ${intervalFor(n)} s): enrolled ${r.enrolled} in ${r.enroll_s.toFixed(1)} s; baseline ping ${r.ping_per_s.toFixed(0)}/s; check-ins ${r.check_ins_per_s.toFixed(0)}/s; receipts ${r.receipts}/${n} at ${r.receipts_per_s.toFixed(0)}/s; errors ${r.errors}${r.last_error ? ` (${r.last_error})` : ''}`,
+    );
+    console.log(
+      `${' '.repeat(6)}  ratio check-in/ping: ${(r.check_ins_per_s / r.ping_per_s).toFixed(2)}  receipt/ping: ${(r.receipts_per_s / r.ping_per_s).toFixed(3)}  server RSS per connected device: ${r.server_rss_per_device_kib.toFixed(1)} KiB  sim RSS ${r.sim_rss_connected_mib} MiB connected, ${r.sim_rss_mib} MiB at the end`,
+    );
   }
   const a = await agentAtRest(s, cookie, dataDir, dir);
-  console.log(`agent RSS at rest (target < 60 MiB): ${a.lean.toFixed(1)} MiB as shipped (svc-agent: --max-semi-space-size=1 --lite-mode), ${a.rest.toFixed(1)} MiB under plain node, ${a.enrolling.toFixed(1)} MiB in the process that enrolled`);
+  console.log(
+    `agent RSS at rest (target < 60 MiB): ${a.lean.toFixed(1)} MiB as shipped (svc-agent: --max-semi-space-size=1 --lite-mode), ${a.rest.toFixed(1)} MiB under plain node, ${a.enrolling.toFixed(1)} MiB in the process that enrolled`,
+  );
   console.log(`  idle node baseline ${a.node_idle_rss_mib.toFixed(1)} MiB; ratio agent (as shipped)/idle node ${(a.lean / a.node_idle_rss_mib).toFixed(2)}x`);
   console.log(`channel bench took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 } finally {

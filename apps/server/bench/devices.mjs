@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Scale benchmark of GET /api/v1/devices (issue 3). Imports the BUILT server (dist/).
+ * Scale benchmark of GET /api/v1/devices. Imports the BUILT server (dist/).
  *
  *   pnpm --filter @svc/server bench            # embedded 100k, then PostgreSQL 100k and 1M when
  *                                              # SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL is set
@@ -14,7 +14,7 @@
  * A bare fastify route answering the same first-page bytes, in its own process, is measured
  * in the same run as the baseline; ratios are against it.
  *
- * Pinning (issue 3: the load generator pinned apart from the server): with taskset and at
+ * Pinning (the load generator pinned apart from the server): with taskset and at
  * least 2 CPUs, the server process (and the baseline) run on CPU 0 and the load generator
  * on CPU 1; PostgreSQL's backends are left to the scheduler. Without pinning, wrk's two
  * threads, the server and PostgreSQL preempt each other on 2 cores and the p99 mostly
@@ -114,7 +114,14 @@ async function drive(url, headers = {}, seconds = DURATION_S) {
   if (useWrk) {
     // One wrk thread per CPU it may use: two threads time-sliced on one pinned CPU add their
     // own scheduling delay to every latency (bare fastify: p99 60-80 ms with -t2, 3 ms with -t1).
-    const args = [`-t${pin ? 1 : 2}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+    const args = [
+      `-t${pin ? 1 : 2}`,
+      `-c${CONNECTIONS}`,
+      `-d${seconds}s`,
+      '--latency',
+      ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]),
+      url,
+    ];
     const stdout = await run('wrk', args);
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
     const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(stdout);
@@ -124,7 +131,15 @@ async function drive(url, headers = {}, seconds = DURATION_S) {
     return { rps, p99Ms: p99 ? Number(p99[1]) * scale[p99[2]] : NaN };
   }
   const bin = resolve(here, '../node_modules/.bin/autocannon');
-  const stdout = await run(bin, ['-c', String(CONNECTIONS), '-d', String(seconds), '-j', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url]);
+  const stdout = await run(bin, [
+    '-c',
+    String(CONNECTIONS),
+    '-d',
+    String(seconds),
+    '-j',
+    ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
+    url,
+  ]);
   const j = JSON.parse(stdout);
   if (j.non2xx > 0) throw new Error(`${url}: ${j.non2xx} non-2xx responses`);
   return { rps: j.requests.average, p99Ms: j.latency.p99 };
@@ -169,7 +184,7 @@ async function runDriver(label, storeOptions, serverEnv, n) {
     const rows = [];
     const b = await baseline(firstBytes, serverEnv.SVC_DATA_DIR);
     rows.push(['baseline (bare fastify, same bytes)', b, undefined]);
-    // Issue 3's targets on PostgreSQL at 100k devices; the embedded database gets half
+    // The targets on PostgreSQL at 100k devices; the embedded database gets half
     // (throughput halved, latency bound doubled); other sizes are measured without targets.
     const f = label.startsWith('PostgreSQL') ? 1 : 2;
     const at100k = (target) => (n === 100_000 ? target : undefined);
@@ -184,12 +199,23 @@ async function runDriver(label, storeOptions, serverEnv, n) {
       rows.push([name, await drive(url, auth), target]);
     }
     console.log(`\n${label}, ${n.toLocaleString()} devices, ${CONNECTIONS} connections, ${DURATION_S} s each (${useWrk ? 'wrk' : 'autocannon'}):`);
-    console.log(pin ? `pinned: server and baseline on CPU ${SERVER_CPU}, load generator on CPU ${LOAD_CPU}, database unpinned` : 'not pinned (no taskset or a single CPU)');
+    console.log(
+      pin
+        ? `pinned: server and baseline on CPU ${SERVER_CPU}, load generator on CPU ${LOAD_CPU}, database unpinned`
+        : 'not pinned (no taskset or a single CPU)',
+    );
     console.log(`${'scenario'.padEnd(38)} ${'req/s'.padStart(9)} ${'p99 ms'.padStart(8)} ${'vs baseline'.padStart(12)}  target`);
     for (const [name, r, target] of rows) {
       const goal = target === undefined ? '' : [target.rps && `>= ${target.rps} req/s`, target.p99Ms && `p99 < ${target.p99Ms} ms`].filter(Boolean).join(', ');
-      const met = target === undefined ? '' : (target.rps === undefined || r.rps >= target.rps) && (target.p99Ms === undefined || r.p99Ms < target.p99Ms) ? ' (met)' : ' (NOT met)';
-      console.log(`${name.padEnd(38)} ${r.rps.toFixed(0).padStart(9)} ${r.p99Ms.toFixed(2).padStart(8)} ${(r.rps / b.rps).toFixed(3).padStart(12)}  ${goal}${met}`);
+      const met =
+        target === undefined
+          ? ''
+          : (target.rps === undefined || r.rps >= target.rps) && (target.p99Ms === undefined || r.p99Ms < target.p99Ms)
+            ? ' (met)'
+            : ' (NOT met)';
+      console.log(
+        `${name.padEnd(38)} ${r.rps.toFixed(0).padStart(9)} ${r.p99Ms.toFixed(2).padStart(8)} ${(r.rps / b.rps).toFixed(3).padStart(12)}  ${goal}${met}`,
+      );
     }
     return rows;
   } finally {
@@ -204,7 +230,7 @@ try {
     await runDriver('embedded (PGlite)', { pgliteDir: join(dataDir, 'db') }, { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: '' }, 100_000);
   }
   if (pgUrl) {
-    // issue 3: 100k on both drivers, and 1M on PostgreSQL.
+    // 100k on both drivers, and 1M on PostgreSQL.
     const sizes = full ? [1_000_000] : quick ? [100_000] : [100_000, 1_000_000];
     for (const n of sizes) {
       const schema = `bench_${process.pid}_${n}`;

@@ -60,13 +60,21 @@ async function run(label, storeOpts) {
     const deps = { db, blobs: repo.blobs, publishTargets: (t, e, o) => repo.publishTargets(t, e, o), clock: () => new Date() };
     const command = (cmd, input) => runUnitOfWork(db, { tenant, actor: systemActor('bench'), now: new Date() }, (uow) => cmd(uow, input));
     // what POST /artifacts does: signed target first, then the record and its audit row
-    const publish = async (bytes, fields) => command(recordPublishedArtifact, await publishArtifactTarget(deps, tenant, checkArtifactFields(fields), await storeArtifactBytes(deps, bytes)));
+    const publish = async (bytes, fields) =>
+      command(recordPublishedArtifact, await publishArtifactTarget(deps, tenant, checkArtifactFields(fields), await storeArtifactBytes(deps, bytes)));
 
     // fleet and group (setup, not timed)
-    await sql`INSERT INTO devices (tenant_id, name, status, profile) SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'), 'online', 'linux-arm64' FROM generate_series(1, ${DEVICES}) i`.execute(db);
-    const g = await sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) VALUES (${tenant}, 'all', 'x', ${now}, ${now}) RETURNING id`.execute(db);
+    await sql`INSERT INTO devices (tenant_id, name, status, profile) SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'), 'online', 'linux-arm64' FROM generate_series(1, ${DEVICES}) i`.execute(
+      db,
+    );
+    const g =
+      await sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) VALUES (${tenant}, 'all', 'x', ${now}, ${now}) RETURNING id`.execute(
+        db,
+      );
     const groupId = g.rows[0].id;
-    await sql`INSERT INTO device_group_members (group_id, tenant_id, device_name) SELECT ${groupId}::uuid, tenant_id, name FROM devices WHERE tenant_id = ${tenant}`.execute(db);
+    await sql`INSERT INTO device_group_members (group_id, tenant_id, device_name) SELECT ${groupId}::uuid, tenant_id, name FROM devices WHERE tenant_id = ${tenant}`.execute(
+      db,
+    );
     const snap = await computeSnapshotDigest(db, tenant, groupId);
     await sql`UPDATE device_groups SET snapshot_digest = ${snap.digest}, member_count = ${snap.count} WHERE id = ${groupId}`.execute(db);
 
@@ -88,16 +96,33 @@ async function run(label, storeOpts) {
     const key = generateKeyPair('ed25519');
     await command(registerAuthorizerKey, { name: 'bench', public_key_pem: key.publicKey.pem });
     const components = [small, big].map((a) => ({
-      name: a.name, kind: a.kind, artifact: { id: a.id, name: a.name, version: a.version }, target: a.target, digest: a.digest, length: a.length, media_type: a.media_type,
+      name: a.name,
+      kind: a.kind,
+      artifact: { id: a.id, name: a.name, version: a.version },
+      target: a.target,
+      digest: a.digest,
+      length: a.length,
+      media_type: a.media_type,
       placement: { path: `/var/lib/bench/${a.name}`, mode: '0644' },
     }));
     const payload = {
-      tenant, product: 'bench', release: { version: '1.0.0' }, components,
+      tenant,
+      product: 'bench',
+      release: { version: '1.0.0' },
+      components,
       targets: Object.fromEntries(components.map((c) => [c.target, { length: c.length, hashes: { sha256: c.digest.slice(7) } }])),
-      compatibility: { profiles: ['linux-arm64'] }, activation: { ordered_groups: [['conf'], ['big']] },
+      compatibility: { profiles: ['linux-arm64'] },
+      activation: { ordered_groups: [['conf'], ['big']] },
       health: { probes: [{ name: 'up', type: 'command', command: ['/bin/true'], timeout_s: 5 }], timeout_s: 60 },
-      rollout: { target_group: groupId, target_policy_digest: snap.digest, waves: [{ percent: 1 }, { percent: 10, requires_approval: true }, { percent: 100 }], failure_threshold: { percent: 5 } },
-      approvals: [], recovery: { on_failure: 'rollback', rollback_boundary: 'release' }, attestations: [],
+      rollout: {
+        target_group: groupId,
+        target_policy_digest: snap.digest,
+        waves: [{ percent: 1 }, { percent: 10, requires_approval: true }, { percent: 100 }],
+        failure_threshold: { percent: 5 },
+      },
+      approvals: [],
+      recovery: { on_failure: 'rollback', rollback_boundary: 'release' },
+      attestations: [],
       validity: { not_before: '2020-01-01T00:00:00Z', not_after: '2099-01-01T00:00:00Z', max_offline_age_s: 86400 },
     };
     const prepared = await prepareRelease(deps, tenant, { envelope: signRelease(payload, key), expected_product: 'bench' });
@@ -108,16 +133,28 @@ async function run(label, storeOpts) {
     const rows = await sql`SELECT count(*)::int AS n FROM deployment_devices WHERE deployment_id = ${started.deployment_id}`.execute(db);
     if (rows.rows[0].n !== DEVICES) throw new Error(`expected ${DEVICES} device rows, got ${rows.rows[0].n}`);
 
-    await sql`CREATE TABLE bench_copy (deployment_id uuid NOT NULL, tenant_id uuid NOT NULL, device_name text NOT NULL, wave_idx integer NOT NULL, state text NOT NULL DEFAULT 'pending', PRIMARY KEY (deployment_id, device_name))`.execute(db);
+    await sql`CREATE TABLE bench_copy (deployment_id uuid NOT NULL, tenant_id uuid NOT NULL, device_name text NOT NULL, wave_idx integer NOT NULL, state text NOT NULL DEFAULT 'pending', PRIMARY KEY (deployment_id, device_name))`.execute(
+      db,
+    );
     const [tBase] = await timed(() =>
-      sql`INSERT INTO bench_copy (deployment_id, tenant_id, device_name, wave_idx) SELECT ${randomUUID()}::uuid, tenant_id, device_name, 0 FROM device_group_members WHERE group_id = ${groupId}`.execute(db),
+      sql`INSERT INTO bench_copy (deployment_id, tenant_id, device_name, wave_idx) SELECT ${randomUUID()}::uuid, tenant_id, device_name, 0 FROM device_group_members WHERE group_id = ${groupId}`.execute(
+        db,
+      ),
     );
 
     const mib = UPLOAD_MIB;
-    console.log(`[${label}] rollout start, ${DEVICES} devices (verify + snapshot digest + waves + device rows): ${ms(tStart)}; bare INSERT ... SELECT of ${DEVICES} rows: ${ms(tBase)}; ratio ${(tStart / tBase).toFixed(2)}x`);
-    console.log(`[${label}] artifact upload ${mib} MiB (stream + sha256 + TUF publish + record): ${ms(tUp)} (${(mib / (tUp / 1000)).toFixed(0)} MiB/s); cp: ${ms(tCp)} (${(mib / (tCp / 1000)).toFixed(0)} MiB/s); ratio ${(tUp / tCp).toFixed(2)}x`);
+    console.log(
+      `[${label}] rollout start, ${DEVICES} devices (verify + snapshot digest + waves + device rows): ${ms(tStart)}; bare INSERT ... SELECT of ${DEVICES} rows: ${ms(tBase)}; ratio ${(tStart / tBase).toFixed(2)}x`,
+    );
+    console.log(
+      `[${label}] artifact upload ${mib} MiB (stream + sha256 + TUF publish + record): ${ms(tUp)} (${(mib / (tUp / 1000)).toFixed(0)} MiB/s); cp: ${ms(tCp)} (${(mib / (tCp / 1000)).toFixed(0)} MiB/s); ratio ${(tUp / tCp).toFixed(2)}x`,
+    );
   } finally {
-    if (store.driver === 'postgres') await sql.raw(`DROP SCHEMA "${schema}" CASCADE`).execute(store.db).catch(() => {});
+    if (store.driver === 'postgres')
+      await sql
+        .raw(`DROP SCHEMA "${schema}" CASCADE`)
+        .execute(store.db)
+        .catch(() => {});
     await store.close();
     await rm(dataDir, { recursive: true, force: true });
   }

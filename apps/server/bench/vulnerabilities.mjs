@@ -56,7 +56,9 @@ const verdict = (name, ok) => {
   return ok ? 'met' : 'NOT MET';
 };
 const report = (name, ratio, target, extra, absolute) => {
-  console.log(`${name}: ${extra}; ratio ${ratio.toFixed(2)}x (target <= ${target}x): ${verdict(`${name} ratio`, ratio <= target)}; ${absolute.text}: ${verdict(`${name} ${absolute.text}`, absolute.ok)}`);
+  console.log(
+    `${name}: ${extra}; ratio ${ratio.toFixed(2)}x (target <= ${target}x): ${verdict(`${name} ratio`, ratio <= target)}; ${absolute.text}: ${verdict(`${name} ${absolute.text}`, absolute.ok)}`,
+  );
 };
 const ms = (t) => `${t.toFixed(0)} ms`;
 
@@ -69,18 +71,36 @@ function zip(entries) {
     const body = deflateRawSync(raw);
     const n = Buffer.from(name);
     const l = Buffer.alloc(30);
-    l.writeUInt32LE(0x04034b50, 0); l.writeUInt16LE(20, 4); l.writeUInt16LE(0x0800, 6); l.writeUInt16LE(8, 8);
-    l.writeUInt32LE(crc32(raw), 14); l.writeUInt32LE(body.length, 18); l.writeUInt32LE(raw.length, 22); l.writeUInt16LE(n.length, 26);
+    l.writeUInt32LE(0x04034b50, 0);
+    l.writeUInt16LE(20, 4);
+    l.writeUInt16LE(0x0800, 6);
+    l.writeUInt16LE(8, 8);
+    l.writeUInt32LE(crc32(raw), 14);
+    l.writeUInt32LE(body.length, 18);
+    l.writeUInt32LE(raw.length, 22);
+    l.writeUInt16LE(n.length, 26);
     const c = Buffer.alloc(46);
-    c.writeUInt32LE(0x02014b50, 0); c.writeUInt16LE(20, 4); c.writeUInt16LE(20, 6); c.writeUInt16LE(0x0800, 8); c.writeUInt16LE(8, 10);
-    c.writeUInt32LE(crc32(raw), 16); c.writeUInt32LE(body.length, 20); c.writeUInt32LE(raw.length, 24); c.writeUInt16LE(n.length, 28); c.writeUInt32LE(offset, 42);
+    c.writeUInt32LE(0x02014b50, 0);
+    c.writeUInt16LE(20, 4);
+    c.writeUInt16LE(20, 6);
+    c.writeUInt16LE(0x0800, 8);
+    c.writeUInt16LE(8, 10);
+    c.writeUInt32LE(crc32(raw), 16);
+    c.writeUInt32LE(body.length, 20);
+    c.writeUInt32LE(raw.length, 24);
+    c.writeUInt16LE(n.length, 28);
+    c.writeUInt32LE(offset, 42);
     locals.push(l, n, body);
     centrals.push(c, n);
     offset += 30 + n.length + body.length;
   }
   const cd = Buffer.concat(centrals);
   const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(entries.length, 8); end.writeUInt16LE(entries.length, 10); end.writeUInt32LE(cd.length, 12); end.writeUInt32LE(offset, 16);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, cd, end]);
 }
 
@@ -91,7 +111,9 @@ const record = (i) => ({
   published: '2023-12-01T00:00:00Z',
   aliases: [`CVE-2099-${100000 + i}`],
   summary: `bench advisory ${i}`,
-  affected: [{ package: { ecosystem: 'npm', name: `bench-pkg-${i % PACKAGES}` }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.0.5' }] }] }],
+  affected: [
+    { package: { ecosystem: 'npm', name: `bench-pkg-${i % PACKAGES}` }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.0.5' }] }] },
+  ],
   severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H' }],
 });
 
@@ -118,12 +140,21 @@ async function session(label, storeOpts) {
     const texts = records.map((r) => JSON.stringify(r));
     t0 = performance.now();
     for (let i = 0; i < texts.length; i += FEED_LIMITS.batchRecords) {
-      const rows = texts.slice(i, i + FEED_LIMITS.batchRecords).map((t) => JSON.parse(t)).map((r) => ({ id: r.id, modified: r.modified, record: JSON.stringify(r) }));
+      const rows = texts
+        .slice(i, i + FEED_LIMITS.batchRecords)
+        .map((t) => JSON.parse(t))
+        .map((r) => ({ id: r.id, modified: r.modified, record: JSON.stringify(r) }));
       await db.transaction().execute((trx) => trx.insertInto('bench_raw').values(rows).execute());
     }
     const tRaw = performance.now() - t0;
     const rate = RECORDS / (tImport / 1000);
-    report(`[${label}] feed import, ${RECORDS} OSV records`, tImport / tRaw, TARGETS.feed, `${ms(tImport)} (${Math.round(rate)} records/s); bare parse + insert ${ms(tRaw)} (${Math.round(RECORDS / (tRaw / 1000))} records/s)`, { text: `rate >= ${TARGETS.feedRecordsPerS} records/s`, ok: rate >= TARGETS.feedRecordsPerS });
+    report(
+      `[${label}] feed import, ${RECORDS} OSV records`,
+      tImport / tRaw,
+      TARGETS.feed,
+      `${ms(tImport)} (${Math.round(rate)} records/s); bare parse + insert ${ms(tRaw)} (${Math.round(RECORDS / (tRaw / 1000))} records/s)`,
+      { text: `rate >= ${TARGETS.feedRecordsPerS} records/s`, ok: rate >= TARGETS.feedRecordsPerS },
+    );
 
     // 2. re-analysis: A artifacts x C components, seeded in bulk
     const now = new Date();
@@ -131,7 +162,9 @@ async function session(label, storeOpts) {
       SELECT ${tenant}::uuid, 'bench-' || i, '1.0.0', 'config', 'application/octet-stream', 'f.bin', 'sha256:' || lpad(to_hex(i), 64, '0'), 1, 'artifacts/bench-' || i || '/1.0.0/f.bin', ${now}, ${now}
       FROM generate_series(1, ${ARTIFACTS}::int) i`.execute(db);
     await sql`INSERT INTO artifact_sboms (artifact_id, tenant_id, format, content_type, bytes, digest, created_at)
-      SELECT id, tenant_id, 'cyclonedx', 'application/vnd.cyclonedx+json', '\\x7b7d'::bytea, 'sha256:' || repeat('0', 64), ${now} FROM artifacts WHERE tenant_id = ${tenant}`.execute(db);
+      SELECT id, tenant_id, 'cyclonedx', 'application/vnd.cyclonedx+json', '\\x7b7d'::bytea, 'sha256:' || repeat('0', 64), ${now} FROM artifacts WHERE tenant_id = ${tenant}`.execute(
+      db,
+    );
     await sql`INSERT INTO sbom_components (tenant_id, artifact_id, ordinal, purl, package_key, ecosystem, name, version)
       SELECT a.tenant_id, a.id, c, 'pkg:npm/bench-pkg-' || p || '@1.0.' || (c % 10), 'npm|bench-pkg-' || p, 'npm', 'bench-pkg-' || p, '1.0.' || (c % 10)
       FROM artifacts a, generate_series(0, ${COMPONENTS - 1}::int) c, LATERAL (SELECT (abs(hashtext(a.id::text || c)) % (${PACKAGES} * 5)) AS p) x
@@ -143,9 +176,18 @@ async function session(label, storeOpts) {
     const tAnalysis = performance.now() - t0;
     const runRow = (await sql`SELECT * FROM vuln_analysis_runs WHERE tenant_id = ${tenant}`.execute(db)).rows[0];
     t0 = performance.now();
-    const cand = await sql`SELECT c.artifact_id, c.version, a.affected FROM sbom_components c JOIN vuln_affected_packages p ON p.package_key = c.package_key JOIN vuln_advisories a ON a.id = p.advisory_id WHERE c.tenant_id = ${tenant}`.execute(db);
+    const cand =
+      await sql`SELECT c.artifact_id, c.version, a.affected FROM sbom_components c JOIN vuln_affected_packages p ON p.package_key = c.package_key JOIN vuln_advisories a ON a.id = p.advisory_id WHERE c.tenant_id = ${tenant}`.execute(
+        db,
+      );
     const tJoin = performance.now() - t0;
-    report(`[${label}] re-analysis, ${ARTIFACTS} artifacts x ${COMPONENTS} components`, tAnalysis / tJoin, TARGETS.reanalysis, `${ms(tAnalysis)} (${runRow.findings_added} findings from ${cand.rows.length} candidate pairs, state ${runRow.state}); candidate join read once ${ms(tJoin)}`, { text: `within ${TARGETS.reanalysisS} s`, ok: tAnalysis <= TARGETS.reanalysisS * 1000 });
+    report(
+      `[${label}] re-analysis, ${ARTIFACTS} artifacts x ${COMPONENTS} components`,
+      tAnalysis / tJoin,
+      TARGETS.reanalysis,
+      `${ms(tAnalysis)} (${runRow.findings_added} findings from ${cand.rows.length} candidate pairs, state ${runRow.state}); candidate join read once ${ms(tJoin)}`,
+      { text: `within ${TARGETS.reanalysisS} s`, ok: tAnalysis <= TARGETS.reanalysisS * 1000 },
+    );
     return { store, db, tenant };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -159,36 +201,64 @@ async function exposure(label, s) {
   const now = new Date();
   const ARTS = 100;
   await sql`INSERT INTO artifacts (tenant_id, name, version, kind, media_type, filename, digest, length, target, created_at, updated_at)
-    SELECT ${tenant}::uuid, 'fleet-app', '1.0.' || i, 'config', 'application/octet-stream', 'f.bin', 'sha256:' || lpad(to_hex(1000000 + i), 64, 'f'), 1, 'x', ${now}, ${now} FROM generate_series(1, ${ARTS}) i`.execute(db);
-  await sql`INSERT INTO devices (tenant_id, name, status, profile) SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'), 'online', 'linux-arm64' FROM generate_series(1, ${DEVICES}::int) i`.execute(db);
+    SELECT ${tenant}::uuid, 'fleet-app', '1.0.' || i, 'config', 'application/octet-stream', 'f.bin', 'sha256:' || lpad(to_hex(1000000 + i), 64, 'f'), 1, 'x', ${now}, ${now} FROM generate_series(1, ${ARTS}) i`.execute(
+    db,
+  );
+  await sql`INSERT INTO devices (tenant_id, name, status, profile) SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'), 'online', 'linux-arm64' FROM generate_series(1, ${DEVICES}::int) i`.execute(
+    db,
+  );
   // what devices run: the fleet index rows the receipt trigger keeps, one artifact per device
   await sql`INSERT INTO vuln_device_software (tenant_id, device_name, component, digest, source, source_id, observed_at)
-    SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'), 'app', 'sha256:' || lpad(to_hex(1000000 + 1 + (i % ${ARTS})), 64, 'f'), 'receipt', gen_random_uuid(), ${now} FROM generate_series(1, ${DEVICES}::int) i`.execute(db);
+    SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0'), 'app', 'sha256:' || lpad(to_hex(1000000 + 1 + (i % ${ARTS})), 64, 'f'), 'receipt', gen_random_uuid(), ${now} FROM generate_series(1, ${DEVICES}::int) i`.execute(
+    db,
+  );
   // 100 groups of D/100 devices
-  await sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) SELECT ${tenant}::uuid, 'group-' || g, 'x', ${now}, ${now} FROM generate_series(0, 99) g`.execute(db);
+  await sql`INSERT INTO device_groups (tenant_id, name, snapshot_digest, created_at, updated_at) SELECT ${tenant}::uuid, 'group-' || g, 'x', ${now}, ${now} FROM generate_series(0, 99) g`.execute(
+    db,
+  );
   await sql`INSERT INTO device_group_members (group_id, tenant_id, device_name)
-    SELECT g.id, ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0') FROM generate_series(1, ${DEVICES}::int) i JOIN device_groups g ON g.tenant_id = ${tenant} AND g.name = 'group-' || (i % 100)`.execute(db);
+    SELECT g.id, ${tenant}::uuid, 'dev-' || lpad(i::text, 7, '0') FROM generate_series(1, ${DEVICES}::int) i JOIN device_groups g ON g.tenant_id = ${tenant} AND g.name = 'group-' || (i % 100)`.execute(
+    db,
+  );
   // F findings: vulnerability k on artifact (k % ARTS) for most; CVE-2099-ALL on every artifact; CVE-2099-TENTH on ten
   await sql`INSERT INTO vuln_findings (tenant_id, artifact_id, vuln_key, component_purl, component_name, component_version, ecosystem, advisory_ids, aliases, severity, severity_rank, severity_source, fixed_versions, matched_by, first_seen_at, updated_at)
     SELECT ${tenant}::uuid, a.id, 'CVE-2098-' || (100000 + k), 'pkg:npm/p' || k || '@1.0.0', 'p' || k, '1.0.0', 'npm', ARRAY['GHSA-x'], ARRAY['CVE-2098-' || (100000 + k)], 'high', 3, 'database', ARRAY['1.0.1'], '[]'::jsonb, ${now}, ${now}
-    FROM generate_series(1, ${FINDINGS - ARTS - 10}::int) k JOIN artifacts a ON a.tenant_id = ${tenant} AND a.version = '1.0.' || (1 + k % ${ARTS})`.execute(db);
+    FROM generate_series(1, ${FINDINGS - ARTS - 10}::int) k JOIN artifacts a ON a.tenant_id = ${tenant} AND a.version = '1.0.' || (1 + k % ${ARTS})`.execute(
+    db,
+  );
   await sql`INSERT INTO vuln_findings (tenant_id, artifact_id, vuln_key, component_purl, component_name, component_version, ecosystem, advisory_ids, aliases, severity, severity_rank, severity_source, fixed_versions, matched_by, first_seen_at, updated_at)
     SELECT ${tenant}::uuid, a.id, v.key, 'pkg:npm/all@1.0.0', 'all', '1.0.0', 'npm', ARRAY['GHSA-y'], ARRAY[v.key], 'critical', 4, 'database', ARRAY['2.0.0'], '[]'::jsonb, ${now}, ${now}
     FROM artifacts a, (VALUES ('CVE-2099-0000001', ${ARTS}), ('CVE-2099-0000002', 10)) v(key, n)
     WHERE a.tenant_id = ${tenant} AND split_part(a.version, '.', 3)::int <= v.n`.execute(db);
-  await sql`INSERT INTO vuln_ids (id, advisory_id, vuln_key) SELECT id, id, vuln_key FROM (VALUES ('CVE-2099-0000001', 'CVE-2099-0000001'), ('CVE-2099-0000002', 'CVE-2099-0000002')) v(id, vuln_key) ON CONFLICT DO NOTHING`.execute(db).catch(async () => {
-    // vuln_ids references an advisory: give the two vulnerabilities one each
-    for (const id of ['CVE-2099-0000001', 'CVE-2099-0000002']) {
-      await sql`INSERT INTO vuln_advisories (id, vuln_key, aliases, modified, severity, severity_source, affected, updated_at) VALUES (${id}, ${id}, '{}', ${now}, 'critical', 'database', '[]', ${now}) ON CONFLICT DO NOTHING`.execute(db);
-      await sql`INSERT INTO vuln_ids (id, advisory_id, vuln_key) VALUES (${id}, ${id}, ${id}) ON CONFLICT DO NOTHING`.execute(db);
-    }
-  });
+  await sql`INSERT INTO vuln_ids (id, advisory_id, vuln_key) SELECT id, id, vuln_key FROM (VALUES ('CVE-2099-0000001', 'CVE-2099-0000001'), ('CVE-2099-0000002', 'CVE-2099-0000002')) v(id, vuln_key) ON CONFLICT DO NOTHING`
+    .execute(db)
+    .catch(async () => {
+      // vuln_ids references an advisory: give the two vulnerabilities one each
+      for (const id of ['CVE-2099-0000001', 'CVE-2099-0000002']) {
+        await sql`INSERT INTO vuln_advisories (id, vuln_key, aliases, modified, severity, severity_source, affected, updated_at) VALUES (${id}, ${id}, '{}', ${now}, 'critical', 'database', '[]', ${now}) ON CONFLICT DO NOTHING`.execute(
+          db,
+        );
+        await sql`INSERT INTO vuln_ids (id, advisory_id, vuln_key) VALUES (${id}, ${id}, ${id}) ON CONFLICT DO NOTHING`.execute(db);
+      }
+    });
   await sql`VACUUM ANALYZE`.execute(db);
   const findings = Number((await sql`SELECT count(*) AS n FROM vuln_findings WHERE tenant_id = ${tenant}`.execute(db)).rows[0].n);
 
   const secret = newSecret('svck');
   await insertApiKey(db, { tenantId: tenant, name: 'bench', role: 'viewer', prefix: secret.prefix, keyHash: secret.hash, createdBy: null });
-  const app = await buildApp({ store, config: { dataDir: tmpdir(), databaseUrl: undefined, databaseSchema: store.schema, httpAddr: { host: '127.0.0.1', port: 0 }, deviceAddr: { host: '127.0.0.1', port: 0 }, admin: undefined }, now: () => new Date(), logger: false });
+  const app = await buildApp({
+    store,
+    config: {
+      dataDir: tmpdir(),
+      databaseUrl: undefined,
+      databaseSchema: store.schema,
+      httpAddr: { host: '127.0.0.1', port: 0 },
+      deviceAddr: { host: '127.0.0.1', port: 0 },
+      admin: undefined,
+    },
+    now: () => new Date(),
+    logger: false,
+  });
   const headers = { authorization: `Bearer ${secret.plaintext}` };
   const time = async (fn, n = 20) => {
     await fn();
@@ -203,14 +273,19 @@ async function exposure(label, s) {
   };
   try {
     const baseline = await time(() => sql`SELECT count(*) FROM vuln_device_software WHERE tenant_id = ${tenant}`.execute(db));
-    for (const [vuln, what] of [['CVE-2099-0000001', 'every device'], ['CVE-2099-0000002', 'a tenth of the devices']]) {
+    for (const [vuln, what] of [
+      ['CVE-2099-0000001', 'every device'],
+      ['CVE-2099-0000002', 'a tenth of the devices'],
+    ]) {
       let body;
       const t = await time(async () => {
         const res = await app.inject({ method: 'GET', url: `/api/v1/vulnerabilities/${vuln}/exposure`, headers });
         if (res.statusCode !== 200) throw new Error(`exposure answered ${res.statusCode}: ${res.body}`);
         body = JSON.parse(res.body);
       });
-      console.log(`[${label}] exposure query, ${DEVICES} devices, ${findings} findings, vulnerability on ${what} (${body.total} exposed, ${body.counts.groups} groups): p50 ${ms(t.p50)}, p95 ${ms(t.p95)} (target p95 <= ${TARGETS.exposureP95Ms} ms: ${verdict(`exposure on ${what}`, t.p95 <= TARGETS.exposureP95Ms)}); bare indexed count of the fleet index p50 ${ms(baseline.p50)}; ratio ${(t.p50 / baseline.p50).toFixed(2)}x`);
+      console.log(
+        `[${label}] exposure query, ${DEVICES} devices, ${findings} findings, vulnerability on ${what} (${body.total} exposed, ${body.counts.groups} groups): p50 ${ms(t.p50)}, p95 ${ms(t.p95)} (target p95 <= ${TARGETS.exposureP95Ms} ms: ${verdict(`exposure on ${what}`, t.p95 <= TARGETS.exposureP95Ms)}); bare indexed count of the fleet index p50 ${ms(baseline.p50)}; ratio ${(t.p50 / baseline.p50).toFixed(2)}x`,
+      );
     }
   } finally {
     await app.close();
@@ -234,4 +309,6 @@ if (pgUrl) {
   console.log('exposure query: not measured (needs PostgreSQL: set SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL)');
 }
 const missed = results.filter((r) => !r.met);
-console.log(`vulnerabilities bench: ${results.length - missed.length} of ${results.length} targets met${missed.length ? ` (not met: ${missed.map((m) => m.name).join('; ')})` : ''}`);
+console.log(
+  `vulnerabilities bench: ${results.length - missed.length} of ${results.length} targets met${missed.length ? ` (not met: ${missed.map((m) => m.name).join('; ')})` : ''}`,
+);

@@ -2,7 +2,7 @@
  * buildApp(ctx) -> a fastify instance with every /api/v1 route module registered (no
  * listen: main.ts listens, tests use `app.inject` or listen on port 0).
  *
- * How to add a route module (other engineers):
+ * How to add a route module:
  *   1. write `src/routes/v1/<area>.ts` exporting `export const <area>Routes: V1Routes = async (app, { ctx }) => {...}`
  *      (see http/context.ts); every route has `config: { permission: '<name from auth/permissions.ts>' }`
  *      and TypeBox `schema` (body/querystring/params/response) declared once;
@@ -112,13 +112,11 @@ export async function buildApp(context: AppContext, options: { extraRoutes?: rea
   app.decorate('collectedRoutes', routes);
   app.decorateRequest('principal', null);
 
-  // spec 5.4: every route requires a permission; a route without one refuses to start.
+  // spec §5 rule 4: every route requires a permission; a route without one refuses to start.
   app.addHook('onRoute', (opts) => {
     const permission = opts.config?.permission;
     if (permission !== 'public' && !isPermission(permission)) {
-      throw new RouteWithoutPermissionError(
-        `route ${String(opts.method)} ${opts.url} declares no valid config.permission (got ${JSON.stringify(permission)})`,
-      );
+      throw new RouteWithoutPermissionError(`route ${String(opts.method)} ${opts.url} declares no valid config.permission (got ${JSON.stringify(permission)})`);
     }
     collectRoute(routes, opts);
   });

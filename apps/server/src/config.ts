@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 
 /**
- * Server settings, exactly contracts 6. A bad setting fails at start with ONE clear line
+ * Server settings, exactly contracts §6. A bad setting fails at start with ONE clear line
  * naming the variable (ConfigError), never a stack trace.
  */
 export interface Address {

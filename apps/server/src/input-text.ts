@@ -14,6 +14,7 @@ import { ServerError } from './errors/server-error.js';
 
 // C0 controls except TAB (09), LF (0A), CR (0D); DEL (7F) and the C1 controls (80-9F);
 // a high surrogate not followed by a low one, a low surrogate not preceded by a high one.
+// eslint-disable-next-line no-control-regex -- the control characters are what the rule refuses
 const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** What is wrong with `s` under the rule, or undefined when it is acceptable. */

@@ -1,5 +1,5 @@
 /**
- * The server process: settings from the environment (contracts 6), open the store,
+ * The server process: settings from the environment (contracts §6), open the store,
  * migrate, default tenant and first admin, build the app, listen, start jobs, and close
  * everything in order on SIGINT/SIGTERM. Bad settings fail with one line, exit status 2.
  */
@@ -49,7 +49,15 @@ async function main(): Promise<void> {
   // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
   await signingRepo.ensureTenantRepo(tenantId);
   const consoleDir = builtConsoleDir();
-  const app = await buildApp({ store, config, now, signingRepo, evidence, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' }, ...(consoleDir !== undefined ? { consoleDir } : {}) });
+  const app = await buildApp({
+    store,
+    config,
+    now,
+    signingRepo,
+    evidence,
+    logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' },
+    ...(consoleDir !== undefined ? { consoleDir } : {}),
+  });
   if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   if (store.driver === 'pglite') {
@@ -72,7 +80,7 @@ async function main(): Promise<void> {
     ...(config.checkInIntervalS !== undefined ? { checkInIntervalS: config.checkInIntervalS } : {}),
   });
   app.log.info({ port: channel.server.port }, 'device channel listening');
-  // A device is offline after missing more than two check-ins (spec 2: online/offline status).
+  // A device is offline after missing more than two check-ins (spec §2: online/offline status).
   const checkInMs = (config.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS) * 1000;
   const jobs: Job[] = [
     startOfflineDetector(store.db, now, {
@@ -86,10 +94,12 @@ async function main(): Promise<void> {
   ];
   // PGlite has no autovacuum (single-user mode): the server does its job (jobs/embedded-vacuum.ts).
   if (store.driver === 'pglite') {
-    jobs.push(startEmbeddedVacuum(store.db, {
-      onError: (e) => app.log.error({ err: e }, 'embedded vacuum failed'),
-      onVacuumed: (tables, ms) => app.log.info({ tables, ms: Math.round(ms) }, 'embedded vacuum'),
-    }));
+    jobs.push(
+      startEmbeddedVacuum(store.db, {
+        onError: (e) => app.log.error({ err: e }, 'embedded vacuum failed'),
+        onVacuumed: (tables, ms) => app.log.info({ tables, ms: Math.round(ms) }, 'embedded vacuum'),
+      }),
+    );
   }
   // Refresh once at start too: a server that was down past a timestamp's expiry serves fresh metadata at once.
   void signingRepo.refreshAllDue(now()).catch((e: unknown) => app.log.error({ err: e }, 'TUF refresh failed'));

@@ -29,7 +29,17 @@ auditCrashSuite('Article 14 cases', [
     name: 'case open',
     action: 'case.open',
     prepare: async () => ({
-      request: { method: 'POST', url: '/api/v1/cases', payload: { kind: 'severe_incident', title: 'crash-open', owner: 'o', products: ['crash-open'], awareness: { aware_at: '2026-01-01T00:00:00Z', aware_by: 'a', evidence: 'e' } } },
+      request: {
+        method: 'POST',
+        url: '/api/v1/cases',
+        payload: {
+          kind: 'severe_incident',
+          title: 'crash-open',
+          owner: 'o',
+          products: ['crash-open'],
+          awareness: { aware_at: '2026-01-01T00:00:00Z', aware_by: 'a', evidence: 'e' },
+        },
+      },
       observe: { method: 'GET', url: '/api/v1/cases?product=crash-open' },
     }),
   },
@@ -46,7 +56,14 @@ auditCrashSuite('Article 14 cases', [
     action: 'case.awareness-correct',
     prepare: async (f) => {
       const id = await opened(f, 'crash-awareness');
-      return { request: { method: 'POST', url: `/api/v1/cases/${id}/awareness`, payload: { aware_at: '2026-01-01T00:00:00Z', aware_by: 'bob', evidence: 'older log', reason: 'earlier evidence found' } }, observe: caseView(id) };
+      return {
+        request: {
+          method: 'POST',
+          url: `/api/v1/cases/${id}/awareness`,
+          payload: { aware_at: '2026-01-01T00:00:00Z', aware_by: 'bob', evidence: 'older log', reason: 'earlier evidence found' },
+        },
+        observe: caseView(id),
+      };
     },
   },
   {
@@ -54,7 +71,10 @@ auditCrashSuite('Article 14 cases', [
     action: 'case.assess',
     prepare: async (f) => {
       const id = await opened(f, 'crash-assess');
-      return { request: { method: 'POST', url: `/api/v1/cases/${id}/assessments`, payload: { outcome: 'not_reportable', rationale: 'not exploitable' } }, observe: caseView(id) };
+      return {
+        request: { method: 'POST', url: `/api/v1/cases/${id}/assessments`, payload: { outcome: 'not_reportable', rationale: 'not exploitable' } },
+        observe: caseView(id),
+      };
     },
   },
   {
@@ -82,7 +102,10 @@ auditCrashSuite('Article 14 cases', [
     action: 'case.corrective-measure',
     prepare: async (f) => {
       const id = await opened(f, 'crash-measure');
-      return { request: { method: 'POST', url: `/api/v1/cases/${id}/corrective-measure`, payload: { description: 'workaround published' } }, observe: caseView(id) };
+      return {
+        request: { method: 'POST', url: `/api/v1/cases/${id}/corrective-measure`, payload: { description: 'workaround published' } },
+        observe: caseView(id),
+      };
     },
   },
   {
@@ -90,7 +113,10 @@ auditCrashSuite('Article 14 cases', [
     action: 'case.intermediate-request',
     prepare: async (f) => {
       const id = await opened(f, 'crash-request');
-      return { request: { method: 'POST', url: `/api/v1/cases/${id}/intermediate-requests`, payload: { requested_by: 'CSIRT', due_at: '2099-01-01T00:00:00Z' } }, observe: caseView(id) };
+      return {
+        request: { method: 'POST', url: `/api/v1/cases/${id}/intermediate-requests`, payload: { requested_by: 'CSIRT', due_at: '2099-01-01T00:00:00Z' } },
+        observe: caseView(id),
+      };
     },
   },
   {
@@ -99,7 +125,11 @@ auditCrashSuite('Article 14 cases', [
     prepare: async (f) => {
       const id = await opened(f, 'crash-submit');
       return {
-        request: { method: 'POST', url: `/api/v1/cases/${id}/submissions`, payload: { stage: 'early_warning', content: VALID_CONTENT.early_warning.exploited_vulnerability } },
+        request: {
+          method: 'POST',
+          url: `/api/v1/cases/${id}/submissions`,
+          payload: { stage: 'early_warning', content: VALID_CONTENT.early_warning.exploited_vulnerability },
+        },
         observe: { method: 'GET', url: `/api/v1/cases/${id}/submissions` },
       };
     },
@@ -110,7 +140,14 @@ auditCrashSuite('Article 14 cases', [
     prepare: async (f) => {
       const id = await opened(f, 'crash-file');
       const s = await submitted(f, id, 'early_warning');
-      return { request: { method: 'POST', url: `/api/v1/cases/${id}/submissions/${s}/filings`, payload: { recipients: ['csirt', 'enisa'], member_state: 'DE', external_reference: 'SRP-1' } }, observe: caseView(id) };
+      return {
+        request: {
+          method: 'POST',
+          url: `/api/v1/cases/${id}/submissions/${s}/filings`,
+          payload: { recipients: ['csirt', 'enisa'], member_state: 'DE', external_reference: 'SRP-1' },
+        },
+        observe: caseView(id),
+      };
     },
   },
   {
@@ -134,7 +171,10 @@ auditCrashSuite('Article 14 cases', [
       const { payload, contentType } = attachmentMultipart([{ name: 'file', filename: 'data.txt', type: 'text/plain', body: 'customer data\n' }]);
       const a = await f.t.app.inject({ method: 'POST', url: `/api/v1/cases/${id}/attachments`, headers: { ...f.admin, 'content-type': contentType }, payload });
       const aid = JSON.parse(a.body).id as string;
-      return { request: { method: 'POST', url: `/api/v1/cases/${id}/attachments/${aid}/redaction`, payload: { reason: 'personal data' } }, observe: { method: 'GET', url: `/api/v1/cases/${id}/attachments/${aid}` } };
+      return {
+        request: { method: 'POST', url: `/api/v1/cases/${id}/attachments/${aid}/redaction`, payload: { reason: 'personal data' } },
+        observe: { method: 'GET', url: `/api/v1/cases/${id}/attachments/${aid}` },
+      };
     },
   },
   {

@@ -41,7 +41,10 @@ const rows: AuditCrashRow[] = [
     action: 'artifact.update',
     prepare: async (f) => {
       const id = await published(f, 'upd-crash');
-      return { request: { method: 'PATCH', url: `/api/v1/artifacts/${id}`, payload: { description: 'changed' } }, observe: { method: 'GET', url: `/api/v1/artifacts/${id}` } };
+      return {
+        request: { method: 'PATCH', url: `/api/v1/artifacts/${id}`, payload: { description: 'changed' } },
+        observe: { method: 'GET', url: `/api/v1/artifacts/${id}` },
+      };
     },
   },
   {
@@ -69,7 +72,10 @@ const rows: AuditCrashRow[] = [
     action: 'group.create',
     prepare: async (f) => {
       await f.device('crash-member');
-      return { request: { method: 'POST', url: '/api/v1/groups', payload: { name: 'crash-group', members: ['crash-member'] } }, observe: { method: 'GET', url: '/api/v1/groups' } };
+      return {
+        request: { method: 'POST', url: '/api/v1/groups', payload: { name: 'crash-group', members: ['crash-member'] } },
+        observe: { method: 'GET', url: '/api/v1/groups' },
+      };
     },
   },
   {
@@ -78,7 +84,10 @@ const rows: AuditCrashRow[] = [
     prepare: async (f) => {
       await f.device('crash-added');
       const g = json(await f.t.app.inject({ method: 'POST', url: '/api/v1/groups', headers: f.admin, payload: { name: 'crash-growing' } }));
-      return { request: { method: 'POST', url: `/api/v1/groups/${g.id}/members`, payload: { devices: ['crash-added'] } }, observe: { method: 'GET', url: `/api/v1/groups/${g.id}` } };
+      return {
+        request: { method: 'POST', url: `/api/v1/groups/${g.id}/members`, payload: { devices: ['crash-added'] } },
+        observe: { method: 'GET', url: `/api/v1/groups/${g.id}` },
+      };
     },
   },
   {
@@ -93,7 +102,14 @@ const rows: AuditCrashRow[] = [
     name: 'authorizer key revoke',
     action: 'authorizer-key.revoke',
     prepare: async (f) => {
-      const k = json(await f.t.app.inject({ method: 'POST', url: '/api/v1/authorizer-keys', headers: f.admin, payload: { name: 'crash-revoked', public_key_pem: newAuthorizer().pem } }));
+      const k = json(
+        await f.t.app.inject({
+          method: 'POST',
+          url: '/api/v1/authorizer-keys',
+          headers: f.admin,
+          payload: { name: 'crash-revoked', public_key_pem: newAuthorizer().pem },
+        }),
+      );
       return { request: { method: 'POST', url: `/api/v1/authorizer-keys/${k.id}/revoke` }, observe: { method: 'GET', url: `/api/v1/authorizer-keys/${k.id}` } };
     },
   },
@@ -108,7 +124,9 @@ if (registryAvailable()) {
       const dir = await mkdtemp(join(tmpdir(), 'svc-crash-registry-'));
       registry = { dir, ...(await startRegistry(dir)) };
       await pushImage(registry.url, 'team/imp-crash', '2.0.0', Buffer.from('layer bytes '.repeat(100)), Buffer.from('{"architecture":"arm64","os":"linux"}'));
-      const r = json(await f.t.app.inject({ method: 'POST', url: '/api/v1/registries', headers: f.admin, payload: { name: 'crash-source', url: registry.url } }));
+      const r = json(
+        await f.t.app.inject({ method: 'POST', url: '/api/v1/registries', headers: f.admin, payload: { name: 'crash-source', url: registry.url } }),
+      );
       return {
         request: { method: 'POST', url: `/api/v1/registries/${r.id}/import`, payload: { repository: 'team/imp-crash', tag: '2.0.0' } },
         observe: { method: 'GET', url: '/api/v1/artifacts?q=imp-crash' },

@@ -6,7 +6,10 @@ auditCrashSuite('devices and log requests', [
     action: 'device.decommission',
     prepare: async (f) => {
       await f.device('crash-decommission');
-      return { request: { method: 'DELETE', url: '/api/v1/devices/crash-decommission' }, observe: { method: 'GET', url: '/api/v1/devices/crash-decommission' } };
+      return {
+        request: { method: 'DELETE', url: '/api/v1/devices/crash-decommission' },
+        observe: { method: 'GET', url: '/api/v1/devices/crash-decommission' },
+      };
     },
   },
   {

@@ -85,14 +85,21 @@ auditCrashSuite('sessions, profile, users, API keys, enrollment tokens and brand
     prepare: async (f) => {
       const token = await f.api('POST', '/api/v1/enroll-tokens', { name: unique('crash') });
       expect(token.status).toBe(201);
-      return { request: { method: 'DELETE', url: `/api/v1/enroll-tokens/${token.body.id}` }, observe: { method: 'GET', url: '/api/v1/enroll-tokens?limit=200' } };
+      return {
+        request: { method: 'DELETE', url: `/api/v1/enroll-tokens/${token.body.id}` },
+        observe: { method: 'GET', url: '/api/v1/enroll-tokens?limit=200' },
+      };
     },
   },
   {
     name: 'branding update',
     action: 'branding.update',
     prepare: async () => ({
-      request: { method: 'PUT', url: '/api/v1/admin/branding', payload: { company_name: unique('crash'), primary_color: '#123456', accent_color: '#654321', logo_data_url: null } },
+      request: {
+        method: 'PUT',
+        url: '/api/v1/admin/branding',
+        payload: { company_name: unique('crash'), primary_color: '#123456', accent_color: '#654321', logo_data_url: null },
+      },
       observe: { method: 'GET', url: '/api/v1/admin/branding' },
     }),
   },

@@ -14,6 +14,9 @@ auditCrashSuite('reports', [
   {
     name: 'generate the vulnerability report (JSON twin)',
     action: 'report.generate',
-    prepare: async () => ({ request: { method: 'GET', url: '/api/v1/reports/vulnerability.json' }, observe: { method: 'GET', url: '/api/v1/audit?action=report.generate' } }),
+    prepare: async () => ({
+      request: { method: 'GET', url: '/api/v1/reports/vulnerability.json' },
+      observe: { method: 'GET', url: '/api/v1/audit?action=report.generate' },
+    }),
   },
 ]);

@@ -7,11 +7,21 @@ import type { PipelineFixture } from './pipeline-fixture.js';
 
 /** An uncompressed tar of OSV records: ASCII bytes, so it travels to the child as a JSON string. */
 async function feedTar(ids: string[]): Promise<string> {
-  const recs = ids.map((id) => osvRecord({ id, affected: [{ ecosystem: 'npm', name: `pkg-${id.toLowerCase()}`, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }] }));
+  const recs = ids.map((id) =>
+    osvRecord({
+      id,
+      affected: [{ ecosystem: 'npm', name: `pkg-${id.toLowerCase()}`, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }],
+    }),
+  );
   return (await makeTar(recs.map((r) => ({ name: `${String(r['id'])}.json`, data: JSON.stringify(r) })))).toString('latin1');
 }
 
-const osvRequest = async (source: string, ids: string[]) => ({ method: 'POST' as const, url: `/api/v1/vuln-feeds/osv?source=${source}`, payload: await feedTar(ids), headers: { 'content-type': 'application/x-tar' } });
+const osvRequest = async (source: string, ids: string[]) => ({
+  method: 'POST' as const,
+  url: `/api/v1/vuln-feeds/osv?source=${source}`,
+  payload: await feedTar(ids),
+  headers: { 'content-type': 'application/x-tar' },
+});
 const count = async (f: PipelineFixture, q: ReturnType<typeof sql<{ n: string }>>) => Number((await q.execute(f.t.testStore.store.db)).rows[0]!.n);
 
 const rows: AuditCrashRow[] = [
@@ -49,9 +59,21 @@ const rows: AuditCrashRow[] = [
     action: 'vex.attach',
     prepare: async (f) => {
       const a = (await f.upload({ name: 'vex-crash', version: '1.0.0', kind: 'config', bytes: 'vex crash' })).body;
-      const doc = { '@context': 'https://openvex.dev/ns/v0.2.0', '@id': 'https://example.com/vex/crash', author: 'team', timestamp: '2024-01-01T00:00:00Z', version: 1, statements: [{ vulnerability: { name: 'CVE-2024-7777' }, products: [{ '@id': 'pkg:oci/vex-crash' }], status: 'under_investigation' }] };
+      const doc = {
+        '@context': 'https://openvex.dev/ns/v0.2.0',
+        '@id': 'https://example.com/vex/crash',
+        author: 'team',
+        timestamp: '2024-01-01T00:00:00Z',
+        version: 1,
+        statements: [{ vulnerability: { name: 'CVE-2024-7777' }, products: [{ '@id': 'pkg:oci/vex-crash' }], status: 'under_investigation' }],
+      };
       return {
-        request: { method: 'POST', url: `/api/v1/artifacts/${a.id}/vex`, payload: JSON.stringify(doc), headers: { 'content-type': 'application/openvex+json' } },
+        request: {
+          method: 'POST',
+          url: `/api/v1/artifacts/${a.id}/vex`,
+          payload: JSON.stringify(doc),
+          headers: { 'content-type': 'application/openvex+json' },
+        },
         observe: { method: 'GET', url: `/api/v1/artifacts/${a.id}/vex` },
       };
     },
@@ -60,9 +82,23 @@ const rows: AuditCrashRow[] = [
     name: 'known-exploited signal, raised inside an SBOM attach (a device runs the artifact)',
     action: 'vuln-finding.known-exploited',
     prepare: async (f) => {
-      const rec = osvRecord({ id: 'GHSA-sign-alcr-ash1', aliases: ['CVE-2024-8888'], affected: [{ ecosystem: 'npm', name: 'signalled', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }] });
-      await f.t.app.inject({ method: 'POST', url: '/api/v1/vuln-feeds/osv?source=crash-signal', headers: { ...f.admin, 'content-type': 'application/x-tar' }, payload: await makeTar([{ name: 'r.json', data: JSON.stringify(rec) }]) });
-      await f.t.app.inject({ method: 'POST', url: '/api/v1/vuln-feeds/kev', headers: f.admin, payload: kevCatalog([{ cve: 'CVE-2024-8888' }], { version: 'crash-signal', released: '2030-01-01T00:00:00.000Z' }) });
+      const rec = osvRecord({
+        id: 'GHSA-sign-alcr-ash1',
+        aliases: ['CVE-2024-8888'],
+        affected: [{ ecosystem: 'npm', name: 'signalled', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }],
+      });
+      await f.t.app.inject({
+        method: 'POST',
+        url: '/api/v1/vuln-feeds/osv?source=crash-signal',
+        headers: { ...f.admin, 'content-type': 'application/x-tar' },
+        payload: await makeTar([{ name: 'r.json', data: JSON.stringify(rec) }]),
+      });
+      await f.t.app.inject({
+        method: 'POST',
+        url: '/api/v1/vuln-feeds/kev',
+        headers: f.admin,
+        payload: kevCatalog([{ cve: 'CVE-2024-8888' }], { version: 'crash-signal', released: '2030-01-01T00:00:00.000Z' }),
+      });
       const a = (await f.upload({ name: 'signal-crash', version: '1.0.0', kind: 'config', bytes: 'signal crash' })).body;
       await f.device('signal-dev');
       const g = (await f.api('POST', '/api/v1/groups', { name: 'signal-group', members: ['signal-dev'] })).body;
@@ -71,7 +107,12 @@ const rows: AuditCrashRow[] = [
         reportLegacyStatus(uow, { deviceName: 'signal-dev', rolloutId: legacy.id, status: 'installed' }),
       );
       return {
-        request: { method: 'PUT', url: `/api/v1/artifacts/${a.id}/sbom`, payload: cyclonedx(['pkg:npm/signalled@1.0.0']), headers: { 'content-type': 'application/vnd.cyclonedx+json' } },
+        request: {
+          method: 'PUT',
+          url: `/api/v1/artifacts/${a.id}/sbom`,
+          payload: cyclonedx(['pkg:npm/signalled@1.0.0']),
+          headers: { 'content-type': 'application/vnd.cyclonedx+json' },
+        },
         observe: { method: 'GET', url: '/api/v1/findings?known_exploited=true' },
       };
     },

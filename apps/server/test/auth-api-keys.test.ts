@@ -35,7 +35,9 @@ describe.each(availableDrivers())('API keys on %s', (driver) => {
     expect((await t.app.inject({ method: 'GET', url: '/api/v1/devices', headers })).statusCode).toBe(200);
     const del = await t.app.inject({ method: 'DELETE', url: '/api/v1/devices/x1', headers });
     expect(del.json()).toEqual({ error: 'missing permission: devices.write' });
-    const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: admin })).json().api_keys.find((k: { id: string }) => k.id === created.id);
+    const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: admin }))
+      .json()
+      .api_keys.find((k: { id: string }) => k.id === created.id);
     expect(listed.last_used_at).not.toBeNull();
     expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, headers: admin })).statusCode).toBe(204);
     const after = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers });
@@ -45,7 +47,9 @@ describe.each(availableDrivers())('API keys on %s', (driver) => {
 
   it('a key revoked or deleted in SQL, not through the API, is refused at the next request (the cache hears the database)', async () => {
     for (const change of ['revoke', 'delete'] as const) {
-      const created = (await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: admin, payload: { name: `sql-${change}`, role: 'viewer' } })).json();
+      const created = (
+        await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: admin, payload: { name: `sql-${change}`, role: 'viewer' } })
+      ).json();
       const headers = { authorization: `Bearer ${created.key}` };
       // Twice: the second answer comes from the cache.
       for (let i = 0; i < 2; i++) expect((await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers })).statusCode).toBe(200);
@@ -68,15 +72,26 @@ describe.each(availableDrivers())('API keys on %s', (driver) => {
     const mint = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: key, payload: { name: 'x', role: 'admin' } });
     expect(mint.statusCode).toBe(403);
     expect(mint.json()).toEqual({ error: 'missing permission: api-keys.manage (session credential required)' });
-    const user = await t.app.inject({ method: 'POST', url: '/api/v1/users', headers: key, payload: { email: 'x@example.test', password: 'password123', role: 'admin' } });
+    const user = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: key,
+      payload: { email: 'x@example.test', password: 'password123', role: 'admin' },
+    });
     expect(user.json()).toEqual({ error: 'missing permission: users.manage (session credential required)' });
-    const count = await t.testStore.store.db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).where('email', '=', 'x@example.test').executeTakeFirstOrThrow();
+    const count = await t.testStore.store.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('email', '=', 'x@example.test')
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(0);
   });
 
   it('an operator session cannot manage keys; bad role is a 400 naming the field', async () => {
     const op = await t.loginAs('operator');
-    expect((await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: op, payload: { name: 'x', role: 'viewer' } })).json()).toEqual({ error: 'missing permission: api-keys.manage' });
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: op, payload: { name: 'x', role: 'viewer' } })).json()).toEqual({
+      error: 'missing permission: api-keys.manage',
+    });
     const bad = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: admin, payload: { name: 'x', role: 'root' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toMatch(/role/);

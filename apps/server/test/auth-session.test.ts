@@ -90,7 +90,12 @@ describe.each(availableDrivers())('auth sessions on %s', (driver) => {
   });
 
   it('a garbage bearer or cookie is 401, never 500', async () => {
-    for (const headers of [{ authorization: 'Bearer x' }, { authorization: 'Basic abc' }, { authorization: `Bearer svck_${'a'.repeat(40)}` }, { cookie: "svc_session=';drop table users;--" }]) {
+    for (const headers of [
+      { authorization: 'Bearer x' },
+      { authorization: 'Basic abc' },
+      { authorization: `Bearer svck_${'a'.repeat(40)}` },
+      { cookie: "svc_session=';drop table users;--" },
+    ]) {
       const res = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers });
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
     }

@@ -23,8 +23,21 @@ describe.each(availableDrivers())('cases API on %s', (driver) => {
     const a = await f.artifact('gw-fw', '2.4.0');
     await f.device('gw-1');
     const group = (await f.api('POST', '/api/v1/groups', { name: 'gw', members: ['gw-1'] })).body;
-    const c = await f.openCase({ artifact_ids: [a.id.toUpperCase()], vulnerability_ids: ['cve-2024-3094', 'GHSA-WXRW-8F4C-62P5', 'CVE-2024-3094', 'PYSEC-2021-1'], device_names: ['gw-1'], group_ids: [group.id] });
-    expect(c).toMatchObject({ state: 'open', kind: 'exploited_vulnerability', artifact_ids: [a.id], vulnerability_ids: ['CVE-2024-3094', 'GHSA-wxrw-8f4c-62p5', 'PYSEC-2021-1'], device_names: ['gw-1'], group_ids: [group.id], assessment: null });
+    const c = await f.openCase({
+      artifact_ids: [a.id.toUpperCase()],
+      vulnerability_ids: ['cve-2024-3094', 'GHSA-WXRW-8F4C-62P5', 'CVE-2024-3094', 'PYSEC-2021-1'],
+      device_names: ['gw-1'],
+      group_ids: [group.id],
+    });
+    expect(c).toMatchObject({
+      state: 'open',
+      kind: 'exploited_vulnerability',
+      artifact_ids: [a.id],
+      vulnerability_ids: ['CVE-2024-3094', 'GHSA-wxrw-8f4c-62p5', 'PYSEC-2021-1'],
+      device_names: ['gw-1'],
+      group_ids: [group.id],
+      assessment: null,
+    });
     expect(c.awareness).toMatchObject({ aware_by: 'alice@example.test', corrections: 0 });
     const got = await f.api('GET', `/api/v1/cases/${c.id}`);
     expect(got.body).toEqual(c);
@@ -81,26 +94,52 @@ describe.each(availableDrivers())('cases API on %s', (driver) => {
     const rep = await f.api('POST', `/api/v1/cases/${c.id}/assessments`, { outcome: 'reportable', rationale: 'Exploited in the wild.', assessor: 'carol' });
     expect(rep.body).toMatchObject({ state: 'reportable', assessment: { outcome: 'reportable', assessor: 'carol', assessed_at: '2026-10-01T12:00:00.000Z' } });
     expect((await f.api('POST', `/api/v1/cases/${c.id}/close`, { reason: 'done' })).body.error).toMatch(/no final report has been filed/);
-    const not = await f.api('POST', `/api/v1/cases/${c.id}/assessments`, { outcome: 'not_reportable', rationale: 'The exploit targets a configuration we never ship.' });
-    expect(not.body).toMatchObject({ state: 'not_reportable', next_deadline: null, assessment: { outcome: 'not_reportable', rationale: 'The exploit targets a configuration we never ship.' } });
+    const not = await f.api('POST', `/api/v1/cases/${c.id}/assessments`, {
+      outcome: 'not_reportable',
+      rationale: 'The exploit targets a configuration we never ship.',
+    });
+    expect(not.body).toMatchObject({
+      state: 'not_reportable',
+      next_deadline: null,
+      assessment: { outcome: 'not_reportable', rationale: 'The exploit targets a configuration we never ship.' },
+    });
     expect(not.body.deadlines.map((d: any) => d.status)).toEqual(['not_applicable', 'not_applicable', 'not_applicable']);
     const again = await f.api('POST', `/api/v1/cases/${c.id}/assessments`, { outcome: 'reportable', rationale: 'x' });
     expect(again.status).toBe(409);
     expect(again.body.error).toMatch(/is not_reportable: cannot assess it/);
     expect((await f.api('PATCH', `/api/v1/cases/${c.id}`, { title: 'x' })).status).toBe(409);
-    expect((await f.api('POST', `/api/v1/cases/${c.id}/submissions`, { stage: 'early_warning', content: VALID_CONTENT.early_warning.exploited_vulnerability })).status).toBe(409);
+    expect(
+      (await f.api('POST', `/api/v1/cases/${c.id}/submissions`, { stage: 'early_warning', content: VALID_CONTENT.early_warning.exploited_vulnerability }))
+        .status,
+    ).toBe(409);
     expect((await f.api('GET', `/api/v1/cases?state=not_reportable`)).body.cases.map((x: any) => x.id)).toContain(c.id);
     const reopened = await f.api('POST', `/api/v1/cases/${c.id}/reopen`, { reason: 'A second exploit reaches the default configuration.' });
     expect(reopened.body).toMatchObject({ state: 'open', next_deadline: { obligation: 'early_warning' } });
     expect((await f.api('POST', `/api/v1/cases/${c.id}/reopen`, { reason: 'x' })).status).toBe(409);
-    expect(reopened.body.decisions.map((d: any) => [d.decision, d.from_state])).toEqual([['reportable', 'open'], ['not_reportable', 'reportable'], ['reopened', 'not_reportable']]);
+    expect(reopened.body.decisions.map((d: any) => [d.decision, d.from_state])).toEqual([
+      ['reportable', 'open'],
+      ['not_reportable', 'reportable'],
+      ['reopened', 'not_reportable'],
+    ]);
     await f.api('POST', `/api/v1/cases/${c.id}/assessments`, { outcome: 'reportable', rationale: 'Default configuration exploitable.' });
-    const fin = await f.api('POST', `/api/v1/cases/${c.id}/submissions`, { stage: 'final_report', content: VALID_CONTENT.final_report.exploited_vulnerability });
+    const fin = await f.api('POST', `/api/v1/cases/${c.id}/submissions`, {
+      stage: 'final_report',
+      content: VALID_CONTENT.final_report.exploited_vulnerability,
+    });
     await f.api('POST', `/api/v1/cases/${c.id}/submissions/${fin.body.id}/filings`, { recipients: ['csirt', 'enisa'], member_state: 'FR' });
     const closed = await f.api('POST', `/api/v1/cases/${c.id}/close`, { reason: 'All reports filed.' });
     expect(closed.body).toMatchObject({ state: 'closed', next_deadline: null });
     const audit = (await f.api('GET', `/api/v1/cases/${c.id}/audit`)).body;
-    expect(audit.events.map((e: any) => e.action)).toEqual(['case.open', 'case.assess', 'case.assess', 'case.reopen', 'case.assess', 'case.submission-create', 'case.submission-file', 'case.close']);
+    expect(audit.events.map((e: any) => e.action)).toEqual([
+      'case.open',
+      'case.assess',
+      'case.assess',
+      'case.reopen',
+      'case.assess',
+      'case.submission-create',
+      'case.submission-file',
+      'case.close',
+    ]);
   });
 
   it('corrective measure linked to a published release or its rollout (the moment defaults to the release publication)', async () => {
@@ -109,14 +148,30 @@ describe.each(availableDrivers())('cases API on %s', (driver) => {
     const group = (await f.api('POST', '/api/v1/groups', { name: 'fix', members: ['fix-1'] })).body;
     const auth = newAuthorizer();
     await f.api('POST', '/api/v1/authorizer-keys', { name: 'fix', public_key_pem: auth.pem });
-    const rel = (await f.api('POST', '/api/v1/releases', { envelope: sign(releasePayload({ tenant: f.t.tenantId, artifacts: [art], group, version: '2.4.1' }), auth.key), expected_product: 'edge-gateway' })).body;
+    const rel = (
+      await f.api('POST', '/api/v1/releases', {
+        envelope: sign(releasePayload({ tenant: f.t.tenantId, artifacts: [art], group, version: '2.4.1' }), auth.key),
+        expected_product: 'edge-gateway',
+      })
+    ).body;
     const start = (await f.api('POST', '/api/v1/rollouts', { release_id: rel.id })).body;
     const c = await f.openCase({ title: 'fix link' });
-    const byRollout = await f.api('POST', `/api/v1/cases/${c.id}/corrective-measure`, { rollout_id: start.rollouts[0].rollout_id, description: 'Fix rolled out.' });
+    const byRollout = await f.api('POST', `/api/v1/cases/${c.id}/corrective-measure`, {
+      rollout_id: start.rollouts[0].rollout_id,
+      description: 'Fix rolled out.',
+    });
     expect(byRollout.status, JSON.stringify(byRollout.body)).toBe(200);
-    expect(byRollout.body).toMatchObject({ corrective_release_id: rel.id, corrective_rollout_id: start.rollouts[0].rollout_id, corrective_measure_at: new Date(rel.created_at).toISOString() });
+    expect(byRollout.body).toMatchObject({
+      corrective_release_id: rel.id,
+      corrective_rollout_id: start.rollouts[0].rollout_id,
+      corrective_measure_at: new Date(rel.created_at).toISOString(),
+    });
     const other = await f.openCase({ title: 'release link' });
-    const byRelease = await f.api('POST', `/api/v1/cases/${other.id}/corrective-measure`, { release_id: rel.id, description: 'Fix published.', available_at: '2026-10-01T11:00:00Z' });
+    const byRelease = await f.api('POST', `/api/v1/cases/${other.id}/corrective-measure`, {
+      release_id: rel.id,
+      description: 'Fix published.',
+      available_at: '2026-10-01T11:00:00Z',
+    });
     expect(byRelease.body).toMatchObject({ corrective_release_id: rel.id, corrective_rollout_id: null, corrective_measure_at: '2026-10-01T11:00:00.000Z' });
   });
 
@@ -124,7 +179,8 @@ describe.each(availableDrivers())('cases API on %s', (driver) => {
     const t2 = await f.t.newTenant();
     const admin2 = await f.t.apiKeyHeaders('admin', t2);
     f.t.clock.set(new Date('2026-10-01T12:00:00Z'));
-    const mk = (title: string, aware: string, over: Record<string, unknown> = {}) => f.openCase({ title, products: ['lister'], awareness: { aware_at: aware, aware_by: 'a', evidence: 'e' }, ...over }, admin2);
+    const mk = (title: string, aware: string, over: Record<string, unknown> = {}) =>
+      f.openCase({ title, products: ['lister'], awareness: { aware_at: aware, aware_by: 'a', evidence: 'e' }, ...over }, admin2);
     const late = await mk('late', '2026-09-30T10:00:00Z');
     const soon = await mk('soon', '2026-10-01T11:00:00Z');
     const sooner = await mk('sooner', '2026-10-01T00:00:00Z', { kind: 'severe_incident', products: ['lister', 'other'] });
@@ -167,12 +223,20 @@ describe.each(availableDrivers())('cases API on %s', (driver) => {
     const plain = await f.api('PATCH', `/api/v1/cases/${c.id}`, { owner: 'new-owner' });
     expect(plain.status).toBe(204);
     expect(plain.raw.length).toBe(0);
-    const rep = await f.api('PATCH', `/api/v1/cases/${c.id}`, { title: 'patched', vulnerability_ids: ['CVE-2026-0001'] }, { ...f.admin, prefer: 'return=representation' });
+    const rep = await f.api(
+      'PATCH',
+      `/api/v1/cases/${c.id}`,
+      { title: 'patched', vulnerability_ids: ['CVE-2026-0001'] },
+      { ...f.admin, prefer: 'return=representation' },
+    );
     expect(rep.status).toBe(200);
     expect(rep.headers['preference-applied']).toBe('return=representation');
     expect(rep.body).toMatchObject({ title: 'patched', owner: 'new-owner', vulnerability_ids: ['CVE-2026-0001'] });
     const audit = (await f.api('GET', `/api/v1/cases/${c.id}/audit`)).body.events.filter((e: any) => e.action === 'case.update');
-    expect(audit.map((e: any) => e.detail.changed)).toEqual([{ owner: { from: 'psirt@example.test', to: 'new-owner' } }, { title: { from: 'patch me', to: 'patched' }, vulnerability_ids: { from: ['CVE-2026-12345'], to: ['CVE-2026-0001'] } }]);
+    expect(audit.map((e: any) => e.detail.changed)).toEqual([
+      { owner: { from: 'psirt@example.test', to: 'new-owner' } },
+      { title: { from: 'patch me', to: 'patched' }, vulnerability_ids: { from: ['CVE-2026-12345'], to: ['CVE-2026-0001'] } },
+    ]);
     expect((await f.api('PATCH', `/api/v1/cases/${c.id}`, { kind: 'severe_incident' })).status).toBe(400);
     expect((await f.api('PATCH', `/api/v1/cases/${c.id}`, { aware_at: '2026-01-01T00:00:00Z' })).status).toBe(400);
   });

@@ -52,18 +52,31 @@ describe.each(availableDrivers())('case attachments on %s', (driver) => {
 
   const attach = async (caseId: string, parts: Parameters<typeof attachmentMultipart>[0], headers = f.admin) => {
     const { payload, contentType } = attachmentMultipart(parts);
-    const res = await f.t.app.inject({ method: 'POST', url: `/api/v1/cases/${caseId}/attachments`, headers: { ...headers, 'content-type': contentType }, payload });
+    const res = await f.t.app.inject({
+      method: 'POST',
+      url: `/api/v1/cases/${caseId}/attachments`,
+      headers: { ...headers, 'content-type': contentType },
+      payload,
+    });
     return { status: res.statusCode, body: JSON.parse(res.body) };
   };
   const file = (body: Buffer | string, type?: string, filename = 'f.bin') => ({ name: 'file', filename, ...(type === undefined ? {} : { type }), body });
-  const rows = async (caseId: string) => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM case_attachments WHERE case_id = ${caseId}`.execute(f.t.testStore.store.db)).rows[0]!.n);
+  const rows = async (caseId: string) =>
+    Number((await sql<{ n: string }>`SELECT count(*) AS n FROM case_attachments WHERE case_id = ${caseId}`.execute(f.t.testStore.store.db)).rows[0]!.n);
   const blobCount = async () => (await readdir(join(f.dataDir, 'blobs', 'sha256')).catch(() => [])).length;
 
   it('stores the bytes through the blob store with their SHA-256, the verified type and the sanitized name; downloads them back', async () => {
     const c = await f.openCase();
     const a = await attach(c.id, [{ name: 'description', body: 'Screenshot of the exploit' }, file(PNG, 'image/png', '../shots/exploit 1.png')]);
     expect(a.status).toBe(201);
-    expect(a.body).toMatchObject({ filename: 'exploit 1.png', content_type: 'image/png', length: PNG.length, digest: `sha256:${createHash('sha256').update(PNG).digest('hex')}`, description: 'Screenshot of the exploit', redaction: null });
+    expect(a.body).toMatchObject({
+      filename: 'exploit 1.png',
+      content_type: 'image/png',
+      length: PNG.length,
+      digest: `sha256:${createHash('sha256').update(PNG).digest('hex')}`,
+      description: 'Screenshot of the exploit',
+      redaction: null,
+    });
     const got = await f.t.app.inject({ method: 'GET', url: `/api/v1/cases/${c.id}/attachments/${a.body.id}/content`, headers: f.admin });
     expect(got.statusCode).toBe(200);
     expect(got.rawPayload.equals(PNG)).toBe(true);
@@ -166,7 +179,11 @@ describe.each(availableDrivers())('case attachments on %s', (driver) => {
     expect((await f.api('POST', `/api/v1/cases/${c.id}/attachments/${a.id}/redaction`, { reason: 'again' })).status).toBe(409);
     expect((await f.api('GET', `/api/v1/cases/${c.id}/attachments`)).body.counts).toEqual({ attached: 0, redacted: 1 });
     const audit = (await f.api('GET', `/api/v1/cases/${c.id}/audit`)).body.events.map((e: any) => [e.action, e.detail.attachment_id ?? null]);
-    expect(audit).toEqual([['case.open', null], ['case.attachment-add', a.id], ['case.attachment-redact', a.id]]);
+    expect(audit).toEqual([
+      ['case.open', null],
+      ['case.attachment-add', a.id],
+      ['case.attachment-redact', a.id],
+    ]);
     // another tenant sees nothing
     const other = await f.t.apiKeyHeaders('admin', await f.t.newTenant());
     expect((await f.api('GET', `/api/v1/cases/${c.id}/attachments/${a.id}`, undefined, other)).status).toBe(404);

@@ -16,7 +16,12 @@ const HOUR = 60 * MIN;
 function facts(over: Partial<DeadlineFacts> = {}): DeadlineFacts {
   return { kind: 'exploited_vulnerability', state: 'open', awareAt: AWARE, correctiveAt: null, firstFiled: {}, intermediateRequests: [], ...over };
 }
-const byObligation = (f: DeadlineFacts, now: Date) => Object.fromEntries(caseDeadlines(f, now).filter((d) => d.obligation !== 'intermediate').map((d) => [d.obligation, d]));
+const byObligation = (f: DeadlineFacts, now: Date) =>
+  Object.fromEntries(
+    caseDeadlines(f, now)
+      .filter((d) => d.obligation !== 'intermediate')
+      .map((d) => [d.obligation, d]),
+  );
 
 describe('deadlines (pure, UTC)', () => {
   it('early warning: 23:59 after awareness is on time with 60 s left, 24:01 is overdue by 60 s, 24:00 exactly is still on time', () => {
@@ -70,9 +75,18 @@ describe('deadlines (pure, UTC)', () => {
   });
 
   it('intermediate reports: each request is a deadline of its own, met by a filing that answers it', () => {
-    const f = facts({ firstFiled: { early_warning: AWARE, notification: AWARE }, intermediateRequests: [{ id: 'r2', dueAt: at('2026-10-09T00:00:00Z'), metAt: null }, { id: 'r1', dueAt: at('2026-10-08T00:00:00Z'), metAt: at('2026-10-07T00:00:00Z') }] });
+    const f = facts({
+      firstFiled: { early_warning: AWARE, notification: AWARE },
+      intermediateRequests: [
+        { id: 'r2', dueAt: at('2026-10-09T00:00:00Z'), metAt: null },
+        { id: 'r1', dueAt: at('2026-10-08T00:00:00Z'), metAt: at('2026-10-07T00:00:00Z') },
+      ],
+    });
     const all = caseDeadlines(f, at('2026-10-08T12:00:00Z')).filter((d) => d.obligation === 'intermediate');
-    expect(all.map((d) => [d.request_id, d.status])).toEqual([['r1', 'met'], ['r2', 'pending']]);
+    expect(all.map((d) => [d.request_id, d.status])).toEqual([
+      ['r1', 'met'],
+      ['r2', 'pending'],
+    ]);
     expect(nextDue(caseDeadlines(f, AWARE))!.request_id).toBe('r2');
   });
 });
@@ -105,8 +119,13 @@ describe.each(availableDrivers())('deadlines through the API with the injected c
     expect(await ids('overdue=false')).not.toContain(c.id);
     expect(await ids('due_within_hours=1')).not.toContain(c.id);
     // filing the early warning (late) meets it: the next deadline is the notification
-    const s = await f.api('POST', `/api/v1/cases/${c.id}/submissions`, { stage: 'early_warning', content: VALID_CONTENT.early_warning.exploited_vulnerability });
-    expect((await f.api('POST', `/api/v1/cases/${c.id}/submissions/${s.body.id}/filings`, { recipients: ['csirt', 'enisa'], member_state: 'DE' })).status).toBe(201);
+    const s = await f.api('POST', `/api/v1/cases/${c.id}/submissions`, {
+      stage: 'early_warning',
+      content: VALID_CONTENT.early_warning.exploited_vulnerability,
+    });
+    expect((await f.api('POST', `/api/v1/cases/${c.id}/submissions/${s.body.id}/filings`, { recipients: ['csirt', 'enisa'], member_state: 'DE' })).status).toBe(
+      201,
+    );
     got = (await f.api('GET', `/api/v1/cases/${c.id}`)).body;
     expect(got.deadlines[0]).toMatchObject({ status: 'met_late', met_at: '2026-10-02T10:01:00.000Z', overdue: false });
     expect(got.next_deadline).toMatchObject({ obligation: 'notification', due_at: '2026-10-04T10:00:00.000Z', overdue: false });
@@ -115,29 +134,54 @@ describe.each(availableDrivers())('deadlines through the API with the injected c
 
   it('awareness: may be in the past, never in the future; a correction is recorded with its reason and the clocks move with it', async () => {
     f.t.clock.set(new Date('2026-10-10T12:00:00Z'));
-    const future = await f.api('POST', '/api/v1/cases', { kind: 'severe_incident', title: 't', owner: 'o', awareness: { aware_at: '2026-10-10T12:00:01Z', aware_by: 'a', evidence: 'e' } });
+    const future = await f.api('POST', '/api/v1/cases', {
+      kind: 'severe_incident',
+      title: 't',
+      owner: 'o',
+      awareness: { aware_at: '2026-10-10T12:00:01Z', aware_by: 'a', evidence: 'e' },
+    });
     expect(future.status).toBe(400);
     expect(future.body.error).toMatch(/^awareness\.aware_at: .* is in the future/);
-    const c = await f.openCase({ kind: 'severe_incident', title: 'correction', awareness: { aware_at: '2026-10-09T12:00:00Z', aware_by: 'bob', evidence: 'SOC alert' } });
+    const c = await f.openCase({
+      kind: 'severe_incident',
+      title: 'correction',
+      awareness: { aware_at: '2026-10-09T12:00:00Z', aware_by: 'bob', evidence: 'SOC alert' },
+    });
     expect(c.next_deadline.due_at).toBe('2026-10-10T12:00:00.000Z');
-    const noReason = await f.api('POST', `/api/v1/cases/${c.id}/awareness`, { aware_at: '2026-10-09T06:00:00Z', aware_by: 'bob', evidence: 'earlier log line' });
+    const noReason = await f.api('POST', `/api/v1/cases/${c.id}/awareness`, {
+      aware_at: '2026-10-09T06:00:00Z',
+      aware_by: 'bob',
+      evidence: 'earlier log line',
+    });
     expect(noReason.status).toBe(400);
     expect(noReason.body.error).toMatch(/reason/);
     const futureFix = await f.api('POST', `/api/v1/cases/${c.id}/awareness`, { aware_at: '2026-10-11T00:00:00Z', aware_by: 'bob', evidence: 'x', reason: 'y' });
     expect(futureFix.status).toBe(400);
-    const fixed = await f.api('POST', `/api/v1/cases/${c.id}/awareness`, { aware_at: '2026-10-09T06:00:00Z', aware_by: 'bob', evidence: 'earlier log line', reason: 'The SOC alert was raised six hours after the first log line.' });
+    const fixed = await f.api('POST', `/api/v1/cases/${c.id}/awareness`, {
+      aware_at: '2026-10-09T06:00:00Z',
+      aware_by: 'bob',
+      evidence: 'earlier log line',
+      reason: 'The SOC alert was raised six hours after the first log line.',
+    });
     expect(fixed.status).toBe(200);
     expect(fixed.body.aware_at).toBe('2026-10-09T06:00:00.000Z');
     expect(fixed.body.deadlines.slice(0, 2).map((d: any) => d.due_at)).toEqual(['2026-10-10T06:00:00.000Z', '2026-10-12T06:00:00.000Z']);
     expect(fixed.body.next_deadline).toMatchObject({ obligation: 'early_warning', overdue: true });
-    expect(fixed.body.awareness).toMatchObject({ aware_at: '2026-10-09T06:00:00.000Z', corrections: 1, reason: 'The SOC alert was raised six hours after the first log line.' });
+    expect(fixed.body.awareness).toMatchObject({
+      aware_at: '2026-10-09T06:00:00.000Z',
+      corrections: 1,
+      reason: 'The SOC alert was raised six hours after the first log line.',
+    });
     expect(fixed.body.awareness_history.map((a: any) => [a.aware_at, a.reason, a.supersedes_id === null])).toEqual([
       ['2026-10-09T12:00:00.000Z', null, true],
       ['2026-10-09T06:00:00.000Z', 'The SOC alert was raised six hours after the first log line.', false],
     ]);
     expect(fixed.body.awareness_history[1].supersedes_id).toBe(fixed.body.awareness_history[0].id);
     const audit = (await f.api('GET', `/api/v1/cases/${c.id}/audit`)).body;
-    expect(audit.events.at(-1)).toMatchObject({ action: 'case.awareness-correct', detail: { from: '2026-10-09T12:00:00.000Z', to: '2026-10-09T06:00:00.000Z' } });
+    expect(audit.events.at(-1)).toMatchObject({
+      action: 'case.awareness-correct',
+      detail: { from: '2026-10-09T12:00:00.000Z', to: '2026-10-09T06:00:00.000Z' },
+    });
     expect(audit.counts).toEqual({ 'case.awareness-correct': 1, 'case.open': 1 });
   });
 
@@ -150,7 +194,11 @@ describe.each(availableDrivers())('deadlines through the API with the injected c
     const again = await f.api('POST', `/api/v1/cases/${c.id}/corrective-measure`, { available_at: '2026-10-31T09:00:00Z', description: 'x' });
     expect(again.status).toBe(400);
     expect(again.body.error).toMatch(/^reason: /);
-    const later = await f.api('POST', `/api/v1/cases/${c.id}/corrective-measure`, { available_at: '2026-11-01T00:00:00Z', description: 'Fix released.', reason: 'The workaround did not mitigate the issue.' });
+    const later = await f.api('POST', `/api/v1/cases/${c.id}/corrective-measure`, {
+      available_at: '2026-11-01T00:00:00Z',
+      description: 'Fix released.',
+      reason: 'The workaround did not mitigate the issue.',
+    });
     expect(later.body.deadlines[2].due_at).toBe('2026-11-15T00:00:00.000Z');
     expect(later.body.corrective_measures.map((x: any) => x.reason)).toEqual([null, 'The workaround did not mitigate the issue.']);
   });
@@ -158,12 +206,24 @@ describe.each(availableDrivers())('deadlines through the API with the injected c
   it('intermediate report requests add a deadline; an intermediate report answering one meets it', async () => {
     f.t.clock.set(new Date('2026-12-01T00:00:00Z'));
     const c = await f.openCase({ title: 'intermediate' });
-    const r = await f.api('POST', `/api/v1/cases/${c.id}/intermediate-requests`, { requested_by: 'CSIRT DE', due_at: '2026-12-03T00:00:00Z', reference: 'BSI-42' });
+    const r = await f.api('POST', `/api/v1/cases/${c.id}/intermediate-requests`, {
+      requested_by: 'CSIRT DE',
+      due_at: '2026-12-03T00:00:00Z',
+      reference: 'BSI-42',
+    });
     expect(r.status).toBe(201);
-    expect(r.body.case.deadlines.at(-1)).toMatchObject({ obligation: 'intermediate', request_id: r.body.request_id, due_at: '2026-12-03T00:00:00.000Z', status: 'pending' });
+    expect(r.body.case.deadlines.at(-1)).toMatchObject({
+      obligation: 'intermediate',
+      request_id: r.body.request_id,
+      due_at: '2026-12-03T00:00:00.000Z',
+      status: 'pending',
+    });
     const bad = await f.api('POST', `/api/v1/cases/${c.id}/intermediate-requests`, { requested_by: 'CSIRT DE', due_at: '2026-11-30T00:00:00Z' });
     expect(bad.status).toBe(400);
-    const s = await f.api('POST', `/api/v1/cases/${c.id}/submissions`, { stage: 'intermediate', content: { request_id: r.body.request_id, status_update: 'Fix in testing.', sensitivity: 'TLP:AMBER' } });
+    const s = await f.api('POST', `/api/v1/cases/${c.id}/submissions`, {
+      stage: 'intermediate',
+      content: { request_id: r.body.request_id, status_update: 'Fix in testing.', sensitivity: 'TLP:AMBER' },
+    });
     expect(s.status, JSON.stringify(s.body)).toBe(201);
     expect(s.body.document.deadline).toEqual({ obligation: 'intermediate', due_at: '2026-12-03T00:00:00.000Z', basis: 'due time set by the request' });
     await f.api('POST', `/api/v1/cases/${c.id}/submissions/${s.body.id}/filings`, { recipients: ['csirt'], member_state: 'DE' });

@@ -33,10 +33,16 @@ function pae(type: string, payload: Buffer): Buffer {
 
 /** Verifies an archive with node:crypto and the entries of a tar; answers the manifest, or throws saying why not. */
 function verifyWithNodeCrypto(files: Map<string, Buffer>, publicKeyPem: string): any {
-  const env = JSON.parse(files.get('manifest.dsse.json')!.toString('utf8')) as { payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] };
+  const env = JSON.parse(files.get('manifest.dsse.json')!.toString('utf8')) as {
+    payloadType: string;
+    payload: string;
+    signatures: { keyid: string; sig: string }[];
+  };
   const payload = Buffer.from(env.payload, 'base64');
   const key = createPublicKey(publicKeyPem);
-  const keyid = `sha256:${createHash('sha256').update(key.export({ format: 'der', type: 'spki' })).digest('hex')}`;
+  const keyid = `sha256:${createHash('sha256')
+    .update(key.export({ format: 'der', type: 'spki' }))
+    .digest('hex')}`;
   const sig = env.signatures.find((s) => s.keyid === keyid);
   if (!sig || !verify(null, pae(env.payloadType, payload), key, Buffer.from(sig.sig, 'base64'))) throw new Error('manifest signature does not verify');
   if (!payload.equals(files.get('manifest.json')!)) throw new Error('manifest.json is not the signed payload');
@@ -85,7 +91,12 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     const group = (await f.api('POST', '/api/v1/groups', { name: 'ex', members: DEVICES })).body;
     const auth = newAuthorizer();
     await f.api('POST', '/api/v1/authorizer-keys', { name: 'k', public_key_pem: auth.pem });
-    const rel = (await f.api('POST', '/api/v1/releases', { envelope: sign(releasePayload({ tenant, artifacts: arts, group }), auth.key), expected_product: 'edge-gateway' })).body;
+    const rel = (
+      await f.api('POST', '/api/v1/releases', {
+        envelope: sign(releasePayload({ tenant, artifacts: arts, group }), auth.key),
+        expected_product: 'edge-gateway',
+      })
+    ).body;
     const start = (await f.api('POST', '/api/v1/rollouts', { release_id: rel.id })).body;
     expect(start.kind).toBe('signed');
 
@@ -114,18 +125,47 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     for (const stage of ['early_warning', 'notification'] as const) {
       const s = await f.api('POST', `/api/v1/cases/${caseId}/submissions`, { stage, content: VALID_CONTENT[stage].exploited_vulnerability });
       expect(s.status, JSON.stringify(s.body)).toBe(201);
-      expect((await f.api('POST', `/api/v1/cases/${caseId}/submissions/${s.body.id}/filings`, { recipients: ['csirt', 'enisa'], member_state: 'DE', external_reference: `SRP-${stage}` })).status).toBe(201);
+      expect(
+        (
+          await f.api('POST', `/api/v1/cases/${caseId}/submissions/${s.body.id}/filings`, {
+            recipients: ['csirt', 'enisa'],
+            member_state: 'DE',
+            external_reference: `SRP-${stage}`,
+          })
+        ).status,
+      ).toBe(201);
     }
     expect((await f.api('POST', `/api/v1/cases/${caseId}/assessments`, { outcome: 'reportable', rationale: 'Exploited in the wild.' })).status).toBe(200);
-    expect((await f.api('POST', `/api/v1/cases/${caseId}/corrective-measure`, { rollout_id: start.rollouts[0].rollout_id, description: 'Release 2.4.1 fixes the parser.' })).status).toBe(200);
-    const fin = await f.api('POST', `/api/v1/cases/${caseId}/submissions`, { stage: 'final_report', content: VALID_CONTENT.final_report.exploited_vulnerability });
-    expect((await f.api('POST', `/api/v1/cases/${caseId}/submissions/${fin.body.id}/filings`, { recipients: ['csirt', 'enisa'], member_state: 'DE' })).status).toBe(201);
-    for (const [name, body] of [['triage notes.txt', 'first seen on ex-1\n'], ['leaked.txt', 'personal data']] as const) {
+    expect(
+      (
+        await f.api('POST', `/api/v1/cases/${caseId}/corrective-measure`, {
+          rollout_id: start.rollouts[0].rollout_id,
+          description: 'Release 2.4.1 fixes the parser.',
+        })
+      ).status,
+    ).toBe(200);
+    const fin = await f.api('POST', `/api/v1/cases/${caseId}/submissions`, {
+      stage: 'final_report',
+      content: VALID_CONTENT.final_report.exploited_vulnerability,
+    });
+    expect(
+      (await f.api('POST', `/api/v1/cases/${caseId}/submissions/${fin.body.id}/filings`, { recipients: ['csirt', 'enisa'], member_state: 'DE' })).status,
+    ).toBe(201);
+    for (const [name, body] of [
+      ['triage notes.txt', 'first seen on ex-1\n'],
+      ['leaked.txt', 'personal data'],
+    ] as const) {
       f.t.clock.advance(1000);
       const { payload, contentType } = attachmentMultipart([{ name: 'file', filename: name, type: 'text/plain', body }]);
-      const a = await f.t.app.inject({ method: 'POST', url: `/api/v1/cases/${caseId}/attachments`, headers: { ...f.admin, 'content-type': contentType }, payload });
+      const a = await f.t.app.inject({
+        method: 'POST',
+        url: `/api/v1/cases/${caseId}/attachments`,
+        headers: { ...f.admin, 'content-type': contentType },
+        payload,
+      });
       expect(a.statusCode, a.body).toBe(201);
-      if (name === 'leaked.txt') expect((await f.api('POST', `/api/v1/cases/${caseId}/attachments/${JSON.parse(a.body).id}/redaction`, { reason: 'Personal data.' })).status).toBe(200);
+      if (name === 'leaked.txt')
+        expect((await f.api('POST', `/api/v1/cases/${caseId}/attachments/${JSON.parse(a.body).id}/redaction`, { reason: 'Personal data.' })).status).toBe(200);
     }
     const key = await f.api('GET', '/api/v1/evidence-key');
     expect(key.status).toBe(200);
@@ -145,7 +185,12 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
 
   it('verifies with node:crypto and a tar reader alone, and lists every file', () => {
     const manifest = verifyWithNodeCrypto(files, publicKeyPem);
-    expect(manifest).toMatchObject({ type: 'svc.case-evidence.v1', tenant: f.t.tenantId, case: { id: caseId, state: 'reportable' }, receipts: { count: 2, capped: false } });
+    expect(manifest).toMatchObject({
+      type: 'svc.case-evidence.v1',
+      tenant: f.t.tenantId,
+      case: { id: caseId, state: 'reportable' },
+      receipts: { count: 2, capped: false },
+    });
     const paths = manifest.files.map((x: any) => x.path);
     expect(paths.slice(0, 3)).toEqual(['case.json', 'assessments.json', 'submissions/index.json']);
     expect(paths.filter((p: string) => p.startsWith('submissions/') && p.endsWith('.json') && p !== 'submissions/index.json')).toHaveLength(3);
@@ -157,7 +202,11 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
 
   it('holds the case, the exact submission documents, the attachments (redacted ones by record only), the receipts and the audit slice', async () => {
     const exported = JSON.parse(files.get('case.json')!.toString());
-    expect(exported.case.deadlines.map((d: any) => [d.obligation, d.status])).toEqual([['early_warning', 'met'], ['notification', 'met'], ['final_report', 'met']]);
+    expect(exported.case.deadlines.map((d: any) => [d.obligation, d.status])).toEqual([
+      ['early_warning', 'met'],
+      ['notification', 'met'],
+      ['final_report', 'met'],
+    ]);
     const index = JSON.parse(files.get('submissions/index.json')!.toString());
     for (const s of index) {
       const doc = await f.api('GET', `/api/v1/cases/${caseId}/submissions/${s.id}/document`);
@@ -166,16 +215,34 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
       expect(files.get(s.pdf)!.subarray(0, 5).toString()).toBe('%PDF-');
     }
     const attachments = JSON.parse(files.get('attachments/index.json')!.toString());
-    expect(attachments.map((a: any) => [a.filename, a.file === null, a.redaction?.reason ?? null])).toEqual([['triage notes.txt', false, null], ['leaked.txt', true, 'Personal data.']]);
+    expect(attachments.map((a: any) => [a.filename, a.file === null, a.redaction?.reason ?? null])).toEqual([
+      ['triage notes.txt', false, null],
+      ['leaked.txt', true, 'Personal data.'],
+    ]);
     expect(files.get(attachments[0].file)!.toString()).toBe('first seen on ex-1\n');
     expect([...files.keys()].some((k) => k.includes('leaked'))).toBe(false);
-    const receipts = files.get('receipts/index-000001.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l));
+    const receipts = files
+      .get('receipts/index-000001.jsonl')!
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(receipts.map((r: any) => r.device).sort()).toEqual(DEVICES);
-    const audit = files.get('audit/events-000001.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l));
+    const audit = files
+      .get('audit/events-000001.jsonl')!
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(audit[0].action).toBe('case.open');
     expect(audit.at(-1).action).toBe('case.export');
     expect(new Set(audit.map((e: any) => e.target))).toEqual(new Set([`case:${caseId}`]));
-    expect(JSON.parse(files.get('findings/findings-and-exposure.json')!.toString())).toMatchObject({ vulnerability_ids: ['CVE-2026-12345'], source: 'none', findings: [], exposure: [] });
+    expect(JSON.parse(files.get('findings/findings-and-exposure.json')!.toString())).toMatchObject({
+      vulnerability_ids: ['CVE-2026-12345'],
+      source: 'none',
+      findings: [],
+      exposure: [],
+    });
   });
 
   it('keeps the evidence key like the signing keys: one per tenant, 0600 under the data dir, stable', async () => {
@@ -203,24 +270,32 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     await writeFile(join(dir, 'changed.tar'), await tar(changed));
   });
 
-  it.skipIf(!CLI_BUILT)('svc-release verify-evidence: exit 0 on the export, 1 on a tampered one or another key, 2 on a missing file', async () => {
-    const ok = cli('verify-evidence', join(dir, 'case.tar'), '--key', join(dir, 'evidence.pub'), '--tenant', f.t.tenantId, '--json');
-    expect(ok.stderr).toBe('');
-    expect(ok.status).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ case: caseId, tenant: f.t.tenantId, files: JSON.parse(files.get('manifest.json')!.toString()).files.length });
-    const bad = cli('verify-evidence', join(dir, 'changed.tar'), '--key', join(dir, 'evidence.pub'));
-    expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(/^refused: EVIDENCE_INVALID: attachments\/.*does not match the manifest/);
-    const other = await f.t.newTenant();
-    await writeFile(join(dir, 'other.pub'), (await f.api('GET', '/api/v1/evidence-key', undefined, await f.t.loginAs('viewer', other))).body.public_key_pem);
-    const wrongKey = cli('verify-evidence', join(dir, 'case.tar'), '--key', join(dir, 'other.pub'));
-    expect(wrongKey.status).toBe(1);
-    expect(wrongKey.stderr).toMatch(/^refused: KEY_UNTRUSTED/);
-    const wrongTenant = cli('verify-evidence', join(dir, 'case.tar'), '--key', join(dir, 'evidence.pub'), '--tenant', other);
-    expect(wrongTenant.status).toBe(1);
-    expect(cli('verify-evidence', join(dir, 'nope.tar'), '--key', join(dir, 'evidence.pub')).status).toBe(2);
-    expect((await readFile(join(dir, 'case.tar'))).equals(archive)).toBe(true);
-  }, 120_000); // five CLI processes: slow on a loaded machine
+  it.skipIf(!CLI_BUILT)(
+    'svc-release verify-evidence: exit 0 on the export, 1 on a tampered one or another key, 2 on a missing file',
+    async () => {
+      const ok = cli('verify-evidence', join(dir, 'case.tar'), '--key', join(dir, 'evidence.pub'), '--tenant', f.t.tenantId, '--json');
+      expect(ok.stderr).toBe('');
+      expect(ok.status).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({
+        case: caseId,
+        tenant: f.t.tenantId,
+        files: JSON.parse(files.get('manifest.json')!.toString()).files.length,
+      });
+      const bad = cli('verify-evidence', join(dir, 'changed.tar'), '--key', join(dir, 'evidence.pub'));
+      expect(bad.status).toBe(1);
+      expect(bad.stderr).toMatch(/^refused: EVIDENCE_INVALID: attachments\/.*does not match the manifest/);
+      const other = await f.t.newTenant();
+      await writeFile(join(dir, 'other.pub'), (await f.api('GET', '/api/v1/evidence-key', undefined, await f.t.loginAs('viewer', other))).body.public_key_pem);
+      const wrongKey = cli('verify-evidence', join(dir, 'case.tar'), '--key', join(dir, 'other.pub'));
+      expect(wrongKey.status).toBe(1);
+      expect(wrongKey.stderr).toMatch(/^refused: KEY_UNTRUSTED/);
+      const wrongTenant = cli('verify-evidence', join(dir, 'case.tar'), '--key', join(dir, 'evidence.pub'), '--tenant', other);
+      expect(wrongTenant.status).toBe(1);
+      expect(cli('verify-evidence', join(dir, 'nope.tar'), '--key', join(dir, 'evidence.pub')).status).toBe(2);
+      expect((await readFile(join(dir, 'case.tar'))).equals(archive)).toBe(true);
+    },
+    120_000,
+  ); // five CLI processes: slow on a loaded machine
 
   it('is tenant-scoped: another tenant gets 404, a viewer may export, nothing is half-exported for an unknown case', async () => {
     const other = await f.t.newTenant();

@@ -60,15 +60,24 @@ export async function createCasesFixture(driver: Driver, ctxOverrides: Partial<A
     admin,
     api,
     openCase: async (over = {}, headers = admin) => {
-      const res = await api('POST', '/api/v1/cases', {
-        kind: 'exploited_vulnerability',
-        title: 'Heap overflow in the gateway firmware',
-        owner: 'psirt@example.test',
-        products: ['edge-gateway'],
-        vulnerability_ids: ['CVE-2026-12345'],
-        awareness: { aware_at: new Date(t.clock.now().getTime() - 3600_000).toISOString(), aware_by: 'alice@example.test', evidence: 'KEV catalog entry and vendor report' },
-        ...over,
-      }, headers);
+      const res = await api(
+        'POST',
+        '/api/v1/cases',
+        {
+          kind: 'exploited_vulnerability',
+          title: 'Heap overflow in the gateway firmware',
+          owner: 'psirt@example.test',
+          products: ['edge-gateway'],
+          vulnerability_ids: ['CVE-2026-12345'],
+          awareness: {
+            aware_at: new Date(t.clock.now().getTime() - 3600_000).toISOString(),
+            aware_by: 'alice@example.test',
+            evidence: 'KEV catalog entry and vendor report',
+          },
+          ...over,
+        },
+        headers,
+      );
       if (res.status !== 201) throw new Error(`open case: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     },
@@ -79,7 +88,14 @@ export async function createCasesFixture(driver: Driver, ctxOverrides: Partial<A
       return JSON.parse(res.body);
     },
     device: async (name, tenantId = t.tenantId) => {
-      await upsertEnrolledDevice(store.store.db, { tenantId, name, profile: 'linux-arm64', certFingerprint: `sha256:${name}`, certNotAfter: null, now: t.clock.now() });
+      await upsertEnrolledDevice(store.store.db, {
+        tenantId,
+        name,
+        profile: 'linux-arm64',
+        certFingerprint: `sha256:${name}`,
+        certNotAfter: null,
+        now: t.clock.now(),
+      });
     },
     dispose: async () => {
       await t.dispose();

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
 /** A multipart/form-data body of the given parts (text fields and files), in order. */
-export function attachmentMultipart(parts: readonly { name: string; filename?: string; type?: string; body: Buffer | string }[]): { payload: Buffer; contentType: string } {
+export function attachmentMultipart(parts: readonly { name: string; filename?: string; type?: string; body: Buffer | string }[]): {
+  payload: Buffer;
+  contentType: string;
+} {
   const boundary = `----svc${randomUUID()}`;
   const chunks: Buffer[] = [];
   for (const p of parts) {

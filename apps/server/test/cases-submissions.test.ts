@@ -24,13 +24,26 @@ const hasPdftotext = requireTool('pdftotext', 'poppler-utils');
 // a 1x1 PNG
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
-const APPEND_ONLY = ['case_awareness', 'case_decisions', 'case_measures', 'case_intermediate_requests', 'case_submissions', 'case_filings', 'case_attachments', 'case_attachment_redactions'];
+const APPEND_ONLY = [
+  'case_awareness',
+  'case_decisions',
+  'case_measures',
+  'case_intermediate_requests',
+  'case_submissions',
+  'case_filings',
+  'case_attachments',
+  'case_attachment_redactions',
+];
 
 describe('docs/article-14.md lists exactly the fields of every stage and kind', () => {
   it('both ways, with the same required flag and type', () => {
     const doc = readFileSync(resolve(import.meta.dirname, '../../../docs/article-14.md'), 'utf8');
-    const rows = [...doc.matchAll(/^\| `(\w+)` \| `(\w+)` \| `(\w+)` \| (required|optional) \| (\w+) \|/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]} ${m[4]} ${m[5]}`);
-    const table = STAGES.flatMap((stage) => CASE_KINDS.flatMap((kind) => STAGE_FIELDS[stage][kind].map((s) => `${stage} ${kind} ${s.name} ${s.required ? 'required' : 'optional'} ${s.type}`)));
+    const rows = [...doc.matchAll(/^\| `(\w+)` \| `(\w+)` \| `(\w+)` \| (required|optional) \| (\w+) \|/gm)].map(
+      (m) => `${m[1]} ${m[2]} ${m[3]} ${m[4]} ${m[5]}`,
+    );
+    const table = STAGES.flatMap((stage) =>
+      CASE_KINDS.flatMap((kind) => STAGE_FIELDS[stage][kind].map((s) => `${stage} ${kind} ${s.name} ${s.required ? 'required' : 'optional'} ${s.type}`)),
+    );
     expect(rows.sort()).toEqual(table.sort());
   });
 });
@@ -46,7 +59,9 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     requestIds = {};
     for (const kind of CASE_KINDS) {
       cases[kind] = await f.openCase({ kind, title: `fields ${kind}` });
-      requestIds[kind] = (await f.api('POST', `/api/v1/cases/${cases[kind].id}/intermediate-requests`, { requested_by: 'CSIRT FR', due_at: '2026-10-09T00:00:00Z' })).body.request_id;
+      requestIds[kind] = (
+        await f.api('POST', `/api/v1/cases/${cases[kind].id}/intermediate-requests`, { requested_by: 'CSIRT FR', due_at: '2026-10-09T00:00:00Z' })
+      ).body.request_id;
     }
   });
   afterAll(async () => {
@@ -71,14 +86,22 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
         }
         const ok = await submit(kind, { stage, content: valid(stage, kind) });
         expect(ok.status, `${stage}/${kind}: ${JSON.stringify(ok.body)}`).toBe(201);
-        expect(ok.body.document).toMatchObject({ type: 'svc.cra-article14-submission.v1', stage, content: valid(stage, kind), case: { id: cases[kind].id, kind } });
+        expect(ok.body.document).toMatchObject({
+          type: 'svc.cra-article14-submission.v1',
+          stage,
+          content: valid(stage, kind),
+          case: { id: cases[kind].id, kind },
+        });
       }
     }
     expect(checked).toBe(STAGES.reduce((n, s) => n + CASE_KINDS.reduce((m, k) => m + STAGE_FIELDS[s][k].filter((x) => x.required).length, 0), 0));
   });
 
   it('names every problem at once: unknown fields, bad values, the fields of the other kind', async () => {
-    const res = await submit('exploited_vulnerability', { stage: 'early_warning', content: { member_states: ['DE', 'XX'], sensitivity: 'secret', suspected_malicious: true, extra: 1 } });
+    const res = await submit('exploited_vulnerability', {
+      stage: 'early_warning',
+      content: { member_states: ['DE', 'XX'], sensitivity: 'secret', suspected_malicious: true, extra: 1 },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.split('; ')).toEqual([
       'content.suspected_malicious: not a field of early_warning for exploited_vulnerability',
@@ -87,11 +110,17 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
       'content.sensitivity: must be one of TLP:CLEAR, TLP:GREEN, TLP:AMBER, TLP:AMBER+STRICT, TLP:RED',
     ]);
     const bad = [
-      [{ stage: 'early_warning', content: { ...VALID_CONTENT.early_warning.severe_incident, suspected_malicious: 'yes' } }, /suspected_malicious: must be true or false/],
+      [
+        { stage: 'early_warning', content: { ...VALID_CONTENT.early_warning.severe_incident, suspected_malicious: 'yes' } },
+        /suspected_malicious: must be true or false/,
+      ],
       [{ stage: 'final_report', content: { ...VALID_CONTENT.final_report.severe_incident, severity: 'severe' } }, /severity: must be one of low/],
       [{ stage: 'final_report', content: { ...VALID_CONTENT.final_report.severe_incident, impact: '   ' } }, /impact: must be a non-empty string/],
       [{ stage: 'advisory', content: { ...VALID_CONTENT.advisory.severe_incident, publisher_namespace: 'ftp://x' } }, /publisher_namespace: must be an https/],
-      [{ stage: 'intermediate', content: { request_id: '00000000-0000-4000-8000-000000000000', status_update: 's', sensitivity: 'TLP:RED' } }, /content\.request_id: case .* has no intermediate-report request/],
+      [
+        { stage: 'intermediate', content: { request_id: '00000000-0000-4000-8000-000000000000', status_update: 's', sensitivity: 'TLP:RED' } },
+        /content\.request_id: case .* has no intermediate-report request/,
+      ],
       [{ stage: 'notification', content: [] }, /content/],
       [{ stage: 'ransom', content: {} }, /stage/],
       [{ stage: 'early_warning' }, /content: is required/],
@@ -106,7 +135,11 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
   it('a correction is a new submission referencing the one it supersedes; the old one stays, a chain stays linear', async () => {
     const kind = 'exploited_vulnerability';
     const first = (await submit(kind, { stage: 'notification', content: valid('notification', kind) })).body;
-    const fixed = await submit(kind, { stage: 'notification', content: { ...valid('notification', kind), user_measures: 'Update to 2.4.1.' }, supersedes_id: first.id });
+    const fixed = await submit(kind, {
+      stage: 'notification',
+      content: { ...valid('notification', kind), user_measures: 'Update to 2.4.1.' },
+      supersedes_id: first.id,
+    });
     expect(fixed.status).toBe(201);
     expect(fixed.body.document.supersedes).toEqual({ id: first.id, digest: first.digest });
     expect(fixed.body.digest).not.toBe(first.digest);
@@ -115,11 +148,18 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     const twice = await submit(kind, { stage: 'notification', content: valid('notification', kind), supersedes_id: first.id });
     expect(twice.status).toBe(409);
     expect(twice.body.error).toMatch(/already superseded by/);
-    expect((await f.api('POST', `/api/v1/cases/${cases[kind].id}/submissions/${first.id}/filings`, { recipients: ['csirt'], member_state: 'DE' })).status).toBe(409);
+    expect((await f.api('POST', `/api/v1/cases/${cases[kind].id}/submissions/${first.id}/filings`, { recipients: ['csirt'], member_state: 'DE' })).status).toBe(
+      409,
+    );
     const otherStage = await submit(kind, { stage: 'final_report', content: valid('final_report', kind), supersedes_id: fixed.body.id });
     expect(otherStage.status).toBe(400);
     const list = (await f.api('GET', `/api/v1/cases/${cases[kind].id}/submissions?stage=notification`)).body;
-    expect(list.submissions.map((s: any) => [s.id, s.superseded_by])).toEqual(expect.arrayContaining([[first.id, fixed.body.id], [fixed.body.id, null]]));
+    expect(list.submissions.map((s: any) => [s.id, s.superseded_by])).toEqual(
+      expect.arrayContaining([
+        [first.id, fixed.body.id],
+        [fixed.body.id, null],
+      ]),
+    );
     expect(list.counts.notification).toBe(list.total);
     expect(Object.keys(list.counts).sort()).toEqual([...STAGES].sort());
     // the exact bytes: canonical JSON whose SHA-256 is the digest
@@ -133,7 +173,16 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     // every table has rows by now except redactions: attach and redact one file
     const { attachmentMultipart } = await import('./cases-multipart.js');
     const { payload, contentType } = attachmentMultipart([{ name: 'file', filename: 'a.txt', type: 'text/plain', body: 'x' }]);
-    const a = JSON.parse((await f.t.app.inject({ method: 'POST', url: `/api/v1/cases/${cases.severe_incident.id}/attachments`, headers: { ...f.admin, 'content-type': contentType }, payload })).body);
+    const a = JSON.parse(
+      (
+        await f.t.app.inject({
+          method: 'POST',
+          url: `/api/v1/cases/${cases.severe_incident.id}/attachments`,
+          headers: { ...f.admin, 'content-type': contentType },
+          payload,
+        })
+      ).body,
+    );
     await f.api('POST', `/api/v1/cases/${cases.severe_incident.id}/attachments/${a.id}/redaction`, { reason: 'wrong file' });
     await f.api('POST', `/api/v1/cases/${cases.severe_incident.id}/corrective-measure`, { description: 'fix' });
     await f.api('POST', `/api/v1/cases/${cases.severe_incident.id}/assessments`, { outcome: 'reportable', rationale: 'r' });
@@ -149,7 +198,12 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
   });
 
   it.skipIf(!hasPdftotext)('the PDF carries the report branding (company name, logo, footer) and the document: read back with pdftotext', async () => {
-    const branded = await f.api('PUT', '/api/v1/admin/branding', { company_name: 'Acme Devices GmbH', primary_color: '#111827', accent_color: '#b91c1c', logo_data_url: `data:image/png;base64,${PNG}` }, await f.t.loginAs('admin'));
+    const branded = await f.api(
+      'PUT',
+      '/api/v1/admin/branding',
+      { company_name: 'Acme Devices GmbH', primary_color: '#111827', accent_color: '#b91c1c', logo_data_url: `data:image/png;base64,${PNG}` },
+      await f.t.loginAs('admin'),
+    );
     expect(branded.status).toBeLessThan(300);
     const s = (await submit('exploited_vulnerability', { stage: 'early_warning', content: valid('early_warning', 'exploited_vulnerability') })).body;
     const pdf = await f.api('GET', `/api/v1/cases/${cases.exploited_vulnerability.id}/submissions/${s.id}/pdf`);
@@ -157,14 +211,28 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     expect(pdf.headers['content-type']).toBe('application/pdf');
     expect(`sha256:${createHash('sha256').update(pdf.raw).digest('hex')}`).toBe(s.pdf_digest);
     const text = execFileSync('pdftotext', ['-layout', '-', '-'], { input: pdf.raw }).toString('utf8');
-    for (const want of ['Acme Devices GmbH', 'Early warning notification: fields exploited_vulnerability', 'Art. 14(2)(a)', 'Member States where the product is made available', 'DE, FR', 'TLP:AMBER', s.digest, 'Acme Devices GmbH - Article 14 submission', 'page 1']) {
+    for (const want of [
+      'Acme Devices GmbH',
+      'Early warning notification: fields exploited_vulnerability',
+      'Art. 14(2)(a)',
+      'Member States where the product is made available',
+      'DE, FR',
+      'TLP:AMBER',
+      s.digest,
+      'Acme Devices GmbH - Article 14 submission',
+      'page 1',
+    ]) {
       expect(text).toContain(want);
     }
     expect(s.document.manufacturer.name).toBe('Acme Devices GmbH');
     // the logo is embedded: one 1x1 image (pdfimages lists the page's images)
     const dir = await mkdtemp(join(tmpdir(), 'svc-case-pdf-'));
     await writeFile(join(dir, 's.pdf'), pdf.raw);
-    const images = execFileSync('pdfimages', ['-list', join(dir, 's.pdf')]).toString('utf8').trim().split('\n').slice(2);
+    const images = execFileSync('pdfimages', ['-list', join(dir, 's.pdf')])
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .slice(2);
     await rm(dir, { recursive: true, force: true });
     const logos = images.map((l) => l.trim().split(/\s+/)).filter((cols) => cols[2] === 'image');
     expect(logos.map((cols) => [cols[0], cols[3], cols[4]])).toEqual([['1', '1', '1']]);
@@ -177,7 +245,12 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     expect(first.status, JSON.stringify(first.body)).toBe(201);
     const csaf = (await f.api('GET', `/api/v1/cases/${c.id}/submissions/${first.body.id}/csaf`)).body;
     expect(csafSchemaIssues(csaf)).toEqual([]);
-    expect(csaf.document).toMatchObject({ category: 'csaf_security_advisory', csaf_version: '2.0', tracking: { version: '1', status: 'final' }, publisher: { namespace: 'https://psirt.example.test' } });
+    expect(csaf.document).toMatchObject({
+      category: 'csaf_security_advisory',
+      csaf_version: '2.0',
+      tracking: { version: '1', status: 'final' },
+      publisher: { namespace: 'https://psirt.example.test' },
+    });
     expect(csaf.vulnerabilities.map((v: any) => v.cve ?? v.ids[0].text)).toEqual(['CVE-2026-4242', 'GHSA-wxrw-8f4c-62p5']);
     const product = csaf.product_tree.branches[0].branches[0].branches[0].product;
     expect(product.product_identification_helper.hashes[0].file_hashes[0].value).toBe(vulnerable.digest.slice(7));
@@ -188,20 +261,38 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     const group = (await f.api('POST', '/api/v1/groups', { name: 'adv', members: ['adv-1'] })).body;
     const auth = newAuthorizer();
     await f.api('POST', '/api/v1/authorizer-keys', { name: 'adv', public_key_pem: auth.pem });
-    const rel = (await f.api('POST', '/api/v1/releases', { envelope: sign(releasePayload({ tenant: f.t.tenantId, artifacts: [fixedArt], group, version: '1.0.1' }), auth.key), expected_product: 'edge-gateway' })).body;
+    const rel = (
+      await f.api('POST', '/api/v1/releases', {
+        envelope: sign(releasePayload({ tenant: f.t.tenantId, artifacts: [fixedArt], group, version: '1.0.1' }), auth.key),
+        expected_product: 'edge-gateway',
+      })
+    ).body;
     await f.api('POST', `/api/v1/cases/${c.id}/corrective-measure`, { release_id: rel.id, description: '1.0.1 fixes it' });
     f.t.clock.advance(3600_000);
-    const second = await f.api('POST', `/api/v1/cases/${c.id}/submissions`, { stage: 'advisory', content: valid('advisory', 'exploited_vulnerability'), supersedes_id: first.body.id });
+    const second = await f.api('POST', `/api/v1/cases/${c.id}/submissions`, {
+      stage: 'advisory',
+      content: valid('advisory', 'exploited_vulnerability'),
+      supersedes_id: first.body.id,
+    });
     const csaf2 = second.body.document.csaf;
     expect(csafSchemaIssues(csaf2)).toEqual([]);
     expect(csaf2.document.tracking.version).toBe('2');
     expect(csaf2.document.tracking.revision_history.map((r: any) => r.number)).toEqual(['1', '2']);
     expect(csaf2.vulnerabilities[0].product_status).toEqual({ known_affected: [`CSAFPID-A-${vulnerable.id}`], fixed: [`CSAFPID-R-${rel.id}`] });
-    expect(csaf2.vulnerabilities[0].remediations[0]).toMatchObject({ category: 'vendor_fix', details: 'Update to edge-gateway 1.0.1.', product_ids: [`CSAFPID-A-${vulnerable.id}`] });
+    expect(csaf2.vulnerabilities[0].remediations[0]).toMatchObject({
+      category: 'vendor_fix',
+      details: 'Update to edge-gateway 1.0.1.',
+      product_ids: [`CSAFPID-A-${vulnerable.id}`],
+    });
     // the validator is the real schema: it refuses what CSAF 2.0 refuses
     expect(csafSchemaIssues({ ...csaf2, document: { ...csaf2.document, tracking: undefined } }).join()).toMatch(/tracking/);
     expect(csafSchemaIssues({ ...csaf2, vulnerabilities: [{ cve: 'CVE-26-1' }] }).join()).toMatch(/vulnerabilities\/0\/cve/);
-    expect(csafSchemaIssues({ ...csaf2, vulnerabilities: [{ scores: [{ products: ['x'], cvss_v3: { version: '3.1', vectorString: 'nope', baseScore: 1, baseSeverity: 'LOW' } }] }] }).join()).toMatch(/cvss_v3/);
+    expect(
+      csafSchemaIssues({
+        ...csaf2,
+        vulnerabilities: [{ scores: [{ products: ['x'], cvss_v3: { version: '3.1', vectorString: 'nope', baseScore: 1, baseSeverity: 'LOW' } }] }],
+      }).join(),
+    ).toMatch(/cvss_v3/);
     // the incident profile and a notification's document has no CSAF
     const inc = (await submit('severe_incident', { stage: 'advisory', content: valid('advisory', 'severe_incident') })).body;
     expect(csafSchemaIssues(inc.document.csaf)).toEqual([]);
@@ -236,15 +327,30 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     }
     const manual = await f.api('POST', url, { recipients: ['csirt', 'enisa'], member_state: 'NL', external_reference: 'SRP-2026-0042' });
     expect(manual.status).toBe(201);
-    expect(manual.body).toMatchObject({ recipients: ['csirt', 'enisa'], member_state: 'NL', transport: 'manual', external_reference: 'SRP-2026-0042', filed_at: iso(0) });
+    expect(manual.body).toMatchObject({
+      recipients: ['csirt', 'enisa'],
+      member_state: 'NL',
+      transport: 'manual',
+      external_reference: 'SRP-2026-0042',
+      filed_at: iso(0),
+    });
     const file = await f.api('POST', url, { recipients: ['enisa'], transport: 'file' });
     expect(file.status).toBe(201);
     const [jsonPath, pdfPath] = file.body.delivery.files as string[];
     expect((await readFile(jsonPath!)).equals((await f.api('GET', `/api/v1/cases/${cases[kind].id}/submissions/${s.id}/document`)).raw)).toBe(true);
     expect((await readFile(pdfPath!)).subarray(0, 5).toString()).toBe('%PDF-');
     const adv = (await submit(kind, { stage: 'advisory', content: valid('advisory', kind) })).body;
-    expect((await f.api('POST', `/api/v1/cases/${cases[kind].id}/submissions/${adv.id}/filings`, { recipients: ['csirt'], member_state: 'DE' })).status).toBe(400);
-    expect((await f.api('POST', `/api/v1/cases/${cases[kind].id}/submissions/${adv.id}/filings`, { recipients: ['users'], external_reference: 'https://psirt.example.test/advisories/1' })).status).toBe(201);
+    expect((await f.api('POST', `/api/v1/cases/${cases[kind].id}/submissions/${adv.id}/filings`, { recipients: ['csirt'], member_state: 'DE' })).status).toBe(
+      400,
+    );
+    expect(
+      (
+        await f.api('POST', `/api/v1/cases/${cases[kind].id}/submissions/${adv.id}/filings`, {
+          recipients: ['users'],
+          external_reference: 'https://psirt.example.test/advisories/1',
+        })
+      ).status,
+    ).toBe(201);
     const got = (await f.api('GET', `/api/v1/cases/${cases[kind].id}/submissions/${s.id}`)).body;
     expect(got.filings.map((x: any) => x.transport)).toEqual(['manual', 'file']);
   });
@@ -275,7 +381,9 @@ describe.each(availableDrivers())('the webhook transport posts only to the confi
 
   it('delivers the exact document, records the returned reference; a failure records nothing and says why', async () => {
     const c = await f.openCase();
-    const s = (await f.api('POST', `/api/v1/cases/${c.id}/submissions`, { stage: 'early_warning', content: VALID_CONTENT.early_warning.exploited_vulnerability })).body;
+    const s = (
+      await f.api('POST', `/api/v1/cases/${c.id}/submissions`, { stage: 'early_warning', content: VALID_CONTENT.early_warning.exploited_vulnerability })
+    ).body;
     const url = `/api/v1/cases/${c.id}/submissions/${s.id}/filings`;
     const ok = await f.api('POST', url, { recipients: ['csirt', 'enisa'], member_state: 'DE', transport: 'webhook' });
     expect(ok.status, JSON.stringify(ok.body)).toBe(201);

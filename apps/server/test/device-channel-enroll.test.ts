@@ -9,16 +9,7 @@ import { insertLogRequest } from '../src/resources/log-requests/queries.js';
 import { issueCertificate } from '../src/device-channel/pki.js';
 import { createTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers } from './helpers/store.js';
-import {
-  channelCredentials,
-  clientsFor,
-  csrFor,
-  newDeviceKey,
-  refusal,
-  startChannelFixture,
-  unary,
-  type ChannelFixture,
-} from './device-channel.fixture.js';
+import { channelCredentials, clientsFor, csrFor, newDeviceKey, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
 
 describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (driver) => {
   let f: ChannelFixture;
@@ -85,16 +76,24 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
       const key = await newDeviceKey();
       const wrongCn = await refusal(unary((cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: Buffer.alloc(0), inventory: undefined }, cb)));
       expect(wrongCn.details).toMatch(/^csr_der: missing/);
-      const cnMismatch = await refusal(unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: await csrFor(key, 'dev-b'), inventory: undefined }, cb)));
+      const cnMismatch = await refusal(
+        unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: await csrFor(key, 'dev-b'), inventory: undefined }, cb)),
+      );
       expect(cnMismatch.code).toBe(status.INVALID_ARGUMENT);
       expect(cnMismatch.details).toMatch(/^csr_der: subject CN "dev-b" must equal device_name "dev-a"/);
       const p384 = await newDeviceKey('p384');
-      const wrongKey = await refusal(unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: await csrFor(p384, 'dev-a'), inventory: undefined }, cb)));
+      const wrongKey = await refusal(
+        unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: await csrFor(p384, 'dev-a'), inventory: undefined }, cb)),
+      );
       expect(wrongKey.code).toBe(status.INVALID_ARGUMENT);
       expect(wrongKey.details).toMatch(/^csr_der: key must be ECDSA P-256/);
-      const garbage = await refusal(unary((cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: Buffer.from('not a csr'), inventory: undefined }, cb)));
+      const garbage = await refusal(
+        unary((cb) => anon.enrollment.enroll({ token, deviceName: 'dev-a', csrDer: Buffer.from('not a csr'), inventory: undefined }, cb)),
+      );
       expect(garbage.details).toMatch(/^csr_der: not a DER PKCS#10/);
-      const badName = await refusal(unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'Dev A', csrDer: await csrFor(key, 'Dev A'), inventory: undefined }, cb)));
+      const badName = await refusal(
+        unary(async (cb) => anon.enrollment.enroll({ token, deviceName: 'Dev A', csrDer: await csrFor(key, 'Dev A'), inventory: undefined }, cb)),
+      );
       expect(badName.details).toMatch(/^device_name: must match/);
     } finally {
       anon.close();
@@ -116,7 +115,12 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     // a self-made CA issuing a certificate with the right names: refused
     const key = await newDeviceKey();
     const caKeys = await newDeviceKey();
-    const foreignCa = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=evil', keys: caKeys.keys as never, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' }, extensions: [new x509.BasicConstraintsExtension(true, 0, true)] });
+    const foreignCa = await x509.X509CertificateGenerator.createSelfSigned({
+      name: 'CN=evil',
+      keys: caKeys.keys as never,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
+    });
     const leaf = await x509.X509CertificateGenerator.create({
       subject: 'CN=dev-1',
       issuer: foreignCa.subject,
@@ -145,7 +149,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     const key = await newDeviceKey();
     const der = await issueCertificate(caB, {
       subjectCN: 'dev-x',
-      publicKey: await x509.PublicKey.create(key.keys.publicKey as never),
+      publicKey: await x509.PublicKey.create(key.keys.publicKey),
       usage: 'clientAuth',
       sanUris: [`spiffe://${f.tenantId}/device/dev-x`],
       notBefore: new Date(Date.now() - 60_000),
@@ -166,7 +170,9 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
     try {
       await f.t.store.db.updateTable('devices').set({ status: 'offline' }).where('name', '=', 'dev-dc').execute();
-      const res = await unary<import('@svc/device-proto').CheckInResponse>((cb) => c.device.checkIn({ inventory: { agentVersion: '0.2.0', profile: 'linux-amd64', product: 'x', slots: [] } }, cb));
+      const res = await unary<import('@svc/device-proto').CheckInResponse>((cb) =>
+        c.device.checkIn({ inventory: { agentVersion: '0.2.0', profile: 'linux-amd64', product: 'x', slots: [] } }, cb),
+      );
       expect(res.assignments).toEqual([]);
       expect(res.checkInIntervalS).toBe(60);
       expect(res.renewCertificate).toBe(false);
@@ -185,7 +191,8 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
   it('renewal issues a new certificate; it becomes current at its first use and the old one stops working then', async () => {
     const d = await enrollNamed('dev-renew');
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
-    const fingerprint = async () => (await f.t.store.db.selectFrom('devices').select('cert_fingerprint').where('name', '=', 'dev-renew').executeTakeFirstOrThrow()).cert_fingerprint;
+    const fingerprint = async () =>
+      (await f.t.store.db.selectFrom('devices').select('cert_fingerprint').where('name', '=', 'dev-renew').executeTakeFirstOrThrow()).cert_fingerprint;
     const before = await fingerprint();
     const pems: string[] = [];
     try {
@@ -193,7 +200,9 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
       expect(wrong.details).toMatch(/^csr_der: subject CN must be this device's name/);
       // two renewals whose answers the device never stored (a crash): the old certificate still works
       for (let i = 0; i < 2; i++) {
-        const res = await unary<import('@svc/device-proto').RenewCertificateResponse>(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'dev-renew') }, cb));
+        const res = await unary<import('@svc/device-proto').RenewCertificateResponse>(async (cb) =>
+          c.device.renewCertificate({ csrDer: await csrFor(d.key, 'dev-renew') }, cb),
+        );
         pems.push(encodePem(res.certificateDer, 'CERTIFICATE'));
         const pong = await unary<{ serverTime?: Date }>((cb) => c.device.ping({}, cb));
         expect(pong.serverTime).toBeInstanceOf(Date);
@@ -238,7 +247,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
     const upload = (id: string, bytes: Buffer) =>
       new Promise<{ length: number; digest: string }>((resolve, reject) => {
-        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res as { length: number; digest: string })));
+        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res)));
         s.write({ header: { logRequestId: id, contentType: 'application/gzip' } });
         for (let at = 0; at < bytes.length; at += 1000) s.write({ chunk: bytes.subarray(at, at + 1000) });
         s.end();

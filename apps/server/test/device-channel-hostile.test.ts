@@ -47,7 +47,11 @@ interface Outcome {
 function rawCall(client: Client, m: Method, messages: Buffer[]): Promise<Outcome> {
   return new Promise((resolve) => {
     const done = (err: ServiceError | null) =>
-      resolve(err === null ? { code: status.OK, details: '', svcCode: undefined } : { code: err.code, details: err.details, svcCode: err.metadata?.get('svc-error-code')[0]?.toString() });
+      resolve(
+        err === null
+          ? { code: status.OK, details: '', svcCode: undefined }
+          : { code: err.code, details: err.details, svcCode: err.metadata?.get('svc-error-code')[0]?.toString() },
+      );
     if (m.requestStream) {
       const call = client.makeClientStreamRequest(m.path, identity, identity, new Metadata(), (err) => done(err));
       for (const msg of messages) call.write(msg);
@@ -96,7 +100,12 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
     for (const m of METHODS) {
       for (const bytes of MALFORMED) {
         const r = await rawCall(clientFor(m), m, [bytes]);
-        expect({ path: m.path, bytes: bytes.toString('hex'), code: r.code, svcCode: r.svcCode }).toEqual({ path: m.path, bytes: bytes.toString('hex'), code: status.INVALID_ARGUMENT, svcCode: 'INVALID_INPUT' });
+        expect({ path: m.path, bytes: bytes.toString('hex'), code: r.code, svcCode: r.svcCode }).toEqual({
+          path: m.path,
+          bytes: bytes.toString('hex'),
+          code: status.INVALID_ARGUMENT,
+          svcCode: 'INVALID_INPUT',
+        });
         expect(r.details).toMatch(/^request: not a valid \w+ request message \(/);
       }
     }
@@ -109,7 +118,11 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
   it('random bytes (seeded) on every method end in a status, never an unhandled failure', async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...METHODS), fc.array(fc.uint8Array({ maxLength: 300 }), { minLength: 1, maxLength: 3 }), async (m, messages) => {
-        const r = await rawCall(clientFor(m), m, messages.map((b) => Buffer.from(b)));
+        const r = await rawCall(
+          clientFor(m),
+          m,
+          messages.map((b) => Buffer.from(b)),
+        );
         if (UNHANDLED.has(r.code)) throw new Error(`${m.path} answered ${status[r.code]}: ${r.details}`);
       }),
       { seed: 20_251_122, numRuns: 150 },
@@ -120,26 +133,60 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
   it('NUL, ESC, DEL and C1 controls in string fields are INVALID_ARGUMENT naming the field', async () => {
     const c = device.clients;
     const key = await newDeviceKey();
-    const enroll = (over: object) => refusal(unary(async (cb) => anonClients.enrollment.enroll({ token: 'svce_x', deviceName: 'dev-n', csrDer: await csrFor(key, 'dev-n'), inventory: undefined, ...over }, cb)));
+    const enroll = (over: object) =>
+      refusal(
+        unary(async (cb) =>
+          anonClients.enrollment.enroll({ token: 'svce_x', deviceName: 'dev-n', csrDer: await csrFor(key, 'dev-n'), inventory: undefined, ...over }, cb),
+        ),
+      );
     const cases: [string, Promise<{ code: number; details: string; svcCode: string | undefined }>][] = [
       ['token', enroll({ token: 'svce_\u0000' })],
       ['device_name', enroll({ deviceName: 'dev\u001b[2J' })],
       ['inventory.product', enroll({ inventory: { agentVersion: '1', profile: 'p', product: 'edge\u007f', slots: [] } })],
-      ['inventory.profile', refusal(unary((cb) => c.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux\u0000', product: 'edge', slots: [] } }, cb)))],
-      ['inventory.slots.0.name', refusal(unary((cb) => c.device.checkIn({ inventory: { agentVersion: '1', profile: 'p', product: 'edge', slots: [{ name: 'a\u0000', state: 'booted', bundleVersion: '1' }] } }, cb)))],
-      ['rollout_id', refusal(unary((cb) => c.device.reportLegacyStatus({ rolloutId: 'r\u0000', status: LegacyStatus.LEGACY_STATUS_INSTALLED, detail: '' }, cb)))],
-      ['detail', refusal(unary((cb) => c.device.reportLegacyStatus({ rolloutId: 'r', status: LegacyStatus.LEGACY_STATUS_FAILED, detail: 'csi \u009b31m' }, cb)))],
-      ['path', refusal(new Promise((resolve, reject) => {
-        const s = c.repository.getFile({ path: 'metadata/\u0000root.json', offset: 0, length: 0 });
-        s.on('data', () => undefined);
-        s.on('error', reject);
-        s.on('end', resolve);
-      }))],
-      ['header.content_type', refusal(new Promise((resolve, reject) => {
-        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res)));
-        s.write({ header: { logRequestId: '00000000-0000-4000-8000-000000000000', contentType: 'text/plain\u0000' } });
-        s.end();
-      }))],
+      [
+        'inventory.profile',
+        refusal(unary((cb) => c.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux\u0000', product: 'edge', slots: [] } }, cb))),
+      ],
+      [
+        'inventory.slots.0.name',
+        refusal(
+          unary((cb) =>
+            c.device.checkIn(
+              { inventory: { agentVersion: '1', profile: 'p', product: 'edge', slots: [{ name: 'a\u0000', state: 'booted', bundleVersion: '1' }] } },
+              cb,
+            ),
+          ),
+        ),
+      ],
+      [
+        'rollout_id',
+        refusal(unary((cb) => c.device.reportLegacyStatus({ rolloutId: 'r\u0000', status: LegacyStatus.LEGACY_STATUS_INSTALLED, detail: '' }, cb))),
+      ],
+      [
+        'detail',
+        refusal(unary((cb) => c.device.reportLegacyStatus({ rolloutId: 'r', status: LegacyStatus.LEGACY_STATUS_FAILED, detail: 'csi \u009b31m' }, cb))),
+      ],
+      [
+        'path',
+        refusal(
+          new Promise((resolve, reject) => {
+            const s = c.repository.getFile({ path: 'metadata/\u0000root.json', offset: 0, length: 0 });
+            s.on('data', () => undefined);
+            s.on('error', reject);
+            s.on('end', resolve);
+          }),
+        ),
+      ],
+      [
+        'header.content_type',
+        refusal(
+          new Promise((resolve, reject) => {
+            const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res)));
+            s.write({ header: { logRequestId: '00000000-0000-4000-8000-000000000000', contentType: 'text/plain\u0000' } });
+            s.end();
+          }),
+        ),
+      ],
     ];
     for (const [field, pending] of cases) {
       const r = await pending;
@@ -155,7 +202,9 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
     const big = Buffer.alloc(2 * 1024 * 1024, 0x61);
     const receipt = await refusal(unary((cb) => device.clients.device.uploadReceipt({ envelope: big }, cb)));
     expect(receipt.code).toBe(status.RESOURCE_EXHAUSTED);
-    const token = await refusal(unary((cb) => anonClients.enrollment.enroll({ token: big.toString(), deviceName: 'x', csrDer: Buffer.alloc(0), inventory: undefined }, cb)));
+    const token = await refusal(
+      unary((cb) => anonClients.enrollment.enroll({ token: big.toString(), deviceName: 'x', csrDer: Buffer.alloc(0), inventory: undefined }, cb)),
+    );
     expect(token.code).toBe(status.RESOURCE_EXHAUSTED);
   });
 
@@ -165,7 +214,7 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
       const key = await newDeviceKey();
       const der = await issueCertificate(ca, {
         subjectCN: o.cn,
-        publicKey: await x509.PublicKey.create(key.keys.publicKey as never),
+        publicKey: await x509.PublicKey.create(key.keys.publicKey),
         usage: o.usage ?? 'clientAuth',
         sanUris: [`spiffe://${f.tenantId}/device/${o.cn}`],
         notBefore: new Date(Date.now() - 86_400_000),

@@ -1,12 +1,7 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
-import {
-  parsePrivateKeyPem,
-  signReceipt,
-  envelopeBytes,
-  type ReceiptPayload,
-} from '@svc/release-core';
+import { parsePrivateKeyPem, signReceipt, envelopeBytes, type ReceiptPayload } from '@svc/release-core';
 import { AssignmentKind, LegacyStatus, type CheckInResponse, type UploadReceiptResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLegacyRollout } from '../src/resources/rollouts/commands.js';
@@ -59,7 +54,12 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
     const payload: ReceiptPayload = {
       tenant: f.tenantId,
       device: { name: dev.name, certificate: Buffer.from(dev.certDer).toString('base64') },
-      release: { product: release.product, version: release.version, payload_digest: release.payload_digest, envelope_digest: release.envelope_digest } as never,
+      release: {
+        product: release.product,
+        version: release.version,
+        payload_digest: release.payload_digest,
+        envelope_digest: release.envelope_digest,
+      } as never,
       rollout: rolloutId,
       candidate_digest: digest,
       previous_digest: null,
@@ -68,12 +68,14 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
       health: 'healthy',
       timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
       ...over,
-    } as ReceiptPayload;
+    };
     return envelopeBytes(signReceipt(payload, parsePrivateKeyPem(dev.keyPem)));
   }
 
   it('check-in returns the signed assignment with its transaction member set', async () => {
-    const res = await unary<CheckInResponse>((cb) => a.clients.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb));
+    const res = await unary<CheckInResponse>((cb) =>
+      a.clients.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+    );
     expect(res.assignments).toHaveLength(1);
     const asg = res.assignments[0]!;
     expect(asg.kind).toBe(AssignmentKind.ASSIGNMENT_KIND_SIGNED);
@@ -87,7 +89,10 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
     const r = await refusal(unary((cb) => b.clients.device.uploadReceipt({ envelope: Buffer.from(receiptFor(a)) }, cb)));
     expect([status.PERMISSION_DENIED, status.UNAUTHENTICATED, status.FAILED_PRECONDITION, status.INVALID_ARGUMENT]).toContain(r.code);
     expect(r.svcCode).toMatch(/^CERT_|^RECEIPT_/);
-    const n = await f.t.store.db.selectFrom('release_receipts' as never).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+    const n = await f.t.store.db
+      .selectFrom('release_receipts' as never)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirst();
     expect(Number((n as { n: unknown }).n)).toBe(0);
   });
 
@@ -114,8 +119,18 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
     const db = f.t.store.db;
     const state = async () => {
       const receipts = await db.selectFrom('release_receipts').select('id').where('device_name', '=', b.name).execute();
-      const audits = await db.selectFrom('audit_events').select('id').where('action', '=', 'release-receipt.accept').where('actor', '=', `device:${b.name}`).execute();
-      const device = await db.selectFrom('deployment_devices').select('state').where('deployment_id', '=', deploymentId).where('device_name', '=', b.name).executeTakeFirstOrThrow();
+      const audits = await db
+        .selectFrom('audit_events')
+        .select('id')
+        .where('action', '=', 'release-receipt.accept')
+        .where('actor', '=', `device:${b.name}`)
+        .execute();
+      const device = await db
+        .selectFrom('deployment_devices')
+        .select('state')
+        .where('deployment_id', '=', deploymentId)
+        .where('device_name', '=', b.name)
+        .executeTakeFirstOrThrow();
       return { receipts: receipts.length, audits: audits.length, state: device.state };
     };
     const bytes = Buffer.from(receiptFor(b));
@@ -153,11 +168,22 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
     const rollout = legacy.rollout_ids[0]!;
     const state = async () => {
       const reports = await db.selectFrom('legacy_status_reports').select('id').where('rollout_id', '=', rollout).execute();
-      const audits = await db.selectFrom('audit_events').select('id').where('action', '=', 'rollout.legacy-status').where('target', '=', `rollout:${rollout}`).execute();
-      const device = await db.selectFrom('deployment_devices').select('state').where('deployment_id', '=', legacy.deployment_id).where('device_name', '=', b.name).executeTakeFirstOrThrow();
+      const audits = await db
+        .selectFrom('audit_events')
+        .select('id')
+        .where('action', '=', 'rollout.legacy-status')
+        .where('target', '=', `rollout:${rollout}`)
+        .execute();
+      const device = await db
+        .selectFrom('deployment_devices')
+        .select('state')
+        .where('deployment_id', '=', legacy.deployment_id)
+        .where('device_name', '=', b.name)
+        .executeTakeFirstOrThrow();
       return { reports: reports.length, audits: audits.length, state: device.state };
     };
-    const report = (detail = '') => unary((cb) => b.clients.device.reportLegacyStatus({ rolloutId: rollout, status: LegacyStatus.LEGACY_STATUS_INSTALLED, detail }, cb));
+    const report = (detail = '') =>
+      unary((cb) => b.clients.device.reportLegacyStatus({ rolloutId: rollout, status: LegacyStatus.LEGACY_STATUS_INSTALLED, detail }, cb));
 
     const long = await refusal(report('x'.repeat(1025)));
     expect([long.code, long.details]).toEqual([status.INVALID_ARGUMENT, 'detail: longer than 1024 characters']);

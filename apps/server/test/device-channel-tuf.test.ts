@@ -16,7 +16,17 @@ import { DownloadHTTPError } from 'tuf-js/dist/error.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FsBlobStore } from '../src/blobs/index.js';
 import { availableDrivers } from './helpers/store.js';
-import { channelCredentials, clientsFor, csrFor, newDeviceKey, publishSignedRollout, startChannelFixture, unary, type ChannelFixture, type PublishedRelease } from './device-channel.fixture.js';
+import {
+  channelCredentials,
+  clientsFor,
+  csrFor,
+  newDeviceKey,
+  publishSignedRollout,
+  startChannelFixture,
+  unary,
+  type ChannelFixture,
+  type PublishedRelease,
+} from './device-channel.fixture.js';
 
 const BASE = 'grpc-getfile://repo/';
 
@@ -66,7 +76,15 @@ describe.each(availableDrivers())('RepositoryService GetFile to a tuf-js Updater
     const key = await newDeviceKey();
     const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
     const enrolled = await unary<EnrollResponse>(async (cb) =>
-      anon.enrollment.enroll({ token: await f.newToken(), deviceName: 'tuf-1', csrDer: await csrFor(key, 'tuf-1'), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+      anon.enrollment.enroll(
+        {
+          token: await f.newToken(),
+          deviceName: 'tuf-1',
+          csrDer: await csrFor(key, 'tuf-1'),
+          inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] },
+        },
+        cb,
+      ),
     );
     anon.close();
     clients = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: encodePem(enrolled.certificateDer, 'CERTIFICATE') }));
@@ -84,7 +102,13 @@ describe.each(availableDrivers())('RepositoryService GetFile to a tuf-js Updater
     await mkdir(metadataDir);
     await writeFile(join(metadataDir, 'root.json'), await getFile(clients.repository, 'metadata/root.json'));
     const updater = () =>
-      new Updater({ metadataDir, metadataBaseUrl: `${BASE}metadata`, targetBaseUrl: `${BASE}targets`, fetcher: new GetFileFetcher(clients.repository), config: { fetchRetries: 0 } });
+      new Updater({
+        metadataDir,
+        metadataBaseUrl: `${BASE}metadata`,
+        targetBaseUrl: `${BASE}targets`,
+        fetcher: new GetFileFetcher(clients.repository),
+        config: { fetchRetries: 0 },
+      });
     const u = updater();
     await u.refresh();
 

@@ -41,7 +41,9 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
     const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
     try {
       const csrDer = await csrFor(key, name);
-      return await unary<EnrollResponse>((cb) => anon.enrollment.enroll({ token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] } }, cb));
+      return await unary<EnrollResponse>((cb) =>
+        anon.enrollment.enroll({ token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] } }, cb),
+      );
     } finally {
       anon.close();
     }
@@ -85,14 +87,20 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
       const failed = await refusal(unary(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'uow-renew') }, cb)));
       faultOn = undefined;
       expect(failed.code).toBe(status.INTERNAL);
-      expect(await db.selectFrom('devices').select(['cert_fingerprint', 'cert_not_after']).where('name', '=', 'uow-renew').executeTakeFirstOrThrow()).toEqual(before);
-      expect((await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-renew').execute()).map((r) => r.reason)).toEqual(['enroll']);
+      expect(await db.selectFrom('devices').select(['cert_fingerprint', 'cert_not_after']).where('name', '=', 'uow-renew').executeTakeFirstOrThrow()).toEqual(
+        before,
+      );
+      expect((await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-renew').execute()).map((r) => r.reason)).toEqual([
+        'enroll',
+      ]);
       expect(await audited('device.certificate.renew', 'device:uow-renew')).toBe(0);
       // the current certificate still works
       expect((await unary<{ serverTime?: Date }>((cb) => c.device.ping({}, cb))).serverTime).toBeInstanceOf(Date);
 
       const renewed = await unary<RenewCertificateResponse>(async (cb) => c.device.renewCertificate({ csrDer: await csrFor(d.key, 'uow-renew') }, cb));
-      expect((await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-renew').execute()).map((r) => r.reason).sort()).toEqual(['enroll', 'renew']);
+      expect(
+        (await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-renew').execute()).map((r) => r.reason).sort(),
+      ).toEqual(['enroll', 'renew']);
       expect(await audited('device.certificate.renew', 'device:uow-renew')).toBe(1);
       // the logged renewal is what lets the new certificate in (and makes it current)
       const c2 = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: encodePem(renewed.certificateDer, 'CERTIFICATE') }));
@@ -116,7 +124,7 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
     const upload = (bytes: Buffer) =>
       new Promise<{ length: number }>((resolve, reject) => {
-        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res as { length: number })));
+        const s = c.device.uploadLogBundle((err, res) => (err ? reject(err) : resolve(res)));
         s.write({ header: { logRequestId: req.id, contentType: 'application/gzip' } });
         s.write({ chunk: bytes });
         s.end();
@@ -128,7 +136,10 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
       const failed = await refusal(upload(Buffer.alloc(100, 1)));
       faultOn = undefined;
       expect(failed.code).toBe(status.INTERNAL);
-      expect(await db.selectFrom('log_requests').select(['status', 'content']).where('id', '=', req.id).executeTakeFirstOrThrow()).toEqual({ status: 'delivered', content: null });
+      expect(await db.selectFrom('log_requests').select(['status', 'content']).where('id', '=', req.id).executeTakeFirstOrThrow()).toEqual({
+        status: 'delivered',
+        content: null,
+      });
       expect(await audited('device.log-bundle.upload', `log-request:${req.id}`)).toBe(0);
 
       expect((await upload(Buffer.alloc(100, 1))).length).toBe(100);

@@ -46,7 +46,10 @@ export interface ChannelFixture {
 }
 
 /** The real device channel (real pipeline seam, enrollment tokens, signing repository). */
-export async function startChannelFixture(driver: Driver, o: { now?: () => Date; checkInIntervalS?: number; hooks?: { unitOfWork?: UnitOfWorkHooks } } = {}): Promise<ChannelFixture> {
+export async function startChannelFixture(
+  driver: Driver,
+  o: { now?: () => Date; checkInIntervalS?: number; hooks?: { unitOfWork?: UnitOfWorkHooks } } = {},
+): Promise<ChannelFixture> {
   const t = await createTestStore(driver);
   const db = t.store.db;
   const tenantId = await createTenant(db, 'acme');
@@ -102,7 +105,7 @@ export interface DeviceKey {
 
 export async function newDeviceKey(alg: 'p256' | 'p384' = 'p256'): Promise<DeviceKey> {
   const params = alg === 'p256' ? P256_KEY : { name: 'ECDSA', namedCurve: 'P-384' };
-  const keys = (await webcrypto.subtle.generateKey(params, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = await webcrypto.subtle.generateKey(params, true, ['sign', 'verify']);
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   return { keys, keyPem: encodePem(pkcs8, 'PRIVATE KEY') };
 }
@@ -150,10 +153,24 @@ export async function enrollDevice(f: ChannelFixture, name: string): Promise<Enr
   const anon = clientsFor(f.addr, channelCredentials(f.serverCaPem));
   try {
     const res = await unary<EnrollResponse>(async (cb) =>
-      anon.enrollment.enroll({ token: await f.newToken(), deviceName: name, csrDer: await csrFor(key, name), inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+      anon.enrollment.enroll(
+        {
+          token: await f.newToken(),
+          deviceName: name,
+          csrDer: await csrFor(key, name),
+          inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] },
+        },
+        cb,
+      ),
     );
     const certPem = encodePem(res.certificateDer, 'CERTIFICATE');
-    return { name, key, certPem, certDer: new Uint8Array(res.certificateDer), clients: clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem })) };
+    return {
+      name,
+      key,
+      certPem,
+      certDer: new Uint8Array(res.certificateDer),
+      clients: clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem })),
+    };
   } finally {
     anon.close();
   }
@@ -204,9 +221,13 @@ export async function publishSignedRollout(
   const db = f.t.store.db;
   const deps: PipelineDeps = { db, blobs: f.repo.blobs, publishTargets: (t, e, opts) => f.repo.publishTargets(t, e, opts), clock: () => new Date() };
   const version = o.version ?? '1.0.0';
-  const run = <I, O>(command: Command<I, O>, input: I) => runUnitOfWork(db, { tenant: f.tenantId, actor: systemActor('test-fixture'), now: new Date() }, (uow) => command(uow, input));
+  const run = <I, O>(command: Command<I, O>, input: I) =>
+    runUnitOfWork(db, { tenant: f.tenantId, actor: systemActor('test-fixture'), now: new Date() }, (uow) => command(uow, input));
   const blob = await storeArtifactBytes(deps, Readable.from([o.bytes]));
-  const art = await run(recordPublishedArtifact, await publishArtifactTarget(deps, f.tenantId, { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' }, blob));
+  const art = await run(
+    recordPublishedArtifact,
+    await publishArtifactTarget(deps, f.tenantId, { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' }, blob),
+  );
   const group = await run(createGroup, { name: `field-${version}`, members: o.devices });
   const authorizer = generateKeyPair('ed25519');
   await run(registerAuthorizerKey, { name: `release-key-${version}`, public_key_pem: authorizer.publicKey.pem });
@@ -242,5 +263,12 @@ export async function publishSignedRollout(
   const sub = await runUnitOfWork(db, scope, (uow) => publishRelease(uow, prepared.record));
   const started = await runUnitOfWork(db, scope, (uow) => startSignedRollout(uow, { releaseId: sub.release.id }));
   const r = sub.release as unknown as Omit<PublishedRelease, 'rolloutId' | 'deploymentId' | 'authorizerPem' | 'digest' | 'artifactTarget'>;
-  return { ...r, rolloutId: started.rollout_ids[0]!, deploymentId: started.deployment_id, authorizerPem: authorizer.publicKey.pem, digest: art.digest as `sha256:${string}`, artifactTarget: art.target };
+  return {
+    ...r,
+    rolloutId: started.rollout_ids[0]!,
+    deploymentId: started.deployment_id,
+    authorizerPem: authorizer.publicKey.pem,
+    digest: art.digest as `sha256:${string}`,
+    artifactTarget: art.target,
+  };
 }

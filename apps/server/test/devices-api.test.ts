@@ -17,12 +17,17 @@ describe.each(availableDrivers())('devices API on %s', (driver) => {
     operator = await t.loginAs('operator');
     const db = t.testStore.store.db;
     // 120 devices: 70 online, 50 offline; names sort as dev-000..dev-119, plus two with LIKE meta-characters.
-    await db.insertInto('devices').values(Array.from({ length: 120 }, (_, i) => ({
-      tenant_id: t.tenantId,
-      name: `dev-${String(i).padStart(3, '0')}`,
-      status: i < 70 ? 'online' : 'offline',
-      profile: 'linux-arm64',
-    }))).execute();
+    await db
+      .insertInto('devices')
+      .values(
+        Array.from({ length: 120 }, (_, i) => ({
+          tenant_id: t.tenantId,
+          name: `dev-${String(i).padStart(3, '0')}`,
+          status: i < 70 ? 'online' : 'offline',
+          profile: 'linux-arm64',
+        })),
+      )
+      .execute();
     await upsertEnrolledDevice(db, { tenantId: t.tenantId, name: 'a_b.c', certFingerprint: 'sha256:aa', certNotAfter: null, now: t.clock.now() });
     await upsertEnrolledDevice(db, { tenantId: t.tenantId, name: 'axb-c', certFingerprint: 'sha256:bb', certNotAfter: null, now: t.clock.now() });
   });
@@ -76,7 +81,15 @@ describe.each(availableDrivers())('devices API on %s', (driver) => {
   });
 
   it('negative or garbage limit/offset and unknown status are 400s naming the field', async () => {
-    for (const [qs, field] of [['?offset=-1', 'offset'], ['?offset=abc', 'offset'], ['?limit=-5', 'limit'], ['?limit=0', 'limit'], ['?limit=ten', 'limit'], ['?status=broken', 'status'], ['?sort=name', 'sort']] as const) {
+    for (const [qs, field] of [
+      ['?offset=-1', 'offset'],
+      ['?offset=abc', 'offset'],
+      ['?limit=-5', 'limit'],
+      ['?limit=0', 'limit'],
+      ['?limit=ten', 'limit'],
+      ['?status=broken', 'status'],
+      ['?sort=name', 'sort'],
+    ] as const) {
       const res = await list(qs);
       expect(res.statusCode, qs).toBe(400);
       expect(res.json().error, qs).toContain(field);

@@ -5,7 +5,7 @@ import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 
 /**
- * spec 8 `counts` kept by triggers (0002 insert/delete, 0007 update per statement). The
+ * spec §8 `counts` kept by triggers (0002 insert/delete, 0007 update per statement). The
  * mass flip is the offline detector after an outage: with 0002's row trigger it was
  * quadratic in the number of flipped devices (20k: ~25 s on PostgreSQL, minutes for 66k).
  */
@@ -23,7 +23,10 @@ describe.each(availableDrivers())('device counts triggers on %s', (driver) => {
     await sql`INSERT INTO devices (tenant_id, name, status, last_seen)
       SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 6, '0'), CASE WHEN i <= 20000 THEN 'online' ELSE 'offline' END, '2020-01-01T00:00:00Z'::timestamptz
       FROM generate_series(1, 21000) AS i`.execute(t.store.db);
-    await t.store.db.insertInto('devices').values({ tenant_id: other, name: 'o-1', status: 'online', last_seen: new Date('2020-01-01T00:00:00Z') }).execute();
+    await t.store.db
+      .insertInto('devices')
+      .values({ tenant_id: other, name: 'o-1', status: 'online', last_seen: new Date('2020-01-01T00:00:00Z') })
+      .execute();
   }, 60_000);
   afterAll(async () => {
     await t?.dispose();
@@ -35,7 +38,9 @@ describe.each(availableDrivers())('device counts triggers on %s', (driver) => {
 
   it('an update that changes no status (heartbeat) leaves the counts rows untouched', async () => {
     const before = await sql<{ xmin: string }>`SELECT xmin::text FROM device_counts WHERE tenant_id = ${tenant} ORDER BY status`.execute(t.store.db);
-    await sql`UPDATE devices SET last_seen = last_seen + interval '1 second', status = status WHERE tenant_id = ${tenant} AND name < 'dev-000100'`.execute(t.store.db);
+    await sql`UPDATE devices SET last_seen = last_seen + interval '1 second', status = status WHERE tenant_id = ${tenant} AND name < 'dev-000100'`.execute(
+      t.store.db,
+    );
     const after = await sql<{ xmin: string }>`SELECT xmin::text FROM device_counts WHERE tenant_id = ${tenant} ORDER BY status`.execute(t.store.db);
     expect(after.rows).toEqual(before.rows);
     expect(await counts()).toEqual({ online: 20000, offline: 1000, decommissioned: 0 });
@@ -55,7 +60,9 @@ describe.each(availableDrivers())('device counts triggers on %s', (driver) => {
     // Linear time comes from the UPDATE trigger running once per statement (migration 0007):
     // the per-row trigger of 0002 made this flip quadratic (~25 s on PostgreSQL). The speed
     // itself is a benchmark's business, not a timed test's.
-    const triggers = await sql<{ per_row: boolean }>`SELECT (tgtype & 1) = 1 AS per_row FROM pg_trigger WHERE tgrelid = 'devices'::regclass AND tgname = 'devices_counts_update'`.execute(t.store.db);
+    const triggers = await sql<{
+      per_row: boolean;
+    }>`SELECT (tgtype & 1) = 1 AS per_row FROM pg_trigger WHERE tgrelid = 'devices'::regclass AND tgname = 'devices_counts_update'`.execute(t.store.db);
     expect(triggers.rows).toEqual([{ per_row: false }]);
     const flipped = await markStaleDevicesOffline(t.store.db, new Date('2021-01-01T00:00:00Z'));
     expect(flipped).toBe(20001);

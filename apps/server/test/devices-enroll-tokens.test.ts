@@ -38,7 +38,9 @@ describe.each(availableDrivers())('enrollment tokens on %s', (driver) => {
     expect(await consumeEnrollToken(db, token, t.clock.now())).toMatchObject({ tenantId: t.tenantId });
     await consumeEnrollToken(db, token, t.clock.now());
     await expect(consumeEnrollToken(db, token, t.clock.now())).rejects.toSatisfy((e) => isServerError(e, 'ENROLL_TOKEN_EXHAUSTED'));
-    await expect(consumeEnrollToken(db, 'svce_00000000_unknownunknownunknown', t.clock.now())).rejects.toSatisfy((e) => isServerError(e, 'ENROLL_TOKEN_INVALID'));
+    await expect(consumeEnrollToken(db, 'svce_00000000_unknownunknownunknown', t.clock.now())).rejects.toSatisfy((e) =>
+      isServerError(e, 'ENROLL_TOKEN_INVALID'),
+    );
     await expect(consumeEnrollToken(db, "'; select 1; --", t.clock.now())).rejects.toSatisfy((e) => isServerError(e, 'ENROLL_TOKEN_INVALID'));
   });
 
@@ -52,7 +54,12 @@ describe.each(availableDrivers())('enrollment tokens on %s', (driver) => {
     const { token } = (await create({ max_uses: 5 })).json();
     const second = await openStore(t.testStore.openOptions);
     try {
-      const attempts = Array.from({ length: 20 }, (_, i) => consumeEnrollToken(i % 2 ? second.db : t.testStore.store.db, token, t.clock.now()).then(() => 'ok', (e) => (isServerError(e) ? e.code : String(e))));
+      const attempts = Array.from({ length: 20 }, (_, i) =>
+        consumeEnrollToken(i % 2 ? second.db : t.testStore.store.db, token, t.clock.now()).then(
+          () => 'ok',
+          (e) => (isServerError(e) ? e.code : String(e)),
+        ),
+      );
       const results = await Promise.all(attempts);
       expect(results.filter((r) => r === 'ok')).toHaveLength(5);
       expect(results.filter((r) => r === 'ENROLL_TOKEN_EXHAUSTED')).toHaveLength(15);
@@ -68,6 +75,8 @@ describe.each(availableDrivers())('enrollment tokens on %s', (driver) => {
     expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/enroll-tokens/${id}`, headers: operator })).statusCode).toBe(204);
     expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/enroll-tokens/${id}`, headers: operator })).statusCode).toBe(404);
     const viewer = await t.loginAs('viewer');
-    expect((await t.app.inject({ method: 'POST', url: '/api/v1/enroll-tokens', headers: viewer, payload: {} })).json()).toEqual({ error: 'missing permission: enroll-tokens.write' });
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/enroll-tokens', headers: viewer, payload: {} })).json()).toEqual({
+      error: 'missing permission: enroll-tokens.write',
+    });
   });
 });

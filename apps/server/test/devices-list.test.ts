@@ -8,7 +8,7 @@ import { DeviceListAnchors } from '../src/resources/devices/anchors.js';
 import { deviceListKey, listDevices, markDeviceSeen, type DeviceFilter } from '../src/resources/devices/queries.js';
 
 /**
- * GET /devices item bytes (the database writes the page's JSON, spec 8) against the
+ * GET /devices item bytes (the database writes the page's JSON, spec §8) against the
  * single-device route (serialized by fastify from the schema), the list body against the
  * route's own response schema (the list route sends pre-written JSON, so nothing else checks
  * it), and the offset path (skip on the name index, then fetch the page) against the
@@ -58,8 +58,13 @@ describe.each(availableDrivers())('devices list formatting and offsets on %s', (
       expect(res.body, item.name).toContain(one.body);
     }
     expect(items.at(-1)).toEqual({
-      name: 'z-awkward', status: 'online', profile: 'a"b\\c\nd\te\u0001\u001f\u007f', agent_version: 'ü 😀 \u2028 </script>',
-      last_seen: null, cert_fingerprint: '{"x":[1]}', created_at: expect.any(String),
+      name: 'z-awkward',
+      status: 'online',
+      profile: 'a"b\\c\nd\te\u0001\u001f\u007f',
+      agent_version: 'ü 😀 \u2028 </script>',
+      last_seen: null,
+      cert_fingerprint: '{"x":[1]}',
+      created_at: expect.any(String),
     });
     expect(items[5]).toMatchObject({ name: 'n-006', last_seen: null, created_at: '2025-01-07T00:00:00.000Z' });
     expect(items[0]).toMatchObject({ name: 'n-001', last_seen: '2026-03-04T05:06:08.124Z', created_at: '0999-12-31T23:59:59.999Z' });
@@ -85,9 +90,17 @@ describe.each(availableDrivers())('devices list formatting and offsets on %s', (
   it('offset pages equal slices of the whole ordered list, with and without filters', async () => {
     for (const filter of ['', 'status=offline&', 'q=1&', 'status=online&q=2&']) {
       const all = (await get(`/devices?${filter}limit=200`)).devices.map((d: { name: string }) => d.name);
-      for (const [offset, limit] of [[1, 7], [10, 10], [all.length - 3, 50], [all.length, 5]] as const) {
+      for (const [offset, limit] of [
+        [1, 7],
+        [10, 10],
+        [all.length - 3, 50],
+        [all.length, 5],
+      ] as const) {
         const body = await get(`/devices?${filter}limit=${limit}&offset=${offset}`);
-        expect(body.devices.map((d: { name: string }) => d.name), `${filter} offset ${offset}`).toEqual(all.slice(offset, offset + limit));
+        expect(
+          body.devices.map((d: { name: string }) => d.name),
+          `${filter} offset ${offset}`,
+        ).toEqual(all.slice(offset, offset + limit));
         expect(body).toMatchObject({ total: all.length, limit, offset });
       }
     }
@@ -107,7 +120,8 @@ describe.each(availableDrivers())('devices list formatting and offsets on %s', (
       await warm(filter);
       const all = await names(filter, 0);
       for (const offset of [7, 8, 13, 14, 20, 50, all.length - 1, all.length, all.length + 9]) {
-        for (const limit of [1, 5, 50]) expect(await names(filter, offset, limit), `${JSON.stringify(filter)} ${offset}/${limit}`).toEqual(all.slice(offset, offset + limit));
+        for (const limit of [1, 5, 50])
+          expect(await names(filter, offset, limit), `${JSON.stringify(filter)} ${offset}/${limit}`).toEqual(all.slice(offset, offset + limit));
       }
     }
 

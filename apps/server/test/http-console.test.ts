@@ -95,7 +95,9 @@ describe('the web console at / (http/console.ts)', () => {
 
   it('the console routes are not API operations: absent from the collected routes and openapi.json', async () => {
     expect(t.app.collectedRoutes.filter((r) => !r.url.startsWith('/api/'))).toEqual([]);
-    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: await t.apiKeyHeaders('viewer') })).json<{ paths: Record<string, unknown> }>();
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: await t.apiKeyHeaders('viewer') })).json<{
+      paths: Record<string, unknown>;
+    }>();
     expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/api/'))).toEqual([]);
   });
 });

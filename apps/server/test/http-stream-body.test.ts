@@ -24,9 +24,17 @@ describe('a raw stream request body over real HTTP', () => {
   });
 
   it('imports an OSV tar sent over a socket (the text rule does not walk the stream)', async () => {
-    const rec = osvRecord({ id: 'GHSA-http-http-http', affected: [{ ecosystem: 'npm', name: 'over-http', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.0.0' }] }] }] });
+    const rec = osvRecord({
+      id: 'GHSA-http-http-http',
+      affected: [{ ecosystem: 'npm', name: 'over-http', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.0.0' }] }] }],
+    });
     const tar = await makeTar([{ name: 'GHSA-http-http-http.json', data: JSON.stringify(rec) }]);
-    const res = await fetch(`${base}/api/v1/vuln-feeds/osv?source=osv%3Ahttp`, { method: 'POST', headers: { ...f.admin, 'content-type': 'application/x-tar' }, body: tar, signal: AbortSignal.timeout(15_000) });
+    const res = await fetch(`${base}/api/v1/vuln-feeds/osv?source=osv%3Ahttp`, {
+      method: 'POST',
+      headers: { ...f.admin, 'content-type': 'application/x-tar' },
+      body: tar,
+      signal: AbortSignal.timeout(15_000),
+    });
     expect(res.status, await res.clone().text()).toBe(201);
     expect(await res.json()).toMatchObject({ state: 'completed', added: 1 });
   }, 30_000);

@@ -12,18 +12,28 @@ describe('embedded vacuum (PGlite)', () => {
   let t: TestStore;
   let tenant: string;
   const heapFetches = async () => {
-    const plan = await sql<{ 'QUERY PLAN': string }>`EXPLAIN (ANALYZE, COSTS OFF) SELECT name FROM devices WHERE tenant_id = ${tenant} ORDER BY name OFFSET 1000 LIMIT 10`.execute(t.store.db);
+    const plan = await sql<{
+      'QUERY PLAN': string;
+    }>`EXPLAIN (ANALYZE, COSTS OFF) SELECT name FROM devices WHERE tenant_id = ${tenant} ORDER BY name OFFSET 1000 LIMIT 10`.execute(t.store.db);
     const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
     expect(text).toContain('Index Only Scan');
     return Number(/Heap Fetches: (\d+)/.exec(text)![1]);
   };
   const deadRows = async () =>
-    Number((await sql<{ n: string }>`SELECT n_dead_tup::text AS n FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'devices'`.execute(t.store.db)).rows[0]!.n);
+    Number(
+      (
+        await sql<{ n: string }>`SELECT n_dead_tup::text AS n FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'devices'`.execute(
+          t.store.db,
+        )
+      ).rows[0]!.n,
+    );
 
   beforeAll(async () => {
     t = await createTestStore('pglite');
     tenant = await ensureDefaultTenant(t.store.db);
-    await sql`INSERT INTO devices (tenant_id, name, status) SELECT ${tenant}::uuid, 'v-' || lpad(i::text, 5, '0'), 'online' FROM generate_series(1, 3000) AS i`.execute(t.store.db);
+    await sql`INSERT INTO devices (tenant_id, name, status) SELECT ${tenant}::uuid, 'v-' || lpad(i::text, 5, '0'), 'online' FROM generate_series(1, 3000) AS i`.execute(
+      t.store.db,
+    );
   }, 60_000);
   afterAll(async () => {
     await t?.dispose();

@@ -5,7 +5,12 @@ import { createRepoFixture, type RepoFixture } from './signing-repo.fixture.js';
 const HOUR = 3_600_000;
 
 async function timestampVersion(f: RepoFixture, tenantId: string): Promise<number> {
-  const row = await f.db.selectFrom('tuf_metadata').select((eb: any) => eb.fn.max('version').as('v')).where('tenant_id', '=', tenantId).where('role', '=', 'timestamp').executeTakeFirstOrThrow();
+  const row = await f.db
+    .selectFrom('tuf_metadata')
+    .select((eb: any) => eb.fn.max('version').as('v'))
+    .where('tenant_id', '=', tenantId)
+    .where('role', '=', 'timestamp')
+    .executeTakeFirstOrThrow();
   return Number(row.v);
 }
 
@@ -41,7 +46,12 @@ describe('TUF refresh job (server main)', () => {
     let calls = 0;
     const errors: unknown[] = [];
     const job = startTufRefresh(
-      { refreshAllDue: async () => { calls++; return { results: [], failures: [{ tenantId: 't', error: new Error('disk full') }] }; } },
+      {
+        refreshAllDue: async () => {
+          calls++;
+          return { results: [], failures: [{ tenantId: 't', error: new Error('disk full') }] };
+        },
+      },
       () => new Date(),
       { intervalMs: 10, onError: (e) => errors.push(e) },
     );

@@ -158,7 +158,7 @@ describe.each(availableDrivers())('spec §8 pagination of every list on %s', (dr
   const get = async (url: string) => {
     const res = await t.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: admin });
     expect(res.statusCode, `${url}: ${res.body.slice(0, 300)}`).toBe(200);
-    return res.json() as Record<string, unknown> & { total: number; limit: number; offset: number };
+    return res.json<Record<string, unknown> & { total: number; limit: number; offset: number }>();
   };
   const withQuery = (url: string, q: string) => `${url}${url.includes('?') ? '&' : '?'}${q}`;
 
@@ -224,5 +224,13 @@ describe.each(availableDrivers())('spec §8 pagination of every list on %s', (dr
 });
 
 interface OpenApi {
-  paths: Record<string, { get?: { parameters: { name: string; in: string }[]; responses: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }> } }>;
+  paths: Record<
+    string,
+    {
+      get?: {
+        parameters: { name: string; in: string }[];
+        responses: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }>;
+      };
+    }
+  >;
 }

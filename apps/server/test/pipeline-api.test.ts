@@ -24,8 +24,16 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     const bytes = 'model weights v1';
     const r = await f.upload({ name: 'detector', version: '1.0.0', kind: 'model', bytes, filename: 'detector.onnx' });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ name: 'detector', version: '1.0.0', kind: 'model', digest: sha(bytes), length: bytes.length, media_type: 'application/octet-stream', target: 'artifacts/detector/1.0.0/detector.onnx' });
-    // spec 1.2: the TUF targets metadata names it
+    expect(r.body).toMatchObject({
+      name: 'detector',
+      version: '1.0.0',
+      kind: 'model',
+      digest: sha(bytes),
+      length: bytes.length,
+      media_type: 'application/octet-stream',
+      target: 'artifacts/detector/1.0.0/detector.onnx',
+    });
+    // spec §1 rule 2: the TUF targets metadata names it
     const info = await f.repo.getTargetInfo(tenant, r.body.target);
     expect(info?.digest).toBe(sha(bytes));
     expect((await f.upload({ name: 'detector', version: '1.0.0', kind: 'model', bytes: 'other' })).status).toBe(409);
@@ -54,14 +62,33 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     expect(list.body.counts.container).toBe(1);
     expect((await f.api('GET', '/api/v1/artifacts?kind=nope')).status).toBe(400);
 
-    expect((await f.api('PATCH', `/api/v1/artifacts/${c.body.id}`, { description: 'front end', labels: { team: 'web' } }, { ...f.admin, prefer: 'return=representation' })).body).toMatchObject({ description: 'front end', labels: { team: 'web' } });
+    expect(
+      (
+        await f.api(
+          'PATCH',
+          `/api/v1/artifacts/${c.body.id}`,
+          { description: 'front end', labels: { team: 'web' } },
+          { ...f.admin, prefer: 'return=representation' },
+        )
+      ).body,
+    ).toMatchObject({ description: 'front end', labels: { team: 'web' } });
     const imm = await f.api('PATCH', `/api/v1/artifacts/${c.body.id}`, { version: '9' });
     expect(imm.status).toBe(400);
     expect(imm.body.error).toMatch(/^version: is immutable/);
 
     // a severity typed into the SBOM is not a finding: the filter reads findings (docs/vulnerabilities.md)
-    const bom = JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.5', components: [], vulnerabilities: [{ id: 'CVE-1', ratings: [{ severity: 'critical' }] }] });
-    const put = await f.t.app.inject({ method: 'PUT', url: `/api/v1/artifacts/${c.body.id}/sbom`, headers: { ...f.admin, 'content-type': 'application/vnd.cyclonedx+json' }, payload: bom });
+    const bom = JSON.stringify({
+      bomFormat: 'CycloneDX',
+      specVersion: '1.5',
+      components: [],
+      vulnerabilities: [{ id: 'CVE-1', ratings: [{ severity: 'critical' }] }],
+    });
+    const put = await f.t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/artifacts/${c.body.id}/sbom`,
+      headers: { ...f.admin, 'content-type': 'application/vnd.cyclonedx+json' },
+      payload: bom,
+    });
     expect(put.statusCode, put.body).toBe(200);
     expect(JSON.parse(put.body)).toMatchObject({ format: 'cyclonedx', spec_version: '1.5', components: 0, findings: 0 });
     expect((await f.api('GET', '/api/v1/artifacts?severity=critical')).body.total).toBe(0);
@@ -69,7 +96,12 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     const got = await f.t.app.inject({ method: 'GET', url: `/api/v1/artifacts/${c.body.id}/sbom`, headers: f.admin });
     expect(got.headers['content-type']).toBe('application/vnd.cyclonedx+json');
     expect(got.body).toBe(bom);
-    const spdx = await f.t.app.inject({ method: 'PUT', url: `/api/v1/artifacts/${c.body.id}/sbom`, headers: { ...f.admin, 'content-type': 'application/spdx+json' }, payload: JSON.stringify({ spdxVersion: 'SPDX-2.3', name: 'x' }) });
+    const spdx = await f.t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/artifacts/${c.body.id}/sbom`,
+      headers: { ...f.admin, 'content-type': 'application/spdx+json' },
+      payload: JSON.stringify({ spdxVersion: 'SPDX-2.3', name: 'x' }),
+    });
     expect(spdx.statusCode).toBe(400);
     expect(JSON.parse(spdx.body).error).toMatch(/^SPDXID: /);
   });
@@ -98,7 +130,11 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     const g = await f.api('POST', '/api/v1/groups', { name: 'snap', members: ['dev-b', 'dev-a'] });
     expect(g.status).toBe(201);
     const { targetPolicyDigest } = await import('@svc/release-core');
-    expect(g.body).toMatchObject({ name: 'snap', members: ['dev-a', 'dev-b'], snapshot_digest: targetPolicyDigest({ tenant, group: g.body.id, members: ['dev-a', 'dev-b'] }) });
+    expect(g.body).toMatchObject({
+      name: 'snap',
+      members: ['dev-a', 'dev-b'],
+      snapshot_digest: targetPolicyDigest({ tenant, group: g.body.id, members: ['dev-a', 'dev-b'] }),
+    });
     const unknown = await f.api('POST', `/api/v1/groups/${g.body.id}/members`, { devices: ['dev-c', 'ghost'] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toBe('devices: unknown device "ghost"');
@@ -135,13 +171,18 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const env = sign(payloadFor(), auth.key);
       const r = await submit(env);
       expect(r.status, JSON.stringify(r.body)).toBe(201);
-      expect(r.body).toMatchObject({ product: 'edge-gateway', version: '1.0.0', envelope_digest: envelopeDigest(env), target: 'releases/edge-gateway/1.0.0.dsse.json' });
+      expect(r.body).toMatchObject({
+        product: 'edge-gateway',
+        version: '1.0.0',
+        envelope_digest: envelopeDigest(env),
+        target: 'releases/edge-gateway/1.0.0.dsse.json',
+      });
       const info = await f.repo.getTargetInfo(tenant, r.body.target);
       expect(info?.digest).toBe(sha(envelopeBytes(env)));
       const again = await submit(env);
       expect(again.status).toBe(200);
       expect(again.body.id).toBe(r.body.id);
-      const other = sign({ ...payloadFor(), approvals: [{ system: 'jira', ref: 'OPS-2' }] } as never, auth.key);
+      const other = sign({ ...payloadFor(), approvals: [{ system: 'jira', ref: 'OPS-2' }] }, auth.key);
       const conflict = await submit(other);
       expect(conflict.status).toBe(409);
       expect(conflict.body.error).toMatch(/already published/);
@@ -159,11 +200,23 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const cases: [string, unknown, string, number, RegExp][] = [
         ['bad signature', tampered, 'edge-gateway', 400, /^SIGNATURE_INVALID: /],
         ['unregistered key', sign(payloadFor({ version: '1.3.0' }), stranger.key), 'edge-gateway', 400, /^KEY_UNTRUSTED: /],
-        ['wrong tenant', sign(releasePayload({ tenant: '00000000-0000-4000-8000-000000000000', artifacts: arts, group, version: '1.4.0' }), auth.key), 'edge-gateway', 400, /^TENANT_MISMATCH: .*tenant/],
+        [
+          'wrong tenant',
+          sign(releasePayload({ tenant: '00000000-0000-4000-8000-000000000000', artifacts: arts, group, version: '1.4.0' }), auth.key),
+          'edge-gateway',
+          400,
+          /^TENANT_MISMATCH: .*tenant/,
+        ],
         ['wrong product', sign(payloadFor({ version: '1.5.0' }), auth.key), 'other-product', 400, /^PRODUCT_MISMATCH: .*product/],
         ['outside validity', sign(payloadFor({ version: '1.6.0', notAfter: '2021-01-01T00:00:00Z' }), auth.key), 'edge-gateway', 400, /^EXPIRED: .*expired/],
         ['missing safety fields', unsafeEnv, 'edge-gateway', 400, /^PAYLOAD_INVALID: .*recovery/],
-        ['unknown artifact', sign(releasePayload({ tenant, group, version: '1.7.0', artifacts: [{ ...arts[0], id: '11111111-1111-4111-8111-111111111111' }] }), auth.key), 'edge-gateway', 400, /components\[0\]\.artifact\.id/],
+        [
+          'unknown artifact',
+          sign(releasePayload({ tenant, group, version: '1.7.0', artifacts: [{ ...arts[0], id: '11111111-1111-4111-8111-111111111111' }] }), auth.key),
+          'edge-gateway',
+          400,
+          /components\[0\]\.artifact\.id/,
+        ],
       ];
       for (const [name, env, product, status, re] of cases) {
         const r = await submit(env, product);
@@ -173,7 +226,7 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       expect((await f.api('GET', '/api/v1/releases?product=edge-gateway')).body.total).toBe(1);
     });
 
-    it('refuses a release whose target-policy digest is no longer the group\'s at submission, publishing nothing (spec §4 rule 3)', async () => {
+    it("refuses a release whose target-policy digest is no longer the group's at submission, publishing nothing (spec §4 rule 3)", async () => {
       const g = (await f.api('POST', '/api/v1/groups', { name: 'moving', members: ['dev-a'] })).body;
       const env = sign(releasePayload({ tenant, artifacts: arts, group: g, version: '1.8.0' }), auth.key);
       // membership changes after signing: the group's digest is no longer the signed one
@@ -181,7 +234,9 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       expect(moved.snapshot_digest).not.toBe(g.snapshot_digest);
       const r = await submit(env);
       expect(r.status, JSON.stringify(r.body)).toBe(409);
-      expect(r.body.error).toBe(`rollout.target_policy_digest: signed ${g.snapshot_digest} but group ${g.id} is now ${moved.snapshot_digest} (membership changed; sign a new release)`);
+      expect(r.body.error).toBe(
+        `rollout.target_policy_digest: signed ${g.snapshot_digest} but group ${g.id} is now ${moved.snapshot_digest} (membership changed; sign a new release)`,
+      );
       expect(await f.repo.getTargetInfo(tenant, 'releases/edge-gateway/1.8.0.dsse.json')).toBeUndefined();
       expect((await f.api('GET', '/api/v1/releases?product=edge-gateway')).body.releases.map((x: any) => x.version)).not.toContain('1.8.0');
       // signed against the current membership, the same release is accepted
@@ -194,16 +249,23 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const start = await f.api('POST', '/api/v1/rollouts', { release_id: rel.id });
       expect(start.status, JSON.stringify(start.body)).toBe(201);
       expect(start.body).toMatchObject({ kind: 'signed', release_id: rel.id, status: 'running' });
-      expect(start.body.rollouts.map((m: any) => [m.component, m.group, m.position])).toEqual([['rel-conf', 0, 0], ['rel-model', 1, 1]]);
+      expect(start.body.rollouts.map((m: any) => [m.component, m.group, m.position])).toEqual([
+        ['rel-conf', 0, 0],
+        ['rel-model', 1, 1],
+      ]);
       const tx = await f.api('GET', `/api/v1/release-transactions/${start.body.transaction_id}`);
       expect(tx.body).toMatchObject({ id: start.body.transaction_id, release_id: rel.id, member_count: 2, state: 'running' });
       expect(tx.body.members.map((m: any) => m.rollout_id)).toEqual(start.body.rollouts.map((m: any) => m.rollout_id));
-      // spec 3.2: a second deployment of the same release gets its own transaction
+      // spec §3 rule 2: a second deployment of the same release gets its own transaction
       const second = await f.api('POST', '/api/v1/rollouts', { release_id: rel.id });
       expect(second.body.transaction_id).not.toBe(start.body.transaction_id);
       const assigned = await listAssignments(f.t.testStore.store.db, tenant, 'dev-a', new Date());
       const mine = assigned.find((a) => a.transaction?.id === start.body.transaction_id)!;
-      expect(mine).toMatchObject({ kind: 'signed', rollout_id: start.body.id, release: { release_id: rel.id, envelope_target: rel.target, envelope_digest: rel.envelope_digest } });
+      expect(mine).toMatchObject({
+        kind: 'signed',
+        rollout_id: start.body.id,
+        release: { release_id: rel.id, envelope_target: rel.target, envelope_digest: rel.envelope_digest },
+      });
       expect(mine.transaction!.members).toHaveLength(2);
       expect(await listAssignments(f.t.testStore.store.db, tenant, 'dev-c', new Date())).toEqual([]);
       const listed = await f.api('GET', '/api/v1/release-transactions');
@@ -215,7 +277,8 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       const g = (await f.api('POST', '/api/v1/groups', { name: 'to-abort', members: ['dev-a', 'dev-b'] })).body;
       const rel = (await submit(sign(releasePayload({ tenant, artifacts: arts, group: g, version: '2.1.0' }), auth.key))).body;
       const start = (await f.api('POST', '/api/v1/rollouts', { release_id: rel.id })).body;
-      const work = async (device: string) => (await listAssignments(f.t.testStore.store.db, tenant, device, new Date())).filter((a) => a.transaction?.id === start.transaction_id);
+      const work = async (device: string) =>
+        (await listAssignments(f.t.testStore.store.db, tenant, device, new Date())).filter((a) => a.transaction?.id === start.transaction_id);
       expect(await work('dev-a')).toHaveLength(1);
       expect(await work('dev-b')).toHaveLength(1);
 
@@ -232,7 +295,11 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       expect(await work('dev-a')).toEqual([]);
       expect(await work('dev-b')).toEqual([]);
       // aborted before any device reported: nothing committed, the transaction failed its goal
-      expect((await f.api('GET', `/api/v1/release-transactions/${start.transaction_id}`)).body).toMatchObject({ aborted: true, state: 'failed', devices: { total: 2, pending: 2 } });
+      expect((await f.api('GET', `/api/v1/release-transactions/${start.transaction_id}`)).body).toMatchObject({
+        aborted: true,
+        state: 'failed',
+        devices: { total: 2, pending: 2 },
+      });
       for (const action of ['abort', 'approve', 'resume']) {
         const again = await f.api('POST', `/api/v1/rollouts/${start.id}/${action}`);
         expect(again.status, action).toBe(409);
@@ -261,7 +328,10 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
     });
 
     it('refuses rollout start: revoked key, changed group, incompatible device, tightening-only overrides', async () => {
-      const env = sign(payloadFor({ version: '3.0.0', waves: [{ count: 1, requires_approval: true }, { count: 2 }], failure_threshold: { count: 1 } }), auth.key);
+      const env = sign(
+        payloadFor({ version: '3.0.0', waves: [{ count: 1, requires_approval: true }, { count: 2 }], failure_threshold: { count: 1 } }),
+        auth.key,
+      );
       const rel = (await submit(env)).body;
       const loosen = await f.api('POST', '/api/v1/rollouts', { release_id: rel.id, overrides: { failure_threshold: { count: 5 } } });
       expect(loosen.status).toBe(400);
@@ -318,7 +388,10 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
         const first = (await f.api('GET', url)).body;
         expect(Object.keys(first), url).toEqual([key, 'total', 'limit', 'offset', 'counts']);
         expect(first, url).toMatchObject({ limit: 50, offset: 0, counts });
-        expect(Object.values(first.counts as Record<string, number>).reduce((a, b) => a + b, 0), url).toBe(first.total);
+        expect(
+          Object.values(first.counts as Record<string, number>).reduce((a, b) => a + b, 0),
+          url,
+        ).toBe(first.total);
         expect((await f.api('GET', `${url}?limit=500`)).body.limit, url).toBe(200);
         const page = (await f.api('GET', `${url}?limit=1&offset=1`)).body;
         expect(page[key], url).toHaveLength(1);
@@ -331,7 +404,10 @@ describe.each(availableDrivers())('publish and deploy on %s', (driver) => {
       expect(legacy).toMatchObject({ rollouts: [], total: 0, counts: lists[1]![2] });
       // another tenant sees none of them
       const other = await f.t.loginAs('admin', await f.t.newTenant());
-      expect((await f.api('GET', '/api/v1/release-transactions', undefined, other)).body).toMatchObject({ total: 0, counts: { running: 0, committed: 0, 'rolled back': 0, failed: 0 } });
+      expect((await f.api('GET', '/api/v1/release-transactions', undefined, other)).body).toMatchObject({
+        total: 0,
+        counts: { running: 0, committed: 0, 'rolled back': 0, failed: 0 },
+      });
       const foreign = (await f.api('GET', '/api/v1/releases', undefined, other)).body;
       expect([foreign.total, foreign.counts]).toEqual([0, {}]);
     });

@@ -23,7 +23,11 @@ describe.each(availableDrivers())('catalogue lists and updates on %s', (driver) 
   });
 
   it('artifacts: total counts the filter, counts every kind of the whole tenant', async () => {
-    for (const [name, kind] of [['m1', 'model'], ['m2', 'model'], ['c1', 'config']] as const) {
+    for (const [name, kind] of [
+      ['m1', 'model'],
+      ['m2', 'model'],
+      ['c1', 'config'],
+    ] as const) {
       expect((await f.upload({ name, version: '1.0.0', kind, bytes: `${name} bytes` })).status).toBe(201);
     }
     // another tenant's artifact is in neither its total nor its counts
@@ -31,8 +35,16 @@ describe.each(availableDrivers())('catalogue lists and updates on %s', (driver) 
     const all = await f.api('GET', '/api/v1/artifacts');
     expect(all.body.total).toBe(3);
     expect(all.body.counts).toEqual({
-      container: 0, model: 2, config: 1, 'service-binary': 0, 'os-bundle': 0,
-      'maintenance-window': 0, 'min-agent': 0, compose: 0, 'os-package': 0, 'package-manager': 0,
+      container: 0,
+      model: 2,
+      config: 1,
+      'service-binary': 0,
+      'os-bundle': 0,
+      'maintenance-window': 0,
+      'min-agent': 0,
+      compose: 0,
+      'os-package': 0,
+      'package-manager': 0,
     });
     const models = await f.api('GET', '/api/v1/artifacts?kind=model&limit=1');
     expect(models.body).toMatchObject({ total: 2, limit: 1, offset: 0 });

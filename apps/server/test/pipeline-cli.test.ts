@@ -53,15 +53,28 @@ describe.skipIf(!CLI_BUILT).each(availableDrivers())('svc-release sign -> POST /
 
     const rel = await f.api('POST', '/api/v1/releases', { envelope, expected_product: 'edge-gateway' });
     expect(rel.status, JSON.stringify(rel.body)).toBe(201);
-    const verified = cli('verify', join(dir, 'release.dsse.json'), '--key', join(dir, 'authorizer.pub'), '--tenant', f.t.tenantId, '--product', 'edge-gateway', '--json');
+    const verified = cli(
+      'verify',
+      join(dir, 'release.dsse.json'),
+      '--key',
+      join(dir, 'authorizer.pub'),
+      '--tenant',
+      f.t.tenantId,
+      '--product',
+      'edge-gateway',
+      '--json',
+    );
     expect(verified.status, verified.stderr).toBe(0);
-    // the service and the offline tool agree on both digests (contracts 1)
+    // the service and the offline tool agree on both digests (contracts §1)
     expect(JSON.parse(verified.stdout)).toMatchObject({ payload_digest: rel.body.payload_digest, envelope_digest: rel.body.envelope_digest });
 
     const start = await f.api('POST', '/api/v1/rollouts', { release_id: rel.body.id });
     expect(start.status, JSON.stringify(start.body)).toBe(201);
     const tx = await f.api('GET', `/api/v1/release-transactions/${start.body.transaction_id}`);
     expect(tx.body).toMatchObject({ release_id: rel.body.id, member_count: 2, state: 'running', devices: { total: 2, pending: 2 } });
-    expect(tx.body.members.map((m: any) => [m.component, m.group, m.position])).toEqual([['cli-conf', 0, 0], ['cli-app', 1, 1]]);
+    expect(tx.body.members.map((m: any) => [m.component, m.group, m.position])).toEqual([
+      ['cli-conf', 0, 0],
+      ['cli-app', 1, 1],
+    ]);
   });
 });

@@ -1,11 +1,11 @@
 /**
- * spec 1.2 under a real crash: the artifact publish flow is killed with SIGKILL in a child
+ * spec §1 rule 2 under a real crash: the artifact publish flow is killed with SIGKILL in a child
  * process after the TUF metadata naming the artifact is committed and before the record insert.
  * Afterwards: a signed target, no artifact record; the retry publishes and records it.
  * (The in-process variant with a throwing hook is in pipeline-api.test.ts.)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -20,7 +20,6 @@ import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore, type OpenStoreOptions, type Store } from '../src/store/open.js';
 import { availableDrivers, createTestStore } from './helpers/store.js';
 import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from './helpers/kill-child.js';
-
 
 function transpileForChild(): Promise<string> {
   return transpile('svc-pipeline-crash', {
@@ -112,7 +111,9 @@ describe.each(availableDrivers())('artifact publish killed between metadata comm
       const deps: PipelineDeps = { db: s2.db, blobs: repo.blobs, clock: () => new Date(), publishTargets: (t, e, o) => repo.publishTargets(t, e, o) };
       const blob = await storeArtifactBytes(deps, Readable.from([payload]));
       const published = await publishArtifactTarget(deps, tenantId, checkArtifactFields(fields), blob);
-      const a = await runUnitOfWork(s2.db, { tenant: tenantId, actor: systemActor('retry'), now: new Date() }, (uow) => recordPublishedArtifact(uow, published));
+      const a = await runUnitOfWork(s2.db, { tenant: tenantId, actor: systemActor('retry'), now: new Date() }, (uow) =>
+        recordPublishedArtifact(uow, published),
+      );
       expect(a).toMatchObject({ name: 'crash', version: '1.0.0', target, length: payload.length });
       expect(await s2.db.selectFrom('artifacts').select('id').where('tenant_id', '=', tenantId).execute()).toHaveLength(1);
     } finally {

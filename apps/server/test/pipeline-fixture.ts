@@ -27,8 +27,16 @@ export interface PipelineFixture {
   hooks: PipelineHooks;
   admin: Record<string, string>;
   device(name: string, profile?: string | null, tenantId?: string): Promise<void>;
-  upload(a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string }, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
-  api(method: string, url: string, payload?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; raw: Buffer; headers: Record<string, unknown> }>;
+  upload(
+    a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string },
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any }>;
+  api(
+    method: string,
+    url: string,
+    payload?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; raw: Buffer; headers: Record<string, unknown> }>;
   dispose(): Promise<void>;
 }
 
@@ -38,7 +46,10 @@ export async function createPipelineFixture(driver: Driver, o: { maxArtifactByte
   const hooks: PipelineHooks = {};
   let clockRef: () => Date = () => new Date();
   const repo = new SigningRepository({ db: store.store.db, dataDir, clock: () => clockRef() });
-  const t = await createTestApp(driver, { shareWith: store, ctxOverrides: { signingRepo: repo, pipeline: { hooks, ...(o.maxArtifactBytes ? { maxArtifactBytes: o.maxArtifactBytes } : {}) } } });
+  const t = await createTestApp(driver, {
+    shareWith: store,
+    ctxOverrides: { signingRepo: repo, pipeline: { hooks, ...(o.maxArtifactBytes ? { maxArtifactBytes: o.maxArtifactBytes } : {}) } },
+  });
   clockRef = t.clock.now;
   const admin = await t.loginAs('admin');
   const api: PipelineFixture['api'] = async (method, url, payload, headers = admin) => {
@@ -75,7 +86,10 @@ export async function createPipelineFixture(driver: Driver, o: { maxArtifactByte
 }
 
 /** The multipart body of `POST /artifacts` (text fields first, then the file) and its content type. */
-export function artifactMultipart(a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string }): { payload: Buffer; contentType: string } {
+export function artifactMultipart(a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string }): {
+  payload: Buffer;
+  contentType: string;
+} {
   const boundary = `----svc${randomUUID()}`;
   const parts: Buffer[] = [];
   const field = (k: string, v: string) => parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
@@ -83,13 +97,17 @@ export function artifactMultipart(a: { name: string; version: string; kind: stri
   field('version', a.version);
   field('kind', a.kind);
   if (a.media_type) field('media_type', a.media_type);
-  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${a.filename ?? `${a.name}.bin`}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+  parts.push(
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${a.filename ?? `${a.name}.bin`}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+  );
   parts.push(Buffer.from(a.bytes));
   parts.push(Buffer.from(`\r\n--${boundary}--\r\n`));
   return { payload: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-/** A valid svc.release.v1 payload over published artifacts (contracts 2). */
+/** A valid svc.release.v1 payload over published artifacts (contracts §2). */
 export function releasePayload(a: {
   tenant: string;
   product?: string;
@@ -142,7 +160,7 @@ export function sign(payload: ReleasePayload, key: PrivateKey) {
   return signRelease(payload, key);
 }
 
-/** A device identity issued by the tenant's real device CA (contracts 4), with its P-256 key. */
+/** A device identity issued by the tenant's real device CA (contracts §4), with its P-256 key. */
 export async function deviceIdentity(f: PipelineFixture, deviceName: string, tenantId = f.t.tenantId): Promise<{ certDer: Uint8Array; key: PrivateKey }> {
   const cas = new DeviceCaStore(f.t.testStore.store.db, f.dataDir);
   const ca = await cas.get(tenantId, f.t.clock.now());

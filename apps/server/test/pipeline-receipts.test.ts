@@ -3,7 +3,16 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { canonicalize, envelopeBytes, envelopeDigest, signEnvelope, signReceipt, RECEIPT_PAYLOAD_TYPE, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
+import {
+  canonicalize,
+  envelopeBytes,
+  envelopeDigest,
+  signEnvelope,
+  signReceipt,
+  RECEIPT_PAYLOAD_TYPE,
+  type PrivateKey,
+  type ReceiptPayload,
+} from '@svc/release-core';
 import { createCa } from '../src/device-channel/pki.js';
 import { acceptReceipt } from '../src/resources/release-receipts/commands.js';
 import { reportLegacyStatus } from '../src/resources/rollouts/commands.js';
@@ -38,7 +47,19 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     const group = (await f.api('POST', '/api/v1/groups', { name: 'rx', members: DEVICES })).body;
     const auth = newAuthorizer();
     await f.api('POST', '/api/v1/authorizer-keys', { name: 'k', public_key_pem: auth.pem });
-    const env = sign(releasePayload({ tenant, artifacts: arts, group, waves: [{ name: 'canary', count: 1 }, { count: 3, requires_approval: true }], failure_threshold: { count: 0 } }), auth.key);
+    const env = sign(
+      releasePayload({
+        tenant,
+        artifacts: arts,
+        group,
+        waves: [
+          { name: 'canary', count: 1 },
+          { count: 3, requires_approval: true },
+        ],
+        failure_threshold: { count: 0 },
+      }),
+      auth.key,
+    );
     rel = (await f.api('POST', '/api/v1/releases', { envelope: env, expected_product: 'edge-gateway' })).body;
     start = (await f.api('POST', '/api/v1/rollouts', { release_id: rel.id })).body;
     expect(start.kind).toBe('signed');
@@ -68,22 +89,27 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
       transaction: { id: start.transaction_id, member_count: 2 },
       members,
       ...over,
-    } as ReceiptPayload;
+    };
   }
   const bytesOf = (device: string, p: ReceiptPayload) => envelopeBytes(signReceipt(p, ids[device]!.key));
   // signs without the client-side schema check, as a misbehaving device could
   const rawBytesOf = (device: string, p: unknown) => envelopeBytes(signEnvelope(RECEIPT_PAYLOAD_TYPE, canonicalize(p), ids[device]!.key));
   // as the device channel runs it: one unit of work as the device
-  const asDevice = <T>(device: string, fn: (uow: UnitOfWork) => Promise<T>) => runUnitOfWork(db(), { tenant, actor: deviceActor(device), now: f.t.clock.now() }, fn);
+  const asDevice = <T>(device: string, fn: (uow: UnitOfWork) => Promise<T>) =>
+    runUnitOfWork(db(), { tenant, actor: deviceActor(device), now: f.t.clock.now() }, fn);
   const upload = (device: string, bytes: Uint8Array, conn = device) =>
     asDevice(device, (uow) => acceptReceipt(uow, { deviceName: device, connectionCertificateDer: ids[conn]!.certDer, envelopeBytes: bytes }));
-  const legacyReport = (device: string, rolloutId: string, status: 'installed' | 'failed') => asDevice(device, (uow) => reportLegacyStatus(uow, { deviceName: device, rolloutId, status }));
+  const legacyReport = (device: string, rolloutId: string, status: 'installed' | 'failed') =>
+    asDevice(device, (uow) => reportLegacyStatus(uow, { deviceName: device, rolloutId, status }));
   const stored = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM release_receipts`.execute(db())).rows[0]!.n);
   const detail = async () => (await f.api('GET', `/api/v1/rollouts/${start.id}`)).body;
 
   it('waves: only the canary is assigned; its committed receipt completes the wave and the next waits for approval', async () => {
     const d0 = await detail();
-    expect(d0.waves.map((w: any) => [w.name, w.size, w.state])).toEqual([['canary', 1, 'open'], ['wave-2', 2, 'pending']]);
+    expect(d0.waves.map((w: any) => [w.name, w.size, w.state])).toEqual([
+      ['canary', 1, 'open'],
+      ['wave-2', 2, 'pending'],
+    ]);
     const canary = d0.devices.find((d: any) => d.wave === 0).device as string;
     const others = DEVICES.filter((d) => d !== canary);
     expect((await listAssignments(db(), tenant, canary, new Date())).map((a) => a.transaction?.id)).toEqual([start.transaction_id]);
@@ -94,7 +120,10 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect(r.duplicate).toBe(false);
     expect(await upload(canary, bytes)).toEqual({ receipt_id: r.receipt_id, duplicate: true });
     expect(await stored()).toBe(1);
-    const audited = await sql<{ actor: string; credential: string }>`SELECT actor, credential FROM audit_events WHERE action = 'release-receipt.accept'`.execute(db());
+    const audited = await sql<{
+      actor: string;
+      credential: string;
+    }>`SELECT actor, credential FROM audit_events WHERE action = 'release-receipt.accept'`.execute(db());
     expect(audited.rows).toEqual([{ actor: `device:${canary}`, credential: 'device' }]);
     const d1 = await detail();
     expect(d1.status).toBe('awaiting_approval');
@@ -114,9 +143,18 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     const good = receipt(dev);
     const [m0, m1] = [good.members![0]!, good.members![1]!];
     // members swapped between the ordered positions (positions themselves stay in order)
-    const swapped = { ...good, members: [{ ...m1, group: m0.group, position: 0 }, { ...m0, group: m1.group, position: 1 }] };
+    const swapped = {
+      ...good,
+      members: [
+        { ...m1, group: m0.group, position: 0 },
+        { ...m0, group: m1.group, position: 1 },
+      ],
+    };
     const missing = { ...good, members: [good.members![0]!] };
-    const tampered = { ...good, members: [{ ...good.members![0]!, candidate_digest: `sha256:${'0'.repeat(64)}`, resulting_digest: `sha256:${'0'.repeat(64)}` }, good.members![1]!] };
+    const tampered = {
+      ...good,
+      members: [{ ...good.members![0]!, candidate_digest: `sha256:${'0'.repeat(64)}`, resulting_digest: `sha256:${'0'.repeat(64)}` }, good.members![1]!],
+    };
     // a second deployment of the same release: its transaction id with the first one's members
     const second = (await f.api('POST', '/api/v1/rollouts', { release_id: rel.id })).body;
     const replay = { ...good, transaction: { id: second.transaction_id, member_count: 2 } };
@@ -128,11 +166,15 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
       ['missing member', () => upload(dev, rawBytesOf(dev, missing)), /member/],
       ['tampered field', () => upload(dev, rawBytesOf(dev, tampered)), /members\[0\]\.candidate_digest/],
       ['replay for another rollout', () => upload(dev, bytesOf(dev, replay)), /members\[0\]\.rollout/],
-      ['tampered bytes after signing', async () => {
-        const env = JSON.parse(Buffer.from(bytesOf(dev, good)).toString());
-        env.payload = Buffer.from(JSON.stringify({ ...good, health: 'unhealthy' })).toString('base64');
-        return upload(dev, Buffer.from(JSON.stringify(env)));
-      }, /signature|canonical/i],
+      [
+        'tampered bytes after signing',
+        async () => {
+          const env = JSON.parse(Buffer.from(bytesOf(dev, good)).toString());
+          env.payload = Buffer.from(JSON.stringify({ ...good, health: 'unhealthy' })).toString('base64');
+          return upload(dev, Buffer.from(JSON.stringify(env)));
+        },
+        /signature|canonical/i,
+      ],
       ['oversized envelope', () => upload(dev, Buffer.alloc(300 * 1024, 32)), /size|large|bytes/i],
     ];
     for (const [name, run, re] of cases) {
@@ -145,13 +187,13 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
 
   it('a failure over the threshold pauses the wave; resume reopens it; the transaction state follows the receipts', async () => {
     const pending = (await detail()).devices.filter((d: any) => d.state === 'pending').map((d: any) => d.device as string);
-    await upload(pending[0]!, bytesOf(pending[0]!, receipt(pending[0]!, {}, 'rolled-back')));
+    await upload(pending[0], bytesOf(pending[0], receipt(pending[0], {}, 'rolled-back')));
     const paused = await detail();
     expect(paused.status).toBe('paused');
     // a paused wave hands out no work of THIS transaction (the device may be a canary of the second deployment)
-    expect((await listAssignments(db(), tenant, pending[1]!, new Date())).filter((a) => a.transaction?.id === start.transaction_id)).toEqual([]);
+    expect((await listAssignments(db(), tenant, pending[1], new Date())).filter((a) => a.transaction?.id === start.transaction_id)).toEqual([]);
     expect((await f.api('POST', `/api/v1/rollouts/${start.id}/resume`)).body.status).toBe('running');
-    await upload(pending[1]!, bytesOf(pending[1]!, receipt(pending[1]!)));
+    await upload(pending[1], bytesOf(pending[1], receipt(pending[1])));
     const done = await detail();
     expect(done.status).toBe('completed');
     const tx = await f.api('GET', `/api/v1/release-transactions/${start.transaction_id}`);
@@ -183,7 +225,12 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/x-tar');
     const files = await untar(res.rawPayload);
-    const index = files.get('index.jsonl')!.toString().trim().split('\n').map((l) => JSON.parse(l));
+    const index = files
+      .get('index.jsonl')!
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(index).toHaveLength(3);
     for (const e of index) {
       const bytes = files.get(e.file)!;
@@ -200,7 +247,8 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     const doc = (await get('/api/v1/openapi.json')).body;
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats.default(ajv);
-    const schemaOf = (path: string) => ajv.compile({ ...doc.paths[path].get.responses['200'].content['application/json'].schema, unevaluatedProperties: false });
+    const schemaOf = (path: string) =>
+      ajv.compile({ ...doc.paths[path].get.responses['200'].content['application/json'].schema, unevaluatedProperties: false });
     const validList = schemaOf('/api/v1/release-receipts');
     const validOne = schemaOf('/api/v1/release-receipts/{id}');
     expect(doc.paths['/api/v1/release-receipts'].get['x-permission']).toBe('receipts.read');
@@ -231,7 +279,9 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect(await found('transaction_id=00000000-0000-4000-8000-000000000000')).toEqual([]);
     // a receipt covers its whole transaction: any member rollout finds it
     expect(await found(`rollout_id=${start.rollouts[1].rollout_id}`)).toEqual(items.map((r) => r.id));
-    const second = (await get('/api/v1/rollouts?limit=200')).body.rollouts.find((r: any) => r.transaction_id !== null && r.transaction_id !== start.transaction_id);
+    const second = (await get('/api/v1/rollouts?limit=200')).body.rollouts.find(
+      (r: any) => r.transaction_id !== null && r.transaction_id !== start.transaction_id,
+    );
     expect(await found(`rollout_id=${second.id}`)).toEqual([]);
     expect(await found('label=software-key')).toEqual(items.map((r) => r.id));
     expect(await found('label=hardware-tpm')).toEqual([]);
@@ -239,7 +289,12 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect(paged).toMatchObject({ total: 3, limit: 1, offset: 1 });
     expect(paged.release_receipts.map((r: any) => r.id)).toEqual([items[1].id]);
     expect((await get('/api/v1/release-receipts?limit=500')).body.limit).toBe(200);
-    for (const [q, field] of [['transaction_id=nope', 'transaction_id'], ['rollout_id=1', 'rollout_id'], ['activation=maybe', 'activation'], ['nope=1', 'nope']]) {
+    for (const [q, field] of [
+      ['transaction_id=nope', 'transaction_id'],
+      ['rollout_id=1', 'rollout_id'],
+      ['activation=maybe', 'activation'],
+      ['nope=1', 'nope'],
+    ]) {
       const bad = await get(`/api/v1/release-receipts?${q}`);
       expect(bad.status, q).toBe(400);
       expect(bad.body.error, q).toMatch(new RegExp(`^querystring\\.${field}`));
@@ -260,7 +315,9 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
       certificate_valid_at: rolledBack.accepted_at,
       error: null,
       device_certificate: {
-        fingerprint: `sha256:${createHash('sha256').update(ids[rolledBack.device as string]!.certDer).digest('hex')}`,
+        fingerprint: `sha256:${createHash('sha256')
+          .update(ids[rolledBack.device as string]!.certDer)
+          .digest('hex')}`,
         serial_number: expect.any(String),
         subject_cn: rolledBack.device,
         not_before: expect.any(String),
@@ -272,10 +329,18 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     const cas = db().selectFrom('device_cas').select('cert_der').where('tenant_id', '=', tenant);
     const original = (await cas.executeTakeFirstOrThrow()).cert_der;
     const other = await createCa(`svc device CA ${tenant}`, f.t.clock.now(), 30);
-    await db().updateTable('device_cas').set({ cert_der: Buffer.from(other.certDer) }).where('tenant_id', '=', tenant).execute();
+    await db()
+      .updateTable('device_cas')
+      .set({ cert_der: Buffer.from(other.certDer) })
+      .where('tenant_id', '=', tenant)
+      .execute();
     try {
       const v = (await get(`/api/v1/release-receipts/${rolledBack.id}`)).body.verification;
-      expect(v).toMatchObject({ verified: false, error: 'CERT_UNTRUSTED: device certificate signature does not verify with the tenant device CA key', device_certificate: null });
+      expect(v).toMatchObject({
+        verified: false,
+        error: 'CERT_UNTRUSTED: device certificate signature does not verify with the tenant device CA key',
+        device_certificate: null,
+      });
     } finally {
       await db().updateTable('device_cas').set({ cert_der: original }).where('tenant_id', '=', tenant).execute();
     }
@@ -291,7 +356,11 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     // another tenant's receipts are not found, and not counted
     const foreign = await f.t.loginAs('admin', await f.t.newTenant());
     expect((await get(`/api/v1/release-receipts/${rolledBack.id}`, foreign)).status).toBe(404);
-    expect((await get('/api/v1/release-receipts', foreign)).body).toMatchObject({ release_receipts: [], total: 0, counts: { activated: 0, 'rolled-back': 0, failed: 0 } });
+    expect((await get('/api/v1/release-receipts', foreign)).body).toMatchObject({
+      release_receipts: [],
+      total: 0,
+      counts: { activated: 0, 'rolled-back': 0, failed: 0 },
+    });
 
     // the transactions' state breakdown follows the receipts: one rolled back, the second deployment still running
     expect((await get('/api/v1/release-transactions')).body.counts).toEqual({ running: 1, committed: 0, 'rolled back': 1, failed: 0 });

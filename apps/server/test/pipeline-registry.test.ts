@@ -50,7 +50,13 @@ describe.skipIf(!registryAvailable())('registries against a real docker-registry
 
     const imp = await f.api('POST', `/api/v1/registries/${id}/import`, { repository: 'team/app', tag: '1.4.0' });
     expect(imp.status, JSON.stringify(imp.body)).toBe(201);
-    expect(imp.body).toMatchObject({ name: 'app', version: '1.4.0', kind: 'container', media_type: 'application/vnd.oci.image.layout.v1+tar', source: `registry:${id}` });
+    expect(imp.body).toMatchObject({
+      name: 'app',
+      version: '1.4.0',
+      kind: 'container',
+      media_type: 'application/vnd.oci.image.layout.v1+tar',
+      source: `registry:${id}`,
+    });
     expect((await f.repo.getTargetInfo(f.t.tenantId, imp.body.target))?.digest).toBe(imp.body.digest);
 
     // the stored artifact is an OCI layout holding exactly the registry's bytes

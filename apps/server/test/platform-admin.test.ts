@@ -14,12 +14,22 @@ describe.each(availableDrivers())('users, profile and branding on %s', (driver) 
   });
 
   it('admin creates, lists and deletes users; the new user can log in; duplicates conflict', async () => {
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/users', headers: admin, payload: { email: 'new@example.test', password: 'longenough', role: 'viewer' } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: admin,
+      payload: { email: 'new@example.test', password: 'longenough', role: 'viewer' },
+    });
     expect(created.statusCode).toBe(201);
     const user = created.json();
     expect(user).toMatchObject({ email: 'new@example.test', role: 'viewer' });
     expect(JSON.stringify(user)).not.toMatch(/password|scrypt/);
-    const dup = await t.app.inject({ method: 'POST', url: '/api/v1/users', headers: admin, payload: { email: 'NEW@example.test', password: 'longenough', role: 'viewer' } });
+    const dup = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: admin,
+      payload: { email: 'NEW@example.test', password: 'longenough', role: 'viewer' },
+    });
     expect(dup.statusCode).toBe(409);
     const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'new@example.test', password: 'longenough' } });
     expect(login.statusCode).toBe(204);
@@ -28,7 +38,12 @@ describe.each(availableDrivers())('users, profile and branding on %s', (driver) 
     expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/users/${user.id}`, headers: admin })).statusCode).toBe(204);
     const cookie = `svc_session=${login.cookies[0]!.value}`;
     expect((await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie } })).statusCode).toBe(401);
-    const short = await t.app.inject({ method: 'POST', url: '/api/v1/users', headers: admin, payload: { email: 'a@example.test', password: 'short', role: 'viewer' } });
+    const short = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: admin,
+      payload: { email: 'a@example.test', password: 'short', role: 'viewer' },
+    });
     expect(short.statusCode).toBe(400);
     expect(short.json().error).toMatch(/password/);
   });
@@ -36,12 +51,27 @@ describe.each(availableDrivers())('users, profile and branding on %s', (driver) 
   it('profile: read and patch display name; password change needs the current password', async () => {
     const me = await t.app.inject({ method: 'GET', url: '/api/v1/profile', headers: admin });
     expect(me.statusCode).toBe(200);
-    const patched = await t.app.inject({ method: 'PATCH', url: '/api/v1/profile', headers: { ...admin, prefer: 'return=representation' }, payload: { display_name: 'Ada' } });
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/profile',
+      headers: { ...admin, prefer: 'return=representation' },
+      payload: { display_name: 'Ada' },
+    });
     expect(patched.json()).toMatchObject({ display_name: 'Ada' });
-    const wrong = await t.app.inject({ method: 'PATCH', url: '/api/v1/profile', headers: admin, payload: { new_password: 'another-password', current_password: 'nope' } });
+    const wrong = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/profile',
+      headers: admin,
+      payload: { new_password: 'another-password', current_password: 'nope' },
+    });
     expect(wrong.statusCode).toBe(400);
     expect(wrong.json().error).toMatch(/^current_password/);
-    const ok = await t.app.inject({ method: 'PATCH', url: '/api/v1/profile', headers: admin, payload: { new_password: 'another-password', current_password: TEST_PASSWORD } });
+    const ok = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/profile',
+      headers: admin,
+      payload: { new_password: 'another-password', current_password: TEST_PASSWORD },
+    });
     expect(ok.statusCode).toBe(204);
     const email = me.json().email;
     expect((await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'another-password' } })).statusCode).toBe(204);
@@ -49,17 +79,40 @@ describe.each(availableDrivers())('users, profile and branding on %s', (driver) 
 
   it('branding: defaults, admin PUT, viewer GET, bad color and oversized logo refused', async () => {
     const viewer = await t.loginAs('viewer');
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/admin/branding', headers: viewer })).json()).toMatchObject({ company_name: '', logo_data_url: null });
+    expect((await t.app.inject({ method: 'GET', url: '/api/v1/admin/branding', headers: viewer })).json()).toMatchObject({
+      company_name: '',
+      logo_data_url: null,
+    });
     const logo = `data:image/png;base64,${Buffer.from('png-bytes').toString('base64')}`;
-    const put = await t.app.inject({ method: 'PUT', url: '/api/v1/admin/branding', headers: admin, payload: { company_name: 'Acme', primary_color: '#112233', accent_color: '#445566', logo_data_url: logo } });
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/admin/branding',
+      headers: admin,
+      payload: { company_name: 'Acme', primary_color: '#112233', accent_color: '#445566', logo_data_url: logo },
+    });
     expect(put.statusCode).toBe(204);
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/admin/branding', headers: viewer })).json()).toMatchObject({ company_name: 'Acme', logo_data_url: logo });
-    expect((await t.app.inject({ method: 'PUT', url: '/api/v1/admin/branding', headers: viewer, payload: {} })).json()).toEqual({ error: 'missing permission: admin.manage' });
-    const badColor = await t.app.inject({ method: 'PUT', url: '/api/v1/admin/branding', headers: admin, payload: { company_name: 'Acme', primary_color: 'red', accent_color: '#445566', logo_data_url: null } });
+    expect((await t.app.inject({ method: 'GET', url: '/api/v1/admin/branding', headers: viewer })).json()).toMatchObject({
+      company_name: 'Acme',
+      logo_data_url: logo,
+    });
+    expect((await t.app.inject({ method: 'PUT', url: '/api/v1/admin/branding', headers: viewer, payload: {} })).json()).toEqual({
+      error: 'missing permission: admin.manage',
+    });
+    const badColor = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/admin/branding',
+      headers: admin,
+      payload: { company_name: 'Acme', primary_color: 'red', accent_color: '#445566', logo_data_url: null },
+    });
     expect(badColor.statusCode).toBe(400);
     expect(badColor.json().error).toMatch(/primary_color/);
     const huge = `data:image/png;base64,${'A'.repeat(300 * 1024)}`;
-    const big = await t.app.inject({ method: 'PUT', url: '/api/v1/admin/branding', headers: admin, payload: { company_name: 'Acme', primary_color: '#112233', accent_color: '#445566', logo_data_url: huge } });
+    const big = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/admin/branding',
+      headers: admin,
+      payload: { company_name: 'Acme', primary_color: '#112233', accent_color: '#445566', logo_data_url: huge },
+    });
     expect(big.statusCode).toBe(400);
     expect(big.json().error).toMatch(/logo_data_url/);
   });

@@ -30,7 +30,10 @@ describe.each(availableDrivers())('audit on %s', (driver) => {
     await expect(db.updateTable('audit_events').set({ actor: 'mallory' }).execute()).rejects.toThrow(/append-only/);
     await expect(db.deleteFrom('audit_events').execute()).rejects.toThrow(/append-only/);
     await expect(sql`TRUNCATE audit_events`.execute(db)).rejects.toThrow(/append-only/);
-    const n = await db.selectFrom('audit_events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const n = await db
+      .selectFrom('audit_events')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(n.n)).toBeGreaterThan(0);
   });
 
@@ -46,12 +49,23 @@ describe.each(availableDrivers())('audit on %s', (driver) => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/audit/export', headers: viewer });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/application\/jsonl/);
-    const lines = res.body.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = res.body
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const bulk = lines.filter((l) => l.action === 'bulk.event');
     expect(bulk).toHaveLength(1205);
     expect(bulk.map((l) => l.target)).toEqual(Array.from({ length: 1205 }, (_, i) => `n:${i}`));
     expect(lines.every((l) => l.tenant_id === t.tenantId)).toBe(true);
-    expect(lines[0]).toEqual(expect.objectContaining({ id: expect.any(String), at: expect.stringMatching(/Z$/), actor: expect.any(String), credential: expect.any(String), request_id: expect.anything() }));
+    expect(lines[0]).toEqual(
+      expect.objectContaining({
+        id: expect.any(String),
+        at: expect.stringMatching(/Z$/),
+        actor: expect.any(String),
+        credential: expect.any(String),
+        request_id: expect.anything(),
+      }),
+    );
     const filtered = await t.app.inject({ method: 'GET', url: '/api/v1/audit/export?action=enroll-token.create', headers: viewer });
     expect(filtered.body.trimEnd().split('\n')).toHaveLength(1);
     const bad = await t.app.inject({ method: 'GET', url: '/api/v1/audit/export?since=yesterday', headers: viewer });

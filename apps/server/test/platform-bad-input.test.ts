@@ -6,7 +6,14 @@ describe.each(availableDrivers())('bad input is a 400 and writes nothing, on %s'
   let t: TestApp;
   let admin: { cookie: string };
   const countRows = async (table: 'enroll_tokens' | 'users' | 'api_keys' | 'audit_events') =>
-    Number((await t.testStore.store.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await t.testStore.store.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   beforeAll(async () => {
     t = await createTestApp(driver, { ctxOverrides: { bodyLimit: 64 * 1024 } });
@@ -21,9 +28,19 @@ describe.each(availableDrivers())('bad input is a 400 and writes nothing, on %s'
     { name: 'JSON that is not an object', url: '/api/v1/enroll-tokens', body: '[1,2]', field: /body/ },
     { name: 'wrong type', url: '/api/v1/enroll-tokens', body: '{"max_uses": "ten"}', field: /max_uses/ },
     { name: 'out of range', url: '/api/v1/enroll-tokens', body: '{"max_uses": 0}', field: /max_uses/ },
-    { name: 'unknown field', url: '/api/v1/enroll-tokens', body: '{"name": "x", "tenant_id": "00000000-0000-4000-8000-000000000000"}', field: /^body\.tenant_id: unknown field$/ },
+    {
+      name: 'unknown field',
+      url: '/api/v1/enroll-tokens',
+      body: '{"name": "x", "tenant_id": "00000000-0000-4000-8000-000000000000"}',
+      field: /^body\.tenant_id: unknown field$/,
+    },
     { name: '__proto__ pollution', url: '/api/v1/enroll-tokens', body: '{"__proto__": {"admin": true}}', field: /body/ },
-    { name: 'oversized body', url: '/api/v1/users', body: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(100 * 1024), role: 'viewer' }), field: /too large/ },
+    {
+      name: 'oversized body',
+      url: '/api/v1/users',
+      body: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(100 * 1024), role: 'viewer' }),
+      field: /too large/,
+    },
     { name: 'wrong content type', url: '/api/v1/users', body: 'email=a', contentType: 'application/x-www-form-urlencoded', field: /body/ },
     { name: 'past expiry', url: '/api/v1/enroll-tokens', body: '{"expires_at": "2001-01-01T00:00:00Z"}', field: /expires_at/ },
     { name: 'bad email', url: '/api/v1/users', body: '{"email": "not-an-email", "password": "longenough", "role": "viewer"}', field: /email/ },
@@ -32,7 +49,12 @@ describe.each(availableDrivers())('bad input is a 400 and writes nothing, on %s'
   for (const c of cases) {
     it(c.name, async () => {
       const before = await Promise.all([countRows('enroll_tokens'), countRows('users'), countRows('audit_events')]);
-      const res = await t.app.inject({ method: 'POST', url: c.url, headers: { ...admin, 'content-type': c.contentType ?? 'application/json' }, payload: c.body });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: c.url,
+        headers: { ...admin, 'content-type': c.contentType ?? 'application/json' },
+        payload: c.body,
+      });
       expect(res.statusCode).toBe(400);
       const body = res.json();
       expect(Object.keys(body)).toEqual(['error']);

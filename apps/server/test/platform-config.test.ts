@@ -15,10 +15,26 @@ describe('config (contracts 6)', () => {
   });
 
   it('all settings', () => {
-    const c = parseConfig({ SVC_DATA_DIR: 'data', SVC_DATABASE_URL: 'postgres://u@h/db', SVC_HTTP_ADDR: '0.0.0.0:9000', SVC_DEVICE_ADDR: '[::1]:9443', SVC_ADMIN_EMAIL: 'a@b.c', SVC_ADMIN_PASSWORD: 'password1' }, '/srv');
+    const c = parseConfig(
+      {
+        SVC_DATA_DIR: 'data',
+        SVC_DATABASE_URL: 'postgres://u@h/db',
+        SVC_HTTP_ADDR: '0.0.0.0:9000',
+        SVC_DEVICE_ADDR: '[::1]:9443',
+        SVC_ADMIN_EMAIL: 'a@b.c',
+        SVC_ADMIN_PASSWORD: 'password1',
+      },
+      '/srv',
+    );
     expect(parseConfig({ SVC_DATABASE_POOL_SIZE: '8' }).databasePoolSize).toBe(8);
     expect(parseConfig({}).databasePoolSize).toBeUndefined();
-    expect(c).toMatchObject({ dataDir: '/srv/data', databaseUrl: 'postgres://u@h/db', httpAddr: { host: '0.0.0.0', port: 9000 }, deviceAddr: { host: '::1', port: 9443 }, admin: { email: 'a@b.c', password: 'password1' } });
+    expect(c).toMatchObject({
+      dataDir: '/srv/data',
+      databaseUrl: 'postgres://u@h/db',
+      httpAddr: { host: '0.0.0.0', port: 9000 },
+      deviceAddr: { host: '::1', port: 9443 },
+      admin: { email: 'a@b.c', password: 'password1' },
+    });
   });
 
   it.each([

@@ -14,7 +14,10 @@ const rows = [...doc.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \| `([A-Z_]+)` \|/gm)]
 describe('error table <-> docs/errors.md', () => {
   it('every code in the table is documented with the same statuses', () => {
     for (const [code, m] of Object.entries(ERROR_TABLE)) {
-      expect(rows.find((r) => r.code === code), code).toEqual({ code, http: m.http, grpc: m.grpc });
+      expect(
+        rows.find((r) => r.code === code),
+        code,
+      ).toEqual({ code, http: m.http, grpc: m.grpc });
     }
   });
 
@@ -24,7 +27,9 @@ describe('error table <-> docs/errors.md', () => {
   });
 
   it('the table covers every server, release-core, signing-repository and blob code, and nothing else', () => {
-    expect(new Set(Object.keys(ERROR_TABLE))).toEqual(new Set([...SERVER_ERROR_CODES, ...RELEASE_ERROR_CODES, ...SIGNING_REPO_ERROR_CODES, ...BLOB_ERROR_CODES]));
+    expect(new Set(Object.keys(ERROR_TABLE))).toEqual(
+      new Set([...SERVER_ERROR_CODES, ...RELEASE_ERROR_CODES, ...SIGNING_REPO_ERROR_CODES, ...BLOB_ERROR_CODES]),
+    );
   });
 
   it('thrown errors are answered with the mapped status and a one-line body', () => {

@@ -84,7 +84,8 @@ class Server {
       );
       r.on('timeout', () => r.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
       r.on('error', (e: NodeJS.ErrnoException) => {
-        if (e.code === 'EPIPE' || e.code === 'ECONNRESET') reject(Object.assign(new Error(`connection ${e.code} before an answer`), { reset: agent !== false }));
+        if (e.code === 'EPIPE' || e.code === 'ECONNRESET')
+          reject(Object.assign(new Error(`connection ${e.code} before an answer`), { reset: agent !== false }));
         else reject(e);
       });
       r.end(body);
@@ -163,7 +164,20 @@ async function seedPool(s: Server): Promise<Pool> {
   return {
     ids,
     path: { id: ids, tenantId: [tenantId], name: ['fuzz-device'], file: ['1.root.json', 'timestamp.json', '1.targets.json'], '*': [hashedTarget] },
-    strings: ['fuzz-app', '1.0.0', '9.9.9', 'config', 'viewer', 'edge', 'application/octet-stream', 'viewer2@example.test', 'http://127.0.0.1:9', 'library/app', 'latest', 'a b'],
+    strings: [
+      'fuzz-app',
+      '1.0.0',
+      '9.9.9',
+      'config',
+      'viewer',
+      'edge',
+      'application/octet-stream',
+      'viewer2@example.test',
+      'http://127.0.0.1:9',
+      'library/app',
+      'latest',
+      'a b',
+    ],
   };
 }
 
@@ -187,7 +201,8 @@ async function runProperties(s: Server, ops: Operation[], pool: Pool): Promise<{
       // the examples run first and count as runs
       const fields = await fc.check(property, { seed, numRuns: examples.length, examples });
       const left = deadline - Date.now();
-      const random = fields.failed || left <= 0 ? undefined : await fc.check(property, { seed, numRuns: RUNS_PER_OPERATION, plugins: [fc.interruptAfterTimeLimit(left)] });
+      const random =
+        fields.failed || left <= 0 ? undefined : await fc.check(property, { seed, numRuns: RUNS_PER_OPERATION, plugins: [fc.interruptAfterTimeLimit(left)] });
       for (const details of [fields, random]) {
         if (details?.failed === true) {
           const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
@@ -244,11 +259,17 @@ describe.skipIf(!built).each(availableDrivers())('hostile HTTP input against nod
     const pool = await seedPool(s);
     const { failures, cut } = await runProperties(s, ops, pool);
     expect(failures, failures.join('\n\n')).toEqual([]);
-    if (cut.length > 0) console.warn(`platform-hostile-http (${driver}): the ${TIME_BUDGET_MS} ms budget cut the random runs of ${cut.length} operations: ${cut.join(', ')}`);
+    if (cut.length > 0)
+      console.warn(`platform-hostile-http (${driver}): the ${TIME_BUDGET_MS} ms budget cut the random runs of ${cut.length} operations: ${cut.join(', ')}`);
     s.cookie = await s.login();
     expect((await s.json('GET', '/auth/me')).status).toBe(200);
     // A 5xx is logged at level error ("request failed"); nothing else may be either.
-    expect(s.main.output().split('\n').filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
+    expect(
+      s.main
+        .output()
+        .split('\n')
+        .filter((l) => /"level":(50|60)/.test(l)),
+    ).toEqual([]);
   }, 120_000);
 
   it("answers what Node's HTTP parser refuses in the same shape", async () => {

@@ -5,9 +5,26 @@ describe('@svc/server public surface', () => {
   it('exports exactly this list', () => {
     expect(Object.keys(server).sort()).toEqual(
       [
-        'API_PREFIX', 'ConfigError', 'ERROR_TABLE', 'PERMISSIONS', 'ROLES', 'ROLE_PERMISSIONS', 'RouteWithoutPermissionError',
-        'SERVER_ERROR_CODES', 'ServerError', 'bootstrapAdmin', 'buildApp', 'createTenant', 'ensureDefaultTenant', 'hashSecret',
-        'insertApiKey', 'migrateToLatest', 'newSecret', 'openStore', 'parseConfig', 'startPglite',
+        'API_PREFIX',
+        'ConfigError',
+        'ERROR_TABLE',
+        'PERMISSIONS',
+        'ROLES',
+        'ROLE_PERMISSIONS',
+        'RouteWithoutPermissionError',
+        'SERVER_ERROR_CODES',
+        'ServerError',
+        'bootstrapAdmin',
+        'buildApp',
+        'createTenant',
+        'ensureDefaultTenant',
+        'hashSecret',
+        'insertApiKey',
+        'migrateToLatest',
+        'newSecret',
+        'openStore',
+        'parseConfig',
+        'startPglite',
       ].sort(),
     );
   });

@@ -45,7 +45,10 @@ describe.skipIf(!built)('node dist/main.js on the embedded database', () => {
   }, 120_000);
 
   it('a bad setting fails at start with one line naming it and exit status 2', async () => {
-    const child = spawn(process.execPath, [MAIN_JS], { env: { PATH: process.env.PATH ?? '', SVC_DATA_DIR: dir, SVC_HTTP_ADDR: 'nonsense' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN_JS], {
+      env: { PATH: process.env.PATH ?? '', SVC_DATA_DIR: dir, SVC_HTTP_ADDR: 'nonsense' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise((r) => child.on('exit', r));
@@ -71,14 +74,28 @@ describe.skipIf(!built || !pgUrl)('two real node dist/main.js processes on one P
 
   it('start together, one admin; a session from A works on B; data created on A lists on B', async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-main-pg-'));
-    const env = { SVC_DATA_DIR: dir, SVC_DATABASE_URL: pgUrl!, SVC_DATABASE_SCHEMA: schema, SVC_ADMIN_EMAIL: 'root@example.test', SVC_ADMIN_PASSWORD: 'password123' };
+    const env = {
+      SVC_DATA_DIR: dir,
+      SVC_DATABASE_URL: pgUrl!,
+      SVC_DATABASE_SCHEMA: schema,
+      SVC_ADMIN_EMAIL: 'root@example.test',
+      SVC_ADMIN_PASSWORD: 'password123',
+    };
     const [a, b] = await Promise.all([start(env), start(env)]);
     children.push(a.child, b.child);
-    const res = await fetch(`${a.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
+    const res = await fetch(`${a.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'root@example.test', password: 'password123' }),
+    });
     expect(res.status).toBe(204);
     const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
     expect((await fetch(`${b.url}/auth/me`, { headers: { cookie } })).status).toBe(200);
-    const created = await fetch(`${a.url}/enroll-tokens`, { method: 'POST', headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'from A' }) });
+    const created = await fetch(`${a.url}/enroll-tokens`, {
+      method: 'POST',
+      headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'from A' }),
+    });
     expect(created.status).toBe(201);
     const listed = (await (await fetch(`${b.url}/enroll-tokens`, { headers: { cookie } })).json()) as { enroll_tokens: { name: string }[] };
     expect(listed.enroll_tokens.map((t) => t.name)).toEqual(['from A']);

@@ -47,7 +47,12 @@ describe('every route declares a permission (covers routes other areas add)', ()
     const lacking = t.app.collectedRoutes.filter((r) => r.permission !== 'public' && !ROLE_PERMISSIONS.viewer.includes(r.permission as never));
     expect(lacking.length).toBeGreaterThan(5);
     for (const r of lacking) {
-      const res = await t.app.inject({ method: r.method as 'GET', url: concrete(r.url), headers: viewer, payload: r.method === 'GET' || r.method === 'DELETE' ? undefined : {} });
+      const res = await t.app.inject({
+        method: r.method as 'GET',
+        url: concrete(r.url),
+        headers: viewer,
+        payload: r.method === 'GET' || r.method === 'DELETE' ? undefined : {},
+      });
       expect(res.statusCode, `${r.method} ${r.url}`).toBe(403);
       expect(res.json()).toEqual({ error: `missing permission: ${r.permission}` });
     }
@@ -65,7 +70,12 @@ describe('every route declares a permission (covers routes other areas add)', ()
     const sessionOnly = t.app.collectedRoutes.filter((r) => r.sessionOnly);
     expect(sessionOnly.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining(['POST /api/v1/api-keys', 'POST /api/v1/users']));
     for (const r of sessionOnly) {
-      const res = await t.app.inject({ method: r.method as 'GET', url: concrete(r.url), headers: key, payload: r.method === 'POST' ? { name: 'k', role: 'admin' } : undefined });
+      const res = await t.app.inject({
+        method: r.method as 'GET',
+        url: concrete(r.url),
+        headers: key,
+        payload: r.method === 'POST' ? { name: 'k', role: 'admin' } : undefined,
+      });
       expect(res.statusCode, `${r.method} ${r.url}`).toBe(403);
       expect(res.json().error).toBe(`missing permission: ${r.permission} (session credential required)`);
     }

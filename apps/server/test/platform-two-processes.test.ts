@@ -50,9 +50,17 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
   });
   /** Logs in on A and creates a viewer API key there. */
   async function viewerKeyOnA(name: string) {
-    const login = await fetch(`${urls[0]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
+    const login = await fetch(`${urls[0]}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'root@example.test', password: 'password123' }),
+    });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const created = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' }, body: JSON.stringify({ name, role: 'viewer' }) });
+    const created = await fetch(`${urls[0]}/api-keys`, {
+      method: 'POST',
+      headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' },
+      body: JSON.stringify({ name, role: 'viewer' }),
+    });
     const { key, id } = (await created.json()) as { key: string; id: string };
     return { cookie, id, bearer: { authorization: `Bearer ${key}` } };
   }
@@ -71,14 +79,22 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
   });
 
   it('login on A, use the session on B; logout on B, refused on A', async () => {
-    const login = await fetch(`${urls[0]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
+    const login = await fetch(`${urls[0]}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'root@example.test', password: 'password123' }),
+    });
     expect(login.status).toBe(204);
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const me = await fetch(`${urls[1]}/auth/me`, { headers: { cookie } });
     expect(me.status).toBe(200);
     expect((await me.json()).email).toBe('root@example.test');
     // Create on A, list on B.
-    const key = await fetch(`${urls[0]}/api-keys`, { method: 'POST', headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'shared', role: 'operator' }) });
+    const key = await fetch(`${urls[0]}/api-keys`, {
+      method: 'POST',
+      headers: { cookie, 'x-svc-csrf': '1', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'shared', role: 'operator' }),
+    });
     expect(key.status).toBe(201);
     const { key: secret, id } = (await key.json()) as { key: string; id: string };
     const listed = (await (await fetch(`${urls[1]}/api-keys`, { headers: { cookie } })).json()) as { api_keys: { id: string }[] };
@@ -104,25 +120,38 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
     // Cut every listener of this schema (both processes'), then revoke by hand: the
     // notification of that revocation reaches nobody.
     const db = shared.store.db;
-    const cut = await sql<{ n: number }>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = ${`svc-listener:${shared.store.schema}`}`.execute(db);
+    const cut = await sql<{
+      n: number;
+    }>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = ${`svc-listener:${shared.store.schema}`}`.execute(db);
     expect(cut.rows[0]!.n).toBeGreaterThanOrEqual(2);
     await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
     // Refused at once (the cache is not trusted while its listener is down) ...
     expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(401);
     // ... and still refused after the listener reconnects (it clears on reconnect).
     await new Promise((r) => setTimeout(r, 1500));
-    const back = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${`svc-listener:${shared.store.schema}`}`.execute(db);
+    const back = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${`svc-listener:${shared.store.schema}`}`.execute(db);
     expect(back.rows[0]!.n).toBeGreaterThanOrEqual(2);
     expect((await fetch(`${urls[1]}/auth/me`, { headers: bearer })).status).toBe(401);
   });
 
   it('device counts are consistent whichever process answers', async () => {
     const tenant = await ensureDefaultTenant(stores[0]!.db);
-    await stores[0]!.db.insertInto('devices').values(Array.from({ length: 30 }, (_, i) => ({ tenant_id: tenant, name: `d-${i}`, status: i % 3 === 0 ? 'online' : 'offline' }))).execute();
-    const login = await fetch(`${urls[1]}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'root@example.test', password: 'password123' }) });
+    await stores[0]!.db
+      .insertInto('devices')
+      .values(Array.from({ length: 30 }, (_, i) => ({ tenant_id: tenant, name: `d-${i}`, status: i % 3 === 0 ? 'online' : 'offline' })))
+      .execute();
+    const login = await fetch(`${urls[1]}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'root@example.test', password: 'password123' }),
+    });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     expect((await fetch(`${urls[1]}/devices/d-3`, { method: 'DELETE', headers: { cookie, 'x-svc-csrf': '1' } })).status).toBe(204);
-    const bodies = await Promise.all(urls.map(async (u) => (await (await fetch(`${u}/devices?limit=1`, { headers: { cookie } })).json()) as { total: number; counts: unknown }));
+    const bodies = await Promise.all(
+      urls.map(async (u) => (await (await fetch(`${u}/devices?limit=1`, { headers: { cookie } })).json()) as { total: number; counts: unknown }),
+    );
     expect(bodies[0]).toEqual(bodies[1]);
     expect(bodies[0]).toMatchObject({ total: 30, counts: { online: 9, offline: 20, decommissioned: 1 } });
   });

@@ -28,10 +28,34 @@ import { createPipelineFixture, deviceIdentity, newAuthorizer, releasePayload, s
 export const BRANDING = { company_name: 'Acme Robotics GmbH', primary_color: '#111827', accent_color: '#7c3aed', logo: '#ff00ff' };
 
 export const FEED = [
-  osvRecord({ id: 'GHSA-35jh-r3h4-6jhm', aliases: ['CVE-2021-23337'], affected: [{ ecosystem: 'npm', name: 'lodash', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '4.17.21' }] }] }], severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H' }] }),
-  osvRecord({ id: 'GHSA-jfh8-c2jp-5v3q', aliases: ['CVE-2021-44228'], affected: [{ ecosystem: 'Maven', name: 'org.apache.logging.log4j:log4j-core', ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '2.0-beta9' }, { fixed: '2.15.0' }] }] }], database_specific: { severity: 'CRITICAL' } }),
-  osvRecord({ id: 'PYSEC-2024-2', affected: [{ ecosystem: 'PyPI', name: 'requests', ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '2.0' }, { fixed: '2.31.0' }] }] }], database_specific: { severity: 'LOW' } }),
-  osvRecord({ id: 'OSV-2022-1', affected: [{ ecosystem: 'OSS-Fuzz', name: 'zlib', purl: 'pkg:generic/zlib', versions: ['1.2.11'] }], database_specific: { severity: 'medium' } }),
+  osvRecord({
+    id: 'GHSA-35jh-r3h4-6jhm',
+    aliases: ['CVE-2021-23337'],
+    affected: [{ ecosystem: 'npm', name: 'lodash', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '4.17.21' }] }] }],
+    severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H' }],
+  }),
+  osvRecord({
+    id: 'GHSA-jfh8-c2jp-5v3q',
+    aliases: ['CVE-2021-44228'],
+    affected: [
+      {
+        ecosystem: 'Maven',
+        name: 'org.apache.logging.log4j:log4j-core',
+        ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '2.0-beta9' }, { fixed: '2.15.0' }] }],
+      },
+    ],
+    database_specific: { severity: 'CRITICAL' },
+  }),
+  osvRecord({
+    id: 'PYSEC-2024-2',
+    affected: [{ ecosystem: 'PyPI', name: 'requests', ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '2.0' }, { fixed: '2.31.0' }] }] }],
+    database_specific: { severity: 'LOW' },
+  }),
+  osvRecord({
+    id: 'OSV-2022-1',
+    affected: [{ ecosystem: 'OSS-Fuzz', name: 'zlib', purl: 'pkg:generic/zlib', versions: ['1.2.11'] }],
+    database_specific: { severity: 'medium' },
+  }),
 ];
 
 export interface ReportsWorld {
@@ -73,9 +97,19 @@ export async function buildReportsWorld(driver: Driver): Promise<ReportsWorld> {
   await ok('DELETE', '/api/v1/devices/d7');
 
   // feeds first: attaching an SBOM matches at once
-  const zip = await f.t.app.inject({ method: 'POST', url: '/api/v1/vuln-feeds/osv?source=osv%3Atest', headers: { ...f.admin, 'content-type': 'application/zip' }, payload: osvZip(FEED) });
+  const zip = await f.t.app.inject({
+    method: 'POST',
+    url: '/api/v1/vuln-feeds/osv?source=osv%3Atest',
+    headers: { ...f.admin, 'content-type': 'application/zip' },
+    payload: osvZip(FEED),
+  });
   expect(zip.statusCode, zip.body).toBe(201);
-  const kev = await f.t.app.inject({ method: 'POST', url: '/api/v1/vuln-feeds/kev', headers: f.admin, payload: kevCatalog([{ cve: 'CVE-2021-44228', dateAdded: '2021-12-10' }]) });
+  const kev = await f.t.app.inject({
+    method: 'POST',
+    url: '/api/v1/vuln-feeds/kev',
+    headers: f.admin,
+    payload: kevCatalog([{ cve: 'CVE-2021-44228', dateAdded: '2021-12-10' }]),
+  });
   expect(kev.statusCode, kev.body).toBe(201);
   await runVulnAnalysis(db(f), () => f.t.clock.now(), { owner: 'test' });
 
@@ -85,7 +119,12 @@ export async function buildReportsWorld(driver: Driver): Promise<ReportsWorld> {
     return r.body;
   };
   const attach = async (id: string, purls: string[]) => {
-    const r = await f.t.app.inject({ method: 'PUT', url: `/api/v1/artifacts/${id}/sbom`, headers: { ...f.admin, 'content-type': 'application/vnd.cyclonedx+json' }, payload: cyclonedx(purls) });
+    const r = await f.t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/artifacts/${id}/sbom`,
+      headers: { ...f.admin, 'content-type': 'application/vnd.cyclonedx+json' },
+      payload: cyclonedx(purls),
+    });
     expect(r.statusCode, r.body).toBe(200);
   };
   const app1 = await upload('app', '1.0.0');
@@ -105,7 +144,14 @@ export async function buildReportsWorld(driver: Driver): Promise<ReportsWorld> {
       author: 'Security Team',
       timestamp: '2024-03-01T00:00:00Z',
       version: 1,
-      statements: [{ vulnerability: { name: 'PYSEC-2024-2' }, products: [{ '@id': 'pkg:oci/app', subcomponents: [{ '@id': 'pkg:pypi/requests@2.30.0' }] }], status: 'not_affected', justification: 'vulnerable_code_not_in_execute_path' }],
+      statements: [
+        {
+          vulnerability: { name: 'PYSEC-2024-2' },
+          products: [{ '@id': 'pkg:oci/app', subcomponents: [{ '@id': 'pkg:pypi/requests@2.30.0' }] }],
+          status: 'not_affected',
+          justification: 'vulnerable_code_not_in_execute_path',
+        },
+      ],
     }),
   });
   expect(vex.statusCode, vex.body).toBe(201);
@@ -121,7 +167,10 @@ export async function buildReportsWorld(driver: Driver): Promise<ReportsWorld> {
   const gl = await ok('POST', '/api/v1/groups', { name: 'legacy', members: ['d3'] });
   const release = async (product: string, version: string, artifact: any, group: any) => {
     f.t.clock.advance(1000);
-    return ok('POST', '/api/v1/releases', { envelope: sign(releasePayload({ tenant, product, version, artifacts: [artifact], group }), auth.key), expected_product: product });
+    return ok('POST', '/api/v1/releases', {
+      envelope: sign(releasePayload({ tenant, product, version, artifacts: [artifact], group }), auth.key),
+      expected_product: product,
+    });
   };
   const rel1 = await release('edge-gateway', '1.0.0', app1, g1);
   const rel2 = await release('edge-gateway', '2.0.0', app2, g2);
@@ -136,7 +185,18 @@ export async function buildReportsWorld(driver: Driver): Promise<ReportsWorld> {
         device: { name: d, certificateDer: ids[d]!.certDer },
         release: { product: rel.product, version: rel.version, payload_digest: rel.payload_digest, envelope_digest: rel.envelope_digest },
         transaction: { id: start.transaction_id, member_count: 1 },
-        members: [{ group: m.group, position: m.position, component: m.component, rollout: m.rollout_id, candidate_digest: artifact.digest, previous_digest: null, resulting_digest: artifact.digest, verdict: 'committed' }],
+        members: [
+          {
+            group: m.group,
+            position: m.position,
+            component: m.component,
+            rollout: m.rollout_id,
+            candidate_digest: artifact.digest,
+            previous_digest: null,
+            resulting_digest: artifact.digest,
+            verdict: 'committed',
+          },
+        ],
         activation: 'activated',
         health: 'healthy',
         now: f.t.clock.now(),
@@ -150,7 +210,9 @@ export async function buildReportsWorld(driver: Driver): Promise<ReportsWorld> {
   await deploy(rel2, app2, ['d4']);
   await deploy(sensor, tool, ['d5']);
   const legacy = await ok('POST', '/api/v1/rollouts', { artifact_id: app2.id, group_id: gl.id });
-  await runUnitOfWork(db(f), { tenant, actor: deviceActor('d3'), now: f.t.clock.now() }, (uow) => reportLegacyStatus(uow, { deviceName: 'd3', rolloutId: legacy.id, status: 'installed' }));
+  await runUnitOfWork(db(f), { tenant, actor: deviceActor('d3'), now: f.t.clock.now() }, (uow) =>
+    reportLegacyStatus(uow, { deviceName: 'd3', rolloutId: legacy.id, status: 'installed' }),
+  );
   // the Article 14 signal of the known-exploited log4j finding on devices
   await runVulnAnalysis(db(f), () => f.t.clock.now(), { owner: 'test' });
 

@@ -56,7 +56,15 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
     const j = r.json();
     const now = w.f.t.clock.now().toISOString();
-    expect(j.report).toMatchObject({ kind: 'vulnerability', schema: 'svc.report.vulnerability.v1', tenant: { id: w.tenant }, company: BRANDING.company_name, generated_at: now, data_cutoff: { at: now }, scope: { product: null, severity: null } });
+    expect(j.report).toMatchObject({
+      kind: 'vulnerability',
+      schema: 'svc.report.vulnerability.v1',
+      tenant: { id: w.tenant },
+      company: BRANDING.company_name,
+      generated_at: now,
+      data_cutoff: { at: now },
+      scope: { product: null, severity: null },
+    });
     expect(Number(j.report.data_cutoff.audit_seq)).toBeGreaterThan(0);
 
     const all = (await api('GET', '/api/v1/findings')).body;
@@ -64,7 +72,13 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     const closed = (await api('GET', '/api/v1/findings?open=false')).body;
     const kev = (await api('GET', '/api/v1/findings?known_exploited=true')).body;
     const kevOpen = (await api('GET', '/api/v1/findings?known_exploited=true&open=true')).body;
-    expect(j.summary).toMatchObject({ findings: all.total, open: open.total, closed: closed.total, known_exploited: kev.total, known_exploited_open: kevOpen.total });
+    expect(j.summary).toMatchObject({
+      findings: all.total,
+      open: open.total,
+      closed: closed.total,
+      known_exploited: kev.total,
+      known_exploited_open: kevOpen.total,
+    });
     expect([j.summary.findings, j.summary.open, j.summary.closed, j.summary.known_exploited]).toEqual([4, 3, 1, 1]);
     for (const s of Object.keys(all.counts)) expect(j.summary.by_severity[s], s).toEqual({ total: all.counts[s], open: open.counts[s] });
     for (const v of ['none', 'affected', 'under_investigation', 'not_affected', 'fixed']) {
@@ -74,10 +88,21 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     const exposed: string[] = [];
     for (const d of ['d1', 'd2', 'd3', 'd4', 'd5', 'd6']) if ((await api('GET', `/api/v1/devices/${d}/findings`)).body.total > 0) exposed.push(d);
     expect(exposed).toEqual(['d1', 'd2']);
-    expect(j.summary).toMatchObject({ exposed_devices: exposed.length, exposed_devices_known_exploited: 2, artifacts_with_findings: 2, artifacts_with_open_findings: 2 });
+    expect(j.summary).toMatchObject({
+      exposed_devices: exposed.length,
+      exposed_devices_known_exploited: 2,
+      artifacts_with_findings: 2,
+      artifacts_with_open_findings: 2,
+    });
 
     const feeds = (await api('GET', '/api/v1/vuln-feeds')).body;
-    expect(j.freshness).toMatchObject({ advisories: feeds.advisories, newest_advisory_modified_at: feeds.newest_modified, osv: [{ source: 'osv:test', imports: 1 }], kev: { catalog_version: '2024.06.01', entries: 1 }, analysis: { pending_runs: 0 } });
+    expect(j.freshness).toMatchObject({
+      advisories: feeds.advisories,
+      newest_advisory_modified_at: feeds.newest_modified,
+      osv: [{ source: 'osv:test', imports: 1 }],
+      kev: { catalog_version: '2024.06.01', entries: 1 },
+      analysis: { pending_runs: 0 },
+    });
 
     expect(j.known_exploited).toHaveLength(1);
     expect(j.known_exploited[0]).toMatchObject({
@@ -93,21 +118,33 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
       open: true,
     });
 
-    expect(j.products.map((p: any) => [p.product, p.latest_release.version, p.releases])).toEqual([['edge-gateway', '2.0.0', 2], ['sensor', '1.0.0', 1]]);
+    expect(j.products.map((p: any) => [p.product, p.latest_release.version, p.releases])).toEqual([
+      ['edge-gateway', '2.0.0', 2],
+      ['sensor', '1.0.0', 1],
+    ]);
     const [edge, sensor] = j.products;
     expect(edge.summary).toMatchObject({ findings: (await api('GET', '/api/v1/findings?product=edge-gateway')).body.total, open: 2, exposed_devices: 2 });
-    expect(edge.artifacts.map((a: any) => [a.name, a.version, a.sbom, a.releases, a.devices, a.counts.total, a.counts.open, a.counts.known_exploited])).toEqual([
-      ['app', '1.0.0', true, ['1.0.0'], 2, 3, 2, 1],
-      ['app', '2.0.0', true, ['2.0.0'], 2, 0, 0, 0],
-    ]);
+    expect(edge.artifacts.map((a: any) => [a.name, a.version, a.sbom, a.releases, a.devices, a.counts.total, a.counts.open, a.counts.known_exploited])).toEqual(
+      [
+        ['app', '1.0.0', true, ['1.0.0'], 2, 3, 2, 1],
+        ['app', '2.0.0', true, ['2.0.0'], 2, 0, 0, 0],
+      ],
+    );
     expect(edge.artifacts[0].counts.open_by_severity).toMatchObject({ critical: 2, low: 0 });
     // an artifact's findings: exactly the artifact findings API's, in its order (known exploited first)
     const listed = (await api('GET', `/api/v1/artifacts/${w.app1.id}/findings`)).body.findings;
     expect(edge.artifacts[0].findings.map((f: any) => f.id)).toEqual(listed.map((f: any) => f.id));
     expect(edge.artifacts[0].findings[0]).toMatchObject({ vulnerability: 'CVE-2021-44228', known_exploited: true });
-    expect(edge.artifacts[0].findings.find((f: any) => f.vulnerability === 'PYSEC-2024-2')).toMatchObject({ severity: 'low', open: false, vex: { status: 'not_affected', justification: 'vulnerable_code_not_in_execute_path' }, fixed_versions: ['2.31.0'] });
+    expect(edge.artifacts[0].findings.find((f: any) => f.vulnerability === 'PYSEC-2024-2')).toMatchObject({
+      severity: 'low',
+      open: false,
+      vex: { status: 'not_affected', justification: 'vulnerable_code_not_in_execute_path' },
+      fixed_versions: ['2.31.0'],
+    });
     expect(sensor.artifacts).toMatchObject([{ name: 'tool', sbom: false, devices: 1, counts: { total: 0 }, findings: [] }]);
-    expect(j.unreleased_artifacts).toMatchObject([{ name: 'lib', version: '0.1.0', releases: [], devices: 0, counts: { total: 1, open: 1, open_by_severity: { medium: 1 } } }]);
+    expect(j.unreleased_artifacts).toMatchObject([
+      { name: 'lib', version: '0.1.0', releases: [], devices: 0, counts: { total: 1, open: 1, open_by_severity: { medium: 1 } } },
+    ]);
   });
 
   it.skipIf(!POPPLER)('vulnerability PDF: the same figures as the JSON twin, branded (name, logo, accent colour, footer), known exploited first', async () => {
@@ -127,14 +164,18 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(figure(text, 'Devices exposed (open findings)')).toBe(String(s.exposed_devices));
     expect(figure(text, 'Devices exposed to known-exploited')).toBe(String(s.exposed_devices_known_exploited));
     expect(figure(text, 'OSV advisories stored')).toBe(String(j.freshness.advisories));
-    expect(figure(text, 'KEV catalog')).toMatch(new RegExp(`^version ${escape(j.freshness.kev.catalog_version)}, ${j.freshness.kev.entries} entries, imported`));
+    expect(figure(text, 'KEV catalog')).toMatch(
+      new RegExp(`^version ${escape(j.freshness.kev.catalog_version)}, ${j.freshness.kev.entries} entries, imported`),
+    );
     // the severity chart's values are the open counts (with the VEX-closed ones noted)
     expect(text).toMatch(new RegExp(`^\\s*critical\\s+${s.by_severity.critical.open}\\s*$`, 'm'));
     expect(text).toMatch(/^\s*low\s+0 \(1 closed by VEX\)\s*$/m);
     // per product and artifact, as in the twin
     expect(figures(text, 'Open findings').map(Number)).toEqual(j.products.map((x: any) => x.summary.open));
     const a = j.products[0].artifacts[0];
-    expect(text).toContain(`SBOM yes | releases 1.0.0 | devices running ${a.devices} | findings ${a.counts.total}, open ${a.counts.open}, known exploited ${a.counts.known_exploited} | open by severity: critical 2`);
+    expect(text).toContain(
+      `SBOM yes | releases 1.0.0 | devices running ${a.devices} | findings ${a.counts.total}, open ${a.counts.open}, known exploited ${a.counts.known_exploited} | open by severity: critical 2`,
+    );
     expect(text).toContain('No SBOM attached');
     // known exploited first: the KEV table precedes the product sections
     const kevAt = text.search(/^\s*CVE-2021-44228\s+app 1\.0\.0\s/m);
@@ -179,7 +220,14 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
 
     const releases = (await api('GET', '/api/v1/releases?product=edge-gateway')).body;
     const newest = releases.releases.reduce((a: any, b: any) => (a.created_at >= b.created_at ? a : b));
-    expect(j.products[0]).toEqual({ product: 'edge-gateway', latest_release: { id: newest.id, version: '2.0.0', created_at: newest.created_at }, releases: releases.total, devices: 4, on_latest: 2, with_receipt: 3 });
+    expect(j.products[0]).toEqual({
+      product: 'edge-gateway',
+      latest_release: { id: newest.id, version: '2.0.0', created_at: newest.created_at },
+      releases: releases.total,
+      devices: 4,
+      on_latest: 2,
+      with_receipt: 3,
+    });
     expect(j.products[1]).toMatchObject({ product: 'sensor', devices: 1, on_latest: 1, with_receipt: 1 });
 
     const artifacts = (await api('GET', '/api/v1/artifacts?limit=200')).body;
@@ -193,17 +241,34 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
 
     const open = (await api('GET', '/api/v1/findings?open=true')).body;
     expect(j.findings.open).toBe(open.total);
-    for (const s of Object.keys(open.counts)) expect(j.findings.by_severity[s].reduce((x: number, y: number) => x + y, 0), s).toBe(open.counts[s]);
+    for (const s of Object.keys(open.counts))
+      expect(
+        j.findings.by_severity[s].reduce((x: number, y: number) => x + y, 0),
+        s,
+      ).toBe(open.counts[s]);
     expect(j.findings.age_buckets).toEqual(['0-7 days', '8-30 days', '31-90 days', 'over 90 days']);
     expect(j.findings.by_severity.critical).toEqual([2, 0, 0, 0]);
 
     const keys = (await api('GET', '/api/v1/authorizer-keys')).body;
-    expect(j.keys.authorizer).toMatchObject({ active: keys.counts.active, revoked: keys.counts.revoked, registered_last_365_days: 2, revoked_last_365_days: 1 });
-    expect(j.keys.authorizer.keys.map((k: any) => [k.name, k.keyid, k.revoked_at === null])).toEqual(keys.authorizer_keys.map((k: any) => [k.name, k.keyid, k.revoked_at === null]));
+    expect(j.keys.authorizer).toMatchObject({
+      active: keys.counts.active,
+      revoked: keys.counts.revoked,
+      registered_last_365_days: 2,
+      revoked_last_365_days: 1,
+    });
+    expect(j.keys.authorizer.keys.map((k: any) => [k.name, k.keyid, k.revoked_at === null])).toEqual(
+      keys.authorizer_keys.map((k: any) => [k.name, k.keyid, k.revoked_at === null]),
+    );
 
     const root = (await api('GET', `/api/v1/tuf/${w.tenant}/metadata/root.json`)).body;
     const timestamp = (await api('GET', `/api/v1/tuf/${w.tenant}/metadata/timestamp.json`)).body;
-    expect(j.keys.signing_repository.root).toEqual({ version: root.signed.version, rotations: root.signed.version - 1, threshold: root.signed.roles.root.threshold, keys: root.signed.roles.root.keyids.length, key_on_server: true });
+    expect(j.keys.signing_repository.root).toEqual({
+      version: root.signed.version,
+      rotations: root.signed.version - 1,
+      threshold: root.signed.roles.root.threshold,
+      keys: root.signed.roles.root.keyids.length,
+      key_on_server: true,
+    });
     const roles = Object.fromEntries(j.keys.signing_repository.roles.map((x: any) => [x.role, x]));
     expect(new Date(roles.root.expires_at).getTime()).toBe(new Date(root.signed.expires).getTime());
     expect(roles.timestamp.version).toBe(timestamp.signed.version);
@@ -235,7 +300,12 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(figure(text, 'Legacy device-reported status (some component)')).toBe(share(j.evidence.legacy, j.evidence.devices));
     // the adoption table row and the coverage bar of each product
     for (const x of j.products) {
-      expect(text).toMatch(new RegExp(`^\\s*${escape(x.product)}\\s+${escape(x.latest_release.version)} \\(${x.releases} releases\\)\\s+\\S+\\s+${x.devices}\\s+${escape(share(x.on_latest, x.devices))}\\s+${escape(share(x.with_receipt, x.devices))}\\s*$`, 'm'));
+      expect(text).toMatch(
+        new RegExp(
+          `^\\s*${escape(x.product)}\\s+${escape(x.latest_release.version)} \\(${x.releases} releases\\)\\s+\\S+\\s+${x.devices}\\s+${escape(share(x.on_latest, x.devices))}\\s+${escape(share(x.with_receipt, x.devices))}\\s*$`,
+          'm',
+        ),
+      );
       expect(figure(text, `${x.product} on ${x.latest_release.version}`)).toBe(share(x.on_latest, x.devices));
     }
     // severity x age table
@@ -251,7 +321,12 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
   it('each generation is audited with the SHA-256 and size of the bytes served (also sent as Repr-Digest)', async () => {
     const before = (await reportAudits()).total;
     const served: { kind: string; format: string; raw: Buffer; digest: string }[] = [];
-    for (const [kind, format] of [['vulnerability', 'pdf'], ['vulnerability', 'json'], ['readiness', 'pdf'], ['readiness', 'json']] as const) {
+    for (const [kind, format] of [
+      ['vulnerability', 'pdf'],
+      ['vulnerability', 'json'],
+      ['readiness', 'pdf'],
+      ['readiness', 'json'],
+    ] as const) {
       const r = await get(`/api/v1/reports/${kind}.${format}?product=edge-gateway`);
       expect(r.status).toBe(200);
       served.push({ kind, format, raw: r.raw, digest: String(r.headers['repr-digest']) });
@@ -317,7 +392,7 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(asViewer.json().evidence.devices).toBe(6);
   });
 
-  it('tenants are isolated: another tenant\'s reports hold only its own fleet, and this tenant\'s products are unknown there', async () => {
+  it("tenants are isolated: another tenant's reports hold only its own fleet, and this tenant's products are unknown there", async () => {
     const other = await w.f.t.newTenant('other-co');
     const admin2 = await w.f.t.loginAs('admin', other);
     await w.f.device('z1', 'linux-arm64', other);
@@ -352,14 +427,29 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
   it('lists longer than a database page are complete and in order (JSON and PDF)', async () => {
     const count = REPORT_PAGE * 2 + 50;
     const names = Array.from({ length: count }, (_, i) => `pkg-${String(i).padStart(4, '0')}`);
-    const record = osvRecord({ id: 'GHSA-many-many-many', affected: names.map((n) => ({ ecosystem: 'npm', name: n, ranges: [{ type: 'SEMVER' as const, events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] })), database_specific: { severity: 'HIGH' } });
-    const imp = await w.f.t.app.inject({ method: 'POST', url: '/api/v1/vuln-feeds/osv?source=osv%3Amany', headers: { ...w.f.admin, 'content-type': 'application/zip' }, payload: osvZip([record]) });
+    const record = osvRecord({
+      id: 'GHSA-many-many-many',
+      affected: names.map((n) => ({ ecosystem: 'npm', name: n, ranges: [{ type: 'SEMVER' as const, events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] })),
+      database_specific: { severity: 'HIGH' },
+    });
+    const imp = await w.f.t.app.inject({
+      method: 'POST',
+      url: '/api/v1/vuln-feeds/osv?source=osv%3Amany',
+      headers: { ...w.f.admin, 'content-type': 'application/zip' },
+      payload: osvZip([record]),
+    });
     expect(imp.statusCode, imp.body).toBe(201);
     const big = (await w.f.upload({ name: 'big', version: '1.0.0', kind: 'config', bytes: 'big' })).body;
-    const sbom = await w.f.t.app.inject({ method: 'PUT', url: `/api/v1/artifacts/${big.id}/sbom`, headers: { ...w.f.admin, 'content-type': 'application/vnd.cyclonedx+json' }, payload: cyclonedx(names.map((n) => `pkg:npm/${n}@1.0.0`)) });
+    const sbom = await w.f.t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/artifacts/${big.id}/sbom`,
+      headers: { ...w.f.admin, 'content-type': 'application/vnd.cyclonedx+json' },
+      payload: cyclonedx(names.map((n) => `pkg:npm/${n}@1.0.0`)),
+    });
     expect(sbom.statusCode, sbom.body).toBe(200);
     const ids: string[] = [];
-    for (let offset = 0; offset < count; offset += 200) ids.push(...(await api('GET', `/api/v1/artifacts/${big.id}/findings?limit=200&offset=${offset}`)).body.findings.map((f: any) => f.id));
+    for (let offset = 0; offset < count; offset += 200)
+      ids.push(...(await api('GET', `/api/v1/artifacts/${big.id}/findings?limit=200&offset=${offset}`)).body.findings.map((f: any) => f.id));
     expect(ids).toHaveLength(count);
     const j = (await get('/api/v1/reports/vulnerability.json')).json();
     const section = j.unreleased_artifacts.find((a: any) => a.id === big.id);
@@ -384,20 +474,54 @@ describe.each(availableDrivers())('reports of a large fleet on %s', (driver) => 
     f = await createPipelineFixture(driver);
     const db = f.t.testStore.store.db;
     const tenant = f.t.tenantId;
-    const feed = osvRecord({ id: 'GHSA-scal-eeee-test', aliases: ['CVE-2024-9999'], affected: [{ ecosystem: 'npm', name: 'left-pad', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.3.0' }] }] }], database_specific: { severity: 'HIGH' } });
-    expect((await f.t.app.inject({ method: 'POST', url: '/api/v1/vuln-feeds/osv?source=osv%3Anpm', headers: { ...f.admin, 'content-type': 'application/zip' }, payload: osvZip([feed]) })).statusCode).toBe(201);
+    const feed = osvRecord({
+      id: 'GHSA-scal-eeee-test',
+      aliases: ['CVE-2024-9999'],
+      affected: [{ ecosystem: 'npm', name: 'left-pad', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.3.0' }] }] }],
+      database_specific: { severity: 'HIGH' },
+    });
+    expect(
+      (
+        await f.t.app.inject({
+          method: 'POST',
+          url: '/api/v1/vuln-feeds/osv?source=osv%3Anpm',
+          headers: { ...f.admin, 'content-type': 'application/zip' },
+          payload: osvZip([feed]),
+        })
+      ).statusCode,
+    ).toBe(201);
     const app = (await f.upload({ name: 'app', version: '1.0.0', kind: 'config', bytes: 'app' })).body;
-    expect((await f.t.app.inject({ method: 'PUT', url: `/api/v1/artifacts/${app.id}/sbom`, headers: { ...f.admin, 'content-type': 'application/vnd.cyclonedx+json' }, payload: cyclonedx(['pkg:npm/left-pad@1.1.0']) })).statusCode).toBe(200);
+    expect(
+      (
+        await f.t.app.inject({
+          method: 'PUT',
+          url: `/api/v1/artifacts/${app.id}/sbom`,
+          headers: { ...f.admin, 'content-type': 'application/vnd.cyclonedx+json' },
+          payload: cyclonedx(['pkg:npm/left-pad@1.1.0']),
+        })
+      ).statusCode,
+    ).toBe(200);
     await f.device('seed-1');
     const group = (await f.api('POST', '/api/v1/groups', { name: 'fleet', members: ['seed-1'] })).body;
     const auth = newAuthorizer();
     await f.api('POST', '/api/v1/authorizer-keys', { name: 'k', public_key_pem: auth.pem });
-    expect((await f.api('POST', '/api/v1/releases', { envelope: sign(releasePayload({ tenant, artifacts: [app], group }), auth.key), expected_product: 'edge-gateway' })).status).toBe(201);
+    expect(
+      (
+        await f.api('POST', '/api/v1/releases', {
+          envelope: sign(releasePayload({ tenant, artifacts: [app], group }), auth.key),
+          expected_product: 'edge-gateway',
+        })
+      ).status,
+    ).toBe(201);
     const legacy = (await f.api('POST', '/api/v1/rollouts', { artifact_id: app.id, group_id: group.id })).body;
     // N devices reporting (legacy status) that they installed the artifact: the index triggers run as for real reports
-    await sql`INSERT INTO devices (tenant_id, name, status, last_seen) SELECT ${tenant}, 'dev-' || lpad(i::text, 6, '0'), 'online', now() FROM generate_series(1, ${N}) AS i`.execute(db);
+    await sql`INSERT INTO devices (tenant_id, name, status, last_seen) SELECT ${tenant}, 'dev-' || lpad(i::text, 6, '0'), 'online', now() FROM generate_series(1, ${N}) AS i`.execute(
+      db,
+    );
     await sql`INSERT INTO legacy_status_reports (tenant_id, deployment_id, rollout_id, device_name, status, reported_at)
-      SELECT ${tenant}, r.deployment_id, r.id, 'dev-' || lpad(i::text, 6, '0'), 'installed', now() FROM rollouts r, generate_series(1, ${N}) AS i WHERE r.id = ${legacy.id}`.execute(db);
+      SELECT ${tenant}, r.deployment_id, r.id, 'dev-' || lpad(i::text, 6, '0'), 'installed', now() FROM rollouts r, generate_series(1, ${N}) AS i WHERE r.id = ${legacy.id}`.execute(
+      db,
+    );
   }, 180_000);
   afterAll(async () => {
     await f?.dispose();

@@ -1,10 +1,10 @@
 /**
- * Fault injection in the publish flow (issue 4): the blob is stored first, the metadata is
+ * Fault injection in the publish flow: the blob is stored first, the metadata is
  * committed after it in one transaction. An abort at either step (a throwing hook, or a real
  * process killed with SIGKILL) leaves no partial metadata, and a retry succeeds.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,10 +17,18 @@ import { availableDrivers, createTestStore } from './helpers/store.js';
 import { createRepoFixture, type RepoFixture } from './signing-repo.fixture.js';
 import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from './helpers/kill-child.js';
 
-
 async function counts(db: Kysely<any>, tenantId: string): Promise<{ metadata: Record<string, number>; targetFiles: number }> {
-  const rows = await db.selectFrom('tuf_metadata').select(['role', (eb: any) => eb.fn.max('version').as('v')]).where('tenant_id', '=', tenantId).groupBy('role').execute();
-  const files = await db.selectFrom('tuf_target_files').select((eb: any) => eb.fn.countAll().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+  const rows = await db
+    .selectFrom('tuf_metadata')
+    .select(['role', (eb: any) => eb.fn.max('version').as('v')])
+    .where('tenant_id', '=', tenantId)
+    .groupBy('role')
+    .execute();
+  const files = await db
+    .selectFrom('tuf_target_files')
+    .select((eb: any) => eb.fn.countAll().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
   return { metadata: Object.fromEntries(rows.map((r: any) => [r.role, Number(r.v)])), targetFiles: Number((files as any).n) };
 }
 
@@ -109,33 +117,37 @@ describe.each(availableDrivers())('publish interrupted by SIGKILL in a child pro
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it.each(['afterBlobStored', 'beforeCommit'] as const)('killed at %s: no partial metadata, blob kept, retry succeeds', async (killAt) => {
-    if (driver === 'pglite') store = await openStore(open);
-    const tenantId = randomUUID();
-    await store.db.insertInto('tenants').values({ id: tenantId, name: 'crash', is_default: false }).execute();
-    await new SigningRepository({ db: store.db, dataDir }).ensureTenantRepo(tenantId);
-    const payload = randomBytes(64 * 1024);
-    const path = `artifacts/crash/${killAt}/payload.bin`;
-    const payloadFile = join(dataDir, `payload-${killAt}`);
-    await writeFile(payloadFile, payload);
-    if (driver === 'pglite') await store.close();
+  it.each(['afterBlobStored', 'beforeCommit'] as const)(
+    'killed at %s: no partial metadata, blob kept, retry succeeds',
+    async (killAt) => {
+      if (driver === 'pglite') store = await openStore(open);
+      const tenantId = randomUUID();
+      await store.db.insertInto('tenants').values({ id: tenantId, name: 'crash', is_default: false }).execute();
+      await new SigningRepository({ db: store.db, dataDir }).ensureTenantRepo(tenantId);
+      const payload = randomBytes(64 * 1024);
+      const path = `artifacts/crash/${killAt}/payload.bin`;
+      const payloadFile = join(dataDir, `payload-${killAt}`);
+      await writeFile(payloadFile, payload);
+      if (driver === 'pglite') await store.close();
 
-    const run = await runChildUntilKilled(childDir, { open, dataDir, tenantId, killAt, path, payloadFile });
-    expect(run.stderr).toBe('');
-    expect(run.stdout).toBe(`AT ${killAt}\n`);
-    expect(run.signal).toBe('SIGKILL');
+      const run = await runChildUntilKilled(childDir, { open, dataDir, tenantId, killAt, path, payloadFile });
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toBe(`AT ${killAt}\n`);
+      expect(run.signal).toBe('SIGKILL');
 
-    if (driver === 'pglite') store = await openStore(open); // crash recovery of the embedded database
-    const repo = new SigningRepository({ db: store.db, dataDir });
-    expect(await counts(store.db as Kysely<any>, tenantId)).toEqual(UNCHANGED);
-    // The blob was durably stored before the kill: harmless (content-addressed), reused by the retry.
-    const blobDir = join(dataDir, 'blobs', 'sha256');
-    expect((await readdir(blobDir)).length).toBeGreaterThan(0);
+      if (driver === 'pglite') store = await openStore(open); // crash recovery of the embedded database
+      const repo = new SigningRepository({ db: store.db, dataDir });
+      expect(await counts(store.db as Kysely<any>, tenantId)).toEqual(UNCHANGED);
+      // The blob was durably stored before the kill: harmless (content-addressed), reused by the retry.
+      const blobDir = join(dataDir, 'blobs', 'sha256');
+      expect((await readdir(blobDir)).length).toBeGreaterThan(0);
 
-    const retry = await repo.publishTargetStream(tenantId, { path }, Readable.from([payload]));
-    expect(retry.changed).toBe(true);
-    expect(await counts(store.db as Kysely<any>, tenantId)).toEqual(PUBLISHED);
-    expect(await readdir(blobDir)).toContain(retry.digest.slice(7));
-    if (driver === 'pglite') await store.close();
-  }, 120_000); // three PGlite opens of one data dir (child included): slow on 2 busy cores
+      const retry = await repo.publishTargetStream(tenantId, { path }, Readable.from([payload]));
+      expect(retry.changed).toBe(true);
+      expect(await counts(store.db as Kysely<any>, tenantId)).toEqual(PUBLISHED);
+      expect(await readdir(blobDir)).toContain(retry.digest.slice(7));
+      if (driver === 'pglite') await store.close();
+    },
+    120_000,
+  ); // three PGlite opens of one data dir (child included): slow on 2 busy cores
 });

@@ -19,7 +19,11 @@ describe.each(availableDrivers())('signing repository HTTP routes on %s', (drive
     f = await createRepoFixture(driver);
     otherTenant = await f.newTenant();
     await f.repo.ensureTenantRepo(otherTenant);
-    await f.repo.publishTargetStream(f.tenantId, { path: 'artifacts/app/2.0/app.tar', custom: { media_type: 'application/vnd.oci.image.layer.v1.tar' } }, Readable.from([payload]));
+    await f.repo.publishTargetStream(
+      f.tenantId,
+      { path: 'artifacts/app/2.0/app.tar', custom: { media_type: 'application/vnd.oci.image.layer.v1.tar' } },
+      Readable.from([payload]),
+    );
     app = newFastify();
     await app.register(signingRepoRoutes, { repo: f.repo, permission: 'public' });
     await app.ready();

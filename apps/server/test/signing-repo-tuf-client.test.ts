@@ -120,7 +120,10 @@ describe.each(availableDrivers())('tuf-js client against the signing repository 
     };
     const forged = buildRoot({ version: 2, now: new Date(), rootKeys: [rogue], rootThreshold: 1, online });
     signWith(forged, [rogue]);
-    await f.db.insertInto('tuf_metadata').values({ tenant_id: tenant, role: 'root', version: 2, bytes: encodeMetadata(forged), expires_at: tufExpires(new Date(), 'root') }).execute();
+    await f.db
+      .insertInto('tuf_metadata')
+      .values({ tenant_id: tenant, role: 'root', version: 2, bytes: encodeMetadata(forged), expires_at: tufExpires(new Date(), 'root') })
+      .execute();
     await expect(dev.updater().refresh()).rejects.toThrow(/root was signed by 0\/1 keys/);
   });
 
@@ -148,7 +151,10 @@ describe.each(availableDrivers())('tuf-js client against the signing repository 
     const tsKey = (await f.repo.keys.load(tenant, 'timestamp'))!;
     const old = await f.repo.getMetadata(tenant, '2.snapshot.json');
     const forged = buildTimestamp(4, new Date(), { version: 2, bytes: old.bytes }, tsKey);
-    await f.db.insertInto('tuf_metadata').values({ tenant_id: tenant, role: 'timestamp', version: 4, bytes: encodeMetadata(forged), expires_at: tufExpires(new Date(), 'timestamp') }).execute();
+    await f.db
+      .insertInto('tuf_metadata')
+      .values({ tenant_id: tenant, role: 'timestamp', version: 4, bytes: encodeMetadata(forged), expires_at: tufExpires(new Date(), 'timestamp') })
+      .execute();
     await expect(dev.updater().refresh()).rejects.toThrow(/New snapshot version 2 is less than current version 3/);
   });
 
@@ -191,7 +197,10 @@ describe.each(availableDrivers())('tuf-js client against the signing repository 
     await dev.updater().refresh();
     const snap = await f.repo.getMetadata(tenant, '2.snapshot.json');
     const forged = buildTimestamp(3, new Date(), { version: 2, bytes: snap.bytes }, generateSigningKey());
-    await f.db.insertInto('tuf_metadata').values({ tenant_id: tenant, role: 'timestamp', version: 3, bytes: encodeMetadata(forged), expires_at: tufExpires(new Date(), 'timestamp') }).execute();
+    await f.db
+      .insertInto('tuf_metadata')
+      .values({ tenant_id: tenant, role: 'timestamp', version: 3, bytes: encodeMetadata(forged), expires_at: tufExpires(new Date(), 'timestamp') })
+      .execute();
     await expect(dev.updater().refresh()).rejects.toThrow(/timestamp was signed by 0\/1 keys/);
   });
 });

@@ -35,7 +35,10 @@ export async function createRepoFixture(driver: Driver, opts: { hooks?: PublishH
   const clock = { now: new Date() };
   const newTenant = async () => {
     const id = randomUUID();
-    await db.insertInto('tenants').values({ id, name: `tenant ${id.slice(0, 8)}`, is_default: false }).execute();
+    await db
+      .insertInto('tenants')
+      .values({ id, name: `tenant ${id.slice(0, 8)}`, is_default: false })
+      .execute();
     return id;
   };
   const make = (handle: Kysely<any>, o: { dataDir?: string; hooks?: PublishHooks } = {}) =>

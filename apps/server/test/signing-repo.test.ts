@@ -78,7 +78,9 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
   it('publishes targets: bumps targets, snapshot and timestamp in one step, signed by the root-named keys', async () => {
     const tenant = await f.newTenant();
     const blob = await putBlob(f.repo, 'firmware 1.0');
-    const r = await f.repo.publishTargets(tenant, [{ path: 'artifacts/fw/1.0/fw.bin', digest: blob.digest, length: blob.length, custom: { media_type: 'application/octet-stream' } }]);
+    const r = await f.repo.publishTargets(tenant, [
+      { path: 'artifacts/fw/1.0/fw.bin', digest: blob.digest, length: blob.length, custom: { media_type: 'application/octet-stream' } },
+    ]);
     expect(r).toEqual({ changed: true, targetsVersion: 2, snapshotVersion: 2, timestampVersion: 2 });
     expect(await versions(f, tenant)).toEqual({ root: 1, targets: 2, snapshot: 2, timestamp: 2 });
 
@@ -196,9 +198,7 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
     await f.repo.ensureTenantRepo(tenant);
     const other = await f.second();
     const blobs = await Promise.all(Array.from({ length: 6 }, (_, i) => putBlob(f.repo, `payload ${i}`)));
-    await Promise.all(
-      blobs.map((b, i) => (i % 2 ? other : f.repo).publishTargets(tenant, [{ path: `p/${i}.bin`, digest: b.digest, length: b.length }])),
-    );
+    await Promise.all(blobs.map((b, i) => (i % 2 ? other : f.repo).publishTargets(tenant, [{ path: `p/${i}.bin`, digest: b.digest, length: b.length }])));
     expect(await versions(f, tenant)).toEqual({ root: 1, targets: 7, snapshot: 7, timestamp: 7 });
     expect((await f.repo.listTargets(tenant)).map((t) => t.path).sort()).toEqual(blobs.map((_, i) => `p/${i}.bin`));
   });

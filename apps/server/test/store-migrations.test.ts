@@ -39,7 +39,10 @@ describe.each(availableDrivers())('migrations on %s', (driver) => {
   it('isolates schemas: a second schema starts empty', async () => {
     const other = await createTestStore(driver, { shareWith: t, schema: `t_${randomBytes(6).toString('hex')}` });
     try {
-      const count = await other.store.db.selectFrom('tenants').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+      const count = await other.store.db
+        .selectFrom('tenants')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .executeTakeFirstOrThrow();
       expect(count.n).toBe(0);
     } finally {
       await other.dispose();

@@ -35,7 +35,11 @@ describe('PGlite prepared statements (real PGlite)', () => {
 
   it('binds parameters; many rows; no rows', async () => {
     const q = (min: number) => sql<{ k: string; v: number }>`${sql.raw(PREPARE_MARK)} SELECT k, v FROM kv WHERE v >= ${min} ORDER BY v`.execute(a.store.db);
-    expect((await q(3)).rows).toEqual([{ k: 'k3', v: 3 }, { k: 'k4', v: 4 }, { k: 'k5', v: 5 }]);
+    expect((await q(3)).rows).toEqual([
+      { k: 'k3', v: 3 },
+      { k: 'k4', v: 4 },
+      { k: 'k5', v: 5 },
+    ]);
     expect((await q(99)).rows).toEqual([]);
   });
 
@@ -48,7 +52,9 @@ describe('PGlite prepared statements (real PGlite)', () => {
 
   it('an error is the same DatabaseError (code, message) and the session stays usable', async () => {
     const plain = await sql`SELECT 1 / ${0}::int AS x`.execute(a.store.db).catch((e: unknown) => e as { code: string; message: string });
-    const prepared = await sql`${sql.raw(PREPARE_MARK)} SELECT 1 / ${0}::int AS x`.execute(a.store.db).catch((e: unknown) => e as { code: string; message: string });
+    const prepared = await sql`${sql.raw(PREPARE_MARK)} SELECT 1 / ${0}::int AS x`
+      .execute(a.store.db)
+      .catch((e: unknown) => e as { code: string; message: string });
     expect(prepared).toMatchObject({ code: '22012', message: (plain as { message: string }).message });
     expect((await sql`${sql.raw(PREPARE_MARK)} SELECT 2 AS two`.execute(a.store.db)).rows).toEqual([{ two: 2 }]);
   });

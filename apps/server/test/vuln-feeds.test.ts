@@ -16,15 +16,27 @@ import { createPipelineFixture, type PipelineFixture } from './pipeline-fixture.
 import { createHash } from 'node:crypto';
 
 const npm = (id: string, name: string, fixed: string, modified = '2024-01-01T00:00:00Z', aliases: string[] = []) =>
-  osvRecord({ id, modified, aliases, affected: [{ ecosystem: 'npm', name, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed }] }] }], database_specific: { severity: 'HIGH' } });
+  osvRecord({
+    id,
+    modified,
+    aliases,
+    affected: [{ ecosystem: 'npm', name, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed }] }] }],
+    database_specific: { severity: 'HIGH' },
+  });
 
 describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
   let f: PipelineFixture;
   const db = () => f.t.testStore.store.db;
   const post = (body: Buffer, type = 'application/zip', source = 'osv:npm', headers = f.admin) =>
-    f.t.app.inject({ method: 'POST', url: `/api/v1/vuln-feeds/osv?source=${encodeURIComponent(source)}`, headers: { ...headers, 'content-type': type }, payload: body });
+    f.t.app.inject({
+      method: 'POST',
+      url: `/api/v1/vuln-feeds/osv?source=${encodeURIComponent(source)}`,
+      headers: { ...headers, 'content-type': type },
+      payload: body,
+    });
   const advisories = async () => (await sql<{ id: string; modified: Date }>`SELECT id, modified FROM vuln_advisories ORDER BY id`.execute(db())).rows;
-  const audits = async (action: string) => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM audit_events WHERE action = ${action}`.execute(db())).rows[0]!.n);
+  const audits = async (action: string) =>
+    Number((await sql<{ n: string }>`SELECT count(*) AS n FROM audit_events WHERE action = ${action}`.execute(db())).rows[0]!.n);
 
   beforeAll(async () => {
     f = await createPipelineFixture(driver);
@@ -37,7 +49,17 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
     const zip = osvZip([npm('GHSA-aaaa-bbbb-cccc', 'left-pad', '1.3.0', undefined, ['CVE-2024-1000']), npm('GHSA-dddd-eeee-ffff', 'lodash', '4.17.21')]);
     const first = await post(zip);
     expect(first.statusCode, first.body).toBe(201);
-    expect(JSON.parse(first.body)).toMatchObject({ kind: 'osv', source: 'osv:npm', state: 'completed', entries_total: 2, entries_done: 2, added: 2, updated: 0, unchanged: 0, skipped: 0 });
+    expect(JSON.parse(first.body)).toMatchObject({
+      kind: 'osv',
+      source: 'osv:npm',
+      state: 'completed',
+      entries_total: 2,
+      entries_done: 2,
+      added: 2,
+      updated: 0,
+      unchanged: 0,
+      skipped: 0,
+    });
     expect(await audits('vuln-feed.import.start')).toBe(1);
     expect(await audits('vuln-feed.import.complete')).toBe(1);
     const again = await post(zip);
@@ -46,13 +68,21 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
     expect(await audits('vuln-feed.import.start')).toBe(1);
 
     // incremental: a newer modified replaces, an older or equal one is unchanged
-    const next = osvZip([npm('GHSA-aaaa-bbbb-cccc', 'left-pad', '1.4.0', '2024-02-01T00:00:00Z', ['CVE-2024-1000']), npm('GHSA-dddd-eeee-ffff', 'lodash', '9.9.9', '2023-01-01T00:00:00Z')]);
+    const next = osvZip([
+      npm('GHSA-aaaa-bbbb-cccc', 'left-pad', '1.4.0', '2024-02-01T00:00:00Z', ['CVE-2024-1000']),
+      npm('GHSA-dddd-eeee-ffff', 'lodash', '9.9.9', '2023-01-01T00:00:00Z'),
+    ]);
     const r = JSON.parse((await post(next)).body);
     expect(r).toMatchObject({ added: 0, updated: 1, unchanged: 1 });
     const stored = await sql<{ affected: any }>`SELECT affected FROM vuln_advisories WHERE id = 'GHSA-dddd-eeee-ffff'`.execute(db());
     expect(JSON.stringify(stored.rows[0]!.affected)).toContain('4.17.21');
-    const ids = await sql<{ id: string; vuln_key: string }>`SELECT id, vuln_key FROM vuln_ids WHERE advisory_id = 'GHSA-aaaa-bbbb-cccc' ORDER BY id`.execute(db());
-    expect(ids.rows).toEqual([{ id: 'CVE-2024-1000', vuln_key: 'CVE-2024-1000' }, { id: 'GHSA-aaaa-bbbb-cccc', vuln_key: 'CVE-2024-1000' }]);
+    const ids = await sql<{ id: string; vuln_key: string }>`SELECT id, vuln_key FROM vuln_ids WHERE advisory_id = 'GHSA-aaaa-bbbb-cccc' ORDER BY id`.execute(
+      db(),
+    );
+    expect(ids.rows).toEqual([
+      { id: 'CVE-2024-1000', vuln_key: 'CVE-2024-1000' },
+      { id: 'GHSA-aaaa-bbbb-cccc', vuln_key: 'CVE-2024-1000' },
+    ]);
 
     const list = (await f.api('GET', '/api/v1/vuln-feeds/imports')).body;
     expect(list).toMatchObject({ total: 2, counts: { running: 0, completed: 2 } });
@@ -90,11 +120,26 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
     const importsBefore = Number((await sql<{ n: string }>`SELECT count(*) AS n FROM vuln_imports`.execute(db())).rows[0]!.n);
     const rec = JSON.stringify(npm('GHSA-evil-evil-evil', 'evil', '1.0.0'));
     const cases: [string, Buffer, string, number, RegExp][] = [
-      ['path traversal', makeZip([{ name: 'ok.json', data: rec }, { name: '../../etc/evil.json', data: rec }]), 'application/zip', 400, /^entry "..\/..\/etc\/evil.json": path traversal/],
+      [
+        'path traversal',
+        makeZip([
+          { name: 'ok.json', data: rec },
+          { name: '../../etc/evil.json', data: rec },
+        ]),
+        'application/zip',
+        400,
+        /^entry "..\/..\/etc\/evil.json": path traversal/,
+      ],
       ['absolute path', makeZip([{ name: '/etc/evil.json', data: rec }]), 'application/zip', 400, /absolute path/],
       ['tar traversal', await makeTar([{ name: 'a/../../evil.json', data: rec }]), 'application/x-tar', 400, /path traversal/],
       ['tar symlink', await makeTar([{ name: 'link.json', type: 'symlink' }]), 'application/x-tar', 400, /links are not accepted/],
-      ['zip bomb (ratio)', makeZip([{ name: 'bomb.json', data: Buffer.alloc(4 * 1024 * 1024, 0x20) }]), 'application/zip', 400, /expands \d+x \(more than 200x\)/],
+      [
+        'zip bomb (ratio)',
+        makeZip([{ name: 'bomb.json', data: Buffer.alloc(4 * 1024 * 1024, 0x20) }]),
+        'application/zip',
+        400,
+        /expands \d+x \(more than 200x\)/,
+      ],
       ['gzip bomb', await makeTar([{ name: 'bomb.json', data: Buffer.alloc(6 * 1024 * 1024, 0x20) }], true), 'application/gzip', 400, /expands more than 200x/],
       ['not an archive', Buffer.from('hello, not an archive'), 'application/octet-stream', 400, /^body: not a zip, tar or tar.gz archive$/],
       ['empty body', Buffer.alloc(0), 'application/zip', 400, /^body: empty/],
@@ -111,7 +156,12 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
 
   it('a zip entry whose inflated bytes do not match its header is skipped, not a 500', async () => {
     const rec = JSON.stringify(npm('GHSA-lies-lies-lies', 'liar', '1.0.0'));
-    const res = await post(makeZip([{ name: 'liar.json', data: rec, declaredSize: 10 }, { name: 'ok.json', data: JSON.stringify(npm('GHSA-true-true-true', 'honest', '1.0.0')) }]));
+    const res = await post(
+      makeZip([
+        { name: 'liar.json', data: rec, declaredSize: 10 },
+        { name: 'ok.json', data: JSON.stringify(npm('GHSA-true-true-true', 'honest', '1.0.0')) },
+      ]),
+    );
     expect(res.statusCode, res.body).toBe(201);
     expect(JSON.parse(res.body)).toMatchObject({ added: 1, skipped: 1 });
   });
@@ -125,12 +175,19 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
     const started = await runUnitOfWork(db(), scope, (uow) => startOsvImport(uow, { source: 'osv:npm', digest, entries: 3 }));
     const first = readOsvRecord(Buffer.from(JSON.stringify(recs[0])));
     if ('skip' in first) throw new Error(first.skip);
-    await runUnitOfWork(db(), scope, (uow) => importOsvBatch(uow, { importId: started.row.id, from: 0, to: 1, items: [{ index: 0, name: 'GHSA-resu-me00-0001.json', advisory: first }] }));
+    await runUnitOfWork(db(), scope, (uow) =>
+      importOsvBatch(uow, { importId: started.row.id, from: 0, to: 1, items: [{ index: 0, name: 'GHSA-resu-me00-0001.json', advisory: first }] }),
+    );
     const res = await post(zip);
     expect(res.statusCode, res.body).toBe(200);
     expect(JSON.parse(res.body)).toMatchObject({ id: started.row.id, state: 'completed', entries_done: 3, added: 3, unchanged: 0 });
-    const batches = await sql<{ detail: any }>`SELECT detail FROM audit_events WHERE action = 'vuln-feed.import.batch' AND target = ${`vuln-import:${started.row.id}`} ORDER BY at, id`.execute(db());
-    expect(batches.rows.map((r) => [r.detail.from, r.detail.to]).sort((a, b) => a[0] - b[0])).toEqual([[0, 1], [1, 3]]);
+    const batches = await sql<{
+      detail: any;
+    }>`SELECT detail FROM audit_events WHERE action = 'vuln-feed.import.batch' AND target = ${`vuln-import:${started.row.id}`} ORDER BY at, id`.execute(db());
+    expect(batches.rows.map((r) => [r.detail.from, r.detail.to]).sort((a, b) => a[0] - b[0])).toEqual([
+      [0, 1],
+      [1, 3],
+    ]);
   });
 
   it('imports the KEV catalog (idempotent; a newer catalog marks dropped entries removed); bad catalogs are a 400 naming the path', async () => {

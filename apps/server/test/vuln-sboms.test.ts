@@ -31,7 +31,8 @@ const spdx = (packages: unknown[], over: Record<string, unknown> = {}) =>
 describe('SBOM attach', () => {
   let f: PipelineFixture;
   let id: string;
-  const put = (body: string | Buffer, type = CDX) => f.t.app.inject({ method: 'PUT', url: `/api/v1/artifacts/${id}/sbom`, headers: { ...f.admin, 'content-type': type }, payload: body });
+  const put = (body: string | Buffer, type = CDX) =>
+    f.t.app.inject({ method: 'PUT', url: `/api/v1/artifacts/${id}/sbom`, headers: { ...f.admin, 'content-type': type }, payload: body });
   const err = async (body: string | Buffer, type = CDX) => {
     const r = await put(body, type);
     expect(r.statusCode, r.body).toBe(400);
@@ -52,7 +53,13 @@ describe('SBOM attach', () => {
       expect(r.statusCode, r.body).toBe(200);
       expect(JSON.parse(r.body)).toMatchObject({ format: 'cyclonedx', spec_version: v, components: 2 });
     }
-    const nested = JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.6', components: [{ type: 'application', name: 'outer', version: '1', components: [{ type: 'library', name: 'inner', version: '2', purl: 'pkg:npm/inner@2' }] }] });
+    const nested = JSON.stringify({
+      bomFormat: 'CycloneDX',
+      specVersion: '1.6',
+      components: [
+        { type: 'application', name: 'outer', version: '1', components: [{ type: 'library', name: 'inner', version: '2', purl: 'pkg:npm/inner@2' }] },
+      ],
+    });
     expect(JSON.parse((await put(nested)).body).components).toBe(2);
     const c = (await f.api('GET', `/api/v1/artifacts/${id}/components`)).body;
     expect(c.components.map((x: any) => x.purl)).toEqual(['pkg:generic/outer@1', 'pkg:npm/inner@2']);
@@ -60,25 +67,55 @@ describe('SBOM attach', () => {
 
   it('accepts SPDX 2.3 JSON, reading purls, licenses and checksums', async () => {
     const doc = spdx([
-      { SPDXID: 'SPDXRef-a', name: 'openssl', versionInfo: '3.0.11-1', downloadLocation: 'NOASSERTION', licenseConcluded: 'Apache-2.0', checksums: [{ algorithm: 'SHA256', checksumValue: 'b'.repeat(64) }], externalRefs: [{ referenceCategory: 'PACKAGE-MANAGER', referenceType: 'purl', referenceLocator: 'pkg:deb/debian/openssl@3.0.11-1?distro=debian-12' }] },
+      {
+        SPDXID: 'SPDXRef-a',
+        name: 'openssl',
+        versionInfo: '3.0.11-1',
+        downloadLocation: 'NOASSERTION',
+        licenseConcluded: 'Apache-2.0',
+        checksums: [{ algorithm: 'SHA256', checksumValue: 'b'.repeat(64) }],
+        externalRefs: [{ referenceCategory: 'PACKAGE-MANAGER', referenceType: 'purl', referenceLocator: 'pkg:deb/debian/openssl@3.0.11-1?distro=debian-12' }],
+      },
       { SPDXID: 'SPDXRef-b', name: 'no-purl', versionInfo: '1.0', downloadLocation: 'NOASSERTION' },
     ]);
     const r = await put(doc, SPDX);
     expect(r.statusCode, r.body).toBe(200);
     expect(JSON.parse(r.body)).toMatchObject({ format: 'spdx', spec_version: 'SPDX-2.3', components: 2 });
     const c = (await f.api('GET', `/api/v1/artifacts/${id}/components`)).body.components;
-    expect(c[0]).toMatchObject({ purl: 'pkg:deb/debian/openssl@3.0.11-1?distro=debian-12', ecosystem: 'Debian', release: '12', licenses: ['Apache-2.0'], hashes: { SHA256: 'b'.repeat(64) } });
+    expect(c[0]).toMatchObject({
+      purl: 'pkg:deb/debian/openssl@3.0.11-1?distro=debian-12',
+      ecosystem: 'Debian',
+      release: '12',
+      licenses: ['Apache-2.0'],
+      hashes: { SHA256: 'b'.repeat(64) },
+    });
     expect(c[1]).toMatchObject({ purl: 'pkg:generic/no-purl@1.0', package_key: 'purl:pkg:generic/no-purl' });
   });
 
   it('refuses what the schemas refuse, naming the first bad path; and what is over the caps', async () => {
-    expect(await err(JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.6', components: [{ type: 'widget', name: 'x' }] }))).toBe('components[0].type: must be one of "application", "framework", "library", "container", "platform", "operating-system", "device", "device-driver", "firmware", "file", "machine-learning-model", "data", "cryptographic-asset"');
-    expect(await err(JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.6', components: [{ type: 'library' }] }))).toBe('components[0].name: is required');
+    expect(await err(JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.6', components: [{ type: 'widget', name: 'x' }] }))).toBe(
+      'components[0].type: must be one of "application", "framework", "library", "container", "platform", "operating-system", "device", "device-driver", "firmware", "file", "machine-learning-model", "data", "cryptographic-asset"',
+    );
+    expect(await err(JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.6', components: [{ type: 'library' }] }))).toBe(
+      'components[0].name: is required',
+    );
     expect(await err(JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.3' }))).toBe('specVersion: must be one of 1.4, 1.5, 1.6');
     expect(await err(JSON.stringify({ bomFormat: 'SPDX', specVersion: '1.6' }))).toBe('bomFormat: must be "CycloneDX"');
     expect(await err(cyclonedx(['pkg:npm/a@1']).replace('pkg:npm/a@1', 'not-a-purl'))).toMatch(/^components\[0\]\.purl: not a package URL/);
     expect(await err(spdx([{ SPDXID: 'SPDXRef-a', downloadLocation: 'NOASSERTION' }]), SPDX)).toBe('packages[0].name: is required');
-    expect(await err(spdx([{ SPDXID: 'SPDXRef-a', name: 'a', downloadLocation: 'NOASSERTION', externalRefs: [{ referenceCategory: 'PACKAGE-MANAGER', referenceType: 'purl', referenceLocator: 'pkg:' }] }]), SPDX)).toMatch(/^packages\[0\]\.externalRefs\[0\]\.referenceLocator: not a package URL/);
+    expect(
+      await err(
+        spdx([
+          {
+            SPDXID: 'SPDXRef-a',
+            name: 'a',
+            downloadLocation: 'NOASSERTION',
+            externalRefs: [{ referenceCategory: 'PACKAGE-MANAGER', referenceType: 'purl', referenceLocator: 'pkg:' }],
+          },
+        ]),
+        SPDX,
+      ),
+    ).toMatch(/^packages\[0\]\.externalRefs\[0\]\.referenceLocator: not a package URL/);
     expect(await err(JSON.stringify({ spdxVersion: 'SPDX-2.3', name: 'x' }), SPDX)).toBe('SPDXID: is required');
     expect(await err(spdx([], { spdxVersion: 'SPDX-3.0' }), SPDX)).toMatch(/^spdxVersion: SPDX 3.0 \(JSON-LD\) is not supported/);
     expect(await err(JSON.stringify({ '@context': 'https://spdx.org/rdf/3.0.1/spdx-context.jsonld', '@graph': [] }), SPDX)).toMatch(/SPDX 3.0/);
@@ -114,18 +151,34 @@ describe.skipIf(!registryAvailable())('an SBOM carried as an OCI referrer (real 
     const empty = Buffer.from('{}');
     await pushBlob(reg.url, repo, empty);
     await pushBlob(reg.url, repo, sbom);
-    const artifact = Buffer.from(JSON.stringify({
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      artifactType: CDX,
-      config: { mediaType: 'application/vnd.oci.empty.v1+json', digest: sha(empty), size: empty.length },
-      layers: [{ mediaType: CDX, digest: sha(sbom), size: sbom.length }],
-      subject: { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: sha(image), size: image.length },
-    }));
-    const put = await fetch(`${reg.url}/v2/${repo}/manifests/${sha(artifact)}`, { method: 'PUT', body: artifact, headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' } });
+    const artifact = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: 'application/vnd.oci.image.manifest.v1+json',
+        artifactType: CDX,
+        config: { mediaType: 'application/vnd.oci.empty.v1+json', digest: sha(empty), size: empty.length },
+        layers: [{ mediaType: CDX, digest: sha(sbom), size: sbom.length }],
+        subject: { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: sha(image), size: image.length },
+      }),
+    );
+    const put = await fetch(`${reg.url}/v2/${repo}/manifests/${sha(artifact)}`, {
+      method: 'PUT',
+      body: artifact,
+      headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' },
+    });
     expect(put.status, await put.text()).toBe(201);
-    const index = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: sha(artifact), size: artifact.length, artifactType: CDX }] }));
-    const tag = await fetch(`${reg.url}/v2/${repo}/manifests/${sha(image).replace(':', '-')}`, { method: 'PUT', body: index, headers: { 'content-type': 'application/vnd.oci.image.index.v1+json' } });
+    const index = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: 'application/vnd.oci.image.index.v1+json',
+        manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: sha(artifact), size: artifact.length, artifactType: CDX }],
+      }),
+    );
+    const tag = await fetch(`${reg.url}/v2/${repo}/manifests/${sha(image).replace(':', '-')}`, {
+      method: 'PUT',
+      body: index,
+      headers: { 'content-type': 'application/vnd.oci.image.index.v1+json' },
+    });
     expect(tag.status, await tag.text()).toBe(201);
   }
 
@@ -138,7 +191,9 @@ describe.skipIf(!registryAvailable())('an SBOM carried as an OCI referrer (real 
     const withSbom = await f.api('POST', `/api/v1/registries/${r.id}/import`, { repository: 'team/with-sbom', tag: '1.0.0' });
     expect(withSbom.status, JSON.stringify(withSbom.body)).toBe(201);
     expect(withSbom.body.has_sbom).toBe(true);
-    expect((await f.api('GET', `/api/v1/artifacts/${withSbom.body.id}/components`)).body.components.map((c: any) => c.purl)).toEqual(['pkg:npm/lodash@4.17.20']);
+    expect((await f.api('GET', `/api/v1/artifacts/${withSbom.body.id}/components`)).body.components.map((c: any) => c.purl)).toEqual([
+      'pkg:npm/lodash@4.17.20',
+    ]);
     const plain = await f.api('POST', `/api/v1/registries/${r.id}/import`, { repository: 'team/plain', tag: '1.0.0' });
     expect(plain.status).toBe(201);
     expect(plain.body.has_sbom).toBe(false);

@@ -38,26 +38,68 @@ const DPKG_CASES: [string, string, string][] = [
   ['1.00', '=', '1.0'],
   ['1.001', '>', '1.0'],
 ];
-const DPKG_CORPUS = ['0', '0.1', '1.0', '1.0~rc1', '1.0~~', '1.0~', '1.0a', '1.0+1', '1.0-1', '1.0-1+b1', '1.0-1~bpo1', '1:0.1', '2:1.0', '1:9.9', '9.9', '1.0.0', '1.0.1~beta', '10.0', '1.2.3-1ubuntu0.1', '1.2.3-1', '2.36-9+deb12u4', '2.36-9+deb12u10', '3.0.11-1~deb12u2', '3.0.11-1', '1.0-a', '1.0-A', '1.0-0.1', '1.0+dfsg-1', '1.0.dfsg-1', '1.0~dfsg-1'];
+const DPKG_CORPUS = [
+  '0',
+  '0.1',
+  '1.0',
+  '1.0~rc1',
+  '1.0~~',
+  '1.0~',
+  '1.0a',
+  '1.0+1',
+  '1.0-1',
+  '1.0-1+b1',
+  '1.0-1~bpo1',
+  '1:0.1',
+  '2:1.0',
+  '1:9.9',
+  '9.9',
+  '1.0.0',
+  '1.0.1~beta',
+  '10.0',
+  '1.2.3-1ubuntu0.1',
+  '1.2.3-1',
+  '2.36-9+deb12u4',
+  '2.36-9+deb12u10',
+  '3.0.11-1~deb12u2',
+  '3.0.11-1',
+  '1.0-a',
+  '1.0-A',
+  '1.0-0.1',
+  '1.0+dfsg-1',
+  '1.0.dfsg-1',
+  '1.0~dfsg-1',
+];
 
 describe('dpkg ordering', () => {
   it('agrees with the documented cases', () => {
     for (const [a, op, b] of DPKG_CASES) expect(`${a} ${sign(compareDpkg(parseDpkgVersion(a)!, parseDpkgVersion(b)!))} ${b}`).toBe(`${a} ${op} ${b}`);
   });
 
-  it.skipIf(!requireTool('dpkg'))('agrees with dpkg --compare-versions on every pair of the corpus', () => {
-    // each unordered pair once (the ordering is antisymmetric: the test of a < b covers b > a),
-    // all asked of dpkg by one shell
-    const pairs = DPKG_CORPUS.flatMap((a, i) => DPKG_CORPUS.slice(i + 1).map((b) => [a, b] as const));
-    const script = pairs.map(([a, b]) => `if dpkg --compare-versions '${a}' lt '${b}'; then echo '<'; elif dpkg --compare-versions '${a}' eq '${b}'; then echo '='; else echo '>'; fi`).join('\n');
-    const answers = spawnSync('sh', ['-c', script], { encoding: 'utf8', maxBuffer: 1 << 20 }).stdout.trim().split('\n');
-    expect(answers).toHaveLength(pairs.length);
-    const wrong = pairs.flatMap(([a, b], k) => {
-      const got = sign(compareDpkg(parseDpkgVersion(a)!, parseDpkgVersion(b)!));
-      return got === answers[k] ? [] : [`${a} ${got} ${b} (dpkg: ${answers[k]})`];
-    });
-    expect(wrong).toEqual([]);
-  }, 120_000);
+  it.skipIf(!requireTool('dpkg'))(
+    'agrees with dpkg --compare-versions on every pair of the corpus',
+    () => {
+      // each unordered pair once (the ordering is antisymmetric: the test of a < b covers b > a),
+      // all asked of dpkg by one shell
+      const pairs = DPKG_CORPUS.flatMap((a, i) => DPKG_CORPUS.slice(i + 1).map((b) => [a, b] as const));
+      const script = pairs
+        .map(
+          ([a, b]) =>
+            `if dpkg --compare-versions '${a}' lt '${b}'; then echo '<'; elif dpkg --compare-versions '${a}' eq '${b}'; then echo '='; else echo '>'; fi`,
+        )
+        .join('\n');
+      const answers = spawnSync('sh', ['-c', script], { encoding: 'utf8', maxBuffer: 1 << 20 })
+        .stdout.trim()
+        .split('\n');
+      expect(answers).toHaveLength(pairs.length);
+      const wrong = pairs.flatMap(([a, b], k) => {
+        const got = sign(compareDpkg(parseDpkgVersion(a)!, parseDpkgVersion(b)!));
+        return got === answers[k] ? [] : [`${a} ${got} ${b} (dpkg: ${answers[k]})`];
+      });
+      expect(wrong).toEqual([]);
+    },
+    120_000,
+  );
 
   it('refuses what is not a Debian version', () => {
     for (const v of ['', 'a1.0', 'x:1.0', '1.0 1', '1.0-']) expect(parseDpkgVersion(v), v).toBeUndefined();
@@ -78,7 +120,51 @@ describe('apk ordering', () => {
   });
 });
 
-const MAVEN_CORPUS = ['1', '1.0', '1.0.0', '1-0', '1-ga', '1-final', '1-release', '1.0-sp', '1.0-sp1', '1-snapshot', '1.0-SNAPSHOT', '1-rc1', '1-cr1', '1-RC2', '1-m1', '1-milestone-2', '1-beta', '1-b2', '1-alpha', '1-a1', '1.0.1', '1.1', '1-1', '1.0.0.1', '1.0-abc', '1.0.abc', '1a1', '2.0.0-RC1', '2.0-alpha-1-SNAPSHOT', '10.0', '9.9.9', '1.0-1-1', '1-0.1', '1.0.0.RELEASE', '2.5.7.Final', '1-123456789012345678901234567890', '1.0-20240101.123456-1', '3.0.0-beta.2', '3.0.0-beta-2', '1.x', '2.17.1', '2.15.0', '2.0-beta9'];
+const MAVEN_CORPUS = [
+  '1',
+  '1.0',
+  '1.0.0',
+  '1-0',
+  '1-ga',
+  '1-final',
+  '1-release',
+  '1.0-sp',
+  '1.0-sp1',
+  '1-snapshot',
+  '1.0-SNAPSHOT',
+  '1-rc1',
+  '1-cr1',
+  '1-RC2',
+  '1-m1',
+  '1-milestone-2',
+  '1-beta',
+  '1-b2',
+  '1-alpha',
+  '1-a1',
+  '1.0.1',
+  '1.1',
+  '1-1',
+  '1.0.0.1',
+  '1.0-abc',
+  '1.0.abc',
+  '1a1',
+  '2.0.0-RC1',
+  '2.0-alpha-1-SNAPSHOT',
+  '10.0',
+  '9.9.9',
+  '1.0-1-1',
+  '1-0.1',
+  '1.0.0.RELEASE',
+  '2.5.7.Final',
+  '1-123456789012345678901234567890',
+  '1.0-20240101.123456-1',
+  '3.0.0-beta.2',
+  '3.0.0-beta-2',
+  '1.x',
+  '2.17.1',
+  '2.15.0',
+  '2.0-beta9',
+];
 
 function mavenJar(): string | undefined {
   const dir = '/usr/share/maven/lib';
@@ -97,22 +183,31 @@ describe('Maven ordering', () => {
     expect(compareMaven('2.0-beta9', '2.0')).toBe(-1);
   });
 
-  it.skipIf(!requireTool('java', 'default-jre-headless') || !requireTool('mvn', 'maven'))("agrees with Maven's ComparableVersion on every pair of the corpus", () => {
-    const jar = mavenJar();
-    expect(jar, 'maven-artifact jar under /usr/share/maven/lib').toBeDefined();
-    const pairs = MAVEN_CORPUS.flatMap((a) => MAVEN_CORPUS.map((b) => [a, b] as const));
-    // ComparableVersion's main compares each argument with the next: a b a c ...
-    const out = spawnSync('java', ['-cp', jar!, 'org.apache.maven.artifact.versioning.ComparableVersion', ...pairs.flat()], { encoding: 'utf8', maxBuffer: 1 << 26 }).stdout;
-    const lines = out.split('\n').filter((l) => /^\s+\S+ (<|>|==) \S+$/.test(l)).map((l) => l.trim().split(' ')[1]);
-    const wrong: string[] = [];
-    pairs.forEach(([a, b], k) => {
-      const want = lines[2 * k] === '==' ? '=' : lines[2 * k];
-      const got = sign(compareMaven(a, b));
-      if (got !== want) wrong.push(`${a} ${got} ${b} (maven: ${want})`);
-    });
-    expect(lines.length).toBeGreaterThanOrEqual(2 * pairs.length - 1);
-    expect(wrong).toEqual([]);
-  });
+  it.skipIf(!requireTool('java', 'default-jre-headless') || !requireTool('mvn', 'maven'))(
+    "agrees with Maven's ComparableVersion on every pair of the corpus",
+    () => {
+      const jar = mavenJar();
+      expect(jar, 'maven-artifact jar under /usr/share/maven/lib').toBeDefined();
+      const pairs = MAVEN_CORPUS.flatMap((a) => MAVEN_CORPUS.map((b) => [a, b] as const));
+      // ComparableVersion's main compares each argument with the next: a b a c ...
+      const out = spawnSync('java', ['-cp', jar!, 'org.apache.maven.artifact.versioning.ComparableVersion', ...pairs.flat()], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 26,
+      }).stdout;
+      const lines = out
+        .split('\n')
+        .filter((l) => /^\s+\S+ (<|>|==) \S+$/.test(l))
+        .map((l) => l.trim().split(' ')[1]);
+      const wrong: string[] = [];
+      pairs.forEach(([a, b], k) => {
+        const want = lines[2 * k] === '==' ? '=' : lines[2 * k];
+        const got = sign(compareMaven(a, b));
+        if (got !== want) wrong.push(`${a} ${got} ${b} (maven: ${want})`);
+      });
+      expect(lines.length).toBeGreaterThanOrEqual(2 * pairs.length - 1);
+      expect(wrong).toEqual([]);
+    },
+  );
 });
 
 describe('npm SemVer and PEP 440', () => {
@@ -139,12 +234,25 @@ describe('npm SemVer and PEP 440', () => {
 });
 
 describe('OSV range evaluation', () => {
-  const entry = (ecosystem: string, events: Record<string, string>[], versions: string[] = [], type = 'ECOSYSTEM'): AffectedEntry => ({ ecosystem, versions, ranges: [{ type, events }] });
+  const entry = (ecosystem: string, events: Record<string, string>[], versions: string[] = [], type = 'ECOSYSTEM'): AffectedEntry => ({
+    ecosystem,
+    versions,
+    ranges: [{ type, events }],
+  });
   const affected = (v: string, e: AffectedEntry) => matchAffected(v, e).affected;
 
   it('introduced/fixed intervals, several of them, and last_affected', () => {
     const e = entry('npm', [{ introduced: '1.0.0' }, { fixed: '1.5.0' }, { introduced: '2.0.0' }, { fixed: '2.5.0' }], [], 'SEMVER');
-    expect(['0.9.0', '1.0.0', '1.4.9', '1.5.0', '1.7.0', '2.0.0', '2.4.0', '2.5.0'].map((v) => affected(v, e))).toEqual([false, true, true, false, false, true, true, false]);
+    expect(['0.9.0', '1.0.0', '1.4.9', '1.5.0', '1.7.0', '2.0.0', '2.4.0', '2.5.0'].map((v) => affected(v, e))).toEqual([
+      false,
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+      false,
+    ]);
     const last = entry('npm', [{ introduced: '0' }, { last_affected: '3.0.0' }], [], 'SEMVER');
     expect([affected('3.0.0', last), affected('3.0.1', last)]).toEqual([true, false]);
     // semver prerelease of the fix is still affected

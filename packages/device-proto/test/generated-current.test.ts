@@ -16,7 +16,7 @@ async function listFiles(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-// STYLE 12: the committed generated code is exactly what the .proto files produce today.
+// the committed generated code is exactly what the .proto files produce today.
 describe('src/__generated__', () => {
   let tmp = '';
   afterAll(async () => {

@@ -1,19 +1,45 @@
 import { describe, expect, it } from 'vitest';
 import * as api from '@svc/device-proto';
 
-// STYLE 2: the public surface is explicit; adding or removing a name is a deliberate change.
+// the public surface is explicit; adding or removing a name is a deliberate change.
 describe('@svc/device-proto exports', () => {
   it('pins the runtime export list', () => {
     expect(Object.keys(api).sort()).toEqual(
       [
-        'Assignment', 'AssignmentKind', 'CheckInRequest', 'CheckInResponse', 'DeviceServiceClient',
-        'DeviceServiceService', 'EnrollRequest', 'EnrollResponse', 'EnrollmentServiceClient',
-        'EnrollmentServiceService', 'GetFileRequest', 'GetFileResponse', 'Inventory', 'LegacyArtifact',
-        'LegacyStatus', 'LogBundleHeader', 'LogRequest', 'PingRequest', 'PingResponse', 'ReleasePointer',
-        'RenewCertificateRequest', 'RenewCertificateResponse', 'ReportLegacyStatusRequest',
-        'ReportLegacyStatusResponse', 'RepositoryServiceClient', 'RepositoryServiceService', 'Slot',
-        'Timestamp', 'TransactionInfo', 'TransactionMember', 'UploadLogBundleRequest',
-        'UploadLogBundleResponse', 'UploadReceiptRequest', 'UploadReceiptResponse',
+        'Assignment',
+        'AssignmentKind',
+        'CheckInRequest',
+        'CheckInResponse',
+        'DeviceServiceClient',
+        'DeviceServiceService',
+        'EnrollRequest',
+        'EnrollResponse',
+        'EnrollmentServiceClient',
+        'EnrollmentServiceService',
+        'GetFileRequest',
+        'GetFileResponse',
+        'Inventory',
+        'LegacyArtifact',
+        'LegacyStatus',
+        'LogBundleHeader',
+        'LogRequest',
+        'PingRequest',
+        'PingResponse',
+        'ReleasePointer',
+        'RenewCertificateRequest',
+        'RenewCertificateResponse',
+        'ReportLegacyStatusRequest',
+        'ReportLegacyStatusResponse',
+        'RepositoryServiceClient',
+        'RepositoryServiceService',
+        'Slot',
+        'Timestamp',
+        'TransactionInfo',
+        'TransactionMember',
+        'UploadLogBundleRequest',
+        'UploadLogBundleResponse',
+        'UploadReceiptRequest',
+        'UploadReceiptResponse',
       ].sort(),
     );
   });

@@ -78,20 +78,43 @@ function row(name, ours, raw, rawLabel, noble) {
 const verifyOpts = (crypto) => ({ trustedKeys: trusted, tenant: ten.verify.tenant, product: ten.verify.product, now, crypto });
 const receiptOpts = (crypto) => ({ ca, tenant: single.verify.tenant, device: single.verify.device, now, crypto });
 const t0 = performance.now();
-row('release verify (10 components)', () => rc.verifyRelease(releaseEnv, verifyOpts(rc.nodeCryptoProvider)),
-  () => nodeCrypto.verify(null, relPae, edKey, relSig), 'crypto.verify ed25519',
-  () => rc.verifyRelease(releaseEnv, verifyOpts(rc.nobleCryptoProvider)));
-row('receipt verify (chain included)', () => rc.verifyReceipt(receiptEnv, receiptOpts(rc.nodeCryptoProvider)),
-  () => { nodeCrypto.verify('sha256', leaf.tbs, caKey, leaf.signature); nodeCrypto.verify('sha256', rcPae, leafKey, rcSig); }, '2x crypto.verify p256',
-  () => rc.verifyReceipt(receiptEnv, receiptOpts(rc.nobleCryptoProvider)));
-row('release sign (10 components)', () => rc.signRelease(tenPayload, authorizer),
-  () => nodeCrypto.sign(null, relPae, edPriv), 'crypto.sign ed25519',
-  () => rc.signRelease(tenPayload, authorizer, { crypto: rc.nobleCryptoProvider }));
-row('receipt sign', () => rc.signReceipt(receiptPayload, deviceKey),
-  () => nodeCrypto.sign('sha256', rcPae, devPriv), 'crypto.sign p256',
-  () => rc.signReceipt(receiptPayload, deviceKey, { crypto: rc.nobleCryptoProvider }));
-row(`canonicalize (${canonPayload.length} B payload)`, () => rc.canonicalize(json4k),
-  () => JSON.stringify(json4k), 'JSON.stringify');
+row(
+  'release verify (10 components)',
+  () => rc.verifyRelease(releaseEnv, verifyOpts(rc.nodeCryptoProvider)),
+  () => nodeCrypto.verify(null, relPae, edKey, relSig),
+  'crypto.verify ed25519',
+  () => rc.verifyRelease(releaseEnv, verifyOpts(rc.nobleCryptoProvider)),
+);
+row(
+  'receipt verify (chain included)',
+  () => rc.verifyReceipt(receiptEnv, receiptOpts(rc.nodeCryptoProvider)),
+  () => {
+    nodeCrypto.verify('sha256', leaf.tbs, caKey, leaf.signature);
+    nodeCrypto.verify('sha256', rcPae, leafKey, rcSig);
+  },
+  '2x crypto.verify p256',
+  () => rc.verifyReceipt(receiptEnv, receiptOpts(rc.nobleCryptoProvider)),
+);
+row(
+  'release sign (10 components)',
+  () => rc.signRelease(tenPayload, authorizer),
+  () => nodeCrypto.sign(null, relPae, edPriv),
+  'crypto.sign ed25519',
+  () => rc.signRelease(tenPayload, authorizer, { crypto: rc.nobleCryptoProvider }),
+);
+row(
+  'receipt sign',
+  () => rc.signReceipt(receiptPayload, deviceKey),
+  () => nodeCrypto.sign('sha256', rcPae, devPriv),
+  'crypto.sign p256',
+  () => rc.signReceipt(receiptPayload, deviceKey, { crypto: rc.nobleCryptoProvider }),
+);
+row(
+  `canonicalize (${canonPayload.length} B payload)`,
+  () => rc.canonicalize(json4k),
+  () => JSON.stringify(json4k),
+  'JSON.stringify',
+);
 const total = (performance.now() - t0) / 1000;
 
 const fmt = (x) => (x === undefined ? '-' : Math.round(x).toLocaleString('en-US'));
@@ -103,5 +126,8 @@ console.log(`@svc/release-core bench (node ${process.version}, ${MS} ms per meas
 console.log(line(head));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const b of body) console.log(line(b));
-const target = rows.slice(0, 2).map((r) => `${r.name}: ${(r.o / r.r).toFixed(2)}x`).join(', ');
+const target = rows
+  .slice(0, 2)
+  .map((r) => `${r.name}: ${(r.o / r.r).toFixed(2)}x`)
+  .join(', ');
 console.log(`\ntarget >= 0.80x of raw OpenSSL for verify: ${target}; total ${total.toFixed(1)} s`);

@@ -18,14 +18,7 @@ export { sha256Digest, isDigest, digestFromHex, digestHex } from './digest.js';
 export type { Digest } from './digest.js';
 export { decodePem, encodePem } from './keys/pem.js';
 export type { KeyAlgorithm, PublicKey, PrivateKey } from './keys/types.js';
-export {
-  parsePublicKeyPem,
-  parsePrivateKeyPem,
-  publicKeyFromSpkiDer,
-  privateKeyFromPkcs8Der,
-  keyIdOf,
-  generateKeyPair,
-} from './keys/keys.js';
+export { parsePublicKeyPem, parsePrivateKeyPem, publicKeyFromSpkiDer, privateKeyFromPkcs8Der, keyIdOf, generateKeyPair } from './keys/keys.js';
 
 // DSSE
 export { pae } from './dsse/pae.js';
@@ -37,15 +30,7 @@ export { verifyEnvelope } from './dsse/verify.js';
 export type { VerifyEnvelopeOptions, VerifiedEnvelope } from './dsse/verify.js';
 
 // releases
-export {
-  RELEASE_PAYLOAD_TYPE,
-  MEMBER_KINDS,
-  COMPONENT_KINDS,
-  ARTIFACT_KINDS,
-  REFUSED_KINDS,
-  OS_BUNDLE_KIND,
-  RAUC_MEDIA_TYPE,
-} from './release/types.js';
+export { RELEASE_PAYLOAD_TYPE, MEMBER_KINDS, COMPONENT_KINDS, ARTIFACT_KINDS, REFUSED_KINDS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE } from './release/types.js';
 export type {
   ReleasePayload,
   Component,

@@ -41,13 +41,16 @@ describe('sha256 digests (contracts §1)', () => {
 });
 
 describe('PEM (RFC 7468)', () => {
-  it.each(['device.cert.pem', 'device-ca.cert.pem', 'authorizer.pub.pem', 'device.key.pem'])('encodePem(decodePem(x)) is the file OpenSSL wrote: %s', (name) => {
-    const pem = pemFile(name);
-    const label = /^-----BEGIN ([A-Z ]+)-----/.exec(pem)![1]!;
-    const der = decodePem(pem, label);
-    expect(Buffer.from(der).equals(Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64'))).toBe(true);
-    expect(encodePem(der, label)).toBe(pem);
-  });
+  it.each(['device.cert.pem', 'device-ca.cert.pem', 'authorizer.pub.pem', 'device.key.pem'])(
+    'encodePem(decodePem(x)) is the file OpenSSL wrote: %s',
+    (name) => {
+      const pem = pemFile(name);
+      const label = /^-----BEGIN ([A-Z ]+)-----/.exec(pem)![1]!;
+      const der = decodePem(pem, label);
+      expect(Buffer.from(der).equals(Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64'))).toBe(true);
+      expect(encodePem(der, label)).toBe(pem);
+    },
+  );
 
   it('reads CRLF line ends; writes 64-character lines and a final newline', () => {
     const pem = pemFile('device.cert.pem');

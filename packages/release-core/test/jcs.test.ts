@@ -32,6 +32,7 @@ describe('strict canonicalization', () => {
     ['function', { f: () => 1 }],
     ['bigint', { b: 1n }],
     ['symbol', Symbol('x')],
+    // eslint-disable-next-line no-sparse-arrays -- the hole is the input under test
     ['sparse array', [1, , 3]],
   ];
   it.each(bad)('refuses %s with CANONICALIZE_FAILED', (_name, value) => {
@@ -76,7 +77,7 @@ describe('fast canonical check agrees with the canonicalize library', () => {
   // the verifier's serializer (canonicalParsedText) must never disagree with the producer's
   const rnd = (() => {
     let s = 42;
-    return () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    return () => (s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   })();
   const pieces = ['a', 'é', '\u{1F600}', '\uFB33', '"', '\\', '\n', '\u0000', '\u2028', 'Z', '€', '\u001f', '\u007f'];
   const str = () => Array.from({ length: Math.floor(rnd() * 6) }, () => pieces[Math.floor(rnd() * pieces.length)]).join('');

@@ -2,15 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import {
-  generateKeyPair,
-  isReleaseError,
-  keyIdOf,
-  nobleCryptoProvider,
-  parsePrivateKeyPem,
-  parsePublicKeyPem,
-  type ReleaseErrorCode,
-} from '../src/index.js';
+import { generateKeyPair, isReleaseError, keyIdOf, nobleCryptoProvider, parsePrivateKeyPem, parsePublicKeyPem, type ReleaseErrorCode } from '../src/index.js';
 import { openssl, requireTool, withTempDir } from './helpers/tools.js';
 
 function codeOf(fn: () => unknown): ReleaseErrorCode | undefined {

@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LIMITS, parseCertificateDer, parseEnvelope, parseCertificatePem, validateReceiptPayload, validateReleasePayload, verifyReceipt } from '../src/index.js';
+import {
+  LIMITS,
+  parseCertificateDer,
+  parseEnvelope,
+  parseCertificatePem,
+  validateReceiptPayload,
+  validateReleasePayload,
+  verifyReceipt,
+} from '../src/index.js';
 import { loadVector, refusal } from './helpers/vectors.js';
 
 const receipts = loadVector('receipts.json');
@@ -20,7 +28,9 @@ describe('LIMITS', () => {
   it('README "Limits" lists every value, and nothing else', () => {
     const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
     const units: Record<string, number> = { '': 1, KiB: 1024, MiB: 1024 * 1024, hour: 3600, years: 365 * 24 * 3600 };
-    const rows = [...readme.matchAll(/^\| `(\w+)` \| ([\d,]+)(?: (KiB|MiB|hour|years))? \|/gm)].map((m) => [m[1]!, Number(m[2]!.replaceAll(',', '')) * units[m[3] ?? '']!] as const);
+    const rows = [...readme.matchAll(/^\| `(\w+)` \| ([\d,]+)(?: (KiB|MiB|hour|years))? \|/gm)].map(
+      (m) => [m[1]!, Number(m[2]!.replaceAll(',', '')) * units[m[3] ?? '']!] as const,
+    );
     expect(Object.fromEntries(rows)).toEqual({ ...LIMITS });
     expect(rows).toHaveLength(Object.keys(LIMITS).length);
   });
@@ -49,7 +59,10 @@ describe('LIMITS', () => {
   it('a release has at most `components` components, a receipt at most as many members', () => {
     const single = payloads.good.single;
     const many = { ...single, components: Array.from({ length: LIMITS.components + 1 }, () => single.components[0]) };
-    expect(refusal(() => validateReleasePayload(many)).issues).toContainEqual({ path: 'components', message: `has ${LIMITS.components + 1} items, at most ${LIMITS.components} allowed` });
+    expect(refusal(() => validateReleasePayload(many)).issues).toContainEqual({
+      path: 'components',
+      message: `has ${LIMITS.components + 1} items, at most ${LIMITS.components} allowed`,
+    });
     const multi = JSON.parse(Buffer.from(receipts.good.find((g: any) => g.name === 'multi').envelope.payload, 'base64').toString());
     const tooMany = { ...multi, transaction: { ...multi.transaction, member_count: LIMITS.components + 1 } };
     expect(refusal(() => validateReceiptPayload(tooMany)).issues.map((i) => i.path)).toContain('transaction.member_count');

@@ -14,7 +14,8 @@ import {
 import { loadVector, refusal, vectorsDir } from './helpers/vectors.js';
 
 const receipts = loadVector('receipts.json');
-const payloadOf = (name: string): ReceiptPayload => JSON.parse(Buffer.from(receipts.good.find((g: any) => g.name === name).envelope.payload, 'base64').toString());
+const payloadOf = (name: string): ReceiptPayload =>
+  JSON.parse(Buffer.from(receipts.good.find((g: any) => g.name === name).envelope.payload, 'base64').toString());
 const deviceKey = parsePrivateKeyPem(readFileSync(join(vectorsDir, 'keys', 'device.key.pem'), 'utf8'));
 
 /** The facts a device holds for a vector receipt, in the shape the builder takes. */
@@ -76,7 +77,9 @@ describe('buildReceiptPayload (contracts §3)', () => {
   it('refuses inconsistent facts the way signing would (RECEIPT_INVALID, every field)', () => {
     const p = payloadOf('multi');
     const f = factsOf(p);
-    const err = refusal(() => buildReceiptPayload({ ...f, health: 'unhealthy', members: f.members.map((m) => ({ ...m, resulting_digest: m.previous_digest })) }));
+    const err = refusal(() =>
+      buildReceiptPayload({ ...f, health: 'unhealthy', members: f.members.map((m) => ({ ...m, resulting_digest: m.previous_digest })) }),
+    );
     expect(err.code).toBe('RECEIPT_INVALID');
     expect(err.issues.map((i) => i.path)).toEqual(expect.arrayContaining(['activation', 'members[0].resulting_digest']));
   });

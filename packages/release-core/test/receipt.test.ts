@@ -35,9 +35,17 @@ describe('receipt payload rules', () => {
     ['member count differs', { ...multi, transaction: { ...multi.transaction, member_count: 4 } }, 'members'],
     ['members out of position order', { ...multi, members: [multi.members![1], multi.members![0], multi.members![2]] }, 'members[0].position'],
     ['duplicate member', { ...multi, members: [multi.members![0], { ...multi.members![0], position: 1 }, multi.members![2]] }, 'members[1].component'],
-    ['activated with a rolled-back member', { ...multi, members: multi.members!.map((m, i) => (i === 2 ? { ...m, verdict: 'rolled-back', resulting_digest: m.previous_digest } : m)) }, 'activation'],
+    [
+      'activated with a rolled-back member',
+      { ...multi, members: multi.members!.map((m, i) => (i === 2 ? { ...m, verdict: 'rolled-back', resulting_digest: m.previous_digest } : m)) },
+      'activation',
+    ],
     ['rolled back with a committed member', { ...multi, activation: 'rolled-back', health: 'unhealthy' }, 'activation'],
-    ['committed member not running its candidate', { ...multi, members: multi.members!.map((m, i) => (i === 0 ? { ...m, resulting_digest: m.previous_digest } : m)) }, 'members[0].resulting_digest'],
+    [
+      'committed member not running its candidate',
+      { ...multi, members: multi.members!.map((m, i) => (i === 0 ? { ...m, resulting_digest: m.previous_digest } : m)) },
+      'members[0].resulting_digest',
+    ],
     ['bad verdict', { ...multi, members: multi.members!.map((m, i) => (i === 0 ? { ...m, verdict: 'done' } : m)) }, 'members[0].verdict'],
     ['os result with a bad mark', { ...osr, os: { ...osr.os, mark: 'maybe' } }, 'os.mark'],
     ['os result with an unknown field', { ...osr, os: { ...osr.os, extra: 1 } }, 'os.extra'],
@@ -72,7 +80,10 @@ describe.runIf(requireTool('openssl'))('receipt signatures interoperate with the
   const tmp = withTempDir();
   afterAll(() => tmp.cleanup());
   const f = (n: string) => join(tmp.dir, n);
-  it.each([['node', nodeCryptoProvider], ['noble', nobleCryptoProvider]] as const)('openssl dgst -sha256 -verify accepts our receipt signature over PAE (%s)', (_n, crypto) => {
+  it.each([
+    ['node', nodeCryptoProvider],
+    ['noble', nobleCryptoProvider],
+  ] as const)('openssl dgst -sha256 -verify accepts our receipt signature over PAE (%s)', (_n, crypto) => {
     openssl(['pkey', '-in', key('device.key.pem'), '-pubout', '-out', f('dev.pub')]);
     for (let i = 0; i < 4; i++) {
       const env = signReceipt({ ...single, timestamp: `2027-06-01T00:10:0${i}Z` }, deviceKey, { crypto });
@@ -88,7 +99,11 @@ describe.runIf(requireTool('openssl'))('receipt signatures interoperate with the
     writeFileSync(f('pae2'), pae(RECEIPT_PAYLOAD_TYPE, bytes));
     for (let i = 0; i < 8; i++) {
       const sig = openssl(['dgst', '-sha256', '-sign', key('device.key.pem'), f('pae2')]);
-      const env: Envelope = { payloadType: RECEIPT_PAYLOAD_TYPE, payload: Buffer.from(bytes).toString('base64'), signatures: [{ keyid: deviceKey.publicKey.keyid, sig: sig.toString('base64') }] };
+      const env: Envelope = {
+        payloadType: RECEIPT_PAYLOAD_TYPE,
+        payload: Buffer.from(bytes).toString('base64'),
+        signatures: [{ keyid: deviceKey.publicKey.keyid, sig: sig.toString('base64') }],
+      };
       for (const crypto of [nodeCryptoProvider, nobleCryptoProvider]) expect(verifyReceipt(env, { ...opts, crypto }).payload.rollout).toBe(single.rollout);
     }
   });

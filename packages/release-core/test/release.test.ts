@@ -53,7 +53,7 @@ describe('verifyRelease', () => {
     const r = verifyRelease(env, opts());
     expect(Object.isFrozen(r.payload.components[0])).toBe(true);
     expect(r.payloadDigest).toBe(`sha256:${createHash('sha256').update(r.payloadBytes).digest('hex')}`);
-    // contracts 1: envelope digest = sha256(JCS(envelope)), computed independently with the library
+    // contracts §1: envelope digest = sha256(JCS(envelope)), computed independently with the library
     expect(r.envelopeDigest).toBe(`sha256:${createHash('sha256').update(canonicalizeLib(env)!).digest('hex')}`);
     expect(r.keyid).toBe(key.publicKey.keyid);
   });

@@ -78,7 +78,13 @@ describe.each([
     const rel = envelopes.good.find((e: any) => e.name === g.release);
     const v = verifyRelease(rel.envelope, releaseOpts(rel.verify, crypto));
     expect(() =>
-      checkReceiptAgainstRelease(r.payload, { release: v.payload, payloadDigest: v.payloadDigest, envelopeDigest: v.envelopeDigest, rollouts: g.rollouts, transactionId: g.transaction_id }),
+      checkReceiptAgainstRelease(r.payload, {
+        release: v.payload,
+        payloadDigest: v.payloadDigest,
+        envelopeDigest: v.envelopeDigest,
+        rollouts: g.rollouts,
+        transactionId: g.transaction_id,
+      }),
     ).not.toThrow();
   });
   it.each(named(receipts.bad))('bad receipt: %s', (_name, b: any) => {
@@ -89,7 +95,13 @@ describe.each([
     const rel = envelopes.good.find((e: any) => e.name === b.release);
     const v = verifyRelease(rel.envelope, releaseOpts(rel.verify, crypto));
     const err = refusal(() =>
-      checkReceiptAgainstRelease(r.payload, { release: v.payload, payloadDigest: v.payloadDigest, envelopeDigest: v.envelopeDigest, rollouts: b.rollouts, transactionId: b.transaction_id }),
+      checkReceiptAgainstRelease(r.payload, {
+        release: v.payload,
+        payloadDigest: v.payloadDigest,
+        envelopeDigest: v.envelopeDigest,
+        rollouts: b.rollouts,
+        transactionId: b.transaction_id,
+      }),
     );
     expect(err.code).toBe(b.code);
     expect(err.message).toContain(b.field);

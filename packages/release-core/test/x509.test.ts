@@ -23,13 +23,47 @@ function pki(dir: string) {
     openssl(['genpkey', ...(alg === 'ec' ? ['-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256'] : ['-algorithm', 'ed25519']), '-out', f(`${name}.key`)]);
   const ca = (name: string, ext: string[], alg: 'ec' | 'ed25519' = 'ec') => {
     genkey(name, alg);
-    openssl(['req', '-x509', '-new', '-key', f(`${name}.key`), '-subj', `/CN=${name}`, '-days', '30', ...ext.flatMap((e) => ['-addext', e]), '-out', f(`${name}.pem`)]);
+    openssl([
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      f(`${name}.key`),
+      '-subj',
+      `/CN=${name}`,
+      '-days',
+      '30',
+      ...ext.flatMap((e) => ['-addext', e]),
+      '-out',
+      f(`${name}.pem`),
+    ]);
   };
   const leaf = (name: string, issuer: string, cn: string, san: string | undefined, days = '30', extra: string[] = []) => {
     genkey(name);
     openssl(['req', '-new', '-key', f(`${name}.key`), '-subj', `/CN=${cn}`, '-out', f(`${name}.csr`)]);
-    writeFileSync(f(`${name}.ext`), ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', ...(san ? [`subjectAltName=${san}`] : []), ...extra].join('\n'));
-    openssl(['x509', '-req', '-in', f(`${name}.csr`), '-CA', f(`${issuer}.pem`), '-CAkey', f(`${issuer}.key`), '-CAcreateserial', '-CAserial', f('serial'), '-days', days, '-extfile', f(`${name}.ext`), '-out', f(`${name}.pem`)]);
+    writeFileSync(
+      f(`${name}.ext`),
+      ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', ...(san ? [`subjectAltName=${san}`] : []), ...extra].join('\n'),
+    );
+    openssl([
+      'x509',
+      '-req',
+      '-in',
+      f(`${name}.csr`),
+      '-CA',
+      f(`${issuer}.pem`),
+      '-CAkey',
+      f(`${issuer}.key`),
+      '-CAcreateserial',
+      '-CAserial',
+      f('serial'),
+      '-days',
+      days,
+      '-extfile',
+      f(`${name}.ext`),
+      '-out',
+      f(`${name}.pem`),
+    ]);
   };
   return { f, ca, leaf };
 }
@@ -74,7 +108,10 @@ describe.runIf(requireTool('openssl'))('X.509 against the OpenSSL CLI', () => {
     expect(cert('dev-ed').signatureAlgorithm).toBe('ed25519');
   });
 
-  const providers: [string, CryptoProvider][] = [['node', nodeCryptoProvider], ['noble', nobleCryptoProvider]];
+  const providers: [string, CryptoProvider][] = [
+    ['node', nodeCryptoProvider],
+    ['noble', nobleCryptoProvider],
+  ];
   describe.each(providers)('chains agree with `openssl verify` (%s provider)', (_n, crypto) => {
     const now = () => new Date(cert('dev').notBefore.getTime() + 86400_000);
     const cases: [string, string, string, string | undefined, () => Date][] = [

@@ -8,8 +8,8 @@ export type FetchBytes = (targetPath: string, maxBytes: number) => Promise<Uint8
 
 /**
  * A wire assignment -> the orchestrator's Assignment. For a signed release the envelope is
- * fetched through TUF (spec 2.2/3: the device verifies the exact published bytes itself);
- * a legacy pointer stays legacy (spec 2.2.3).
+ * fetched through TUF (spec §2.2/3: the device verifies the exact published bytes itself);
+ * a legacy pointer stays legacy (spec §2.2 rule 3).
  */
 export async function toAgentAssignment(w: WireAssignment, fetchBytes: FetchBytes): Promise<Assignment> {
   if (w.kind === AssignmentKind.ASSIGNMENT_KIND_SIGNED) {

@@ -45,7 +45,10 @@ export class ChannelClients {
 }
 
 /** Promisified unary call with a deadline. */
-export function call<T>(fn: (md: Metadata, opts: { deadline: Date }, cb: (err: ServiceError | null, res?: T) => void) => unknown, timeoutMs = 30_000): Promise<T> {
+export function call<T>(
+  fn: (md: Metadata, opts: { deadline: Date }, cb: (err: ServiceError | null, res?: T) => void) => unknown,
+  timeoutMs = 30_000,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     fn(new Metadata(), { deadline: new Date(Date.now() + timeoutMs) }, (err, res) => (err ? reject(err) : resolve(res as T)));
   });
@@ -60,5 +63,11 @@ export function errorCode(err: unknown): string | undefined {
 /** Retrying helps: the server was unreachable or busy, not a refusal. */
 export function isTransient(err: unknown): boolean {
   const code = (err as ServiceError | undefined)?.code;
-  return code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED || code === status.RESOURCE_EXHAUSTED || code === status.INTERNAL || code === status.CANCELLED;
+  return (
+    code === status.UNAVAILABLE ||
+    code === status.DEADLINE_EXCEEDED ||
+    code === status.RESOURCE_EXHAUSTED ||
+    code === status.INTERNAL ||
+    code === status.CANCELLED
+  );
 }

@@ -18,9 +18,9 @@ export interface DeviceIdentityFiles {
   notAfter: Date;
 }
 
-/** A fresh ECDSA P-256 identity key (contracts 4), made on the device. */
+/** A fresh ECDSA P-256 identity key (contracts §4), made on the device. */
 export async function generateIdentityKey(): Promise<{ keyPem: string; keys: webcrypto.CryptoKeyPair }> {
-  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']);
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   return { keyPem: encodePem(pkcs8, 'PRIVATE KEY'), keys };
 }
@@ -67,5 +67,13 @@ export async function loadIdentity(dataDir: string): Promise<DeviceIdentityFiles
   const [keyPem, certPem, deviceCaPem, serverCaPem] = await Promise.all(
     [FILES.key, FILES.cert, FILES.deviceCa, FILES.serverCa].map((f) => readFile(join(dir, f), 'utf8')),
   );
-  return { tenantId: meta.tenant_id, deviceName: meta.device_name, keyPem: keyPem!, certPem: certPem!, deviceCaPem: deviceCaPem!, serverCaPem: serverCaPem!, notAfter: certNotAfter(certPem!) };
+  return {
+    tenantId: meta.tenant_id,
+    deviceName: meta.device_name,
+    keyPem: keyPem!,
+    certPem: certPem!,
+    deviceCaPem: deviceCaPem!,
+    serverCaPem: serverCaPem!,
+    notAfter: certNotAfter(certPem!),
+  };
 }

@@ -51,7 +51,10 @@ export function logBundleSettings(env: Record<string, string | undefined> = proc
   if (!UNIT.test(unit)) problems.push('SVC_AGENT_LOG_UNIT: must be a systemd unit name');
   const journalDir = env.SVC_AGENT_LOG_JOURNAL_DIR || null;
   if (journalDir !== null && !isAbsolute(journalDir)) problems.push('SVC_AGENT_LOG_JOURNAL_DIR: must be an absolute path');
-  const files = (env.SVC_AGENT_LOG_FILES ?? '').split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const files = (env.SVC_AGENT_LOG_FILES ?? '')
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
   for (const f of files) {
     if (!isAbsolute(f)) problems.push(`SVC_AGENT_LOG_FILES: ${JSON.stringify(f)} is not an absolute path`);
   }
@@ -132,11 +135,16 @@ function wholeLines(b: Buffer, truncated: boolean): Buffer {
 function readJournal(s: LogBundleSettings, since: Date, until: Date, max: number): Promise<{ bytes: Buffer; truncated: boolean } | { skipped: string }> {
   const args = [
     ...(s.journalDir !== null ? ['--directory', s.journalDir] : []),
-    '--unit', s.unit,
-    '--since', `@${Math.floor(since.getTime() / 1000)}`,
-    '--until', `@${Math.ceil(until.getTime() / 1000)}`,
-    '--output', 'short-iso',
-    '--no-pager', '--quiet',
+    '--unit',
+    s.unit,
+    '--since',
+    `@${Math.floor(since.getTime() / 1000)}`,
+    '--until',
+    `@${Math.ceil(until.getTime() / 1000)}`,
+    '--output',
+    'short-iso',
+    '--no-pager',
+    '--quiet',
   ];
   return new Promise((resolve) => {
     const child = spawn('journalctl', args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -21,7 +21,7 @@ export interface OutboxUploaderDeps {
 }
 
 /**
- * Uploads what the outbox holds, from the exact persisted bytes (spec 2.3.2: never re-signed).
+ * Uploads what the outbox holds, from the exact persisted bytes (spec §2.3 rule 2: never re-signed).
  * A file is deleted only after the server acknowledged it (a duplicate counts: the server
  * already has these bytes). Transient failures leave the file for the next round.
  */

@@ -2,7 +2,11 @@ import type { ClientReadableStream, ServiceError } from '@grpc/grpc-js';
 import type { GetFileResponse, RepositoryServiceClient } from '@svc/device-proto';
 
 /** Opens RepositoryService.GetFile and resolves once the first chunk (or the refusal) is in. */
-export function openRepoStream(client: RepositoryServiceClient, path: string, offset = 0): Promise<{ first: GetFileResponse; rest: ClientReadableStream<GetFileResponse> }> {
+export function openRepoStream(
+  client: RepositoryServiceClient,
+  path: string,
+  offset = 0,
+): Promise<{ first: GetFileResponse; rest: ClientReadableStream<GetFileResponse> }> {
   const stream = client.getFile({ path, offset, length: 0 }, { deadline: new Date(Date.now() + 10 * 60_000) });
   return new Promise((resolve, reject) => {
     const onData = (first: GetFileResponse) => {

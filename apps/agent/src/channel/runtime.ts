@@ -28,7 +28,6 @@ export interface RuntimeOptions {
   onRenewed?(identity: DeviceIdentityFiles): void;
 }
 
-
 /**
  * The agent's side of the channel: check in, run assignments through the orchestrator,
  * upload the outbox, answer log requests, renew the certificate when told. One tick per
@@ -125,7 +124,14 @@ export class AgentRuntime {
       }
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, waitMs);
-        signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
     this.clients.close();

@@ -11,7 +11,13 @@ import { readRepoFile } from './repo-stream.js';
  */
 export async function ensureTrustedRoot(client: RepositoryServiceClient, metadataDir: string, provisionedRoot?: string): Promise<void> {
   const rootFile = join(metadataDir, 'root.json');
-  if (await stat(rootFile).then(() => true, () => false)) return;
+  if (
+    await stat(rootFile).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
   await mkdir(metadataDir, { recursive: true });
   if (provisionedRoot !== undefined) {
     await writeFile(rootFile, await readFile(provisionedRoot));

@@ -58,9 +58,16 @@ export class ChannelTargetFetcher implements TargetFetcher {
     const { info, repoPath } = await this.info(path);
     // TUF is the authority on bytes: the assignment must agree with the signed metadata
     if (info.length !== expected.length || info.hashes.sha256 !== digestHex(expected.digest)) {
-      throw new AgentError('DIGEST_MISMATCH', `target ${path}: TUF says ${info.length} bytes sha256:${info.hashes.sha256}, assignment says ${expected.length} ${expected.digest}`, { field: path });
+      throw new AgentError(
+        'DIGEST_MISMATCH',
+        `target ${path}: TUF says ${info.length} bytes sha256:${info.hashes.sha256}, assignment says ${expected.length} ${expected.digest}`,
+        { field: path },
+      );
     }
-    const have = await stat(destFile).then((s) => s.size, () => 0);
+    const have = await stat(destFile).then(
+      (s) => s.size,
+      () => 0,
+    );
     let at = Math.min(resumeFrom, have);
     if (at < info.length) {
       const handle = await open(destFile, at === 0 ? 'w' : 'r+');

@@ -11,7 +11,7 @@ export interface MemberSpec {
   mediaType: string;
   /** Where the component goes on the device, when the release names it. */
   placement?: string;
-  /** The signed `placement.mode`, `owner` and `group` (contracts 2), applied to the placed file. */
+  /** The signed `placement.mode`, `owner` and `group` (contracts §2), applied to the placed file. */
   access?: PlacementAccess;
 }
 
@@ -33,7 +33,7 @@ export interface ActivationResult {
 }
 
 /**
- * The one interface every member kind is installed through (STYLE 9). Every method is
+ * The one interface every member kind is installed through. Every method is
  * idempotent: after a crash the orchestrator may call any of them again.
  */
 export interface MemberDriver {

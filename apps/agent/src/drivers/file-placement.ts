@@ -143,7 +143,7 @@ export class FilePlacementDriver implements MemberDriver {
   }
 
   /**
-   * contracts 2: the signed placement mode, owner and group, set on the staged file before it
+   * contracts §2: the signed placement mode, owner and group, set on the staged file before it
    * is renamed into place (activation links that same inode, rollback brings the old inode
    * back with its own). Without a mode: 0755 for a service binary, 0644 otherwise.
    */
@@ -157,8 +157,10 @@ export class FilePlacementDriver implements MemberDriver {
     if (a.owner !== undefined || a.group !== undefined) {
       const uid = a.owner === undefined ? -1 : await idOf(this.opts.passwdFile ?? '/etc/passwd', a.owner);
       const gid = a.group === undefined ? -1 : await idOf(this.opts.groupFile ?? '/etc/group', a.group);
-      if (uid === undefined) throw new AgentError('STAGE_FAILED', `placement owner ${a.owner} of ${member.component}: no such user on this device`, { field: field('owner') });
-      if (gid === undefined) throw new AgentError('STAGE_FAILED', `placement group ${a.group} of ${member.component}: no such group on this device`, { field: field('group') });
+      if (uid === undefined)
+        throw new AgentError('STAGE_FAILED', `placement owner ${a.owner} of ${member.component}: no such user on this device`, { field: field('owner') });
+      if (gid === undefined)
+        throw new AgentError('STAGE_FAILED', `placement group ${a.group} of ${member.component}: no such group on this device`, { field: field('group') });
       try {
         await chown(file, uid, gid);
       } catch (cause) {

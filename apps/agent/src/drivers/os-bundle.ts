@@ -6,8 +6,8 @@ import type { ActivationResult, DriverFacts, MemberDriver, MemberSpec } from './
 import type { SlotDriver } from './slot.js';
 
 /**
- * os-bundle members through an A/B slot driver. The bundle is standalone (spec 2.1.3), so
- * this driver's facts become the receipt's `os` object (spec 2.3.4, contracts 3):
+ * os-bundle members through an A/B slot driver. The bundle is standalone (spec §2.1 rule 3), so
+ * this driver's facts become the receipt's `os` object (spec §2.3 rule 4, contracts §3):
  * compatible, bundle_version, manifest_hash, previous_slot, installed_slot, booted_slot,
  * bootloader_primary, mark, phase.
  */
@@ -36,7 +36,7 @@ export class OsBundleDriver implements MemberDriver {
 
   async stage(member: MemberSpec, stagedFile: string): Promise<DriverFacts> {
     const [info, status] = [await this.slots.inspect(stagedFile), await this.slots.status()];
-    // spec 2.1.3: the A/B tool checks compatible again at install; refusing here keeps a
+    // spec §2.1 rule 3: the A/B tool checks compatible again at install; refusing here keeps a
     // mismatched bundle from ever reaching activation.
     if (info.compatible !== status.compatible) {
       throw new AgentError('STAGE_FAILED', `bundle compatible ${info.compatible} is not the system's ${status.compatible}`, {
@@ -58,7 +58,14 @@ export class OsBundleDriver implements MemberDriver {
     }
     return {
       needsReboot: true,
-      facts: { previous_slot: before.booted, installed_slot: after.primary, bootloader_primary: after.primary, booted_slot: before.booted, mark: 'none', phase: 'installed' },
+      facts: {
+        previous_slot: before.booted,
+        installed_slot: after.primary,
+        bootloader_primary: after.primary,
+        booted_slot: before.booted,
+        mark: 'none',
+        phase: 'installed',
+      },
     };
   }
 

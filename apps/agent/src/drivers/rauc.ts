@@ -96,7 +96,12 @@ export class RaucSlotDriver implements SlotDriver {
       ...(this.opts.env ? { env: this.opts.env } : {}),
     });
     if (r.code !== 0) {
-      const last = (r.stderr + r.stdout).trim().split('\n').filter((l) => /error|fail|mismatch/i.test(l)).pop() ?? r.stderr.trim();
+      const last =
+        (r.stderr + r.stdout)
+          .trim()
+          .split('\n')
+          .filter((l) => /error|fail|mismatch/i.test(l))
+          .pop() ?? r.stderr.trim();
       throw new AgentError(what === 'install' ? 'ACTIVATION_FAILED' : 'ACTIVATION_FAILED', `rauc ${what} failed: ${last.slice(0, 300)}`, {
         field: `rauc ${what}`,
       });

@@ -15,8 +15,8 @@ export interface BundleInfo {
 }
 
 /**
- * One A/B slot updater (STYLE 9): the real RAUC driver and a faithful in-memory fake
- * implement it. The tool, not the agent, verifies bundle signature and compatible (spec 2.1.3).
+ * One A/B slot updater: the real RAUC driver and a faithful in-memory fake
+ * implement it. The tool, not the agent, verifies bundle signature and compatible (spec §2.1 rule 3).
  */
 export interface SlotDriver {
   status(): Promise<SlotStatus>;

@@ -14,7 +14,7 @@ const MAX_TIMEOUT_S = 600;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**
- * Validates the release's `health` object (contracts 2) into probes, naming every bad field
+ * Validates the release's `health` object (contracts §2) into probes, naming every bad field
  * at once. The release was signature-checked, but the device still bounds what it will run.
  * Shape: release-core's `HealthPolicy` (`{probes: [...], timeout_s?}`); `groups` is the
  * number of activation groups a probe's `group` must fall within.

@@ -77,7 +77,7 @@ export class Journal {
     return [...this.txs.values()].filter((t) => t.state !== 'reported').map((t) => ({ ...t, data: { ...t.data } }));
   }
 
-  /** spec 3.5: the first record of a transaction is its verified desired state. */
+  /** spec §3 rule 5: the first record of a transaction is its verified desired state. */
   async begin(tx: string, data: TxData): Promise<TxContext> {
     if (this.txs.has(tx)) throw new AgentError('JOURNAL_CORRUPT', `transaction ${tx} already journaled`, { field: 'tx' });
     await this.write({ v: JOURNAL_VERSION, seq: this.seq + 1, at: this.stamp(), kind: 'tx', tx, state: 'desired-persisted', event: 'verified', data });
@@ -95,7 +95,17 @@ export class Journal {
   /** Records facts without changing state (a member's previous digest before it is touched). */
   async note(tx: string, data: TxFacts): Promise<TxContext> {
     const ctx = this.require(tx);
-    await this.write({ v: JOURNAL_VERSION, seq: this.seq + 1, at: this.stamp(), kind: 'tx', tx, state: ctx.state, event: 'snapshot', data, resumptions: ctx.resumptions });
+    await this.write({
+      v: JOURNAL_VERSION,
+      seq: this.seq + 1,
+      at: this.stamp(),
+      kind: 'tx',
+      tx,
+      state: ctx.state,
+      event: 'snapshot',
+      data,
+      resumptions: ctx.resumptions,
+    });
     return this.get(tx)!;
   }
 
@@ -106,7 +116,7 @@ export class Journal {
     return this.require(tx).resumptions;
   }
 
-  /** Remembers a successful contact with the server: the offline-age clock of spec 8. */
+  /** Remembers a successful contact with the server: the offline-age clock of spec §8. */
   async noteOnline(at: Date = this.now()): Promise<void> {
     await this.write({ v: JOURNAL_VERSION, seq: this.seq + 1, at: at.toISOString(), kind: 'online' });
   }
@@ -118,7 +128,17 @@ export class Journal {
     if (this.online) lines.push({ v: JOURNAL_VERSION, seq: ++seq, at: this.online.toISOString(), kind: 'online' });
     for (const ctx of this.txs.values()) {
       if (ctx.state === 'reported') continue;
-      lines.push({ v: JOURNAL_VERSION, seq: ++seq, at: this.stamp(), kind: 'tx', tx: ctx.tx, state: ctx.state, event: 'snapshot', data: ctx.data, resumptions: ctx.resumptions });
+      lines.push({
+        v: JOURNAL_VERSION,
+        seq: ++seq,
+        at: this.stamp(),
+        kind: 'tx',
+        tx: ctx.tx,
+        state: ctx.state,
+        event: 'snapshot',
+        data: ctx.data,
+        resumptions: ctx.resumptions,
+      });
     }
     const bytes = encoder.encode(lines.map((l) => JSON.stringify(l) + '\n').join(''));
     try {

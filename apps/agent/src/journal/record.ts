@@ -63,7 +63,9 @@ export function decodeRecord(line: string, where: string): JournalRecord {
   const read = typeof r.v === 'number' ? READERS[r.v] : undefined;
   if (read === undefined) {
     const known = Object.keys(READERS).join(', ');
-    throw new AgentError('JOURNAL_VERSION_UNSUPPORTED', `${where}: journal record version ${JSON.stringify(r.v)}; this agent reads version ${known}`, { field: 'v' });
+    throw new AgentError('JOURNAL_VERSION_UNSUPPORTED', `${where}: journal record version ${JSON.stringify(r.v)}; this agent reads version ${known}`, {
+      field: 'v',
+    });
   }
   return read(r, where);
 }

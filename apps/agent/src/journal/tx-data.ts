@@ -76,7 +76,9 @@ export function memberKey(component: string): `member:${string}` {
 }
 
 export function memberRecord(data: TxFacts, component: string): MemberRecord {
-  return data[memberKey(component)] ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} };
+  return (
+    data[memberKey(component)] ?? { attempted: false, activated: false, previous_digest: null, resulting_digest: null, verdict: 'not-attempted', facts: {} }
+  );
 }
 
 // ---- decoding: a journal line is read back field by field, never cast ----
@@ -150,7 +152,7 @@ class Reader {
   facts(v: unknown, path: string): DriverFacts {
     const o = typeof v === 'object' && v !== null && !Array.isArray(v) ? v : (this.bad(path, 'must be an object'), {});
     const out: DriverFacts = {};
-    for (const [k, x] of Object.entries(o)) {
+    for (const [k, x] of Object.entries(o) as [string, unknown][]) {
       if (x === null || typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') out[k] = x;
       else this.bad(`${path}.${k}`, 'must be a string, number, boolean or null');
     }
@@ -228,7 +230,11 @@ function probeResult(r: Reader, v: unknown, at: string): ProbeResult {
 
 function failure(r: Reader, v: unknown, at: string): TxFailure {
   const o = r.object(v, at, ['code', 'message', 'component']);
-  return { code: r.string(o.code, `${at}.code`), message: r.string(o.message, `${at}.message`), component: r.nullable(o.component, (x) => r.string(x, `${at}.component`)) };
+  return {
+    code: r.string(o.code, `${at}.code`),
+    message: r.string(o.message, `${at}.message`),
+    component: r.nullable(o.component, (x) => r.string(x, `${at}.component`)),
+  };
 }
 
 /**

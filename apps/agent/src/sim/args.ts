@@ -49,11 +49,11 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
   const prefix = values.prefix ?? 'sim';
   if (!/^[a-z0-9][a-z0-9._-]{0,40}$/.test(prefix)) throw new UsageError('--prefix: must match ^[a-z0-9][a-z0-9._-]{0,40}$');
   return {
-    server: values.server!,
+    server: values.server,
     token,
     devices: int('devices', values.devices, 1, 100_000),
     intervalS: int('interval', values.interval, 1, 86_400),
-    serverCa: values['server-ca']!,
+    serverCa: values['server-ca'],
     prefix,
     concurrency: int('concurrency', values.concurrency, 1, 1024),
     maxInFlight: int('max-in-flight', values['max-in-flight'], 1, 100_000),

@@ -62,7 +62,9 @@ export class SimEnroller {
     const { keyPem, keys } = await generateIdentityKey();
     const csrDer = await buildCsr(keys, o.deviceName);
     const client = this.lanes[this.next++ % this.lanes.length]!;
-    const res = await call<EnrollResponse>((md, opts, cb) => client.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb));
+    const res = await call<EnrollResponse>((md, opts, cb) =>
+      client.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb),
+    );
     const id = identityFromEnrollment(res, keyPem);
     return { id, creds: deviceCredentials(id) };
   }

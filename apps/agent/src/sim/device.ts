@@ -43,7 +43,7 @@ export class SimDevice {
   private certDer!: Uint8Array;
   private tenant = '';
   private readonly done = new Set<string>();
-  /** Signed receipts not yet acknowledged: retried from these exact bytes (spec 2.3.2). */
+  /** Signed receipts not yet acknowledged: retried from these exact bytes (spec §2.3 rule 2). */
   private readonly unsent = new Map<string, Uint8Array>();
 
   constructor(readonly name: string) {}
@@ -127,7 +127,16 @@ export class SimDevice {
       transaction: { id: tx.id, member_count: tx.memberCount },
       members: tx.members.map((m) => {
         const d = digests.get(m.component)!;
-        return { group: m.group, position: m.position, component: m.component, rollout: m.rolloutId, candidate_digest: d, previous_digest: null, resulting_digest: d, verdict: 'committed' };
+        return {
+          group: m.group,
+          position: m.position,
+          component: m.component,
+          rollout: m.rolloutId,
+          candidate_digest: d,
+          previous_digest: null,
+          resulting_digest: d,
+          verdict: 'committed',
+        };
       }),
       activation: 'activated',
       health: 'healthy',

@@ -71,30 +71,35 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
           inFlight -= 1;
         });
     };
-    const start = setTimeout(() => {
-      tick();
-      timers.push(setInterval(tick, args.intervalS * 1000));
-    }, Math.floor((i / enrolled.length) * args.intervalS * 1000));
+    const start = setTimeout(
+      () => {
+        tick();
+        timers.push(setInterval(tick, args.intervalS * 1000));
+      },
+      Math.floor((i / enrolled.length) * args.intervalS * 1000),
+    );
     timers.push(start);
   });
   let last = { ...stats, at: Date.now() };
   const statsTimer = setInterval(() => {
     const now = Date.now();
     const dt = (now - last.at) / 1000;
-    print(JSON.stringify({
-      event: 'stats',
-      mode: now < pingUntil ? 'ping' : 'check-in',
-      pings_per_s: Math.round(((stats.pings - last.pings) / dt) * 10) / 10,
-      check_ins_per_s: Math.round(((stats.checkIns - last.checkIns) / dt) * 10) / 10,
-      receipts_per_s: Math.round(((stats.receipts - last.receipts) / dt) * 10) / 10,
-      check_ins: stats.checkIns,
-      receipts: stats.receipts,
-      errors: stats.errors,
-      skipped: stats.skipped,
-      in_flight: inFlight,
-      last_error: stats.lastError,
-      rss_mb: Math.round(process.memoryUsage().rss / 1048576),
-    }));
+    print(
+      JSON.stringify({
+        event: 'stats',
+        mode: now < pingUntil ? 'ping' : 'check-in',
+        pings_per_s: Math.round(((stats.pings - last.pings) / dt) * 10) / 10,
+        check_ins_per_s: Math.round(((stats.checkIns - last.checkIns) / dt) * 10) / 10,
+        receipts_per_s: Math.round(((stats.receipts - last.receipts) / dt) * 10) / 10,
+        check_ins: stats.checkIns,
+        receipts: stats.receipts,
+        errors: stats.errors,
+        skipped: stats.skipped,
+        in_flight: inFlight,
+        last_error: stats.lastError,
+        rss_mb: Math.round(process.memoryUsage().rss / 1048576),
+      }),
+    );
     last = { ...stats, at: now };
   }, args.statsEveryS * 1000);
   await new Promise<void>((resolve) => {

@@ -6,15 +6,7 @@ import type { State } from './states.js';
  * a half-applied member. `Orchestrator.resume()` dispatches on this table.
  */
 export type ResumeAction =
-  | 'download'
-  | 'stage'
-  | 'activate'
-  | 'rollback-then-retry'
-  | 'confirm-reboot'
-  | 'finish-commit'
-  | 'finish-rollback'
-  | 'write-receipt'
-  | 'none';
+  'download' | 'stage' | 'activate' | 'rollback-then-retry' | 'confirm-reboot' | 'finish-commit' | 'finish-rollback' | 'write-receipt' | 'none';
 
 export interface ResumeActionSpec {
   /** Resuming consumes one slot of the loop guard (`maxResumptions`). */

@@ -1,12 +1,12 @@
 /**
  * Persisted transaction states. These strings are written to the crash journal and read
- * back by newer agents: never rename or reuse one (STYLE 7). Add new names at the end.
+ * back by newer agents: never rename or reuse one. Add new names at the end.
  */
 export const STATES = [
-  'desired-persisted', // spec 3.5: verified desired state on disk, nothing fetched yet
+  'desired-persisted', // spec §3 rule 5: verified desired state on disk, nothing fetched yet
   'downloading',
   'downloaded',
-  'staged', // every member downloaded and staged; nothing activated (spec 3.4)
+  'staged', // every member downloaded and staged; nothing activated (spec §3 rule 4)
   'activating', // a group is being activated (data.group)
   'group-activated', // every member of data.group activated, health not yet checked
   'group-healthy', // data.group passed its health policy
@@ -16,7 +16,7 @@ export const STATES = [
   'rolling-back',
   'rolled-back',
   'failed',
-  'receipt-persisted', // signed receipt bytes are in the outbox (spec 2.3.1)
+  'receipt-persisted', // signed receipt bytes are in the outbox (spec §2.3 rule 1)
   'reported', // the channel uploaded the receipt
 ] as const;
 

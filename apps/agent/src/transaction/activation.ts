@@ -117,7 +117,13 @@ export const rollBack: Step = async (ctx, env) => {
     // Back to staged with a clean slate: the retry activates from the first group again.
     const reset: TxFacts = { retry: false, group: 0, retries: (data.retries ?? 0) + 1, failure: null };
     for (const m of members) {
-      reset[memberKey(m.component)] = { ...memberRecord(data, m.component), attempted: false, activated: false, verdict: 'not-attempted', resulting_digest: null };
+      reset[memberKey(m.component)] = {
+        ...memberRecord(data, m.component),
+        attempted: false,
+        activated: false,
+        verdict: 'not-attempted',
+        resulting_digest: null,
+      };
     }
     await env.journal.transition(ctx.tx, 'retry', reset);
   } else {

@@ -1,7 +1,7 @@
 import { IDENTIFIER_PATTERNS, LIMITS, MEMBER_KINDS, isDigest, type Digest, type MemberKind } from '@svc/release-core';
 import { AgentError } from '../errors.js';
 
-/** One member as the server assigned it (contracts 6: release transaction members). */
+/** One member as the server assigned it (contracts §6: release transaction members). */
 export interface AssignedMember {
   rolloutId: string;
   component: string;
@@ -9,7 +9,7 @@ export interface AssignedMember {
   position: number;
 }
 
-/** A signed-release pointer with its transaction metadata (spec 3.3). */
+/** A signed-release pointer with its transaction metadata (spec §3 rule 3). */
 export interface SignedAssignment {
   kind: 'signed';
   transactionId: string;
@@ -19,7 +19,7 @@ export interface SignedAssignment {
   envelope: Uint8Array;
 }
 
-/** A legacy rollout: no release pointer, one artifact (spec 2.2.3). */
+/** A legacy rollout: no release pointer, one artifact (spec §2.2 rule 3). */
 export interface LegacyAssignment {
   kind: 'legacy';
   rolloutId: string;
@@ -40,7 +40,8 @@ export function assertAssignment(a: Assignment): void {
   const issues: string[] = [];
   if (a.kind === 'signed') {
     if (!ID.test(a.transactionId)) issues.push('transaction_id: must be an id');
-    if (!Number.isInteger(a.memberCount) || a.memberCount < 1 || a.memberCount > LIMITS.components) issues.push(`member_count: must be 1..${LIMITS.components}`);
+    if (!Number.isInteger(a.memberCount) || a.memberCount < 1 || a.memberCount > LIMITS.components)
+      issues.push(`member_count: must be 1..${LIMITS.components}`);
     if (!Array.isArray(a.members) || a.members.length > LIMITS.components) issues.push(`members: at most ${LIMITS.components}`);
     else
       a.members.forEach((m, i) => {
@@ -49,7 +50,7 @@ export function assertAssignment(a: Assignment): void {
         if (!Number.isInteger(m.group) || m.group < 0) issues.push(`members[${i}].group: must be an integer >= 0`);
         if (!Number.isInteger(m.position) || m.position < 0) issues.push(`members[${i}].position: must be an integer >= 0`);
       });
-    // spec 5: bounded untrusted input before any parsing
+    // spec §5: bounded untrusted input before any parsing
     if (!(a.envelope instanceof Uint8Array) || a.envelope.length === 0 || a.envelope.length > LIMITS.releaseEnvelopeBytes) {
       issues.push(`envelope: must be 1..${LIMITS.releaseEnvelopeBytes} bytes`);
     }

@@ -3,7 +3,7 @@ import type { State } from '../state-machine/states.js';
 import type { LegacyAssignment } from './assignment.js';
 
 /**
- * spec 2.2.3: legacy rollouts (no release pointer) keep running during migration and stay
+ * spec §2.2 rule 3: legacy rollouts (no release pointer) keep running during migration and stay
  * distinguishable from signed-release work. They go through the same journal, staging and
  * drivers, but nothing about them is customer-authorized, so their report is a plain
  * status document, never a svc.release-receipt.v1.

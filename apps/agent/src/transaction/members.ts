@@ -6,14 +6,14 @@ import type { SignedAssignment } from './assignment.js';
 export type MemberPlan = { status: 'complete'; members: PlannedMember[] } | { status: 'waiting'; missing: string[] };
 
 /**
- * spec 3.4: every member must come from the same signed release and the complete set must
+ * spec §3 rule 4: every member must come from the same signed release and the complete set must
  * be present before anything is downloaded. A set that can never become complete (wrong
  * count, unknown component, wrong group or position) is refused; a short one waits.
  */
 export function planMembers(payload: ReleasePayload, a: SignedAssignment): MemberPlan {
   const signed = transactionMembers(payload);
   const field = (f: string) => ({ field: f });
-  // spec 3.3: assignment metadata carries the full member count
+  // spec §3 rule 3: assignment metadata carries the full member count
   if (a.memberCount !== signed.length) {
     throw new AgentError('MEMBER_SET_MISMATCH', `member_count ${a.memberCount} but the signed release has ${signed.length} components`, field('member_count'));
   }
@@ -54,7 +54,13 @@ export function planMembers(payload: ReleasePayload, a: SignedAssignment): Membe
       mediaType: c.media_type,
       ...(c.placement !== undefined ? { placement: c.placement.path } : {}),
       ...(c.placement !== undefined && (c.placement.mode ?? c.placement.owner ?? c.placement.group) !== undefined
-        ? { access: { ...(c.placement.mode !== undefined ? { mode: c.placement.mode } : {}), ...(c.placement.owner !== undefined ? { owner: c.placement.owner } : {}), ...(c.placement.group !== undefined ? { group: c.placement.group } : {}) } }
+        ? {
+            access: {
+              ...(c.placement.mode !== undefined ? { mode: c.placement.mode } : {}),
+              ...(c.placement.owner !== undefined ? { owner: c.placement.owner } : {}),
+              ...(c.placement.group !== undefined ? { group: c.placement.group } : {}),
+            },
+          }
         : {}),
       group: s.group,
       position: s.position,

@@ -134,7 +134,10 @@ export class Orchestrator {
 
   /** spec §3 rule 4: an interrupted activation is rolled back conservatively before any retry. */
   private async rollBackThenRetry(ctx: TxContext): Promise<void> {
-    await this.d.journal.transition(ctx.tx, 'failure', { retry: true, failure: { code: 'INTERRUPTED', message: `interrupted in ${ctx.state}`, component: null } });
+    await this.d.journal.transition(ctx.tx, 'failure', {
+      retry: true,
+      failure: { code: 'INTERRUPTED', message: `interrupted in ${ctx.state}`, component: null },
+    });
   }
 
   /** The channel uploaded the receipt: close the transaction and drop the outbox copy. */
@@ -197,7 +200,11 @@ export class Orchestrator {
 
   /** Journals a failure: inside the activation phase it rolls back, before it the transaction fails. */
   private async fail(ctx: TxContext, err: unknown): Promise<void> {
-    const failure = { code: isAgentError(err) ? err.code : 'UNEXPECTED', message: (err as Error).message, component: isAgentError(err) ? (err.field ?? null) : null };
+    const failure = {
+      code: isAgentError(err) ? err.code : 'UNEXPECTED',
+      message: (err as Error).message,
+      component: isAgentError(err) ? (err.field ?? null) : null,
+    };
     // A journal write that failed mid-activation says nothing about the release: treat it like
     // a crash (roll back, then retry), a bounded number of times.
     const retry = isAgentError(err, 'JOURNAL_WRITE_FAILED') && (ctx.data.retries ?? 0) < (this.d.maxResumptions ?? 3);

@@ -13,7 +13,7 @@ export interface OutboxEntry {
 const SUFFIX: Record<OutboxKind, string> = { receipt: '.receipt.json', 'legacy-status': '.legacy-status.json' };
 
 /**
- * Receipts waiting for upload, as the exact bytes that were signed (spec 2.3.2: a failed
+ * Receipts waiting for upload, as the exact bytes that were signed (spec §2.3 rule 2: a failed
  * upload is retried from these bytes, never re-signed). The channel lists, uploads, and
  * tells the orchestrator (`markReported`), which removes the file.
  */

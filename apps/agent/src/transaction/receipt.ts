@@ -42,7 +42,8 @@ export function buildReceipt(args: {
   const records = members.map((m) => ({ m, r: memberRecord(data, m.component) }));
   // The A/B tool's fields exist once it installed something; a bundle refused before
   // install has no slot story to tell (the receipt's activation says "failed").
-  const os = desired.transaction.member_count === 1 ? records.find(({ m, r }) => m.kind === 'os-bundle' && typeof r.facts.installed_slot === 'string') : undefined;
+  const os =
+    desired.transaction.member_count === 1 ? records.find(({ m, r }) => m.kind === 'os-bundle' && typeof r.facts.installed_slot === 'string') : undefined;
   return buildReceiptPayload({
     tenant: desired.tenant,
     device: { name: args.device.name, certificateDer: args.device.certificateDer },

@@ -1,6 +1,6 @@
 import { envelopeBytes, signReceipt, type ActivationOutcome, type MemberVerdict, type PrivateKey } from '@svc/release-core';
 import type { Journal, TxContext } from '../journal/journal.js';
-import { memberKey, memberRecord, type TxFacts, type Verdict } from '../journal/tx-data.js';
+import { memberKey, memberRecord, type TxFacts } from '../journal/tx-data.js';
 import type { Outbox } from './outbox.js';
 import { legacyStatus } from './legacy.js';
 import { buildReceipt, type DeviceIdentity } from './receipt.js';
@@ -14,7 +14,8 @@ function verdicts(ctx: TxContext): TxFacts {
     let verdict: MemberVerdict;
     if (ctx.state === 'committed') verdict = 'committed';
     else if (r.verdict === 'rolled-back' || r.verdict === 'failed') verdict = r.verdict;
-    else if (r.attempted) verdict = 'failed'; // attempted and not restored: the truth is "failed"
+    else if (r.attempted)
+      verdict = 'failed'; // attempted and not restored: the truth is "failed"
     else verdict = failed === m.component || failed === `components.${m.component}.digest` ? 'failed' : 'not-attempted';
     out[memberKey(m.component)] = { ...r, verdict };
   }

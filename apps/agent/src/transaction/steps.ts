@@ -63,7 +63,8 @@ const finished: Step = async (ctx, env) => {
     await env.driver(desired.members[0]!).reboot?.();
   }
   const activation = ctx.data.activation;
-  if (activation === undefined) throw new AgentError('JOURNAL_CORRUPT', `transaction ${ctx.tx} in ${ctx.state} has no activation outcome`, { field: 'data.activation' });
+  if (activation === undefined)
+    throw new AgentError('JOURNAL_CORRUPT', `transaction ${ctx.tx} in ${ctx.state} has no activation outcome`, { field: 'data.activation' });
   return {
     status: 'done',
     tx: ctx.tx,

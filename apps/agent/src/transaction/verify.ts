@@ -8,9 +8,9 @@ import type { DesiredState } from '../journal/tx-data.js';
 export type VerifiedAssignment = { status: 'complete'; desired: DesiredState } | { status: 'waiting'; missing: string[] };
 
 /**
- * Verifies the envelope bytes against the locally pinned keys (spec 5.8) with the device's
- * tenant, product, profile, the validity window and the offline age (spec 8), then checks
- * the assigned member set against the signed one. Bytes first, then parse (STYLE 4).
+ * Verifies the envelope bytes against the locally pinned keys (spec §5 rule 8) with the device's
+ * tenant, product, profile, the validity window and the offline age (spec §8), then checks
+ * the assigned member set against the signed one. Bytes first, then parse.
  */
 export function verifyAssignment(
   a: SignedAssignment,

@@ -16,7 +16,10 @@ export async function makeOrchestrator(opts: {
   const orchestrator = new Orchestrator({
     dataDir: opts.dataDir,
     journal,
-    release: opts.trustedKeys === null ? null : { settings: { tenant: TENANT, product: PRODUCT, profile: PROFILE, trustDir: '/nonexistent' }, trustedKeys: opts.trustedKeys },
+    release:
+      opts.trustedKeys === null
+        ? null
+        : { settings: { tenant: TENANT, product: PRODUCT, profile: PROFILE, trustDir: '/nonexistent' }, trustedKeys: opts.trustedKeys },
     fetcher: opts.fetcher,
     drivers: opts.drivers,
     device: opts.device,
@@ -31,5 +34,11 @@ export function assignmentFor(rel: BuiltRelease, txId = 'tx-1', drop: string[] =
   const groups = (rel.payload.activation as { ordered_groups: string[][] }).ordered_groups;
   const members: SignedAssignment['members'] = [];
   groups.forEach((g, gi) => g.forEach((component) => members.push({ rolloutId: `ro-${component}`, component, group: gi, position: members.length })));
-  return { kind: 'signed', transactionId: txId, memberCount: members.length, members: members.filter((m) => !drop.includes(m.component)), envelope: rel.envelope };
+  return {
+    kind: 'signed',
+    transactionId: txId,
+    memberCount: members.length,
+    members: members.filter((m) => !drop.includes(m.component)),
+    envelope: rel.envelope,
+  };
 }

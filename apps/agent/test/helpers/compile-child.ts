@@ -31,7 +31,11 @@ export async function compileChild(outDir: string, entry: string): Promise<strin
     let url = resolved.get(`${pkgRoot}\0${spec}`);
     if (url === undefined) {
       try {
-        url = execFileSync(process.execPath, ['--input-type=module', '-e', `process.stdout.write(import.meta.resolve(${JSON.stringify(spec)}))`], { cwd: pkgRoot, encoding: 'utf8', stdio: 'pipe' });
+        url = execFileSync(process.execPath, ['--input-type=module', '-e', `process.stdout.write(import.meta.resolve(${JSON.stringify(spec)}))`], {
+          cwd: pkgRoot,
+          encoding: 'utf8',
+          stdio: 'pipe',
+        });
       } catch {
         url = spec; // not resolvable here (e.g. an unbuilt workspace package): the child never imports that file
       }

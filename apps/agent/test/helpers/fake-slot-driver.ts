@@ -37,7 +37,9 @@ export class FakeSlotDriver implements SlotDriver {
     this.calls.push('install');
     const info = await this.inspect(bundle);
     if (info.compatible !== this.compatible) {
-      throw new AgentError('ACTIVATION_FAILED', `Compatible mismatch: Expected '${this.compatible}' but bundle manifest has '${info.compatible}'`, { field: 'rauc install' });
+      throw new AgentError('ACTIVATION_FAILED', `Compatible mismatch: Expected '${this.compatible}' but bundle manifest has '${info.compatible}'`, {
+        field: 'rauc install',
+      });
     }
     const other = this.other(this.booted);
     this.state[other] = 'good';

@@ -65,11 +65,44 @@ export async function startRaucEnv(): Promise<RaucEnv> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-rauc-'));
   const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: dir, stdio: 'pipe' });
   // signing PKI: a CA (the keyring) and a signer; a rogue self-signed signer for refusals
-  sh('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '365', '-subj', '/CN=svc test rauc CA',
-    '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  sh('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '365',
+    '-subj',
+    '/CN=svc test rauc CA',
+    '-addext',
+    'basicConstraints=critical,CA:true',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   sh('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'sign.key', '-out', 'sign.csr', '-subj', '/CN=svc test signer']);
   await writeFile(join(dir, 'sign.ext'), 'basicConstraints=CA:false\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n');
-  sh('openssl', ['x509', '-req', '-in', 'sign.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'sign.pem', '-days', '365', '-extfile', 'sign.ext']);
+  sh('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    'sign.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'sign.pem',
+    '-days',
+    '365',
+    '-extfile',
+    'sign.ext',
+  ]);
   sh('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'rogue.key', '-out', 'rogue.pem', '-days', '365', '-subj', '/CN=rogue signer']);
   for (const s of ['slotA.img', 'slotB.img']) {
     sh('truncate', ['-s', '64M', s]);
@@ -80,7 +113,9 @@ export async function startRaucEnv(): Promise<RaucEnv> {
   await mkdir(join(dir, 'mnt'));
   await mkdir(join(dir, 'data'));
   const conf = join(dir, 'system.conf');
-  await writeFile(conf, `[system]
+  await writeFile(
+    conf,
+    `[system]
 compatible=svc-test
 bootloader=custom
 data-directory=${dir}/data
@@ -100,7 +135,8 @@ bootname=A
 device=${dir}/slotB.img
 type=ext4
 bootname=B
-`);
+`,
+  );
   await writeFile(join(dir, 'dbus.conf'), DBUS_CONF(join(dir, 'bus.sock')));
   const out = execFileSync('dbus-daemon', ['--config-file=' + join(dir, 'dbus.conf'), '--fork', '--print-address=1', '--print-pid=1'], { encoding: 'utf8' });
   const [address, pidText] = out.trim().split('\n');
@@ -151,7 +187,10 @@ bootname=B
       await writeFile(join(rootfs, 'version'), opts.version);
       sh('truncate', ['-s', '4M', join(content, 'rootfs.ext4')]);
       sh('mkfs.ext4', ['-qF', '-d', rootfs, join(content, 'rootfs.ext4')]);
-      await writeFile(join(content, 'manifest.raucm'), `[update]\ncompatible=${opts.compatible ?? 'svc-test'}\nversion=${opts.version}\n\n[bundle]\nformat=plain\n\n[image.rootfs]\nfilename=rootfs.ext4\n`);
+      await writeFile(
+        join(content, 'manifest.raucm'),
+        `[update]\ncompatible=${opts.compatible ?? 'svc-test'}\nversion=${opts.version}\n\n[bundle]\nformat=plain\n\n[image.rootfs]\nfilename=rootfs.ext4\n`,
+      );
       const signer = opts.signer ?? 'test';
       const file = join(dir, `${name}.raucb`);
       sh('rauc', ['bundle', `--cert=${signer === 'test' ? 'sign.pem' : 'rogue.pem'}`, `--key=${signer === 'test' ? 'sign.key' : 'rogue.key'}`, content, file]);

@@ -115,15 +115,37 @@ export interface DeviceFixture {
   caPem: string;
 }
 
-/** A tenant device CA and a device certificate (contracts 4), made with the OpenSSL CLI. */
+/** A tenant device CA and a device certificate (contracts §4), made with the OpenSSL CLI. */
 export async function makeDevice(dir: string, name = 'dev-1'): Promise<DeviceFixture> {
   await mkdir(dir, { recursive: true });
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '30', '-subj', '/CN=tenant device CA',
-    '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  run(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '30',
+    '-subj',
+    '/CN=tenant device CA',
+    '-addext',
+    'basicConstraints=critical,CA:true',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   run('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'dev.key');
   run('req', '-new', '-key', 'dev.key', '-out', 'dev.csr', '-subj', `/CN=${name}`);
-  await writeFile(join(dir, 'ext.cnf'), `basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\nsubjectAltName=URI:spiffe://${TENANT}/device/${name}\n`);
+  await writeFile(
+    join(dir, 'ext.cnf'),
+    `basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\nsubjectAltName=URI:spiffe://${TENANT}/device/${name}\n`,
+  );
   run('x509', '-req', '-in', 'dev.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'dev.pem', '-days', '30', '-extfile', 'ext.cnf');
   const pem = await readFile(join(dir, 'dev.pem'), 'utf8');
   return {

@@ -7,7 +7,7 @@ export default class Keygen extends BaseCommand {
   static override description =
     'Writes PREFIX.key (PKCS#8 PEM, mode 0600) and PREFIX.pub (SPKI PEM) and prints the key id ' +
     '(sha256 of the SubjectPublicKeyInfo DER). Register PREFIX.pub as an authorizer key with the ' +
-    'service and place it in the devices\' trust directory; keep PREFIX.key offline. Existing files ' +
+    "service and place it in the devices' trust directory; keep PREFIX.key offline. Existing files " +
     'are never replaced unless --force is given.';
   static override examples = [
     {
@@ -32,7 +32,7 @@ export default class Keygen extends BaseCommand {
     // Checked before generating so a refusal never leaves half a pair behind.
     if (!flags.force) await assertAbsent([keyPath, pubPath]);
     const { generateKeyPair } = await import('@svc/release-core');
-    // contracts 1: private keys are PKCS#8 PEM, public keys SPKI PEM; keyid over SPKI DER.
+    // contracts §1: private keys are PKCS#8 PEM, public keys SPKI PEM; keyid over SPKI DER.
     const key = generateKeyPair('ed25519');
     // The private key is written first and only readable by its owner: a key that
     // leaked through a loose mode cannot be un-leaked.

@@ -16,8 +16,7 @@ export default class Sign extends BaseCommand {
     },
     {
       description: 'Sign and submit in one pipeline',
-      command:
-        "<%= config.bin %> <%= command.id %> release.json --key customer-release.key | jq '{envelope: ., expected_product: \"gateway\"}'",
+      command: '<%= config.bin %> <%= command.id %> release.json --key customer-release.key | jq \'{envelope: ., expected_product: "gateway"}\'',
     },
   ];
   static override args = {
@@ -34,7 +33,7 @@ export default class Sign extends BaseCommand {
     const payload = await readJson(args.payload, 'payload');
     const rc = await import('@svc/release-core');
     const key = rc.parsePrivateKeyPem(keyPem);
-    // contracts 5 / spec 4: validate (all issues at once), canonicalize, sign: release-core does all three.
+    // contracts §5 / spec §4: validate (all issues at once), canonicalize, sign: release-core does all three.
     const envelope = rc.signRelease(payload, key);
     const bytes = rc.envelopeBytes(envelope);
     if (flags.out === undefined) {

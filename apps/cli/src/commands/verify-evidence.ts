@@ -38,14 +38,15 @@ export default class VerifyEvidence extends BaseCommand {
     const key = rc.parsePublicKeyPem(keyPem);
     const contents = await readArchive(args.archive);
     if (contents.envelope === undefined) throw new CliError('EVIDENCE_INVALID', 'manifest.dsse.json: missing from the archive');
-    // STYLE 4: verify the signature over the raw payload bytes, then parse
+    // verify the signature over the raw payload bytes, then parse
     const envelope = rc.parseEnvelope(contents.envelope, { payloadTypes: [EVIDENCE_MANIFEST_TYPE], maxBytes: MAX_MANIFEST_BYTES });
     const verified = rc.verifyEnvelope(envelope, [key], { payloadType: EVIDENCE_MANIFEST_TYPE, algorithms: ['ed25519'] });
     if (contents.manifest !== undefined && !Buffer.from(verified.payload).equals(contents.manifest)) {
       throw new CliError('EVIDENCE_INVALID', 'manifest.json: differs from the signed manifest');
     }
     const manifest = parseManifest(verified.payload);
-    if (flags.tenant !== undefined && manifest.tenant !== flags.tenant) throw new CliError('EVIDENCE_INVALID', `manifest: names tenant ${manifest.tenant}, not ${flags.tenant}`);
+    if (flags.tenant !== undefined && manifest.tenant !== flags.tenant)
+      throw new CliError('EVIDENCE_INVALID', `manifest: names tenant ${manifest.tenant}, not ${flags.tenant}`);
     checkFiles(manifest, contents);
     const summary = {
       case: manifest.case.id,

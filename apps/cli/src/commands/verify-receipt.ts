@@ -14,8 +14,7 @@ export default class VerifyReceipt extends BaseCommand {
   static override examples = [
     {
       description: 'Verify a receipt exported from the service',
-      command:
-        '<%= config.bin %> <%= command.id %> receipt.json --ca device-ca.pem --tenant 3f1c2a9e-8a4b-4c1e-9d2f-6b7a8c9d0e1f --device gw-0042',
+      command: '<%= config.bin %> <%= command.id %> receipt.json --ca device-ca.pem --tenant 3f1c2a9e-8a4b-4c1e-9d2f-6b7a8c9d0e1f --device gw-0042',
     },
     {
       description: 'As JSON, at the time the receipt was uploaded',
@@ -41,11 +40,15 @@ export default class VerifyReceipt extends BaseCommand {
     const bytes = await readInput(args.receipt, 'receipt', MAX_BYTES.document);
     const rc = await import('@svc/release-core');
     const ca = rc.parseCertificatePem(caPem);
-    // STYLE 5: a receipt is small; the same cap the service applies to uploads.
+    // a receipt is small; the same cap the service applies to uploads.
     const envelope = rc.parseEnvelope(bytes, { payloadTypes: [rc.RECEIPT_PAYLOAD_TYPE], maxBytes: rc.LIMITS.receiptEnvelopeBytes });
-    // spec 2.3.2 / contracts 4: chain to the tenant CA, identity = device + tenant, P-256
+    // spec §2.3 rule 2 / contracts §4: chain to the tenant CA, identity = device + tenant, P-256
     // signature by that certificate: all in release-core.
-    const { payload: r, payloadDigest, envelopeDigest } = rc.verifyReceipt(envelope, {
+    const {
+      payload: r,
+      payloadDigest,
+      envelopeDigest,
+    } = rc.verifyReceipt(envelope, {
       ca,
       tenant: flags.tenant,
       device: flags.device,
@@ -82,9 +85,11 @@ export default class VerifyReceipt extends BaseCommand {
     this.out(`health: ${summary.health}`);
     this.out(`timestamp: ${summary.timestamp}`);
     if (r.members !== undefined) {
-      // contracts 3: a transaction receipt carries its digests per member, in position order
+      // contracts §3: a transaction receipt carries its digests per member, in position order
       for (const m of r.members) {
-        this.out(`member ${m.position} ${m.component} (group ${m.group}): ${m.verdict}; candidate ${m.candidate_digest}, previous ${m.previous_digest ?? 'none (first install)'}, resulting ${m.resulting_digest ?? 'none'}`);
+        this.out(
+          `member ${m.position} ${m.component} (group ${m.group}): ${m.verdict}; candidate ${m.candidate_digest}, previous ${m.previous_digest ?? 'none (first install)'}, resulting ${m.resulting_digest ?? 'none'}`,
+        );
       }
     } else {
       this.out(`candidate digest: ${summary.candidate_digest}`);

@@ -50,7 +50,7 @@ export default class Verify extends BaseCommand {
     const bytes = await readInput(args.envelope, 'envelope', MAX_BYTES.document);
     const rc = await import('@svc/release-core');
     const trustedKeys = keyPems.map((pem) => rc.parsePublicKeyPem(pem));
-    // spec 4 (offline verification tools): canonical payload bytes, DSSE signature, tenant,
+    // spec §4 (offline verification tools): canonical payload bytes, DSSE signature, tenant,
     // product, authorizer key and validity: all checked by release-core, bytes before parse.
     const envelope = rc.parseEnvelope(bytes, { payloadTypes: [rc.RELEASE_PAYLOAD_TYPE] });
     const result = rc.verifyRelease(envelope, { trustedKeys, tenant: flags.tenant, product: flags.product, now });
@@ -67,7 +67,7 @@ export default class Verify extends BaseCommand {
       });
       return;
     }
-    // contracts 5: these two lines, verbatim, each on its own line.
+    // contracts §5: these two lines, verbatim, each on its own line.
     this.out(`payload digest: ${result.payloadDigest}`);
     this.out(`envelope digest: ${result.envelopeDigest}`);
     this.out(`keyid: ${result.keyid}`);

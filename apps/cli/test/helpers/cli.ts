@@ -27,7 +27,7 @@ export function runCli(args: string[], opts: { cwd?: string } = {}): Promise<Cli
   });
 }
 
-/** Asserts the contracts 5 failure shape: the exit status and exactly one stderr line. */
+/** Asserts the contracts §5 failure shape: the exit status and exactly one stderr line. */
 export function expectFailure(r: CliRun, exit: 1 | 2, pattern: RegExp): void {
   const lines = r.stderr.split('\n').filter((l) => l !== '');
   expect({ code: r.code, lines }).toEqual({ code: exit, lines: [expect.stringMatching(pattern)] });

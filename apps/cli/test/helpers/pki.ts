@@ -3,22 +3,38 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openssl } from './cli.js';
 
-/** An OpenSSL-made per-tenant device CA (ECDSA P-256), as contracts 4 describes it. */
+/** An OpenSSL-made per-tenant device CA (ECDSA P-256), as contracts §4 describes it. */
 export async function makeCa(dir: string, name: string): Promise<{ cert: string; key: string }> {
   const cert = join(dir, `${name}.pem`);
   const key = join(dir, `${name}.key`);
   openssl([
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', key, '-out', cert, '-days', '365', '-sha256', '-subj', `/CN=${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '365',
+    '-sha256',
+    '-subj',
+    `/CN=${name}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   ]);
   return { cert, key };
 }
 
 /**
  * A device identity issued by `ca`: P-256 key (PKCS#8 PEM), certificate with CN = device
- * name and one SAN URI spiffe://<tenant>/device/<name> (contracts 4).
+ * name and one SAN URI spiffe://<tenant>/device/<name> (contracts §4).
  */
 export async function makeDevice(
   dir: string,
@@ -42,8 +58,23 @@ export async function makeDevice(
     ].join('\n') + '\n',
   );
   openssl([
-    'x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-set_serial', `0x${randomBytes(8).toString('hex')}`,
-    '-days', '30', '-sha256', '-extfile', ext, '-out', cert,
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.cert,
+    '-CAkey',
+    ca.key,
+    '-set_serial',
+    `0x${randomBytes(8).toString('hex')}`,
+    '-days',
+    '30',
+    '-sha256',
+    '-extfile',
+    ext,
+    '-out',
+    cert,
   ]);
   const der = openssl(['x509', '-in', cert, '-outform', 'DER']);
   return { cert, key, keyPem: await readFile(key, 'utf8'), certDerBase64: der.toString('base64') };

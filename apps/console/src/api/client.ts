@@ -43,7 +43,7 @@ export async function ok<T>(pending: Promise<{ data?: T; error?: unknown; respon
 }
 
 export function describe(status: number, error: unknown): string {
-  const line = typeof error === 'object' && error !== null && 'error' in error ? String((error as { error: unknown }).error) : undefined;
+  const line = typeof error === 'object' && error !== null && 'error' in error ? String(error.error) : undefined;
   if (line) return line;
   if (status === 401) return 'not logged in';
   if (status === 403) return 'not allowed';

@@ -50,15 +50,29 @@ export function ArtifactsPage() {
   const severity = list.get('severity') as Severity | '';
   const q = list.get('q');
   const query = { limit: list.limit, offset: list.offset, ...(kind ? { kind } : {}), ...(severity ? { severity } : {}), ...(q ? { q } : {}) };
-  const artifacts = useQuery({ queryKey: ['artifacts', query], queryFn: () => ok(api.GET('/api/v1/artifacts', { params: { query } })), placeholderData: keepPreviousData });
+  const artifacts = useQuery({
+    queryKey: ['artifacts', query],
+    queryFn: () => ok(api.GET('/api/v1/artifacts', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
   const a = artifacts.data;
   return (
     <>
       <PageTitle>Artifacts</PageTitle>
       <UploadForm onDone={() => void client.invalidateQueries({ queryKey: ['artifacts'] })} />
       <div className="filters" role="search">
-        <Select label="Kind" value={kind} options={[['', 'any kind'], ...KINDS.map((k) => [k, a?.counts[k] !== undefined ? `${k} (${a.counts[k]})` : k] as const)]} onChange={(v) => list.set({ kind: v })} />
-        <Select label="SBOM vulnerability severity" value={severity} options={[['', 'any'], ...SEVERITIES.map((s) => [s, s] as const)]} onChange={(v) => list.set({ severity: v })} />
+        <Select
+          label="Kind"
+          value={kind}
+          options={[['', 'any kind'], ...KINDS.map((k) => [k, a?.counts[k] !== undefined ? `${k} (${a.counts[k]})` : k] as const)]}
+          onChange={(v) => list.set({ kind: v })}
+        />
+        <Select
+          label="SBOM vulnerability severity"
+          value={severity}
+          options={[['', 'any'], ...SEVERITIES.map((s) => [s, s] as const)]}
+          onChange={(v) => list.set({ severity: v })}
+        />
         <SearchBox label="Name contains" value={q} onSearch={(v: string) => list.set({ q: v })} />
       </div>
       <Paged what="artifacts" result={artifacts} list={list} head={['Name', 'Version', 'Kind', 'Digest', 'Bytes', 'Description', 'SBOM']}>
@@ -164,8 +178,18 @@ function Sbom({ artifact }: { artifact: Schema<'/api/v1/artifacts', 'get'>['arti
       {artifact.has_sbom && <Download href={`/api/v1/artifacts/${artifact.id}/sbom`}>Download</Download>}
       <label className="button" aria-disabled={!canWrite.ok} title={canWrite.ok ? undefined : canWrite.reason}>
         {artifact.has_sbom ? 'Replace' : 'Attach'}
-        <span className="sr-only"> SBOM of {artifact.name} {artifact.version}{canWrite.ok ? '' : ` (${canWrite.reason})`}</span>
-        <input type="file" accept=".json,application/json" className="sr-only" disabled={!canWrite.ok} onChange={(e) => e.target.files?.[0] && attach.mutate(e.target.files[0])} />
+        <span className="sr-only">
+          {' '}
+          SBOM of {artifact.name} {artifact.version}
+          {canWrite.ok ? '' : ` (${canWrite.reason})`}
+        </span>
+        <input
+          type="file"
+          accept=".json,application/json"
+          className="sr-only"
+          disabled={!canWrite.ok}
+          onChange={(e) => e.target.files?.[0] && attach.mutate(e.target.files[0])}
+        />
       </label>
       <ErrorNote error={attach.error} />
     </span>
@@ -186,7 +210,11 @@ function Description({ artifact }: { artifact: Schema<'/api/v1/artifacts', 'get'
       <span className="row">
         <span>{artifact.description ?? <span className="muted">—</span>}</span>
         <button type="button" disabled={!canWrite.ok} title={canWrite.ok ? undefined : canWrite.reason} onClick={() => setEditing(true)}>
-          Edit<span className="sr-only"> description of {artifact.name} {artifact.version}</span>
+          Edit
+          <span className="sr-only">
+            {' '}
+            description of {artifact.name} {artifact.version}
+          </span>
         </button>
       </span>
     );

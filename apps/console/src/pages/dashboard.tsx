@@ -7,8 +7,16 @@ import { RolloutProgress } from './rollouts';
 /** Fleet at a glance: counts by status, online ratio, rollouts in flight (polled). */
 export function DashboardPage() {
   // limit=1: the totals and counts come with any page; no device list is loaded
-  const devices = useQuery({ queryKey: ['devices', 'counts'], queryFn: () => ok(api.GET('/api/v1/devices', { params: { query: { limit: 1 } } })), refetchInterval: 10_000 });
-  const rollouts = useQuery({ queryKey: ['rollouts', 'dashboard'], queryFn: () => ok(api.GET('/api/v1/rollouts', { params: { query: { limit: 50 } } })), refetchInterval: 5_000 });
+  const devices = useQuery({
+    queryKey: ['devices', 'counts'],
+    queryFn: () => ok(api.GET('/api/v1/devices', { params: { query: { limit: 1 } } })),
+    refetchInterval: 10_000,
+  });
+  const rollouts = useQuery({
+    queryKey: ['rollouts', 'dashboard'],
+    queryFn: () => ok(api.GET('/api/v1/rollouts', { params: { query: { limit: 50 } } })),
+    refetchInterval: 5_000,
+  });
   const counts = devices.data?.counts;
   const live = counts ? counts.online + counts.offline : 0;
   const ratio = counts && live > 0 ? counts.online / live : 0;

@@ -89,7 +89,9 @@ function LogRequest({ name, disabled }: { name: string; disabled: boolean }) {
       <span role="status">
         {id === undefined ? '' : s === 'uploaded' ? 'Logs arrived.' : `Requested (${s ?? 'pending'}); they arrive with the device's next check-in.`}
       </span>
-      {id !== undefined && s === 'uploaded' && <Download href={`/api/v1/devices/${encodeURIComponent(name)}/log-requests/${id}/download`}>Download logs</Download>}
+      {id !== undefined && s === 'uploaded' && (
+        <Download href={`/api/v1/devices/${encodeURIComponent(name)}/log-requests/${id}/download`}>Download logs</Download>
+      )}
       <ErrorNote error={request.error ?? status.error} />
     </div>
   );

@@ -36,7 +36,14 @@ export function DevicesPage() {
           {d.counts.decommissioned.toLocaleString()} decommissioned
         </p>
       )}
-      <Paged what="devices" result={devices} list={list} caption="Devices, sorted by name" sortedBy="Name" head={['Name', 'Status', 'Profile', 'Agent', 'Last seen']}>
+      <Paged
+        what="devices"
+        result={devices}
+        list={list}
+        caption="Devices, sorted by name"
+        sortedBy="Name"
+        head={['Name', 'Status', 'Profile', 'Agent', 'Last seen']}
+      >
         {(page) =>
           page.devices.map((dev) => (
             <tr key={dev.name}>

@@ -8,11 +8,18 @@ export function EnrollTokensPage() {
   const list = useListParams();
   const canWrite = useCan('enroll-tokens.write');
   const query = { limit: list.limit, offset: list.offset };
-  const tokens = useQuery({ queryKey: ['enroll-tokens', query], queryFn: () => ok(api.GET('/api/v1/enroll-tokens', { params: { query } })), placeholderData: keepPreviousData });
+  const tokens = useQuery({
+    queryKey: ['enroll-tokens', query],
+    queryFn: () => ok(api.GET('/api/v1/enroll-tokens', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
   const [name, setName] = useState('');
   const [maxUses, setMaxUses] = useState('10');
   const [ttlHours, setTtlHours] = useState('24');
-  const create = useWrite(() => ok(api.POST('/api/v1/enroll-tokens', { body: { name, max_uses: Number(maxUses), ttl_seconds: Math.round(Number(ttlHours) * 3600) } })), 'enroll-tokens');
+  const create = useWrite(
+    () => ok(api.POST('/api/v1/enroll-tokens', { body: { name, max_uses: Number(maxUses), ttl_seconds: Math.round(Number(ttlHours) * 3600) } })),
+    'enroll-tokens',
+  );
   const remove = useWrite((id: string) => ok(api.DELETE('/api/v1/enroll-tokens/{id}', { params: { path: { id } } })), 'enroll-tokens');
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -24,8 +31,12 @@ export function EnrollTokensPage() {
       <Guard perm="enroll-tokens.write" legend="New token">
         <form onSubmit={submit} className="filters">
           <Field label="Name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
-          <Field label="Maximum uses">{(id) => <input id={id} type="number" min={1} required value={maxUses} onChange={(e) => setMaxUses(e.target.value)} />}</Field>
-          <Field label="Valid for (hours)">{(id) => <input id={id} type="number" min={0.1} step="any" required value={ttlHours} onChange={(e) => setTtlHours(e.target.value)} />}</Field>
+          <Field label="Maximum uses">
+            {(id) => <input id={id} type="number" min={1} required value={maxUses} onChange={(e) => setMaxUses(e.target.value)} />}
+          </Field>
+          <Field label="Valid for (hours)">
+            {(id) => <input id={id} type="number" min={0.1} step="any" required value={ttlHours} onChange={(e) => setTtlHours(e.target.value)} />}
+          </Field>
           <button type="submit" className="primary" disabled={create.isPending}>
             Create token
           </button>
@@ -52,7 +63,14 @@ export function EnrollTokensPage() {
                 <When at={tok.created_at} />
               </td>
               <td>
-                <ConfirmButton label={`Delete ${tok.name}`} danger disabled={!canWrite.ok} question={`Delete the token ${tok.name}? Devices can no longer enroll with it.`} confirm="Delete" onConfirm={() => remove.mutate(tok.id)} />
+                <ConfirmButton
+                  label={`Delete ${tok.name}`}
+                  danger
+                  disabled={!canWrite.ok}
+                  question={`Delete the token ${tok.name}? Devices can no longer enroll with it.`}
+                  confirm="Delete"
+                  onConfirm={() => remove.mutate(tok.id)}
+                />
               </td>
             </tr>
           ))

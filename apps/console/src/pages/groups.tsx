@@ -7,7 +7,11 @@ import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, Wh
 export function GroupsPage() {
   const list = useListParams();
   const query = { limit: list.limit, offset: list.offset };
-  const groups = useQuery({ queryKey: ['groups', query], queryFn: () => ok(api.GET('/api/v1/groups', { params: { query } })), placeholderData: keepPreviousData });
+  const groups = useQuery({
+    queryKey: ['groups', query],
+    queryFn: () => ok(api.GET('/api/v1/groups', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
   const [name, setName] = useState('');
   const create = useWrite(() => ok(api.POST('/api/v1/groups', { body: { name, members: [] } })), 'groups');
   const submit = (e: FormEvent) => {
@@ -64,7 +68,8 @@ export function GroupPage() {
     enabled: q !== '',
   });
   const add = useMutation({
-    mutationFn: (devices: string[]) => ok(api.POST('/api/v1/groups/{id}/members', { params: { path: { id } }, body: { devices }, headers: RETURN_REPRESENTATION })),
+    mutationFn: (devices: string[]) =>
+      ok(api.POST('/api/v1/groups/{id}/members', { params: { path: { id } }, body: { devices }, headers: RETURN_REPRESENTATION })),
     onSuccess: (updated) => {
       if (updated) client.setQueryData(['group', id], updated);
       return client.invalidateQueries({ queryKey: ['group', id] });
@@ -105,7 +110,9 @@ export function GroupPage() {
                     </button>
                   </li>
                 ))}
-                {candidates.data.total > candidates.data.devices.length && <li className="muted">{candidates.data.total - candidates.data.devices.length} more: refine the search</li>}
+                {candidates.data.total > candidates.data.devices.length && (
+                  <li className="muted">{candidates.data.total - candidates.data.devices.length} more: refine the search</li>
+                )}
               </ul>
             )}
           </Guard>

@@ -30,7 +30,9 @@ export function LoginPage() {
     <main id="main" className="login">
       <h1>svc console</h1>
       <form onSubmit={submit} aria-label="Log in">
-        <Field label="Email">{(id) => <input id={id} type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+        <Field label="Email">
+          {(id) => <input id={id} type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+        </Field>
         <Field label="Password">
           {(id) => <input id={id} type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}
         </Field>

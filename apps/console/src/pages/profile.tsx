@@ -10,7 +10,8 @@ export function ProfilePage() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const save = useMutation({
-    mutationFn: (body: { display_name?: string; current_password?: string; new_password?: string }) => ok(api.PATCH('/api/v1/profile', { body, headers: RETURN_REPRESENTATION })),
+    mutationFn: (body: { display_name?: string; current_password?: string; new_password?: string }) =>
+      ok(api.PATCH('/api/v1/profile', { body, headers: RETURN_REPRESENTATION })),
     onSuccess: (updated) => {
       if (updated) client.setQueryData(['profile'], updated);
       setCurrent('');
@@ -47,7 +48,9 @@ export function ProfilePage() {
           </dl>
           <Guard perm="profile.write" legend="Display name">
             <form onSubmit={saveName} className="filters">
-              <Field label="Display name">{(id) => <input id={id} value={displayName ?? p.display_name ?? ''} onChange={(e) => setDisplayName(e.target.value)} />}</Field>
+              <Field label="Display name">
+                {(id) => <input id={id} value={displayName ?? p.display_name ?? ''} onChange={(e) => setDisplayName(e.target.value)} />}
+              </Field>
               <button type="submit" disabled={save.isPending}>
                 Save name
               </button>
@@ -55,9 +58,15 @@ export function ProfilePage() {
           </Guard>
           <Guard perm="profile.write" legend="Change password">
             <form onSubmit={savePassword} className="filters">
-              <Field label="Current password">{(id) => <input id={id} type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} />}</Field>
+              <Field label="Current password">
+                {(id) => (
+                  <input id={id} type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} />
+                )}
+              </Field>
               <Field label="New password" hint="at least 8 characters">
-                {(id) => <input id={id} type="password" autoComplete="new-password" required minLength={8} value={next} onChange={(e) => setNext(e.target.value)} />}
+                {(id) => (
+                  <input id={id} type="password" autoComplete="new-password" required minLength={8} value={next} onChange={(e) => setNext(e.target.value)} />
+                )}
               </Field>
               <button type="submit" disabled={save.isPending}>
                 Change password

@@ -72,20 +72,27 @@ export function ReceiptsPage() {
     <>
       <PageTitle>Receipts</PageTitle>
       <p>
-        Each receipt is signed by the device&apos;s own key. The export holds the envelopes as received and an index, to verify offline with <code>svc-release verify-receipt</code> and
-        the device CA.
+        Each receipt is signed by the device&apos;s own key. The export holds the envelopes as received and an index, to verify offline with{' '}
+        <code>svc-release verify-receipt</code> and the device CA.
       </p>
       <div className="filters" role="search">
         <SearchBox label="Device" value={list.get('device')} onSearch={(v) => list.set({ device: v })} />
         <SearchBox label="Transaction id" value={list.get('transaction_id')} onSearch={(v) => list.set({ transaction_id: v })} />
-        <Select label="Activation" value={activation} options={[['', 'any'], ...ACTIVATIONS.map((a) => [a, a] as const)]} onChange={(v) => list.set({ activation: v })} />
+        <Select
+          label="Activation"
+          value={activation}
+          options={[['', 'any'], ...ACTIVATIONS.map((a) => [a, a] as const)]}
+          onChange={(v) => list.set({ activation: v })}
+        />
         <SearchBox label="Key label" value={list.get('label')} onSearch={(v) => list.set({ label: v })} />
       </div>
       <ReceiptsTable filter={filter} />
       <section aria-labelledby="export-h">
         <h2 id="export-h">Export</h2>
         <div className="filters">
-          <Field label="Transaction id (optional)">{(id) => <input id={id} value={tx} onChange={(e) => setTx(e.target.value.trim())} className="mono" />}</Field>
+          <Field label="Transaction id (optional)">
+            {(id) => <input id={id} value={tx} onChange={(e) => setTx(e.target.value.trim())} className="mono" />}
+          </Field>
           <Field label="Since (optional)">{(id) => <input id={id} type="datetime-local" value={since} onChange={(e) => setSince(e.target.value)} />}</Field>
           <Field label="Until (optional)">{(id) => <input id={id} type="datetime-local" value={until} onChange={(e) => setUntil(e.target.value)} />}</Field>
         </div>
@@ -126,8 +133,9 @@ export function ReceiptPage() {
             <dd>
               {v.device_certificate ? (
                 <>
-                  {v.device_certificate.subject_cn}, serial <Mono>{v.device_certificate.serial_number}</Mono>, fingerprint <Mono>{v.device_certificate.fingerprint}</Mono>, valid{' '}
-                  <When at={v.device_certificate.not_before} /> to <When at={v.device_certificate.not_after} />
+                  {v.device_certificate.subject_cn}, serial <Mono>{v.device_certificate.serial_number}</Mono>, fingerprint{' '}
+                  <Mono>{v.device_certificate.fingerprint}</Mono>, valid <When at={v.device_certificate.not_before} /> to{' '}
+                  <When at={v.device_certificate.not_after} />
                 </>
               ) : (
                 'none found'

@@ -8,7 +8,11 @@ export function RegistriesPage() {
   const list = useListParams();
   const client = useQueryClient();
   const query = { limit: list.limit, offset: list.offset };
-  const registries = useQuery({ queryKey: ['registries', query], queryFn: () => ok(api.GET('/api/v1/registries', { params: { query } })), placeholderData: keepPreviousData });
+  const registries = useQuery({
+    queryKey: ['registries', query],
+    queryFn: () => ok(api.GET('/api/v1/registries', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const create = useMutation({
@@ -26,7 +30,9 @@ export function RegistriesPage() {
       <Guard perm="registries.write" legend="Register an OCI registry">
         <form onSubmit={submit} className="filters">
           <Field label="Name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
-          <Field label="URL">{(id) => <input id={id} type="url" required placeholder="https://registry.example" value={url} onChange={(e) => setUrl(e.target.value)} />}</Field>
+          <Field label="URL">
+            {(id) => <input id={id} type="url" required placeholder="https://registry.example" value={url} onChange={(e) => setUrl(e.target.value)} />}
+          </Field>
           <button type="submit" className="primary" disabled={create.isPending}>
             Register
           </button>
@@ -68,7 +74,12 @@ function Tags({ registryId }: { registryId: string }) {
   const [version, setVersion] = useState('');
   const importTag = useMutation({
     mutationFn: (tag: string) =>
-      ok(api.POST('/api/v1/registries/{id}/import', { params: { path: { id: registryId } }, body: { repository: asked, tag, name: asked.split('/').pop() ?? asked, version: version || tag } })),
+      ok(
+        api.POST('/api/v1/registries/{id}/import', {
+          params: { path: { id: registryId } },
+          body: { repository: asked, tag, name: asked.split('/').pop() ?? asked, version: version || tag },
+        }),
+      ),
     onSuccess: () => client.invalidateQueries({ queryKey: ['artifacts'] }),
   });
   return (
@@ -81,7 +92,9 @@ function Tags({ registryId }: { registryId: string }) {
           setAsked(repository);
         }}
       >
-        <Field label="Repository">{(id) => <input id={id} required value={repository} onChange={(e) => setRepository(e.target.value)} placeholder="library/app" />}</Field>
+        <Field label="Repository">
+          {(id) => <input id={id} required value={repository} onChange={(e) => setRepository(e.target.value)} placeholder="library/app" />}
+        </Field>
         <button type="submit">List tags</button>
       </form>
       <ErrorNote error={tags.error ?? importTag.error} />
@@ -98,7 +111,11 @@ function Tags({ registryId }: { registryId: string }) {
               </li>
             ))}
           </ul>
-          {importTag.data && <p role="status">Imported {importTag.data.name} {importTag.data.version}.</p>}
+          {importTag.data && (
+            <p role="status">
+              Imported {importTag.data.name} {importTag.data.version}.
+            </p>
+          )}
         </Guard>
       )}
     </section>

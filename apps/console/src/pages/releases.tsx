@@ -6,13 +6,17 @@ import { useCan, useMe } from '../api/session';
 import { ErrorNote, Field, Guard, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../ui/kit';
 import type { Verdict } from '../verify/release';
 
-type Loaded = { file: string; envelope: unknown; payload: Awaited<ReturnType<typeof import('../verify/release')['decodePayload']>> };
+type Loaded = { file: string; envelope: unknown; payload: Awaited<ReturnType<(typeof import('../verify/release'))['decodePayload']>> };
 
 export function ReleasesPage() {
   const list = useListParams();
   const product = list.get('product');
   const query = { limit: list.limit, offset: list.offset, ...(product ? { product } : {}) };
-  const releases = useQuery({ queryKey: ['releases', query], queryFn: () => ok(api.GET('/api/v1/releases', { params: { query } })), placeholderData: keepPreviousData });
+  const releases = useQuery({
+    queryKey: ['releases', query],
+    queryFn: () => ok(api.GET('/api/v1/releases', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
   return (
     <>
       <PageTitle>Releases</PageTitle>
@@ -51,7 +55,11 @@ function Submit() {
   const me = useMe().data;
   const client = useQueryClient();
   const canKeys = useCan('keys.read');
-  const keys = useQuery({ queryKey: ['authorizer-keys', 'all-active'], queryFn: () => ok(api.GET('/api/v1/authorizer-keys', { params: { query: { limit: 200 } } })), enabled: canKeys.ok });
+  const keys = useQuery({
+    queryKey: ['authorizer-keys', 'all-active'],
+    queryFn: () => ok(api.GET('/api/v1/authorizer-keys', { params: { query: { limit: 200 } } })),
+    enabled: canKeys.ok,
+  });
   const [loaded, setLoaded] = useState<Loaded>();
   const [loadError, setLoadError] = useState<string>();
   const [expected, setExpected] = useState('');
@@ -93,8 +101,12 @@ function Submit() {
   return (
     <Guard perm="releases.write" legend="Submit a signed release">
       <div className={`drop${over ? ' over' : ''}`} onDragOver={(e) => (e.preventDefault(), setOver(true))} onDragLeave={() => setOver(false)} onDrop={onDrop}>
-        <p>Drop a release envelope (<code>*.dsse.json</code> from <code>svc-release sign</code>) here, or</p>
-        <Field label="Choose an envelope file">{(id) => <input id={id} type="file" accept=".json,application/json" onChange={(e) => e.target.files?.[0] && void read(e.target.files[0])} />}</Field>
+        <p>
+          Drop a release envelope (<code>*.dsse.json</code> from <code>svc-release sign</code>) here, or
+        </p>
+        <Field label="Choose an envelope file">
+          {(id) => <input id={id} type="file" accept=".json,application/json" onChange={(e) => e.target.files?.[0] && void read(e.target.files[0])} />}
+        </Field>
       </div>
       <ErrorNote error={loadError} />
       {loaded && (
@@ -129,7 +141,11 @@ function Submit() {
                 {p.rollout?.target_group} <Mono>{p.rollout?.target_policy_digest}</Mono>
               </dd>
               <dt>Waves</dt>
-              <dd>{(p.rollout?.waves ?? []).map((w, i) => `${w.name ?? `wave ${i + 1}`} (${w.count ?? `${w.percent} %`}${w.requires_approval ? ', approval' : ''})`).join(', ') || 'one wave'}</dd>
+              <dd>
+                {(p.rollout?.waves ?? [])
+                  .map((w, i) => `${w.name ?? `wave ${i + 1}`} (${w.count ?? `${w.percent} %`}${w.requires_approval ? ', approval' : ''})`)
+                  .join(', ') || 'one wave'}
+              </dd>
               <dt>Profiles</dt>
               <dd>{p.compatibility?.profiles.join(', ')}</dd>
               <dt>Valid</dt>
@@ -139,7 +155,9 @@ function Submit() {
             </dl>
           )}
           <div className="filters">
-            <Field label="Expected product">{(id) => <input id={id} required value={expected} onChange={(e) => (setExpected(e.target.value), setVerdict(undefined))} />}</Field>
+            <Field label="Expected product">
+              {(id) => <input id={id} required value={expected} onChange={(e) => (setExpected(e.target.value), setVerdict(undefined))} />}
+            </Field>
             <button type="button" onClick={() => void verify()} disabled={!canKeys.ok || keys.isPending}>
               Verify in this browser
             </button>
@@ -151,7 +169,8 @@ function Submit() {
           <div role="status" aria-live="polite">
             {verdict?.ok === true && (
               <p className="good">
-                Verified: signed by authorizer key <Mono>{verdict.keyid}</Mono>; payload <Mono>{verdict.payloadDigest}</Mono>, envelope <Mono>{verdict.envelopeDigest}</Mono>.
+                Verified: signed by authorizer key <Mono>{verdict.keyid}</Mono>; payload <Mono>{verdict.payloadDigest}</Mono>, envelope{' '}
+                <Mono>{verdict.envelopeDigest}</Mono>.
               </p>
             )}
             {verdict?.ok === false && (

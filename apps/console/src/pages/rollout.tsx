@@ -60,7 +60,16 @@ export function RolloutPage() {
               <RolloutProgress progress={r.progress} total={r.device_count} />
             </dd>
             <dt>Failure threshold</dt>
-            <dd>{r.failure_threshold ? [r.failure_threshold.count !== undefined ? `${r.failure_threshold.count} devices` : '', r.failure_threshold.percent !== undefined ? `${r.failure_threshold.percent} %` : ''].filter(Boolean).join(' or ') : 'none'}</dd>
+            <dd>
+              {r.failure_threshold
+                ? [
+                    r.failure_threshold.count !== undefined ? `${r.failure_threshold.count} devices` : '',
+                    r.failure_threshold.percent !== undefined ? `${r.failure_threshold.percent} %` : '',
+                  ]
+                    .filter(Boolean)
+                    .join(' or ')
+                : 'none'}
+            </dd>
             <dt>Started</dt>
             <dd>
               <When at={r.created_at} />
@@ -68,9 +77,28 @@ export function RolloutPage() {
           </dl>
           <Guard perm="rollouts.write" legend="Control">
             <div className="row">
-              <ConfirmButton label="Approve next wave…" disabled={r.status !== 'awaiting_approval'} question="Approve the next wave? Its devices start installing at their next check-in." confirm="Approve" onConfirm={() => control.mutate('approve')} />
-              <ConfirmButton label="Resume…" disabled={r.status !== 'paused'} question="Resume this paused rollout?" confirm="Resume" onConfirm={() => control.mutate('resume')} />
-              <ConfirmButton label="Abort…" danger disabled={!LIVE.has(r.status)} question="Abort this rollout? Devices not yet updated will not be; this cannot be undone." confirm="Abort rollout" onConfirm={() => control.mutate('abort')} />
+              <ConfirmButton
+                label="Approve next wave…"
+                disabled={r.status !== 'awaiting_approval'}
+                question="Approve the next wave? Its devices start installing at their next check-in."
+                confirm="Approve"
+                onConfirm={() => control.mutate('approve')}
+              />
+              <ConfirmButton
+                label="Resume…"
+                disabled={r.status !== 'paused'}
+                question="Resume this paused rollout?"
+                confirm="Resume"
+                onConfirm={() => control.mutate('resume')}
+              />
+              <ConfirmButton
+                label="Abort…"
+                danger
+                disabled={!LIVE.has(r.status)}
+                question="Abort this rollout? Devices not yet updated will not be; this cannot be undone."
+                confirm="Abort rollout"
+                onConfirm={() => control.mutate('abort')}
+              />
             </div>
             {can.ok && !LIVE.has(r.status) && <p className="muted">The rollout has ended; there is nothing to control.</p>}
             <ErrorNote error={control.error} />
@@ -81,7 +109,8 @@ export function RolloutPage() {
               <ol>
                 {r.members.map((m) => (
                   <li key={m.rollout_id}>
-                    {m.rollout_id === r.id ? <strong>{m.component}</strong> : <Link to={`/rollouts/${m.rollout_id}`}>{m.component}</Link>} (group {m.group}, position {m.position})
+                    {m.rollout_id === r.id ? <strong>{m.component}</strong> : <Link to={`/rollouts/${m.rollout_id}`}>{m.component}</Link>} (group {m.group},
+                    position {m.position})
                   </li>
                 ))}
               </ol>

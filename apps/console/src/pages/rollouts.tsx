@@ -18,7 +18,8 @@ export function RolloutProgress({ progress, total }: { progress: Progress; total
       </span>
       <meter min={0} max={Math.max(1, total)} value={done} aria-label="devices finished" />
       <span>
-        {progress.committed} committed, {progress.failed + progress.rolled_back} failed or rolled back, {progress.pending + progress.installed} pending of {total}
+        {progress.committed} committed, {progress.failed + progress.rolled_back} failed or rolled back, {progress.pending + progress.installed} pending of{' '}
+        {total}
       </span>
     </span>
   );
@@ -89,21 +90,41 @@ function Start({ releaseId }: { releaseId: string }) {
   const [artifact, setArtifact] = useState('');
   const [group, setGroup] = useState('');
   const [waves, setWaves] = useState('');
-  const releases = useQuery({ queryKey: ['releases', 'pick'], queryFn: () => ok(api.GET('/api/v1/releases', { params: { query: { limit: 50 } } })), enabled: kind === 'signed' });
-  const artifacts = useQuery({ queryKey: ['artifacts', 'pick'], queryFn: () => ok(api.GET('/api/v1/artifacts', { params: { query: { limit: 50 } } })), enabled: kind === 'legacy' });
-  const groups = useQuery({ queryKey: ['groups', 'pick'], queryFn: () => ok(api.GET('/api/v1/groups', { params: { query: { limit: 50 } } })), enabled: kind === 'legacy' });
+  const releases = useQuery({
+    queryKey: ['releases', 'pick'],
+    queryFn: () => ok(api.GET('/api/v1/releases', { params: { query: { limit: 50 } } })),
+    enabled: kind === 'signed',
+  });
+  const artifacts = useQuery({
+    queryKey: ['artifacts', 'pick'],
+    queryFn: () => ok(api.GET('/api/v1/artifacts', { params: { query: { limit: 50 } } })),
+    enabled: kind === 'legacy',
+  });
+  const groups = useQuery({
+    queryKey: ['groups', 'pick'],
+    queryFn: () => ok(api.GET('/api/v1/groups', { params: { query: { limit: 50 } } })),
+    enabled: kind === 'legacy',
+  });
   const start = useMutation({
     mutationFn: () => {
       if (kind === 'signed') {
-        const gates = gate.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+        const gates = gate
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+          .map(Number);
         return ok(api.POST('/api/v1/rollouts', { body: { release_id: release, ...(gates.length > 0 ? { overrides: { require_approval: gates } } : {}) } }));
       }
       // legacy waves: "1, 10, 100!" or "1%, 100%!" (counts or percentages), "!" marks an approval gate
-      const parsed = waves.split(',').map((s) => s.trim()).filter(Boolean).map((w) => {
-        const approval = w.endsWith('!');
-        const v = approval ? w.slice(0, -1) : w;
-        return { ...(v.endsWith('%') ? { percent: Number(v.slice(0, -1)) } : { count: Number(v) }), ...(approval ? { requires_approval: true } : {}) };
-      });
+      const parsed = waves
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .map((w) => {
+          const approval = w.endsWith('!');
+          const v = approval ? w.slice(0, -1) : w;
+          return { ...(v.endsWith('%') ? { percent: Number(v.slice(0, -1)) } : { count: Number(v) }), ...(approval ? { requires_approval: true } : {}) };
+        });
       return ok(api.POST('/api/v1/rollouts', { body: { artifact_id: artifact, group_id: group, ...(parsed.length > 0 ? { waves: parsed } : {}) } }));
     },
     onSuccess: (r) => {
@@ -118,17 +139,44 @@ function Start({ releaseId }: { releaseId: string }) {
   return (
     <Guard perm="rollouts.write" legend="Start a rollout">
       <form onSubmit={submit} className="filters">
-        <Select label="Rollout kind" value={kind} options={[['signed', 'signed (from a release)'], ['legacy', 'legacy (artifact to group)']]} onChange={(v) => setKind(v as 'signed' | 'legacy')} />
+        <Select
+          label="Rollout kind"
+          value={kind}
+          options={[
+            ['signed', 'signed (from a release)'],
+            ['legacy', 'legacy (artifact to group)'],
+          ]}
+          onChange={(v) => setKind(v as 'signed' | 'legacy')}
+        />
         {kind === 'signed' ? (
           <>
-            <Select label="Release" value={release} options={[['', 'choose a release'], ...(releases.data?.releases ?? []).map((r) => [r.id, `${r.product} ${r.version}`] as const)]} onChange={setRelease} />
-            <Field label="Extra approval gates (wave numbers from 0, comma-separated)">{(id) => <input id={id} value={gate} onChange={(e) => setGate(e.target.value)} inputMode="numeric" />}</Field>
+            <Select
+              label="Release"
+              value={release}
+              options={[['', 'choose a release'], ...(releases.data?.releases ?? []).map((r) => [r.id, `${r.product} ${r.version}`] as const)]}
+              onChange={setRelease}
+            />
+            <Field label="Extra approval gates (wave numbers from 0, comma-separated)">
+              {(id) => <input id={id} value={gate} onChange={(e) => setGate(e.target.value)} inputMode="numeric" />}
+            </Field>
           </>
         ) : (
           <>
-            <Select label="Artifact" value={artifact} options={[['', 'choose an artifact'], ...(artifacts.data?.artifacts ?? []).map((a) => [a.id, `${a.name} ${a.version} (${a.kind})`] as const)]} onChange={setArtifact} />
-            <Select label="Group" value={group} options={[['', 'choose a group'], ...(groups.data?.groups ?? []).map((g) => [g.id, `${g.name} (${g.member_count})`] as const)]} onChange={setGroup} />
-            <Field label="Waves" hint='e.g. "1, 10, 100!" or "1%, 100%!" (device counts or percentages, one kind; "!" = wait for approval)'>{(id) => <input id={id} value={waves} onChange={(e) => setWaves(e.target.value)} />}</Field>
+            <Select
+              label="Artifact"
+              value={artifact}
+              options={[['', 'choose an artifact'], ...(artifacts.data?.artifacts ?? []).map((a) => [a.id, `${a.name} ${a.version} (${a.kind})`] as const)]}
+              onChange={setArtifact}
+            />
+            <Select
+              label="Group"
+              value={group}
+              options={[['', 'choose a group'], ...(groups.data?.groups ?? []).map((g) => [g.id, `${g.name} (${g.member_count})`] as const)]}
+              onChange={setGroup}
+            />
+            <Field label="Waves" hint='e.g. "1, 10, 100!" or "1%, 100%!" (device counts or percentages, one kind; "!" = wait for approval)'>
+              {(id) => <input id={id} value={waves} onChange={(e) => setWaves(e.target.value)} />}
+            </Field>
           </>
         )}
         <button type="submit" className="primary" disabled={start.isPending || (kind === 'signed' ? !release : !artifact || !group)}>

@@ -107,7 +107,13 @@ export function TransactionPage() {
           <section aria-labelledby="tx-devices-h">
             <h2 id="tx-devices-h">Devices</h2>
             <DeviceStates rows={t.device_states} />
-            <Pager label="devices" total={typeof t.devices === 'number' ? t.devices : t.device_states.length} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
+            <Pager
+              label="devices"
+              total={typeof t.devices === 'number' ? t.devices : t.device_states.length}
+              offset={list.offset}
+              limit={list.limit}
+              onPage={(offset) => list.set({ offset })}
+            />
           </section>
           <section aria-labelledby="tx-result-h">
             <h2 id="tx-result-h">Result manifest{settled ? '' : ' (so far)'}</h2>

@@ -60,10 +60,14 @@ export function ConfirmButton(props: { label: string; question: string; confirm:
             <button value="cancel" autoFocus>
               Cancel
             </button>
-            <button type="button" className={props.danger ? 'danger' : 'primary'} onClick={() => {
-              ref.current?.close();
-              props.onConfirm();
-            }}>
+            <button
+              type="button"
+              className={props.danger ? 'danger' : 'primary'}
+              onClick={() => {
+                ref.current?.close();
+                props.onConfirm();
+              }}
+            >
               {props.confirm}
             </button>
           </div>
@@ -84,7 +88,15 @@ export function SecretOnce({ label, secret }: { label: string; secret: string })
       </p>
       <div className="row">
         <input readOnly value={secret} aria-label={label} onFocus={(e) => e.currentTarget.select()} className="mono wide" />
-        <button type="button" onClick={() => void navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => setCopied(false))}>
+        <button
+          type="button"
+          onClick={() =>
+            void navigator.clipboard?.writeText(secret).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
           Copy
         </button>
         <span role="status">{copied ? 'Copied' : ''}</span>
@@ -118,7 +130,19 @@ export function useListParams(prefix = '') {
 export type ListParams = ReturnType<typeof useListParams>;
 
 /** A table with one header row; an empty heading is an actions column (named for screen readers). */
-export function Table({ head, caption, sortedBy, busy, children }: { head: readonly string[]; caption?: string; sortedBy?: string; busy?: boolean; children: ReactNode }) {
+export function Table({
+  head,
+  caption,
+  sortedBy,
+  busy,
+  children,
+}: {
+  head: readonly string[];
+  caption?: string;
+  sortedBy?: string;
+  busy?: boolean;
+  children: ReactNode;
+}) {
   return (
     <table aria-busy={busy}>
       {caption !== undefined && <caption className="sr-only">{caption}</caption>}
@@ -157,7 +181,13 @@ export function Paged<T extends { total: number }>(props: {
           <Table head={props.head} caption={props.caption} sortedBy={props.sortedBy} busy={result.isFetching}>
             {props.children(result.data)}
           </Table>
-          <Pager label={props.what} total={props.total?.(result.data) ?? result.data.total} offset={list.offset} limit={list.limit} onPage={(offset) => list.set({ offset })} />
+          <Pager
+            label={props.what}
+            total={props.total?.(result.data) ?? result.data.total}
+            offset={list.offset}
+            limit={list.limit}
+            onPage={(offset) => list.set({ offset })}
+          />
         </>
       )}
     </>
@@ -170,7 +200,19 @@ export function useWrite<A, R>(write: (arg: A) => Promise<R>, refresh: string) {
   return useMutation({ mutationFn: write, onSuccess: () => client.invalidateQueries({ queryKey: [refresh] }) });
 }
 
-export function Pager({ total, offset, limit, onPage, label }: { total: number; offset: number; limit: number; onPage: (offset: number) => void; label: string }) {
+export function Pager({
+  total,
+  offset,
+  limit,
+  onPage,
+  label,
+}: {
+  total: number;
+  offset: number;
+  limit: number;
+  onPage: (offset: number) => void;
+  label: string;
+}) {
   const last = Math.min(total, offset + limit);
   return (
     <nav className="pager" aria-label={`${label} pages`}>
@@ -208,7 +250,17 @@ export function SearchBox({ label, value, onSearch }: { label: string; value: st
   );
 }
 
-export function Select({ label, value, options, onChange }: { label: string; value: string; options: readonly (readonly [string, string])[]; onChange: (v: string) => void }) {
+export function Select({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: readonly (readonly [string, string])[];
+  onChange: (v: string) => void;
+}) {
   const id = useId();
   return (
     <span className="field">

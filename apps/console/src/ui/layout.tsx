@@ -30,7 +30,12 @@ export function Layout() {
   const location = useLocation();
   const navigate = useNavigate();
   const client = useQueryClient();
-  const branding = useQuery({ queryKey: ['branding'], queryFn: () => ok(api.GET('/api/v1/admin/branding')), enabled: me.data?.permissions.includes('branding.read') ?? false, staleTime: 60_000 });
+  const branding = useQuery({
+    queryKey: ['branding'],
+    queryFn: () => ok(api.GET('/api/v1/admin/branding')),
+    enabled: me.data?.permissions.includes('branding.read') ?? false,
+    staleTime: 60_000,
+  });
   const logout = useMutation({
     mutationFn: () => ok(api.POST('/api/v1/auth/logout')),
     onSuccess: () => {

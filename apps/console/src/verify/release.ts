@@ -7,8 +7,7 @@
 import { isReleaseError, nobleCryptoProvider, parsePublicKeyPem, verifyRelease, type PublicKey, type ReleasePayload } from '@svc/release-core';
 
 export type Verdict =
-  | { ok: true; payload: ReleasePayload; payloadDigest: string; envelopeDigest: string; keyid: string }
-  | { ok: false; code: string; message: string };
+  { ok: true; payload: ReleasePayload; payloadDigest: string; envelopeDigest: string; keyid: string } | { ok: false; code: string; message: string };
 
 export function verifyInBrowser(envelope: unknown, authorizerPems: readonly string[], tenant: string, product: string, now = new Date()): Verdict {
   const keys: PublicKey[] = [];

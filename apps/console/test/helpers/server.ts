@@ -22,7 +22,11 @@ let n = 0;
 export async function startConsoleServer(): Promise<ConsoleServer> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-console-test-'));
   const server = await startServer({ dataDir: dir, admin: ADMIN });
-  const login = await fetch(`${server.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  const login = await fetch(`${server.url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
   if (login.status !== 204) throw new Error(`admin login: ${login.status}`);
   const admin = { cookie: (login.headers.get('set-cookie') ?? '').split(';')[0]!, 'x-svc-csrf': '1' };
   const api = async <T>(method: string, path: string, body?: unknown, expect = 200): Promise<T> => {

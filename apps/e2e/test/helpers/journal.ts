@@ -12,7 +12,10 @@ export interface JournalLine {
 /** The agent's crash journal (`<dataDir>/journal/journal.jsonl`), one record per line. */
 export async function readJournal(dataDir: string): Promise<JournalLine[]> {
   const text = await readFile(join(dataDir, 'journal', 'journal.jsonl'), 'utf8').catch(() => '');
-  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as JournalLine);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as JournalLine);
 }
 
 /** Members in the order the journal recorded them as restored (`verdict: rolled-back`). */

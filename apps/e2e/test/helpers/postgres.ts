@@ -20,7 +20,11 @@ export function freshSchema(): { url: string; schema: string; drop: () => void }
       // Under the lock the server's migrations hold (SCHEMA_LOCK_KEY in apps/server/src/store/migrate.ts):
       // kysely's migrator scans every schema, and a drop in mid-scan fails another suite's migration.
       const lockKey = 7_201_958_331;
-      execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-q', '-1', '-c', `SELECT pg_advisory_xact_lock(${lockKey})`, '-c', `DROP SCHEMA IF EXISTS "${schema}" CASCADE`], { stdio: 'pipe' });
+      execFileSync(
+        'psql',
+        [url, '-v', 'ON_ERROR_STOP=1', '-q', '-1', '-c', `SELECT pg_advisory_xact_lock(${lockKey})`, '-c', `DROP SCHEMA IF EXISTS "${schema}" CASCADE`],
+        { stdio: 'pipe' },
+      );
     },
   };
 }

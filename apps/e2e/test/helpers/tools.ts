@@ -1,2 +1,1 @@
-
 export { requireTool } from '../../../../vitest.shared.js';

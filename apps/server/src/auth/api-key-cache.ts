@@ -34,7 +34,10 @@ export class ApiKeyCache {
   private readonly maxEntries: number;
   private readonly clock: () => number;
 
-  constructor(private readonly listener: Pick<ChangeListener, 'live'>, options: ApiKeyCacheOptions = {}) {
+  constructor(
+    private readonly listener: Pick<ChangeListener, 'live'>,
+    options: ApiKeyCacheOptions = {},
+  ) {
     this.ttlMs = options.ttlMs ?? 10_000;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.clock = options.clock ?? (() => performance.now());
@@ -42,6 +45,7 @@ export class ApiKeyCache {
 
   /** Opens the store's change listener and a cache cleared by it. */
   static async open(store: Store, options: ApiKeyCacheOptions = {}): Promise<{ cache: ApiKeyCache; close(): Promise<void> }> {
+    // eslint-disable-next-line prefer-const -- assigned after the listener that reads it is opened
     let cache: ApiKeyCache | undefined;
     const listener = await store.listen(CREDENTIALS_CHANNEL, () => cache?.clear());
     cache = new ApiKeyCache(listener, options);

@@ -15,7 +15,7 @@ export const CSRF_HEADER = 'x-svc-csrf';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Resolves the credential of a request (spec 5.1): `Authorization: Bearer <API key>` or
+ * Resolves the credential of a request (spec §5 rule 1): `Authorization: Bearer <API key>` or
  * the session cookie. One indexed lookup each; API keys found are remembered by `apiKeys`
  * (cleared across processes by database notifications, auth/api-key-cache.ts), sessions are
  * read every time. Missing or unknown credential: 401.
@@ -68,11 +68,11 @@ export async function resolvePrincipal(db: Kysely<Database>, request: FastifyReq
   };
 }
 
-/** spec 5.4-5.6: 403 names the missing permission; session-only routes refuse API keys. */
+/** spec §5 rule 4-5.6: 403 names the missing permission; session-only routes refuse API keys. */
 export function authorize(principal: Principal, permission: RoutePermission, sessionOnly: boolean): void {
   if (permission === 'public') return;
   if (!principal.permissions.has(permission)) throw missingPermission(permission);
-  // spec 5.3: an API key cannot mint keys or users.
+  // spec §5 rule 3: an API key cannot mint keys or users.
   if (sessionOnly && principal.kind !== 'session') throw missingPermission(permission, 'session credential required');
 }
 

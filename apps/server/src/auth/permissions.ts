@@ -1,6 +1,6 @@
 /**
- * THE permission names and the role -> permission map (spec 5.4, 5.5). Every route names
- * one of these in `config.permission`; other engineers import from here, never retype a
+ * THE permission names and the role -> permission map (spec §5 rule 4, 5.5). Every route names
+ * one of these in `config.permission`; route modules import from here, never retype a
  * string. Reads need `<area>.read`; state changes need `<area>.write` or `.manage`.
  */
 export const PERMISSIONS = [
@@ -48,7 +48,7 @@ const ADMIN_ONLY: Permission[] = ['users.manage', 'api-keys.manage', 'admin.mana
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   admin: [...PERMISSIONS],
   operator: PERMISSIONS.filter((p) => !ADMIN_ONLY.includes(p)),
-  // spec 5.4: a viewer-scoped credential can read but cannot change the fleet.
+  // spec §5 rule 4: a viewer-scoped credential can read but cannot change the fleet.
   viewer: [...READS, ...SELF],
 };
 

@@ -24,7 +24,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Required on every route (checked at registration): a permission or `'public'`. */
     permission?: import('./permissions.js').RoutePermission;
-    /** spec 5.3: true for session-only routes (creating users, managing API keys). */
+    /** spec §5 rule 3: true for session-only routes (creating users, managing API keys). */
     sessionOnly?: boolean;
     /** One-line summary for the OpenAPI document. */
     summary?: string;

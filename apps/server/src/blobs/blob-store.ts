@@ -9,7 +9,7 @@ export interface BlobInfo {
 }
 
 export interface BlobPutOptions {
-  /** Byte cap for untrusted uploads (STYLE 5); exceeding it is BLOB_TOO_LARGE and nothing is stored. */
+  /** Byte cap for untrusted uploads; exceeding it is BLOB_TOO_LARGE and nothing is stored. */
   maxBytes?: number;
   /** When the caller already knows the digest, a mismatch is BLOB_DIGEST_MISMATCH and nothing is stored. */
   expectedDigest?: Digest;

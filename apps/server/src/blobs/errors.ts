@@ -11,7 +11,12 @@ export type BlobErrorCode =
   | 'BLOB_WRITE_FAILED'; // the stream or the filesystem failed during put
 
 export const BLOB_ERROR_CODES: readonly BlobErrorCode[] = [
-  'BLOB_DIGEST_INVALID', 'BLOB_NOT_FOUND', 'BLOB_TOO_LARGE', 'BLOB_DIGEST_MISMATCH', 'BLOB_RANGE_INVALID', 'BLOB_WRITE_FAILED',
+  'BLOB_DIGEST_INVALID',
+  'BLOB_NOT_FOUND',
+  'BLOB_TOO_LARGE',
+  'BLOB_DIGEST_MISMATCH',
+  'BLOB_RANGE_INVALID',
+  'BLOB_WRITE_FAILED',
 ];
 
 export class BlobError extends Error {

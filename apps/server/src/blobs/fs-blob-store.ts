@@ -44,7 +44,7 @@ export class FsBlobStore implements BlobStore {
           for await (const raw of chunks) {
             const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
             length += chunk.byteLength;
-            // STYLE 5: bound untrusted uploads while streaming, not after
+            // bound untrusted uploads while streaming, not after
             if (length > maxBytes) throw new BlobError('BLOB_TOO_LARGE', `upload exceeds the limit of ${maxBytes} bytes`);
             hash.update(chunk);
             yield chunk;

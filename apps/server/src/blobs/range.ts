@@ -7,10 +7,7 @@ export interface ByteRange {
 }
 
 /** What a caller asks for before the length is known: HTTP's three single-range forms. */
-export type ByteRangeRequest =
-  | { kind: 'from-to'; start: number; end: number }
-  | { kind: 'from'; start: number }
-  | { kind: 'suffix'; length: number };
+export type ByteRangeRequest = { kind: 'from-to'; start: number; end: number } | { kind: 'from'; start: number } | { kind: 'suffix'; length: number };
 
 const RANGE_RE = /^bytes=(\d{0,15})-(\d{0,15})$/;
 

@@ -11,7 +11,7 @@ import { createCa, loadCa, type CaMaterial } from './pki.js';
 const CA_VALID_DAYS = 3650;
 
 /**
- * The per-tenant device CA (contracts 4), created on first use. The certificate is stored
+ * The per-tenant device CA (contracts §4), created on first use. The certificate is stored
  * in `device_cas` so several server processes agree on one CA; its key is a 0600 file in
  * the shared data dir, named after the certificate so a losing concurrent creator's key can
  * never be mistaken for the winner's. The CA never changes once created, so caching it in

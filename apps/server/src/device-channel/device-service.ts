@@ -63,7 +63,7 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
 
 async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCertificateRequest, now: Date): Promise<RenewCertificateResponse> {
   const csr = await readCsr(req.csrDer, 'csr_der');
-  // contracts 4: a device can only renew its own name
+  // contracts §4: a device can only renew its own name
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
@@ -96,7 +96,10 @@ async function reportLegacy(ctx: DeviceChannelContext, peer: DevicePeer, req: Re
 }
 
 /** Client stream: one header naming the log request, then chunks up to LIMITS.logBundleBytes. */
-async function uploadLogBundle(ctx: DeviceChannelContext, call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>): Promise<UploadLogBundleResponse> {
+async function uploadLogBundle(
+  ctx: DeviceChannelContext,
+  call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>,
+): Promise<UploadLogBundleResponse> {
   const now = ctx.now();
   const peer = await authenticatePeer(call, ctx.db, ctx.cas, now);
   let header: { logRequestId: string; contentType: string } | undefined;

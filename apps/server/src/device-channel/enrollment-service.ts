@@ -21,11 +21,11 @@ const MAX_TOKEN_LENGTH = 256;
 export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Promise<EnrollResponse> {
   if (req.token.length === 0) throw invalidInput('token', 'missing');
   if (req.token.length > MAX_TOKEN_LENGTH) throw invalidInput('token', `longer than ${MAX_TOKEN_LENGTH} characters`);
-  // contracts 4: device names
+  // contracts §4: device names
   assertDeviceName(req.deviceName, 'device_name');
   const inventory = readInventory(req.inventory);
   const csr = await readCsr(req.csrDer, 'csr_der');
-  // contracts 4: subject CN = device name
+  // contracts §4: subject CN = device name
   if (csr.commonName !== req.deviceName) {
     throw invalidInput('csr_der', `subject CN ${JSON.stringify(csr.commonName.slice(0, 80))} must equal device_name ${JSON.stringify(req.deviceName)}`);
   }
@@ -36,7 +36,13 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   const { tenantId } = await usableEnrollToken(ctx.db, req.token, now);
   const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, now });
   await runUnitOfWork(ctx.db, deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), (uow) =>
-    enrollDevice(uow, { token: req.token, name: req.deviceName, profile: inventory.profile || null, agentVersion: inventory.agentVersion || null, certificate: cert }),
+    enrollDevice(uow, {
+      token: req.token,
+      name: req.deviceName,
+      profile: inventory.profile || null,
+      agentVersion: inventory.agentVersion || null,
+      certificate: cert,
+    }),
   );
   const ca = await ctx.cas.get(tenantId, now);
   return {

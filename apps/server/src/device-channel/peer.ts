@@ -54,7 +54,7 @@ function identityOf(cert: X509Certificate): { tenantId: string; deviceName: stri
   if (cn === null || m === null || !isUuid(m[1]) || m[2] !== cn[1] || !isDeviceName(m[2])) {
     throw refuse('needs subject CN=<device> and exactly one SAN URI spiffe://<tenant>/device/<device>');
   }
-  return { tenantId: m[1]!, deviceName: m[2]! };
+  return { tenantId: m[1], deviceName: m[2] };
 }
 
 async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaStore): Promise<CertFacts> {
@@ -68,7 +68,7 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
   }
   const { tenantId, deviceName } = identityOf(cert);
   const ca = await cas.verifier(tenantId);
-  // contracts 4: issued by THIS tenant's device CA (TLS only proved it chains to some tenant's)
+  // contracts §4: issued by THIS tenant's device CA (TLS only proved it chains to some tenant's)
   if (ca === undefined || !cert.checkIssued(ca) || !cert.verify(ca.publicKey)) throw refuse('not issued by the tenant device CA');
   if (!(cert.keyUsage ?? []).includes(CLIENT_AUTH)) throw refuse('lacks the clientAuth extended key usage');
   const facts = { tenantId, deviceName, notBefore: new Date(cert.validFrom), notAfter: new Date(cert.validTo) };
@@ -78,7 +78,7 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
 }
 
 /**
- * spec 5.7: every device call except enrollment is mTLS. The certificate on the connection
+ * spec §5 rule 7: every device call except enrollment is mTLS. The certificate on the connection
  * must chain to the tenant's device CA, be inside its validity, name an existing device
  * that is not decommissioned, and be that device's CURRENT certificate (re-enrollment
  * replaces the fingerprint, so an older certificate stops working at once; a renewed one
@@ -102,7 +102,14 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
   if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: decommissioned`);
   if (row.cert_fingerprint !== fingerprint) {
     // the first call with a freshly renewed certificate makes it current (resources/devices/queries.ts)
-    const promoted = await promoteRenewedCertificate(db, { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, currentFingerprint: row.cert_fingerprint, fingerprint, now });
+    const promoted = await promoteRenewedCertificate(db, {
+      tenantId: c.tenantId,
+      deviceName: c.deviceName,
+      deviceId: row.id,
+      currentFingerprint: row.cert_fingerprint,
+      fingerprint,
+      now,
+    });
     if (!promoted) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
   }
   return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, status: row.status, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };

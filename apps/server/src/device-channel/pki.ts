@@ -2,7 +2,6 @@ import { randomBytes, webcrypto } from 'node:crypto';
 import { encodePem } from '@svc/release-core';
 
 type CryptoKey = webcrypto.CryptoKey;
-type CryptoKeyPair = webcrypto.CryptoKeyPair;
 import { x509 } from './x509.js';
 import { invalidInput } from '../errors/server-error.js';
 
@@ -33,7 +32,7 @@ function serial(): string {
 
 /** A new self-signed P-256 CA; the PKCS#8 PEM of its key is returned for the caller to store 0600. */
 export async function createCa(commonName: string, now: Date, validDays: number): Promise<{ certDer: Uint8Array; keyPem: string }> {
-  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
     name: `CN=${commonName}`,
@@ -102,7 +101,7 @@ export async function issueCertificate(ca: CaMaterial, o: IssueOptions): Promise
  */
 export async function readCsr(der: Uint8Array, field = 'csr_der'): Promise<{ commonName: string; publicKey: x509.PublicKey }> {
   if (der.length === 0) throw invalidInput(field, `missing`);
-  // spec 5 (bounded input): refuse oversized documents before parsing
+  // spec §5 (bounded input): refuse oversized documents before parsing
   if (der.length > MAX_CSR_BYTES) throw invalidInput(field, `larger than ${MAX_CSR_BYTES} bytes`);
   let csr: x509.Pkcs10CertificateRequest;
   try {
@@ -111,11 +110,11 @@ export async function readCsr(der: Uint8Array, field = 'csr_der'): Promise<{ com
     throw invalidInput(field, `not a DER PKCS#10 certificate request (${String(cause)})`);
   }
   const alg = csr.publicKey.algorithm as { name?: string; namedCurve?: string };
-  // contracts 4: device identity keys are ECDSA P-256
+  // contracts §4: device identity keys are ECDSA P-256
   if (alg.name !== 'ECDSA' || alg.namedCurve !== 'P-256') {
     throw invalidInput(field, `key must be ECDSA P-256, got ${alg.name ?? '?'} ${alg.namedCurve ?? ''}`.trim());
   }
-  let ok = false;
+  let ok: boolean;
   try {
     ok = await csr.verify();
   } catch (cause) {

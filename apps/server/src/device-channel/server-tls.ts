@@ -55,7 +55,7 @@ export async function ensureServerTls(dataDir: string, hosts: string[], now: Dat
     if (ca === undefined) throw new Error(`server CA missing under ${caDir} after creation`);
   }
   const material = await loadCa(ca.certDer, ca.keyPem);
-  const keys = (await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']);
   const names = [...new Set([DEVICE_CHANNEL_TLS_NAME, 'localhost', ...hosts.filter((h) => h && isIP(h) === 0)])];
   const ips = [...new Set(['127.0.0.1', '::1', ...hosts.filter((h) => isIP(h) !== 0)])];
   const leafDer = await issueCertificate(material, {

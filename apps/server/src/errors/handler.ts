@@ -19,12 +19,17 @@ export function toHttpError(error: unknown): { status: number; body: { error: st
 }
 
 function classify(error: unknown): { code: string; message: string } {
-  if (error instanceof ServerError) return { code: error.code, message: error.message };
+  if (error instanceof ServerError) return { code: error.code as string, message: error.message };
   // The blob store wraps whatever its source stream threw; when that source is the caller's
   // upload and the server already classified its failure (a malformed multipart body), that is the answer.
   if (error instanceof BlobError && error.code === 'BLOB_WRITE_FAILED' && error.cause instanceof ServerError) return classify(error.cause);
   if (error instanceof SigningRepoError || error instanceof BlobError) return { code: error.code, message: `${error.code}: ${oneLine(error.message)}` };
-  const e = error as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[]; validationContext?: string; name?: string; issues?: { path: string; message: string }[] };
+  const e = error as Partial<FastifyError> & {
+    validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[];
+    validationContext?: string;
+    name?: string;
+    issues?: { path: string; message: string }[];
+  };
   if (e?.name === 'ReleaseError' && typeof e.code === 'string') {
     const issues = e.issues && e.issues.length > 0 ? `: ${e.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}` : '';
     // The stable code leads, so a refusal (400 like malformed input) is told apart by callers.
@@ -57,7 +62,6 @@ function validationMessage(part: string | undefined, issues: NonNullable<ReturnT
   return `${base}${path ? `.${path}` : ''}: ${oneLine(first.message ?? 'invalid')}`;
 }
 
-
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const { status, body } = toHttpError(error);
   if (status >= 500) request.log.error({ err: error }, 'request failed');
@@ -74,7 +78,9 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   const status = mappingFor(code).http;
   const body = JSON.stringify({ error: message });
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(error);
 }

@@ -37,7 +37,7 @@ export const SERVER_ERROR_CODES = [
   'AUTHORIZER_KEY_INVALID', // 400 not an Ed25519 SPKI PEM
   'AUTHORIZER_KEY_EXISTS', // 409 key already registered
   'RELEASE_INVALID', // 400 bad release submission body (envelope not an object, expected_product pattern)
-  'RELEASE_PREREQUISITE', // 400 component artifact / target group missing or different (spec 4 prerequisites)
+  'RELEASE_PREREQUISITE', // 400 component artifact / target group missing or different (spec §4 prerequisites)
   'RELEASE_CONFLICT', // 409 product + version already published with another envelope
   'GROUP_CHANGED', // 409 group snapshot digest no longer equals rollout.target_policy_digest
   'DEVICE_INCOMPATIBLE', // 409 a group member's profile is not in compatibility.profiles
@@ -92,7 +92,7 @@ export function notFound(what: string): ServerError<'NOT_FOUND'> {
   return new ServerError('NOT_FOUND', `${what} not found`);
 }
 
-/** 403 in the spec's form `missing permission: <name>` (spec 7). */
+/** 403 in the spec's form `missing permission: <name>` (spec §7). */
 export function missingPermission(permission: string, why?: string): ServerError<'PERMISSION_DENIED'> {
   return new ServerError('PERMISSION_DENIED', `missing permission: ${permission}${why ? ` (${why})` : ''}`);
 }

@@ -5,8 +5,17 @@ import { SERVER_ERROR_CODES, type ServerErrorCode } from './server-error.js';
 
 /** gRPC status names as in @grpc/grpc-js `status` (look the number up there). */
 export type GrpcStatusName =
-  | 'OK' | 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND'
-  | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION' | 'RESOURCE_EXHAUSTED' | 'UNAVAILABLE' | 'DEADLINE_EXCEEDED' | 'INTERNAL';
+  | 'OK'
+  | 'INVALID_ARGUMENT'
+  | 'UNAUTHENTICATED'
+  | 'PERMISSION_DENIED'
+  | 'NOT_FOUND'
+  | 'ALREADY_EXISTS'
+  | 'FAILED_PRECONDITION'
+  | 'RESOURCE_EXHAUSTED'
+  | 'UNAVAILABLE'
+  | 'DEADLINE_EXCEEDED'
+  | 'INTERNAL';
 
 export interface ErrorMapping {
   http: number;
@@ -22,7 +31,7 @@ export type MappedErrorCode = ServerErrorCode | ReleaseErrorCode | SigningRepoEr
 /**
  * THE one table: every error code the server can answer with -> HTTP status and gRPC
  * status. docs/errors.md lists exactly the same rows (test/platform-errors-doc.test.ts).
- * Release refusals are 400 with a reason a person can act on: spec 7 leaves their status
+ * Release refusals are 400 with a reason a person can act on: spec §7 leaves their status
  * open and the release-pipeline issue fixes it at 400 (the `error` string starts with the
  * stable code, so a refusal stays distinguishable from malformed input); conflicts are 409.
  */

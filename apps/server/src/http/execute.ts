@@ -23,7 +23,13 @@ export function execute<I, O>(ctx: AppContext, request: FastifyRequest, command:
  * `execute()` for the one route whose caller has no principal yet (login): the route names the
  * tenant and the actor it has just authenticated.
  */
-export function executeAs<I, O>(ctx: AppContext, request: FastifyRequest, who: { tenant: string; actor: string; credential: AuditCredential }, command: Command<I, O>, input: I): Promise<O> {
+export function executeAs<I, O>(
+  ctx: AppContext,
+  request: FastifyRequest,
+  who: { tenant: string; actor: string; credential: AuditCredential },
+  command: Command<I, O>,
+  input: I,
+): Promise<O> {
   const actor: Actor = { name: who.actor, credential: who.credential, requestId: request.id };
   return runUnitOfWork(ctx.store.db, { tenant: who.tenant, actor, now: ctx.now(), hooks: ctx.hooks?.unitOfWork }, (uow) => command(uow, input));
 }

@@ -48,7 +48,7 @@ export function newFastify(options: { logger?: boolean | Record<string, unknown>
       done(new ServerError('MALFORMED_JSON', 'body: not valid UTF-8'), undefined);
       return;
     }
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
   app.addHook('preValidation', async (request) => {
     assertText(request.params, 'params');
@@ -70,6 +70,9 @@ function assertUtf8(request: FastifyRequest): void {
   const type = request.headers['content-type'];
   const charset = type === undefined ? undefined : CHARSET.exec(type)?.[1];
   if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-    throw new ServerError('UNSUPPORTED_MEDIA_TYPE', `content-type: charset ${JSON.stringify(charset.slice(0, 40))} is not supported (bodies are read as utf-8)`);
+    throw new ServerError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `content-type: charset ${JSON.stringify(charset.slice(0, 40))} is not supported (bodies are read as utf-8)`,
+    );
   }
 }

@@ -2,7 +2,7 @@ import type { RouteOptions } from 'fastify';
 
 /**
  * A small OpenAPI 3.1 generator: routes are collected from fastify's onRoute hook (so
- * every module, ours or another engineer's, is covered) and their TypeBox schemas, which
+ * every module is covered) and their TypeBox schemas, which
  * are JSON Schema 2020-12 already, are placed into the document as they are.
  */
 export interface CollectedRoute {
@@ -61,7 +61,7 @@ export function buildOpenApi(routes: readonly CollectedRoute[], info: { title: s
       ...(r.summary !== undefined ? { summary: r.summary } : {}),
       ...(r.permission === 'public' ? { security: [] } : {}),
       parameters: [...parameters('path', schema.params), ...parameters('query', schema.querystring)],
-      responses: {} as Json,
+      responses: {},
     };
     if (schema.body !== undefined) {
       op.requestBody = { required: true, content: { 'application/json': { schema: clean(schema.body) } } };

@@ -5,14 +5,14 @@ import { Type, type TSchema } from 'typebox';
  * schemas once (TypeBox); they drive validation, serialization and /api/v1/openapi.json.
  */
 
-/** spec 7: every error body. */
+/** spec §7: every error body. */
 export const ErrorBody = Type.Object({ error: Type.String() }, { additionalProperties: false, $id: undefined });
 
 /** The largest `offset` (2^31 - 1): far beyond any list, and exact in every driver and in JSON. */
 export const MAX_OFFSET = 2_147_483_647;
 
 /**
- * spec 8: `limit` default 50, clamp at 200 (handled in `page()`); `offset` >= 0. Both are
+ * spec §8: `limit` default 50, clamp at 200 (handled in `page()`); `offset` >= 0. Both are
  * written as decimal integers (`1.5`, `1e3`, `0x10` are 400, http/validator.ts); a limit
  * above 200 of any size is clamped, an offset above MAX_OFFSET is 400.
  */

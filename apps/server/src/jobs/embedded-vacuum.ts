@@ -36,7 +36,12 @@ export async function vacuumDueTables(db: Kysely<Database>, options: { all?: boo
   const due = rows.filter(
     (r) =>
       options.all === true ||
-      vacuumDue({ live: Number(r.n_live_tup), dead: Number(r.n_dead_tup), modifiedSinceAnalyze: Number(r.n_mod_since_analyze), insertedSinceVacuum: Number(r.n_ins_since_vacuum) }),
+      vacuumDue({
+        live: Number(r.n_live_tup),
+        dead: Number(r.n_dead_tup),
+        modifiedSinceAnalyze: Number(r.n_mod_since_analyze),
+        insertedSinceVacuum: Number(r.n_ins_since_vacuum),
+      }),
   );
   for (const r of due) await sql.raw(`VACUUM (ANALYZE) "${r.relname.replaceAll('"', '""')}"`).execute(db);
   return due.map((r) => r.relname);
@@ -50,9 +55,13 @@ export function startEmbeddedVacuum(
   db: Kysely<Database>,
   opts: { intervalMs?: number; onError?: (e: unknown) => void; onVacuumed?: (tables: string[], ms: number) => void } = {},
 ): Job {
-  return startInterval(async () => {
-    const t0 = performance.now();
-    const tables = await vacuumDueTables(db);
-    if (tables.length > 0) opts.onVacuumed?.(tables, performance.now() - t0);
-  }, opts.intervalMs ?? 60_000, opts.onError ?? (() => {}));
+  return startInterval(
+    async () => {
+      const t0 = performance.now();
+      const tables = await vacuumDueTables(db);
+      if (tables.length > 0) opts.onVacuumed?.(tables, performance.now() - t0);
+    },
+    opts.intervalMs ?? 60_000,
+    opts.onError ?? (() => {}),
+  );
 }

@@ -12,7 +12,11 @@ export type { Job } from './interval.js';
  * is atomic on its own and the flip is not audited (the next heartbeat flips it back), so it
  * is a query, not a command in a unit of work (which is scoped to one tenant).
  */
-export function startOfflineDetector(db: Kysely<Database>, now: () => Date, opts: { intervalMs?: number; staleAfterMs?: number; onError?: (e: unknown) => void } = {}): Job {
+export function startOfflineDetector(
+  db: Kysely<Database>,
+  now: () => Date,
+  opts: { intervalMs?: number; staleAfterMs?: number; onError?: (e: unknown) => void } = {},
+): Job {
   const staleAfter = opts.staleAfterMs ?? 90_000;
   return startInterval(() => markStaleDevicesOffline(db, new Date(now().getTime() - staleAfter)), opts.intervalMs ?? 30_000, opts.onError ?? (() => {}));
 }

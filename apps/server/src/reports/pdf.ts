@@ -155,7 +155,11 @@ export class BrandedPdf {
     this.doc.addPage();
     this.doc.fillColor(o.branding.accentColor).font('Helvetica-Bold').fontSize(18).text(pdfText(o.title));
     if (o.subtitle !== undefined) this.doc.fillColor(o.branding.primaryColor).font('Helvetica').fontSize(11).text(pdfText(o.subtitle));
-    this.doc.fillColor(MUTED).font('Helvetica').fontSize(8).text(pdfText(`Generated ${o.generatedAt.toISOString()}${o.documentId === undefined ? '' : `  |  ${o.documentId}`}`));
+    this.doc
+      .fillColor(MUTED)
+      .font('Helvetica')
+      .fontSize(8)
+      .text(pdfText(`Generated ${o.generatedAt.toISOString()}${o.documentId === undefined ? '' : `  |  ${o.documentId}`}`));
     if (o.dataCutoff !== undefined) {
       this.doc.text(pdfText(`Data cut-off ${o.dataCutoff.at.toISOString()}${o.dataCutoff.note === undefined ? '' : `  |  ${o.dataCutoff.note}`}`));
     }
@@ -179,7 +183,11 @@ export class BrandedPdf {
       }
     }
     d.fillColor(this.branding.primaryColor).font('Helvetica-Bold').fontSize(12).text(pdfText(this.branding.name), nameX, MARGIN, { lineBreak: false });
-    d.moveTo(MARGIN, MARGIN + 28).lineTo(d.page.width - MARGIN, MARGIN + 28).lineWidth(2).strokeColor(this.branding.accentColor).stroke();
+    d.moveTo(MARGIN, MARGIN + 28)
+      .lineTo(d.page.width - MARGIN, MARGIN + 28)
+      .lineWidth(2)
+      .strokeColor(this.branding.accentColor)
+      .stroke();
     d.fillColor(MUTED).font('Helvetica').fontSize(8);
     d.text(pdfText(this.branding.footer), MARGIN, d.page.height - MARGIN, { lineBreak: false });
     d.text(`page ${this.#page}`, d.page.width - MARGIN - 60, d.page.height - MARGIN, { width: 60, align: 'right', lineBreak: false });
@@ -196,7 +204,11 @@ export class BrandedPdf {
   }
 
   paragraph(text: string): this {
-    this.doc.fillColor(this.branding.primaryColor).font('Helvetica').fontSize(10).text(pdfText(text), MARGIN, undefined, { width: this.doc.page.width - 2 * MARGIN });
+    this.doc
+      .fillColor(this.branding.primaryColor)
+      .font('Helvetica')
+      .fontSize(10)
+      .text(pdfText(text), MARGIN, undefined, { width: this.doc.page.width - 2 * MARGIN });
     this.doc.moveDown(0.4);
     return this;
   }
@@ -206,7 +218,11 @@ export class BrandedPdf {
     const width = this.doc.page.width - 2 * MARGIN;
     for (const [label, value] of rows) {
       this.doc.fillColor('#374151').font('Helvetica-Bold').fontSize(9).text(pdfText(label), MARGIN, undefined, { width });
-      this.doc.fillColor(this.branding.primaryColor).font('Helvetica').fontSize(10).text(pdfText(value === '' ? '-' : value), MARGIN, undefined, { width });
+      this.doc
+        .fillColor(this.branding.primaryColor)
+        .font('Helvetica')
+        .fontSize(10)
+        .text(pdfText(value === '' ? '-' : value), MARGIN, undefined, { width });
       this.doc.moveDown(0.3);
     }
     return this;
@@ -243,7 +259,10 @@ export class BrandedPdf {
       this.ensureSpace(h);
       const y = d.y;
       d.fillColor('#374151').font('Helvetica').fontSize(9).text(pdfText(label), MARGIN, y, { width: 250, lineBreak: false, ellipsis: true });
-      d.fillColor(this.branding.primaryColor).font('Helvetica-Bold').fontSize(9).text(value, MARGIN + 260, y, { width: valueWidth });
+      d.fillColor(this.branding.primaryColor)
+        .font('Helvetica-Bold')
+        .fontSize(9)
+        .text(value, MARGIN + 260, y, { width: valueWidth });
       d.x = MARGIN;
       d.y = y + h;
     }
@@ -258,11 +277,19 @@ export class BrandedPdf {
   }
 
   #rowLabel(label: string, y: number): void {
-    this.doc.fillColor('#374151').font('Helvetica').fontSize(8).text(pdfText(label), MARGIN, y + 3, { width: LABEL_W, lineBreak: false, ellipsis: true });
+    this.doc
+      .fillColor('#374151')
+      .font('Helvetica')
+      .fontSize(8)
+      .text(pdfText(label), MARGIN, y + 3, { width: LABEL_W, lineBreak: false, ellipsis: true });
   }
 
   #rowValue(text: string, x: number, y: number): void {
-    this.doc.fillColor(this.branding.primaryColor).font('Helvetica').fontSize(8).text(pdfText(text), x, y + 3, { width: MARGIN + this.contentWidth - x, lineBreak: false, ellipsis: true });
+    this.doc
+      .fillColor(this.branding.primaryColor)
+      .font('Helvetica')
+      .fontSize(8)
+      .text(pdfText(text), x, y + 3, { width: MARGIN + this.contentWidth - x, lineBreak: false, ellipsis: true });
   }
 
   /** Horizontal bars (vector rectangles) scaled to the largest value (or `max`), each value printed after its bar. */
@@ -308,7 +335,10 @@ export class BrandedPdf {
     let x = BAR_X;
     for (const s of series) {
       d.rect(x, y + 1, 8, 8).fill(s.color);
-      d.fillColor('#374151').font('Helvetica').fontSize(7).text(pdfText(s.name), x + 11, y + 1, { lineBreak: false });
+      d.fillColor('#374151')
+        .font('Helvetica')
+        .fontSize(7)
+        .text(pdfText(s.name), x + 11, y + 1, { lineBreak: false });
       x += 11 + d.widthOfString(pdfText(s.name)) + 12;
     }
     d.x = MARGIN;
@@ -354,7 +384,7 @@ export class BrandedPdf {
   /** The finished PDF as a stream (ends the document). */
   stream(): Readable {
     this.doc.end();
-    return this.doc as unknown as Readable;
+    return this.doc;
   }
 
   /** The finished PDF in memory: for documents of a few pages. */
@@ -406,7 +436,10 @@ export class PdfTable {
     let x = MARGIN;
     cells.forEach((c, i) => {
       const col = this.#columns[i]!;
-      d.fillColor(o.color).font(o.font).fontSize(TABLE_FONT).text(pdfText(c === '' ? '-' : c), x + CELL_PAD, y + CELL_PAD, { width: widths[i]! - 2 * CELL_PAD, align: col.align ?? 'left' });
+      d.fillColor(o.color)
+        .font(o.font)
+        .fontSize(TABLE_FONT)
+        .text(pdfText(c === '' ? '-' : c), x + CELL_PAD, y + CELL_PAD, { width: widths[i]! - 2 * CELL_PAD, align: col.align ?? 'left' });
       x += widths[i]!;
     });
     d.x = MARGIN;
@@ -414,13 +447,20 @@ export class PdfTable {
   }
 
   #header(): void {
-    this.#draw(this.#columns.map((c) => c.header), { font: 'Helvetica-Bold', color: '#ffffff', fill: this.#pdf.branding.accentColor, header: true });
+    this.#draw(
+      this.#columns.map((c) => c.header),
+      { font: 'Helvetica-Bold', color: '#ffffff', fill: this.#pdf.branding.accentColor, header: true },
+    );
   }
 
   /** One row; `color` for the text (e.g. a known-exploited row), bold when asked. */
   row(cells: readonly string[], o: { color?: string; bold?: boolean } = {}): this {
     this.#rows += 1;
-    this.#draw(cells, { font: o.bold === true ? 'Helvetica-Bold' : 'Helvetica', color: o.color ?? this.#pdf.branding.primaryColor, ...(this.#rows % 2 === 0 ? { fill: ZEBRA } : {}) });
+    this.#draw(cells, {
+      font: o.bold === true ? 'Helvetica-Bold' : 'Helvetica',
+      color: o.color ?? this.#pdf.branding.primaryColor,
+      ...(this.#rows % 2 === 0 ? { fill: ZEBRA } : {}),
+    });
     return this;
   }
 

@@ -33,7 +33,11 @@ const load = (path: string): Record<string, unknown> => hashUniqueItems(JSON.par
 
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 
@@ -54,7 +58,13 @@ function uniqueItemsHashed(unique: boolean, data: unknown[]): boolean {
 const IRI = /^[^\s<>"{}|\\^`]+$/u;
 function withFormats<T extends Ajv | Ajv2020>(ajv: T): T {
   addFormats(ajv);
-  ajv.addKeyword({ keyword: 'uniqueItemsHashed', type: 'array', schemaType: 'boolean', validate: uniqueItemsHashed, error: { message: 'must NOT have duplicate items' } });
+  ajv.addKeyword({
+    keyword: 'uniqueItemsHashed',
+    type: 'array',
+    schemaType: 'boolean',
+    validate: uniqueItemsHashed,
+    error: { message: 'must NOT have duplicate items' },
+  });
   ajv.addFormat('iri', IRI);
   ajv.addFormat('iri-reference', IRI);
   ajv.addFormat('idn-email', /^[^\s@]+@[^\s@]+$/u);
@@ -79,7 +89,12 @@ function compile(name: SchemaName): ValidateFunction {
       draft7.addSchema(load('cyclonedx/spdx.schema.json'));
       draft7.addSchema(load('cyclonedx/jsf-0.82.schema.json'));
     }
-    const file = name === 'cyclonedx-1.6' ? 'cyclonedx/bom-1.6.schema.json' : name === 'spdx-2.3' ? 'spdx/spdx-schema-2.3.json' : 'kev/known_exploited_vulnerabilities_schema.json';
+    const file =
+      name === 'cyclonedx-1.6'
+        ? 'cyclonedx/bom-1.6.schema.json'
+        : name === 'spdx-2.3'
+          ? 'spdx/spdx-schema-2.3.json'
+          : 'kev/known_exploited_vulnerabilities_schema.json';
     fn = draft7.compile(load(file));
   }
   compiled.set(name, fn);
@@ -104,7 +119,8 @@ function describe(e: ErrorObject): string {
     return `${at === 'body' ? '' : `${at}.`}${String(params['missingProperty'])}: is required`;
   }
   if (e.keyword === 'additionalProperties') return `${pointerToPath(e.instancePath)}: unknown property ${JSON.stringify(params['additionalProperty'])}`;
-  if (e.keyword === 'enum') return `${pointerToPath(e.instancePath)}: must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'enum')
+    return `${pointerToPath(e.instancePath)}: must be one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
   return `${pointerToPath(e.instancePath)}: ${e.message ?? 'is invalid'}`;
 }
 

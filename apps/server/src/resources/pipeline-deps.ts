@@ -16,11 +16,11 @@ export interface PipelineHooks {
 export interface PipelineDeps {
   db: Kysely<Database>;
   blobs: BlobStore;
-  /** The signing repository's atomic publish (spec 1.2: the artifact enters it before any record exists). */
+  /** The signing repository's atomic publish (spec §1 rule 2: the artifact enters it before any record exists). */
   publishTargets(tenantId: string, entries: TargetEntry[], opts: { immutable?: boolean }): Promise<unknown>;
   clock(): Date;
   hooks?: PipelineHooks;
-  /** Upload cap for one artifact file (STYLE 5). */
+  /** Upload cap for one artifact file. */
   maxArtifactBytes?: number;
 }
 

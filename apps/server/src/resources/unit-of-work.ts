@@ -1,7 +1,7 @@
 /**
  * The unit of work every state change runs in: one database transaction, the clock read once,
  * the tenant and the actor, and `audit()` writing the change's audit row inside that same
- * transaction. A change and its audit row commit together or not at all (spec §6.1).
+ * transaction. A change and its audit row commit together or not at all (spec §6 rule 1).
  *
  *   export const decommissionDevice: Command<{ name: string }, void> = async (uow, { name }) => {
  *     const row = await queries.setStatus(uow.trx, uow.tenant, name, 'decommissioned', uow.now);

@@ -17,7 +17,10 @@ export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Met
   for (const role of ['targets', 'snapshot', 'timestamp'] as const) {
     const key = await keys.load(tenantId, role);
     if (!key) {
-      throw new SigningRepoError('KEY_MISMATCH', `${role} key of tenant ${tenantId} is missing under ${keys.root}; server processes must share SVC_DATA_DIR/keys`);
+      throw new SigningRepoError(
+        'KEY_MISMATCH',
+        `${role} key of tenant ${tenantId} is missing under ${keys.root}; server processes must share SVC_DATA_DIR/keys`,
+      );
     }
     if (!root.signed.roles[role]?.keyIDs.includes(key.keyId)) {
       throw new SigningRepoError('KEY_MISMATCH', `${role} key file of tenant ${tenantId} is not the key root version ${root.signed.version} names`);

@@ -75,10 +75,8 @@ export const signingRepoRoutes: FastifyPluginAsync<SigningRepoRoutesOptions> = a
       return serve(request, reply, tenantId, `metadata/${file}`, file !== 'timestamp.json' && file !== 'root.json');
     },
   );
-  app.get<{ Params: { tenantId: string; '*': string } }>(
-    '/tuf/:tenantId/targets/*',
-    { config, schema: { params: TargetParams } },
-    (request, reply) => serve(request, reply, request.params.tenantId, `targets/${request.params['*']}`, true),
+  app.get<{ Params: { tenantId: string; '*': string } }>('/tuf/:tenantId/targets/*', { config, schema: { params: TargetParams } }, (request, reply) =>
+    serve(request, reply, request.params.tenantId, `targets/${request.params['*']}`, true),
   );
 };
 

@@ -1,5 +1,5 @@
 /**
- * Per-tenant TUF signing repository (issue 4). Public API, the only names other
+ * Per-tenant TUF signing repository. Public API, the only names other
  * areas import (from 'src/signing-repo/index.js'):
  *
  *   const repo = new SigningRepository({ db: store.db, dataDir: config.dataDir });

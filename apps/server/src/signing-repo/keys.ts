@@ -9,11 +9,11 @@ import { assertTenantId } from './tenant-id.js';
 
 /** An Ed25519 signing key with its TUF public form. */
 export interface SigningKey {
-  /** contracts 1: `sha256:` + hex SHA-256 of the SPKI DER (the same key id rule as release keys). */
+  /** contracts §1: `sha256:` + hex SHA-256 of the SPKI DER (the same key id rule as release keys). */
   keyId: string;
   tufKey: Key;
   privateKey: KeyObject;
-  /** PKCS#8 PEM (contracts 1). */
+  /** PKCS#8 PEM (contracts §1). */
   pem: string;
 }
 

@@ -13,18 +13,21 @@ export function encodeMetadata(md: Metadata<Root | Targets | Snapshot | Timestam
   return Buffer.from(JSON.stringify(md.toJSON()));
 }
 
+/** A metadata document as @tufjs/models reads it. */
+type MetadataJson = Parameters<typeof Metadata.fromJSON>[1];
+
 /** Parses metadata the repository itself wrote (trusted bytes from its own table). */
 export function decodeRoot(bytes: Uint8Array): Metadata<Root> {
-  return Metadata.fromJSON(MetadataKind.Root, JSON.parse(Buffer.from(bytes).toString('utf8')));
+  return Metadata.fromJSON(MetadataKind.Root, JSON.parse(Buffer.from(bytes).toString('utf8')) as MetadataJson);
 }
 export function decodeTargets(bytes: Uint8Array): Metadata<Targets> {
-  return Metadata.fromJSON(MetadataKind.Targets, JSON.parse(Buffer.from(bytes).toString('utf8')));
+  return Metadata.fromJSON(MetadataKind.Targets, JSON.parse(Buffer.from(bytes).toString('utf8')) as MetadataJson);
 }
 export function decodeSnapshot(bytes: Uint8Array): Metadata<Snapshot> {
-  return Metadata.fromJSON(MetadataKind.Snapshot, JSON.parse(Buffer.from(bytes).toString('utf8')));
+  return Metadata.fromJSON(MetadataKind.Snapshot, JSON.parse(Buffer.from(bytes).toString('utf8')) as MetadataJson);
 }
 export function decodeTimestamp(bytes: Uint8Array): Metadata<Timestamp> {
-  return Metadata.fromJSON(MetadataKind.Timestamp, JSON.parse(Buffer.from(bytes).toString('utf8')));
+  return Metadata.fromJSON(MetadataKind.Timestamp, JSON.parse(Buffer.from(bytes).toString('utf8')) as MetadataJson);
 }
 
 /** A root with one key per online role, `rootKeys` for root, consistent snapshots on. */
@@ -39,7 +42,7 @@ export function buildRoot(opts: {
     version: opts.version,
     specVersion: TUF_SPEC_VERSION,
     expires: tufExpires(opts.now, 'root'),
-    // issue 4: consistent snapshots (N.role.json, <sha256>.<name>), so a device never mixes two repository states
+    // consistent snapshots (N.role.json, <sha256>.<name>), so a device never mixes two repository states
     consistentSnapshot: true,
   });
   for (const key of opts.rootKeys) root.addKey(key.tufKey, 'root');
@@ -49,7 +52,7 @@ export function buildRoot(opts: {
   const json = root.toJSON() as { roles: Record<string, { threshold: number }> };
   const rootRole = json.roles['root'];
   if (rootRole) rootRole.threshold = opts.rootThreshold;
-  return new Metadata(Root.fromJSON(json as never));
+  return new Metadata(Root.fromJSON(json));
 }
 
 export function signWith(md: Metadata<Root | Targets | Snapshot | Timestamp>, keys: SigningKey[]): void {

@@ -10,7 +10,7 @@ import { mediaTypeOf, type TargetEntry } from './target-entry.js';
 
 export interface PublishOptions {
   /**
-   * spec 3.6: releases are immutable once published. With `immutable`, an entry whose
+   * spec §3 rule 6: releases are immutable once published. With `immutable`, an entry whose
    * path already exists must be byte-identical (hash, length, custom) or the whole
    * publish is refused with TARGET_IMMUTABLE; an identical entry is a no-op.
    */
@@ -28,7 +28,7 @@ export interface PublishResult {
 /**
  * Adds or replaces target entries atomically: one transaction that locks the
  * tenant's repository row, signs targets, snapshot and timestamp N+1, inserts
- * them and commits. Blobs are checked first (issue 4: metadata only ever names
+ * them and commits. Blobs are checked first (metadata only ever names
  * bytes that are already stored).
  */
 export async function publishTargets(ctx: RepoContext, tenantId: string, entries: TargetEntry[], opts: PublishOptions): Promise<PublishResult> {

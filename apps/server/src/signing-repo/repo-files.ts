@@ -93,4 +93,3 @@ export async function openRepoFile(ctx: RepoContext, tenantId: string, repoPath:
     throw e;
   }
 }
-

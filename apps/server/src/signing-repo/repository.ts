@@ -20,6 +20,7 @@ import { tufExpires } from './expiry.js';
 
 export interface SigningRepositoryOptions {
   /** The server's kysely handle (any Database that includes SigningRepoTables, migration 0005 applied). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema that includes SigningRepoTables
   db: Kysely<any>;
   /** Payload storage; default `new FsBlobStore(<dataDir>/blobs)`. */
   blobs?: BlobStore;
@@ -31,7 +32,7 @@ export interface SigningRepositoryOptions {
   hooks?: PublishHooks;
 }
 
-/** The per-tenant TUF repositories of the service (issue 4). */
+/** The per-tenant TUF repositories of the service. */
 export class SigningRepository {
   readonly blobs: BlobStore;
   readonly keys: KeyStore;

@@ -79,7 +79,7 @@ function parseKeys(pems: unknown, field: string): SigningKey[] {
   }
   const keys = pems.map((pem, i) => signingKeyFromPem(pem, `${field}[${i}]`));
   if (new Set(keys.map((k) => k.keyId)).size !== keys.length) {
-    // STYLE 5: thresholds count distinct keys
+    // thresholds count distinct keys
     throw new SigningRepoError('KEY_INVALID', `${field} lists the same key twice`);
   }
   return keys;

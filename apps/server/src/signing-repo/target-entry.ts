@@ -7,7 +7,7 @@ import { assertTargetPath } from './target-path.js';
 export interface TargetEntry {
   /** Target path, e.g. `artifacts/<name>/<version>/<file>` (see assertTargetPath). */
   path: string;
-  /** contracts 1: `sha256:<hex>`; the blob must already be in the BlobStore. */
+  /** contracts §1: `sha256:<hex>`; the blob must already be in the BlobStore. */
   digest: Digest;
   length: number;
   /** TUF `custom` object (JSON), e.g. `{ media_type, artifact_id }`. */
@@ -65,7 +65,7 @@ function assertCustom(value: unknown, field: string): Record<string, unknown> {
   } catch (e) {
     throw new SigningRepoError('TARGET_INVALID', `${field} must be JSON-serializable`, { cause: e });
   }
-  // STYLE 5: custom ends up in every device's targets.json, keep it small
+  // custom ends up in every device's targets.json, keep it small
   if (Buffer.byteLength(json) > MAX_CUSTOM_BYTES) {
     throw new SigningRepoError('TARGET_INVALID', `${field} must be at most ${MAX_CUSTOM_BYTES} bytes of JSON`);
   }

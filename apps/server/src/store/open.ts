@@ -85,7 +85,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   const instance = options.pglite ?? (await startPglite(options.pgliteDir));
   await instance.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   // One PGlite session may serve several schemas (tests): bind this store's search_path.
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: bindSearchPath(instance, searchPath) as never }) });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: bindSearchPath(instance, searchPath) }) });
   return {
     db,
     driver: 'pglite',

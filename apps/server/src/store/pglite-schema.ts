@@ -73,7 +73,7 @@ function readResponse(pg: PGlite, buf: Uint8Array): Results {
   const fields: { name: string; dataTypeID: number }[] = [];
   const rows: Record<string, unknown>[] = [];
   let affectedRows = 0;
-  for (let at = 0; at + 5 <= buf.byteLength; ) {
+  for (let at = 0; at + 5 <= buf.byteLength;) {
     const type = buf[at]!;
     const length = view.getInt32(at + 1);
     const body = at + 5;
@@ -142,7 +142,9 @@ async function runPrepared(pg: PGlite, state: Shared, searchPath: string, text: 
     for (let attempt = 0; ; attempt++) {
       let types = state.statements.get(name);
       if (types === undefined) {
-        const described = await pg.execProtocol(Buffer.concat([serialize.parse({ name, text, types: [] }), serialize.describe({ type: 'S', name }), serialize.sync()]));
+        const described = await pg.execProtocol(
+          Buffer.concat([serialize.parse({ name, text, types: [] }), serialize.describe({ type: 'S', name }), serialize.sync()]),
+        );
         types = parse.parseDescribeStatementResults(described.messages);
         state.statements.set(name, types);
       }
@@ -152,7 +154,10 @@ async function runPrepared(pg: PGlite, state: Shared, searchPath: string, text: 
         return serializer ? serializer(v) : v instanceof Date ? v.toISOString() : String(v);
       });
       try {
-        const response = await execRaw(pg, Buffer.concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]));
+        const response = await execRaw(
+          pg,
+          Buffer.concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
+        );
         return readResponse(pg, response);
       } catch (error) {
         if (attempt > 0 || !isStalePlan(error)) throw error;
@@ -190,7 +195,9 @@ export function bindSearchPath(pg: PGlite, searchPath: string): SchemaBoundPglit
     close: () => pg.close(),
     query: ((query: string, params?: unknown[], options?: unknown) =>
       exclusive((): Promise<Results> =>
-        query.startsWith(PREPARE_MARK) && READ_ONLY.test(query.slice(PREPARE_MARK.length)) && (options === undefined || (options as { rowMode?: string }).rowMode !== 'array')
+        query.startsWith(PREPARE_MARK) &&
+        READ_ONLY.test(query.slice(PREPARE_MARK.length)) &&
+        (options === undefined || (options as { rowMode?: string }).rowMode !== 'array')
           ? runPrepared(pg, state, searchPath, query, params ?? [])
           : pg.query(query, params as never, options as never),
       )) as PGlite['query'],

@@ -11,7 +11,7 @@ export type Db = Kysely<Database> | Transaction<Database>;
  */
 export function inTransaction<T>(db: Db, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return fn(db as Transaction<Database>);
-  return (db as Kysely<Database>).transaction().execute(fn);
+  return db.transaction().execute(fn);
 }
 
 /** PostgreSQL unique violation (both drivers surface `code`): the one check for it. */

@@ -88,10 +88,7 @@ export function testClock(start = new Date()): TestClock {
 
 let counter = 0;
 
-export async function createTestApp(
-  driver: Driver,
-  options: { shareWith?: TestStore; ctxOverrides?: Partial<AppContext> } = {},
-): Promise<TestApp> {
+export async function createTestApp(driver: Driver, options: { shareWith?: TestStore; ctxOverrides?: Partial<AppContext> } = {}): Promise<TestApp> {
   const testStore = options.shareWith ?? (await createTestStore(driver));
   const clock = testClock();
   const ctx: AppContext = { store: testStore.store, config: testConfig(), now: clock.now, logger: false, ...options.ctxOverrides };
@@ -127,7 +124,14 @@ export async function createTestApp(
     },
     apiKeyHeaders: async (role, tenant = tenantId) => {
       const secret = newSecret('svck');
-      await insertApiKey(testStore.store.db, { tenantId: tenant, name: `test-${role}-${++counter}`, role, prefix: secret.prefix, keyHash: secret.hash, createdBy: null });
+      await insertApiKey(testStore.store.db, {
+        tenantId: tenant,
+        name: `test-${role}-${++counter}`,
+        role,
+        prefix: secret.prefix,
+        keyHash: secret.hash,
+        createdBy: null,
+      });
       return { authorization: `Bearer ${secret.plaintext}` };
     },
     newTenant: (name = `tenant-${++counter}`) => createTenant(testStore.store.db, name),

@@ -15,7 +15,14 @@ const park = async (entry) => {
 };
 const app = await buildApp({
   store,
-  config: { dataDir: cfg.dataDir, databaseUrl: cfg.open.databaseUrl, databaseSchema: cfg.open.schema, httpAddr: { host: '127.0.0.1', port: 0 }, deviceAddr: { host: '127.0.0.1', port: 0 }, admin: undefined },
+  config: {
+    dataDir: cfg.dataDir,
+    databaseUrl: cfg.open.databaseUrl,
+    databaseSchema: cfg.open.schema,
+    httpAddr: { host: '127.0.0.1', port: 0 },
+    deviceAddr: { host: '127.0.0.1', port: 0 },
+    admin: undefined,
+  },
   now: () => new Date(),
   logger: false,
   signingRepo: new SigningRepository({ db: store.db, dataDir: cfg.dataDir }),

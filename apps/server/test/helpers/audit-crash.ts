@@ -1,5 +1,5 @@
 /**
- * Audit atomicity under a real crash (spec §6.1: every state change has its audit row). Each
+ * Audit atomicity under a real crash (spec §6 rule 1: every state change has its audit row). Each
  * row names a request and the audit action it writes; a child process running the built app
  * on the same database is SIGKILLed after that audit row is written and before COMMIT. Then:
  * no audit row for the action and the observed resource unchanged (the change did not commit
@@ -80,7 +80,11 @@ export function auditCrashSuite(resource: string, rows: readonly AuditCrashRow[]
         const before = await read();
         const rowsBefore = await auditCount(row.action);
 
-        const run = await runChildUntilKilled(childDir, { open: f.t.testStore.openOptions, dataDir: f.dataDir, action: row.action, request: toWire(asAdmin(request)) }, CHILD);
+        const run = await runChildUntilKilled(
+          childDir,
+          { open: f.t.testStore.openOptions, dataDir: f.dataDir, action: row.action, request: toWire(asAdmin(request)) },
+          CHILD,
+        );
         expect(run.stdout, run.stderr).toBe(`AT ${row.action}\n`);
         expect(run.signal).toBe('SIGKILL');
         expect(await auditCount(row.action)).toBe(rowsBefore);

@@ -18,7 +18,16 @@ export interface OsvAffected {
 }
 
 /** An OSV record; `aliases`, `severity`, `database_specific` as the OSV schema spells them. */
-export function osvRecord(r: { id: string; modified?: string; aliases?: string[]; summary?: string; affected: OsvAffected[]; severity?: { type: string; score: string }[]; database_specific?: Record<string, unknown>; withdrawn?: string }): Record<string, unknown> {
+export function osvRecord(r: {
+  id: string;
+  modified?: string;
+  aliases?: string[];
+  summary?: string;
+  affected: OsvAffected[];
+  severity?: { type: string; score: string }[];
+  database_specific?: Record<string, unknown>;
+  withdrawn?: string;
+}): Record<string, unknown> {
   const rec: Record<string, unknown> = {
     schema_version: '1.6.0',
     id: r.id,
@@ -26,7 +35,11 @@ export function osvRecord(r: { id: string; modified?: string; aliases?: string[]
     published: '2023-12-01T00:00:00Z',
     aliases: r.aliases ?? [],
     summary: r.summary ?? `${r.id} summary`,
-    affected: r.affected.map((a) => ({ package: { ecosystem: a.ecosystem, name: a.name, ...(a.purl ? { purl: a.purl } : {}) }, ...(a.ranges ? { ranges: a.ranges } : {}), ...(a.versions ? { versions: a.versions } : {}) })),
+    affected: r.affected.map((a) => ({
+      package: { ecosystem: a.ecosystem, name: a.name, ...(a.purl ? { purl: a.purl } : {}) },
+      ...(a.ranges ? { ranges: a.ranges } : {}),
+      ...(a.versions ? { versions: a.versions } : {}),
+    })),
   };
   if (r.severity) rec['severity'] = r.severity;
   if (r.database_specific) rec['database_specific'] = r.database_specific;
@@ -91,7 +104,10 @@ export function makeZip(entries: ZipEntry[]): Buffer {
 }
 
 /** A tar of the entries (optionally gzipped); `type` lets a test add links. */
-export async function makeTar(entries: { name: string; data?: Buffer | string; type?: 'file' | 'symlink'; linkname?: string }[], gzip = false): Promise<Buffer> {
+export async function makeTar(
+  entries: { name: string; data?: Buffer | string; type?: 'file' | 'symlink'; linkname?: string }[],
+  gzip = false,
+): Promise<Buffer> {
   const p = pack();
   const chunks: Buffer[] = [];
   p.on('data', (c: Buffer) => chunks.push(c));
@@ -142,6 +158,18 @@ export function cyclonedx(purls: string[], specVersion = '1.5'): string {
     bomFormat: 'CycloneDX',
     specVersion,
     version: 1,
-    components: purls.map((p, i) => ({ type: 'library', 'bom-ref': `c${i}`, name: decodeURIComponent(p.replace(/^pkg:[^/]+\/(?:[^/]+\/)?/, '').replace(/@.*$/, '').replace(/\?.*$/, '')), purl: p, licenses: [{ license: { id: 'MIT' } }], hashes: [{ alg: 'SHA-256', content: 'a'.repeat(64) }] })),
+    components: purls.map((p, i) => ({
+      type: 'library',
+      'bom-ref': `c${i}`,
+      name: decodeURIComponent(
+        p
+          .replace(/^pkg:[^/]+\/(?:[^/]+\/)?/, '')
+          .replace(/@.*$/, '')
+          .replace(/\?.*$/, ''),
+      ),
+      purl: p,
+      licenses: [{ license: { id: 'MIT' } }],
+      hashes: [{ alg: 'SHA-256', content: 'a'.repeat(64) }],
+    })),
   });
 }

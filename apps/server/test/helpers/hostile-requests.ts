@@ -11,17 +11,7 @@
  * The document does not describe multipart fields, so their names come from MULTIPART_FIELDS.
  */
 import fc from 'fast-check';
-import {
-  CONTROL_CHARACTERS,
-  deepJson,
-  hostileJson,
-  hostileString,
-  numberLiteral,
-  percentEncode,
-  RawJson,
-  writeJson,
-  type Json,
-} from './hostile-values.js';
+import { CONTROL_CHARACTERS, deepJson, hostileJson, hostileString, numberLiteral, percentEncode, RawJson, writeJson, type Json } from './hostile-values.js';
 
 export interface Schema {
   type?: string;
@@ -92,7 +82,13 @@ export function operationsOf(doc: OpenApiDoc): Operation[] {
       const types = Object.keys(content);
       const json = content['application/json'] as { schema: Schema } | undefined;
       const body: BodySpec | undefined =
-        json !== undefined ? { kind: 'json', schema: json.schema } : types.includes('multipart/form-data') ? { kind: 'multipart' } : types.length > 0 ? { kind: 'document', types } : undefined;
+        json !== undefined
+          ? { kind: 'json', schema: json.schema }
+          : types.includes('multipart/form-data')
+            ? { kind: 'multipart' }
+            : types.length > 0
+              ? { kind: 'document', types }
+              : undefined;
       ops.push({ method: method.toUpperCase(), template, params: op.parameters ?? [], body });
     }
   }
@@ -127,10 +123,12 @@ function validValue(schema: Schema, pool: Pool): fc.Arbitrary<Json> {
 
 function stringValue(schema: Schema, pool: Pool): fc.Arbitrary<string> {
   if (schema.format === 'uuid') return fc.oneof(fc.constantFrom(...pool.ids), fc.uuid());
-  if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
+  if (schema.format === 'date-time')
+    return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
   const max = Math.min(schema.maxLength ?? 24, 24);
   const min = Math.min(schema.minLength ?? 0, max);
-  if (schema.pattern !== undefined) return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= min && s.length <= (schema.maxLength ?? Infinity));
+  if (schema.pattern !== undefined)
+    return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= min && s.length <= (schema.maxLength ?? Infinity));
   return fc.oneof(fc.constantFrom(...pool.strings), fc.string({ minLength: min, maxLength: max }));
 }
 
@@ -145,7 +143,10 @@ function objectValue(schema: Schema, pool: Pool): fc.Arbitrary<Json> {
   const props = schema.properties ?? {};
   const keys = Object.keys(props);
   // An open object (PATCH /artifacts/{id}, a release envelope): names seen in the API, and any.
-  if (keys.length === 0) return fc.dictionary(fc.oneof(fc.constantFrom(...OPEN_OBJECT_KEYS), hostileString), fc.oneof(hostileJson, validValue({ type: 'string' }, pool)), { maxKeys: 4 });
+  if (keys.length === 0)
+    return fc.dictionary(fc.oneof(fc.constantFrom(...OPEN_OBJECT_KEYS), hostileString), fc.oneof(hostileJson, validValue({ type: 'string' }, pool)), {
+      maxKeys: 4,
+    });
   const model = Object.fromEntries(keys.map((k) => [k, fieldValue(props[k]!, pool)]));
   const record = fc.oneof(
     { weight: 5, arbitrary: fc.record(model, { requiredKeys: (schema.required ?? []).filter((k) => keys.includes(k)) }) },
@@ -193,8 +194,17 @@ function queryString(params: Param[], pool: Pool): fc.Arbitrary<string> {
   const query = params.filter((p) => p.in === 'query');
   const pair = (p: Param) => queryValue(p, pool).map((v) => `${percentEncode(p.name)}=${v}`);
   const declared = fc.tuple(...query.map((p) => fc.option(pair(p), { freq: 2, nil: undefined })));
-  const unknown = fc.option(fc.tuple(hostileString, hostileString).map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`), { freq: 6, nil: undefined });
-  const repeated = query.length === 0 ? fc.constant(undefined) : fc.option(fc.constantFrom(...query).chain((p) => fc.tuple(pair(p), pair(p)).map(([a, b]) => `${a}&${b}`)), { freq: 6, nil: undefined });
+  const unknown = fc.option(
+    fc.tuple(hostileString, hostileString).map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`),
+    { freq: 6, nil: undefined },
+  );
+  const repeated =
+    query.length === 0
+      ? fc.constant(undefined)
+      : fc.option(
+          fc.constantFrom(...query).chain((p) => fc.tuple(pair(p), pair(p)).map(([a, b]) => `${a}&${b}`)),
+          { freq: 6, nil: undefined },
+        );
   const junk = fc.option(fc.constantFrom('&&', '=', '%', 'a=%zz', 'limit', '&=&', '%ED%A0%80=1'), { freq: 8, nil: undefined });
   return fc.tuple(declared, unknown, repeated, junk).map(([d, u, r, j]) => [...d, u, r, j].filter((x) => x !== undefined).join('&'));
 }
@@ -207,11 +217,37 @@ interface Body {
 }
 
 const WRONG_TYPES = [
-  'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=latin1',
-  'application/json; charset=utf-16', 'application/json; charset="UTF-8"', 'application/JSON', 'application/json;', 'application/vnd.cyclonedx+json',
-  '*/*', 'application/octet-stream', 'application/json; charset=',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  'application/json; charset=latin1',
+  'application/json; charset=utf-16',
+  'application/json; charset="UTF-8"',
+  'application/JSON',
+  'application/json;',
+  'application/vnd.cyclonedx+json',
+  '*/*',
+  'application/octet-stream',
+  'application/json; charset=',
 ];
-const MALFORMED_JSON = ['', ' ', '{', '{"a":', '[', 'nul', '{"a":1}}', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '\u0000', '{"a":"\\u0000"}', '{"a":"\\ud800"}', '\ufeff{}', '{"a":"\\x"}', '{"a":01}'];
+const MALFORMED_JSON = [
+  '',
+  ' ',
+  '{',
+  '{"a":',
+  '[',
+  'nul',
+  '{"a":1}}',
+  '{"__proto__":{"x":1}}',
+  '{"constructor":{"prototype":{"x":1}}}',
+  '\u0000',
+  '{"a":"\\u0000"}',
+  '{"a":"\\ud800"}',
+  '\ufeff{}',
+  '{"a":"\\x"}',
+  '{"a":01}',
+];
 /** Past the 1 MiB JSON limit. */
 export const OVERSIZE_PADDING = 1024 * 1024 + 100;
 
@@ -224,7 +260,10 @@ function jsonBody(schema: Schema, pool: Pool): fc.Arbitrary<Body> {
     { weight: 1, arbitrary: fc.tuple(doc, fc.constantFrom(...WRONG_TYPES)).map(([v, contentType]) => ({ contentType, body: writeJson(v) })) },
     { weight: 1, arbitrary: doc.map((v) => ({ contentType: 'application/json; charset=utf-16', body: writeJson(v), utf16: true })) },
     { weight: 1, arbitrary: deepJson.map((v) => ({ contentType: 'application/json', body: v.text })) },
-    { weight: 1, arbitrary: fc.constantFrom<Body>({ contentType: 'application/json', body: '{}', padding: OVERSIZE_PADDING }, { contentType: 'application/json' }, {}) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<Body>({ contentType: 'application/json', body: '{}', padding: OVERSIZE_PADDING }, { contentType: 'application/json' }, {}),
+    },
   );
 }
 
@@ -233,7 +272,12 @@ const SBOM_KEYS = ['bomFormat', 'specVersion', 'components', 'vulnerabilities', 
 function documentBody(types: string[]): fc.Arbitrary<Body> {
   const leaf = fc.oneof(hostileJson, fc.constantFrom('CycloneDX', '1.5', 'SPDX-2.3', 'SPDXRef-DOCUMENT', 'critical', 'high'));
   const tree = fc.letrec<{ node: Json }>((tie) => ({
-    node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(fc.constantFrom(...SBOM_KEYS), tie('node'), { maxKeys: 5 })),
+    node: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leaf,
+      fc.array(tie('node'), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom(...SBOM_KEYS), tie('node'), { maxKeys: 5 }),
+    ),
   })).node;
   return fc.oneof(
     { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...types), tree).map(([contentType, v]) => ({ contentType, body: writeJson(v) })) },
@@ -262,11 +306,15 @@ export interface MultipartShape {
 
 export function renderMultipart(m: MultipartShape): Body {
   let body = m.parts
-    .map((p) => `--${m.boundary}\r\n${p.rawHeaders ?? `Content-Disposition: form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`}\r\n\r\n${p.content}\r\n`)
+    .map(
+      (p) =>
+        `--${m.boundary}\r\n${p.rawHeaders ?? `Content-Disposition: form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`}\r\n\r\n${p.content}\r\n`,
+    )
     .join('');
   if (m.ending === 'closed') body += `--${m.boundary}--\r\n`;
   if (m.ending === 'cut') body = body.slice(0, Math.max(0, body.length - 7));
-  const param = m.declared === 'same' ? `; boundary=${m.boundary}` : m.declared === 'other' ? '; boundary=not-the-boundary' : m.declared === 'empty' ? '; boundary=' : '';
+  const param =
+    m.declared === 'same' ? `; boundary=${m.boundary}` : m.declared === 'other' ? '; boundary=not-the-boundary' : m.declared === 'empty' ? '; boundary=' : '';
   return { contentType: `${m.mediaType}${param}`, body };
 }
 
@@ -275,8 +323,24 @@ function multipartBody(pool: Pool): fc.Arbitrary<Body> {
   const text = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...pool.strings) }, { weight: 1, arbitrary: hostileString });
   const part: fc.Arbitrary<Part> = fc.oneof(
     { weight: 6, arbitrary: fc.record({ name: fieldName, content: text }) },
-    { weight: 3, arbitrary: fc.record({ name: fc.constant('file'), filename: fc.oneof(fc.constant('app.bin'), hostileString), content: fc.string({ maxLength: 64 }) }) },
-    { weight: 1, arbitrary: fc.record({ name: fc.constant(''), rawHeaders: fc.constantFrom('', 'Content-Disposition: form-data', 'Content-Type: text/plain', 'garbage', 'Content-Disposition: attachment; name="file"; filename="a"') , content: text }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({ name: fc.constant('file'), filename: fc.oneof(fc.constant('app.bin'), hostileString), content: fc.string({ maxLength: 64 }) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        name: fc.constant(''),
+        rawHeaders: fc.constantFrom(
+          '',
+          'Content-Disposition: form-data',
+          'Content-Type: text/plain',
+          'garbage',
+          'Content-Disposition: attachment; name="file"; filename="a"',
+        ),
+        content: text,
+      }),
+    },
   );
   const shape = fc.record({
     parts: fc.array(part, { maxLength: 12 }),
@@ -340,7 +404,9 @@ function sample<T>(arb: fc.Arbitrary<T>, seed: number): T {
 export function fieldExamples(op: Operation, pool: Pool, seed: number): HostileRequest[] {
   const pathParams = op.params.filter((p) => p.in === 'path');
   const queryParams = op.params.filter((p) => p.in === 'query');
-  const basePath = Object.fromEntries(pathParams.map((p) => [p.name, encodePathValue(p, pool.path[p.name]?.[0] ?? String(sample(validValue(p.schema, pool), seed)))]));
+  const basePath = Object.fromEntries(
+    pathParams.map((p) => [p.name, encodePathValue(p, pool.path[p.name]?.[0] ?? String(sample(validValue(p.schema, pool), seed)))]),
+  );
   const schema = op.body?.kind === 'json' ? op.body.schema : undefined;
   const bodySchema = schema?.anyOf?.[0] ?? schema;
   const baseBody = bodySchema === undefined ? undefined : sample(validObject(bodySchema, pool), seed);
@@ -376,7 +442,8 @@ export function fieldExamples(op: Operation, pool: Pool, seed: number): HostileR
   }
   if (op.body?.kind === 'document') {
     const type = op.body.types[0]!;
-    for (const body of ['{', '{"bomFormat":"CycloneDX\\u0000","specVersion":"1.5"}', '{"spdxVersion":"SPDX-2.3","SPDXID":"\\ud800"}']) out.push(request(basePath, '', { contentType: type, body }));
+    for (const body of ['{', '{"bomFormat":"CycloneDX\\u0000","specVersion":"1.5"}', '{"spdxVersion":"SPDX-2.3","SPDXID":"\\ud800"}'])
+      out.push(request(basePath, '', { contentType: type, body }));
   }
   return out;
 }
@@ -405,4 +472,3 @@ export function brokenMultiparts(pool: Pool): MultipartShape[] {
     { ...ok, parts: [{ name: 'name', content: 'x'.repeat(5000) }, ...fields.slice(1), file] },
   ];
 }
-

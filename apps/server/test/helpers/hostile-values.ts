@@ -11,9 +11,46 @@ import fc from 'fast-check';
 export const CONTROL_CHARACTERS = ['\u0000', '\u0001', '\u0008', '\u000b', '\u001b', '\u001f', '\u007f', '\u0085', '\u009b', '\ud800', '\udfff'] as const;
 
 const TRICKY = [
-  '', ' ', '.', '..', '../../etc/passwd', '%00', '%', '%zz', '\\', '"', "'", '{}', '[]', 'null', 'true', '-1', '-0', '0', '1.5',
-  '1e400', '99999999999999999999', '0x10', 'NaN', 'Infinity', '__proto__', 'constructor', 'prototype', '00000000-0000-0000-0000-000000000000',
-  'a'.repeat(64), 'a'.repeat(65), '😀', 'é', '\u2028', '\ufeff', '\uffff', '\t\n\r', "' OR 1=1 --", '$1', '%s', 'admin',
+  '',
+  ' ',
+  '.',
+  '..',
+  '../../etc/passwd',
+  '%00',
+  '%',
+  '%zz',
+  '\\',
+  '"',
+  "'",
+  '{}',
+  '[]',
+  'null',
+  'true',
+  '-1',
+  '-0',
+  '0',
+  '1.5',
+  '1e400',
+  '99999999999999999999',
+  '0x10',
+  'NaN',
+  'Infinity',
+  '__proto__',
+  'constructor',
+  'prototype',
+  '00000000-0000-0000-0000-000000000000',
+  'a'.repeat(64),
+  'a'.repeat(65),
+  '😀',
+  'é',
+  '\u2028',
+  '\ufeff',
+  '\uffff',
+  '\t\n\r',
+  "' OR 1=1 --",
+  '$1',
+  '%s',
+  'admin',
 ];
 
 const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
@@ -38,7 +75,21 @@ export const numberLiteral: fc.Arbitrary<string> = fc.oneof(
   fc.integer().map(String),
   fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String),
   fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => JSON.stringify(x)),
-  fc.constantFrom('-1', '0', '1.5', '-1.5', '1e400', '-1e400', '1e-400', '99999999999999999999', '2147483647', '2147483648', '9007199254740993', '7776001', '100001'),
+  fc.constantFrom(
+    '-1',
+    '0',
+    '1.5',
+    '-1.5',
+    '1e400',
+    '-1e400',
+    '1e-400',
+    '99999999999999999999',
+    '2147483647',
+    '2147483648',
+    '9007199254740993',
+    '7776001',
+    '100001',
+  ),
 );
 
 /** A JSON fragment written as is (a number literal, or nesting deeper than any parser's stack). */
@@ -58,7 +109,16 @@ export const hostileJson: fc.Arbitrary<Json> = fc.oneof(
   { weight: 3, arbitrary: numberLiteral.map((t) => new RawJson(t)) },
   { weight: 1, arbitrary: fc.boolean() },
   { weight: 1, arbitrary: fc.constant(null) },
-  { weight: 1, arbitrary: fc.array(fc.oneof(hostileString, numberLiteral.map((t) => new RawJson(t))), { maxLength: 3 }) },
+  {
+    weight: 1,
+    arbitrary: fc.array(
+      fc.oneof(
+        hostileString,
+        numberLiteral.map((t) => new RawJson(t)),
+      ),
+      { maxLength: 3 },
+    ),
+  },
   { weight: 1, arbitrary: fc.dictionary(hostileString, hostileString, { maxKeys: 3 }) },
   { weight: 1, arbitrary: deepJson },
 );
@@ -69,7 +129,9 @@ export function writeJson(value: Json | undefined): string {
   if (value instanceof RawJson) return value.text;
   if (Array.isArray(value)) return `[${value.map(writeJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${writeJson(v)}`).join(',')}}`;
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}:${writeJson(v)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }

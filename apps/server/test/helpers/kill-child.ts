@@ -23,7 +23,9 @@ export async function transpileForChild(name: string, opts: { files: string[]; d
   const files = [...opts.files];
   for (const root of opts.dirs) for (const f of await readdir(join(serverDir, root))) if (f.endsWith('.ts')) files.push(`${root}/${f}`);
   for (const file of files) {
-    const { outputText } = ts.transpileModule(await readFile(join(serverDir, file), 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    const { outputText } = ts.transpileModule(await readFile(join(serverDir, file), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
     const dest = join(out, file.replace(/\.ts$/, '.js'));
     await mkdir(dirname(dest), { recursive: true });
     await writeFile(dest, outputText);

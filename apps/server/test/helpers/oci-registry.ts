@@ -24,7 +24,10 @@ export function registryAvailable(): boolean {
 export const sha = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 export async function startRegistry(dir: string): Promise<{ url: string; proc: ChildProcess }> {
-  await writeFile(join(dir, 'config.yml'), `version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:0\n  secret: test-only\n`);
+  await writeFile(
+    join(dir, 'config.yml'),
+    `version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:0\n  secret: test-only\n`,
+  );
   const proc = spawn(REGISTRY_BIN, ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let log = '';
@@ -37,8 +40,8 @@ export async function startRegistry(dir: string): Promise<{ url: string; proc: C
         resolve(`http://${m[1]}`);
       }
     };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
     proc.on('exit', (c) => reject(new Error(`registry exited ${c}: ${log}`)));
   });
   return { url, proc };
@@ -67,7 +70,11 @@ export async function pushImage(url: string, repo: string, tag: string, layer: B
       layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: layerDigest, size: layer.length }],
     }),
   );
-  const put = await fetch(`${url}/v2/${repo}/manifests/${tag}`, { method: 'PUT', body: manifest, headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' } });
+  const put = await fetch(`${url}/v2/${repo}/manifests/${tag}`, {
+    method: 'PUT',
+    body: manifest,
+    headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' },
+  });
   expect(put.status).toBe(201);
   return manifest;
 }

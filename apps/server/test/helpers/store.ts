@@ -44,15 +44,9 @@ export function randomSchemaName(): string {
   return `t_${randomBytes(8).toString('hex')}`;
 }
 
-export async function createTestStore(
-  driver: Driver,
-  options: { migrate?: boolean; schema?: string; shareWith?: TestStore } = {},
-): Promise<TestStore> {
+export async function createTestStore(driver: Driver, options: { migrate?: boolean; schema?: string; shareWith?: TestStore } = {}): Promise<TestStore> {
   const schema = options.schema ?? randomSchemaName();
-  const openOptions =
-    driver === 'postgres'
-      ? { databaseUrl: requirePgUrl(), schema }
-      : { pglite: await filePglite(), schema };
+  const openOptions = driver === 'postgres' ? { databaseUrl: requirePgUrl(), schema } : { pglite: await filePglite(), schema };
   const store = await openStore(openOptions);
   if (options.migrate !== false) await migrateToLatest(store);
   return {

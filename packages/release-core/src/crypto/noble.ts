@@ -8,7 +8,7 @@ import type { CryptoProvider } from './provider.js';
  * - Ed25519 with zip215 off: RFC 8032 / FIPS 186-5 strict decoding, like OpenSSL.
  * - ECDSA with lowS off: OpenSSL neither produces nor requires low-S signatures, so a
  *   receipt signed by `openssl dgst -sign` has a high S half of the time.
- * - format 'der': receipts carry DER signatures (contracts 1); noble parses strict DER.
+ * - format 'der': receipts carry DER signatures (contracts §1); noble parses strict DER.
  */
 export const nobleCryptoProvider: CryptoProvider = {
   name: 'noble',

@@ -14,7 +14,7 @@ export interface Signature {
   sig: string;
 }
 
-/** contracts 1: `{"payloadType", "payload": base64, "signatures": [{"keyid", "sig"}]}` */
+/** contracts §1: `{"payloadType", "payload": base64, "signatures": [{"keyid", "sig"}]}` */
 export interface Envelope {
   payloadType: string;
   payload: string;
@@ -44,7 +44,7 @@ function exactKeys(obj: Record<string, unknown>, keys: readonly string[], where:
 }
 
 /**
- * Strict envelope parsing (STYLE 5): bytes or text are size-capped before JSON.parse; exactly
+ * Strict envelope parsing: bytes or text are size-capped before JSON.parse; exactly
  * the three DSSE fields; canonical base64; a known payload type; at least one signature, each
  * with a well-formed key id, and no key id twice (a threshold must count distinct keys).
  * The payload is NOT decoded into JSON here: that happens only after a signature verified.
@@ -75,8 +75,7 @@ export function parseEnvelope(input: string | Uint8Array | unknown, opts: ParseE
   if (typeof payload !== 'string') throw malformed('payload: expected a base64 string');
   if (!Array.isArray(signatures)) throw malformed('signatures: expected an array');
   // Objects handed in directly were never size-checked as text: bound the big field here.
-  if (payload.length > maxBytes)
-    throw new ReleaseError('SIZE_LIMIT', `payload is ${payload.length} base64 characters, over the ${maxBytes}-byte limit`);
+  if (payload.length > maxBytes) throw new ReleaseError('SIZE_LIMIT', `payload is ${payload.length} base64 characters, over the ${maxBytes}-byte limit`);
   const types = opts.payloadTypes ?? KNOWN_TYPES;
   if (!types.includes(payloadType))
     throw new ReleaseError('PAYLOAD_TYPE_UNKNOWN', `unknown payloadType ${JSON.stringify(payloadType)} (expected ${types.join(' or ')})`);
@@ -114,7 +113,7 @@ export function parsedPayloadBytes(env: Envelope): Uint8Array | undefined {
   return decodedPayloads.get(env);
 }
 
-/** contracts 1: JCS(envelope), exactly the bytes of the published TUF target. */
+/** contracts §1: JCS(envelope), exactly the bytes of the published TUF target. */
 export function envelopeBytes(env: Envelope): Uint8Array {
   // A parsed envelope has only ASCII base64 and key ids, so the JCS text can be written
   // directly (keys in UTF-16 order: payload < payloadType < signatures, keyid < sig); this
@@ -129,7 +128,7 @@ export function envelopeBytes(env: Envelope): Uint8Array {
   return canonicalize({ payloadType: env.payloadType, payload: env.payload, signatures: env.signatures.map((s) => ({ keyid: s.keyid, sig: s.sig })) });
 }
 
-/** contracts 1: sha256 over JCS(envelope). */
+/** contracts §1: sha256 over JCS(envelope). */
 export function envelopeDigest(env: Envelope, crypto: CryptoProvider = defaultCryptoProvider): Digest {
   return sha256Digest(envelopeBytes(env), crypto);
 }

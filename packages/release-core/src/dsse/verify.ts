@@ -26,7 +26,7 @@ export interface VerifiedEnvelope {
 }
 
 /**
- * Verify bytes, then parse (STYLE 4): signatures are checked over PAE of the raw payload
+ * Verify bytes, then parse: signatures are checked over PAE of the raw payload
  * bytes; the payload is returned undecoded. The threshold counts distinct trusted key ids
  * (duplicate key ids are already refused by parseEnvelope), so one key signing twice never
  * counts twice. Signatures by unknown keys are ignored, as in TUF.
@@ -57,10 +57,8 @@ export function verifyEnvelope(env: Envelope, trustedKeys: readonly PublicKey[],
     } else failedKeyid ??= key.keyid;
   }
   if (verified.length >= threshold) return { payload, keyid: verified[0]!, keyids: verified };
-  if (failedKeyid !== undefined)
-    throw new ReleaseError('SIGNATURE_INVALID', `signature by trusted key ${failedKeyid} does not verify`);
-  if (verified.length > 0)
-    throw new ReleaseError('KEY_UNTRUSTED', `${verified.length} trusted signature(s), ${threshold} required`);
+  if (failedKeyid !== undefined) throw new ReleaseError('SIGNATURE_INVALID', `signature by trusted key ${failedKeyid} does not verify`);
+  if (verified.length > 0) throw new ReleaseError('KEY_UNTRUSTED', `${verified.length} trusted signature(s), ${threshold} required`);
   throw new ReleaseError('KEY_UNTRUSTED', `no signature by a trusted key (signed by ${env.signatures.map((s) => s.keyid).join(', ')})`);
 }
 

@@ -119,8 +119,7 @@ export function bitStringBytes(bytes: Uint8Array, t: Tlv): Uint8Array {
 export function smallInteger(bytes: Uint8Array, t: Tlv): number {
   const v = value(bytes, t);
   if (v.length === 0 || v.length > 4) throw new DerError('INTEGER out of range');
-  if (v.length > 1 && ((v[0] === 0 && !(v[1]! & 0x80)) || (v[0] === 0xff && v[1]! & 0x80)))
-    throw new DerError('INTEGER not minimally encoded');
+  if (v.length > 1 && ((v[0] === 0 && !(v[1]! & 0x80)) || (v[0] === 0xff && v[1]! & 0x80))) throw new DerError('INTEGER not minimally encoded');
   if (v[0]! & 0x80) throw new DerError('negative INTEGER');
   let n = 0;
   for (const b of v) n = n * 256 + b;
@@ -144,8 +143,7 @@ export function time(bytes: Uint8Array, t: Tlv): Date {
   } else throw new DerError('expected a time');
   const [mo, d, h, mi, se] = [m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number];
   const date = new Date(Date.UTC(year, mo - 1, d, h, mi, se));
-  if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || se > 59)
-    throw new DerError(`invalid date ${JSON.stringify(s)}`);
+  if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || se > 59) throw new DerError(`invalid date ${JSON.stringify(s)}`);
   return date;
 }
 

@@ -6,7 +6,7 @@ import { fromUtf8, utf8 } from './bytes.js';
  * RFC 8785 (JCS) canonical JSON. The `canonicalize` library serializes; this module makes it
  * strict first, because the library silently drops `undefined` members, turns `undefined`
  * array items into null and calls `toJSON()` (a Date would become a string): a signer must
- * never sign bytes that differ from the value it was given (STYLE 4).
+ * never sign bytes that differ from the value it was given.
  */
 
 // With the `u` flag a surrogate pair is one code point, so this matches lone surrogates only.
@@ -101,7 +101,7 @@ export function canonicalParsedText(value: unknown): string | undefined {
 
 /**
  * Parse JSON bytes and report whether they are already canonical. Returns the parsed value
- * when they are, so a verifier parses once (contracts 1: payload bytes MUST equal
+ * when they are, so a verifier parses once (contracts §1: payload bytes MUST equal
  * JCS(parse(bytes))). Invalid UTF-8, invalid JSON and lone surrogates are "not canonical".
  */
 export function parseCanonical(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false; reason: string } {

@@ -26,7 +26,7 @@ function hex(s: string): Uint8Array {
   return Uint8Array.from(s.match(/../g)!.map((b) => parseInt(b, 16)));
 }
 
-/** contracts 1: `sha256:` + hex SHA-256 of the SubjectPublicKeyInfo DER. */
+/** contracts §1: `sha256:` + hex SHA-256 of the SubjectPublicKeyInfo DER. */
 export function keyIdOf(spkiDer: Uint8Array, crypto: CryptoProvider = defaultCryptoProvider): string {
   return sha256Digest(spkiDer, crypto);
 }
@@ -91,8 +91,7 @@ export function privateKeyFromPkcs8Der(pkcs8: Uint8Array): PrivateKey {
       if (curve !== OID_P256) throw new DerError(`unsupported curve ${curve} (only P-256)`);
       alg = 'p256';
       const ecKey = children(pkcs8, expectTag(readWhole(pkcs8, inner.valueStart, inner.end), TAG.SEQUENCE, 'ECPrivateKey'));
-      if (smallInteger(pkcs8, expectTag(ecKey[0], TAG.INTEGER, 'ECPrivateKey version')) !== 1)
-        throw new DerError('ECPrivateKey version must be 1');
+      if (smallInteger(pkcs8, expectTag(ecKey[0], TAG.INTEGER, 'ECPrivateKey version')) !== 1) throw new DerError('ECPrivateKey version must be 1');
       secret = value(pkcs8, expectTag(ecKey[1], TAG.OCTET_STRING, 'privateKey'));
       if (secret.length !== 32) throw new DerError('P-256 private key must be 32 bytes');
       for (const t of ecKey.slice(2)) {
@@ -111,14 +110,10 @@ export function privateKeyFromPkcs8Der(pkcs8: Uint8Array): PrivateKey {
   } catch (e) {
     throw keyError(`private key scalar out of range`, e);
   }
-  if (embeddedPublic && !bytesEqual(embeddedPublic, publicRaw))
-    throw keyError('PKCS#8 embedded public key does not match the private key');
+  if (embeddedPublic && !bytesEqual(embeddedPublic, publicRaw)) throw keyError('PKCS#8 embedded public key does not match the private key');
   // Re-encode in the one canonical form so equal keys have equal bytes and PEM.
   const raw = secret.slice();
-  const der =
-    alg === 'ed25519'
-      ? concatBytes(PKCS8_ED25519_PREFIX, raw)
-      : concatBytes(PKCS8_P256_PREFIX, raw, PKCS8_P256_MIDDLE, publicRaw);
+  const der = alg === 'ed25519' ? concatBytes(PKCS8_ED25519_PREFIX, raw) : concatBytes(PKCS8_P256_PREFIX, raw, PKCS8_P256_MIDDLE, publicRaw);
   return Object.freeze({ alg, pkcs8: der, publicKey: publicFromRaw(alg, publicRaw), pem: encodePem(der, 'PRIVATE KEY'), raw });
 }
 
@@ -140,9 +135,6 @@ export function generateKeyPair(alg: KeyAlgorithm): PrivateKey {
   if (alg !== 'ed25519' && alg !== 'p256') throw keyError(`unsupported algorithm ${JSON.stringify(alg)}`);
   const { secretKey } = alg === 'ed25519' ? ed25519.keygen() : p256.keygen();
   const publicRaw = alg === 'ed25519' ? ed25519.getPublicKey(secretKey) : p256.getPublicKey(secretKey, false);
-  const der =
-    alg === 'ed25519'
-      ? concatBytes(PKCS8_ED25519_PREFIX, secretKey)
-      : concatBytes(PKCS8_P256_PREFIX, secretKey, PKCS8_P256_MIDDLE, publicRaw);
+  const der = alg === 'ed25519' ? concatBytes(PKCS8_ED25519_PREFIX, secretKey) : concatBytes(PKCS8_P256_PREFIX, secretKey, PKCS8_P256_MIDDLE, publicRaw);
   return privateKeyFromPkcs8Der(der);
 }

@@ -7,7 +7,11 @@ import { fromBase64Strict, toBase64 } from '../encoding/bytes.js';
  * (another label, trailing data, non-canonical base64) is refused with `code`, by default
  * CERT_INVALID for a certificate and KEY_INVALID for anything else.
  */
-export function decodePem(pem: string, label: string, code: 'KEY_INVALID' | 'CERT_INVALID' = label === 'CERTIFICATE' ? 'CERT_INVALID' : 'KEY_INVALID'): Uint8Array {
+export function decodePem(
+  pem: string,
+  label: string,
+  code: 'KEY_INVALID' | 'CERT_INVALID' = label === 'CERTIFICATE' ? 'CERT_INVALID' : 'KEY_INVALID',
+): Uint8Array {
   if (typeof pem !== 'string') throw new ReleaseError(code, `expected a PEM string (${label})`);
   const begin = `-----BEGIN ${label}-----`;
   const end = `-----END ${label}-----`;
@@ -17,8 +21,7 @@ export function decodePem(pem: string, label: string, code: 'KEY_INVALID' | 'CER
     throw new ReleaseError(code, other ? `expected a PEM "${label}" block, got "${other[1]}"` : `not a PEM "${label}" block`);
   }
   const endAt = text.indexOf(end);
-  if (endAt < 0 || text.slice(endAt + end.length).trim() !== '')
-    throw new ReleaseError(code, `PEM "${label}" block is not terminated or has trailing data`);
+  if (endAt < 0 || text.slice(endAt + end.length).trim() !== '') throw new ReleaseError(code, `PEM "${label}" block is not terminated or has trailing data`);
   const body = text.slice(begin.length, endAt).replace(/[\r\n\t ]/g, '');
   const der = fromBase64Strict(body);
   if (!der || der.length === 0) throw new ReleaseError(code, `PEM "${label}" body is not valid base64`);

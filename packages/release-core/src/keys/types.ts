@@ -4,7 +4,7 @@ export interface PublicKey {
   readonly alg: KeyAlgorithm;
   /** SubjectPublicKeyInfo DER */
   readonly spki: Uint8Array;
-  /** contracts 1: `sha256:` + hex SHA-256 of the SPKI DER */
+  /** contracts §1: `sha256:` + hex SHA-256 of the SPKI DER */
   readonly keyid: string;
   /** SPKI PEM (64-column lines, trailing newline) */
   readonly pem: string;

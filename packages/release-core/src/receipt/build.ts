@@ -21,7 +21,17 @@ export interface ReceiptFacts {
   now: Date;
 }
 
-const OS_FIELDS = ['compatible', 'bundle_version', 'manifest_hash', 'previous_slot', 'installed_slot', 'booted_slot', 'bootloader_primary', 'mark', 'phase'] as const;
+const OS_FIELDS = [
+  'compatible',
+  'bundle_version',
+  'manifest_hash',
+  'previous_slot',
+  'installed_slot',
+  'booted_slot',
+  'bootloader_primary',
+  'mark',
+  'phase',
+] as const;
 
 /**
  * The `svc.release-receipt.v1` payload of a finished transaction (contracts §3), pure: no clock
@@ -45,7 +55,8 @@ export function buildReceiptPayload(facts: ReceiptFacts): ReceiptPayload {
     return validateReceiptPayload({ ...base, transaction: { ...facts.transaction }, members: members.map((m) => ({ ...m })) });
   }
   const only = members[0];
-  if (only === undefined || members.length !== 1) throw new TypeError(`buildReceiptPayload: a single-component receipt needs exactly one member, got ${members.length}`);
+  if (only === undefined || members.length !== 1)
+    throw new TypeError(`buildReceiptPayload: a single-component receipt needs exactly one member, got ${members.length}`);
   const single = {
     ...base,
     rollout: only.rollout,

@@ -23,7 +23,7 @@ function same(field: string, got: unknown, want: unknown): void {
 }
 
 /**
- * spec 2.3.5: every field of a verified receipt is checked against the signed release and its
+ * spec §2.3 rule 5: every field of a verified receipt is checked against the signed release and its
  * rollouts; for a transaction the complete member set, in activation order, with each member's
  * rollout and candidate digest. The receipt must already be valid (verifyReceipt).
  */
@@ -37,17 +37,20 @@ export function checkReceiptAgainstRelease(receipt: ReceiptPayload, expected: Re
   const members = transactionMembers(rel);
   if (members.length === 1) {
     const only = members[0]!;
-    // spec 2.3.1: a single-component release has a single receipt bound to its rollout
+    // spec §2.3 rule 1: a single-component release has a single receipt bound to its rollout
     if (receipt.transaction !== undefined || receipt.members !== undefined)
       throw new ReleaseError('RECEIPT_MISMATCH', 'a single-component release needs a single-component receipt, not a transaction receipt');
     same('rollout', receipt.rollout, rolloutOf(expected, only.component));
     same('candidate_digest', receipt.candidate_digest, only.digest);
-    // spec 2.3.4: an OS release binds the A/B tool's result, and only an OS release does
+    // spec §2.3 rule 4: an OS release binds the A/B tool's result, and only an OS release does
     if ((only.kind === OS_BUNDLE_KIND) !== (receipt.os !== undefined))
-      throw new ReleaseError('RECEIPT_MISMATCH', only.kind === OS_BUNDLE_KIND ? 'receipt of an os-bundle release lacks the "os" result' : 'receipt has an "os" result but the release has no os-bundle');
+      throw new ReleaseError(
+        'RECEIPT_MISMATCH',
+        only.kind === OS_BUNDLE_KIND ? 'receipt of an os-bundle release lacks the "os" result' : 'receipt has an "os" result but the release has no os-bundle',
+      );
     return;
   }
-  // spec 2.3.3 / 3 rule 2: one receipt per transaction, never mixed with another deployment
+  // spec §2.3 rule 3 / 3 rule 2: one receipt per transaction, never mixed with another deployment
   if (receipt.transaction === undefined || receipt.members === undefined)
     throw new ReleaseError('RECEIPT_MISMATCH', `a ${members.length}-component release needs a transaction receipt with members`);
   if (expected.transactionId === undefined) throw new TypeError('checkReceiptAgainstRelease: transactionId is required for a multi-component release');

@@ -12,7 +12,7 @@ export interface SignReceiptOptions {
 }
 
 /**
- * spec 2.3.2: signed with the device's ECDSA P-256 identity key; contracts 1: DER ECDSA-SHA256
+ * spec §2.3 rule 2: signed with the device's ECDSA P-256 identity key; contracts §1: DER ECDSA-SHA256
  * over PAE of the canonical payload. The agent persists the returned envelope before upload.
  */
 export function signReceipt(payload: ReceiptPayload, key: PrivateKey, opts: SignReceiptOptions = {}): Envelope {

@@ -17,7 +17,7 @@ export interface ReceiptMember {
   verdict: MemberVerdict;
 }
 
-/** spec 2.3.4: the A/B tool's view of an OS update */
+/** spec §2.3 rule 4: the A/B tool's view of an OS update */
 export interface OsResult {
   compatible: string;
   bundle_version: string;
@@ -31,7 +31,7 @@ export interface OsResult {
 }
 
 /**
- * contracts 3. Single-component and OS receipts carry `rollout` and the three top-level
+ * contracts §3. Single-component and OS receipts carry `rollout` and the three top-level
  * digests; a transaction receipt carries `transaction` and `members` instead (the digests
  * are per member), never both.
  */

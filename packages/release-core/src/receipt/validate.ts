@@ -10,7 +10,7 @@ const BASE = ['tenant', 'device', 'release', 'activation', 'health', 'timestamp'
 const SINGLE = ['rollout', 'candidate_digest', 'previous_digest', 'resulting_digest'];
 
 /**
- * Validate an `svc.release-receipt.v1` payload (contracts 3), including the outcome rules
+ * Validate an `svc.release-receipt.v1` payload (contracts §3), including the outcome rules
  * that hold without the release: an "activated" result runs its candidates, a rollback runs
  * the previous digests, an unhealthy result is never "activated". Every bad field at once,
  * RECEIPT_INVALID with issues.
@@ -64,8 +64,7 @@ function nullableDigest(c: Checker, v: unknown, path: string): string | null | u
 /** resulting digest agrees with the outcome; `undefined` = already reported as malformed */
 function outcome(c: Checker, at: string, result: string | undefined, cand: unknown, prev: unknown, res: unknown): void {
   if (cand === undefined || prev === undefined || res === undefined) return;
-  if ((result === 'activated' || result === 'committed') && res !== cand)
-    c.add(join(at, 'resulting_digest'), `must equal candidate_digest when ${result}`);
+  if ((result === 'activated' || result === 'committed') && res !== cand) c.add(join(at, 'resulting_digest'), `must equal candidate_digest when ${result}`);
   if ((result === 'rolled-back' || result === 'not-attempted') && res !== prev)
     c.add(join(at, 'resulting_digest'), `must equal previous_digest when ${result}`);
 }
@@ -76,8 +75,7 @@ function checkTransaction(c: Checker, p: Record<string, unknown>, activation: st
   if (tx) c.string(tx.id, 'transaction.id', { pattern: P.id, max: 128, what: 'transaction id' });
   const members = c.array(p.members, 'members', 1, LIMITS.components);
   if (!members) return;
-  if (count !== undefined && members.length !== count)
-    c.add('members', `has ${members.length} members, transaction.member_count is ${count}`);
+  if (count !== undefined && members.length !== count) c.add('members', `has ${members.length} members, transaction.member_count is ${count}`);
   const seen = new Set<string>();
   let lastGroup = 0;
   const verdicts: string[] = [];
@@ -86,7 +84,7 @@ function checkTransaction(c: Checker, p: Record<string, unknown>, activation: st
     const o = c.object(m, at, ['group', 'position', 'component', 'rollout', 'candidate_digest', 'previous_digest', 'resulting_digest', 'verdict']);
     if (!o) return;
     const group = c.integer(o.group, join(at, 'group'), 0, LIMITS.components);
-    // spec 2.3.3: ordered by position
+    // spec §2.3 rule 3: ordered by position
     const pos = c.integer(o.position, join(at, 'position'), 0, LIMITS.components);
     if (pos !== undefined && pos !== i) c.add(join(at, 'position'), `is ${pos}, members must be ordered by position (expected ${i})`);
     if (group !== undefined) {
@@ -106,9 +104,8 @@ function checkTransaction(c: Checker, p: Record<string, unknown>, activation: st
     if (verdict) verdicts.push(verdict);
     outcome(c, at, verdict, cand, prev, res);
   });
-  // spec 3.4: the transaction commits as a whole or every attempted member is restored
-  if (activation === 'activated' && verdicts.some((v) => v !== 'committed'))
-    c.add('activation', '"activated" requires every member to be "committed"');
+  // spec §3 rule 4: the transaction commits as a whole or every attempted member is restored
+  if (activation === 'activated' && verdicts.some((v) => v !== 'committed')) c.add('activation', '"activated" requires every member to be "committed"');
   if (activation !== 'activated' && activation !== undefined && verdicts.includes('committed'))
     c.add('activation', `a "${activation}" transaction cannot have a "committed" member`);
 }
@@ -120,8 +117,7 @@ function checkOs(c: Checker, value: unknown): void {
   c.string(o.compatible, 'os.compatible', { max: 256 });
   c.string(o.bundle_version, 'os.bundle_version', { max: 128 });
   c.string(o.manifest_hash, 'os.manifest_hash', { pattern: /^[0-9a-f]{64}$/, max: 64, what: 'sha256 hex manifest hash' });
-  for (const k of ['previous_slot', 'installed_slot', 'bootloader_primary'])
-    c.string(o[k], `os.${k}`, { pattern: SLOT, max: 64, what: 'slot name' });
+  for (const k of ['previous_slot', 'installed_slot', 'bootloader_primary']) c.string(o[k], `os.${k}`, { pattern: SLOT, max: 64, what: 'slot name' });
   if (o.booted_slot !== null) c.string(o.booted_slot, 'os.booted_slot', { pattern: SLOT, max: 64, what: 'slot name' });
   c.oneOf(o.mark, 'os.mark', ['good', 'bad', 'active', 'none'] as const);
   c.string(o.phase, 'os.phase', { pattern: /^[a-z][a-z-]{0,31}$/, max: 32, what: 'lifecycle phase' });

@@ -19,7 +19,7 @@ export interface VerifyReceiptOptions {
   tenant: string;
   device: string;
   now: Date;
-  /** spec 2.3.5: DER of the mTLS peer certificate; must equal the embedded certificate */
+  /** spec §2.3 rule 5: DER of the mTLS peer certificate; must equal the embedded certificate */
   connectionCertificate?: Uint8Array;
   maxBytes?: number;
   crypto?: CryptoProvider;
@@ -52,26 +52,30 @@ export function verifyReceipt(env: Envelope | unknown, opts: VerifyReceiptOption
   if (parsed.payloadType !== RECEIPT_PAYLOAD_TYPE)
     throw new ReleaseError('PAYLOAD_TYPE_UNKNOWN', `payloadType ${JSON.stringify(parsed.payloadType)} is not ${RECEIPT_PAYLOAD_TYPE}`);
   const bytes = parsedPayloadBytes(parsed)!;
-  // contracts 1: payload bytes MUST equal JCS(parse(bytes))
+  // contracts §1: payload bytes MUST equal JCS(parse(bytes))
   const canon = parseCanonical(bytes);
   if (!canon.ok) throw new ReleaseError('PAYLOAD_NOT_CANONICAL', `receipt payload refused: ${canon.reason}`);
   const certificate = embeddedCertificate(canon.value);
-  // spec 2.3.5: the embedded certificate must be the certificate on the mTLS connection
+  // spec §2.3 rule 5: the embedded certificate must be the certificate on the mTLS connection
   if (opts.connectionCertificate !== undefined && !bytesEqual(certificate.der, opts.connectionCertificate))
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', 'the embedded device certificate is not the certificate of this connection');
-  // contracts 4: issued by the per-tenant device CA, valid now
+  // contracts §4: issued by the per-tenant device CA, valid now
   verifyCertificateChain(certificate, opts.ca, { now: opts.now, crypto });
-  // contracts 4: CN and the one SAN URI name the expected device of the expected tenant
+  // contracts §4: CN and the one SAN URI name the expected device of the expected tenant
   const id = deviceIdentity(certificate);
   if (id.tenant !== opts.tenant) throw new ReleaseError('CERT_IDENTITY_MISMATCH', `device certificate is for tenant ${id.tenant}, expected ${opts.tenant}`);
-  if (id.device !== opts.device) throw new ReleaseError('CERT_IDENTITY_MISMATCH', `device certificate names ${JSON.stringify(id.device)}, expected ${JSON.stringify(opts.device)}`);
-  // spec 2.3.2 / contracts 1: ECDSA P-256 by the certificate's key, DER signature over PAE
+  if (id.device !== opts.device)
+    throw new ReleaseError('CERT_IDENTITY_MISMATCH', `device certificate names ${JSON.stringify(id.device)}, expected ${JSON.stringify(opts.device)}`);
+  // spec §2.3 rule 2 / contracts §1: ECDSA P-256 by the certificate's key, DER signature over PAE
   if (certificate.publicKey.alg !== 'p256') throw new ReleaseError('CERT_INVALID', 'device certificate key is not ECDSA P-256');
   verifyEnvelope(parsed, [certificate.publicKey], { payloadType: RECEIPT_PAYLOAD_TYPE, algorithms: ['p256'], crypto });
   const payload = validateReceiptPayload(canon.value);
   if (payload.tenant !== opts.tenant) throw new ReleaseError('TENANT_MISMATCH', `receipt is for tenant ${payload.tenant}, expected ${opts.tenant}`);
   if (payload.device.name !== id.device)
-    throw new ReleaseError('CERT_IDENTITY_MISMATCH', `receipt names device ${JSON.stringify(payload.device.name)}, its certificate ${JSON.stringify(id.device)}`);
+    throw new ReleaseError(
+      'CERT_IDENTITY_MISMATCH',
+      `receipt names device ${JSON.stringify(payload.device.name)}, its certificate ${JSON.stringify(id.device)}`,
+    );
   return { payload, payloadDigest: sha256Digest(bytes, crypto), envelopeDigest: envelopeDigest(parsed, crypto), certificate };
 }
 

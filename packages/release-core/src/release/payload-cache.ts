@@ -20,7 +20,7 @@ const cache = new Map<Digest, ReleasePayload>();
 export function parseReleasePayload(bytes: Uint8Array, digest: Digest): ReleasePayload {
   const hit = cache.get(digest);
   if (hit) return hit;
-  // contracts 1: payload bytes MUST equal JCS(parse(bytes))
+  // contracts §1: payload bytes MUST equal JCS(parse(bytes))
   const canon = parseCanonical(bytes);
   if (!canon.ok) throw new ReleaseError('PAYLOAD_NOT_CANONICAL', `release payload refused: ${canon.reason}`);
   const payload = deepFreeze(validateReleasePayload(canon.value));

@@ -13,7 +13,7 @@ export interface SignReleaseOptions {
 
 /**
  * Validate, canonicalize (RFC 8785) and sign a release payload with an Ed25519 authorizer key
- * (contracts 1: release signature is Ed25519). Nothing invalid is ever signed.
+ * (contracts §1: release signature is Ed25519). Nothing invalid is ever signed.
  */
 export function signRelease(payload: ReleasePayload | unknown, key: PrivateKey, opts: SignReleaseOptions = {}): Envelope {
   if (key.alg !== 'ed25519') throw new ReleaseError('KEY_INVALID', `a release is signed with an Ed25519 key, not ${key.alg}`);

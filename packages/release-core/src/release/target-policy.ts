@@ -10,7 +10,7 @@ export interface GroupSnapshot {
 }
 
 /**
- * contracts 2: sha256 over JCS({"tenant", "group", "members": [sorted by UTF-16 code units,
+ * contracts §2: sha256 over JCS({"tenant", "group", "members": [sorted by UTF-16 code units,
  * unique]}). JS's default sort compares UTF-16 code units, which is exactly the rule; the
  * server and the CLI compute the same value whatever order members were added in.
  */

@@ -12,7 +12,7 @@ export interface TransactionMember {
 }
 
 /**
- * The members of a release transaction in activation order (spec 3 rule 3: assignment
+ * The members of a release transaction in activation order (spec §3 rule 3: assignment
  * metadata carries the member count and the group and position from
  * activation.ordered_groups). Takes a validated payload: every component is in exactly one group.
  */

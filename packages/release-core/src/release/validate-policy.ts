@@ -4,7 +4,7 @@ import { LIMITS as L } from '../limits.js';
 import { checkFailureThreshold, checkWaves } from './waves.js';
 
 /*
- * The policy parts of svc.release.v1 whose shape the spec leaves open (spec 2.1 "health
+ * The policy parts of svc.release.v1 whose shape the spec leaves open (spec §2.1 "health
  * policy", "rollout constraints", "approval references", "related attestation digests",
  * "recovery behavior", "a validity window"). Shapes are documented in the package README.
  */
@@ -51,7 +51,7 @@ export function checkRollout(c: Checker, value: unknown, path: string): void {
   const r = c.object(value, path, ['target_group', 'target_policy_digest'], ['waves', 'failure_threshold']);
   if (!r) return;
   c.string(r.target_group, join(path, 'target_group'), { pattern: IDENTIFIER_PATTERNS.id, max: 128, what: 'group id' });
-  // spec 2.1: must equal the SHA-256 value of the target group's static membership snapshot
+  // spec §2.1: must equal the SHA-256 value of the target group's static membership snapshot
   c.digest(r.target_policy_digest, join(path, 'target_policy_digest'));
   if (r.waves !== undefined) checkWaves(c, r.waves, join(path, 'waves'));
   if (r.failure_threshold !== undefined) checkFailureThreshold(c, r.failure_threshold, join(path, 'failure_threshold'));

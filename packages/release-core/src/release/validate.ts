@@ -7,8 +7,19 @@ import { COMPONENT_KINDS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE, REFUSED_KINDS, type R
 import { checkApprovals, checkAttestations, checkHealth, checkRecovery, checkRollout, checkValidity } from './validate-policy.js';
 
 const TOP_LEVEL = [
-  'tenant', 'product', 'release', 'components', 'targets', 'compatibility', 'activation',
-  'health', 'rollout', 'approvals', 'recovery', 'attestations', 'validity',
+  'tenant',
+  'product',
+  'release',
+  'components',
+  'targets',
+  'compatibility',
+  'activation',
+  'health',
+  'rollout',
+  'approvals',
+  'recovery',
+  'attestations',
+  'validity',
 ] as const;
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 /** a relative TUF target path: `/`-separated segments, none empty, `.` or `..` */
@@ -24,7 +35,7 @@ interface ComponentFacts {
 }
 
 /**
- * Validate an `svc.release.v1` payload: every bound item of spec 2.1 and contracts 2. All
+ * Validate an `svc.release.v1` payload: every bound item of spec §2.1 and contracts §2. All
  * problems are reported at once as ReleaseError PAYLOAD_INVALID with `issues`.
  */
 export function validateReleasePayload(value: unknown): ReleasePayload {
@@ -48,7 +59,7 @@ export function validateReleasePayload(value: unknown): ReleasePayload {
     const recovery = checkRecovery(c, p.recovery, 'recovery');
     checkAttestations(c, p.attestations, 'attestations');
     checkValidity(c, p.validity, 'validity');
-    // spec 2.1 / contracts 2: a multi-component Linux release rolls back as one release
+    // spec §2.1 / contracts §2: a multi-component Linux release rolls back as one release
     if (comps.length > 1 && profiles.some((x) => x.startsWith('linux-'))) {
       if (recovery.on_failure !== undefined && recovery.on_failure !== 'rollback')
         c.add('recovery.on_failure', `must be "rollback" for a multi-component release on a linux-* profile`);
@@ -91,13 +102,13 @@ function checkComponents(c: Checker, value: unknown): ComponentFacts[] {
     const mediaType = c.string(o.media_type, join(at, 'media_type'), { pattern: MEDIA_TYPE, what: 'media type' });
     if (o.placement !== undefined) checkPlacement(c, o.placement, join(at, 'placement'));
     if (kind === OS_BUNDLE_KIND) {
-      // spec 2.1 rule 3: the artifact has the .raucb extension and the RAUC media type
+      // spec §2.1 rule 3: the artifact has the .raucb extension and the RAUC media type
       if (target !== undefined && !target.endsWith('.raucb')) c.add(join(at, 'target'), 'an os-bundle target must end in ".raucb"');
       if (mediaType !== undefined && mediaType !== RAUC_MEDIA_TYPE) c.add(join(at, 'media_type'), `an os-bundle must have media type "${RAUC_MEDIA_TYPE}"`);
     }
     return { name, kind, target, digest, length };
   });
-  // spec 2.1 rule 3: an os-bundle is a standalone release boundary, the only component
+  // spec §2.1 rule 3: an os-bundle is a standalone release boundary, the only component
   if (facts.length > 1)
     facts.forEach((f, i) => {
       if (f.kind === OS_BUNDLE_KIND) c.add(`components[${i}].kind`, 'an os-bundle must be the only component of a release');
@@ -110,12 +121,12 @@ function checkKind(c: Checker, value: unknown, path: string): string | undefined
     c.add(path, `expected a string, got ${describe(value)}`);
     return undefined;
   }
-  // spec 2.1 rule 2: refused member kinds, named as such so the operator knows it is deliberate
+  // spec §2.1 rule 2: refused member kinds, named as such so the operator knows it is deliberate
   if ((REFUSED_KINDS as readonly string[]).includes(value)) {
     c.add(path, `refused member kind ${JSON.stringify(value)}`);
     return undefined;
   }
-  // spec 2.1 rule 1: supported members (and the standalone os-bundle)
+  // spec §2.1 rule 1: supported members (and the standalone os-bundle)
   if (!(COMPONENT_KINDS as readonly string[]).includes(value)) {
     c.add(path, `unknown kind ${describe(value)} (expected one of ${COMPONENT_KINDS.join(', ')})`);
     return undefined;
@@ -132,7 +143,7 @@ function checkPlacement(c: Checker, value: unknown, path: string): void {
   if (o.group !== undefined) c.string(o.group, join(path, 'group'), { pattern: /^[a-z_][a-z0-9_-]{0,31}$/, what: 'group name' });
 }
 
-/** contracts 2: `targets` holds exactly the component targets, agreeing on length and sha256. */
+/** contracts §2: `targets` holds exactly the component targets, agreeing on length and sha256. */
 function checkTargets(c: Checker, value: unknown, comps: ComponentFacts[]): void {
   const t = c.record(value, 'targets', L.components);
   if (!t) return;
@@ -170,7 +181,7 @@ function checkProfiles(c: Checker, value: unknown): string[] {
   return out;
 }
 
-/** spec 2.1 / contracts 2: ordered_groups names every component exactly once, no empty group. */
+/** spec §2.1 / contracts §2: ordered_groups names every component exactly once, no empty group. */
 /** Returns the number of activation groups (0 when they cannot be read). */
 function checkActivation(c: Checker, value: unknown, comps: ComponentFacts[]): number {
   const o = c.object(value, 'activation', ['ordered_groups']);

@@ -40,7 +40,7 @@ export interface VerifiedRelease {
 
 /**
  * Verify a signed release in the order that keeps untrusted bytes away from the parser
- * (STYLE 4): envelope shape -> payload type -> signature over PAE by a trusted Ed25519 key ->
+ *: envelope shape -> payload type -> signature over PAE by a trusted Ed25519 key ->
  * canonical bytes -> JSON -> schema -> tenant, product, validity, offline age, profile.
  */
 export function verifyRelease(env: Envelope | unknown, opts: VerifyReleaseOptions): VerifiedRelease {
@@ -49,20 +49,22 @@ export function verifyRelease(env: Envelope | unknown, opts: VerifyReleaseOption
     typeof env === 'object' && env !== null && parsedPayloadBytes(env as Envelope)
       ? (env as Envelope)
       : parseEnvelope(env, { payloadTypes: [RELEASE_PAYLOAD_TYPE], ...(opts.maxBytes ? { maxBytes: opts.maxBytes } : {}) });
-  // spec 4 (svc-release verify): DSSE signature by a registered authorizer key; contracts 1: Ed25519
+  // spec §4 (svc-release verify): DSSE signature by a registered authorizer key; contracts §1: Ed25519
   const { payload: bytes, keyid } = verifyEnvelope(parsed, opts.trustedKeys, { payloadType: RELEASE_PAYLOAD_TYPE, algorithms: ['ed25519'], crypto });
   const payloadDigest = sha256Digest(bytes, crypto);
-  // canonical bytes (contracts 1), then JSON, then the schema; remembered per payload digest
+  // canonical bytes (contracts §1), then JSON, then the schema; remembered per payload digest
   const payload = parseReleasePayload(bytes, payloadDigest);
-  // spec 4 release submission 1: tenant and product
-  if (payload.tenant !== opts.tenant)
-    throw new ReleaseError('TENANT_MISMATCH', `release is for tenant ${payload.tenant}, expected ${opts.tenant}`);
+  // spec §4 release submission 1: tenant and product
+  if (payload.tenant !== opts.tenant) throw new ReleaseError('TENANT_MISMATCH', `release is for tenant ${payload.tenant}, expected ${opts.tenant}`);
   if (payload.product !== opts.product)
     throw new ReleaseError('PRODUCT_MISMATCH', `release is for product ${JSON.stringify(payload.product)}, expected ${JSON.stringify(opts.product)}`);
   checkValidityWindow(payload, opts);
-  // spec 2.2: the device accepts only releases for its compatibility profile
+  // spec §2.2: the device accepts only releases for its compatibility profile
   if (opts.profile !== undefined && !payload.compatibility.profiles.includes(opts.profile))
-    throw new ReleaseError('PROFILE_INCOMPATIBLE', `release supports profiles ${payload.compatibility.profiles.join(', ')}, not ${JSON.stringify(opts.profile)}`);
+    throw new ReleaseError(
+      'PROFILE_INCOMPATIBLE',
+      `release supports profiles ${payload.compatibility.profiles.join(', ')}, not ${JSON.stringify(opts.profile)}`,
+    );
   return {
     payload,
     payloadDigest,
@@ -79,12 +81,12 @@ function checkValidityWindow(payload: ReleasePayload, opts: VerifyReleaseOptions
   const now = opts.now.getTime();
   if (Number.isNaN(now)) throw new RangeError('now is an invalid Date');
   const { not_before, not_after, max_offline_age_s } = payload.validity;
-  // spec 8: a release has a validity window; the skew allowance widens it at both ends
+  // spec §8: a release has a validity window; the skew allowance widens it at both ends
   if (now + skew * 1000 < Date.parse(not_before))
     throw new ReleaseError('NOT_YET_VALID', `release is not valid before ${not_before} (now ${opts.now.toISOString()}, skew ${skew}s)`);
   if (now - skew * 1000 > Date.parse(not_after))
     throw new ReleaseError('EXPIRED', `release expired at ${not_after} (now ${opts.now.toISOString()}, skew ${skew}s)`);
-  // spec 8: the offline-age limit is checked by the device, on its own clock (no skew)
+  // spec §8: the offline-age limit is checked by the device, on its own clock (no skew)
   if (opts.lastOnlineAt !== undefined) {
     const age = (now - opts.lastOnlineAt.getTime()) / 1000;
     if (!(age <= max_offline_age_s))

@@ -49,7 +49,7 @@ export class Checker {
       this.add(path, `has ${value.length} items, at most ${max} allowed`);
       return undefined; // do not walk an oversized array item by item
     }
-    return value;
+    return value as unknown[];
   }
 
   string(value: unknown, path: string, opts: { pattern?: RegExp; max?: number; min?: number; what?: string } = {}): string | undefined {
@@ -120,7 +120,7 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 /** Parse an RFC 3339 `Z` timestamp, refusing impossible dates (Feb 30, hour 24). */
 export function parseTimestamp(s: string): Date | undefined {
   if (!TIMESTAMP.test(s)) return undefined;
-  const [y, mo, d, h, mi, se] = [s.slice(0, 4), s.slice(5, 7), s.slice(8, 10), s.slice(11, 13), s.slice(14, 16), s.slice(17, 19)].map(Number) as number[];
+  const [y, mo, d, h, mi, se] = [s.slice(0, 4), s.slice(5, 7), s.slice(8, 10), s.slice(11, 13), s.slice(14, 16), s.slice(17, 19)].map<number>(Number);
   const date = new Date(s);
   if (Number.isNaN(date.getTime())) return undefined;
   if (date.getUTCFullYear() !== y || date.getUTCMonth() + 1 !== mo || date.getUTCDate() !== d) return undefined;

@@ -11,7 +11,7 @@ export interface VerifyChainOptions {
 }
 
 /**
- * A device certificate issued directly by the tenant device CA (contracts 4): the CA is a CA
+ * A device certificate issued directly by the tenant device CA (contracts §4): the CA is a CA
  * allowed to sign certificates, the names chain, the CA's key signed the leaf, and both are
  * valid at `now`. The CA itself is the trust anchor the caller chose; it is not re-verified.
  */
@@ -21,23 +21,30 @@ export function verifyCertificateChain(leaf: Certificate, ca: Certificate, opts:
   if (!ca.isCA) throw new ReleaseError('CERT_UNTRUSTED', 'the CA certificate is not a CA (basicConstraints cA is not set)');
   if (ca.keyUsage && !ca.keyUsage.keyCertSign) throw new ReleaseError('CERT_UNTRUSTED', 'the CA certificate may not sign certificates (keyUsage)');
   if (leaf.isCA) throw new ReleaseError('CERT_UNTRUSTED', 'a device certificate must not be a CA');
-  for (const [who, cert] of [['device', leaf], ['CA', ca]] as const) {
+  for (const [who, cert] of [
+    ['device', leaf],
+    ['CA', ca],
+  ] as const) {
     // RFC 5280 4.2: a critical extension we do not understand means we must not accept it
     if (cert.unknownCriticalExtensions.length)
       throw new ReleaseError('CERT_INVALID', `${who} certificate has unsupported critical extension ${cert.unknownCriticalExtensions.join(', ')}`);
   }
   if (!bytesEqual(leaf.issuer, ca.subject))
-    throw new ReleaseError('CERT_UNTRUSTED', `device certificate issuer ${JSON.stringify(leaf.issuerCN ?? '?')} is not the tenant device CA ${JSON.stringify(ca.subjectCN)}`);
+    throw new ReleaseError(
+      'CERT_UNTRUSTED',
+      `device certificate issuer ${JSON.stringify(leaf.issuerCN ?? '?')} is not the tenant device CA ${JSON.stringify(ca.subjectCN)}`,
+    );
   const sigOk =
     leaf.signatureAlgorithm === 'ecdsa-with-SHA256'
       ? ca.publicKey.alg === 'p256' && crypto.verifyP256(ca.publicKey, leaf.tbs, leaf.signature)
       : ca.publicKey.alg === 'ed25519' && crypto.verifyEd25519(ca.publicKey, leaf.tbs, leaf.signature);
   if (!sigOk) throw new ReleaseError('CERT_UNTRUSTED', 'device certificate signature does not verify with the tenant device CA key');
-  for (const [who, cert] of [['device', leaf], ['CA', ca]] as const) {
-    if (now < cert.notBefore.getTime())
-      throw new ReleaseError('CERT_EXPIRED', `${who} certificate is not valid before ${cert.notBefore.toISOString()}`);
-    if (now > cert.notAfter.getTime())
-      throw new ReleaseError('CERT_EXPIRED', `${who} certificate expired at ${cert.notAfter.toISOString()}`);
+  for (const [who, cert] of [
+    ['device', leaf],
+    ['CA', ca],
+  ] as const) {
+    if (now < cert.notBefore.getTime()) throw new ReleaseError('CERT_EXPIRED', `${who} certificate is not valid before ${cert.notBefore.toISOString()}`);
+    if (now > cert.notAfter.getTime()) throw new ReleaseError('CERT_EXPIRED', `${who} certificate expired at ${cert.notAfter.toISOString()}`);
   }
   if (leaf.keyUsage && !leaf.keyUsage.digitalSignature)
     throw new ReleaseError('CERT_UNTRUSTED', 'device certificate key may not sign (keyUsage lacks digitalSignature)');
@@ -46,7 +53,7 @@ export function verifyCertificateChain(leaf: Certificate, ca: Certificate, opts:
 const SPIFFE = /^spiffe:\/\/([^/]+)\/device\/([^/]+)$/;
 
 /**
- * contracts 4: CN = device name and exactly one SAN URI `spiffe://<tenant uuid>/device/<name>`
+ * contracts §4: CN = device name and exactly one SAN URI `spiffe://<tenant uuid>/device/<name>`
  * naming the same device.
  */
 export function deviceIdentity(cert: Certificate): { tenant: string; device: string } {
@@ -57,6 +64,9 @@ export function deviceIdentity(cert: Certificate): { tenant: string; device: str
   if (!m || !isUuid(m[1]) || !isDeviceName(m[2]))
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', `SAN URI ${JSON.stringify(uri)} is not spiffe://<tenant uuid>/device/<device name>`);
   if (m[2] !== cert.subjectCN)
-    throw new ReleaseError('CERT_IDENTITY_MISMATCH', `certificate CN ${JSON.stringify(cert.subjectCN)} differs from the SAN URI device ${JSON.stringify(m[2])}`);
-  return { tenant: m[1]!, device: m[2]! };
+    throw new ReleaseError(
+      'CERT_IDENTITY_MISMATCH',
+      `certificate CN ${JSON.stringify(cert.subjectCN)} differs from the SAN URI device ${JSON.stringify(m[2])}`,
+    );
+  return { tenant: m[1], device: m[2] };
 }

@@ -9,7 +9,12 @@ export function ApiKeysPage() {
   const list = useListParams();
   const can = useCan('api-keys.manage');
   const query = { limit: list.limit, offset: list.offset };
-  const keys = useQuery({ queryKey: ['api-keys', query], queryFn: () => ok(api.GET('/api/v1/api-keys', { params: { query } })), enabled: can.ok, placeholderData: keepPreviousData });
+  const keys = useQuery({
+    queryKey: ['api-keys', query],
+    queryFn: () => ok(api.GET('/api/v1/api-keys', { params: { query } })),
+    enabled: can.ok,
+    placeholderData: keepPreviousData,
+  });
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('viewer');
   const create = useWrite(() => ok(api.POST('/api/v1/api-keys', { body: { name, role } })), 'api-keys');
@@ -50,7 +55,14 @@ export function ApiKeysPage() {
                   <When at={key.revoked_at} />
                 </td>
                 <td>
-                  <ConfirmButton label={`Revoke ${key.name}`} danger disabled={key.revoked_at !== null} question={`Revoke the API key ${key.name}? Every process refuses it at once.`} confirm="Revoke" onConfirm={() => revoke.mutate(key.id)} />
+                  <ConfirmButton
+                    label={`Revoke ${key.name}`}
+                    danger
+                    disabled={key.revoked_at !== null}
+                    question={`Revoke the API key ${key.name}? Every process refuses it at once.`}
+                    confirm="Revoke"
+                    onConfirm={() => revoke.mutate(key.id)}
+                  />
                 </td>
               </tr>
             ))

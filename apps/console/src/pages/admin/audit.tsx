@@ -11,7 +11,11 @@ export function AuditPage() {
   const until = list.get('until');
   const filters = { ...(action ? { action } : {}), ...(since ? { since: toIso(since) } : {}), ...(until ? { until: toIso(until) } : {}) };
   const query = { limit: list.limit, offset: list.offset, ...filters };
-  const events = useQuery({ queryKey: ['audit', query], queryFn: () => ok(api.GET('/api/v1/audit', { params: { query } })), placeholderData: keepPreviousData });
+  const events = useQuery({
+    queryKey: ['audit', query],
+    queryFn: () => ok(api.GET('/api/v1/audit', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
   return (
     <>
       <PageTitle>Audit trail</PageTitle>

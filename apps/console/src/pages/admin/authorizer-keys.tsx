@@ -9,7 +9,11 @@ export function AuthorizerKeysPage() {
   const list = useListParams();
   const canWrite = useCan('keys.write');
   const query = { limit: list.limit, offset: list.offset };
-  const keys = useQuery({ queryKey: ['authorizer-keys', query], queryFn: () => ok(api.GET('/api/v1/authorizer-keys', { params: { query } })), placeholderData: keepPreviousData });
+  const keys = useQuery({
+    queryKey: ['authorizer-keys', query],
+    queryFn: () => ok(api.GET('/api/v1/authorizer-keys', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
   const [name, setName] = useState('');
   const [pem, setPem] = useState('');
   const add = useWrite(() => ok(api.POST('/api/v1/authorizer-keys', { body: { name, public_key_pem: pem } })), 'authorizer-keys');
@@ -49,7 +53,14 @@ export function AuthorizerKeysPage() {
                 <When at={key.created_at} />
               </td>
               <td>
-                <ConfirmButton label={`Revoke ${key.name}`} danger disabled={!canWrite.ok || key.status !== 'active'} question={`Revoke ${key.name}? Releases signed by it can no longer be submitted or rolled out.`} confirm="Revoke key" onConfirm={() => revoke.mutate(key.id)} />
+                <ConfirmButton
+                  label={`Revoke ${key.name}`}
+                  danger
+                  disabled={!canWrite.ok || key.status !== 'active'}
+                  question={`Revoke ${key.name}? Releases signed by it can no longer be submitted or rolled out.`}
+                  confirm="Revoke key"
+                  onConfirm={() => revoke.mutate(key.id)}
+                />
               </td>
             </tr>
           ))

@@ -17,7 +17,12 @@ export function BrandingPage() {
   }, [branding.data, draft]);
   const save = useMutation({
     mutationFn: (b: Branding) =>
-      ok(api.PUT('/api/v1/admin/branding', { body: { company_name: b.company_name, primary_color: b.primary_color, accent_color: b.accent_color, logo_data_url: b.logo_data_url }, headers: RETURN_REPRESENTATION })),
+      ok(
+        api.PUT('/api/v1/admin/branding', {
+          body: { company_name: b.company_name, primary_color: b.primary_color, accent_color: b.accent_color, logo_data_url: b.logo_data_url },
+          headers: RETURN_REPRESENTATION,
+        }),
+      ),
     onSuccess: (updated) => {
       if (updated) client.setQueryData(['branding'], updated);
       return client.invalidateQueries({ queryKey: ['branding'] });
@@ -45,10 +50,22 @@ export function BrandingPage() {
         <div className="split">
           <Guard perm="admin.manage" legend="Branding of exported reports">
             <form onSubmit={submit}>
-              <Field label="Company name">{(id) => <input id={id} value={d.company_name ?? ''} onChange={(e) => setDraft({ ...d, company_name: e.target.value })} />}</Field>
-              <Field label="Primary colour">{(id) => <input id={id} type="color" value={d.primary_color ?? '#1f4e79'} onChange={(e) => setDraft({ ...d, primary_color: e.target.value })} />}</Field>
-              <Field label="Accent colour">{(id) => <input id={id} type="color" value={d.accent_color ?? '#e07b00'} onChange={(e) => setDraft({ ...d, accent_color: e.target.value })} />}</Field>
-              <Field label="Logo (PNG or SVG, at most 256 KiB)">{(id) => <input id={id} type="file" accept="image/png,image/svg+xml,image/jpeg" onChange={(e) => e.target.files?.[0] && readLogo(e.target.files[0])} />}</Field>
+              <Field label="Company name">
+                {(id) => <input id={id} value={d.company_name ?? ''} onChange={(e) => setDraft({ ...d, company_name: e.target.value })} />}
+              </Field>
+              <Field label="Primary colour">
+                {(id) => (
+                  <input id={id} type="color" value={d.primary_color ?? '#1f4e79'} onChange={(e) => setDraft({ ...d, primary_color: e.target.value })} />
+                )}
+              </Field>
+              <Field label="Accent colour">
+                {(id) => <input id={id} type="color" value={d.accent_color ?? '#e07b00'} onChange={(e) => setDraft({ ...d, accent_color: e.target.value })} />}
+              </Field>
+              <Field label="Logo (PNG or SVG, at most 256 KiB)">
+                {(id) => (
+                  <input id={id} type="file" accept="image/png,image/svg+xml,image/jpeg" onChange={(e) => e.target.files?.[0] && readLogo(e.target.files[0])} />
+                )}
+              </Field>
               {d.logo_data_url && (
                 <button type="button" onClick={() => setDraft({ ...d, logo_data_url: null })}>
                   Remove logo

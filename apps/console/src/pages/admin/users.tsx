@@ -16,7 +16,12 @@ export function UsersPage() {
   const can = useCan('users.manage');
   const me = useMe().data;
   const query = { limit: list.limit, offset: list.offset };
-  const users = useQuery({ queryKey: ['users', query], queryFn: () => ok(api.GET('/api/v1/users', { params: { query } })), enabled: can.ok, placeholderData: keepPreviousData });
+  const users = useQuery({
+    queryKey: ['users', query],
+    queryFn: () => ok(api.GET('/api/v1/users', { params: { query } })),
+    enabled: can.ok,
+    placeholderData: keepPreviousData,
+  });
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [role, setRole] = useState<Role>('viewer');
@@ -32,7 +37,19 @@ export function UsersPage() {
       <Guard perm="users.manage" legend="New user">
         <form onSubmit={submit} className="filters">
           <Field label="Email">{(id) => <input id={id} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
-          <Field label="Initial password">{(id) => <input id={id} type="password" autoComplete="new-password" minLength={8} required value={password} onChange={(e) => setPassword(e.target.value)} />}</Field>
+          <Field label="Initial password">
+            {(id) => (
+              <input
+                id={id}
+                type="password"
+                autoComplete="new-password"
+                minLength={8}
+                required
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+              />
+            )}
+          </Field>
           <Select label="Role" value={role} options={ROLES} onChange={(v) => setRole(v as Role)} />
           <button type="submit" className="primary" disabled={create.isPending}>
             Create user
@@ -53,7 +70,14 @@ export function UsersPage() {
                   <When at={user.created_at} />
                 </td>
                 <td>
-                  <ConfirmButton label={`Delete ${user.email}`} danger disabled={user.id === me?.user_id} question={`Delete the user ${user.email}? Their sessions end at once.`} confirm="Delete user" onConfirm={() => remove.mutate(user.id)} />
+                  <ConfirmButton
+                    label={`Delete ${user.email}`}
+                    danger
+                    disabled={user.id === me?.user_id}
+                    question={`Delete the user ${user.email}? Their sessions end at once.`}
+                    confirm="Delete user"
+                    onConfirm={() => remove.mutate(user.id)}
+                  />
                 </td>
               </tr>
             ))

@@ -7,7 +7,14 @@ import { insertApiKey, revokeApiKey, type ApiKeyRecord } from './queries.js';
 /** POST /api-keys: only the hash is stored; the plaintext is returned once (spec §5 rule 2). */
 export const createApiKey: Command<{ name: string; role: Role; createdBy: string | null }, { key: ApiKeyRecord; plaintext: string }> = async (uow, input) => {
   const secret = newSecret('svck');
-  const key = await insertApiKey(uow.trx, { tenantId: uow.tenant, name: input.name, role: input.role, prefix: secret.prefix, keyHash: secret.hash, createdBy: input.createdBy });
+  const key = await insertApiKey(uow.trx, {
+    tenantId: uow.tenant,
+    name: input.name,
+    role: input.role,
+    prefix: secret.prefix,
+    keyHash: secret.hash,
+    createdBy: input.createdBy,
+  });
   await uow.audit({ action: 'api-key.create', target: `api-key:${key.id}`, detail: { name: key.name, role: key.role } });
   return { key, plaintext: secret.plaintext };
 };

@@ -15,7 +15,10 @@ export interface ApiKeyRecord {
 
 const COLUMNS = ['id', 'tenant_id', 'name', 'role', 'prefix', 'created_at', 'last_used_at', 'revoked_at'] as const;
 
-export async function insertApiKey(db: Db, input: { tenantId: string; name: string; role: string; prefix: string; keyHash: string; createdBy: string | null }): Promise<ApiKeyRecord> {
+export async function insertApiKey(
+  db: Db,
+  input: { tenantId: string; name: string; role: string; prefix: string; keyHash: string; createdBy: string | null },
+): Promise<ApiKeyRecord> {
   return db
     .insertInto('api_keys')
     .values({ tenant_id: input.tenantId, name: input.name, role: input.role, prefix: input.prefix, key_hash: input.keyHash, created_by: input.createdBy })
@@ -50,7 +53,12 @@ export interface ApiKeyCounts {
 }
 
 /** spec §8: a page in creation order, `total` and `counts` (active, revoked) over the tenant's keys. */
-export async function listApiKeys(db: Db, tenantId: string, limit: number, offset: number): Promise<{ rows: ApiKeyRecord[]; total: number; counts: ApiKeyCounts }> {
+export async function listApiKeys(
+  db: Db,
+  tenantId: string,
+  limit: number,
+  offset: number,
+): Promise<{ rows: ApiKeyRecord[]; total: number; counts: ApiKeyCounts }> {
   const [rows, c] = await Promise.all([
     db.selectFrom('api_keys').select(COLUMNS).where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute(),
     db

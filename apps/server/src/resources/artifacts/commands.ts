@@ -24,7 +24,11 @@ export async function insertArtifactRecord(uow: UnitOfWork, a: NewArtifact): Pro
 /** POST /artifacts, after the target is published: the record and its audit row. */
 export const recordPublishedArtifact: Command<NewArtifact, ArtifactView> = async (uow, a) => {
   const artifact = await insertArtifactRecord(uow, a);
-  await uow.audit({ action: 'artifact.publish', target: `artifact:${artifact.id}`, detail: { name: artifact.name, version: artifact.version, kind: artifact.kind, digest: artifact.digest, target: artifact.target } });
+  await uow.audit({
+    action: 'artifact.publish',
+    target: `artifact:${artifact.id}`,
+    detail: { name: artifact.name, version: artifact.version, kind: artifact.kind, digest: artifact.digest, target: artifact.target },
+  });
   return artifact;
 };
 

@@ -1,5 +1,5 @@
 /**
- * The rules of an artifact's fields (contracts 2, 4; spec §2.1 rule 3): what may be published,
+ * The rules of an artifact's fields (contracts §2, 4; spec §2.1 rule 3): what may be published,
  * where it lands in the TUF repository, and what a PATCH may change. Pure: no I/O.
  */
 import { ARTIFACT_KINDS, IDENTIFIER_PATTERNS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE } from '@svc/release-core';
@@ -77,8 +77,9 @@ export function checkArtifactChanges(body: Record<string, unknown>): ArtifactCha
   const out: ArtifactChanges = {};
   if ('description' in body) {
     const d = body['description'];
-    if (d !== null && (typeof d !== 'string' || d.length > 4096)) throw new ServerError('ARTIFACT_INVALID', 'description: must be a string of at most 4096 characters or null');
-    out.description = d as string | null;
+    if (d !== null && (typeof d !== 'string' || d.length > 4096))
+      throw new ServerError('ARTIFACT_INVALID', 'description: must be a string of at most 4096 characters or null');
+    out.description = d;
   }
   if ('labels' in body) {
     const l = body['labels'];

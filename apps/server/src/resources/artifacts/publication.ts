@@ -20,7 +20,8 @@ export async function storeArtifactBytes(deps: PipelineDeps, file: Readable | As
   try {
     return await deps.blobs.put(file, { maxBytes: max });
   } catch (e) {
-    if (isBlobError(e) && e.code === 'BLOB_TOO_LARGE') throw new ServerError('ARTIFACT_TOO_LARGE', `file: larger than the ${max}-byte upload limit`, { cause: e });
+    if (isBlobError(e) && e.code === 'BLOB_TOO_LARGE')
+      throw new ServerError('ARTIFACT_TOO_LARGE', `file: larger than the ${max}-byte upload limit`, { cause: e });
     throw e;
   }
 }
@@ -45,7 +46,14 @@ export async function publishArtifactTarget(
   try {
     await deps.publishTargets(
       tenantId,
-      [{ path: target, digest: blob.digest as never, length: blob.length, custom: { kind: fields.kind, media_type: mediaType, name: fields.name, version: fields.version } }],
+      [
+        {
+          path: target,
+          digest: blob.digest as never,
+          length: blob.length,
+          custom: { kind: fields.kind, media_type: mediaType, name: fields.name, version: fields.version },
+        },
+      ],
       // a published artifact path never changes its bytes; an identical retry is a no-op
       { immutable: true },
     );
@@ -54,7 +62,17 @@ export async function publishArtifactTarget(
     throw e;
   }
   await deps.hooks?.afterTargetsCommitted?.(target);
-  return { name: fields.name, version: fields.version, kind: fields.kind, media_type: mediaType, filename: fields.filename, digest: blob.digest, length: blob.length, target, source };
+  return {
+    name: fields.name,
+    version: fields.version,
+    kind: fields.kind,
+    media_type: mediaType,
+    filename: fields.filename,
+    digest: blob.digest,
+    length: blob.length,
+    target,
+    source,
+  };
 }
 
 export function duplicateArtifact(f: { name: string; version: string }, cause?: unknown): ServerError {

@@ -8,10 +8,18 @@ import type { Db } from '../../store/tx.js';
 export type ArtifactRow = Selectable<ArtifactsTable> & { has_sbom: unknown };
 
 /** The columns a publish writes (the rest are defaults, or set by a PATCH). */
-export type NewArtifact = Required<Pick<Insertable<ArtifactsTable>, 'name' | 'version' | 'kind' | 'media_type' | 'filename' | 'digest' | 'length' | 'target' | 'source'>>;
+export type NewArtifact = Required<
+  Pick<Insertable<ArtifactsTable>, 'name' | 'version' | 'kind' | 'media_type' | 'filename' | 'digest' | 'length' | 'target' | 'source'>
+>;
 
 export async function artifactVersionExists(db: Db, tenantId: string, name: string, version: string): Promise<boolean> {
-  const r = await db.selectFrom('artifacts').select('id').where('tenant_id', '=', tenantId).where('name', '=', name).where('version', '=', version).executeTakeFirst();
+  const r = await db
+    .selectFrom('artifacts')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('name', '=', name)
+    .where('version', '=', version)
+    .executeTakeFirst();
   return r !== undefined;
 }
 
@@ -46,7 +54,13 @@ export interface ArtifactFilter {
 }
 
 /** One page of the filtered artifacts, newest first, and how many match the filter. */
-export async function listArtifacts(db: Db, tenantId: string, filter: ArtifactFilter, limit: number, offset: number): Promise<{ rows: ArtifactRow[]; total: number }> {
+export async function listArtifacts(
+  db: Db,
+  tenantId: string,
+  filter: ArtifactFilter,
+  limit: number,
+  offset: number,
+): Promise<{ rows: ArtifactRow[]; total: number }> {
   let q = db.selectFrom('artifacts as a').leftJoin('artifact_sboms as s', 's.artifact_id', 'a.id').where('a.tenant_id', '=', tenantId);
   if (filter.kind !== undefined) q = q.where('a.kind', '=', filter.kind);
   // a finding at or above that severity that VEX has not closed (not not_affected, not fixed)
@@ -93,7 +107,13 @@ export async function artifactKindCounts(db: Db, tenantId: string): Promise<Reco
 }
 
 /** Writes the mutable fields; false when the tenant has no such artifact. */
-export async function updateArtifact(db: Db, tenantId: string, id: string, set: { description?: string | null; labels?: Record<string, string> }, now: Date): Promise<boolean> {
+export async function updateArtifact(
+  db: Db,
+  tenantId: string,
+  id: string,
+  set: { description?: string | null; labels?: Record<string, string> },
+  now: Date,
+): Promise<boolean> {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return false;
   const values: { description?: string | null; labels?: string; updated_at: Date } = { updated_at: now };

@@ -10,7 +10,18 @@ export interface AuditFilters {
 }
 
 const COLUMNS = ['id', 'seq', 'tenant_id', 'at', 'actor', 'credential', 'action', 'target', 'request_id', 'detail'] as const;
-type Row = { id: string; seq: string; tenant_id: string; at: Date; actor: string; credential: string; action: string; target: string; request_id: string | null; detail: Record<string, unknown> };
+type Row = {
+  id: string;
+  seq: string;
+  tenant_id: string;
+  at: Date;
+  actor: string;
+  credential: string;
+  action: string;
+  target: string;
+  request_id: string | null;
+  detail: Record<string, unknown>;
+};
 
 function time(field: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
@@ -37,7 +48,10 @@ function filtered<O>(q: SelectQueryBuilder<Database, 'audit_events', O>, tenantI
 export async function auditPage(db: Db, tenantId: string, f: AuditFilters, limit: number, offset: number) {
   const [rows, byAction] = await Promise.all([
     filtered(db.selectFrom('audit_events').select(COLUMNS), tenantId, f).orderBy('seq', 'desc').limit(limit).offset(offset).execute(),
-    filtered(db.selectFrom('audit_events').select(['action', (eb) => eb.fn.countAll<string>().as('n')]), tenantId, { since: f.since, until: f.until }).groupBy('action').orderBy('action').execute(),
+    filtered(db.selectFrom('audit_events').select(['action', (eb) => eb.fn.countAll<string>().as('n')]), tenantId, { since: f.since, until: f.until })
+      .groupBy('action')
+      .orderBy('action')
+      .execute(),
   ]);
   const counts: Record<string, number> = Object.fromEntries(byAction.map((r) => [r.action, Number(r.n)]));
   const total = f.action ? (counts[f.action] ?? 0) : byAction.reduce((n, r) => n + Number(r.n), 0);
@@ -89,7 +103,7 @@ export interface AuditRowInput {
 }
 
 /**
- * spec §6.1: one audit row. Called only by the unit of work (resources/unit-of-work.ts), inside
+ * spec §6 rule 1: one audit row. Called only by the unit of work (resources/unit-of-work.ts), inside
  * the transaction of the change it records; the table is append-only in the database
  * (trigger in migration 0003).
  */

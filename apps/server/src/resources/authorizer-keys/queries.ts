@@ -20,7 +20,15 @@ export async function insertAuthorizerKey(db: Db, tenantId: string, key: { name:
 }
 
 export async function listAuthorizerKeys(db: Db, tenantId: string, limit: number, offset: number): Promise<AuthorizerKeyRow[]> {
-  return db.selectFrom('authorizer_keys').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute();
+  return db
+    .selectFrom('authorizer_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
 }
 
 /** spec §8: the tenant's keys, how many, and how many are revoked. */
@@ -43,7 +51,13 @@ export async function getAuthorizerKey(db: Db, tenantId: string, id: string): Pr
 export async function setRevoked(db: Db, tenantId: string, id: string, now: Date): Promise<void> {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return;
-  await db.updateTable('authorizer_keys').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', uuid).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('authorizer_keys')
+    .set({ revoked_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', uuid)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /** The keys a release may be verified against right now: registered and not revoked. */

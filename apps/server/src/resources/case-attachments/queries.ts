@@ -43,7 +43,13 @@ export async function getAttachment(db: Db, tenantId: string, caseId: string, id
   return withRedaction(db, tenantId, caseId).where('a.id', '=', uuid).executeTakeFirst();
 }
 
-export async function listAttachments(db: Db, tenantId: string, caseId: string, limit: number, offset: number): Promise<{ rows: AttachmentRow[]; counts: { attached: number; redacted: number } }> {
+export async function listAttachments(
+  db: Db,
+  tenantId: string,
+  caseId: string,
+  limit: number,
+  offset: number,
+): Promise<{ rows: AttachmentRow[]; counts: { attached: number; redacted: number } }> {
   const [rows, counts] = await Promise.all([
     withRedaction(db, tenantId, caseId).orderBy('a.seq').limit(limit).offset(offset).execute(),
     db
@@ -63,6 +69,9 @@ export async function allAttachments(db: Db, tenantId: string, caseId: string): 
   return withRedaction(db, tenantId, caseId).orderBy('a.seq').execute();
 }
 
-export async function insertRedaction(db: Db, row: { tenant_id: string; case_id: string; attachment_id: string; reason: string; redacted_by: string; redacted_at: Date }): Promise<void> {
+export async function insertRedaction(
+  db: Db,
+  row: { tenant_id: string; case_id: string; attachment_id: string; reason: string; redacted_by: string; redacted_at: Date },
+): Promise<void> {
   await db.insertInto('case_attachment_redactions').values(row).execute();
 }

@@ -7,7 +7,16 @@ import { ServerError } from '../../errors/server-error.js';
 
 export const SNIFF_BYTES = 8192;
 
-export const ATTACHMENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'application/zip', 'application/gzip', 'text/plain', 'text/csv', 'application/json'] as const;
+export const ATTACHMENT_TYPES = [
+  'application/pdf',
+  'image/png',
+  'image/jpeg',
+  'application/zip',
+  'application/gzip',
+  'text/plain',
+  'text/csv',
+  'application/json',
+] as const;
 export type AttachmentType = (typeof ATTACHMENT_TYPES)[number];
 
 const MAGIC: readonly [AttachmentType, readonly number[]][] = [
@@ -38,6 +47,7 @@ export function isText(head: Uint8Array, complete: boolean): boolean {
       text = undefined;
     }
   }
+  // eslint-disable-next-line no-control-regex -- a text file has no control characters but TAB, LF, CR, FF
   return text !== undefined && !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
 }
 
@@ -67,9 +77,14 @@ export function verifiedType(declared: string | undefined, head: Uint8Array, com
   }
   if (TEXT_TYPES.includes(claim)) {
     if (seen !== 'text') throw new ServerError('ATTACHMENT_TYPE', `file: declared ${claim} but the bytes are not UTF-8 text`);
-    if (claim === 'application/json' && !/^\s*[[{]/.test(new TextDecoder().decode(head))) throw new ServerError('ATTACHMENT_TYPE', 'file: declared application/json but the bytes do not start a JSON object or array');
+    if (claim === 'application/json' && !/^\s*[[{]/.test(new TextDecoder().decode(head)))
+      throw new ServerError('ATTACHMENT_TYPE', 'file: declared application/json but the bytes do not start a JSON object or array');
     return claim as AttachmentType;
   }
-  if (seen !== claim) throw new ServerError('ATTACHMENT_TYPE', `file: declared ${claim} but the bytes are ${seen === undefined ? 'of no allowed type' : seen === 'text' ? 'text' : seen}`);
+  if (seen !== claim)
+    throw new ServerError(
+      'ATTACHMENT_TYPE',
+      `file: declared ${claim} but the bytes are ${seen === undefined ? 'of no allowed type' : seen === 'text' ? 'text' : seen}`,
+    );
   return claim as AttachmentType;
 }

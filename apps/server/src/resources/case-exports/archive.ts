@@ -90,7 +90,9 @@ class ArchiveWriter {
   bytes(path: string, bytes: Uint8Array, listed = true): Promise<void> {
     if (listed) this.files.push({ path, length: bytes.length, digest: sha256Digest(bytes) });
     return new Promise((resolve, reject) => {
-      this.pack.entry({ name: path, size: bytes.length, mtime: this.mtime, mode: 0o644 }, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), (err) => (err ? reject(err) : resolve()));
+      this.pack.entry({ name: path, size: bytes.length, mtime: this.mtime, mode: 0o644 }, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), (err) =>
+        err ? reject(err) : resolve(),
+      );
     });
   }
 
@@ -150,7 +152,16 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
         pdf: `${names[i]}.pdf`,
         filings: filings
           .filter((f) => f.submission_id === s.id)
-          .map((f) => ({ id: f.id, recipients: f.recipients, member_state: f.member_state, transport: f.transport, external_reference: f.external_reference, delivery: f.delivery, filed_by: f.filed_by, filed_at: f.filed_at.toISOString() })),
+          .map((f) => ({
+            id: f.id,
+            recipients: f.recipients,
+            member_state: f.member_state,
+            transport: f.transport,
+            external_reference: f.external_reference,
+            delivery: f.delivery,
+            filed_by: f.filed_by,
+            filed_at: f.filed_at.toISOString(),
+          })),
       })),
     ),
   );
@@ -162,9 +173,7 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
   const attachments = await allAttachments(db, tenantId, c.id);
   await w.bytes(
     'attachments/index.json',
-    json(
-      attachments.map((a) => ({ ...attachmentView(a), file: a.redacted_at === null ? `attachments/${a.id}/${a.filename}` : null })),
-    ),
+    json(attachments.map((a) => ({ ...attachmentView(a), file: a.redacted_at === null ? `attachments/${a.id}/${a.filename}` : null }))),
   );
   for (const a of attachments) if (a.redacted_at === null) await w.blob(`attachments/${a.id}/${a.filename}`, input.blobs, a.digest);
 
@@ -180,11 +189,27 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
     await w.bytes(`receipts/index-${pad(Math.ceil(receiptCount / EXPORT_LIMITS.linesPerFile), 6)}.jsonl`, jsonLines(index));
     index = [];
   };
-  for await (const r of iterateCaseReceipts(db, tenantId, { rolloutIds, deviceNames: c.device_names, groupIds: c.group_ids, since: c.aware_at }, EXPORT_LIMITS.receipts)) {
+  for await (const r of iterateCaseReceipts(
+    db,
+    tenantId,
+    { rolloutIds, deviceNames: c.device_names, groupIds: c.group_ids, since: c.aware_at },
+    EXPORT_LIMITS.receipts,
+  )) {
     const file = exportFileName(r);
     await w.bytes(file, r.envelope_bytes);
     receiptCount += 1;
-    index.push({ file, receipt_id: r.id, device: r.device_name, release_id: r.release_id, rollout_id: r.rollout_id, transaction_id: r.deployment_id, payload_digest: r.payload_digest, envelope_digest: r.envelope_digest, label: r.label, accepted_at: r.accepted_at.toISOString() });
+    index.push({
+      file,
+      receipt_id: r.id,
+      device: r.device_name,
+      release_id: r.release_id,
+      rollout_id: r.rollout_id,
+      transaction_id: r.deployment_id,
+      payload_digest: r.payload_digest,
+      envelope_digest: r.envelope_digest,
+      label: r.label,
+      accepted_at: r.accepted_at.toISOString(),
+    });
     if (index.length === EXPORT_LIMITS.linesPerFile) await flushIndex();
   }
   await flushIndex();
@@ -196,7 +221,19 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
     auditEvents += batch.length;
     await w.bytes(
       `audit/events-${pad(auditFiles, 6)}.jsonl`,
-      jsonLines(batch.map((e) => ({ id: e.id, seq: String(e.seq), at: new Date(e.at).toISOString(), actor: e.actor, credential: e.credential, action: e.action, target: e.target, request_id: e.request_id, detail: e.detail }))),
+      jsonLines(
+        batch.map((e) => ({
+          id: e.id,
+          seq: String(e.seq),
+          at: new Date(e.at).toISOString(),
+          actor: e.actor,
+          credential: e.credential,
+          action: e.action,
+          target: e.target,
+          request_id: e.request_id,
+          detail: e.detail,
+        })),
+      ),
     );
   }
 

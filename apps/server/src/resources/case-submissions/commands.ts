@@ -15,7 +15,8 @@ import type { CaseRow } from '../cases/queries.js';
 
 async function lockActiveCase(uow: UnitOfWork, caseId: string): Promise<CaseRow> {
   const c = await caseOr404(uow.trx, uow.tenant, caseId);
-  if (c.state !== 'open' && c.state !== 'reportable') throw new ServerError('CASE_STATE', `case ${c.id} is ${c.state}: nothing can be submitted or filed (reopen it first)`);
+  if (c.state !== 'open' && c.state !== 'reportable')
+    throw new ServerError('CASE_STATE', `case ${c.id} is ${c.state}: nothing can be submitted or filed (reopen it first)`);
   return c;
 }
 
@@ -47,11 +48,16 @@ export const recordSubmission: Command<PreparedSubmission, SubmissionMeta> = asy
     });
   } catch (e) {
     // two corrections of the same submission raced: the unique supersedes_id lets one win
-    if (isUniqueViolation(e)) throw new ServerError('SUBMISSION_SUPERSEDED', `supersedes_id: submission ${p.supersedesId} was superseded concurrently`, { cause: e });
+    if (isUniqueViolation(e))
+      throw new ServerError('SUBMISSION_SUPERSEDED', `supersedes_id: submission ${p.supersedesId} was superseded concurrently`, { cause: e });
     throw e;
   }
   await saveCase(uow, c, {});
-  await uow.audit({ action: 'case.submission-create', target: `case:${c.id}`, detail: { submission_id: row.id, stage: row.stage, digest: row.digest, pdf_digest: row.pdf_digest, supersedes_id: row.supersedes_id } });
+  await uow.audit({
+    action: 'case.submission-create',
+    target: `case:${c.id}`,
+    detail: { submission_id: row.id, stage: row.stage, digest: row.digest, pdf_digest: row.pdf_digest, supersedes_id: row.supersedes_id },
+  });
   return row;
 };
 
@@ -81,7 +87,10 @@ export function checkRecipients(stage: string, recipients: readonly Recipient[],
     if (recipients.length !== 1 || recipients[0] !== 'users') throw new ServerError('CASE_INVALID', 'recipients: the advisory is filed to ["users"]');
   } else if (set.has('users')) throw new ServerError('CASE_INVALID', `recipients: a ${stage} is filed to the CSIRT and ENISA, not to users`);
   if (set.has('csirt') && (memberState === undefined || !(MEMBER_STATES as readonly string[]).includes(memberState))) {
-    throw new ServerError('CASE_INVALID', `member_state: the Member State of the coordinator CSIRT (main establishment) is required, one of ${MEMBER_STATES.join(', ')}`);
+    throw new ServerError(
+      'CASE_INVALID',
+      `member_state: the Member State of the coordinator CSIRT (main establishment) is required, one of ${MEMBER_STATES.join(', ')}`,
+    );
   }
   if (!set.has('csirt') && memberState !== undefined) throw new ServerError('CASE_INVALID', 'member_state: only for a filing to the CSIRT');
 }
@@ -99,7 +108,8 @@ export const recordFiling: Command<FilingInput, FilingRow> = async (uow, input) 
     if (input.transport !== 'manual') throw new ServerError('CASE_INVALID', `filed_at: only for a manual filing (the ${input.transport} transport files now)`);
     filedAt = new Date(input.filedAt);
     if (filedAt > uow.now) throw new ServerError('CASE_INVALID', `filed_at: ${filedAt.toISOString()} is in the future (now ${uow.now.toISOString()})`);
-    if (filedAt < s.created_at) throw new ServerError('CASE_INVALID', `filed_at: ${filedAt.toISOString()} is before the submission was produced (${s.created_at.toISOString()})`);
+    if (filedAt < s.created_at)
+      throw new ServerError('CASE_INVALID', `filed_at: ${filedAt.toISOString()} is before the submission was produced (${s.created_at.toISOString()})`);
   }
   const row = await insertFiling(uow.trx, {
     tenant_id: uow.tenant,
@@ -118,7 +128,16 @@ export const recordFiling: Command<FilingInput, FilingRow> = async (uow, input) 
   await uow.audit({
     action: 'case.submission-file',
     target: `case:${c.id}`,
-    detail: { submission_id: s.id, stage: s.stage, digest: s.digest, recipients: row.recipients, member_state: row.member_state, transport: row.transport, filed_at: filedAt.toISOString(), external_reference: row.external_reference },
+    detail: {
+      submission_id: s.id,
+      stage: s.stage,
+      digest: s.digest,
+      recipients: row.recipients,
+      member_state: row.member_state,
+      transport: row.transport,
+      filed_at: filedAt.toISOString(),
+      external_reference: row.external_reference,
+    },
   });
   return row;
 };

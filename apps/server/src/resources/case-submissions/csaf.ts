@@ -84,7 +84,11 @@ export function buildCsaf(f: CsafFacts): Record<string, unknown> {
   }));
   if (f.fixingRelease !== null) {
     const r = f.fixingRelease;
-    productBranches.push({ category: 'product_name', name: r.product, branches: [{ category: 'product_version', name: r.version, product: { name: `${r.product} ${r.version}`, product_id: `CSAFPID-R-${r.id}` } }] });
+    productBranches.push({
+      category: 'product_name',
+      name: r.product,
+      branches: [{ category: 'product_version', name: r.version, product: { name: `${r.product} ${r.version}`, product_id: `CSAFPID-R-${r.id}` } }],
+    });
   }
   const remediations: Record<string, unknown>[] = [];
   if (f.fixingRelease !== null) {
@@ -105,7 +109,9 @@ export function buildCsaf(f: CsafFacts): Record<string, unknown> {
     notes: [{ category: 'summary', title: 'Summary', text: String(c.summary) }],
     ...(Object.keys(productStatus).length > 0 ? { product_status: productStatus } : {}),
     remediations,
-    ...(f.kind === 'exploited_vulnerability' ? { threats: [{ category: 'exploit_status', details: 'Actively exploited (reported under Article 14 of Regulation (EU) 2024/2847).' }] } : {}),
+    ...(f.kind === 'exploited_vulnerability'
+      ? { threats: [{ category: 'exploit_status', details: 'Actively exploited (reported under Article 14 of Regulation (EU) 2024/2847).' }] }
+      : {}),
   });
   const vulnerabilities =
     f.vulnerabilityIds.length > 0 ? f.vulnerabilityIds.map((id) => vulnerability(id)) : f.kind === 'exploited_vulnerability' ? [vulnerability(undefined)] : [];
@@ -127,7 +133,11 @@ export function buildCsaf(f: CsafFacts): Record<string, unknown> {
         version: String(history.length),
         initial_release_date: history[0]!.toISOString(),
         current_release_date: f.now.toISOString(),
-        revision_history: history.map((at, i) => ({ date: at.toISOString(), number: String(i + 1), summary: i === 0 ? 'Initial advisory.' : 'Corrected advisory.' })),
+        revision_history: history.map((at, i) => ({
+          date: at.toISOString(),
+          number: String(i + 1),
+          summary: i === 0 ? 'Initial advisory.' : 'Corrected advisory.',
+        })),
         generator: { engine: { name: 'svc' }, date: f.now.toISOString() },
       },
     },
@@ -139,5 +149,6 @@ export function buildCsaf(f: CsafFacts): Record<string, unknown> {
 /** Refuses (SUBMISSION_INVALID naming the schema paths) a document the CSAF 2.0 schema rejects. */
 export function assertCsaf(doc: unknown): void {
   const issues = csafSchemaIssues(doc);
-  if (issues.length > 0) throw new ServerError('SUBMISSION_INVALID', `advisory: the generated CSAF document is not valid CSAF 2.0: ${issues.slice(0, 5).join('; ')}`);
+  if (issues.length > 0)
+    throw new ServerError('SUBMISSION_INVALID', `advisory: the generated CSAF document is not valid CSAF 2.0: ${issues.slice(0, 5).join('; ')}`);
 }

@@ -97,18 +97,25 @@ export function submissionPdf(f: SubmissionFacts, doc: SubmissionDocument, brand
     generatedAt: f.submittedAt,
     documentId: doc.digest,
   });
-  pdf.heading('Case').fields([
-    ['Case', c.id],
-    ['Kind', c.kind === 'exploited_vulnerability' ? 'Actively exploited vulnerability' : 'Severe incident having an impact on the security of the product'],
-    ['Manufacturer', f.manufacturer.name],
-    ['Products', show(c.products)],
-    ['Vulnerabilities', show(c.vulnerability_ids)],
-    ['Artifacts', c.artifacts.length === 0 ? 'none' : c.artifacts.map((a) => `${a.name} ${a.version} (${a.digest})`).join('\n')],
-    ['Aware since', c.aware_at.toISOString()],
-    ...(c.corrective_measure === null
-      ? []
-      : ([['Corrective or mitigating measure available', `${c.corrective_measure.available_at.toISOString()}${c.corrective_measure.release === null ? '' : ` (${c.corrective_measure.release.product} ${c.corrective_measure.release.version})`}`]] as [string, string][])),
-  ]);
+  pdf
+    .heading('Case')
+    .fields([
+      ['Case', c.id],
+      ['Kind', c.kind === 'exploited_vulnerability' ? 'Actively exploited vulnerability' : 'Severe incident having an impact on the security of the product'],
+      ['Manufacturer', f.manufacturer.name],
+      ['Products', show(c.products)],
+      ['Vulnerabilities', show(c.vulnerability_ids)],
+      ['Artifacts', c.artifacts.length === 0 ? 'none' : c.artifacts.map((a) => `${a.name} ${a.version} (${a.digest})`).join('\n')],
+      ['Aware since', c.aware_at.toISOString()],
+      ...(c.corrective_measure === null
+        ? []
+        : ([
+            [
+              'Corrective or mitigating measure available',
+              `${c.corrective_measure.available_at.toISOString()}${c.corrective_measure.release === null ? '' : ` (${c.corrective_measure.release.product} ${c.corrective_measure.release.version})`}`,
+            ],
+          ] as [string, string][])),
+    ]);
   if (f.deadline !== null) {
     pdf.fields([['Deadline', `${f.deadline.due_at?.toISOString() ?? 'not yet running'} (${f.deadline.basis})`]]);
   }

@@ -32,7 +32,35 @@ export interface FieldSpec {
 }
 
 /** The EU Member States (ISO 3166-1 alpha-2; Greece is GR). */
-export const MEMBER_STATES = ['AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK'] as const;
+export const MEMBER_STATES = [
+  'AT',
+  'BE',
+  'BG',
+  'CY',
+  'CZ',
+  'DE',
+  'DK',
+  'EE',
+  'ES',
+  'FI',
+  'FR',
+  'GR',
+  'HR',
+  'HU',
+  'IE',
+  'IT',
+  'LT',
+  'LU',
+  'LV',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SE',
+  'SI',
+  'SK',
+] as const;
 /** Traffic Light Protocol 2.0 labels: how sensitive the manufacturer considers the information. */
 export const TLP_LABELS = ['TLP:CLEAR', 'TLP:GREEN', 'TLP:AMBER', 'TLP:AMBER+STRICT', 'TLP:RED'] as const;
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
@@ -122,7 +150,7 @@ function checkValue(spec: FieldSpec, value: unknown): string | undefined {
       }
     case 'member_states': {
       if (!Array.isArray(value)) return `must be an array of Member State codes (${MEMBER_STATES.join(', ')}); empty when none is known`;
-      const bad = value.find((v) => !(MEMBER_STATES as readonly unknown[]).includes(v));
+      const bad: unknown = value.find((v: unknown) => !(MEMBER_STATES as readonly unknown[]).includes(v));
       if (bad !== undefined) return `${JSON.stringify(bad)} is not a Member State code (${MEMBER_STATES.join(', ')})`;
       if (new Set(value).size !== value.length) return 'lists a Member State twice';
       return undefined;

@@ -47,7 +47,8 @@ export interface PreparedSubmission {
 export async function activeCase(db: Db, tenantId: string, caseId: string): Promise<CaseRow> {
   const c = await getCase(db, tenantId, caseId);
   if (!c) throw notFound(`case ${caseId}`);
-  if (c.state !== 'open' && c.state !== 'reportable') throw new ServerError('CASE_STATE', `case ${c.id} is ${c.state}: nothing can be submitted or filed (reopen it first)`);
+  if (c.state !== 'open' && c.state !== 'reportable')
+    throw new ServerError('CASE_STATE', `case ${c.id} is ${c.state}: nothing can be submitted or filed (reopen it first)`);
   return c;
 }
 
@@ -56,7 +57,14 @@ function deadlineOf(deadlines: Deadline[], stage: Stage, requestId: string | nul
   return deadlines.find((d) => d.obligation === stage && d.request_id === requestId) ?? null;
 }
 
-export async function prepareSubmission(db: Db, blobs: BlobStore, tenantId: string, actor: string, now: Date, req: SubmissionRequest): Promise<PreparedSubmission> {
+export async function prepareSubmission(
+  db: Db,
+  blobs: BlobStore,
+  tenantId: string,
+  actor: string,
+  now: Date,
+  req: SubmissionRequest,
+): Promise<PreparedSubmission> {
   const c = await activeCase(db, tenantId, req.caseId);
   const kind = c.kind as CaseKind;
   const content = checkContent(req.stage, kind, req.content);
@@ -68,8 +76,10 @@ export async function prepareSubmission(db: Db, blobs: BlobStore, tenantId: stri
   if (req.supersedesId !== undefined) {
     const previous = await getSubmission(db, tenantId, c.id, req.supersedesId);
     if (!previous) throw new ServerError('SUBMISSION_INVALID', `supersedes_id: case ${c.id} has no submission ${req.supersedesId}`);
-    if (previous.stage !== req.stage) throw new ServerError('SUBMISSION_INVALID', `supersedes_id: submission ${previous.id} is a ${previous.stage}, not a ${req.stage}`);
-    if (previous.request_id !== requestId) throw new ServerError('SUBMISSION_INVALID', `content.request_id: the superseded intermediate report answers request ${previous.request_id}`);
+    if (previous.stage !== req.stage)
+      throw new ServerError('SUBMISSION_INVALID', `supersedes_id: submission ${previous.id} is a ${previous.stage}, not a ${req.stage}`);
+    if (previous.request_id !== requestId)
+      throw new ServerError('SUBMISSION_INVALID', `content.request_id: the superseded intermediate report answers request ${previous.request_id}`);
     const newer = await supersededBy(db, tenantId, previous.id);
     if (newer !== undefined) throw new ServerError('SUBMISSION_SUPERSEDED', `supersedes_id: submission ${previous.id} is already superseded by ${newer}`);
     supersedes = { id: previous.id, digest: previous.digest };
@@ -93,7 +103,10 @@ export async function prepareSubmission(db: Db, blobs: BlobStore, tenantId: stri
       content,
       vulnerabilityIds: c.vulnerability_ids,
       artifacts,
-      fixingRelease: release === undefined || c.corrective_at === null ? null : { id: release.id, product: release.product, version: release.version, availableAt: c.corrective_at },
+      fixingRelease:
+        release === undefined || c.corrective_at === null
+          ? null
+          : { id: release.id, product: release.product, version: release.version, availableAt: c.corrective_at },
       revisions,
       now,
     });
@@ -113,7 +126,9 @@ export async function prepareSubmission(db: Db, blobs: BlobStore, tenantId: stri
       aware_at: c.aware_at,
       artifacts: artifacts.map((a) => ({ id: a.id, name: a.name, version: a.version, kind: a.kind, digest: a.digest })),
       corrective_measure:
-        c.corrective_at === null ? null : { available_at: c.corrective_at, release: release === undefined ? null : { id: release.id, product: release.product, version: release.version } },
+        c.corrective_at === null
+          ? null
+          : { available_at: c.corrective_at, release: release === undefined ? null : { id: release.id, product: release.product, version: release.version } },
     },
     deadline: deadlineOf(caseDeadlines({ ...facts, state: c.state as CaseState }, now), req.stage, requestId),
     supersedes,
@@ -145,7 +160,14 @@ export async function prepareSubmission(db: Db, blobs: BlobStore, tenantId: stri
  * repeats them under the case lock): the case is active, the submission exists and is not
  * superseded, the recipients fit its stage. Answers the submission to deliver.
  */
-export async function prepareFiling(db: Db, tenantId: string, caseId: string, submissionId: string, recipients: readonly Recipient[], memberState: string | undefined) {
+export async function prepareFiling(
+  db: Db,
+  tenantId: string,
+  caseId: string,
+  submissionId: string,
+  recipients: readonly Recipient[],
+  memberState: string | undefined,
+) {
   const c = await activeCase(db, tenantId, caseId);
   const s = await getSubmission(db, tenantId, c.id, submissionId);
   if (!s) throw notFound(`submission ${submissionId}`);

@@ -22,7 +22,13 @@ export async function insertSubmission(db: Db, row: Insertable<CaseSubmissionsTa
 export async function getSubmission(db: Db, tenantId: string, caseId: string, id: string): Promise<SubmissionRow | undefined> {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return undefined;
-  return db.selectFrom('case_submissions').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).where('id', '=', uuid).executeTakeFirst();
+  return db
+    .selectFrom('case_submissions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('case_id', '=', caseId)
+    .where('id', '=', uuid)
+    .executeTakeFirst();
 }
 
 /** The id of the submission that supersedes `id`, if any. */
@@ -36,7 +42,14 @@ export interface SubmissionFilter {
 }
 
 /** A case's submissions, oldest first, with the id of the correction that superseded each. */
-export async function listSubmissions(db: Db, tenantId: string, caseId: string, f: SubmissionFilter, limit: number, offset: number): Promise<{ rows: (SubmissionMeta & { superseded_by: string | null })[]; total: number }> {
+export async function listSubmissions(
+  db: Db,
+  tenantId: string,
+  caseId: string,
+  f: SubmissionFilter,
+  limit: number,
+  offset: number,
+): Promise<{ rows: (SubmissionMeta & { superseded_by: string | null })[]; total: number }> {
   let q = db.selectFrom('case_submissions as s').where('s.tenant_id', '=', tenantId).where('s.case_id', '=', caseId);
   if (f.stage !== undefined) q = q.where('s.stage', '=', f.stage);
   const [rows, total] = await Promise.all([
@@ -55,7 +68,13 @@ export async function listSubmissions(db: Db, tenantId: string, caseId: string, 
 
 /** spec §8 `counts`: the case's submissions by stage, whatever the filter. */
 export async function submissionStageCounts(db: Db, tenantId: string, caseId: string): Promise<Record<string, number>> {
-  const rows = await db.selectFrom('case_submissions').select(['stage', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).where('case_id', '=', caseId).groupBy('stage').execute();
+  const rows = await db
+    .selectFrom('case_submissions')
+    .select(['stage', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('tenant_id', '=', tenantId)
+    .where('case_id', '=', caseId)
+    .groupBy('stage')
+    .execute();
   return Object.fromEntries(rows.map((r) => [r.stage, Number(r.n)]));
 }
 
@@ -85,5 +104,9 @@ export async function listFilings(db: Db, tenantId: string, caseId: string, subm
 
 /** Report branding settings of the tenant (admin branding), or undefined when never set. */
 export async function brandingSettings(db: Db, tenantId: string) {
-  return db.selectFrom('branding').select(['company_name', 'primary_color', 'accent_color', 'logo_data_url']).where('tenant_id', '=', tenantId).executeTakeFirst();
+  return db
+    .selectFrom('branding')
+    .select(['company_name', 'primary_color', 'accent_color', 'logo_data_url'])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
 }

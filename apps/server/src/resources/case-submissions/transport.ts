@@ -80,7 +80,10 @@ export class FileTransport implements SubmissionTransport {
     const dir = join(this.dir, s.tenantId, s.caseId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const files: string[] = [];
-    for (const [ext, bytes] of [['json', s.json], ['pdf', s.pdf]] as const) {
+    for (const [ext, bytes] of [
+      ['json', s.json],
+      ['pdf', s.pdf],
+    ] as const) {
       const path = join(dir, `${s.submissionId}.${ext}`);
       const tmp = join(dir, `.${randomUUID()}.tmp`);
       await writeFile(tmp, bytes, { mode: 0o600 });
@@ -110,13 +113,22 @@ export class WebhookTransport implements SubmissionTransport {
     try {
       res = await fetch(this.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-svc-submission-id': s.submissionId, 'x-svc-submission-digest': s.digest, 'x-svc-submission-stage': s.stage },
+        headers: {
+          'content-type': 'application/json',
+          'x-svc-submission-id': s.submissionId,
+          'x-svc-submission-digest': s.digest,
+          'x-svc-submission-stage': s.stage,
+        },
         body: s.json,
         redirect: 'manual',
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (e) {
-      throw new ServerError('TRANSPORT_FAILED', `webhook: no answer from the configured URL (${(e as Error).name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : (e as Error).message})`, { cause: e });
+      throw new ServerError(
+        'TRANSPORT_FAILED',
+        `webhook: no answer from the configured URL (${(e as Error).name === 'TimeoutError' ? `timed out after ${this.timeoutMs} ms` : (e as Error).message})`,
+        { cause: e },
+      );
     }
     const text = await readCapped(res);
     if (res.status < 200 || res.status > 299) throw new ServerError('TRANSPORT_FAILED', `webhook: the configured URL answered ${res.status}`);
@@ -146,6 +158,7 @@ async function readCapped(res: Response): Promise<string> {
 /** The transport a filing asks for, from the server's settings: TRANSPORT_UNAVAILABLE when it is not configured. */
 export function transportFor(name: 'file' | 'webhook', options: EvidenceOptions | undefined, dataDir: string): SubmissionTransport {
   if (name === 'file') return new FileTransport(options?.outboxDir ?? join(dataDir, 'evidence-outbox'));
-  if (options?.webhookUrl === undefined) throw new ServerError('TRANSPORT_UNAVAILABLE', 'transport: the webhook transport is not configured on this server (SVC_EVIDENCE_WEBHOOK_URL)');
+  if (options?.webhookUrl === undefined)
+    throw new ServerError('TRANSPORT_UNAVAILABLE', 'transport: the webhook transport is not configured on this server (SVC_EVIDENCE_WEBHOOK_URL)');
   return new WebhookTransport(options.webhookUrl, options.webhookTimeoutMs);
 }

@@ -25,7 +25,12 @@ import {
   type CaseRow,
 } from './queries.js';
 
-export async function caseOr404(db: Db, tenantId: string, id: string, lookup: (db: Db, tenantId: string, id: string) => Promise<CaseRow | undefined> = lockCase): Promise<CaseRow> {
+export async function caseOr404(
+  db: Db,
+  tenantId: string,
+  id: string,
+  lookup: (db: Db, tenantId: string, id: string) => Promise<CaseRow | undefined> = lockCase,
+): Promise<CaseRow> {
   const row = await lookup(db, tenantId, id);
   if (!row) throw notFound(`case ${id}`);
   return row;
@@ -87,7 +92,11 @@ export const openCase: Command<OpenCaseInput, CaseRow> = async (uow, input) => {
     recorded_at: uow.now,
   });
   const row = await saveCase(uow, inserted, {});
-  await uow.audit({ action: 'case.open', target: `case:${row.id}`, detail: { kind: row.kind, title: row.title, aware_at: awareAt.toISOString(), vulnerability_ids: row.vulnerability_ids, artifact_ids: row.artifact_ids } });
+  await uow.audit({
+    action: 'case.open',
+    target: `case:${row.id}`,
+    detail: { kind: row.kind, title: row.title, aware_at: awareAt.toISOString(), vulnerability_ids: row.vulnerability_ids, artifact_ids: row.artifact_ids },
+  });
   return row;
 };
 
@@ -174,7 +183,11 @@ export const assessCase: Command<AssessInput, CaseRow> = async (uow, input) => {
     recorded_at: uow.now,
   });
   const row = await saveCase(uow, c, { state: input.outcome });
-  await uow.audit({ action: 'case.assess', target: `case:${c.id}`, detail: { outcome: input.outcome, from: c.state, assessor: input.assessor ?? uow.actor.name, assessed_at: at.toISOString() } });
+  await uow.audit({
+    action: 'case.assess',
+    target: `case:${c.id}`,
+    detail: { outcome: input.outcome, from: c.state, assessor: input.assessor ?? uow.actor.name, assessed_at: at.toISOString() },
+  });
   return row;
 };
 
@@ -182,7 +195,17 @@ export const assessCase: Command<AssessInput, CaseRow> = async (uow, input) => {
 export const reopenCase: Command<{ id: string; reason: string }, CaseRow> = async (uow, { id, reason }) => {
   const c = await caseOr404(uow.trx, uow.tenant, id);
   requireState(c, ['not_reportable', 'closed'], 'reopen it');
-  await insertDecision(uow.trx, { tenant_id: uow.tenant, case_id: c.id, decision: 'reopened', rationale: reason, decided_by: uow.actor.name, decided_at: uow.now, from_state: c.state, recorded_by: uow.actor.name, recorded_at: uow.now });
+  await insertDecision(uow.trx, {
+    tenant_id: uow.tenant,
+    case_id: c.id,
+    decision: 'reopened',
+    rationale: reason,
+    decided_by: uow.actor.name,
+    decided_at: uow.now,
+    from_state: c.state,
+    recorded_by: uow.actor.name,
+    recorded_at: uow.now,
+  });
   const row = await saveCase(uow, c, { state: 'open' });
   await uow.audit({ action: 'case.reopen', target: `case:${c.id}`, detail: { from: c.state, reason } });
   return row;
@@ -194,7 +217,17 @@ export const closeCase: Command<{ id: string; reason: string }, CaseRow> = async
   requireState(c, ['reportable'], 'close it');
   const facts = await deadlineFacts(uow.trx, uow.tenant, c);
   if (facts.firstFiled.final_report === undefined) throw new ServerError('CASE_STATE', `case ${c.id}: no final report has been filed yet`);
-  await insertDecision(uow.trx, { tenant_id: uow.tenant, case_id: c.id, decision: 'closed', rationale: reason, decided_by: uow.actor.name, decided_at: uow.now, from_state: c.state, recorded_by: uow.actor.name, recorded_at: uow.now });
+  await insertDecision(uow.trx, {
+    tenant_id: uow.tenant,
+    case_id: c.id,
+    decision: 'closed',
+    rationale: reason,
+    decided_by: uow.actor.name,
+    decided_at: uow.now,
+    from_state: c.state,
+    recorded_by: uow.actor.name,
+    recorded_at: uow.now,
+  });
   const row = await saveCase(uow, c, { state: 'closed' });
   await uow.audit({ action: 'case.close', target: `case:${c.id}`, detail: { reason } });
   return row;
@@ -231,7 +264,8 @@ export const recordCorrectiveMeasure: Command<MeasureInput, CaseRow> = async (uo
   if (rollout && release && rollout.release_id !== null && rollout.release_id !== release.id) {
     throw new ServerError('CASE_INVALID', `rollout_id: rollout ${rollout.id} deploys release ${rollout.release_id}, not ${release.id}`);
   }
-  const availableAt = input.available_at !== undefined ? pastTime('available_at', input.available_at, uow.now) : (release?.created_at ?? rollout?.created_at ?? uow.now);
+  const availableAt =
+    input.available_at !== undefined ? pastTime('available_at', input.available_at, uow.now) : (release?.created_at ?? rollout?.created_at ?? uow.now);
   await insertMeasure(uow.trx, {
     tenant_id: uow.tenant,
     case_id: c.id,
@@ -247,7 +281,13 @@ export const recordCorrectiveMeasure: Command<MeasureInput, CaseRow> = async (uo
   await uow.audit({
     action: 'case.corrective-measure',
     target: `case:${c.id}`,
-    detail: { available_at: availableAt.toISOString(), release_id: release?.id ?? null, rollout_id: rollout?.id ?? null, correction: previous.length > 0, ...(previous.length > 0 ? { reason: input.reason } : {}) },
+    detail: {
+      available_at: availableAt.toISOString(),
+      release_id: release?.id ?? null,
+      rollout_id: rollout?.id ?? null,
+      correction: previous.length > 0,
+      ...(previous.length > 0 ? { reason: input.reason } : {}),
+    },
   });
   return row;
 };
@@ -278,6 +318,10 @@ export const requestIntermediateReport: Command<IntermediateRequestInput, { case
     recorded_at: uow.now,
   });
   const row = await saveCase(uow, c, {});
-  await uow.audit({ action: 'case.intermediate-request', target: `case:${c.id}`, detail: { request_id: request.id, requested_by: input.requested_by, due_at: dueAt.toISOString() } });
+  await uow.audit({
+    action: 'case.intermediate-request',
+    target: `case:${c.id}`,
+    detail: { request_id: request.id, requested_by: input.requested_by, due_at: dueAt.toISOString() },
+  });
   return { caseRow: row, requestId: request.id };
 };

@@ -140,7 +140,16 @@ export function caseDeadlines(facts: DeadlineFacts, now: Date): Deadline[] {
   ];
   const requests = [...facts.intermediateRequests].sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime());
   for (const r of requests) {
-    out.push(deadline(facts, now, { obligation: 'intermediate', request_id: r.id, article: 'Art. 14 (intermediate report on request)', basis: 'due time set by the request', due: r.dueAt, metAt: r.metAt }));
+    out.push(
+      deadline(facts, now, {
+        obligation: 'intermediate',
+        request_id: r.id,
+        article: 'Art. 14 (intermediate report on request)',
+        basis: 'due time set by the request',
+        due: r.dueAt,
+        metAt: r.metAt,
+      }),
+    );
   }
   return out;
 }

@@ -38,7 +38,11 @@ export function normalizeVulnerabilityIds(ids: readonly string[], field = 'vulne
   const out: string[] = [];
   ids.forEach((raw, i) => {
     const id = normalizeVulnerabilityId(raw);
-    if (id === undefined) throw new ServerError('CASE_INVALID', `${field}[${i}]: ${JSON.stringify(raw)} is not a vulnerability id (CVE-YYYY-NNNN, GHSA-xxxx-xxxx-xxxx or an OSV id such as PYSEC-2021-1)`);
+    if (id === undefined)
+      throw new ServerError(
+        'CASE_INVALID',
+        `${field}[${i}]: ${JSON.stringify(raw)} is not a vulnerability id (CVE-YYYY-NNNN, GHSA-xxxx-xxxx-xxxx or an OSV id such as PYSEC-2021-1)`,
+      );
     if (!out.includes(id)) out.push(id);
   });
   return out;

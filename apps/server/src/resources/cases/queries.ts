@@ -6,13 +6,7 @@
  */
 import { normalizeUuid } from '@svc/release-core';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
-import type {
-  CaseAwarenessTable,
-  CaseDecisionsTable,
-  CaseIntermediateRequestsTable,
-  CaseMeasuresTable,
-  CasesTable,
-} from '../../store/case-tables.js';
+import type { CaseAwarenessTable, CaseDecisionsTable, CaseIntermediateRequestsTable, CaseMeasuresTable, CasesTable } from '../../store/case-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { CaseState, DeadlineFacts } from './deadlines.js';
 
@@ -61,7 +55,13 @@ export type CasePatch = Partial<
 >;
 
 export async function updateCase(db: Db, tenantId: string, id: string, patch: CasePatch, now: Date): Promise<CaseRow> {
-  return db.updateTable('cases').set({ ...patch, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  return db
+    .updateTable('cases')
+    .set({ ...patch, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function insertAwareness(db: Db, row: Insertable<CaseAwarenessTable>): Promise<AwarenessRow> {
@@ -94,13 +94,26 @@ export async function insertIntermediateRequest(db: Db, row: Insertable<CaseInte
 }
 
 export async function listIntermediateRequests(db: Db, tenantId: string, caseId: string): Promise<IntermediateRequestRow[]> {
-  return db.selectFrom('case_intermediate_requests').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('requested_at').orderBy('seq').execute();
+  return db
+    .selectFrom('case_intermediate_requests')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('case_id', '=', caseId)
+    .orderBy('requested_at')
+    .orderBy('seq')
+    .execute();
 }
 
 export async function getIntermediateRequest(db: Db, tenantId: string, caseId: string, id: string): Promise<IntermediateRequestRow | undefined> {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return undefined;
-  return db.selectFrom('case_intermediate_requests').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).where('id', '=', uuid).executeTakeFirst();
+  return db
+    .selectFrom('case_intermediate_requests')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('case_id', '=', caseId)
+    .where('id', '=', uuid)
+    .executeTakeFirst();
 }
 
 /**
@@ -122,7 +135,7 @@ export async function deadlineFacts(db: Db, tenantId: string, c: CaseRow): Promi
   const firstFiled: DeadlineFacts['firstFiled'] = {};
   const answered = new Map<string, Date>();
   for (const r of filed) {
-    const at = new Date(r.first as unknown as Date);
+    const at = new Date(r.first);
     if (r.stage === 'intermediate' && r.request_id !== null) answered.set(r.request_id, at);
     else if (r.stage === 'early_warning' || r.stage === 'notification' || r.stage === 'final_report') {
       const prev = firstFiled[r.stage];
@@ -154,7 +167,14 @@ export interface CaseFilter {
  * newest first among them), and `total` of the filtered set. `next_due_at` is kept by every
  * command from deadlines.ts, so the filters and the order are one index walk.
  */
-export async function listCases(db: Db, tenantId: string, f: CaseFilter, now: Date, limit: number, offset: number): Promise<{ rows: CaseRow[]; total: number }> {
+export async function listCases(
+  db: Db,
+  tenantId: string,
+  f: CaseFilter,
+  now: Date,
+  limit: number,
+  offset: number,
+): Promise<{ rows: CaseRow[]; total: number }> {
   let q = db.selectFrom('cases').where('tenant_id', '=', tenantId);
   if (f.state !== undefined) q = q.where('state', '=', f.state);
   if (f.kind !== undefined) q = q.where('kind', '=', f.kind);
@@ -163,7 +183,14 @@ export async function listCases(db: Db, tenantId: string, f: CaseFilter, now: Da
   if (f.overdue === false) q = q.where((eb) => eb.or([eb('next_due_at', 'is', null), eb('next_due_at', '>=', now)]));
   if (f.dueWithinHours !== undefined) q = q.where('next_due_at', '>=', now).where('next_due_at', '<=', new Date(now.getTime() + f.dueWithinHours * 3600_000));
   const [rows, total] = await Promise.all([
-    q.selectAll().orderBy(sql`next_due_at ASC NULLS LAST`).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
+    q
+      .selectAll()
+      .orderBy(sql`next_due_at ASC NULLS LAST`)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.n) };
@@ -171,7 +198,12 @@ export async function listCases(db: Db, tenantId: string, f: CaseFilter, now: Da
 
 /** spec §8 `counts`: the tenant's cases by state, whatever the filter. */
 export async function caseStateCounts(db: Db, tenantId: string): Promise<Record<CaseState, number>> {
-  const rows = await db.selectFrom('cases').select(['state', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('state').execute();
+  const rows = await db
+    .selectFrom('cases')
+    .select(['state', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('tenant_id', '=', tenantId)
+    .groupBy('state')
+    .execute();
   const counts: Record<CaseState, number> = { open: 0, reportable: 0, not_reportable: 0, closed: 0 };
   for (const r of rows) if (r.state in counts) counts[r.state as CaseState] = Number(r.n);
   return counts;
@@ -184,7 +216,11 @@ export async function artifactsByIds(db: Db, tenantId: string, ids: readonly str
     .selectFrom('artifacts')
     .select(['id', 'name', 'version', 'kind', 'digest', 'length', 'filename', 'media_type'])
     .where('tenant_id', '=', tenantId)
-    .where('id', 'in', ids.flatMap((id) => normalizeUuid(id) ?? []))
+    .where(
+      'id',
+      'in',
+      ids.flatMap((id) => normalizeUuid(id) ?? []),
+    )
     .orderBy('name')
     .orderBy('version')
     .execute();
@@ -199,20 +235,35 @@ export async function existingGroupIds(db: Db, tenantId: string, ids: readonly s
 
 export async function existingDevices(db: Db, tenantId: string, names: readonly string[]): Promise<Set<string>> {
   if (names.length === 0) return new Set();
-  const rows = await db.selectFrom('devices').select('name').where('tenant_id', '=', tenantId).where('name', 'in', [...names]).execute();
+  const rows = await db
+    .selectFrom('devices')
+    .select('name')
+    .where('tenant_id', '=', tenantId)
+    .where('name', 'in', [...names])
+    .execute();
   return new Set(rows.map((r) => r.name));
 }
 
 export async function getRelease(db: Db, tenantId: string, id: string) {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return undefined;
-  return db.selectFrom('releases').select(['id', 'product', 'version', 'envelope_digest', 'payload_digest', 'created_at']).where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
+  return db
+    .selectFrom('releases')
+    .select(['id', 'product', 'version', 'envelope_digest', 'payload_digest', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', uuid)
+    .executeTakeFirst();
 }
 
 export async function getRollout(db: Db, tenantId: string, id: string) {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return undefined;
-  return db.selectFrom('rollouts').select(['id', 'deployment_id', 'release_id', 'artifact_id', 'created_at']).where('tenant_id', '=', tenantId).where('id', '=', uuid).executeTakeFirst();
+  return db
+    .selectFrom('rollouts')
+    .select(['id', 'deployment_id', 'release_id', 'artifact_id', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', uuid)
+    .executeTakeFirst();
 }
 
 export async function tenantName(db: Db, tenantId: string): Promise<string> {
@@ -236,7 +287,11 @@ export interface LinkedEvidence {
   exposure: Record<string, unknown>[];
 }
 
-export async function findingsAndExposureFor(_db: Db, _tenantId: string, _ids: { vulnerabilityIds: readonly string[]; artifactIds: readonly string[] }): Promise<LinkedEvidence> {
+export async function findingsAndExposureFor(
+  _db: Db,
+  _tenantId: string,
+  _ids: { vulnerabilityIds: readonly string[]; artifactIds: readonly string[] },
+): Promise<LinkedEvidence> {
   return { source: 'none', findings: [], exposure: [] };
 }
 
@@ -255,15 +310,25 @@ export interface AuditSliceRow {
 const AUDIT_COLUMNS = ['id', 'seq', 'at', 'actor', 'credential', 'action', 'target', 'request_id', 'detail'] as const;
 
 /** The audit-trail slice of a case (every case command audits `case:<id>`), oldest first, one page. */
-export async function caseAuditPage(db: Db, tenantId: string, caseId: string, limit: number, offset: number): Promise<{ rows: AuditSliceRow[]; total: number; counts: Record<string, number> }> {
+export async function caseAuditPage(
+  db: Db,
+  tenantId: string,
+  caseId: string,
+  limit: number,
+  offset: number,
+): Promise<{ rows: AuditSliceRow[]; total: number; counts: Record<string, number> }> {
   const target = `case:${caseId}`;
   const base = db.selectFrom('audit_events').where('tenant_id', '=', tenantId).where('target', '=', target);
   const [rows, byAction] = await Promise.all([
     base.select(AUDIT_COLUMNS).orderBy('seq').limit(limit).offset(offset).execute(),
-    base.select(['action', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('action').orderBy('action').execute(),
+    base
+      .select(['action', (eb) => eb.fn.countAll<string>().as('n')])
+      .groupBy('action')
+      .orderBy('action')
+      .execute(),
   ]);
   const counts = Object.fromEntries(byAction.map((r) => [r.action, Number(r.n)]));
-  return { rows: rows as AuditSliceRow[], total: Object.values(counts).reduce((a, b) => a + b, 0), counts };
+  return { rows: rows, total: Object.values(counts).reduce((a, b) => a + b, 0), counts };
 }
 
 /** The slice in keyset batches up to `maxSeq` (the export's cut-off): memory stays flat. */
@@ -288,6 +353,10 @@ export async function* iterateCaseAudit(db: Db, tenantId: string, caseId: string
 
 /** The newest audit sequence number of the tenant: an export reads the trail up to it. */
 export async function latestAuditSeq(db: Db, tenantId: string): Promise<string> {
-  const row = await db.selectFrom('audit_events').select((eb) => eb.fn.max('seq').as('seq')).where('tenant_id', '=', tenantId).executeTakeFirst();
+  const row = await db
+    .selectFrom('audit_events')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
   return row?.seq === null || row?.seq === undefined ? '0' : String(row.seq);
 }

@@ -41,7 +41,12 @@ export function caseItemView(c: CaseRow, now: Date) {
     next_deadline:
       due === null
         ? null
-        : { obligation: c.next_due_obligation, due_at: iso(due), remaining_seconds: Math.trunc((due.getTime() - now.getTime()) / 1000), overdue: now.getTime() > due.getTime() },
+        : {
+            obligation: c.next_due_obligation,
+            due_at: iso(due),
+            remaining_seconds: Math.trunc((due.getTime() - now.getTime()) / 1000),
+            overdue: now.getTime() > due.getTime(),
+          },
     created_by: c.created_by,
     created_at: iso(c.created_at),
     updated_at: iso(c.updated_at),
@@ -49,19 +54,54 @@ export function caseItemView(c: CaseRow, now: Date) {
 }
 
 export function awarenessView(a: AwarenessRow) {
-  return { id: a.id, aware_at: iso(a.aware_at), aware_by: a.aware_by, evidence: a.evidence, reason: a.reason, supersedes_id: a.supersedes_id, recorded_by: a.recorded_by, recorded_at: iso(a.recorded_at) };
+  return {
+    id: a.id,
+    aware_at: iso(a.aware_at),
+    aware_by: a.aware_by,
+    evidence: a.evidence,
+    reason: a.reason,
+    supersedes_id: a.supersedes_id,
+    recorded_by: a.recorded_by,
+    recorded_at: iso(a.recorded_at),
+  };
 }
 
 export function decisionView(d: DecisionRow) {
-  return { id: d.id, decision: d.decision, rationale: d.rationale, decided_by: d.decided_by, decided_at: iso(d.decided_at), from_state: d.from_state, recorded_by: d.recorded_by, recorded_at: iso(d.recorded_at) };
+  return {
+    id: d.id,
+    decision: d.decision,
+    rationale: d.rationale,
+    decided_by: d.decided_by,
+    decided_at: iso(d.decided_at),
+    from_state: d.from_state,
+    recorded_by: d.recorded_by,
+    recorded_at: iso(d.recorded_at),
+  };
 }
 
 export function measureView(m: MeasureRow) {
-  return { id: m.id, available_at: iso(m.available_at), release_id: m.release_id, rollout_id: m.rollout_id, description: m.description, reason: m.reason, recorded_by: m.recorded_by, recorded_at: iso(m.recorded_at) };
+  return {
+    id: m.id,
+    available_at: iso(m.available_at),
+    release_id: m.release_id,
+    rollout_id: m.rollout_id,
+    description: m.description,
+    reason: m.reason,
+    recorded_by: m.recorded_by,
+    recorded_at: iso(m.recorded_at),
+  };
 }
 
 export function intermediateRequestView(r: IntermediateRequestRow) {
-  return { id: r.id, requested_by: r.requested_by, requested_at: iso(r.requested_at), due_at: iso(r.due_at), reference: r.reference, recorded_by: r.recorded_by, recorded_at: iso(r.recorded_at) };
+  return {
+    id: r.id,
+    requested_by: r.requested_by,
+    requested_at: iso(r.requested_at),
+    due_at: iso(r.due_at),
+    reference: r.reference,
+    recorded_by: r.recorded_by,
+    recorded_at: iso(r.recorded_at),
+  };
 }
 
 export interface CaseRecords {
@@ -80,7 +120,10 @@ export function caseView(c: CaseRow, r: CaseRecords, now: Date) {
     ...caseItemView(c, now),
     awareness: current === undefined ? null : { ...awarenessView(current), corrections: r.awareness.length - 1 },
     awareness_history: r.awareness.map(awarenessView),
-    assessment: assessment === undefined ? null : { outcome: assessment.decision, rationale: assessment.rationale, assessor: assessment.decided_by, assessed_at: iso(assessment.decided_at) },
+    assessment:
+      assessment === undefined
+        ? null
+        : { outcome: assessment.decision, rationale: assessment.rationale, assessor: assessment.decided_by, assessed_at: iso(assessment.decided_at) },
     decisions: r.decisions.map(decisionView),
     corrective_measures: r.measures.map(measureView),
     intermediate_requests: r.requests.map(intermediateRequestView),

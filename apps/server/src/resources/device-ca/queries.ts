@@ -42,6 +42,14 @@ export async function insertDeviceCertificate(
 ): Promise<void> {
   await db
     .insertInto('device_certificates')
-    .values({ tenant_id: c.tenantId, device_name: c.deviceName, serial: c.serial, fingerprint: c.fingerprint, not_after: c.notAfter, reason: c.reason, issued_at: c.issuedAt })
+    .values({
+      tenant_id: c.tenantId,
+      device_name: c.deviceName,
+      serial: c.serial,
+      fingerprint: c.fingerprint,
+      not_after: c.notAfter,
+      reason: c.reason,
+      issued_at: c.issuedAt,
+    })
     .execute();
 }

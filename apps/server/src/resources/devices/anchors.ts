@@ -1,5 +1,5 @@
 /**
- * Per-process anchors for deep device-list pages (spec 8 offset pagination).
+ * Per-process anchors for deep device-list pages (spec §8 offset pagination).
  *
  * For one list (tenant + status + q) the name at every `every`-th position, read in one
  * snapshot together with the tenant's list version (migration 0010). A page at offset O

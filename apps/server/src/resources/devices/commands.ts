@@ -49,10 +49,30 @@ export const enrollDevice: Command<Enrollment, void> = async (uow, e) => {
   // the token was read for this tenant before the certificate was signed
   if (tenantId !== uow.tenant) throw new ServerError('ENROLL_TOKEN_INVALID', 'enrollment token: unknown');
   const c = e.certificate;
-  await insertDeviceCertificate(uow.trx, { tenantId, deviceName: e.name, serial: c.serial, fingerprint: c.fingerprint, notAfter: c.notAfter, reason: 'enroll', issuedAt: uow.now });
-  await upsertEnrolledDevice(uow.trx, { tenantId, name: e.name, profile: e.profile, agentVersion: e.agentVersion, certFingerprint: c.fingerprint, certNotAfter: c.notAfter, now: uow.now });
+  await insertDeviceCertificate(uow.trx, {
+    tenantId,
+    deviceName: e.name,
+    serial: c.serial,
+    fingerprint: c.fingerprint,
+    notAfter: c.notAfter,
+    reason: 'enroll',
+    issuedAt: uow.now,
+  });
+  await upsertEnrolledDevice(uow.trx, {
+    tenantId,
+    name: e.name,
+    profile: e.profile,
+    agentVersion: e.agentVersion,
+    certFingerprint: c.fingerprint,
+    certNotAfter: c.notAfter,
+    now: uow.now,
+  });
   // the credential was the enrollment token
-  await uow.audit({ action: 'device.enroll', target: `device:${e.name}`, detail: { enroll_token_id: tokenId, cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() } });
+  await uow.audit({
+    action: 'device.enroll',
+    target: `device:${e.name}`,
+    detail: { enroll_token_id: tokenId, cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() },
+  });
 };
 
 /**
@@ -61,8 +81,20 @@ export const enrollDevice: Command<Enrollment, void> = async (uow, e) => {
  * so a device that lost the answer still gets in with the old one and renews again.
  */
 export const renewDeviceCertificate: Command<{ name: string; certificate: SignedDeviceCertificate }, void> = async (uow, { name, certificate: c }) => {
-  await insertDeviceCertificate(uow.trx, { tenantId: uow.tenant, deviceName: name, serial: c.serial, fingerprint: c.fingerprint, notAfter: c.notAfter, reason: 'renew', issuedAt: uow.now });
-  await uow.audit({ action: 'device.certificate.renew', target: `device:${name}`, detail: { cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() } });
+  await insertDeviceCertificate(uow.trx, {
+    tenantId: uow.tenant,
+    deviceName: name,
+    serial: c.serial,
+    fingerprint: c.fingerprint,
+    notAfter: c.notAfter,
+    reason: 'renew',
+    issuedAt: uow.now,
+  });
+  await uow.audit({
+    action: 'device.certificate.renew',
+    target: `device:${name}`,
+    detail: { cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() },
+  });
 };
 
 /**

@@ -29,14 +29,36 @@ export interface DeviceRecord {
   updated_at: Date;
 }
 
-const COLUMNS = ['id', 'tenant_id', 'name', 'status', 'profile', 'agent_version', 'last_seen', 'cert_fingerprint', 'cert_not_after', 'created_at', 'updated_at'] as const;
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'name',
+  'status',
+  'profile',
+  'agent_version',
+  'last_seen',
+  'cert_fingerprint',
+  'cert_not_after',
+  'created_at',
+  'updated_at',
+] as const;
 
 export async function getDeviceByName(db: Db, tenantId: string, name: string): Promise<DeviceRecord | undefined> {
   return db.selectFrom('devices').select(COLUMNS).where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
 }
 
-export async function addDeviceHistory(db: Db, tenantId: string, deviceId: string, event: string, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
-  await db.insertInto('device_history').values({ tenant_id: tenantId, device_id: deviceId, event, at, detail: JSON.stringify(detail) }).execute();
+export async function addDeviceHistory(
+  db: Db,
+  tenantId: string,
+  deviceId: string,
+  event: string,
+  at: Date,
+  detail: Record<string, unknown> = {},
+): Promise<void> {
+  await db
+    .insertInto('device_history')
+    .values({ tenant_id: tenantId, device_id: deviceId, event, at, detail: JSON.stringify(detail) })
+    .execute();
 }
 
 /**
@@ -46,7 +68,15 @@ export async function addDeviceHistory(db: Db, tenantId: string, deviceId: strin
  */
 export async function upsertEnrolledDevice(
   db: Db,
-  input: { tenantId: string; name: string; profile?: string | null; agentVersion?: string | null; certFingerprint: string; certNotAfter: Date | null; now: Date },
+  input: {
+    tenantId: string;
+    name: string;
+    profile?: string | null;
+    agentVersion?: string | null;
+    certFingerprint: string;
+    certNotAfter: Date | null;
+    now: Date;
+  },
 ): Promise<DeviceRecord> {
   if (!IDENTIFIER_PATTERNS.deviceName.test(input.name)) throw new Error(`device name: must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
   const row = await db
@@ -80,7 +110,11 @@ export async function upsertEnrolledDevice(
 }
 
 /** What the device channel's authentication reads of a device on every call (one indexed row). */
-export async function deviceCredentialRow(db: Db, tenantId: string, name: string): Promise<{ id: string; status: string; cert_fingerprint: string | null } | undefined> {
+export async function deviceCredentialRow(
+  db: Db,
+  tenantId: string,
+  name: string,
+): Promise<{ id: string; status: string; cert_fingerprint: string | null } | undefined> {
   return db.selectFrom('devices').select(['id', 'status', 'cert_fingerprint']).where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
 }
 
@@ -206,7 +240,7 @@ export async function setDecommissioned(db: Db, tenantId: string, name: string, 
 
 export type DeviceCounts = Record<DeviceStatus, number>;
 
-/** spec 8 `counts`: read from the trigger-maintained table, O(statuses), never a scan. */
+/** spec §8 `counts`: read from the trigger-maintained table, O(statuses), never a scan. */
 export async function deviceCounts(db: Kysely<Database>, tenantId: string): Promise<DeviceCounts> {
   const rows = await db.selectFrom('device_counts').select(['status', 'n']).where('tenant_id', '=', tenantId).execute();
   const counts: DeviceCounts = { online: 0, offline: 0, decommissioned: 0 };
@@ -221,7 +255,7 @@ export interface DeviceFilter {
   offset: number;
 }
 
-/** The fields a list page carries (spec 8 keeps the page small). */
+/** The fields a list page carries (spec §8 keeps the page small). */
 export type DeviceListItem = Pick<DeviceRecord, 'name' | 'status' | 'profile' | 'agent_version' | 'last_seen' | 'cert_fingerprint' | 'created_at'>;
 
 /** One result row: the tenant's counts, the filtered total and the page as JSON text. */
@@ -266,7 +300,7 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   const conditions = [sql`tenant_id = ${tenantId}`];
   if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
   const hasQ = filter.q !== undefined && filter.q !== '';
-  // Names are lowercase by the table's CHECK (contracts 4), so a case-sensitive LIKE on the
+  // Names are lowercase by the table's CHECK (contracts §4), so a case-sensitive LIKE on the
   // lowercased needle is exactly ILIKE, and much cheaper per row when a scan is chosen.
   if (hasQ) conditions.push(sql`name LIKE ${likeContains(filter.q!.toLowerCase())} ESCAPE '\\'`);
   const where = sql.join(conditions, sql` AND `);
@@ -290,14 +324,21 @@ export function deviceListKey(tenantId: string, filter: Pick<DeviceFilter, 'stat
 }
 
 /**
- * One page statement. spec 8 offset pagination: skipping N rows walks N index entries. With
+ * One page statement. spec §8 offset pagination: skipping N rows walks N index entries. With
  * an offset, the skip runs on names only (an index-only scan of devices_tenant_name or
  * devices_tenant_status_name, no heap visit per skipped row), then the page's rows are
  * fetched by name: offset 50k went from 45 ms to 11 ms of database time. With an anchor the
  * walk starts at the anchor's name and skips `anchor.skip` (< every) entries. The first page
  * reads its rows directly (the extra join would cost more than it saves).
  */
-async function listPage(db: Kysely<Database>, tenantId: string, filter: DeviceFilter, where: RawBuilder<unknown>, hasQ: boolean, anchor: { name: string; skip: number } | undefined): Promise<DevicePage & { version: string | undefined }> {
+async function listPage(
+  db: Kysely<Database>,
+  tenantId: string,
+  filter: DeviceFilter,
+  where: RawBuilder<unknown>,
+  hasQ: boolean,
+  anchor: { name: string; skip: number } | undefined,
+): Promise<DevicePage & { version: string | undefined }> {
   const pageRows =
     filter.offset === 0
       ? sql`SELECT name, list_json FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit}`
@@ -321,7 +362,8 @@ async function listPage(db: Kysely<Database>, tenantId: string, filter: DeviceFi
     FROM device_counts WHERE tenant_id = ${tenantId}`.execute(db);
   const row = result.rows[0]!;
   const counts: DeviceCounts = { online: Number(row.online), offline: Number(row.offline), decommissioned: Number(row.decommissioned) };
-  const total = row.total !== null ? Number(row.total) : filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned;
+  const total =
+    row.total !== null ? Number(row.total) : filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned;
   return { devicesJson: `[${row.devices}]`, total, counts, version: row.version };
 }
 
@@ -338,8 +380,22 @@ async function readAnchors(db: Kysely<Database>, tenantId: string, where: RawBui
 /** spec §8: a page of the device's history, newest first; `counts` by event and `total` over the device's whole history. */
 export async function deviceHistory(db: Db, deviceId: string, limit: number, offset: number) {
   const [rows, byEvent] = await Promise.all([
-    db.selectFrom('device_history').select(['id', 'at', 'event', 'detail']).where('device_id', '=', deviceId).orderBy('at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
-    db.selectFrom('device_history').select(['event', (eb) => eb.fn.countAll<string>().as('n')]).where('device_id', '=', deviceId).groupBy('event').orderBy('event').execute(),
+    db
+      .selectFrom('device_history')
+      .select(['id', 'at', 'event', 'detail'])
+      .where('device_id', '=', deviceId)
+      .orderBy('at', 'desc')
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db
+      .selectFrom('device_history')
+      .select(['event', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('device_id', '=', deviceId)
+      .groupBy('event')
+      .orderBy('event')
+      .execute(),
   ]);
   const counts: Record<string, number> = Object.fromEntries(byEvent.map((r) => [r.event, Number(r.n)]));
   return { rows, total: byEvent.reduce((n, r) => n + Number(r.n), 0), counts };

@@ -35,7 +35,11 @@ export const createEnrollToken: Command<NewEnrollToken, { token: EnrollTokenReco
     expiresAt,
     createdBy: uow.actor.name,
   });
-  await uow.audit({ action: 'enroll-token.create', target: `enroll-token:${token.id}`, detail: { max_uses: token.max_uses, expires_at: new Date(token.expires_at).toISOString() } });
+  await uow.audit({
+    action: 'enroll-token.create',
+    target: `enroll-token:${token.id}`,
+    detail: { max_uses: token.max_uses, expires_at: new Date(token.expires_at).toISOString() },
+  });
   return { token, plaintext: secret.plaintext };
 };
 

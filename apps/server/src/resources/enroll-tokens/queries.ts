@@ -23,7 +23,15 @@ export async function insertEnrollToken(
 ): Promise<EnrollTokenRecord> {
   return db
     .insertInto('enroll_tokens')
-    .values({ tenant_id: input.tenantId, name: input.name, prefix: input.prefix, secret_hash: input.secretHash, max_uses: input.maxUses, expires_at: input.expiresAt, created_by: input.createdBy })
+    .values({
+      tenant_id: input.tenantId,
+      name: input.name,
+      prefix: input.prefix,
+      secret_hash: input.secretHash,
+      max_uses: input.maxUses,
+      expires_at: input.expiresAt,
+      created_by: input.createdBy,
+    })
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
 }
@@ -36,9 +44,23 @@ export interface EnrollTokenCounts {
 }
 
 /** spec §8: a page, newest first; `total` and `counts` by state at `now`, over the tenant's tokens. */
-export async function listEnrollTokens(db: Db, tenantId: string, now: Date, limit: number, offset: number): Promise<{ rows: EnrollTokenRecord[]; total: number; counts: EnrollTokenCounts }> {
+export async function listEnrollTokens(
+  db: Db,
+  tenantId: string,
+  now: Date,
+  limit: number,
+  offset: number,
+): Promise<{ rows: EnrollTokenRecord[]; total: number; counts: EnrollTokenCounts }> {
   const [rows, c] = await Promise.all([
-    db.selectFrom('enroll_tokens').select(COLUMNS).where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
+    db
+      .selectFrom('enroll_tokens')
+      .select(COLUMNS)
+      .where('tenant_id', '=', tenantId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     sql<{ total: string; expired: string; exhausted: string }>`
       SELECT count(*) AS total,
         count(*) FILTER (WHERE expires_at <= ${now}) AS expired,

@@ -8,7 +8,19 @@
  */
 import type { UnitOfWork } from '../unit-of-work.js';
 import { matchInventory, type MatchStats } from './matching.js';
-import { advisoriesForKeys, deleteFindings, sameFinding, devicesRunning, existingFindings, inventoryOf, kevFor, setSignal, unsignalledExploited, vexFor, writeFindings } from './queries.js';
+import {
+  advisoriesForKeys,
+  deleteFindings,
+  sameFinding,
+  devicesRunning,
+  existingFindings,
+  inventoryOf,
+  kevFor,
+  setSignal,
+  unsignalledExploited,
+  vexFor,
+  writeFindings,
+} from './queries.js';
 
 export interface AnalysisResult extends MatchStats {
   /** findings of the artifacts after the analysis */
@@ -23,7 +35,10 @@ export interface AnalysisResult extends MatchStats {
 export async function analyzeArtifacts(uow: UnitOfWork, artifactIds: readonly string[]): Promise<AnalysisResult> {
   const { trx, tenant, now } = uow;
   const components = await inventoryOf(trx, tenant, artifactIds);
-  const advisories = await advisoriesForKeys(trx, components.map((c) => c.package_key));
+  const advisories = await advisoriesForKeys(
+    trx,
+    components.map((c) => c.package_key),
+  );
   const ids = [...advisories.values()].flat().flatMap((a) => [a.vuln_key, a.id, ...a.aliases]);
   const { findings, stats } = matchInventory(components, advisories, await kevFor(trx, ids), await vexFor(trx, tenant, artifactIds));
   const existing = new Map((await existingFindings(trx, tenant, artifactIds)).map((e) => [`${e.artifact_id}\n${e.vuln_key}\n${e.component_purl}`, e]));
@@ -38,7 +53,10 @@ export async function analyzeArtifacts(uow: UnitOfWork, artifactIds: readonly st
     } else inserts.push(f);
   }
   await writeFindings(trx, tenant, inserts, updates, now);
-  await deleteFindings(trx, [...existing.values()].map((e) => e.id));
+  await deleteFindings(
+    trx,
+    [...existing.values()].map((e) => e.id),
+  );
   const signals = await raiseSignals(uow, artifactIds);
   return { ...stats, findings: findings.length, added: inserts.length, updated: updates.length, removed: existing.size, signals };
 }
@@ -51,7 +69,11 @@ export async function raiseSignals(uow: UnitOfWork, artifactIds?: readonly strin
   const due = await unsignalledExploited(uow.trx, uow.tenant, limit, artifactIds);
   if (due.length === 0) return 0;
   const devices = await devicesRunning(uow.trx, uow.tenant, [...new Set(due.map((d) => d.artifact_id))]);
-  await setSignal(uow.trx, due.map((d) => d.id), uow.now);
+  await setSignal(
+    uow.trx,
+    due.map((d) => d.id),
+    uow.now,
+  );
   for (const d of due) {
     await uow.audit({
       action: 'vuln-finding.known-exploited',

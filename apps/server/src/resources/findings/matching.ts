@@ -77,7 +77,8 @@ export function effectiveVex(statements: readonly VexStatement[], artifactId: st
   for (const s of statements) {
     if (s.artifact_id !== artifactId || !ids.includes(s.vuln_id)) continue;
     if (s.component_purl !== null && s.component_purl !== purl) continue;
-    if (!best || s.statement_at > best.statement_at || (s.statement_at.getTime() === best.statement_at.getTime() && s.recorded_at >= best.recorded_at)) best = s;
+    if (!best || s.statement_at > best.statement_at || (s.statement_at.getTime() === best.statement_at.getTime() && s.recorded_at >= best.recorded_at))
+      best = s;
   }
   return best;
 }
@@ -171,6 +172,10 @@ export function matchInventory(
 /** JSON with object keys sorted (jsonb reads keys back in its own order): for equality checks. */
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }

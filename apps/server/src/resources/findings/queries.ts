@@ -39,7 +39,16 @@ export async function advisoriesForKeys(db: Db, keys: readonly string[]): Promis
       .execute();
     for (const r of rows) {
       const list = out.get(r.package_key) ?? [];
-      list.push({ id: r.id, vuln_key: r.vuln_key, aliases: r.aliases, summary: r.summary, severity: r.severity, severity_source: r.severity_source, cvss_score: r.cvss_score, affected: r.affected as StoredAffected[] });
+      list.push({
+        id: r.id,
+        vuln_key: r.vuln_key,
+        aliases: r.aliases,
+        summary: r.summary,
+        severity: r.severity,
+        severity_source: r.severity_source,
+        cvss_score: r.cvss_score,
+        affected: r.affected as StoredAffected[],
+      });
       out.set(r.package_key, list);
     }
   }
@@ -51,7 +60,12 @@ export async function kevFor(db: Db, ids: readonly string[]): Promise<Map<string
   const cves = [...new Set(ids.filter((i) => i.startsWith('CVE-')))];
   const out = new Map<string, string>();
   for (let i = 0; i < cves.length; i += 5000) {
-    const rows = await db.selectFrom('vuln_kev').select(['cve_id', 'date_added']).where('cve_id', 'in', cves.slice(i, i + 5000)).where('removed_at', 'is', null).execute();
+    const rows = await db
+      .selectFrom('vuln_kev')
+      .select(['cve_id', 'date_added'])
+      .where('cve_id', 'in', cves.slice(i, i + 5000))
+      .where('removed_at', 'is', null)
+      .execute();
     for (const r of rows) out.set(r.cve_id, r.date_added);
   }
   return out;
@@ -69,18 +83,32 @@ export async function vexFor(db: Db, tenantId: string, artifactIds: readonly str
 
 export async function existingFindings(db: Db, tenantId: string, artifactIds: readonly string[]): Promise<FindingRow[]> {
   if (artifactIds.length === 0) return [];
-  return db
-    .selectFrom('vuln_findings')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('artifact_id', 'in', artifactIds)
-    .execute();
+  return db.selectFrom('vuln_findings').selectAll().where('tenant_id', '=', tenantId).where('artifact_id', 'in', artifactIds).execute();
 }
 
 /** The columns analysis writes, as they compare: a finding whose columns are equal is not rewritten. */
 export function sameFinding(row: FindingRow, f: FindingDraft): boolean {
   const a = draftColumns(f);
-  const b = draftColumns({ ...f, component_name: row.component_name, component_version: row.component_version, ecosystem: row.ecosystem, advisory_ids: row.advisory_ids, aliases: row.aliases, summary: row.summary, severity: row.severity as FindingDraft['severity'], severity_rank: row.severity_rank, severity_source: row.severity_source, cvss_score: row.cvss_score, fixed_versions: row.fixed_versions, matched_by: row.matched_by as FindingDraft['matched_by'], known_exploited: row.known_exploited, kev_date_added: row.kev_date_added, vex_status: row.vex_status, vex_justification: row.vex_justification, vex_statement_id: row.vex_statement_id });
+  const b = draftColumns({
+    ...f,
+    component_name: row.component_name,
+    component_version: row.component_version,
+    ecosystem: row.ecosystem,
+    advisory_ids: row.advisory_ids,
+    aliases: row.aliases,
+    summary: row.summary,
+    severity: row.severity as FindingDraft['severity'],
+    severity_rank: row.severity_rank,
+    severity_source: row.severity_source,
+    cvss_score: row.cvss_score,
+    fixed_versions: row.fixed_versions,
+    matched_by: row.matched_by as FindingDraft['matched_by'],
+    known_exploited: row.known_exploited,
+    kev_date_added: row.kev_date_added,
+    vex_status: row.vex_status,
+    vex_justification: row.vex_justification,
+    vex_statement_id: row.vex_statement_id,
+  });
   return canonicalJson({ ...a, matched_by: f.matched_by }) === canonicalJson({ ...b, matched_by: row.matched_by });
 }
 
@@ -105,19 +133,42 @@ const draftColumns = (f: FindingDraft) => ({
 });
 
 /** Inserts new findings and rewrites existing ones (by id); answers the ids of the inserted, in order. */
-export async function writeFindings(db: Db, tenantId: string, inserts: FindingDraft[], updates: { id: string; draft: FindingDraft }[], now: Date): Promise<string[]> {
+export async function writeFindings(
+  db: Db,
+  tenantId: string,
+  inserts: FindingDraft[],
+  updates: { id: string; draft: FindingDraft }[],
+  now: Date,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < inserts.length; i += 500) {
-    const rows = inserts.slice(i, i + 500).map((f) => ({ tenant_id: tenantId, artifact_id: f.artifact_id, vuln_key: f.vuln_key, component_purl: f.component_purl, ...draftColumns(f), first_seen_at: now, updated_at: now }));
+    const rows = inserts.slice(i, i + 500).map((f) => ({
+      tenant_id: tenantId,
+      artifact_id: f.artifact_id,
+      vuln_key: f.vuln_key,
+      component_purl: f.component_purl,
+      ...draftColumns(f),
+      first_seen_at: now,
+      updated_at: now,
+    }));
     const r = await db.insertInto('vuln_findings').values(rows).returning('id').execute();
     ids.push(...r.map((x) => x.id));
   }
-  for (const u of updates) await db.updateTable('vuln_findings').set({ ...draftColumns(u.draft), updated_at: now }).where('id', '=', u.id).execute();
+  for (const u of updates)
+    await db
+      .updateTable('vuln_findings')
+      .set({ ...draftColumns(u.draft), updated_at: now })
+      .where('id', '=', u.id)
+      .execute();
   return ids;
 }
 
 export async function deleteFindings(db: Db, ids: readonly string[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += 1000) await db.deleteFrom('vuln_findings').where('id', 'in', ids.slice(i, i + 1000)).execute();
+  for (let i = 0; i < ids.length; i += 1000)
+    await db
+      .deleteFrom('vuln_findings')
+      .where('id', 'in', ids.slice(i, i + 1000))
+      .execute();
 }
 
 /** How many non-decommissioned devices run each artifact (by its digest), for the given artifacts. */
@@ -137,7 +188,12 @@ export async function devicesRunning(db: Db, tenantId: string, artifactIds: read
 }
 
 /** Known-exploited findings without their signal yet whose artifact devices run now. */
-export async function unsignalledExploited(db: Db, tenantId: string, limit: number, artifactIds?: readonly string[]): Promise<Pick<FindingRow, 'id' | 'artifact_id' | 'vuln_key' | 'component_purl'>[]> {
+export async function unsignalledExploited(
+  db: Db,
+  tenantId: string,
+  limit: number,
+  artifactIds?: readonly string[],
+): Promise<Pick<FindingRow, 'id' | 'artifact_id' | 'vuln_key' | 'component_purl'>[]> {
   if (artifactIds !== undefined && artifactIds.length === 0) return [];
   let q = db.selectFrom('vuln_findings as f');
   if (artifactIds !== undefined) q = q.where('f.artifact_id', 'in', artifactIds);
@@ -197,7 +253,9 @@ function filtered(db: Db, tenantId: string, f: FindingFilter, withSeverity = tru
   if (f.artifact_id !== undefined) q = q.where('f.artifact_id', '=', f.artifact_id);
   if (f.product !== undefined) {
     const product = f.product;
-    q = q.where('f.artifact_id', 'in', (eb) => eb.selectFrom('vuln_release_artifacts').select('artifact_id').where('tenant_id', '=', tenantId).where('product', '=', product));
+    q = q.where('f.artifact_id', 'in', (eb) =>
+      eb.selectFrom('vuln_release_artifacts').select('artifact_id').where('tenant_id', '=', tenantId).where('product', '=', product),
+    );
   }
   if (f.vuln !== undefined) q = q.where(sql<boolean>`f.aliases @> ARRAY[${f.vuln}]::text[]`);
   if (f.device !== undefined) {
@@ -217,7 +275,13 @@ function filtered(db: Db, tenantId: string, f: FindingFilter, withSeverity = tru
 export type FindingListRow = FindingRow & { artifact_name: string; artifact_version: string; artifact_digest: string };
 
 /** One page, known exploited first, then by severity; total and counts over the filtered set. */
-export async function listFindings(db: Db, tenantId: string, f: FindingFilter, limit: number, offset: number): Promise<{ rows: FindingListRow[]; total: number; counts: Record<Severity, number> }> {
+export async function listFindings(
+  db: Db,
+  tenantId: string,
+  f: FindingFilter,
+  limit: number,
+  offset: number,
+): Promise<{ rows: FindingListRow[]; total: number; counts: Record<Severity, number> }> {
   const rows = await filtered(db, tenantId, f)
     .innerJoin('artifacts as a', 'a.id', 'f.artifact_id')
     .selectAll('f')
@@ -229,7 +293,10 @@ export async function listFindings(db: Db, tenantId: string, f: FindingFilter, l
     .limit(limit)
     .offset(offset)
     .execute();
-  const bySeverity = await filtered(db, tenantId, f).select(['f.severity', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('f.severity').execute();
+  const bySeverity = await filtered(db, tenantId, f)
+    .select(['f.severity', (eb) => eb.fn.countAll<string>().as('n')])
+    .groupBy('f.severity')
+    .execute();
   const counts = Object.fromEntries(SEVERITIES.map((s) => [s, 0])) as Record<Severity, number>;
   let total = 0;
   for (const r of bySeverity) {

@@ -1,6 +1,6 @@
 /**
  * Device groups (spec §2): membership is additive, and every change recomputes the
- * target-policy digest (contracts 2) in its own transaction, so a read never hashes a huge
+ * target-policy digest (contracts §2) in its own transaction, so a read never hashes a huge
  * group and a rollout start compares against the value the change committed.
  */
 import { notFound, ServerError } from '../../errors/server-error.js';
@@ -27,7 +27,10 @@ async function addMembers(uow: UnitOfWork, groupId: string, devices: string[], f
   const known = await existingDeviceNames(uow.trx, uow.tenant, devices);
   const unknown = devices.filter((d) => !known.has(d));
   if (unknown.length > 0) {
-    const shown = unknown.slice(0, 5).map((d) => JSON.stringify(d)).join(', ');
+    const shown = unknown
+      .slice(0, 5)
+      .map((d) => JSON.stringify(d))
+      .join(', ');
     throw new ServerError('GROUP_INVALID', `${field}: unknown device ${shown}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''}`);
   }
   await insertMembers(uow.trx, uow.tenant, groupId, devices);

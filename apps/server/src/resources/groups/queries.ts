@@ -1,5 +1,5 @@
 /**
- * Device groups and their membership table. The target-policy digest (contracts 2) and the
+ * Device groups and their membership table. The target-policy digest (contracts §2) and the
  * member count are stored on the group row, written in the same transaction as every
  * membership change. Every function is tenant-scoped.
  */

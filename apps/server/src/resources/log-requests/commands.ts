@@ -18,5 +18,9 @@ export const storeLogBundle: Command<{ deviceId: string; logRequestId: string; c
   const id = normalizeUuid(i.logRequestId);
   const stored = id !== undefined && (await fulfillLogRequest(uow.trx, i.deviceId, id, i.content, i.contentType, uow.now));
   if (!stored) throw notFound(`log request ${i.logRequestId.slice(0, 64)}`);
-  await uow.audit({ action: 'device.log-bundle.upload', target: `log-request:${i.logRequestId}`, detail: { length: i.content.byteLength, content_type: i.contentType } });
+  await uow.audit({
+    action: 'device.log-bundle.upload',
+    target: `log-request:${i.logRequestId}`,
+    detail: { length: i.content.byteLength, content_type: i.contentType },
+  });
 };

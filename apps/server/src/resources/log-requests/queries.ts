@@ -14,11 +14,21 @@ const COLUMNS = ['id', 'tenant_id', 'device_id', 'status', 'requested_by', 'crea
 export type LogRequestRow = Awaited<ReturnType<typeof insertLogRequest>>;
 
 export async function insertLogRequest(db: Db, tenantId: string, deviceId: string, requestedBy: string) {
-  return db.insertInto('log_requests').values({ tenant_id: tenantId, device_id: deviceId, requested_by: requestedBy, status: 'pending' }).returning(COLUMNS).executeTakeFirstOrThrow();
+  return db
+    .insertInto('log_requests')
+    .values({ tenant_id: tenantId, device_id: deviceId, requested_by: requestedBy, status: 'pending' })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
 export async function getLogRequest(db: Kysely<Database>, tenantId: string, deviceId: string, id: string) {
-  return db.selectFrom('log_requests').select(COLUMNS).where('tenant_id', '=', tenantId).where('device_id', '=', deviceId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('log_requests')
+    .select(COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('device_id', '=', deviceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function getLogContent(db: Kysely<Database>, tenantId: string, id: string) {
@@ -27,7 +37,13 @@ export async function getLogContent(db: Kysely<Database>, tenantId: string, id: 
 
 /** Device channel, on heartbeat: the pending requests of this device, marked delivered. */
 export async function takePendingLogRequests(db: Kysely<Database>, deviceId: string): Promise<string[]> {
-  const rows = await db.updateTable('log_requests').set({ status: 'delivered' }).where('device_id', '=', deviceId).where('status', '=', 'pending').returning(['id']).execute();
+  const rows = await db
+    .updateTable('log_requests')
+    .set({ status: 'delivered' })
+    .where('device_id', '=', deviceId)
+    .where('status', '=', 'pending')
+    .returning(['id'])
+    .execute();
   return rows.map((r) => r.id);
 }
 

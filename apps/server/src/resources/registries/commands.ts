@@ -31,7 +31,8 @@ export const createRegistry: Command<{ name: string; url: string; credentials_re
   if (!REGISTRY_NAME_RE.test(body.name)) throw new ServerError('REGISTRY_INVALID', 'name: must be 1-64 letters, digits, space, ".", "_" or "-"');
   const url = checkRegistryUrl(body.url);
   const ref = body.credentials_ref ?? null;
-  if (ref !== null && !CREDENTIALS_REF_RE.test(ref)) throw new ServerError('REGISTRY_INVALID', 'credentials_ref: must be env:<VARIABLE> (the secret stays outside the database)');
+  if (ref !== null && !CREDENTIALS_REF_RE.test(ref))
+    throw new ServerError('REGISTRY_INVALID', 'credentials_ref: must be env:<VARIABLE> (the secret stays outside the database)');
   let row: RegistryRow;
   try {
     row = await insertRegistry(uow.trx, uow.tenant, { name: body.name, url, credentials_ref: ref }, uow.now);
@@ -48,9 +49,16 @@ export const createRegistry: Command<{ name: string; url: string; credentials_re
  * and its audit row, and the SBOM the image carries as an OCI referrer attached in the same
  * unit of work (one the schemas refuse is not attached: the import stands without it).
  */
-export const recordImportedArtifact: Command<{ artifact: NewArtifact; registry: string; repository: string; tag: string; sbom?: { contentType: string; bytes: Uint8Array } | undefined }, ArtifactView> = async (uow, i) => {
+export const recordImportedArtifact: Command<
+  { artifact: NewArtifact; registry: string; repository: string; tag: string; sbom?: { contentType: string; bytes: Uint8Array } | undefined },
+  ArtifactView
+> = async (uow, i) => {
   const a = await insertArtifactRecord(uow, i.artifact);
-  await uow.audit({ action: 'artifact.import', target: `artifact:${a.id}`, detail: { registry: i.registry, repository: i.repository, tag: i.tag, digest: a.digest } });
+  await uow.audit({
+    action: 'artifact.import',
+    target: `artifact:${a.id}`,
+    detail: { registry: i.registry, repository: i.repository, tag: i.tag, digest: a.digest },
+  });
   if (!i.sbom) return a;
   let parsed;
   try {

@@ -31,7 +31,8 @@ export interface RegistryTarget {
 /** `env:NAME` -> Basic auth from the `user:password` in that variable (the secret never enters the database). */
 export function resolveCredentials(ref: string | null): string | undefined {
   if (!ref) return undefined;
-  if (!ref.startsWith('env:')) throw new ServerError('REGISTRY_INVALID', `credentials_ref: only env:<VARIABLE> references are supported, got ${JSON.stringify(ref)}`);
+  if (!ref.startsWith('env:'))
+    throw new ServerError('REGISTRY_INVALID', `credentials_ref: only env:<VARIABLE> references are supported, got ${JSON.stringify(ref)}`);
   const value = process.env[ref.slice(4)];
   if (value === undefined) throw new ServerError('REGISTRY_INVALID', `credentials_ref: environment variable ${ref.slice(4)} is not set on the server`);
   return `Basic ${Buffer.from(value).toString('base64')}`;
@@ -77,7 +78,11 @@ export async function listTags(t: RegistryTarget, repository: string): Promise<s
 }
 
 /** The image manifest of a tag: bytes, digest (verified against Docker-Content-Digest when sent), parsed descriptors. */
-export async function getManifest(t: RegistryTarget, repository: string, tag: string): Promise<{ bytes: Buffer; digest: string; mediaType: string; config: Descriptor; layers: Descriptor[] }> {
+export async function getManifest(
+  t: RegistryTarget,
+  repository: string,
+  tag: string,
+): Promise<{ bytes: Buffer; digest: string; mediaType: string; config: Descriptor; layers: Descriptor[] }> {
   const res = await get(t, `/v2/${repository}/manifests/${tag}`, `${OCI_MANIFEST}, ${DOCKER_MANIFEST}`);
   const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'manifest');
   const digest = sha256Digest(bytes);
@@ -127,7 +132,9 @@ export interface Referrer {
  * tagged `sha256-<hex>`). Empty when neither exists.
  */
 export async function listReferrers(t: RegistryTarget, repository: string, digest: string): Promise<Referrer[]> {
-  const res = (await get(t, `/v2/${repository}/referrers/${digest}`, OCI_INDEX, true)) ?? (await get(t, `/v2/${repository}/manifests/${digest.replace(':', '-')}`, OCI_INDEX, true));
+  const res =
+    (await get(t, `/v2/${repository}/referrers/${digest}`, OCI_INDEX, true)) ??
+    (await get(t, `/v2/${repository}/manifests/${digest.replace(':', '-')}`, OCI_INDEX, true));
   if (!res) return [];
   const index = JSON.parse((await boundedBytes(res, MAX_MANIFEST_BYTES, 'referrers index')).toString('utf8')) as { manifests?: unknown };
   if (!Array.isArray(index.manifests)) return [];
@@ -137,14 +144,24 @@ export async function listReferrers(t: RegistryTarget, repository: string, diges
 }
 
 /** The first layer of an artifact manifest whose media type is one of `mediaTypes`, its bytes verified and capped. */
-export async function fetchArtifactLayer(t: RegistryTarget, repository: string, manifestDigest: string, mediaTypes: readonly string[], maxBytes: number): Promise<{ mediaType: string; bytes: Buffer } | undefined> {
+export async function fetchArtifactLayer(
+  t: RegistryTarget,
+  repository: string,
+  manifestDigest: string,
+  mediaTypes: readonly string[],
+  maxBytes: number,
+): Promise<{ mediaType: string; bytes: Buffer } | undefined> {
   const res = await get(t, `/v2/${repository}/manifests/${manifestDigest}`, OCI_MANIFEST);
   const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'referrer manifest');
-  if (sha256Digest(bytes) !== manifestDigest) throw new ServerError('REGISTRY_UNREACHABLE', `referrer ${manifestDigest}: the manifest bytes do not hash to their digest`);
+  if (sha256Digest(bytes) !== manifestDigest)
+    throw new ServerError('REGISTRY_UNREACHABLE', `referrer ${manifestDigest}: the manifest bytes do not hash to their digest`);
   const m = JSON.parse(bytes.toString('utf8')) as { layers?: { mediaType?: unknown; digest?: unknown; size?: unknown }[] };
-  const layer = (m.layers ?? []).find((l) => typeof l.mediaType === 'string' && mediaTypes.includes(l.mediaType) && isDigest(l.digest) && Number.isSafeInteger(l.size));
+  const layer = (m.layers ?? []).find(
+    (l) => typeof l.mediaType === 'string' && mediaTypes.includes(l.mediaType) && isDigest(l.digest) && Number.isSafeInteger(l.size),
+  );
   if (!layer || (layer.size as number) > maxBytes) return undefined;
   const parts: Buffer[] = [];
-  for await (const chunk of blobStream(t, repository, { mediaType: layer.mediaType as string, digest: layer.digest as string, size: layer.size as number })) parts.push(Buffer.from(chunk));
+  for await (const chunk of blobStream(t, repository, { mediaType: layer.mediaType as string, digest: layer.digest as string, size: layer.size as number }))
+    parts.push(Buffer.from(chunk));
   return { mediaType: layer.mediaType as string, bytes: Buffer.concat(parts) };
 }

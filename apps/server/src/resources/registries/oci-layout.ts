@@ -9,17 +9,26 @@ import { blobStream, type Descriptor, type RegistryTarget } from './oci-client.j
 
 export const OCI_LAYOUT_TAR = 'application/vnd.oci.image.layout.v1+tar';
 
-export function ociLayoutTar(t: RegistryTarget, repo: string, tag: string, m: { bytes: Buffer; digest: string; mediaType: string; config: Descriptor; layers: Descriptor[] }): PassThrough {
+export function ociLayoutTar(
+  t: RegistryTarget,
+  repo: string,
+  tag: string,
+  m: { bytes: Buffer; digest: string; mediaType: string; config: Descriptor; layers: Descriptor[] },
+): PassThrough {
   const pack = tarPack();
   const out = new PassThrough();
   pack.on('error', (e) => out.destroy(e));
   pack.pipe(out);
   const mtime = new Date(0); // deterministic archive bytes for the same image
-  const small = (name: string, bytes: Buffer) => new Promise<void>((res, rej) => pack.entry({ name, size: bytes.length, mtime }, bytes, (e) => (e ? rej(e) : res())));
+  const small = (name: string, bytes: Buffer) =>
+    new Promise<void>((res, rej) => pack.entry({ name, size: bytes.length, mtime }, bytes, (e) => (e ? rej(e) : res())));
   void (async () => {
     try {
       await small('oci-layout', Buffer.from('{"imageLayoutVersion":"1.0.0"}'));
-      const index = { schemaVersion: 2, manifests: [{ mediaType: m.mediaType, digest: m.digest, size: m.bytes.length, annotations: { 'org.opencontainers.image.ref.name': tag } }] };
+      const index = {
+        schemaVersion: 2,
+        manifests: [{ mediaType: m.mediaType, digest: m.digest, size: m.bytes.length, annotations: { 'org.opencontainers.image.ref.name': tag } }],
+      };
       await small('index.json', Buffer.from(JSON.stringify(index)));
       await small(`blobs/sha256/${m.digest.slice(7)}`, m.bytes);
       const seen = new Set<string>();
@@ -31,10 +40,10 @@ export function ociLayoutTar(t: RegistryTarget, repo: string, tag: string, m: { 
           void (async () => {
             try {
               for await (const chunk of blobStream(t, repo, d)) if (!entry.write(chunk)) await new Promise<void>((r) => entry.once('drain', () => r()));
-              entry.end(undefined as never);
+              entry.end(undefined);
             } catch (e) {
               entry.destroy(e as Error);
-              rej(e);
+              rej(e instanceof Error ? e : new Error(String(e)));
             }
           })();
         });

@@ -7,8 +7,17 @@ import type { Db } from '../../store/tx.js';
 export type RegistryRow = Selectable<RegistriesTable>;
 
 /** Inserts the registry; a name already taken raises the database's unique violation. */
-export async function insertRegistry(db: Db, tenantId: string, r: { name: string; url: string; credentials_ref: string | null }, now: Date): Promise<RegistryRow> {
-  return db.insertInto('registries').values({ tenant_id: tenantId, ...r, created_at: now }).returningAll().executeTakeFirstOrThrow();
+export async function insertRegistry(
+  db: Db,
+  tenantId: string,
+  r: { name: string; url: string; credentials_ref: string | null },
+  now: Date,
+): Promise<RegistryRow> {
+  return db
+    .insertInto('registries')
+    .values({ tenant_id: tenantId, ...r, created_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function getRegistry(db: Db, tenantId: string, id: string): Promise<RegistryRow | undefined> {
@@ -27,7 +36,15 @@ export async function registryCounts(db: Db, tenantId: string): Promise<{ total:
     .selectFrom('registries')
     .select((eb) => [
       eb.fn.countAll<string>().as('total'),
-      eb.fn.count<string>(eb.case().when(sql<boolean>`url LIKE 'http:%'`).then(1).end()).as('http'),
+      eb.fn
+        .count<string>(
+          eb
+            .case()
+            .when(sql<boolean>`url LIKE 'http:%'`)
+            .then(1)
+            .end(),
+        )
+        .as('http'),
       eb.fn.count<string>('credentials_ref').as('authenticated'),
     ])
     .where('tenant_id', '=', tenantId)

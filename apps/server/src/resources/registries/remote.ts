@@ -64,7 +64,8 @@ export async function publishImportedImage(
   if (!TAG_RE.test(body.tag)) throw new ServerError('REGISTRY_INVALID', 'tag: must be an OCI tag');
   const name = body.name ?? repo.split('/').pop()!;
   const version = body.version ?? body.tag;
-  if (!IDENTIFIER_PATTERNS.version.test(version)) throw new ServerError('REGISTRY_INVALID', `version: tag ${JSON.stringify(body.tag)} is not a valid artifact version; pass "version"`);
+  if (!IDENTIFIER_PATTERNS.version.test(version))
+    throw new ServerError('REGISTRY_INVALID', `version: tag ${JSON.stringify(body.tag)} is not a valid artifact version; pass "version"`);
   const fields = checkArtifactFields({ name, version, kind: 'container', media_type: OCI_LAYOUT_TAR, filename: `${name}-${version}.oci.tar` });
   const m = await getManifest(t, repo, body.tag);
   const sbom = await referrerSbom(t, repo, m.digest);

@@ -23,14 +23,7 @@ import { recordDeviceResult } from '../rollouts/commands.js';
 import { deploymentDevice, deploymentMembers, lockDeployment } from '../rollouts/queries.js';
 import { deviceStateFromActivation } from '../rollouts/states.js';
 import type { Command } from '../unit-of-work.js';
-import {
-  deploymentRelease,
-  insertReceipt,
-  receiptByEnvelopeDigest,
-  signedDeploymentById,
-  signedDeploymentOfRollout,
-  tenantDeviceCaDer,
-} from './queries.js';
+import { deploymentRelease, insertReceipt, receiptByEnvelopeDigest, signedDeploymentById, signedDeploymentOfRollout, tenantDeviceCaDer } from './queries.js';
 
 /** spec §2.3 rule 6: the label of every accepted receipt (device keys are software-held). */
 export const SOFTWARE_KEY_LABEL = 'software-key';
@@ -61,7 +54,8 @@ export const acceptReceipt: Command<AcceptReceiptInput, { receipt_id: string; du
   const dup = await receiptByEnvelopeDigest(trx, v.envelopeDigest);
   if (dup) {
     // a verified receipt is bound to one tenant and device, so a digest match elsewhere cannot happen; refuse anyway
-    if (dup.tenant_id !== tenant || dup.device_name !== args.deviceName) throw new ServerError('RECEIPT_UNEXPECTED', 'receipt: already accepted for another device');
+    if (dup.tenant_id !== tenant || dup.device_name !== args.deviceName)
+      throw new ServerError('RECEIPT_UNEXPECTED', 'receipt: already accepted for another device');
     return { receipt_id: dup.id, duplicate: true };
   }
 
@@ -102,7 +96,8 @@ export const acceptReceipt: Command<AcceptReceiptInput, { receipt_id: string; du
   const dd = await deploymentDevice(trx, d.id, args.deviceName);
   // the device must be assigned to that rollout
   if (!dd) throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${members[0]?.id ?? d.id}`);
-  if (dd.state !== 'pending') throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} already has a terminal receipt (${dd.state}) for this deployment`);
+  if (dd.state !== 'pending')
+    throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} already has a terminal receipt (${dd.state}) for this deployment`);
   let id: string;
   try {
     id = await insertReceipt(trx, {

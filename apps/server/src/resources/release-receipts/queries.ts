@@ -16,12 +16,22 @@ export async function receiptByEnvelopeDigest(db: Db, envelopeDigest: string) {
 
 /** The signed deployment a receipt names by its transaction id; `id` must be a UUID. */
 export async function signedDeploymentById(db: Db, tenantId: string, id: string): Promise<string | undefined> {
-  return (await db.selectFrom('deployments').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).where('kind', '=', 'signed').executeTakeFirst())?.id;
+  return (
+    await db.selectFrom('deployments').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).where('kind', '=', 'signed').executeTakeFirst()
+  )?.id;
 }
 
 /** The deployment of a signed member rollout; `rolloutId` must be a UUID. */
 export async function signedDeploymentOfRollout(db: Db, tenantId: string, rolloutId: string): Promise<string | undefined> {
-  return (await db.selectFrom('rollouts').select('deployment_id').where('tenant_id', '=', tenantId).where('id', '=', rolloutId).where('kind', '=', 'signed').executeTakeFirst())?.deployment_id;
+  return (
+    await db
+      .selectFrom('rollouts')
+      .select('deployment_id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', rolloutId)
+      .where('kind', '=', 'signed')
+      .executeTakeFirst()
+  )?.deployment_id;
 }
 
 export async function deploymentRelease(db: Db, deploymentId: string): Promise<{ id: string; release_id: string; member_count: number }> {
@@ -69,11 +79,32 @@ export async function insertReceipt(db: Db, r: NewReceipt): Promise<string> {
   return row.id;
 }
 
-const LIST_COLUMNS = ['id', 'device_name', 'rollout_id', 'deployment_id', 'release_id', 'activation', 'health', 'payload_digest', 'envelope_digest', 'label', 'accepted_at'] as const;
+const LIST_COLUMNS = [
+  'id',
+  'device_name',
+  'rollout_id',
+  'deployment_id',
+  'release_id',
+  'activation',
+  'health',
+  'payload_digest',
+  'envelope_digest',
+  'label',
+  'accepted_at',
+] as const;
 
 export type ReceiptRow = {
-  id: string; device_name: string; rollout_id: string | null; deployment_id: string; release_id: string; activation: string; health: string;
-  payload_digest: string; envelope_digest: string; label: string; accepted_at: Date;
+  id: string;
+  device_name: string;
+  rollout_id: string | null;
+  deployment_id: string;
+  release_id: string;
+  activation: string;
+  health: string;
+  payload_digest: string;
+  envelope_digest: string;
+  label: string;
+  accepted_at: Date;
 };
 
 export interface ReceiptFilter {
@@ -104,7 +135,9 @@ function filtered(db: Db, tenantId: string, f: ReceiptFilter) {
 export async function receiptPage(db: Db, tenantId: string, f: ReceiptFilter, limit: number, offset: number): Promise<{ rows: ReceiptRow[]; total: number }> {
   const [rows, total] = await Promise.all([
     filtered(db, tenantId, f).select(LIST_COLUMNS).orderBy('accepted_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    filtered(db, tenantId, f).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+    filtered(db, tenantId, f)
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.n) };
 }
@@ -114,7 +147,12 @@ export const ACTIVATIONS = ['activated', 'rolled-back', 'failed'] as const satis
 
 /** spec §8 counts: the tenant's receipts by activation outcome (the whole set, not the filtered one). */
 export async function receiptCountsByActivation(db: Db, tenantId: string): Promise<Record<ActivationOutcome, number>> {
-  const rows = await db.selectFrom('release_receipts').select(['activation', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('activation').execute();
+  const rows = await db
+    .selectFrom('release_receipts')
+    .select(['activation', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('tenant_id', '=', tenantId)
+    .groupBy('activation')
+    .execute();
   const counts: Record<ActivationOutcome, number> = { activated: 0, 'rolled-back': 0, failed: 0 };
   for (const r of rows) counts[r.activation as ActivationOutcome] = Number(r.n);
   return counts;
@@ -122,11 +160,21 @@ export async function receiptCountsByActivation(db: Db, tenantId: string): Promi
 
 /** One receipt with its exact envelope bytes and stored payload; `id` must be a UUID. */
 export async function receiptById(db: Db, tenantId: string, id: string) {
-  return db.selectFrom('release_receipts').select([...LIST_COLUMNS, 'envelope_bytes', 'payload']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('release_receipts')
+    .select([...LIST_COLUMNS, 'envelope_bytes', 'payload'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** Accepted receipts oldest first, in keyset pages (the export): memory stays flat. */
-export async function* iterateReceipts(db: Db, tenantId: string, f: { since?: Date; until?: Date; transactionId?: string }, batch = 500): AsyncGenerator<ExportRow> {
+export async function* iterateReceipts(
+  db: Db,
+  tenantId: string,
+  f: { since?: Date; until?: Date; transactionId?: string },
+  batch = 500,
+): AsyncGenerator<ExportRow> {
   const transactionId = f.transactionId === undefined ? undefined : normalizeUuid(f.transactionId);
   // a transaction id that is not a UUID names no transaction
   if (f.transactionId !== undefined && transactionId === undefined) return;
@@ -134,7 +182,18 @@ export async function* iterateReceipts(db: Db, tenantId: string, f: { since?: Da
   for (;;) {
     let q = db
       .selectFrom('release_receipts as r')
-      .select(['r.id', 'r.device_name', 'r.rollout_id', 'r.deployment_id', 'r.release_id', 'r.payload_digest', 'r.envelope_digest', 'r.accepted_at', 'r.label', 'r.envelope_bytes'])
+      .select([
+        'r.id',
+        'r.device_name',
+        'r.rollout_id',
+        'r.deployment_id',
+        'r.release_id',
+        'r.payload_digest',
+        'r.envelope_digest',
+        'r.accepted_at',
+        'r.label',
+        'r.envelope_bytes',
+      ])
       .where('r.tenant_id', '=', tenantId);
     if (f.since) q = q.where('r.accepted_at', '>=', f.since);
     if (f.until) q = q.where('r.accepted_at', '<', f.until);

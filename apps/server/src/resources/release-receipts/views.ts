@@ -1,4 +1,13 @@
-import { isReleaseError, parseCertificateDer, parseEnvelope, sha256Digest, verifyReceipt, LIMITS, RECEIPT_PAYLOAD_TYPE, normalizeUuid } from '@svc/release-core';
+import {
+  isReleaseError,
+  parseCertificateDer,
+  parseEnvelope,
+  sha256Digest,
+  verifyReceipt,
+  LIMITS,
+  RECEIPT_PAYLOAD_TYPE,
+  normalizeUuid,
+} from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 import { receiptById, tenantDeviceCaDer, type ReceiptRow } from './queries.js';
 
@@ -66,7 +75,13 @@ export async function receiptDetail(db: Db, tenantId: string, id: string, now: D
 }
 
 function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDer: Uint8Array | undefined, tenantId: string, now: Date): ReceiptVerification {
-  const out: ReceiptVerification = { verified: false, checked_at: now.toISOString(), certificate_valid_at: r.accepted_at.toISOString(), error: null, device_certificate: null };
+  const out: ReceiptVerification = {
+    verified: false,
+    checked_at: now.toISOString(),
+    certificate_valid_at: r.accepted_at.toISOString(),
+    error: null,
+    device_certificate: null,
+  };
   if (!caDer) return { ...out, error: 'RECEIPT_UNEXPECTED: the tenant has no device CA' };
   try {
     const env = parseEnvelope(r.envelope_bytes, { maxBytes: LIMITS.receiptEnvelopeBytes, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
@@ -80,8 +95,10 @@ function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDer: Uint8Arra
       not_after: c.notAfter.toISOString(),
     };
     // the stored bytes still hash to the digests recorded at acceptance
-    if (v.envelopeDigest !== r.envelope_digest) return { ...out, error: `ENVELOPE_DIGEST_MISMATCH: stored ${r.envelope_digest}, the bytes hash to ${v.envelopeDigest}` };
-    if (v.payloadDigest !== r.payload_digest) return { ...out, error: `PAYLOAD_DIGEST_MISMATCH: stored ${r.payload_digest}, the bytes hash to ${v.payloadDigest}` };
+    if (v.envelopeDigest !== r.envelope_digest)
+      return { ...out, error: `ENVELOPE_DIGEST_MISMATCH: stored ${r.envelope_digest}, the bytes hash to ${v.envelopeDigest}` };
+    if (v.payloadDigest !== r.payload_digest)
+      return { ...out, error: `PAYLOAD_DIGEST_MISMATCH: stored ${r.payload_digest}, the bytes hash to ${v.payloadDigest}` };
     return { ...out, verified: true };
   } catch (e) {
     if (!isReleaseError(e)) throw e;

@@ -5,11 +5,34 @@ import type { ManifestMember } from './result-manifest.js';
 
 /** A signed deployment seen as its release transaction. */
 export type TransactionRow = {
-  id: string; release_id: string | null; member_count: number; group_id: string; snapshot_digest: string; device_count: number; aborted_at: Date | null;
-  n_committed: number; n_rolled_back: number; n_failed: number; n_installed: number; created_at: Date;
+  id: string;
+  release_id: string | null;
+  member_count: number;
+  group_id: string;
+  snapshot_digest: string;
+  device_count: number;
+  aborted_at: Date | null;
+  n_committed: number;
+  n_rolled_back: number;
+  n_failed: number;
+  n_installed: number;
+  created_at: Date;
 };
 
-const COLUMNS = ['id', 'release_id', 'member_count', 'group_id', 'snapshot_digest', 'device_count', 'aborted_at', 'n_committed', 'n_rolled_back', 'n_failed', 'n_installed', 'created_at'] as const;
+const COLUMNS = [
+  'id',
+  'release_id',
+  'member_count',
+  'group_id',
+  'snapshot_digest',
+  'device_count',
+  'aborted_at',
+  'n_committed',
+  'n_rolled_back',
+  'n_failed',
+  'n_installed',
+  'created_at',
+] as const;
 
 function signedDeployments(db: Db, tenantId: string) {
   return db.selectFrom('deployments').where('tenant_id', '=', tenantId).where('kind', '=', 'signed');

@@ -35,7 +35,14 @@ export function transactionJson(d: TransactionRow, members: ManifestMember[]): T
     id: d.id,
     release_id: d.release_id!,
     member_count: d.member_count,
-    members: members.map((m) => ({ rollout_id: m.rollout_id, component: m.component, group: m.group, position: m.position, artifact_id: m.artifact_id, digest: m.digest })),
+    members: members.map((m) => ({
+      rollout_id: m.rollout_id,
+      component: m.component,
+      group: m.group,
+      position: m.position,
+      artifact_id: m.artifact_id,
+      digest: m.digest,
+    })),
     state: transactionState(c, d.aborted_at !== null),
     group_id: d.group_id,
     snapshot_digest: d.snapshot_digest,
@@ -47,7 +54,10 @@ export function transactionJson(d: TransactionRow, members: ManifestMember[]): T
 
 /** A page of transactions with their members (read in one query for the page). */
 export async function transactionsJson(db: Db, rows: TransactionRow[]): Promise<TransactionView[]> {
-  const members = await membersOf(db, rows.map((r) => r.id));
+  const members = await membersOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => transactionJson(r, members.get(r.id) ?? []));
 }
 
@@ -65,13 +75,25 @@ const PAGE = 1000;
 export async function transactionResult(db: Db, tenantId: string, id: string): Promise<AsyncGenerator<Uint8Array>> {
   const t = await transactionDetail(db, tenantId, id);
   if (!t) throw notFound(`release transaction ${id}`);
-  const members: ManifestMember[] = t.members.map((m) => ({ rollout_id: m.rollout_id, artifact_id: m.artifact_id, component: m.component, digest: m.digest, group: m.group, position: m.position }));
+  const members: ManifestMember[] = t.members.map((m) => ({
+    rollout_id: m.rollout_id,
+    artifact_id: m.artifact_id,
+    component: m.component,
+    digest: m.digest,
+    group: m.group,
+    position: m.position,
+  }));
   async function* devices(): AsyncGenerator<DeviceResult> {
     let after = '';
     for (;;) {
       const rows = await resultPage(db, tenantId, t!.id, after, PAGE);
       for (const r of rows) {
-        yield { device: r.device_name, state: r.state as DeviceState, receipt_envelope_digest: r.envelope_digest ?? null, outcomes: r.payload ? outcomesOf(r.payload as Record<string, unknown>, members) : null };
+        yield {
+          device: r.device_name,
+          state: r.state as DeviceState,
+          receipt_envelope_digest: r.envelope_digest ?? null,
+          outcomes: r.payload ? outcomesOf(r.payload, members) : null,
+        };
       }
       if (rows.length < PAGE) return;
       after = rows[rows.length - 1]!.device_name;
@@ -86,7 +108,11 @@ function outcomesOf(payload: Record<string, unknown>, members: ManifestMember[])
   const list = payload['members'];
   if (Array.isArray(list)) {
     for (const m of list as Record<string, unknown>[]) {
-      out[String(m['component'])] = { verdict: String(m['verdict']), resulting_digest: (m['resulting_digest'] as string | null) ?? null, previous_digest: (m['previous_digest'] as string | null) ?? null };
+      out[String(m['component'])] = {
+        verdict: String(m['verdict']),
+        resulting_digest: (m['resulting_digest'] as string | null) ?? null,
+        previous_digest: (m['previous_digest'] as string | null) ?? null,
+      };
     }
     return out;
   }
@@ -94,7 +120,11 @@ function outcomesOf(payload: Record<string, unknown>, members: ManifestMember[])
   if (only) {
     const activation = String(payload['activation']);
     const verdict = activation === 'activated' ? 'committed' : activation === 'rolled-back' ? 'rolled-back' : 'failed';
-    out[only.component] = { verdict, resulting_digest: (payload['resulting_digest'] as string | null) ?? null, previous_digest: (payload['previous_digest'] as string | null) ?? null };
+    out[only.component] = {
+      verdict,
+      resulting_digest: (payload['resulting_digest'] as string | null) ?? null,
+      previous_digest: (payload['previous_digest'] as string | null) ?? null,
+    };
   }
   return out;
 }

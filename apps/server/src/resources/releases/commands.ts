@@ -35,7 +35,12 @@ export async function prepareRelease(deps: PipelineDeps, tenantId: string, body:
   const db = deps.db;
   const env = parseEnvelope(body.envelope, { maxBytes: LIMITS.releaseEnvelopeBytes, payloadTypes: [RELEASE_PAYLOAD_TYPE] });
   // spec §4 rule 1: signature, registered (non-revoked) authorizer key, tenant, product, validity, safety fields
-  const verified = verifyRelease(env, { trustedKeys: await trustedAuthorizerKeys(db, tenantId), tenant: tenantId, product: body.expected_product, now: deps.clock() });
+  const verified = verifyRelease(env, {
+    trustedKeys: await trustedAuthorizerKeys(db, tenantId),
+    tenant: tenantId,
+    product: body.expected_product,
+    now: deps.clock(),
+  });
   const { payload } = verified;
 
   // spec §3 rule 6: (product, version) is immutable; the identical envelope is an idempotent resubmission
@@ -57,12 +62,21 @@ export async function prepareRelease(deps: PipelineDeps, tenantId: string, body:
   try {
     await deps.publishTargets(
       tenantId,
-      [{ path: target, digest: blob.digest as never, length: blob.length, custom: { kind: 'release', payload_digest: verified.payloadDigest, envelope_digest: verified.envelopeDigest } }],
+      [
+        {
+          path: target,
+          digest: blob.digest,
+          length: blob.length,
+          custom: { kind: 'release', payload_digest: verified.payloadDigest, envelope_digest: verified.envelopeDigest },
+        },
+      ],
       { immutable: true },
     );
   } catch (e) {
     if (isSigningRepoError(e, 'TARGET_IMMUTABLE')) {
-      throw new ServerError('RELEASE_CONFLICT', `release: ${payload.product} ${payload.release.version} is already published with another envelope`, { cause: e });
+      throw new ServerError('RELEASE_CONFLICT', `release: ${payload.product} ${payload.release.version} is already published with another envelope`, {
+        cause: e,
+      });
     }
     throw e;
   }

@@ -10,7 +10,13 @@ export type ReleaseRow = Omit<Selectable<ReleasesTable>, 'tenant_id' | 'envelope
 export type NewRelease = Omit<ReleasesTable, 'id' | 'tenant_id' | 'created_at'>;
 
 export async function releaseByVersion(db: Db, tenantId: string, product: string, version: string): Promise<ReleaseRow | undefined> {
-  return db.selectFrom('releases').select(COLUMNS).where('tenant_id', '=', tenantId).where('product', '=', product).where('version', '=', version).executeTakeFirst();
+  return db
+    .selectFrom('releases')
+    .select(COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('product', '=', product)
+    .where('version', '=', version)
+    .executeTakeFirst();
 }
 
 /** Inserts the record; undefined when (product, version) already exists (a concurrent submission won). */
@@ -30,7 +36,12 @@ export async function getReleaseRow(db: Db, tenantId: string, id: string): Promi
 
 /** The record with its stored envelope bytes; `id` must be a UUID. */
 export async function getReleaseWithEnvelope(db: Db, tenantId: string, id: string): Promise<(ReleaseRow & { envelope_bytes: Uint8Array }) | undefined> {
-  return db.selectFrom('releases').select([...COLUMNS, 'envelope_bytes']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('releases')
+    .select([...COLUMNS, 'envelope_bytes'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** The envelope bytes and digests of a release by id, in any tenant (the id came from a tenant-checked row). */
@@ -38,7 +49,13 @@ export async function releaseEvidence(db: Db, id: string): Promise<{ envelope_by
   return db.selectFrom('releases').select(['envelope_bytes', 'payload_digest', 'envelope_digest']).where('id', '=', id).executeTakeFirstOrThrow();
 }
 
-export async function releasePage(db: Db, tenantId: string, filter: { product?: string | undefined }, limit: number, offset: number): Promise<{ rows: ReleaseRow[]; total: number }> {
+export async function releasePage(
+  db: Db,
+  tenantId: string,
+  filter: { product?: string | undefined },
+  limit: number,
+  offset: number,
+): Promise<{ rows: ReleaseRow[]; total: number }> {
   let q = db.selectFrom('releases').where('tenant_id', '=', tenantId);
   if (filter.product !== undefined) q = q.where('product', '=', filter.product);
   const [rows, total] = await Promise.all([
@@ -50,18 +67,33 @@ export async function releasePage(db: Db, tenantId: string, filter: { product?: 
 
 /** spec §8 counts: the tenant's releases by product (the whole set, not the filtered one). */
 export async function releaseCountsByProduct(db: Db, tenantId: string): Promise<Record<string, number>> {
-  const rows = await db.selectFrom('releases').select(['product', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('product').execute();
+  const rows = await db
+    .selectFrom('releases')
+    .select(['product', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('tenant_id', '=', tenantId)
+    .groupBy('product')
+    .execute();
   return Object.fromEntries(rows.map((r) => [r.product, Number(r.n)]));
 }
 
 /** The artifacts a release's components name (ids already checked as UUIDs). */
 export async function artifactsByIds(db: Db, tenantId: string, ids: string[]) {
   if (ids.length === 0) return [];
-  return db.selectFrom('artifacts').select(['id', 'name', 'version', 'digest', 'length', 'target', 'media_type', 'kind']).where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
+  return db
+    .selectFrom('artifacts')
+    .select(['id', 'name', 'version', 'digest', 'length', 'target', 'media_type', 'kind'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .execute();
 }
 
 /** A group of the tenant with its stored snapshot digest; `lock` takes the row lock (rollout start). */
-export async function targetGroup(db: Db, tenantId: string, groupId: string, opts: { lock?: boolean } = {}): Promise<{ id: string; snapshot_digest: string } | undefined> {
+export async function targetGroup(
+  db: Db,
+  tenantId: string,
+  groupId: string,
+  opts: { lock?: boolean } = {},
+): Promise<{ id: string; snapshot_digest: string } | undefined> {
   let q = db.selectFrom('device_groups').select(['id', 'snapshot_digest']).where('tenant_id', '=', tenantId).where('id', '=', groupId);
   if (opts.lock) q = q.forUpdate();
   return q.executeTakeFirst();

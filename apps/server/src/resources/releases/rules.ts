@@ -28,7 +28,11 @@ export function storedReleasePayload(bytes: Uint8Array): ReleasePayload {
  * Returns the artifact id of each component by name.
  */
 export async function checkComponentArtifacts(db: Db, tenantId: string, payload: ReleasePayload): Promise<Map<string, string>> {
-  const rows = await artifactsByIds(db, tenantId, payload.components.flatMap((c) => normalizeUuid(c.artifact.id) ?? []));
+  const rows = await artifactsByIds(
+    db,
+    tenantId,
+    payload.components.flatMap((c) => normalizeUuid(c.artifact.id) ?? []),
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   const out = new Map<string, string>();
   payload.components.forEach((c, i) => {
@@ -61,6 +65,9 @@ export async function checkComponentArtifacts(db: Db, tenantId: string, payload:
 export function checkTargetPolicyDigest(payload: ReleasePayload, group: { id: string; digest: string }): void {
   const signed = payload.rollout.target_policy_digest;
   if (group.digest !== signed) {
-    throw new ServerError('GROUP_CHANGED', `rollout.target_policy_digest: signed ${signed} but group ${group.id} is now ${group.digest} (membership changed; sign a new release)`);
+    throw new ServerError(
+      'GROUP_CHANGED',
+      `rollout.target_policy_digest: signed ${signed} but group ${group.id} is now ${group.digest} (membership changed; sign a new release)`,
+    );
   }
 }

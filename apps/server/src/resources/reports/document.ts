@@ -46,7 +46,13 @@ export interface ReportHeader {
 }
 
 /** The header and the branding of a report, read in the report's snapshot. */
-export async function reportContext(db: Db, tenantId: string, kind: ReportKind, now: Date, scope: ReportScope): Promise<{ header: ReportHeader; branding: ReportBranding }> {
+export async function reportContext(
+  db: Db,
+  tenantId: string,
+  kind: ReportKind,
+  now: Date,
+  scope: ReportScope,
+): Promise<{ header: ReportHeader; branding: ReportBranding }> {
   const name = await tenantName(db, tenantId);
   const settings = await brandingSettings(db, tenantId);
   const auditSeq = await latestAuditSeq(db, tenantId);

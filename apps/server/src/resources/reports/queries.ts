@@ -256,7 +256,13 @@ export async function deviceEvidence(db: Db, tenantId: string, product?: string)
     WHERE s.tenant_id = ${tenantId} AND s.device_name IN (SELECT device_name FROM receipt_only)
     GROUP BY r.label ORDER BY r.label`.execute(db);
   const c = classes.rows[0];
-  return { devices: n(c?.devices), receipt: n(c?.receipt), legacy: n(c?.legacy), none: n(c?.none), labels: Object.fromEntries(labels.rows.map((x) => [x.label, n(x.n)])) };
+  return {
+    devices: n(c?.devices),
+    receipt: n(c?.receipt),
+    legacy: n(c?.legacy),
+    none: n(c?.none),
+    labels: Object.fromEntries(labels.rows.map((x) => [x.label, n(x.n)])),
+  };
 }
 
 export interface SbomCoverageRow {
@@ -278,11 +284,22 @@ export async function sbomCoverage(db: Db, tenantId: string, product?: string): 
     CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM vuln_release_artifacts ra WHERE ra.tenant_id = a.tenant_id AND ra.artifact_id = a.id) AS named) rel
     WHERE a.tenant_id = ${tenantId} ${inProduct(tenantId, product, sql.ref('a.id'))}
     GROUP BY a.kind ORDER BY a.kind`.execute(db);
-  return r.rows.map((x) => ({ kind: x.kind, artifacts: n(x.artifacts), with_sbom: n(x.with_sbom), released: n(x.released), released_with_sbom: n(x.released_with_sbom) }));
+  return r.rows.map((x) => ({
+    kind: x.kind,
+    artifacts: n(x.artifacts),
+    with_sbom: n(x.with_sbom),
+    released: n(x.released),
+    released_with_sbom: n(x.released_with_sbom),
+  }));
 }
 
 /** Artifacts active devices run that have no SBOM (nothing is known of their components): the most-run first, and how many. */
-export async function runningWithoutSbom(db: Db, tenantId: string, product: string | undefined, limit: number): Promise<{ total: number; rows: { id: string; name: string; version: string; devices: number }[] }> {
+export async function runningWithoutSbom(
+  db: Db,
+  tenantId: string,
+  product: string | undefined,
+  limit: number,
+): Promise<{ total: number; rows: { id: string; name: string; version: string; devices: number }[] }> {
   // from the artifacts without an SBOM to the devices running them, through the digest index
   const run = sql`
     WITH bare AS (
@@ -295,7 +312,12 @@ export async function runningWithoutSbom(db: Db, tenantId: string, product: stri
     JOIN devices d ON d.tenant_id = s.tenant_id AND d.name = s.device_name AND d.status <> 'decommissioned'
     GROUP BY bare.id, bare.name, bare.version`;
   const total = await sql<{ n: string }>`SELECT count(*) AS n FROM (${run}) x`.execute(db);
-  const rows = await sql<{ id: string; name: string; version: string; devices: string }>`SELECT * FROM (${run}) x ORDER BY devices DESC, name, version, id LIMIT ${limit}`.execute(db);
+  const rows = await sql<{
+    id: string;
+    name: string;
+    version: string;
+    devices: string;
+  }>`SELECT * FROM (${run}) x ORDER BY devices DESC, name, version, id LIMIT ${limit}`.execute(db);
   return { total: n(total.rows[0]?.n), rows: rows.rows.map((x) => ({ ...x, devices: n(x.devices) })) };
 }
 
@@ -308,7 +330,12 @@ export const AGE_BUCKETS = [
 ] as const;
 
 /** Open findings by severity and age bucket, and the oldest open finding's first-seen time. */
-export async function openFindingAges(db: Db, tenantId: string, product: string | undefined, at: Date): Promise<{ rows: { severity: string; buckets: number[] }[]; oldest: Date | null }> {
+export async function openFindingAges(
+  db: Db,
+  tenantId: string,
+  product: string | undefined,
+  at: Date,
+): Promise<{ rows: { severity: string; buckets: number[] }[]; oldest: Date | null }> {
   const day = (d: number) => new Date(at.getTime() - d * 86_400_000);
   const r = await sql<{ severity: string; b0: string; b1: string; b2: string; b3: string; oldest: Date | null }>`
     SELECT f.severity,
@@ -369,6 +396,13 @@ export async function signingRepoState(db: Db, tenantId: string): Promise<{ role
   const roles = await sql<{ role: string; version: number; expires_at: Date }>`
     SELECT DISTINCT ON (role) role, version, expires_at FROM tuf_metadata
     WHERE tenant_id = ${tenantId} ORDER BY role, version DESC`.execute(db);
-  const root = await db.selectFrom('tuf_metadata').select('bytes').where('tenant_id', '=', tenantId).where('role', '=', 'root').orderBy('version', 'desc').limit(1).executeTakeFirst();
+  const root = await db
+    .selectFrom('tuf_metadata')
+    .select('bytes')
+    .where('tenant_id', '=', tenantId)
+    .where('role', '=', 'root')
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return { roles: roles.rows.map((x) => ({ role: x.role, version: n(x.version), expires_at: new Date(x.expires_at) })), root: root?.bytes ?? null };
 }

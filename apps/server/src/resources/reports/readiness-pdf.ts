@@ -32,7 +32,9 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
   const sig = r.keys.signing_repository;
   const activeCases = r.cases.counts.open + r.cases.counts.reportable;
   pdf.heading('Summary');
-  pdf.note(`Scope: ${r.report.scope.product === null ? 'all products' : `product ${r.report.scope.product} (keys and the signing repository are the tenant's)`}.`);
+  pdf.note(
+    `Scope: ${r.report.scope.product === null ? 'all products' : `product ${r.report.scope.product} (keys and the signing repository are the tenant's)`}.`,
+  );
   pdf.figures([
     ['Devices in scope (not decommissioned)', String(e.devices)],
     ['Fleet: online / offline / decommissioned', `${r.fleet.online} / ${r.fleet.offline} / ${r.fleet.decommissioned}`],
@@ -41,7 +43,10 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     ['Artifacts with an SBOM', shareText(r.sboms.with_sbom, r.sboms.artifacts)],
     ['Open findings', String(r.findings.open)],
     ['Active authorizer keys', String(r.keys.authorizer.active)],
-    ['Signing repository root', sig.root === null ? 'no repository' : `version ${sig.root.version}, expires ${sig.roles.find((x) => x.role === 'root')?.expires_at ?? '-'}`],
+    [
+      'Signing repository root',
+      sig.root === null ? 'no repository' : `version ${sig.root.version}, expires ${sig.roles.find((x) => x.role === 'root')?.expires_at ?? '-'}`,
+    ],
     ['Open Article 14 cases', String(activeCases)],
   ]);
   pdf.coverage('Evidence coverage', [
@@ -62,10 +67,20 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
       { header: 'On newest release', share: 0.21 },
       { header: 'With receipt evidence', share: 0.21 },
     ]);
-    for (const p of r.products) t.row([p.product, `${p.latest_release.version} (${p.releases} releases)`, day(p.latest_release.created_at), String(p.devices), shareText(p.on_latest, p.devices), shareText(p.with_receipt, p.devices)]);
+    for (const p of r.products)
+      t.row([
+        p.product,
+        `${p.latest_release.version} (${p.releases} releases)`,
+        day(p.latest_release.created_at),
+        String(p.devices),
+        shareText(p.on_latest, p.devices),
+        shareText(p.with_receipt, p.devices),
+      ]);
     t.end();
   }
-  pdf.note('Devices of a product: devices (not decommissioned) running an artifact named by any of its releases. On the newest release: running, for every component of the newest release, the artifact it names.');
+  pdf.note(
+    'Devices of a product: devices (not decommissioned) running an artifact named by any of its releases. On the newest release: running, for every component of the newest release, the artifact it names.',
+  );
 
   pdf.heading('Device evidence');
   pdf.figures([
@@ -74,12 +89,18 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     ['Legacy device-reported status (some component)', shareText(e.legacy, e.devices)],
     ['Nothing recorded', shareText(e.none, e.devices)],
   ]);
-  pdf.stackedBars('Current state evidenced by', [
-    { name: 'device-signed receipt', color: pdf.branding.accentColor },
-    { name: 'legacy status', color: '#f59e0b' },
-    { name: 'nothing recorded', color: '#d1d5db' },
-  ], [{ label: 'devices', values: [e.receipt, e.legacy, e.none] }]);
-  pdf.note('Receipts are signed with a software-held device key and labelled software-key; a hardware-backed label is never inferred from it. Legacy status is reported by the device and is not upgraded by the authenticated transport.');
+  pdf.stackedBars(
+    'Current state evidenced by',
+    [
+      { name: 'device-signed receipt', color: pdf.branding.accentColor },
+      { name: 'legacy status', color: '#f59e0b' },
+      { name: 'nothing recorded', color: '#d1d5db' },
+    ],
+    [{ label: 'devices', values: [e.receipt, e.legacy, e.none] }],
+  );
+  pdf.note(
+    'Receipts are signed with a software-held device key and labelled software-key; a hardware-backed label is never inferred from it. Legacy status is reported by the device and is not upgraded by the authenticated transport.',
+  );
 
   pdf.heading('SBOM coverage');
   pdf.figures([
@@ -120,7 +141,11 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     buckets.map((name, i) => ({ name, color: AGE_COLORS[i] ?? '#1e3a8a' })),
     SEVERITIES.map((s) => ({ label: s, values: r.findings.by_severity[s] })),
   );
-  const ages = pdf.table([{ header: 'Severity', share: 0.2 }, ...buckets.map((b) => ({ header: b, share: 0.14, align: 'right' as const })), { header: 'Total', share: 0.24, align: 'right' }]);
+  const ages = pdf.table([
+    { header: 'Severity', share: 0.2 },
+    ...buckets.map((b) => ({ header: b, share: 0.14, align: 'right' as const })),
+    { header: 'Total', share: 0.24, align: 'right' },
+  ]);
   for (const s of SEVERITIES) {
     const row = r.findings.by_severity[s];
     ages.row([s, ...row.map(String), String(row.reduce((a, b) => a + b, 0))], row.some((x) => x > 0) ? { color: SEVERITY_COLORS[s] } : {});
@@ -168,7 +193,10 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
       ['Root version', String(sig.root.version)],
       ['Root rotations', String(sig.root.rotations)],
       ['Root keys / threshold', `${sig.root.keys ?? '-'} / ${sig.root.threshold ?? '-'}`],
-      ['Root private key', sig.root.key_on_server === null ? 'unknown' : sig.root.key_on_server ? 'on the server (export it for offline custody)' : 'offline (not on the server)'],
+      [
+        'Root private key',
+        sig.root.key_on_server === null ? 'unknown' : sig.root.key_on_server ? 'on the server (export it for offline custody)' : 'offline (not on the server)',
+      ],
     ]);
   } else pdf.note('The signing repository of this tenant has not been created yet (it is created with the first publication).');
 
@@ -190,7 +218,13 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     ]);
     c.deadlines.forEach((d, i) => {
       cases!.row(
-        [i === 0 ? `${c.title}\n${c.kind}, ${c.state}, aware ${c.aware_at}\n${c.id}` : '', d.obligation.replace('_', ' '), d.due_at ?? '-', d.status, deadlineRemaining(d)],
+        [
+          i === 0 ? `${c.title}\n${c.kind}, ${c.state}, aware ${c.aware_at}\n${c.id}` : '',
+          d.obligation.replace('_', ' '),
+          d.due_at ?? '-',
+          d.status,
+          deadlineRemaining(d),
+        ],
         d.overdue ? { color: '#991b1b' } : {},
       );
     });

@@ -117,7 +117,8 @@ export async function rootKeyOnServer(repo: SigningRepository | undefined, tenan
 /** The root role of the newest root metadata: its threshold and key count (null when unreadable). */
 function rootRole(bytes: Uint8Array): { threshold: number | null; keys: number | null } {
   try {
-    const role = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { signed?: { roles?: { root?: { threshold?: unknown; keyids?: unknown } } } }).signed?.roles?.root;
+    const role = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { signed?: { roles?: { root?: { threshold?: unknown; keyids?: unknown } } } }).signed
+      ?.roles?.root;
     return { threshold: typeof role?.threshold === 'number' ? role.threshold : null, keys: Array.isArray(role?.keyids) ? role.keyids.length : null };
   } catch {
     return { threshold: null, keys: null };
@@ -144,7 +145,14 @@ async function* activeCases(db: Db, tenantId: string, product: string | undefine
 }
 
 /** The report over `db` (one snapshot) at `now`; a product no release names is a 404. */
-export async function readinessReport(db: Db, tenantId: string, header: ReportHeader, scope: ReportScope, now: Date, keyOnServer: boolean | null): Promise<ReadinessReport> {
+export async function readinessReport(
+  db: Db,
+  tenantId: string,
+  header: ReportHeader,
+  scope: ReportScope,
+  now: Date,
+  keyOnServer: boolean | null,
+): Promise<ReadinessReport> {
   const { product } = scope;
   const latest = await latestReleases(db, tenantId, product);
   if (product !== undefined && latest.length === 0) throw notFound(`product ${product} (no release of it)`);
@@ -216,8 +224,21 @@ export async function readinessReport(db: Db, tenantId: string, header: ReportHe
         ),
       },
       signing_repository: {
-        roles: repo.roles.map((r) => ({ role: r.role, version: r.version, expires_at: r.expires_at.toISOString(), days_left: Math.floor((r.expires_at.getTime() - now.getTime()) / DAY_MS) })),
-        root: root === undefined ? null : { version: root.version, rotations: root.version - 1, ...(repo.root === null ? { threshold: null, keys: null } : rootRole(repo.root)), key_on_server: keyOnServer },
+        roles: repo.roles.map((r) => ({
+          role: r.role,
+          version: r.version,
+          expires_at: r.expires_at.toISOString(),
+          days_left: Math.floor((r.expires_at.getTime() - now.getTime()) / DAY_MS),
+        })),
+        root:
+          root === undefined
+            ? null
+            : {
+                version: root.version,
+                rotations: root.version - 1,
+                ...(repo.root === null ? { threshold: null, keys: null } : rootRole(repo.root)),
+                key_on_server: keyOnServer,
+              },
       },
     },
     cases: { counts, active: activeCases(db, tenantId, product, now) },

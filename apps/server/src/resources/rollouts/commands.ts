@@ -67,16 +67,26 @@ export interface RolloutOverrides {
 const MAX_INCOMPATIBLE_SHOWN = 5;
 
 /** spec §4: a signed rollout of a published release (`POST /rollouts {release_id, overrides?}`). */
-export const startSignedRollout: Command<{ releaseId: string; overrides?: RolloutOverrides | undefined }, StartResult> = async (uow, { releaseId, overrides }) => {
+export const startSignedRollout: Command<{ releaseId: string; overrides?: RolloutOverrides | undefined }, StartResult> = async (
+  uow,
+  { releaseId, overrides },
+) => {
   const { trx, tenant, now } = uow;
   const releaseUuid = normalizeUuid(releaseId);
   const rel = releaseUuid === undefined ? undefined : await getReleaseWithEnvelope(trx, tenant, releaseUuid);
   if (!rel) throw notFound(`release ${releaseId}`);
   // spec §4: re-verify the authorizer (a revoked key is no longer trusted), validity, tenant, product
-  const v = verifyRelease(parseStoredEnvelope(rel.envelope_bytes), { trustedKeys: await trustedAuthorizerKeys(trx, tenant), tenant, product: rel.product, now });
+  const v = verifyRelease(parseStoredEnvelope(rel.envelope_bytes), {
+    trustedKeys: await trustedAuthorizerKeys(trx, tenant),
+    tenant,
+    product: rel.product,
+    now,
+  });
   // spec §4: envelope digests equal what was published
-  if (v.envelopeDigest !== rel.envelope_digest) throw new ServerError('ROLLOUT_INVALID', `release: envelope digest ${v.envelopeDigest} differs from the published ${rel.envelope_digest}`);
-  if (v.payloadDigest !== rel.payload_digest) throw new ServerError('ROLLOUT_INVALID', `release: payload digest ${v.payloadDigest} differs from the published ${rel.payload_digest}`);
+  if (v.envelopeDigest !== rel.envelope_digest)
+    throw new ServerError('ROLLOUT_INVALID', `release: envelope digest ${v.envelopeDigest} differs from the published ${rel.envelope_digest}`);
+  if (v.payloadDigest !== rel.payload_digest)
+    throw new ServerError('ROLLOUT_INVALID', `release: payload digest ${v.payloadDigest} differs from the published ${rel.payload_digest}`);
   const p: ReleasePayload = v.payload;
   checkHealthProbe(p);
   const waves = parseWaves(p.rollout.waves, 'rollout.waves');
@@ -107,16 +117,43 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
   const plan = planWaves(snap.count, waves);
   const { gated, threshold: effective } = applyOverrides({ waves, threshold }, overrides, plan.length);
   await insertDeployment(trx, {
-    id: deploymentId, tenantId: tenant, kind: 'signed', releaseId: rel.id, artifactId: null, groupId: g.id, snapshot: snap.digest,
-    memberCount: members.length, deviceCount: snap.count, threshold: effective, now,
+    id: deploymentId,
+    tenantId: tenant,
+    kind: 'signed',
+    releaseId: rel.id,
+    artifactId: null,
+    groupId: g.id,
+    snapshot: snap.digest,
+    memberCount: members.length,
+    deviceCount: snap.count,
+    threshold: effective,
+    now,
   });
   const rolloutIds: string[] = [];
   for (const m of members) {
     const id = randomUUID();
     rolloutIds.push(id);
-    await insertRollout(trx, { id, tenantId: tenant, deploymentId, kind: 'signed', releaseId: rel.id, artifactId: artifactIds.get(m.component)!, component: m.component, group: m.group, position: m.position, now });
+    await insertRollout(trx, {
+      id,
+      tenantId: tenant,
+      deploymentId,
+      kind: 'signed',
+      releaseId: rel.id,
+      artifactId: artifactIds.get(m.component)!,
+      component: m.component,
+      group: m.group,
+      position: m.position,
+      now,
+    });
   }
-  await insertWaves(trx, tenant, deploymentId, g.id, plan.map((w) => ({ ...w, requires_approval: w.requires_approval || gated.has(w.index) })), now);
+  await insertWaves(
+    trx,
+    tenant,
+    deploymentId,
+    g.id,
+    plan.map((w) => ({ ...w, requires_approval: w.requires_approval || gated.has(w.index) })),
+    now,
+  );
   await auditStart(uow, { kind: 'signed', releaseId: rel.id, deploymentId, rolloutIds, groupId: g.id, devices: snap.count });
   return { deployment_id: deploymentId, rollout_ids: rolloutIds };
 };
@@ -156,9 +193,32 @@ export const startLegacyRollout: Command<{ artifactId: string; groupId: string; 
   const snap = await computeSnapshotDigest(trx, tenant, g.id);
   if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `group_id: group ${g.id} has no devices`);
   const deploymentId = randomUUID();
-  await insertDeployment(trx, { id: deploymentId, tenantId: tenant, kind: 'legacy', releaseId: null, artifactId: a.id, groupId: g.id, snapshot: snap.digest, memberCount: 1, deviceCount: snap.count, threshold: undefined, now });
+  await insertDeployment(trx, {
+    id: deploymentId,
+    tenantId: tenant,
+    kind: 'legacy',
+    releaseId: null,
+    artifactId: a.id,
+    groupId: g.id,
+    snapshot: snap.digest,
+    memberCount: 1,
+    deviceCount: snap.count,
+    threshold: undefined,
+    now,
+  });
   const id = randomUUID();
-  await insertRollout(trx, { id, tenantId: tenant, deploymentId, kind: 'legacy', releaseId: null, artifactId: a.id, component: a.name, group: 0, position: 0, now });
+  await insertRollout(trx, {
+    id,
+    tenantId: tenant,
+    deploymentId,
+    kind: 'legacy',
+    releaseId: null,
+    artifactId: a.id,
+    component: a.name,
+    group: 0,
+    position: 0,
+    now,
+  });
   await insertWaves(trx, tenant, deploymentId, g.id, planWaves(snap.count, waves), now);
   await auditStart(uow, { kind: 'legacy', releaseId: null, deploymentId, rolloutIds: [id], groupId: g.id, devices: snap.count });
   return { deployment_id: deploymentId, rollout_ids: [id] };
@@ -166,7 +226,15 @@ export const startLegacyRollout: Command<{ artifactId: string; groupId: string; 
 
 async function insertWaves(db: Db, tenantId: string, deploymentId: string, groupId: string, plan: PlannedWave[], now: Date): Promise<void> {
   const rows = initialWaves(plan.map((w) => ({ index: w.index, size: w.size, requires_approval: w.requires_approval })));
-  await insertWavesAndDevices(db, tenantId, deploymentId, groupId, rows.map((w, i) => ({ ...w, name: plan[i]!.name })), waveBounds(plan), now);
+  await insertWavesAndDevices(
+    db,
+    tenantId,
+    deploymentId,
+    groupId,
+    rows.map((w, i) => ({ ...w, name: plan[i]!.name })),
+    waveBounds(plan),
+    now,
+  );
 }
 
 async function auditStart(
@@ -176,7 +244,14 @@ async function auditStart(
   await uow.audit({
     action: 'rollout.start',
     target: `rollout:${s.rolloutIds[0]!}`,
-    detail: { kind: s.kind, release_id: s.releaseId, transaction_id: transactionIdOf({ kind: s.kind, deployment_id: s.deploymentId }), rollouts: s.rolloutIds, group_id: s.groupId, devices: s.devices },
+    detail: {
+      kind: s.kind,
+      release_id: s.releaseId,
+      transaction_id: transactionIdOf({ kind: s.kind, deployment_id: s.deploymentId }),
+      rollouts: s.rolloutIds,
+      group_id: s.groupId,
+      devices: s.devices,
+    },
   });
 }
 
@@ -204,7 +279,11 @@ export const controlRollout: Command<{ id: string; action: RolloutAction }, void
     await writeWaves(uow.trx, d.id, waves, next, uow.now);
     status = rolloutStatus(next, false);
   }
-  await uow.audit({ action: `rollout.${action}`, target: `rollout:${id}`, detail: { status, transaction_id: transactionIdOf({ kind: d.kind, deployment_id: d.id }) } });
+  await uow.audit({
+    action: `rollout.${action}`,
+    target: `rollout:${id}`,
+    detail: { status, transaction_id: transactionIdOf({ kind: d.kind, deployment_id: d.id }) },
+  });
 };
 
 /** Device state, deployment counters and wave progression of one terminal result (deployment row locked by the caller). */
@@ -229,16 +308,28 @@ export async function recordDeviceResult(
  * append-only table labelled `device-reported`; the first terminal report moves the device's
  * legacy progress, later ones are history. Never upgraded to evidence.
  */
-export const reportLegacyStatus: Command<{ deviceName: string; rolloutId: string; status: 'installed' | 'failed'; detail?: string | undefined }, void> = async (uow, args) => {
+export const reportLegacyStatus: Command<{ deviceName: string; rolloutId: string; status: 'installed' | 'failed'; detail?: string | undefined }, void> = async (
+  uow,
+  args,
+) => {
   if (args.status !== 'installed' && args.status !== 'failed') throw new ServerError('ROLLOUT_INVALID', 'status: must be installed or failed');
-  if (args.detail !== undefined && args.detail.length > LIMITS.legacyDetailChars) throw invalidInput('detail', `longer than ${LIMITS.legacyDetailChars} characters`);
+  if (args.detail !== undefined && args.detail.length > LIMITS.legacyDetailChars)
+    throw invalidInput('detail', `longer than ${LIMITS.legacyDetailChars} characters`);
   const rolloutUuid = normalizeUuid(args.rolloutId);
   const r = rolloutUuid === undefined ? undefined : await legacyRollout(uow.trx, uow.tenant, rolloutUuid);
   if (!r) throw new ServerError('RECEIPT_UNEXPECTED', `rollout_id: no legacy rollout ${args.rolloutId} in this tenant`);
   const d = await lockDeployment(uow.trx, r.deployment_id);
   const dd = await deploymentDevice(uow.trx, d.id, args.deviceName);
   if (!dd) throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${args.rolloutId}`);
-  await insertLegacyReport(uow.trx, { tenantId: uow.tenant, deploymentId: d.id, rolloutId: r.id, device: args.deviceName, status: args.status, detail: args.detail ?? null, now: uow.now });
+  await insertLegacyReport(uow.trx, {
+    tenantId: uow.tenant,
+    deploymentId: d.id,
+    rolloutId: r.id,
+    device: args.deviceName,
+    status: args.status,
+    detail: args.detail ?? null,
+    now: uow.now,
+  });
   // the first terminal report counts; later reports are kept as history only
   if (dd.state === 'pending') await recordDeviceResult(uow.trx, d, args.deviceName, dd.wave_idx, deviceStateFromLegacy(args.status), null, uow.now);
   await uow.audit({ action: 'rollout.legacy-status', target: `rollout:${r.id}`, detail: { status: args.status, label: 'device-reported' } });

@@ -14,9 +14,22 @@ export type RolloutKind = 'signed' | 'legacy';
 
 /** A member rollout joined with its deployment's progress counters. */
 export type RolloutRow = {
-  id: string; kind: RolloutKind; release_id: string | null; deployment_id: string; artifact_id: string; component: string;
-  group_index: number; position: number; created_at: Date; group_id: string; device_count: number; aborted_at: Date | null;
-  n_committed: number; n_rolled_back: number; n_failed: number; n_installed: number;
+  id: string;
+  kind: RolloutKind;
+  release_id: string | null;
+  deployment_id: string;
+  artifact_id: string;
+  component: string;
+  group_index: number;
+  position: number;
+  created_at: Date;
+  group_id: string;
+  device_count: number;
+  aborted_at: Date | null;
+  n_committed: number;
+  n_rolled_back: number;
+  n_failed: number;
+  n_installed: number;
 };
 
 function rolloutsJoined(db: Db, tenantId: string) {
@@ -25,8 +38,22 @@ function rolloutsJoined(db: Db, tenantId: string) {
     .innerJoin('deployments as d', 'd.id', 'r.deployment_id')
     .where('r.tenant_id', '=', tenantId)
     .select([
-      'r.id', 'r.kind', 'r.release_id', 'r.deployment_id', 'r.artifact_id', 'r.component', 'r.group_index', 'r.position', 'r.created_at',
-      'd.group_id', 'd.device_count', 'd.aborted_at', 'd.n_committed', 'd.n_rolled_back', 'd.n_failed', 'd.n_installed',
+      'r.id',
+      'r.kind',
+      'r.release_id',
+      'r.deployment_id',
+      'r.artifact_id',
+      'r.component',
+      'r.group_index',
+      'r.position',
+      'r.created_at',
+      'd.group_id',
+      'd.device_count',
+      'd.aborted_at',
+      'd.n_committed',
+      'd.n_rolled_back',
+      'd.n_failed',
+      'd.n_installed',
     ]);
 }
 
@@ -41,21 +68,29 @@ export async function rolloutPage(
   if (filter.kind !== undefined) q = q.where('r.kind', '=', filter.kind);
   if (filter.releaseId !== undefined) q = q.where('r.release_id', '=', filter.releaseId);
   const rows = (await q.orderBy('r.created_at', 'desc').orderBy('r.position').orderBy('r.id').limit(limit).offset(offset).execute()) as RolloutRow[];
-  const total = await q.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const total = await q
+    .clearSelect()
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   return { rows, total: Number(total.n) };
 }
 
 /** spec §8 counts: the tenant's member rollouts by kind (the whole set, not the filtered one). */
 export async function rolloutCountsByKind(db: Db, tenantId: string): Promise<Record<RolloutKind, number>> {
-  const kinds = await db.selectFrom('rollouts').select(['kind', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('kind').execute();
+  const kinds = await db
+    .selectFrom('rollouts')
+    .select(['kind', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('tenant_id', '=', tenantId)
+    .groupBy('kind')
+    .execute();
   const counts: Record<RolloutKind, number> = { signed: 0, legacy: 0 };
-  for (const k of kinds) counts[k.kind as RolloutKind] = Number(k.n);
+  for (const k of kinds) counts[k.kind] = Number(k.n);
   return counts;
 }
 
 /** `id` must be a UUID. */
 export async function rolloutById(db: Db, tenantId: string, id: string): Promise<RolloutRow | undefined> {
-  return (await rolloutsJoined(db, tenantId).where('r.id', '=', id).executeTakeFirst()) as RolloutRow | undefined;
+  return await rolloutsJoined(db, tenantId).where('r.id', '=', id).executeTakeFirst();
 }
 
 export type WaveDetailRow = WaveRow & { name: string };
@@ -64,22 +99,42 @@ export type WaveDetailRow = WaveRow & { name: string };
 export async function wavesOf(db: Db, deploymentIds: string[]): Promise<Map<string, WaveDetailRow[]>> {
   const out = new Map<string, WaveDetailRow[]>();
   if (deploymentIds.length === 0) return out;
-  const rows = await db.selectFrom('deployment_waves').selectAll().where('deployment_id', 'in', deploymentIds).orderBy('deployment_id').orderBy('idx').execute();
+  const rows = await db
+    .selectFrom('deployment_waves')
+    .selectAll()
+    .where('deployment_id', 'in', deploymentIds)
+    .orderBy('deployment_id')
+    .orderBy('idx')
+    .execute();
   for (const w of rows) {
     const list = out.get(w.deployment_id) ?? [];
-    list.push({ index: w.idx, name: w.name, size: w.size, requires_approval: w.requires_approval, state: w.state as WaveState, done: w.done, failed: w.failed, failures_acknowledged: w.failures_acknowledged });
+    list.push({
+      index: w.idx,
+      name: w.name,
+      size: w.size,
+      requires_approval: w.requires_approval,
+      state: w.state as WaveState,
+      done: w.done,
+      failed: w.failed,
+      failures_acknowledged: w.failures_acknowledged,
+    });
     out.set(w.deployment_id, list);
   }
   return out;
 }
 
 export async function deploymentMembers(db: Db, deploymentId: string) {
-  return db.selectFrom('rollouts').select(['id', 'component', 'group_index', 'position', 'artifact_id']).where('deployment_id', '=', deploymentId).orderBy('position').execute();
+  return db
+    .selectFrom('rollouts')
+    .select(['id', 'component', 'group_index', 'position', 'artifact_id'])
+    .where('deployment_id', '=', deploymentId)
+    .orderBy('position')
+    .execute();
 }
 
 export async function deploymentThreshold(db: Db, deploymentId: string): Promise<FailureThreshold | null> {
   const d = await db.selectFrom('deployments').select('failure_threshold').where('id', '=', deploymentId).executeTakeFirstOrThrow();
-  return (d.failure_threshold as FailureThreshold | null) ?? null;
+  return d.failure_threshold ?? null;
 }
 
 /** One page of a deployment's devices in byte order of names. */
@@ -100,13 +155,21 @@ export async function lockRolloutDeployment(db: Db, tenantId: string, rolloutId:
   const r = await db.selectFrom('rollouts').select(['deployment_id', 'kind']).where('tenant_id', '=', tenantId).where('id', '=', rolloutId).executeTakeFirst();
   if (!r) return undefined;
   const d = await lockDeployment(db, r.deployment_id);
-  return { ...d, kind: r.kind as RolloutKind };
+  return { ...d, kind: r.kind };
 }
 
 /** Locks a deployment row: wave counters and progression are read-modify-write. */
-export async function lockDeployment(db: Db, deploymentId: string): Promise<{ id: string; aborted_at: Date | null; failure_threshold: FailureThreshold | null }> {
-  const d = await db.selectFrom('deployments').select(['id', 'aborted_at', 'failure_threshold']).where('id', '=', deploymentId).forUpdate().executeTakeFirstOrThrow();
-  return { id: d.id, aborted_at: d.aborted_at, failure_threshold: (d.failure_threshold as FailureThreshold | null) ?? null };
+export async function lockDeployment(
+  db: Db,
+  deploymentId: string,
+): Promise<{ id: string; aborted_at: Date | null; failure_threshold: FailureThreshold | null }> {
+  const d = await db
+    .selectFrom('deployments')
+    .select(['id', 'aborted_at', 'failure_threshold'])
+    .where('id', '=', deploymentId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  return { id: d.id, aborted_at: d.aborted_at, failure_threshold: d.failure_threshold ?? null };
 }
 
 export async function setAborted(db: Db, deploymentId: string, now: Date): Promise<void> {
@@ -129,7 +192,12 @@ export async function writeWaves(db: Db, deploymentId: string, before: WaveRow[]
 
 /** A device's row in a deployment (its wave and state), or undefined when it is not assigned. */
 export async function deploymentDevice(db: Db, deploymentId: string, device: string): Promise<{ wave_idx: number; state: DeviceState } | undefined> {
-  const row = await db.selectFrom('deployment_devices').select(['wave_idx', 'state']).where('deployment_id', '=', deploymentId).where('device_name', '=', device).executeTakeFirst();
+  const row = await db
+    .selectFrom('deployment_devices')
+    .select(['wave_idx', 'state'])
+    .where('deployment_id', '=', deploymentId)
+    .where('device_name', '=', device)
+    .executeTakeFirst();
   return row ? { wave_idx: row.wave_idx, state: row.state as DeviceState } : undefined;
 }
 
@@ -141,10 +209,26 @@ const COUNTER: Record<Exclude<DeviceState, 'pending'>, 'n_committed' | 'n_rolled
 };
 
 /** A device's terminal state and the deployment's counter for it. */
-export async function setDeviceResult(db: Db, deploymentId: string, device: string, state: Exclude<DeviceState, 'pending'>, receiptId: string | null, now: Date): Promise<void> {
-  await db.updateTable('deployment_devices').set({ state, receipt_id: receiptId, updated_at: now }).where('deployment_id', '=', deploymentId).where('device_name', '=', device).execute();
+export async function setDeviceResult(
+  db: Db,
+  deploymentId: string,
+  device: string,
+  state: Exclude<DeviceState, 'pending'>,
+  receiptId: string | null,
+  now: Date,
+): Promise<void> {
+  await db
+    .updateTable('deployment_devices')
+    .set({ state, receipt_id: receiptId, updated_at: now })
+    .where('deployment_id', '=', deploymentId)
+    .where('device_name', '=', device)
+    .execute();
   const col = COUNTER[state];
-  await db.updateTable('deployments').set((eb) => ({ [col]: eb(col, '+', 1) })).where('id', '=', deploymentId).execute();
+  await db
+    .updateTable('deployments')
+    .set((eb) => ({ [col]: eb(col, '+', 1) }))
+    .where('id', '=', deploymentId)
+    .execute();
 }
 
 /** Devices of the group whose reported profile is not in `profiles` (or unknown), at most `max`. */
@@ -156,7 +240,15 @@ export async function incompatibleDevices(db: Db, tenantId: string, groupId: str
     .where('m.tenant_id', '=', tenantId)
     .where('m.group_id', '=', groupId)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('devices as d').select('d.id').whereRef('d.tenant_id', '=', 'm.tenant_id').whereRef('d.name', '=', 'm.device_name').where('d.profile', 'in', profiles))),
+      not(
+        exists(
+          selectFrom('devices as d')
+            .select('d.id')
+            .whereRef('d.tenant_id', '=', 'm.tenant_id')
+            .whereRef('d.name', '=', 'm.device_name')
+            .where('d.profile', 'in', profiles),
+        ),
+      ),
     )
     .orderBy('m.group_id')
     .orderBy('m.device_name')
@@ -172,7 +264,19 @@ export async function legacyArtifact(db: Db, tenantId: string, id: string) {
 
 export async function insertDeployment(
   db: Db,
-  d: { id: string; tenantId: string; kind: RolloutKind; releaseId: string | null; artifactId: string | null; groupId: string; snapshot: string; memberCount: number; deviceCount: number; threshold: FailureThreshold | undefined; now: Date },
+  d: {
+    id: string;
+    tenantId: string;
+    kind: RolloutKind;
+    releaseId: string | null;
+    artifactId: string | null;
+    groupId: string;
+    snapshot: string;
+    memberCount: number;
+    deviceCount: number;
+    threshold: FailureThreshold | undefined;
+    now: Date;
+  },
 ): Promise<void> {
   await db
     .insertInto('deployments')
@@ -195,11 +299,33 @@ export async function insertDeployment(
 
 export async function insertRollout(
   db: Db,
-  r: { id: string; tenantId: string; deploymentId: string; kind: RolloutKind; releaseId: string | null; artifactId: string; component: string; group: number; position: number; now: Date },
+  r: {
+    id: string;
+    tenantId: string;
+    deploymentId: string;
+    kind: RolloutKind;
+    releaseId: string | null;
+    artifactId: string;
+    component: string;
+    group: number;
+    position: number;
+    now: Date;
+  },
 ): Promise<void> {
   await db
     .insertInto('rollouts')
-    .values({ id: r.id, tenant_id: r.tenantId, deployment_id: r.deploymentId, kind: r.kind, release_id: r.releaseId, artifact_id: r.artifactId, component: r.component, group_index: r.group, position: r.position, created_at: r.now })
+    .values({
+      id: r.id,
+      tenant_id: r.tenantId,
+      deployment_id: r.deploymentId,
+      kind: r.kind,
+      release_id: r.releaseId,
+      artifact_id: r.artifactId,
+      component: r.component,
+      group_index: r.group,
+      position: r.position,
+      created_at: r.now,
+    })
     .execute();
 }
 
@@ -221,11 +347,21 @@ export async function insertWavesAndDevices(
     .insertInto('deployment_waves')
     .values(
       waves.map((w) => ({
-        deployment_id: deploymentId, tenant_id: tenantId, idx: w.index, name: w.name, size: w.size, requires_approval: w.requires_approval, state: w.state, updated_at: now,
+        deployment_id: deploymentId,
+        tenant_id: tenantId,
+        idx: w.index,
+        name: w.name,
+        size: w.size,
+        requires_approval: w.requires_approval,
+        state: w.state,
+        updated_at: now,
       })),
     )
     .execute();
-  const cases = sql.join(bounds.map((b, i) => sql`WHEN rn <= ${sql.lit(b)} THEN ${sql.lit(i)}`), sql` `);
+  const cases = sql.join(
+    bounds.map((b, i) => sql`WHEN rn <= ${sql.lit(b)} THEN ${sql.lit(i)}`),
+    sql` `,
+  );
   await sql`
     INSERT INTO deployment_devices (deployment_id, tenant_id, device_name, wave_idx)
     SELECT ${deploymentId}::uuid, ${tenantId}::uuid, device_name, CASE ${cases} END
@@ -237,7 +373,13 @@ export async function insertWavesAndDevices(
 
 /** A legacy member rollout of the tenant; `id` must be a UUID. */
 export async function legacyRollout(db: Db, tenantId: string, id: string) {
-  return db.selectFrom('rollouts').select(['id', 'deployment_id']).where('tenant_id', '=', tenantId).where('id', '=', id).where('kind', '=', 'legacy').executeTakeFirst();
+  return db
+    .selectFrom('rollouts')
+    .select(['id', 'deployment_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('kind', '=', 'legacy')
+    .executeTakeFirst();
 }
 
 /** spec §2.3 rule 6: appended, labelled `device-reported` by the table default. */
@@ -247,7 +389,15 @@ export async function insertLegacyReport(
 ): Promise<void> {
   await db
     .insertInto('legacy_status_reports')
-    .values({ tenant_id: r.tenantId, deployment_id: r.deploymentId, rollout_id: r.rolloutId, device_name: r.device, status: r.status, detail: r.detail, reported_at: r.now })
+    .values({
+      tenant_id: r.tenantId,
+      deployment_id: r.deploymentId,
+      rollout_id: r.rolloutId,
+      device_name: r.device,
+      status: r.status,
+      detail: r.detail,
+      reported_at: r.now,
+    })
     .execute();
 }
 
@@ -285,10 +435,19 @@ export async function listAssignments(db: Db, tenantId: string, deviceName: stri
     .execute();
   if (deps.length === 0) return [];
   const ids = deps.map((d) => d.id);
-  const rollouts = await db.selectFrom('rollouts').select(['id', 'deployment_id', 'component', 'group_index', 'position']).where('deployment_id', 'in', ids).orderBy('position').execute();
+  const rollouts = await db
+    .selectFrom('rollouts')
+    .select(['id', 'deployment_id', 'component', 'group_index', 'position'])
+    .where('deployment_id', 'in', ids)
+    .orderBy('position')
+    .execute();
   const releaseIds = deps.map((d) => d.release_id).filter((x): x is string => x !== null);
   const releases = releaseIds.length
-    ? await db.selectFrom('releases').select(['id', 'product', 'version', 'target', 'envelope_digest', 'payload_digest']).where('id', 'in', releaseIds).execute()
+    ? await db
+        .selectFrom('releases')
+        .select(['id', 'product', 'version', 'target', 'envelope_digest', 'payload_digest'])
+        .where('id', 'in', releaseIds)
+        .execute()
     : [];
   const artifactIds = deps.map((d) => d.artifact_id).filter((x): x is string => x !== null);
   const artifacts = artifactIds.length
@@ -309,7 +468,14 @@ export async function listAssignments(db: Db, tenantId: string, deviceName: stri
     return {
       rollout_id: lead.id,
       kind: 'signed' as const,
-      release: { release_id: rel.id, product: rel.product, version: rel.version, envelope_target: rel.target, envelope_digest: rel.envelope_digest, payload_digest: rel.payload_digest },
+      release: {
+        release_id: rel.id,
+        product: rel.product,
+        version: rel.version,
+        envelope_target: rel.target,
+        envelope_digest: rel.envelope_digest,
+        payload_digest: rel.payload_digest,
+      },
       transaction: {
         id: d.id,
         member_count: d.member_count,

@@ -77,7 +77,15 @@ export async function rolloutDetail(db: Db, tenantId: string, id: string, device
     ...rolloutJson(r, waves),
     members: members.map((m) => ({ rollout_id: m.id, component: m.component, group: m.group_index, position: m.position, artifact_id: m.artifact_id })),
     failure_threshold: threshold,
-    waves: waves.map((w) => ({ index: w.index, name: w.name, size: w.size, requires_approval: w.requires_approval, state: w.state, done: w.done, failed: w.failed })),
+    waves: waves.map((w) => ({
+      index: w.index,
+      name: w.name,
+      size: w.size,
+      requires_approval: w.requires_approval,
+      state: w.state,
+      done: w.done,
+      failed: w.failed,
+    })),
     devices: devices.map((d) => ({ device: d.device_name, wave: d.wave_idx, state: d.state, updated_at: d.updated_at ? d.updated_at.toISOString() : null })),
     devices_total: r.device_count,
   };

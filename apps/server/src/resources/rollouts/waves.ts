@@ -66,7 +66,7 @@ export function thresholdExceeded(t: FailureThreshold | undefined, failed: numbe
 }
 
 /**
- * Overrides at rollout start may only tighten the signed constraints (spec 4: the signed
+ * Overrides at rollout start may only tighten the signed constraints (spec §4: the signed
  * release is the authority): add approval gates, lower the failure threshold, never loosen.
  */
 export function applyOverrides(

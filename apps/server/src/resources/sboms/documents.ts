@@ -68,9 +68,14 @@ export function parseSbom(contentType: string, bytes: Uint8Array): ParsedSbom {
 }
 
 /** The index entry of one component; a component without a purl is indexed as `pkg:generic`. */
-function indexEntry(ordinal: number, at: string, raw: { purl?: unknown; name: string; version?: unknown; licenses: string[]; hashes: Record<string, string> }): SbomComponent {
+function indexEntry(
+  ordinal: number,
+  at: string,
+  raw: { purl?: unknown; name: string; version?: unknown; licenses: string[]; hashes: Record<string, string> },
+): SbomComponent {
   const version = typeof raw.version === 'string' && raw.version !== '' ? raw.version : null;
-  let purl: string = typeof raw.purl === 'string' ? raw.purl : new PackageURL('generic', undefined, raw.name, version ?? undefined, undefined, undefined).toString();
+  let purl: string =
+    typeof raw.purl === 'string' ? raw.purl : new PackageURL('generic', undefined, raw.name, version ?? undefined, undefined, undefined).toString();
   let parsed;
   try {
     parsed = parsePurl(purl);
@@ -103,7 +108,8 @@ interface CdxComponent {
 function parseCycloneDx(o: Record<string, unknown>): ParsedSbom {
   if (o['bomFormat'] !== 'CycloneDX') throw invalid('bomFormat: must be "CycloneDX"');
   const spec = o['specVersion'];
-  if (typeof spec !== 'string' || !(CYCLONEDX_VERSIONS as readonly string[]).includes(spec)) throw invalid(`specVersion: must be one of ${CYCLONEDX_VERSIONS.join(', ')}`);
+  if (typeof spec !== 'string' || !(CYCLONEDX_VERSIONS as readonly string[]).includes(spec))
+    throw invalid(`specVersion: must be one of ${CYCLONEDX_VERSIONS.join(', ')}`);
   // the cap first: no schema work for a document that is refused anyway
   let count = 0;
   const countAll = (list: unknown) => {
@@ -146,7 +152,8 @@ function parseSpdx(o: Record<string, unknown>): ParsedSbom {
     throw invalid('spdxVersion: SPDX 3.0 (JSON-LD) is not supported (no maintained parser); attach SPDX 2.3 JSON or CycloneDX');
   }
   if (version !== undefined && version !== 'SPDX-2.3') throw invalid('spdxVersion: must be "SPDX-2.3"');
-  if (Array.isArray(o['packages']) && o['packages'].length > SBOM_LIMITS.maxComponents) throw invalid(`packages: more than ${SBOM_LIMITS.maxComponents} packages`);
+  if (Array.isArray(o['packages']) && o['packages'].length > SBOM_LIMITS.maxComponents)
+    throw invalid(`packages: more than ${SBOM_LIMITS.maxComponents} packages`);
   const problem = validateAgainst('spdx-2.3', o);
   if (problem !== undefined) throw invalid(problem);
   const packages = (o['packages'] as SpdxPackage[] | undefined) ?? [];

@@ -23,7 +23,12 @@ export async function upsertSbom(db: Db, tenantId: string, artifactId: string, s
 export async function getSbom(db: Db, tenantId: string, artifactId: string): Promise<{ contentType: string; bytes: Uint8Array } | undefined> {
   const uuid = normalizeUuid(artifactId);
   if (uuid === undefined) return undefined;
-  const r = await db.selectFrom('artifact_sboms').select(['content_type', 'bytes']).where('tenant_id', '=', tenantId).where('artifact_id', '=', uuid).executeTakeFirst();
+  const r = await db
+    .selectFrom('artifact_sboms')
+    .select(['content_type', 'bytes'])
+    .where('tenant_id', '=', tenantId)
+    .where('artifact_id', '=', uuid)
+    .executeTakeFirst();
   return r ? { contentType: r.content_type, bytes: r.bytes } : undefined;
 }
 

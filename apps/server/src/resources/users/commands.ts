@@ -78,6 +78,10 @@ export async function prepareProfilePatch(
 export const updateProfile: Command<ProfilePatch, UserRecord> = async (uow, { userId, ...patch }) => {
   const user = await updateUser(uow.trx, uow.tenant, userId, patch);
   if (!user) throw notFound('user');
-  await uow.audit({ action: 'profile.update', target: `user:${user.id}`, detail: { fields: Object.keys(patch).map((k) => (k === 'password_hash' ? 'password' : k)) } });
+  await uow.audit({
+    action: 'profile.update',
+    target: `user:${user.id}`,
+    detail: { fields: Object.keys(patch).map((k) => (k === 'password_hash' ? 'password' : k)) },
+  });
   return user;
 };

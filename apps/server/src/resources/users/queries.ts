@@ -24,10 +24,18 @@ export async function findUserForLogin(db: Db, email: string) {
 
 /** A user of the tenant with its password hash (profile password change). */
 export async function getUserWithHash(db: Db, tenantId: string, id: string) {
-  return db.selectFrom('users').select([...COLUMNS, 'password_hash']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .select([...COLUMNS, 'password_hash'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
-export async function insertUser(db: Db, input: { tenantId: string; email: string; displayName: string; role: string; passwordHash: string }): Promise<UserRecord> {
+export async function insertUser(
+  db: Db,
+  input: { tenantId: string; email: string; displayName: string; role: string; passwordHash: string },
+): Promise<UserRecord> {
   return db
     .insertInto('users')
     .values({ tenant_id: input.tenantId, email: input.email, display_name: input.displayName, role: input.role, password_hash: input.passwordHash })
@@ -45,14 +53,24 @@ export type UserCounts = Record<Role, number>;
 export async function listUsers(db: Db, tenantId: string, limit: number, offset: number): Promise<{ rows: UserRecord[]; total: number; counts: UserCounts }> {
   const [rows, byRole] = await Promise.all([
     db.selectFrom('users').select(COLUMNS).where('tenant_id', '=', tenantId).orderBy('email').limit(limit).offset(offset).execute(),
-    db.selectFrom('users').select(['role', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('role').execute(),
+    db
+      .selectFrom('users')
+      .select(['role', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('tenant_id', '=', tenantId)
+      .groupBy('role')
+      .execute(),
   ]);
   const counts = Object.fromEntries(ROLES.map((r) => [r, 0])) as UserCounts;
   for (const r of byRole) if (r.role in counts) counts[r.role as Role] = Number(r.n);
   return { rows, total: byRole.reduce((n, r) => n + Number(r.n), 0), counts };
 }
 
-export async function updateUser(db: Db, tenantId: string, id: string, patch: { display_name?: string; password_hash?: string }): Promise<UserRecord | undefined> {
+export async function updateUser(
+  db: Db,
+  tenantId: string,
+  id: string,
+  patch: { display_name?: string; password_hash?: string },
+): Promise<UserRecord | undefined> {
   return db.updateTable('users').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
 }
 
@@ -62,6 +80,9 @@ export async function deleteUser(db: Db, tenantId: string, id: string): Promise<
 
 /** Users of every tenant (first start creates an admin only when there is none). */
 export async function countUsers(db: Db): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }

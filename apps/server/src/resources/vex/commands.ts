@@ -26,7 +26,16 @@ export const attachVex: Command<{ artifactId: string; contentType: string; bytes
   const digest = sha256Digest(i.bytes);
   const rows = await insertStatements(uow.trx, uow.tenant, i.artifactId, { format: parsed.format, digest, actor: uow.actor.name }, parsed.statements, uow.now);
   await analyzeArtifacts(uow, [i.artifactId]);
-  const applied = await findingsUsingStatements(uow.trx, uow.tenant, i.artifactId, rows.map((s) => s.id));
-  await uow.audit({ action: 'vex.attach', target: `artifact:${i.artifactId}`, detail: { format: parsed.format, digest, statements: rows.length, vulnerabilities: [...new Set(rows.map((s) => s.vuln_id))].slice(0, 50) } });
+  const applied = await findingsUsingStatements(
+    uow.trx,
+    uow.tenant,
+    i.artifactId,
+    rows.map((s) => s.id),
+  );
+  await uow.audit({
+    action: 'vex.attach',
+    target: `artifact:${i.artifactId}`,
+    detail: { format: parsed.format, digest, statements: rows.length, vulnerabilities: [...new Set(rows.map((s) => s.vuln_id))].slice(0, 50) },
+  });
   return { format: parsed.format, digest, statements: rows, findings_applied: applied };
 };

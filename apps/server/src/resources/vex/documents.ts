@@ -72,7 +72,8 @@ interface CdxVuln {
 
 function cyclonedxStatements(o: Record<string, unknown>, now: Date): ParsedStatement[] {
   if (o['bomFormat'] !== 'CycloneDX') throw invalid('bomFormat: must be "CycloneDX"');
-  if (typeof o['specVersion'] !== 'string' || !(CYCLONEDX_VERSIONS as readonly string[]).includes(o['specVersion'])) throw invalid(`specVersion: must be one of ${CYCLONEDX_VERSIONS.join(', ')}`);
+  if (typeof o['specVersion'] !== 'string' || !(CYCLONEDX_VERSIONS as readonly string[]).includes(o['specVersion']))
+    throw invalid(`specVersion: must be one of ${CYCLONEDX_VERSIONS.join(', ')}`);
   const problem = validateAgainst('cyclonedx-1.6', o);
   if (problem !== undefined) throw invalid(problem);
   const docTime = time((o['metadata'] as { timestamp?: unknown } | undefined)?.timestamp, now);
@@ -106,7 +107,10 @@ function cyclonedxStatements(o: Record<string, unknown>, now: Date): ParsedState
       const purl = a.ref.startsWith('pkg:') ? a.ref : refs.get(a.ref);
       purls.add(purl === undefined ? null : canonicalPurl(purl, `${at}.affects[${j}].ref`));
     });
-    if (purls.size === 0 || purls.has(null)) purls.clear(), purls.add(null);
+    if (purls.size === 0 || purls.has(null)) {
+      purls.clear();
+      purls.add(null);
+    }
     for (const p of purls) out.push({ ...base, component_purl: p });
   });
   return out;
@@ -131,7 +135,8 @@ function openvexStatements(o: Record<string, unknown>, now: Date): ParsedStateme
   ((o['statements'] as OpenVexStatement[] | undefined) ?? []).forEach((s, i) => {
     const at = `statements[${i}]`;
     // spec OpenVEX: not_affected needs a justification or an impact statement
-    if (s.status === 'not_affected' && !s.justification && !s.impact_statement) throw invalid(`${at}.justification: a not_affected statement needs a justification or an impact_statement`);
+    if (s.status === 'not_affected' && !s.justification && !s.impact_statement)
+      throw invalid(`${at}.justification: a not_affected statement needs a justification or an impact_statement`);
     const base = {
       vuln_id: s.vulnerability.name,
       status: s.status,

@@ -25,7 +25,17 @@ export const analyzeRunBatch: Command<{ runId: string; owner: string }, RunRow |
   };
   if (ids.length < ANALYSIS_BATCH_ARTIFACTS) {
     await advanceRun(uow.trx, runId, { ...next, lease_until: null, state: 'completed', completed_at: uow.now });
-    await uow.audit({ action: 'vuln-analysis.complete', target: `vuln-analysis-run:${runId}`, detail: { reason: run.reason, artifacts: next.artifacts_done, findings_added: next.findings_added, findings_removed: next.findings_removed, signals: next.signals } });
+    await uow.audit({
+      action: 'vuln-analysis.complete',
+      target: `vuln-analysis-run:${runId}`,
+      detail: {
+        reason: run.reason,
+        artifacts: next.artifacts_done,
+        findings_added: next.findings_added,
+        findings_removed: next.findings_removed,
+        signals: next.signals,
+      },
+    });
   } else {
     await advanceRun(uow.trx, runId, { ...next, lease_until: new Date(uow.now.getTime() + LEASE_MS) });
   }

@@ -56,14 +56,41 @@ export async function nextArtifacts(db: Db, tenantId: string, cursor: string | n
 export async function advanceRun(
   db: Db,
   id: string,
-  set: { cursor: string | null; artifacts_done: number; findings_added: number; findings_removed: number; signals: number; lease_until: Date | null; state?: 'completed'; completed_at?: Date },
+  set: {
+    cursor: string | null;
+    artifacts_done: number;
+    findings_added: number;
+    findings_removed: number;
+    signals: number;
+    lease_until: Date | null;
+    state?: 'completed';
+    completed_at?: Date;
+  },
 ): Promise<void> {
   await db.updateTable('vuln_analysis_runs').set(set).where('id', '=', id).execute();
 }
 
-export async function listRuns(db: Db, tenantId: string, limit: number, offset: number): Promise<{ rows: RunRow[]; counts: Record<'queued' | 'running' | 'completed', number> }> {
-  const rows = await db.selectFrom('vuln_analysis_runs').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset).execute();
-  const byState = await db.selectFrom('vuln_analysis_runs').select(['state', (eb) => eb.fn.countAll<string>().as('n')]).where('tenant_id', '=', tenantId).groupBy('state').execute();
+export async function listRuns(
+  db: Db,
+  tenantId: string,
+  limit: number,
+  offset: number,
+): Promise<{ rows: RunRow[]; counts: Record<'queued' | 'running' | 'completed', number> }> {
+  const rows = await db
+    .selectFrom('vuln_analysis_runs')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  const byState = await db
+    .selectFrom('vuln_analysis_runs')
+    .select(['state', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('tenant_id', '=', tenantId)
+    .groupBy('state')
+    .execute();
   const counts = { queued: 0, running: 0, completed: 0 };
   for (const r of byState) counts[r.state] = Number(r.n);
   return { rows, counts };
@@ -77,6 +104,12 @@ export async function getRun(db: Db, tenantId: string, id: string): Promise<RunR
 
 /** Tenants with known-exploited findings not yet signalled (the job's sweep). */
 export async function tenantsWithUnsignalled(db: Db): Promise<string[]> {
-  const rows = await db.selectFrom('vuln_findings').select('tenant_id').distinct().where('known_exploited', '=', true).where('exploited_signal_at', 'is', null).execute();
+  const rows = await db
+    .selectFrom('vuln_findings')
+    .select('tenant_id')
+    .distinct()
+    .where('known_exploited', '=', true)
+    .where('exploited_signal_at', 'is', null)
+    .execute();
   return rows.map((r) => r.tenant_id);
 }

@@ -142,12 +142,21 @@ async function surveyZip(path: string): Promise<ArchiveEntry[]> {
       if (skip === undefined) {
         // spec of a zip bomb: a tiny entry that inflates past any reasonable JSON ratio
         if (e.uncompressedSize > 1024 * 1024 && e.uncompressedSize > FEED_LIMITS.maxCompressionRatio * Math.max(1, e.compressedSize)) {
-          throw tooLarge(`entry ${JSON.stringify(name)}: expands ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))}x (more than ${FEED_LIMITS.maxCompressionRatio}x)`);
+          throw tooLarge(
+            `entry ${JSON.stringify(name)}: expands ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))}x (more than ${FEED_LIMITS.maxCompressionRatio}x)`,
+          );
         }
         expanded += e.uncompressedSize;
         if (expanded > FEED_LIMITS.maxExpandedBytes) throw tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`);
       }
-      const zipAt = { offset: e.relativeOffsetOfLocalHeader, compressedSize: e.compressedSize, uncompressedSize: e.uncompressedSize, crc32: e.crc32, method: e.compressionMethod, encrypted: e.isEncrypted() };
+      const zipAt = {
+        offset: e.relativeOffsetOfLocalHeader,
+        compressedSize: e.compressedSize,
+        uncompressedSize: e.uncompressedSize,
+        crc32: e.crc32,
+        method: e.compressionMethod,
+        encrypted: e.isEncrypted(),
+      };
       entries.push({ index: entries.length, name, size: e.uncompressedSize, zip: zipAt, ...(skip ? { skip } : {}) });
     });
     return entries;
@@ -257,6 +266,7 @@ async function* zipRecords(path: string, entries: ArchiveEntry[], from: number):
         resumeReading = undefined;
         r?.();
       }
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the archive stream failed with
       if (failure) throw failure;
       if (done) return;
       await new Promise<void>((r) => (waiting = r));
@@ -272,13 +282,13 @@ async function tarWalk(path: string, gz: boolean, onEntry: (h: Header, body: Nod
   const src = createReadStream(path);
   let inflated = 0;
   const input = gz ? src.pipe(createGunzip()) : src;
-  const fileSize = (await open(path, 'r').then(async (fh) => {
+  const fileSize = await open(path, 'r').then(async (fh) => {
     try {
       return (await fh.stat()).size;
     } finally {
       await fh.close();
     }
-  }));
+  });
   return new Promise<number>((resolve, reject) => {
     let failed = false;
     const fail = (e: unknown) => {
@@ -286,12 +296,13 @@ async function tarWalk(path: string, gz: boolean, onEntry: (h: Header, body: Nod
       failed = true;
       src.destroy();
       ex.destroy();
-      reject(e);
+      reject(e instanceof Error ? e : new Error(String(e)));
     };
     input.on('data', (c: Buffer) => {
       inflated += c.length;
       if (gz && inflated > FEED_LIMITS.maxExpandedBytes) fail(tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`));
-      else if (gz && inflated > 1024 * 1024 && inflated > FEED_LIMITS.maxCompressionRatio * fileSize) fail(tooLarge(`body: expands more than ${FEED_LIMITS.maxCompressionRatio}x`));
+      else if (gz && inflated > 1024 * 1024 && inflated > FEED_LIMITS.maxCompressionRatio * fileSize)
+        fail(tooLarge(`body: expands more than ${FEED_LIMITS.maxCompressionRatio}x`));
     });
     input.on('error', (e: Error) => fail(invalid(`body: not a readable tar.gz (${e.message})`)));
     ex.on('entry', (h, stream, next) => {
@@ -370,6 +381,7 @@ async function* tarRecords(path: string, gz: boolean, entries: ArchiveEntry[], f
         r();
       }
     }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the archive stream failed with
     if (failure) throw failure;
     if (finished) break;
     await new Promise<void>((r) => (consumerWake = r));

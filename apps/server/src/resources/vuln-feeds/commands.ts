@@ -13,7 +13,17 @@ import { enqueueAnalysisForAllTenants } from '../vuln-analysis/queries.js';
 import type { KevCatalog } from './kev.js';
 import { FEED_LIMITS } from './limits.js';
 import type { OsvAdvisory } from './osv.js';
-import { advanceImport, advisoryModified, findImport, getImport, insertImport, newestKevRelease, putAdvisories, putKevCatalog, type ImportRow } from './queries.js';
+import {
+  advanceImport,
+  advisoryModified,
+  findImport,
+  getImport,
+  insertImport,
+  newestKevRelease,
+  putAdvisories,
+  putKevCatalog,
+  type ImportRow,
+} from './queries.js';
 
 export interface StartedImport {
   row: ImportRow;
@@ -26,8 +36,16 @@ export const startOsvImport: Command<{ source: string; digest: string; entries: 
   const existing = await findImport(uow.trx, 'osv', i.digest);
   if (existing) return { row: existing, created: false };
   // the same bytes started concurrently: a unique violation; the caller retries and resumes
-  const row = await insertImport(uow.trx, { kind: 'osv', source: i.source, digest: i.digest, state: 'running', entries_total: i.entries, tenant_id: uow.tenant, actor: uow.actor.name }, uow.now);
-  await uow.audit({ action: 'vuln-feed.import.start', target: `vuln-import:${row.id}`, detail: { kind: 'osv', source: i.source, digest: i.digest, entries: i.entries } });
+  const row = await insertImport(
+    uow.trx,
+    { kind: 'osv', source: i.source, digest: i.digest, state: 'running', entries_total: i.entries, tenant_id: uow.tenant, actor: uow.actor.name },
+    uow.now,
+  );
+  await uow.audit({
+    action: 'vuln-feed.import.start',
+    target: `vuln-import:${row.id}`,
+    detail: { kind: 'osv', source: i.source, digest: i.digest, entries: i.entries },
+  });
   return { row, created: true };
 };
 
@@ -39,7 +57,14 @@ export const importOsvBatch: Command<{ importId: string; from: number; to: numbe
   // another process (or an earlier attempt) got further: apply only what it has not
   const items = b.items.filter((x) => x.index >= row.entries_done);
   if (items.length === 0 || row.state === 'completed') return row;
-  const p = { entries_done: Math.max(row.entries_done, b.to), added: row.added, updated: row.updated, unchanged: row.unchanged, skipped: row.skipped, skipped_detail: [...row.skipped_detail] };
+  const p = {
+    entries_done: Math.max(row.entries_done, b.to),
+    added: row.added,
+    updated: row.updated,
+    unchanged: row.unchanged,
+    skipped: row.skipped,
+    skipped_detail: [...row.skipped_detail],
+  };
   const counts = { added: 0, updated: 0, unchanged: 0, skipped: 0 };
   const skip = (entry: string, reason: string) => {
     counts.skipped++;
@@ -84,9 +109,34 @@ export const importOsvBatch: Command<{ importId: string; from: number; to: numbe
 export const completeOsvImport: Command<{ importId: string }, ImportRow> = async (uow, { importId }) => {
   const row = (await getImport(uow.trx, importId, true))!;
   if (row.state === 'completed') return row;
-  await advanceImport(uow.trx, row.id, { entries_done: row.entries_total, added: row.added, updated: row.updated, unchanged: row.unchanged, skipped: row.skipped, skipped_detail: row.skipped_detail }, uow.now, true);
+  await advanceImport(
+    uow.trx,
+    row.id,
+    {
+      entries_done: row.entries_total,
+      added: row.added,
+      updated: row.updated,
+      unchanged: row.unchanged,
+      skipped: row.skipped,
+      skipped_detail: row.skipped_detail,
+    },
+    uow.now,
+    true,
+  );
   const runs = await enqueueAnalysisForAllTenants(uow.trx, `osv-import:${row.id}`, row.id, uow.now);
-  await uow.audit({ action: 'vuln-feed.import.complete', target: `vuln-import:${row.id}`, detail: { source: row.source, digest: row.digest, added: row.added, updated: row.updated, unchanged: row.unchanged, skipped: row.skipped, analysis_runs: runs } });
+  await uow.audit({
+    action: 'vuln-feed.import.complete',
+    target: `vuln-import:${row.id}`,
+    detail: {
+      source: row.source,
+      digest: row.digest,
+      added: row.added,
+      updated: row.updated,
+      unchanged: row.unchanged,
+      skipped: row.skipped,
+      analysis_runs: runs,
+    },
+  });
   return (await getImport(uow.trx, row.id))!;
 };
 
@@ -98,13 +148,33 @@ export const importKevCatalog: Command<{ source: string; digest: string; catalog
   const newest = newestBefore === undefined || i.catalog.dateReleased >= newestBefore;
   const row = await insertImport(
     uow.trx,
-    { kind: 'kev', source: i.source, digest: i.digest, state: 'completed', entries_total: i.catalog.entries.length, catalog_version: i.catalog.catalogVersion, released_at: i.catalog.dateReleased, tenant_id: uow.tenant, actor: uow.actor.name },
+    {
+      kind: 'kev',
+      source: i.source,
+      digest: i.digest,
+      state: 'completed',
+      entries_total: i.catalog.entries.length,
+      catalog_version: i.catalog.catalogVersion,
+      released_at: i.catalog.dateReleased,
+      tenant_id: uow.tenant,
+      actor: uow.actor.name,
+    },
     uow.now,
   );
   const c = await putKevCatalog(uow.trx, i.catalog.entries, i.catalog.catalogVersion, row.id, newest, uow.now);
-  await advanceImport(uow.trx, row.id, { entries_done: i.catalog.entries.length, added: c.added, updated: c.updated, unchanged: c.unchanged, skipped: 0, skipped_detail: [] }, uow.now, true);
+  await advanceImport(
+    uow.trx,
+    row.id,
+    { entries_done: i.catalog.entries.length, added: c.added, updated: c.updated, unchanged: c.unchanged, skipped: 0, skipped_detail: [] },
+    uow.now,
+    true,
+  );
   const runs = await enqueueAnalysisForAllTenants(uow.trx, `kev-import:${row.id}`, row.id, uow.now);
-  await uow.audit({ action: 'vuln-feed.kev.import', target: `vuln-import:${row.id}`, detail: { catalog_version: i.catalog.catalogVersion, digest: i.digest, ...c, newest, analysis_runs: runs } });
+  await uow.audit({
+    action: 'vuln-feed.kev.import',
+    target: `vuln-import:${row.id}`,
+    detail: { catalog_version: i.catalog.catalogVersion, digest: i.digest, ...c, newest, analysis_runs: runs },
+  });
   return { row: (await getImport(uow.trx, row.id))!, created: true, removed: c.removed };
 };
 

@@ -71,7 +71,14 @@ export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
     if (!a.package) continue;
     if ((a.versions?.length ?? 0) > FEED_LIMITS.maxVersions) return { skip: `affected.versions: more than ${FEED_LIMITS.maxVersions} versions` };
     const id = osvPackageIdentity(a.package);
-    affected.push({ key: id.key, ecosystem: id.ecosystem, release: id.release, name: a.package.name, versions: a.versions ?? [], ranges: (a.ranges ?? []).map((x) => ({ type: x.type, events: x.events })) });
+    affected.push({
+      key: id.key,
+      ecosystem: id.ecosystem,
+      release: id.release,
+      name: a.package.name,
+      versions: a.versions ?? [],
+      ranges: (a.ranges ?? []).map((x) => ({ type: x.type, events: x.events })),
+    });
   }
   const aliases = [...new Set((r.aliases ?? []).filter((x) => x !== r.id))];
   const date = (s: string | undefined) => (s === undefined ? null : new Date(s));

@@ -25,12 +25,29 @@ export async function getImport(db: Db, id: string, lock = false): Promise<Impor
 
 export async function insertImport(
   db: Db,
-  i: { kind: 'osv' | 'kev'; source: string; digest: string; state: 'running' | 'completed'; entries_total: number; catalog_version?: string | null; released_at?: Date | null; tenant_id: string; actor: string },
+  i: {
+    kind: 'osv' | 'kev';
+    source: string;
+    digest: string;
+    state: 'running' | 'completed';
+    entries_total: number;
+    catalog_version?: string | null;
+    released_at?: Date | null;
+    tenant_id: string;
+    actor: string;
+  },
   now: Date,
 ): Promise<ImportRow> {
   return db
     .insertInto('vuln_imports')
-    .values({ ...i, catalog_version: i.catalog_version ?? null, released_at: i.released_at ?? null, started_at: now, updated_at: now, completed_at: i.state === 'completed' ? now : null })
+    .values({
+      ...i,
+      catalog_version: i.catalog_version ?? null,
+      released_at: i.released_at ?? null,
+      started_at: now,
+      updated_at: now,
+      completed_at: i.state === 'completed' ? now : null,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -52,9 +69,17 @@ export async function advanceImport(db: Db, id: string, p: ImportProgress, now: 
     .execute();
 }
 
-export async function listImports(db: Db, limit: number, offset: number): Promise<{ rows: ImportRow[]; total: number; counts: Record<'running' | 'completed', number> }> {
+export async function listImports(
+  db: Db,
+  limit: number,
+  offset: number,
+): Promise<{ rows: ImportRow[]; total: number; counts: Record<'running' | 'completed', number> }> {
   const rows = await db.selectFrom('vuln_imports').selectAll().orderBy('started_at', 'desc').orderBy('id').limit(limit).offset(offset).execute();
-  const byState = await db.selectFrom('vuln_imports').select(['state', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('state').execute();
+  const byState = await db
+    .selectFrom('vuln_imports')
+    .select(['state', (eb) => eb.fn.countAll<string>().as('n')])
+    .groupBy('state')
+    .execute();
   const counts = { running: 0, completed: 0 };
   for (const r of byState) counts[r.state] = Number(r.n);
   return { rows, total: counts.running + counts.completed, counts };
@@ -113,9 +138,18 @@ export async function putAdvisories(db: Db, advisories: OsvAdvisory[], importId:
       .execute();
   }
   const keys = advisories.flatMap((a) => [...new Set(a.affected.map((x) => x.key))].map((k) => ({ package_key: k, advisory_id: a.id })));
-  for (let i = 0; i < keys.length; i += 2000) await db.insertInto('vuln_affected_packages').values(keys.slice(i, i + 2000)).execute();
+  for (let i = 0; i < keys.length; i += 2000)
+    await db
+      .insertInto('vuln_affected_packages')
+      .values(keys.slice(i, i + 2000))
+      .execute();
   const idRows = advisories.flatMap((a) => [a.id, ...a.aliases].map((id) => ({ id, advisory_id: a.id, vuln_key: a.vulnKey })));
-  for (let i = 0; i < idRows.length; i += 2000) await db.insertInto('vuln_ids').values(idRows.slice(i, i + 2000)).onConflict((oc) => oc.doNothing()).execute();
+  for (let i = 0; i < idRows.length; i += 2000)
+    await db
+      .insertInto('vuln_ids')
+      .values(idRows.slice(i, i + 2000))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
 }
 
 export interface KevCounts {
@@ -144,7 +178,8 @@ export async function putKevCatalog(db: Db, entries: KevEntry[], catalogVersion:
   for (const r of rows) {
     const old = existing.get(r.cve_id);
     if (!old) counts.added++;
-    else if (old.removed_at !== null || old.date_added !== r.date_added || old.due_date !== r.due_date || old.known_ransomware !== r.known_ransomware) counts.updated++;
+    else if (old.removed_at !== null || old.date_added !== r.date_added || old.due_date !== r.due_date || old.known_ransomware !== r.known_ransomware)
+      counts.updated++;
     else counts.unchanged++;
   }
   for (let i = 0; i < rows.length; i += 1000) {
@@ -169,7 +204,12 @@ export async function putKevCatalog(db: Db, entries: KevEntry[], catalogVersion:
   if (newest) {
     const listed = new Set(entries.map((e) => e.cveID));
     const gone = [...existing.values()].filter((r) => r.removed_at === null && !listed.has(r.cve_id)).map((r) => r.cve_id);
-    for (let i = 0; i < gone.length; i += 1000) await db.updateTable('vuln_kev').set({ removed_at: now }).where('cve_id', 'in', gone.slice(i, i + 1000)).execute();
+    for (let i = 0; i < gone.length; i += 1000)
+      await db
+        .updateTable('vuln_kev')
+        .set({ removed_at: now })
+        .where('cve_id', 'in', gone.slice(i, i + 1000))
+        .execute();
     counts.removed = gone.length;
   }
   return counts;
@@ -177,12 +217,22 @@ export async function putKevCatalog(db: Db, entries: KevEntry[], catalogVersion:
 
 /** The newest catalog release imported so far (KEV is incremental by `dateReleased`). */
 export async function newestKevRelease(db: Db): Promise<Date | undefined> {
-  const r = await db.selectFrom('vuln_imports').select((eb) => eb.fn.max('released_at').as('at')).where('kind', '=', 'kev').where('state', '=', 'completed').executeTakeFirst();
-  return (r?.at as Date | null | undefined) ?? undefined;
+  const r = await db
+    .selectFrom('vuln_imports')
+    .select((eb) => eb.fn.max('released_at').as('at'))
+    .where('kind', '=', 'kev')
+    .where('state', '=', 'completed')
+    .executeTakeFirst();
+  return r?.at ?? undefined;
 }
 
 /** Freshness of the feeds: per OSV source and for KEV, the last import and the newest record time. */
-export async function feedFreshness(db: Db): Promise<{ osv: { source: string; last_import_at: Date | null; imports: number }[]; advisories: number; newest_modified: Date | null; kev: { catalog_version: string | null; entries: number; last_import_at: Date | null } }> {
+export async function feedFreshness(db: Db): Promise<{
+  osv: { source: string; last_import_at: Date | null; imports: number }[];
+  advisories: number;
+  newest_modified: Date | null;
+  kev: { catalog_version: string | null; entries: number; last_import_at: Date | null };
+}> {
   const osv = await db
     .selectFrom('vuln_imports')
     .select(['source', (eb) => eb.fn.max('completed_at').as('last'), (eb) => eb.fn.countAll<string>().as('n')])
@@ -191,13 +241,26 @@ export async function feedFreshness(db: Db): Promise<{ osv: { source: string; la
     .groupBy('source')
     .orderBy('source')
     .execute();
-  const adv = await db.selectFrom('vuln_advisories').select([(eb) => eb.fn.countAll<string>().as('n'), (eb) => eb.fn.max('modified').as('newest')]).executeTakeFirstOrThrow();
-  const kev = await db.selectFrom('vuln_imports').select(['catalog_version', 'completed_at']).where('kind', '=', 'kev').where('state', '=', 'completed').orderBy('completed_at', 'desc').executeTakeFirst();
-  const kevCount = await db.selectFrom('vuln_kev').select((eb) => eb.fn.countAll<string>().as('n')).where('removed_at', 'is', null).executeTakeFirstOrThrow();
+  const adv = await db
+    .selectFrom('vuln_advisories')
+    .select([(eb) => eb.fn.countAll<string>().as('n'), (eb) => eb.fn.max('modified').as('newest')])
+    .executeTakeFirstOrThrow();
+  const kev = await db
+    .selectFrom('vuln_imports')
+    .select(['catalog_version', 'completed_at'])
+    .where('kind', '=', 'kev')
+    .where('state', '=', 'completed')
+    .orderBy('completed_at', 'desc')
+    .executeTakeFirst();
+  const kevCount = await db
+    .selectFrom('vuln_kev')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('removed_at', 'is', null)
+    .executeTakeFirstOrThrow();
   return {
-    osv: osv.map((r) => ({ source: r.source, last_import_at: (r.last as Date | null) ?? null, imports: Number(r.n) })),
+    osv: osv.map((r) => ({ source: r.source, last_import_at: r.last ?? null, imports: Number(r.n) })),
     advisories: Number(adv.n),
-    newest_modified: (adv.newest as Date | null) ?? null,
+    newest_modified: adv.newest ?? null,
     kev: { catalog_version: kev?.catalog_version ?? null, entries: Number(kevCount.n), last_import_at: kev?.completed_at ?? null },
   };
 }

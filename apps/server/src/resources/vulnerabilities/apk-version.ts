@@ -52,7 +52,11 @@ function nextToken(c: Cursor): void {
     c.i++;
   }
   if (n < c.type) {
-    if (!((n === Token.DigitOrZero && c.type === Token.Digit) || (n === Token.Suffix && c.type === Token.Letter) || (n === Token.Digit && c.type === Token.Letter))) {
+    if (!(
+      (n === Token.DigitOrZero && c.type === Token.Digit) ||
+      (n === Token.Suffix && c.type === Token.Letter) ||
+      (n === Token.Digit && c.type === Token.Letter)
+    )) {
       n = Token.Invalid;
     }
   }

@@ -118,7 +118,12 @@ export function parsePurl(raw: string): ParsedPurl {
     return { purl: p.toString(), version, type: p.type, identity: { key: `${ecosystem}|${name}`, ecosystem, release: releaseOf(p, ecosystem), name } };
   }
   const base = new PackageURL(p.type, p.namespace, p.name, undefined, undefined, undefined).toString();
-  return { purl: p.toString(), version, type: p.type, identity: { key: `purl:${base}`, ecosystem: null, release: null, name: p.namespace ? `${p.namespace}/${p.name}` : p.name } };
+  return {
+    purl: p.toString(),
+    version,
+    type: p.type,
+    identity: { key: `purl:${base}`, ecosystem: null, release: null, name: p.namespace ? `${p.namespace}/${p.name}` : p.name },
+  };
 }
 
 /**
@@ -126,11 +131,31 @@ export function parsePurl(raw: string): ParsedPurl {
  * entry's purl key when the ecosystem is one purls do not map to (so a `pkg:generic` SBOM
  * component can still meet a record that names its purl).
  */
-export function osvPackageIdentity(pkg: { ecosystem: string; name: string; purl?: string | undefined }): { key: string; ecosystem: string; release: string | null } {
+export function osvPackageIdentity(pkg: { ecosystem: string; name: string; purl?: string | undefined }): {
+  key: string;
+  ecosystem: string;
+  release: string | null;
+} {
   const colon = pkg.ecosystem.indexOf(':');
   const ecosystem = colon >= 0 ? pkg.ecosystem.slice(0, colon) : pkg.ecosystem;
   const release = colon >= 0 ? pkg.ecosystem.slice(colon + 1).split(':')[0]! : null;
-  const known = ['npm', 'PyPI', 'Go', 'Maven', 'crates.io', 'RubyGems', 'NuGet', 'Packagist', 'Hex', 'Pub', 'Debian', 'Ubuntu', 'Alpine', 'Wolfi', 'Chainguard'];
+  const known = [
+    'npm',
+    'PyPI',
+    'Go',
+    'Maven',
+    'crates.io',
+    'RubyGems',
+    'NuGet',
+    'Packagist',
+    'Hex',
+    'Pub',
+    'Debian',
+    'Ubuntu',
+    'Alpine',
+    'Wolfi',
+    'Chainguard',
+  ];
   if (!known.includes(ecosystem) && pkg.purl) {
     try {
       const p = parsePurl(pkg.purl);

@@ -29,7 +29,14 @@ export interface AffectedEntry {
 /** How a finding matched: recorded on it (docs/vulnerabilities.md "How a finding matched"). */
 export type MatchHow =
   | { how: 'versions'; version: string }
-  | { how: 'range'; range_type: 'SEMVER' | 'ECOSYSTEM'; ordering: Ordering['name']; introduced: string | null; fixed: string | null; last_affected: string | null };
+  | {
+      how: 'range';
+      range_type: 'SEMVER' | 'ECOSYSTEM';
+      ordering: Ordering['name'];
+      introduced: string | null;
+      fixed: string | null;
+      last_affected: string | null;
+    };
 
 export type MatchResult = { affected: true; match: MatchHow } | { affected: false; unsupported: boolean };
 
@@ -58,7 +65,11 @@ function eventBound(e: OsvEvent, o: Ordering): Bound | undefined {
 }
 
 /** One range: the interval of the walk that contains `v`, or undefined (not affected or unparseable). */
-function inRange(v: unknown, range: OsvRange, o: Ordering): { introduced: string | null; fixed: string | null; last_affected: string | null } | 'unparseable' | undefined {
+function inRange(
+  v: unknown,
+  range: OsvRange,
+  o: Ordering,
+): { introduced: string | null; fixed: string | null; last_affected: string | null } | 'unparseable' | undefined {
   const bounds: Bound[] = [];
   for (const e of range.events) {
     const b = eventBound(e, o);

@@ -89,22 +89,39 @@ export async function deviceCountsByDigest(db: Db, tenantId: string, digests: re
   if (digests.length === 0) return new Map();
   // distinct devices per digest, hashed (count(DISTINCT) sorts)
   const pairs = exposedDevices(db, tenantId, digests).select(['s.digest', 's.device_name']).groupBy(['s.digest', 's.device_name']);
-  const rows = await db.selectFrom(pairs.as('p')).select(['p.digest', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('p.digest').execute();
+  const rows = await db
+    .selectFrom(pairs.as('p'))
+    .select(['p.digest', (eb) => eb.fn.countAll<string>().as('n')])
+    .groupBy('p.digest')
+    .execute();
   return new Map(rows.map((r) => [r.digest, Number(r.n)]));
 }
 
 function exposedDevices(db: Db, tenantId: string, digests: readonly string[]) {
-  return db.selectFrom('vuln_device_software as s').where('s.tenant_id', '=', tenantId).where('s.digest', 'in', digests).where(notDecommissioned('s.device_name', 's.tenant_id'));
+  return db
+    .selectFrom('vuln_device_software as s')
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.digest', 'in', digests)
+    .where(notDecommissioned('s.device_name', 's.tenant_id'));
 }
 
 /**
  * Exposed devices (distinct), one page by name, and how many. The page walks the index in
  * name order and stops after `limit` devices; the count reads the digest index.
  */
-export async function exposedDevicePage(db: Db, tenantId: string, digests: readonly string[], limit: number, offset: number): Promise<{ devices: { name: string; components: string[]; source: string }[]; total: number }> {
+export async function exposedDevicePage(
+  db: Db,
+  tenantId: string,
+  digests: readonly string[],
+  limit: number,
+  offset: number,
+): Promise<{ devices: { name: string; components: string[]; source: string }[]; total: number }> {
   if (digests.length === 0) return { devices: [], total: 0 };
   const names = exposedDevices(db, tenantId, digests).select('s.device_name').groupBy('s.device_name');
-  const total = await db.selectFrom(names.as('x')).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const total = await db
+    .selectFrom(names.as('x'))
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   const rows = await exposedDevices(db, tenantId, digests)
     .select(['s.device_name', sql<string[]>`array_agg(s.component ORDER BY s.component)`.as('components'), sql<string>`min(s.source)`.as('source')])
     .groupBy(['s.tenant_id', 's.device_name'])
@@ -124,7 +141,16 @@ export async function exposedGroups(db: Db, tenantId: string, digests: readonly 
     .innerJoin('device_groups as g', 'g.id', 'm.group_id')
     .select(['g.id', 'g.name', (eb) => eb.fn.countAll<string>().as('n')])
     .where('m.tenant_id', '=', tenantId)
-    .where((eb) => eb.exists(eb.selectFrom('vuln_device_software as s').select(sql<number>`1`.as('one')).whereRef('s.tenant_id', '=', 'm.tenant_id').whereRef('s.device_name', '=', 'm.device_name').where('s.digest', 'in', digests)))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('vuln_device_software as s')
+          .select(sql<number>`1`.as('one'))
+          .whereRef('s.tenant_id', '=', 'm.tenant_id')
+          .whereRef('s.device_name', '=', 'm.device_name')
+          .where('s.digest', 'in', digests),
+      ),
+    )
     .where(notDecommissioned('m.device_name', 'm.tenant_id'))
     .groupBy(['g.id', 'g.name'])
     .orderBy('g.name')

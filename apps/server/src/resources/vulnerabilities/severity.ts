@@ -44,10 +44,13 @@ function fromScore(score: number, v2 = false): Severity {
 export function cvssBaseScore(type: 'CVSS_V4' | 'CVSS_V3' | 'CVSS_V2', vector: string): number | undefined {
   try {
     const v =
-      type === 'CVSS_V4' ? new cvss.Cvss4P0(vector)
-      : type === 'CVSS_V2' ? new cvss.Cvss2(vector)
-      : vector.startsWith('CVSS:3.0/') ? new cvss.Cvss3P0(vector)
-      : new cvss.Cvss3P1(vector);
+      type === 'CVSS_V4'
+        ? new cvss.Cvss4P0(vector)
+        : type === 'CVSS_V2'
+          ? new cvss.Cvss2(vector)
+          : vector.startsWith('CVSS:3.0/')
+            ? new cvss.Cvss3P0(vector)
+            : new cvss.Cvss3P1(vector);
     if (!v.isBaseFullyDefined()) return undefined;
     const base = v.calculateScores().base;
     return typeof base === 'number' && Number.isFinite(base) ? base : undefined;
@@ -65,7 +68,11 @@ export function rateOsvRecord(record: { severity?: unknown; database_specific?: 
   const v4 = vectorOf('CVSS_V4');
   const v3 = vectorOf('CVSS_V3');
   const v2 = vectorOf('CVSS_V2');
-  const best = [['CVSS_V4', v4], ['CVSS_V3', v3], ['CVSS_V2', v2]] as const;
+  const best = [
+    ['CVSS_V4', v4],
+    ['CVSS_V3', v3],
+    ['CVSS_V2', v2],
+  ] as const;
   let scored: { source: string; score: number; vector: string; type: string } | undefined;
   for (const [type, vector] of best) {
     if (vector === undefined) continue;
@@ -77,7 +84,8 @@ export function rateOsvRecord(record: { severity?: unknown; database_specific?: 
   }
   if (word !== undefined) return { severity: word, source: 'database', score: scored?.score ?? null, vector: scored?.vector ?? null };
   const ubuntu = vectorOf('Ubuntu');
-  if (ubuntu !== undefined && WORDS[ubuntu.toLowerCase()] !== undefined) return { severity: WORDS[ubuntu.toLowerCase()]!, source: 'ubuntu', score: null, vector: null };
+  if (ubuntu !== undefined && WORDS[ubuntu.toLowerCase()] !== undefined)
+    return { severity: WORDS[ubuntu.toLowerCase()]!, source: 'ubuntu', score: null, vector: null };
   if (scored) return { severity: fromScore(scored.score, scored.type === 'CVSS_V2'), source: scored.source, score: scored.score, vector: scored.vector };
   return { severity: 'unknown', source: 'none', score: null, vector: null };
 }

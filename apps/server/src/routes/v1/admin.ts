@@ -20,35 +20,49 @@ const Branding = Type.Object({
 });
 
 function brandingJson(b: BrandingRecord) {
-  return { company_name: b.company_name, primary_color: b.primary_color, accent_color: b.accent_color, logo_data_url: b.logo_data_url, updated_at: iso(b.updated_at) };
+  return {
+    company_name: b.company_name,
+    primary_color: b.primary_color,
+    accent_color: b.accent_color,
+    logo_data_url: b.logo_data_url,
+    updated_at: iso(b.updated_at),
+  };
 }
 
 /** spec §4: report branding, administered under administration. */
 export const adminRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.get('/admin/branding', {
-    config: { permission: 'branding.read', summary: 'Report branding' },
-    schema: { response: { 200: Branding, ...ErrorResponses } },
-  }, async (request) => brandingJson(await getBranding(db, principalOf(request).tenantId)));
-
-  app.put('/admin/branding', {
-    config: { permission: 'admin.manage', summary: 'Replace report branding (204; 200 with the branding on Prefer: return=representation)' },
-    schema: {
-      body: Strict({
-        company_name: Type.String({ maxLength: 200 }),
-        primary_color: COLOR,
-        accent_color: COLOR,
-        logo_data_url: Type.Union([
-          Type.String({ maxLength: MAX_LOGO_DATA_URL_CHARS, pattern: '^data:image/(png|jpeg|webp|svg\\+xml);base64,[A-Za-z0-9+/]+={0,2}$' }),
-          Type.Null(),
-        ]),
-      }),
-      response: { ...updateResponses(Branding), ...ErrorResponses },
+  app.get(
+    '/admin/branding',
+    {
+      config: { permission: 'branding.read', summary: 'Report branding' },
+      schema: { response: { 200: Branding, ...ErrorResponses } },
     },
-  }, async (request, reply) => {
-    const { company_name, primary_color, accent_color, logo_data_url } = request.body;
-    const row = await execute(ctx, request, updateBranding, { company_name, primary_color, accent_color, logo_data_url });
-    return sendUpdated(request, reply, () => brandingJson(row));
-  });
+    async (request) => brandingJson(await getBranding(db, principalOf(request).tenantId)),
+  );
+
+  app.put(
+    '/admin/branding',
+    {
+      config: { permission: 'admin.manage', summary: 'Replace report branding (204; 200 with the branding on Prefer: return=representation)' },
+      schema: {
+        body: Strict({
+          company_name: Type.String({ maxLength: 200 }),
+          primary_color: COLOR,
+          accent_color: COLOR,
+          logo_data_url: Type.Union([
+            Type.String({ maxLength: MAX_LOGO_DATA_URL_CHARS, pattern: '^data:image/(png|jpeg|webp|svg\\+xml);base64,[A-Za-z0-9+/]+={0,2}$' }),
+            Type.Null(),
+          ]),
+        }),
+        response: { ...updateResponses(Branding), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { company_name, primary_color, accent_color, logo_data_url } = request.body;
+      const row = await execute(ctx, request, updateBranding, { company_name, primary_color, accent_color, logo_data_url });
+      return sendUpdated(request, reply, () => brandingJson(row));
+    },
+  );
 };

@@ -20,7 +20,15 @@ const ApiKey = Type.Object({
 const ApiKeyCounts = Type.Object({ active: Type.Integer(), revoked: Type.Integer() });
 
 function keyJson(k: ApiKeyRecord) {
-  return { id: k.id, name: k.name, role: k.role as (typeof ROLES)[number], prefix: k.prefix, created_at: iso(k.created_at), last_used_at: iso(k.last_used_at), revoked_at: iso(k.revoked_at) };
+  return {
+    id: k.id,
+    name: k.name,
+    role: k.role as (typeof ROLES)[number],
+    prefix: k.prefix,
+    created_at: iso(k.created_at),
+    last_used_at: iso(k.last_used_at),
+    revoked_at: iso(k.revoked_at),
+  };
 }
 
 /** spec §5 rules 2-3, contracts §6: API keys, session-only; plaintext shown once in `key`. */
@@ -28,37 +36,56 @@ export const apiKeysRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   const config = { permission: 'api-keys.manage', sessionOnly: true } as const;
 
-  app.post('/api-keys', {
-    config: { ...config, summary: 'Create an API key (plaintext shown once)' },
-    schema: {
-      body: Strict({ name: Type.String({ minLength: 1, maxLength: 100 }), role: Type.Enum(ROLES) }),
-      response: { 201: Type.Intersect([ApiKey, Type.Object({ key: Type.String() })]), ...ErrorResponses },
+  app.post(
+    '/api-keys',
+    {
+      config: { ...config, summary: 'Create an API key (plaintext shown once)' },
+      schema: {
+        body: Strict({ name: Type.String({ minLength: 1, maxLength: 100 }), role: Type.Enum(ROLES) }),
+        response: { 201: Type.Intersect([ApiKey, Type.Object({ key: Type.String() })]), ...ErrorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const { key, plaintext } = await execute(ctx, request, createApiKey, { name: request.body.name, role: request.body.role, createdBy: principalOf(request).userId });
-    return reply.code(201).send({ ...keyJson(key), key: plaintext });
-  });
-
-  app.get('/api-keys', {
-    config: { ...config, summary: 'List API keys (never the secret; counts active and revoked)' },
-    schema: {
-      querystring: Strict(PageQuery),
-      response: { 200: Type.Object({ api_keys: Type.Array(ApiKey), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: ApiKeyCounts }), ...ErrorResponses },
+    async (request, reply) => {
+      const { key, plaintext } = await execute(ctx, request, createApiKey, {
+        name: request.body.name,
+        role: request.body.role,
+        createdBy: principalOf(request).userId,
+      });
+      return reply.code(201).send({ ...keyJson(key), key: plaintext });
     },
-  }, async (request) => {
-    const { limit, offset } = page(request.query);
-    const { rows, total, counts } = await listApiKeys(db, principalOf(request).tenantId, limit, offset);
-    return { api_keys: rows.map(keyJson), total, limit, offset, counts };
-  });
+  );
 
-  app.delete('/api-keys/:id', {
-    config: { ...config, summary: 'Revoke an API key' },
-    schema: { params: Strict({ id: Uuid }), response: { 204: Type.Null(), ...ErrorResponses } },
-  }, async (request, reply) => {
-    await execute(ctx, request, revokeKey, { id: request.params.id });
-    // Other processes hear the database's notification (migration 0009); this one must not
-    // answer the next request from its cache before that notification arrives.
-    ctx.apiKeyCache?.clear();
-    return reply.code(204).send(null);
-  });
+  app.get(
+    '/api-keys',
+    {
+      config: { ...config, summary: 'List API keys (never the secret; counts active and revoked)' },
+      schema: {
+        querystring: Strict(PageQuery),
+        response: {
+          200: Type.Object({ api_keys: Type.Array(ApiKey), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: ApiKeyCounts }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { limit, offset } = page(request.query);
+      const { rows, total, counts } = await listApiKeys(db, principalOf(request).tenantId, limit, offset);
+      return { api_keys: rows.map(keyJson), total, limit, offset, counts };
+    },
+  );
+
+  app.delete(
+    '/api-keys/:id',
+    {
+      config: { ...config, summary: 'Revoke an API key' },
+      schema: { params: Strict({ id: Uuid }), response: { 204: Type.Null(), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      await execute(ctx, request, revokeKey, { id: request.params.id });
+      // Other processes hear the database's notification (migration 0009); this one must not
+      // answer the next request from its cache before that notification arrives.
+      ctx.apiKeyCache?.clear();
+      return reply.code(204).send(null);
+    },
+  );
 };

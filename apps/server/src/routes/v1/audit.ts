@@ -28,33 +28,44 @@ const AuditEvent = Type.Object({
 export const auditRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.get('/audit', {
-    config: { permission: 'audit.read', summary: 'Audit events, newest first (counts by action in the since/until window)' },
-    schema: {
-      querystring: Strict({ ...PageQuery, ...Filters }),
-      response: {
-        200: Type.Object({ events: Type.Array(AuditEvent), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }),
-        ...ErrorResponses,
+  app.get(
+    '/audit',
+    {
+      config: { permission: 'audit.read', summary: 'Audit events, newest first (counts by action in the since/until window)' },
+      schema: {
+        querystring: Strict({ ...PageQuery, ...Filters }),
+        response: {
+          200: Type.Object({
+            events: Type.Array(AuditEvent),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer()),
+          }),
+          ...ErrorResponses,
+        },
       },
     },
-  }, async (request) => {
-    const p = principalOf(request);
-    const { limit, offset } = page(request.query);
-    const { rows, total, counts } = await auditPage(db, p.tenantId, request.query, limit, offset);
-    return { events: rows.map(auditEventJson), total, limit, offset, counts };
-  });
+    async (request) => {
+      const p = principalOf(request);
+      const { limit, offset } = page(request.query);
+      const { rows, total, counts } = await auditPage(db, p.tenantId, request.query, limit, offset);
+      return { events: rows.map(auditEventJson), total, limit, offset, counts };
+    },
+  );
 
-  app.get('/audit/export', {
-    config: { permission: 'audit.read', summary: 'Audit-trail export, JSON Lines, oldest first' },
-    schema: { querystring: Strict(Filters) },
-  }, async (request, reply) => {
-    const p = principalOf(request);
-    const lines = async function* () {
-      for await (const row of iterateAuditEvents(db, p.tenantId, request.query)) yield `${JSON.stringify(auditEventJson(row))}\n`;
-    };
-    return reply
-      .type('application/jsonl; charset=utf-8')
-      .header('content-disposition', 'attachment; filename="audit.jsonl"')
-      .send(Readable.from(lines()));
-  });
+  app.get(
+    '/audit/export',
+    {
+      config: { permission: 'audit.read', summary: 'Audit-trail export, JSON Lines, oldest first' },
+      schema: { querystring: Strict(Filters) },
+    },
+    async (request, reply) => {
+      const p = principalOf(request);
+      const lines = async function* () {
+        for await (const row of iterateAuditEvents(db, p.tenantId, request.query)) yield `${JSON.stringify(auditEventJson(row))}\n`;
+      };
+      return reply.type('application/jsonl; charset=utf-8').header('content-disposition', 'attachment; filename="audit.jsonl"').send(Readable.from(lines()));
+    },
+  );
 };

@@ -28,36 +28,54 @@ export const MeResponse = Type.Object({
 export const authRoutes: V1Routes = async (app, { ctx }) => {
   const ttl = ctx.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS;
 
-  app.post('/auth/login', { config: { permission: 'public', summary: 'Log in; sets the session cookie' }, schema: { body: LoginBody, response: { 204: Type.Null(), ...ErrorResponses } } }, async (request, reply) => {
-    const user = await checkLogin(ctx.store.db, request.body.email, request.body.password);
-    const { token } = await executeAs(ctx, request, { tenant: user.tenant_id, actor: user.email, credential: 'session' }, startSession, { userId: user.id, ttlSeconds: ttl });
-    void reply.setCookie(SESSION_COOKIE, token, {
-      httpOnly: true,
-      sameSite: 'strict',
-      // Secure whenever the API is served over TLS (never over plain loopback HTTP, where browsers would drop it).
-      secure: request.protocol === 'https',
-      path: '/',
-      maxAge: ttl,
-    });
-    return reply.code(204).send(null);
-  });
+  app.post(
+    '/auth/login',
+    {
+      config: { permission: 'public', summary: 'Log in; sets the session cookie' },
+      schema: { body: LoginBody, response: { 204: Type.Null(), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const user = await checkLogin(ctx.store.db, request.body.email, request.body.password);
+      const { token } = await executeAs(ctx, request, { tenant: user.tenant_id, actor: user.email, credential: 'session' }, startSession, {
+        userId: user.id,
+        ttlSeconds: ttl,
+      });
+      void reply.setCookie(SESSION_COOKIE, token, {
+        httpOnly: true,
+        sameSite: 'strict',
+        // Secure whenever the API is served over TLS (never over plain loopback HTTP, where browsers would drop it).
+        secure: request.protocol === 'https',
+        path: '/',
+        maxAge: ttl,
+      });
+      return reply.code(204).send(null);
+    },
+  );
 
-  app.post('/auth/logout', { config: { permission: 'profile.read', summary: 'Revoke the current session' }, schema: { response: { 204: Type.Null(), ...ErrorResponses } } }, async (request, reply) => {
-    const p = principalOf(request);
-    if (p.sessionId !== null) await execute(ctx, request, endSession, { sessionId: p.sessionId, userId: p.userId });
-    void reply.clearCookie(SESSION_COOKIE, { path: '/' });
-    return reply.code(204).send(null);
-  });
+  app.post(
+    '/auth/logout',
+    { config: { permission: 'profile.read', summary: 'Revoke the current session' }, schema: { response: { 204: Type.Null(), ...ErrorResponses } } },
+    async (request, reply) => {
+      const p = principalOf(request);
+      if (p.sessionId !== null) await execute(ctx, request, endSession, { sessionId: p.sessionId, userId: p.userId });
+      void reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return reply.code(204).send(null);
+    },
+  );
 
-  app.get('/auth/me', { config: { permission: 'profile.read', summary: 'Current identity' }, schema: { response: { 200: MeResponse, ...ErrorResponses } } }, async (request) => {
-    const p = principalOf(request);
-    return {
-      email: p.email,
-      role: p.role,
-      tenant_id: p.tenantId,
-      permissions: [...permissionsOf(p.role)],
-      credential: p.kind,
-      user_id: p.userId,
-    };
-  });
+  app.get(
+    '/auth/me',
+    { config: { permission: 'profile.read', summary: 'Current identity' }, schema: { response: { 200: MeResponse, ...ErrorResponses } } },
+    async (request) => {
+      const p = principalOf(request);
+      return {
+        email: p.email,
+        role: p.role,
+        tenant_id: p.tenantId,
+        permissions: [...permissionsOf(p.role)],
+        credential: p.kind,
+        user_id: p.userId,
+      };
+    },
+  );
 };

@@ -24,46 +24,78 @@ const AuthorizerKey = Type.Object(
 );
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
-/** spec 4.3 / contracts 6: trusted Ed25519 authorizer keys; revoked keys stay listed. */
+/** spec §4 rule 3 / contracts §6: trusted Ed25519 authorizer keys; revoked keys stay listed. */
 export const authorizerKeysRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.post('/authorizer-keys', {
-    config: { permission: 'keys.write', summary: 'Register a trusted Ed25519 authorizer key' },
-    schema: { body: Strict({ name: Type.String({ minLength: 1, maxLength: 128 }), public_key_pem: Type.String({ minLength: 1, maxLength: 4096 }) }), response: { 201: AuthorizerKey, ...ErrorResponses } },
-  }, async (request, reply) => reply.code(201).send(await execute(ctx, request, registerAuthorizerKey, request.body)));
-
-  app.get('/authorizer-keys', {
-    config: { permission: 'keys.read', summary: 'List authorizer keys (active and revoked)' },
-    schema: {
-      querystring: Strict({ ...PageQuery }),
-      response: { 200: Type.Object({ authorizer_keys: Type.Array(AuthorizerKey), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Object({ active: Type.Integer(), revoked: Type.Integer() }) }), ...ErrorResponses },
+  app.post(
+    '/authorizer-keys',
+    {
+      config: { permission: 'keys.write', summary: 'Register a trusted Ed25519 authorizer key' },
+      schema: {
+        body: Strict({ name: Type.String({ minLength: 1, maxLength: 128 }), public_key_pem: Type.String({ minLength: 1, maxLength: 4096 }) }),
+        response: { 201: AuthorizerKey, ...ErrorResponses },
+      },
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const { limit, offset } = page(request.query);
-    const rows = await listAuthorizerKeys(db, tenantId, limit, offset);
-    const { total, revoked } = await authorizerKeyCounts(db, tenantId);
-    return { authorizer_keys: rows.map(authorizerKeyView), total, limit, offset, counts: { active: total - revoked, revoked } };
-  });
+    async (request, reply) => reply.code(201).send(await execute(ctx, request, registerAuthorizerKey, request.body)),
+  );
 
-  app.get('/authorizer-keys/:id', {
-    config: { permission: 'keys.read', summary: 'One authorizer key' },
-    schema: { params: IdParams, response: { 200: AuthorizerKey, ...ErrorResponses } },
-  }, async (request) => {
-    const k = await getAuthorizerKey(db, principalOf(request).tenantId, request.params.id);
-    if (!k) throw notFound(`authorizer key ${request.params.id}`);
-    return authorizerKeyView(k);
-  });
+  app.get(
+    '/authorizer-keys',
+    {
+      config: { permission: 'keys.read', summary: 'List authorizer keys (active and revoked)' },
+      schema: {
+        querystring: Strict({ ...PageQuery }),
+        response: {
+          200: Type.Object({
+            authorizer_keys: Type.Array(AuthorizerKey),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Object({ active: Type.Integer(), revoked: Type.Integer() }),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const { limit, offset } = page(request.query);
+      const rows = await listAuthorizerKeys(db, tenantId, limit, offset);
+      const { total, revoked } = await authorizerKeyCounts(db, tenantId);
+      return { authorizer_keys: rows.map(authorizerKeyView), total, limit, offset, counts: { active: total - revoked, revoked } };
+    },
+  );
+
+  app.get(
+    '/authorizer-keys/:id',
+    {
+      config: { permission: 'keys.read', summary: 'One authorizer key' },
+      schema: { params: IdParams, response: { 200: AuthorizerKey, ...ErrorResponses } },
+    },
+    async (request) => {
+      const k = await getAuthorizerKey(db, principalOf(request).tenantId, request.params.id);
+      if (!k) throw notFound(`authorizer key ${request.params.id}`);
+      return authorizerKeyView(k);
+    },
+  );
 
   // Revocation keeps the record (evidence of what was trusted); both spellings are offered.
   const revoke = (request: FastifyRequest, id: string) => execute(ctx, request, revokeAuthorizerKey, { id });
-  app.post('/authorizer-keys/:id/revoke', {
-    config: { permission: 'keys.write', summary: 'Revoke an authorizer key (kept, marked revoked)' },
-    schema: { params: IdParams, response: { 200: AuthorizerKey, ...ErrorResponses } },
-  }, async (request) => revoke(request, request.params.id));
-  app.delete('/authorizer-keys/:id', {
-    config: { permission: 'keys.write', summary: 'Revoke an authorizer key (same as POST /revoke)' },
-    schema: { params: IdParams, response: { 200: AuthorizerKey, ...ErrorResponses } },
-  }, async (request) => revoke(request, request.params.id));
+  app.post(
+    '/authorizer-keys/:id/revoke',
+    {
+      config: { permission: 'keys.write', summary: 'Revoke an authorizer key (kept, marked revoked)' },
+      schema: { params: IdParams, response: { 200: AuthorizerKey, ...ErrorResponses } },
+    },
+    async (request) => revoke(request, request.params.id),
+  );
+  app.delete(
+    '/authorizer-keys/:id',
+    {
+      config: { permission: 'keys.write', summary: 'Revoke an authorizer key (same as POST /revoke)' },
+      schema: { params: IdParams, response: { 200: AuthorizerKey, ...ErrorResponses } },
+    },
+    async (request) => revoke(request, request.params.id),
+  );
 };

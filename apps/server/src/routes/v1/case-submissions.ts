@@ -11,7 +11,15 @@ import { getCase } from '../../resources/cases/queries.js';
 import { RECIPIENTS, recordFiling, recordSubmission } from '../../resources/case-submissions/commands.js';
 import { MEMBER_STATES, STAGES } from '../../resources/case-submissions/fields.js';
 import { prepareFiling, prepareSubmission } from '../../resources/case-submissions/preparation.js';
-import { getSubmission, listFilings, listSubmissions, submissionStageCounts, supersededBy, type FilingRow, type SubmissionMeta } from '../../resources/case-submissions/queries.js';
+import {
+  getSubmission,
+  listFilings,
+  listSubmissions,
+  submissionStageCounts,
+  supersededBy,
+  type FilingRow,
+  type SubmissionMeta,
+} from '../../resources/case-submissions/queries.js';
 import { transportFor } from '../../resources/case-submissions/transport.js';
 
 const Record_ = Type.Record(Type.String(), Type.Unknown());
@@ -104,120 +112,184 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
     return { ...itemView(s, newer ?? null), document: documentJson(s.document), filings: filings.map(filingView) };
   };
 
-  app.post('/cases/:id/submissions', {
-    config: { permission: 'evidence.write', summary: 'Produce a stage submission (early warning, notification, intermediate, final report, advisory): the exact JSON document and its branded PDF' },
-    schema: {
-      params: CaseParams,
-      body: Strict({
-        stage: Type.Union(STAGES.map((s) => Type.Literal(s))),
-        content: Type.Record(Type.String(), Type.Unknown(), { maxProperties: 32, description: 'the fields of the stage and case kind (docs/article-14.md)' }),
-        supersedes_id: Type.Optional(Uuid),
-      }),
-      response: { 201: Submission, ...ErrorResponses },
+  app.post(
+    '/cases/:id/submissions',
+    {
+      config: {
+        permission: 'evidence.write',
+        summary: 'Produce a stage submission (early warning, notification, intermediate, final report, advisory): the exact JSON document and its branded PDF',
+      },
+      schema: {
+        params: CaseParams,
+        body: Strict({
+          stage: Type.Union(STAGES.map((s) => Type.Literal(s))),
+          content: Type.Record(Type.String(), Type.Unknown(), { maxProperties: 32, description: 'the fields of the stage and case kind (docs/article-14.md)' }),
+          supersedes_id: Type.Optional(Uuid),
+        }),
+        response: { 201: Submission, ...ErrorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const tenantId = principalOf(request).tenantId;
-    const b = request.body;
-    // the document and its PDF are built and the PDF stored before the record (see preparation.ts)
-    const prepared = await prepareSubmission(db, blobsOf(ctx), tenantId, actorOf(request).name, ctx.now(), { caseId: request.params.id, stage: b.stage, content: b.content, supersedesId: b.supersedes_id });
-    const row = await execute(ctx, request, recordSubmission, prepared);
-    return reply.code(201).send(await full(tenantId, row.case_id, row.id));
-  });
-
-  app.get('/cases/:id/submissions', {
-    config: { permission: 'evidence.read', summary: "A case's submissions, oldest first (filter: stage; counts by stage)" },
-    schema: {
-      params: CaseParams,
-      querystring: Strict({ ...PageQuery, stage: Type.Optional(Type.Union(STAGES.map((s) => Type.Literal(s)))) }),
-      response: { 200: Type.Object({ submissions: Type.Array(SubmissionItem), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's submissions by stage, whatever the filter" }) }), ...ErrorResponses },
+    async (request, reply) => {
+      const tenantId = principalOf(request).tenantId;
+      const b = request.body;
+      // the document and its PDF are built and the PDF stored before the record (see preparation.ts)
+      const prepared = await prepareSubmission(db, blobsOf(ctx), tenantId, actorOf(request).name, ctx.now(), {
+        caseId: request.params.id,
+        stage: b.stage,
+        content: b.content,
+        supersedesId: b.supersedes_id,
+      });
+      const row = await execute(ctx, request, recordSubmission, prepared);
+      return reply.code(201).send(await full(tenantId, row.case_id, row.id));
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const c = await caseOr404(db, tenantId, request.params.id, getCase);
-    const { limit, offset } = page(request.query);
-    const { rows, total } = await listSubmissions(db, tenantId, c.id, { stage: request.query.stage }, limit, offset);
-    const counts = { ...Object.fromEntries(STAGES.map((s) => [s, 0])), ...(await submissionStageCounts(db, tenantId, c.id)) };
-    return { submissions: rows.map((r) => itemView(r, r.superseded_by)), total, limit, offset, counts };
-  });
+  );
 
-  app.get('/cases/:id/submissions/:sid', {
-    config: { permission: 'evidence.read', summary: 'One submission: its document and filings' },
-    schema: { params: SubmissionParams, response: { 200: Submission, ...ErrorResponses } },
-  }, async (request) => full(principalOf(request).tenantId, request.params.id, request.params.sid));
-
-  app.get('/cases/:id/submissions/:sid/document', {
-    config: { permission: 'evidence.read', summary: 'The exact submission document (canonical JSON; its SHA-256 is the digest)' },
-    schema: { params: SubmissionParams },
-  }, async (request, reply) => {
-    const s = await submissionOr404(principalOf(request).tenantId, request.params.id, request.params.sid);
-    return reply
-      .type('application/json')
-      .header('content-disposition', `attachment; filename="${s.stage}-${s.id}.json"`)
-      .header('x-content-digest', s.digest)
-      .send(Buffer.from(s.document));
-  });
-
-  app.get('/cases/:id/submissions/:sid/pdf', {
-    config: { permission: 'evidence.read', summary: 'The branded PDF of a submission' },
-    schema: { params: SubmissionParams },
-  }, async (request, reply) => {
-    const s = await submissionOr404(principalOf(request).tenantId, request.params.id, request.params.sid);
-    const { stream, totalLength } = await blobsOf(ctx).get(s.pdf_digest as never);
-    return reply
-      .type('application/pdf')
-      .header('content-length', totalLength)
-      .header('content-disposition', `attachment; filename="${s.stage}-${s.id}.pdf"`)
-      .send(stream);
-  });
-
-  app.get('/cases/:id/submissions/:sid/csaf', {
-    config: { permission: 'evidence.read', summary: 'The CSAF 2.0 advisory of an advisory submission (Article 14(8))' },
-    schema: { params: SubmissionParams },
-  }, async (request, reply) => {
-    const s = await submissionOr404(principalOf(request).tenantId, request.params.id, request.params.sid);
-    const csaf = documentJson(s.document).csaf;
-    if (s.stage !== 'advisory' || csaf === undefined) throw notFound(`CSAF advisory of submission ${s.id} (a ${s.stage})`);
-    return reply.type('application/json').header('content-disposition', `attachment; filename="advisory-${s.id}.csaf.json"`).send(JSON.stringify(csaf));
-  });
-
-  app.post('/cases/:id/submissions/:sid/filings', {
-    config: { permission: 'evidence.write', summary: 'Record the filing of a submission (to the CSIRT and/or ENISA, or to users), optionally delivered by the file or webhook transport' },
-    schema: {
-      params: SubmissionParams,
-      body: Strict({
-        recipients: Type.Array(Type.Union(RECIPIENTS.map((r) => Type.Literal(r))), { minItems: 1, maxItems: 3 }),
-        member_state: Type.Optional(Type.Union(MEMBER_STATES.map((m) => Type.Literal(m)), { description: 'Member State of the coordinator CSIRT (main establishment)' })),
-        transport: Type.Optional(Type.Union([Type.Literal('manual'), Type.Literal('file'), Type.Literal('webhook')], { description: 'manual (default): filed by the operator' })),
-        filed_at: Type.Optional(Type.String({ format: 'date-time', description: 'manual filings: when it was filed (default now; never in the future)' })),
-        external_reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the reference the recipient returned' })),
-      }),
-      response: { 201: Filing, ...ErrorResponses },
+  app.get(
+    '/cases/:id/submissions',
+    {
+      config: { permission: 'evidence.read', summary: "A case's submissions, oldest first (filter: stage; counts by stage)" },
+      schema: {
+        params: CaseParams,
+        querystring: Strict({ ...PageQuery, stage: Type.Optional(Type.Union(STAGES.map((s) => Type.Literal(s)))) }),
+        response: {
+          200: Type.Object({
+            submissions: Type.Array(SubmissionItem),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's submissions by stage, whatever the filter" }),
+          }),
+          ...ErrorResponses,
+        },
+      },
     },
-  }, async (request, reply) => {
-    const tenantId = principalOf(request).tenantId;
-    const b = request.body;
-    const transport = b.transport ?? 'manual';
-    const s = await prepareFiling(db, tenantId, request.params.id, request.params.sid, b.recipients, b.member_state);
-    let delivery;
-    if (transport !== 'manual') {
-      if (b.external_reference !== undefined) throw new ServerError('CASE_INVALID', `external_reference: the ${transport} transport records the reference the recipient returns`);
-      const t = transportFor(transport, ctx.evidence, ctx.config.dataDir);
-      const { stream } = await blobsOf(ctx).get(s.pdf_digest as never);
-      const chunks: Buffer[] = [];
-      for await (const chunk of stream) chunks.push(chunk as Buffer);
-      // delivered before the filing is recorded: the record says it left the server
-      delivery = await t.deliver({ tenantId, caseId: s.case_id, submissionId: s.id, stage: s.stage, digest: s.digest, json: s.document, pdf: Buffer.concat(chunks) });
-    }
-    const row = await execute(ctx, request, recordFiling, {
-      caseId: s.case_id,
-      submissionId: s.id,
-      recipients: b.recipients,
-      memberState: b.member_state,
-      transport,
-      filedAt: b.filed_at,
-      externalReference: b.external_reference,
-      delivery,
-    });
-    return reply.code(201).send(filingView(row));
-  });
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const c = await caseOr404(db, tenantId, request.params.id, getCase);
+      const { limit, offset } = page(request.query);
+      const { rows, total } = await listSubmissions(db, tenantId, c.id, { stage: request.query.stage }, limit, offset);
+      const counts = { ...Object.fromEntries(STAGES.map((s) => [s, 0])), ...(await submissionStageCounts(db, tenantId, c.id)) };
+      return { submissions: rows.map((r) => itemView(r, r.superseded_by)), total, limit, offset, counts };
+    },
+  );
+
+  app.get(
+    '/cases/:id/submissions/:sid',
+    {
+      config: { permission: 'evidence.read', summary: 'One submission: its document and filings' },
+      schema: { params: SubmissionParams, response: { 200: Submission, ...ErrorResponses } },
+    },
+    async (request) => full(principalOf(request).tenantId, request.params.id, request.params.sid),
+  );
+
+  app.get(
+    '/cases/:id/submissions/:sid/document',
+    {
+      config: { permission: 'evidence.read', summary: 'The exact submission document (canonical JSON; its SHA-256 is the digest)' },
+      schema: { params: SubmissionParams },
+    },
+    async (request, reply) => {
+      const s = await submissionOr404(principalOf(request).tenantId, request.params.id, request.params.sid);
+      return reply
+        .type('application/json')
+        .header('content-disposition', `attachment; filename="${s.stage}-${s.id}.json"`)
+        .header('x-content-digest', s.digest)
+        .send(Buffer.from(s.document));
+    },
+  );
+
+  app.get(
+    '/cases/:id/submissions/:sid/pdf',
+    {
+      config: { permission: 'evidence.read', summary: 'The branded PDF of a submission' },
+      schema: { params: SubmissionParams },
+    },
+    async (request, reply) => {
+      const s = await submissionOr404(principalOf(request).tenantId, request.params.id, request.params.sid);
+      const { stream, totalLength } = await blobsOf(ctx).get(s.pdf_digest as never);
+      return reply
+        .type('application/pdf')
+        .header('content-length', totalLength)
+        .header('content-disposition', `attachment; filename="${s.stage}-${s.id}.pdf"`)
+        .send(stream);
+    },
+  );
+
+  app.get(
+    '/cases/:id/submissions/:sid/csaf',
+    {
+      config: { permission: 'evidence.read', summary: 'The CSAF 2.0 advisory of an advisory submission (Article 14(8))' },
+      schema: { params: SubmissionParams },
+    },
+    async (request, reply) => {
+      const s = await submissionOr404(principalOf(request).tenantId, request.params.id, request.params.sid);
+      const csaf = documentJson(s.document).csaf;
+      if (s.stage !== 'advisory' || csaf === undefined) throw notFound(`CSAF advisory of submission ${s.id} (a ${s.stage})`);
+      return reply.type('application/json').header('content-disposition', `attachment; filename="advisory-${s.id}.csaf.json"`).send(JSON.stringify(csaf));
+    },
+  );
+
+  app.post(
+    '/cases/:id/submissions/:sid/filings',
+    {
+      config: {
+        permission: 'evidence.write',
+        summary: 'Record the filing of a submission (to the CSIRT and/or ENISA, or to users), optionally delivered by the file or webhook transport',
+      },
+      schema: {
+        params: SubmissionParams,
+        body: Strict({
+          recipients: Type.Array(Type.Union(RECIPIENTS.map((r) => Type.Literal(r))), { minItems: 1, maxItems: 3 }),
+          member_state: Type.Optional(
+            Type.Union(
+              MEMBER_STATES.map((m) => Type.Literal(m)),
+              { description: 'Member State of the coordinator CSIRT (main establishment)' },
+            ),
+          ),
+          transport: Type.Optional(
+            Type.Union([Type.Literal('manual'), Type.Literal('file'), Type.Literal('webhook')], { description: 'manual (default): filed by the operator' }),
+          ),
+          filed_at: Type.Optional(Type.String({ format: 'date-time', description: 'manual filings: when it was filed (default now; never in the future)' })),
+          external_reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the reference the recipient returned' })),
+        }),
+        response: { 201: Filing, ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = principalOf(request).tenantId;
+      const b = request.body;
+      const transport = b.transport ?? 'manual';
+      const s = await prepareFiling(db, tenantId, request.params.id, request.params.sid, b.recipients, b.member_state);
+      let delivery;
+      if (transport !== 'manual') {
+        if (b.external_reference !== undefined)
+          throw new ServerError('CASE_INVALID', `external_reference: the ${transport} transport records the reference the recipient returns`);
+        const t = transportFor(transport, ctx.evidence, ctx.config.dataDir);
+        const { stream } = await blobsOf(ctx).get(s.pdf_digest as never);
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream) chunks.push(chunk as Buffer);
+        // delivered before the filing is recorded: the record says it left the server
+        delivery = await t.deliver({
+          tenantId,
+          caseId: s.case_id,
+          submissionId: s.id,
+          stage: s.stage,
+          digest: s.digest,
+          json: s.document,
+          pdf: Buffer.concat(chunks),
+        });
+      }
+      const row = await execute(ctx, request, recordFiling, {
+        caseId: s.case_id,
+        submissionId: s.id,
+        recipients: b.recipients,
+        memberState: b.member_state,
+        transport,
+        filedAt: b.filed_at,
+        externalReference: b.external_reference,
+        delivery,
+      });
+      return reply.code(201).send(filingView(row));
+    },
+  );
 };

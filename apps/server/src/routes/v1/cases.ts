@@ -25,9 +25,15 @@ import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
 const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
-const Products = Type.Array(Type.String({ pattern: IDENTIFIER_PATTERNS.product.source }), { maxItems: CASE_LIMITS.products, description: 'product ids (contracts 2)' });
+const Products = Type.Array(Type.String({ pattern: IDENTIFIER_PATTERNS.product.source }), {
+  maxItems: CASE_LIMITS.products,
+  description: 'product ids (contracts 2)',
+});
 const ArtifactIds = Type.Array(Uuid, { maxItems: CASE_LIMITS.artifacts });
-const VulnerabilityIds = Type.Array(Type.String({ maxLength: 80 }), { maxItems: CASE_LIMITS.vulnerabilities, description: 'CVE, GHSA or OSV ids (aliases of one vulnerability may all be listed)' });
+const VulnerabilityIds = Type.Array(Type.String({ maxLength: 80 }), {
+  maxItems: CASE_LIMITS.vulnerabilities,
+  description: 'CVE, GHSA or OSV ids (aliases of one vulnerability may all be listed)',
+});
 const DeviceNames = Type.Array(Type.String({ pattern: IDENTIFIER_PATTERNS.deviceName.source }), { maxItems: CASE_LIMITS.devices });
 const GroupIds = Type.Array(Uuid, { maxItems: CASE_LIMITS.groups });
 const Awareness = Strict({
@@ -86,9 +92,12 @@ const CaseFull = Type.Intersect([
     deadlines: Type.Array(Deadline),
   }),
 ]);
-const Counts = Type.Object(Object.fromEntries(CASE_STATES.map((s) => [s, Type.Integer()])) as Record<(typeof CASE_STATES)[number], ReturnType<typeof Type.Integer>>, {
-  description: "the tenant's cases by state, whatever the filter",
-});
+const Counts = Type.Object(
+  Object.fromEntries(CASE_STATES.map((s) => [s, Type.Integer()])) as Record<(typeof CASE_STATES)[number], ReturnType<typeof Type.Integer>>,
+  {
+    description: "the tenant's cases by state, whatever the filter",
+  },
+);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const ReasonBody = Strict({ reason: LongText });
 
@@ -100,181 +109,291 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
     return caseView(c, await caseRecords(db, tenantId, c, now), now);
   };
 
-  app.post('/cases', {
-    config: { permission: 'evidence.write', summary: 'Open an Article 14 case (kind, links, awareness); the clocks run from awareness' },
-    schema: {
-      body: Strict({
-        kind: Type.Union(CASE_KINDS.map((k) => Type.Literal(k))),
-        title: ShortText,
-        summary: Type.Optional(Type.String({ maxLength: CASE_LIMITS.longText })),
-        owner: ShortText,
-        products: Type.Optional(Products),
-        artifact_ids: Type.Optional(ArtifactIds),
-        vulnerability_ids: Type.Optional(VulnerabilityIds),
-        device_names: Type.Optional(DeviceNames),
-        group_ids: Type.Optional(GroupIds),
-        awareness: Awareness,
-      }),
-      response: { 201: CaseFull, ...ErrorResponses },
-    },
-  }, async (request, reply) => {
-    const b = request.body;
-    const row = await execute(ctx, request, openCase, {
-      kind: b.kind,
-      title: b.title,
-      summary: b.summary ?? '',
-      owner: b.owner,
-      products: b.products ?? [],
-      artifact_ids: b.artifact_ids ?? [],
-      vulnerability_ids: b.vulnerability_ids ?? [],
-      device_names: b.device_names ?? [],
-      group_ids: b.group_ids ?? [],
-      awareness: b.awareness,
-    });
-    return reply.code(201).send(await full(principalOf(request).tenantId, row));
-  });
-
-  app.get('/cases', {
-    config: { permission: 'evidence.read', summary: 'List cases, nearest deadline first (filters: state, kind, product, overdue, due_within_hours; counts by state)' },
-    schema: {
-      querystring: Strict({
-        ...PageQuery,
-        state: Type.Optional(Type.Union(CASE_STATES.map((s) => Type.Literal(s)))),
-        kind: Type.Optional(Type.Union(CASE_KINDS.map((k) => Type.Literal(k)))),
-        product: Type.Optional(Type.String({ pattern: IDENTIFIER_PATTERNS.product.source })),
-        overdue: Type.Optional(Type.Boolean({ description: 'true: a deadline is past due; false: none is' })),
-        due_within_hours: Type.Optional(Type.Integer({ minimum: 0, maximum: 24 * 366, description: 'the nearest open deadline falls within the next N hours (not yet overdue)' })),
-      }),
-      response: { 200: Type.Object({ cases: Type.Array(CaseItem), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }), ...ErrorResponses },
-    },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const { limit, offset } = page(request.query);
-    const q = request.query;
-    const now = ctx.now();
-    const { rows, total } = await listCases(db, tenantId, { state: q.state, kind: q.kind, product: q.product, overdue: q.overdue, dueWithinHours: q.due_within_hours }, now, limit, offset);
-    // spec §8: total counts the filtered set, counts break down the tenant's whole set by state
-    return { cases: rows.map((c) => caseItemView(c, now)), total, limit, offset, counts: await caseStateCounts(db, tenantId) };
-  });
-
-  app.get('/cases/:id', {
-    config: { permission: 'evidence.read', summary: 'One case: awareness and its corrections, assessment, decisions, corrective measures, deadlines' },
-    schema: { params: IdParams, response: { 200: CaseFull, ...ErrorResponses } },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    return full(tenantId, await caseOr404(db, tenantId, request.params.id, getCase));
-  });
-
-  app.patch('/cases/:id', {
-    config: { permission: 'evidence.write', summary: 'Update title, summary, owner and links; 204, or 200 with Prefer: return=representation' },
-    schema: {
-      params: IdParams,
-      body: Strict({
-        title: Type.Optional(ShortText),
-        summary: Type.Optional(Type.String({ maxLength: CASE_LIMITS.longText })),
-        owner: Type.Optional(ShortText),
-        products: Type.Optional(Products),
-        artifact_ids: Type.Optional(ArtifactIds),
-        vulnerability_ids: Type.Optional(VulnerabilityIds),
-        device_names: Type.Optional(DeviceNames),
-        group_ids: Type.Optional(GroupIds),
-      }),
-      response: { ...updateResponses(CaseFull), ...ErrorResponses },
-    },
-  }, async (request, reply) => {
-    const row = await execute(ctx, request, updateCaseFields, { id: request.params.id, update: request.body });
-    return sendUpdated(request, reply, () => full(principalOf(request).tenantId, row));
-  });
-
-  app.post('/cases/:id/awareness', {
-    config: { permission: 'evidence.write', summary: 'Correct the awareness moment (a new record with its reason; the clocks move with it)' },
-    schema: { params: IdParams, body: Strict({ aware_at: Awareness.properties.aware_at, aware_by: ShortText, evidence: LongText, reason: LongText }), response: { 200: CaseFull, ...ErrorResponses } },
-  }, async (request) => {
-    const { reason, ...awareness } = request.body;
-    return full(principalOf(request).tenantId, await execute(ctx, request, correctAwareness, { id: request.params.id, awareness, reason }));
-  });
-
-  app.post('/cases/:id/assessments', {
-    config: { permission: 'evidence.write', summary: 'Record the assessment: reportable, or not reportable (closes the case, which stays with its rationale)' },
-    schema: {
-      params: IdParams,
-      body: Strict({
-        outcome: Type.Union([Type.Literal('reportable'), Type.Literal('not_reportable')]),
-        rationale: LongText,
-        assessor: Type.Optional(ShortText),
-        assessed_at: Type.Optional(Type.String({ format: 'date-time' })),
-      }),
-      response: { 200: CaseFull, ...ErrorResponses },
-    },
-  }, async (request) => full(principalOf(request).tenantId, await execute(ctx, request, assessCase, { id: request.params.id, ...request.body })));
-
-  app.post('/cases/:id/reopen', {
-    config: { permission: 'evidence.write', summary: 'Reopen a closed or not-reportable case (reason recorded)' },
-    schema: { params: IdParams, body: ReasonBody, response: { 200: CaseFull, ...ErrorResponses } },
-  }, async (request) => full(principalOf(request).tenantId, await execute(ctx, request, reopenCase, { id: request.params.id, reason: request.body.reason })));
-
-  app.post('/cases/:id/close', {
-    config: { permission: 'evidence.write', summary: 'Close a reportable case whose final report is filed (reason recorded)' },
-    schema: { params: IdParams, body: ReasonBody, response: { 200: CaseFull, ...ErrorResponses } },
-  }, async (request) => full(principalOf(request).tenantId, await execute(ctx, request, closeCase, { id: request.params.id, reason: request.body.reason })));
-
-  app.post('/cases/:id/corrective-measure', {
-    config: { permission: 'evidence.write', summary: 'Record when a corrective or mitigating measure became available (release or rollout); the vulnerability final report is due 14 days later' },
-    schema: {
-      params: IdParams,
-      body: Strict({
-        available_at: Type.Optional(Type.String({ format: 'date-time' })),
-        release_id: Type.Optional(Uuid),
-        rollout_id: Type.Optional(Uuid),
-        description: LongText,
-        reason: Type.Optional(LongText),
-      }),
-      response: { 200: CaseFull, ...ErrorResponses },
-    },
-  }, async (request) => full(principalOf(request).tenantId, await execute(ctx, request, recordCorrectiveMeasure, { id: request.params.id, ...request.body })));
-
-  app.post('/cases/:id/intermediate-requests', {
-    config: { permission: 'evidence.write', summary: 'Record a CSIRT request for an intermediate report (a deadline of its own)' },
-    schema: {
-      params: IdParams,
-      body: Strict({ requested_by: ShortText, requested_at: Type.Optional(Type.String({ format: 'date-time' })), due_at: Type.String({ format: 'date-time' }), reference: Type.Optional(ShortText) }),
-      response: { 201: Type.Object({ request_id: Uuid, case: CaseFull }), ...ErrorResponses },
-    },
-  }, async (request, reply) => {
-    const { caseRow, requestId } = await execute(ctx, request, requestIntermediateReport, { id: request.params.id, ...request.body });
-    return reply.code(201).send({ request_id: requestId, case: await full(principalOf(request).tenantId, caseRow) });
-  });
-
-  app.get('/cases/:id/findings', {
-    config: { permission: 'evidence.read', summary: "Findings and fleet exposure of the case's vulnerability ids and artifacts (empty until findings are imported)" },
-    schema: { params: IdParams, response: { 200: Type.Object({ source: Type.String(), findings: Type.Array(Record_), exposure: Type.Array(Record_) }), ...ErrorResponses } },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const c = await caseOr404(db, tenantId, request.params.id, getCase);
-    return findingsAndExposureFor(db, tenantId, { vulnerabilityIds: c.vulnerability_ids, artifactIds: c.artifact_ids });
-  });
-
-  app.get('/cases/:id/audit', {
-    config: { permission: 'evidence.read', summary: "The case's audit-trail slice, oldest first (spec §8 pagination)" },
-    schema: {
-      params: IdParams,
-      querystring: Strict(PageQuery),
-      response: {
-        200: Type.Object({
-          events: Type.Array(Type.Object({ id: Type.String(), at: Timestamp, actor: Type.String(), credential: Type.String(), action: Type.String(), target: Type.String(), request_id: Type.Union([Type.String(), Type.Null()]), detail: Record_ })),
-          total: Type.Integer(),
-          limit: Type.Integer(),
-          offset: Type.Integer(),
-          counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's audit events by action" }),
+  app.post(
+    '/cases',
+    {
+      config: { permission: 'evidence.write', summary: 'Open an Article 14 case (kind, links, awareness); the clocks run from awareness' },
+      schema: {
+        body: Strict({
+          kind: Type.Union(CASE_KINDS.map((k) => Type.Literal(k))),
+          title: ShortText,
+          summary: Type.Optional(Type.String({ maxLength: CASE_LIMITS.longText })),
+          owner: ShortText,
+          products: Type.Optional(Products),
+          artifact_ids: Type.Optional(ArtifactIds),
+          vulnerability_ids: Type.Optional(VulnerabilityIds),
+          device_names: Type.Optional(DeviceNames),
+          group_ids: Type.Optional(GroupIds),
+          awareness: Awareness,
         }),
-        ...ErrorResponses,
+        response: { 201: CaseFull, ...ErrorResponses },
       },
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const c = await caseOr404(db, tenantId, request.params.id, getCase);
-    const { limit, offset } = page(request.query);
-    const { rows, total, counts } = await caseAuditPage(db, tenantId, c.id, limit, offset);
-    return { events: rows.map((r) => ({ id: r.id, at: iso(r.at), actor: r.actor, credential: r.credential, action: r.action, target: r.target, request_id: r.request_id, detail: r.detail })), total, limit, offset, counts };
-  });
+    async (request, reply) => {
+      const b = request.body;
+      const row = await execute(ctx, request, openCase, {
+        kind: b.kind,
+        title: b.title,
+        summary: b.summary ?? '',
+        owner: b.owner,
+        products: b.products ?? [],
+        artifact_ids: b.artifact_ids ?? [],
+        vulnerability_ids: b.vulnerability_ids ?? [],
+        device_names: b.device_names ?? [],
+        group_ids: b.group_ids ?? [],
+        awareness: b.awareness,
+      });
+      return reply.code(201).send(await full(principalOf(request).tenantId, row));
+    },
+  );
+
+  app.get(
+    '/cases',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary: 'List cases, nearest deadline first (filters: state, kind, product, overdue, due_within_hours; counts by state)',
+      },
+      schema: {
+        querystring: Strict({
+          ...PageQuery,
+          state: Type.Optional(Type.Union(CASE_STATES.map((s) => Type.Literal(s)))),
+          kind: Type.Optional(Type.Union(CASE_KINDS.map((k) => Type.Literal(k)))),
+          product: Type.Optional(Type.String({ pattern: IDENTIFIER_PATTERNS.product.source })),
+          overdue: Type.Optional(Type.Boolean({ description: 'true: a deadline is past due; false: none is' })),
+          due_within_hours: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: 24 * 366, description: 'the nearest open deadline falls within the next N hours (not yet overdue)' }),
+          ),
+        }),
+        response: {
+          200: Type.Object({ cases: Type.Array(CaseItem), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const { limit, offset } = page(request.query);
+      const q = request.query;
+      const now = ctx.now();
+      const { rows, total } = await listCases(
+        db,
+        tenantId,
+        { state: q.state, kind: q.kind, product: q.product, overdue: q.overdue, dueWithinHours: q.due_within_hours },
+        now,
+        limit,
+        offset,
+      );
+      // spec §8: total counts the filtered set, counts break down the tenant's whole set by state
+      return { cases: rows.map((c) => caseItemView(c, now)), total, limit, offset, counts: await caseStateCounts(db, tenantId) };
+    },
+  );
+
+  app.get(
+    '/cases/:id',
+    {
+      config: { permission: 'evidence.read', summary: 'One case: awareness and its corrections, assessment, decisions, corrective measures, deadlines' },
+      schema: { params: IdParams, response: { 200: CaseFull, ...ErrorResponses } },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      return full(tenantId, await caseOr404(db, tenantId, request.params.id, getCase));
+    },
+  );
+
+  app.patch(
+    '/cases/:id',
+    {
+      config: { permission: 'evidence.write', summary: 'Update title, summary, owner and links; 204, or 200 with Prefer: return=representation' },
+      schema: {
+        params: IdParams,
+        body: Strict({
+          title: Type.Optional(ShortText),
+          summary: Type.Optional(Type.String({ maxLength: CASE_LIMITS.longText })),
+          owner: Type.Optional(ShortText),
+          products: Type.Optional(Products),
+          artifact_ids: Type.Optional(ArtifactIds),
+          vulnerability_ids: Type.Optional(VulnerabilityIds),
+          device_names: Type.Optional(DeviceNames),
+          group_ids: Type.Optional(GroupIds),
+        }),
+        response: { ...updateResponses(CaseFull), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const row = await execute(ctx, request, updateCaseFields, { id: request.params.id, update: request.body });
+      return sendUpdated(request, reply, () => full(principalOf(request).tenantId, row));
+    },
+  );
+
+  app.post(
+    '/cases/:id/awareness',
+    {
+      config: { permission: 'evidence.write', summary: 'Correct the awareness moment (a new record with its reason; the clocks move with it)' },
+      schema: {
+        params: IdParams,
+        body: Strict({ aware_at: Awareness.properties.aware_at, aware_by: ShortText, evidence: LongText, reason: LongText }),
+        response: { 200: CaseFull, ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const { reason, ...awareness } = request.body;
+      return full(principalOf(request).tenantId, await execute(ctx, request, correctAwareness, { id: request.params.id, awareness, reason }));
+    },
+  );
+
+  app.post(
+    '/cases/:id/assessments',
+    {
+      config: {
+        permission: 'evidence.write',
+        summary: 'Record the assessment: reportable, or not reportable (closes the case, which stays with its rationale)',
+      },
+      schema: {
+        params: IdParams,
+        body: Strict({
+          outcome: Type.Union([Type.Literal('reportable'), Type.Literal('not_reportable')]),
+          rationale: LongText,
+          assessor: Type.Optional(ShortText),
+          assessed_at: Type.Optional(Type.String({ format: 'date-time' })),
+        }),
+        response: { 200: CaseFull, ...ErrorResponses },
+      },
+    },
+    async (request) => full(principalOf(request).tenantId, await execute(ctx, request, assessCase, { id: request.params.id, ...request.body })),
+  );
+
+  app.post(
+    '/cases/:id/reopen',
+    {
+      config: { permission: 'evidence.write', summary: 'Reopen a closed or not-reportable case (reason recorded)' },
+      schema: { params: IdParams, body: ReasonBody, response: { 200: CaseFull, ...ErrorResponses } },
+    },
+    async (request) => full(principalOf(request).tenantId, await execute(ctx, request, reopenCase, { id: request.params.id, reason: request.body.reason })),
+  );
+
+  app.post(
+    '/cases/:id/close',
+    {
+      config: { permission: 'evidence.write', summary: 'Close a reportable case whose final report is filed (reason recorded)' },
+      schema: { params: IdParams, body: ReasonBody, response: { 200: CaseFull, ...ErrorResponses } },
+    },
+    async (request) => full(principalOf(request).tenantId, await execute(ctx, request, closeCase, { id: request.params.id, reason: request.body.reason })),
+  );
+
+  app.post(
+    '/cases/:id/corrective-measure',
+    {
+      config: {
+        permission: 'evidence.write',
+        summary: 'Record when a corrective or mitigating measure became available (release or rollout); the vulnerability final report is due 14 days later',
+      },
+      schema: {
+        params: IdParams,
+        body: Strict({
+          available_at: Type.Optional(Type.String({ format: 'date-time' })),
+          release_id: Type.Optional(Uuid),
+          rollout_id: Type.Optional(Uuid),
+          description: LongText,
+          reason: Type.Optional(LongText),
+        }),
+        response: { 200: CaseFull, ...ErrorResponses },
+      },
+    },
+    async (request) => full(principalOf(request).tenantId, await execute(ctx, request, recordCorrectiveMeasure, { id: request.params.id, ...request.body })),
+  );
+
+  app.post(
+    '/cases/:id/intermediate-requests',
+    {
+      config: { permission: 'evidence.write', summary: 'Record a CSIRT request for an intermediate report (a deadline of its own)' },
+      schema: {
+        params: IdParams,
+        body: Strict({
+          requested_by: ShortText,
+          requested_at: Type.Optional(Type.String({ format: 'date-time' })),
+          due_at: Type.String({ format: 'date-time' }),
+          reference: Type.Optional(ShortText),
+        }),
+        response: { 201: Type.Object({ request_id: Uuid, case: CaseFull }), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { caseRow, requestId } = await execute(ctx, request, requestIntermediateReport, { id: request.params.id, ...request.body });
+      return reply.code(201).send({ request_id: requestId, case: await full(principalOf(request).tenantId, caseRow) });
+    },
+  );
+
+  app.get(
+    '/cases/:id/findings',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary: "Findings and fleet exposure of the case's vulnerability ids and artifacts (empty until findings are imported)",
+      },
+      schema: {
+        params: IdParams,
+        response: { 200: Type.Object({ source: Type.String(), findings: Type.Array(Record_), exposure: Type.Array(Record_) }), ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const c = await caseOr404(db, tenantId, request.params.id, getCase);
+      return findingsAndExposureFor(db, tenantId, { vulnerabilityIds: c.vulnerability_ids, artifactIds: c.artifact_ids });
+    },
+  );
+
+  app.get(
+    '/cases/:id/audit',
+    {
+      config: { permission: 'evidence.read', summary: "The case's audit-trail slice, oldest first (spec §8 pagination)" },
+      schema: {
+        params: IdParams,
+        querystring: Strict(PageQuery),
+        response: {
+          200: Type.Object({
+            events: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                at: Timestamp,
+                actor: Type.String(),
+                credential: Type.String(),
+                action: Type.String(),
+                target: Type.String(),
+                request_id: Type.Union([Type.String(), Type.Null()]),
+                detail: Record_,
+              }),
+            ),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's audit events by action" }),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const c = await caseOr404(db, tenantId, request.params.id, getCase);
+      const { limit, offset } = page(request.query);
+      const { rows, total, counts } = await caseAuditPage(db, tenantId, c.id, limit, offset);
+      return {
+        events: rows.map((r) => ({
+          id: r.id,
+          at: iso(r.at),
+          actor: r.actor,
+          credential: r.credential,
+          action: r.action,
+          target: r.target,
+          request_id: r.request_id,
+          detail: r.detail,
+        })),
+        total,
+        limit,
+        offset,
+        counts,
+      };
+    },
+  );
 };

@@ -27,24 +27,32 @@ export const deviceCaRoutes: V1Routes = async (app, { ctx }) => {
     return der;
   };
 
-  app.get('/device-ca', {
-    config: { permission: 'devices.read', summary: 'The tenant device CA certificate' },
-    schema: { response: { 200: DeviceCa, ...ErrorResponses } },
-  }, async (request) => {
-    const p = principalOf(request);
-    const der = await load(p.tenantId);
-    return {
-      tenant_id: p.tenantId,
-      certificate_pem: encodePem(der, 'CERTIFICATE'),
-      fingerprint: sha256Digest(der),
-      not_after: new Date(new X509Certificate(der).validTo).toISOString(),
-    };
-  });
+  app.get(
+    '/device-ca',
+    {
+      config: { permission: 'devices.read', summary: 'The tenant device CA certificate' },
+      schema: { response: { 200: DeviceCa, ...ErrorResponses } },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      const der = await load(p.tenantId);
+      return {
+        tenant_id: p.tenantId,
+        certificate_pem: encodePem(der, 'CERTIFICATE'),
+        fingerprint: sha256Digest(der),
+        not_after: new Date(new X509Certificate(der).validTo).toISOString(),
+      };
+    },
+  );
 
-  app.get('/device-ca.pem', {
-    config: { permission: 'devices.read', summary: 'The tenant device CA certificate as PEM' },
-  }, async (request, reply) => {
-    const der = await load(principalOf(request).tenantId);
-    return reply.type('application/x-pem-file').send(encodePem(der, 'CERTIFICATE'));
-  });
+  app.get(
+    '/device-ca.pem',
+    {
+      config: { permission: 'devices.read', summary: 'The tenant device CA certificate as PEM' },
+    },
+    async (request, reply) => {
+      const der = await load(principalOf(request).tenantId);
+      return reply.type('application/x-pem-file').send(encodePem(der, 'CERTIFICATE'));
+    },
+  );
 };

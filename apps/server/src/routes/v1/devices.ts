@@ -47,98 +47,132 @@ export function deviceJson(d: DeviceListItem) {
   };
 }
 
-/** spec 4: devices list (section 8 pagination), history, decommission, log requests. */
+/** spec §4: devices list (section 8 pagination), history, decommission, log requests. */
 export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   // Deep pages start from per-process anchors checked against the database's list version.
   const anchors = new DeviceListAnchors();
 
-  app.get('/devices', {
-    config: { permission: 'devices.read', summary: 'List devices (status, q filters; total, counts)' },
-    schema: {
-      querystring: Strict({ ...PageQuery, status: Type.Optional(Type.Enum(DEVICE_STATUSES)), q: Type.Optional(Type.String({ maxLength: 100 })) }),
-      response: { 200: Type.Object({ devices: Type.Array(Device), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }), ...ErrorResponses },
-    },
-  }, async (request, reply) => {
-    const p = principalOf(request);
-    const { limit, offset } = page(request.query);
-    const { devicesJson, total, counts } = await listDevices(db, p.tenantId, { status: request.query.status, q: request.query.q, limit, offset }, anchors);
-    // The database wrote the items' JSON (store/devices.ts); the rest are integers. A string
-    // sent as application/json skips the response serializer; the schema above still
-    // documents this body, and devices-list.test.ts validates real pages against it.
-    const body = `{"devices":${devicesJson},"total":${total},"limit":${limit},"offset":${offset},"counts":{"online":${counts.online},"offline":${counts.offline},"decommissioned":${counts.decommissioned}}}`;
-    return reply.type('application/json; charset=utf-8').send(body as never); // typed as the schema's object; the text is that object
-  });
-
-  app.get('/devices/:name', {
-    config: { permission: 'devices.read', summary: 'One device' },
-    schema: { params: NameParams, response: { 200: Device, ...ErrorResponses } },
-  }, async (request) => deviceJson(await deviceOr404(db, principalOf(request).tenantId, request.params.name)));
-
-  app.get('/devices/:name/history', {
-    config: { permission: 'devices.read', summary: 'Device history, newest first (counts by event)' },
-    schema: {
-      params: NameParams,
-      querystring: Strict(PageQuery),
-      response: {
-        200: Type.Object({
-          history: Type.Array(Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) })),
-          total: Type.Integer(),
-          limit: Type.Integer(),
-          offset: Type.Integer(),
-          counts: Type.Record(Type.String(), Type.Integer(), { description: 'entries per event over the device\'s whole history' }),
-        }),
-        ...ErrorResponses,
+  app.get(
+    '/devices',
+    {
+      config: { permission: 'devices.read', summary: 'List devices (status, q filters; total, counts)' },
+      schema: {
+        querystring: Strict({ ...PageQuery, status: Type.Optional(Type.Enum(DEVICE_STATUSES)), q: Type.Optional(Type.String({ maxLength: 100 })) }),
+        response: {
+          200: Type.Object({ devices: Type.Array(Device), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
+          ...ErrorResponses,
+        },
       },
     },
-  }, async (request) => {
-    const device = await deviceOr404(db, principalOf(request).tenantId, request.params.name);
-    const { limit, offset } = page(request.query);
-    const { rows, total, counts } = await deviceHistory(db, device.id, limit, offset);
-    return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
-  });
+    async (request, reply) => {
+      const p = principalOf(request);
+      const { limit, offset } = page(request.query);
+      const { devicesJson, total, counts } = await listDevices(db, p.tenantId, { status: request.query.status, q: request.query.q, limit, offset }, anchors);
+      // The database wrote the items' JSON (store/devices.ts); the rest are integers. A string
+      // sent as application/json skips the response serializer; the schema above still
+      // documents this body, and devices-list.test.ts validates real pages against it.
+      const body = `{"devices":${devicesJson},"total":${total},"limit":${limit},"offset":${offset},"counts":{"online":${counts.online},"offline":${counts.offline},"decommissioned":${counts.decommissioned}}}`;
+      return reply.type('application/json; charset=utf-8').send(body as never); // typed as the schema's object; the text is that object
+    },
+  );
 
-  app.delete('/devices/:name', {
-    config: { permission: 'devices.write', summary: 'Decommission a device' },
-    schema: { params: NameParams, response: { 204: Type.Null(), ...ErrorResponses } },
-  }, async (request, reply) => {
-    await execute(ctx, request, decommissionDevice, { name: request.params.name });
-    return reply.code(204).send(null);
-  });
+  app.get(
+    '/devices/:name',
+    {
+      config: { permission: 'devices.read', summary: 'One device' },
+      schema: { params: NameParams, response: { 200: Device, ...ErrorResponses } },
+    },
+    async (request) => deviceJson(await deviceOr404(db, principalOf(request).tenantId, request.params.name)),
+  );
 
-  app.post('/devices/:name/log-requests', {
-    config: { permission: 'devices.write', summary: 'Request a log bundle (fulfilled on the next heartbeat)' },
-    schema: { params: NameParams, response: { 202: LogRequest, ...ErrorResponses } },
-  }, async (request, reply) => {
-    const row = await execute(ctx, request, requestLogBundle, { device: request.params.name });
-    // spec 4: fulfilled on the device's next heartbeat; the API answers 202.
-    return reply.code(202).send({ id: row.id, device: request.params.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) });
-  });
+  app.get(
+    '/devices/:name/history',
+    {
+      config: { permission: 'devices.read', summary: 'Device history, newest first (counts by event)' },
+      schema: {
+        params: NameParams,
+        querystring: Strict(PageQuery),
+        response: {
+          200: Type.Object({
+            history: Type.Array(Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) })),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer(), { description: "entries per event over the device's whole history" }),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const device = await deviceOr404(db, principalOf(request).tenantId, request.params.name);
+      const { limit, offset } = page(request.query);
+      const { rows, total, counts } = await deviceHistory(db, device.id, limit, offset);
+      return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
+    },
+  );
 
-  app.get('/devices/:name/log-requests/:id', {
-    config: { permission: 'devices.read', summary: 'Log request status' },
-    schema: { params: LogParams, response: { 200: LogRequest, ...ErrorResponses } },
-  }, async (request) => {
-    const p = principalOf(request);
-    const device = await deviceOr404(db, p.tenantId, request.params.name);
-    const row = await getLogRequest(db, p.tenantId, device.id, request.params.id);
-    if (!row) throw notFound(`log request ${request.params.id}`);
-    return { id: row.id, device: device.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) };
-  });
+  app.delete(
+    '/devices/:name',
+    {
+      config: { permission: 'devices.write', summary: 'Decommission a device' },
+      schema: { params: NameParams, response: { 204: Type.Null(), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      await execute(ctx, request, decommissionDevice, { name: request.params.name });
+      return reply.code(204).send(null);
+    },
+  );
 
-  app.get('/devices/:name/log-requests/:id/download', {
-    config: { permission: 'devices.read', summary: 'Download an uploaded log bundle' },
-    schema: { params: LogParams },
-  }, async (request, reply) => {
-    const p = principalOf(request);
-    const device = await deviceOr404(db, p.tenantId, request.params.name);
-    const meta = await getLogRequest(db, p.tenantId, device.id, request.params.id);
-    if (!meta) throw notFound(`log request ${request.params.id}`);
-    const row = await getLogContent(db, p.tenantId, meta.id);
-    if (!row || row.status !== 'uploaded' || row.content === null) throw new ServerError('LOG_NOT_READY', `log request ${meta.id}: not uploaded yet (status ${meta.status})`);
-    return reply
-      .type(row.content_type ?? 'application/octet-stream')
-      .header('content-disposition', `attachment; filename="${device.name}-${meta.id}.logs"`)
-      .send(Buffer.from(row.content));
-  });
+  app.post(
+    '/devices/:name/log-requests',
+    {
+      config: { permission: 'devices.write', summary: 'Request a log bundle (fulfilled on the next heartbeat)' },
+      schema: { params: NameParams, response: { 202: LogRequest, ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const row = await execute(ctx, request, requestLogBundle, { device: request.params.name });
+      // spec §4: fulfilled on the device's next heartbeat; the API answers 202.
+      return reply
+        .code(202)
+        .send({ id: row.id, device: request.params.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) });
+    },
+  );
+
+  app.get(
+    '/devices/:name/log-requests/:id',
+    {
+      config: { permission: 'devices.read', summary: 'Log request status' },
+      schema: { params: LogParams, response: { 200: LogRequest, ...ErrorResponses } },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      const device = await deviceOr404(db, p.tenantId, request.params.name);
+      const row = await getLogRequest(db, p.tenantId, device.id, request.params.id);
+      if (!row) throw notFound(`log request ${request.params.id}`);
+      return { id: row.id, device: device.name, status: row.status, created_at: iso(row.created_at), fulfilled_at: iso(row.fulfilled_at) };
+    },
+  );
+
+  app.get(
+    '/devices/:name/log-requests/:id/download',
+    {
+      config: { permission: 'devices.read', summary: 'Download an uploaded log bundle' },
+      schema: { params: LogParams },
+    },
+    async (request, reply) => {
+      const p = principalOf(request);
+      const device = await deviceOr404(db, p.tenantId, request.params.name);
+      const meta = await getLogRequest(db, p.tenantId, device.id, request.params.id);
+      if (!meta) throw notFound(`log request ${request.params.id}`);
+      const row = await getLogContent(db, p.tenantId, meta.id);
+      if (!row || row.status !== 'uploaded' || row.content === null)
+        throw new ServerError('LOG_NOT_READY', `log request ${meta.id}: not uploaded yet (status ${meta.status})`);
+      return reply
+        .type(row.content_type ?? 'application/octet-stream')
+        .header('content-disposition', `attachment; filename="${device.name}-${meta.id}.logs"`)
+        .send(Buffer.from(row.content));
+    },
+  );
 };

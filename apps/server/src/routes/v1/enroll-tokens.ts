@@ -20,46 +20,76 @@ const EnrollToken = Type.Object({
 const EnrollTokenCounts = Type.Object({ active: Type.Integer(), expired: Type.Integer(), exhausted: Type.Integer() });
 
 function tokenJson(t: EnrollTokenRecord) {
-  return { id: t.id, name: t.name, prefix: t.prefix, max_uses: t.max_uses, uses: t.uses, expires_at: iso(t.expires_at), created_at: iso(t.created_at), created_by: t.created_by };
+  return {
+    id: t.id,
+    name: t.name,
+    prefix: t.prefix,
+    max_uses: t.max_uses,
+    uses: t.uses,
+    expires_at: iso(t.expires_at),
+    created_at: iso(t.created_at),
+    created_by: t.created_by,
+  };
 }
 
 /** spec §4: enrollment tokens; the secret is shown once, only its hash is stored. */
 export const enrollTokensRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.post('/enroll-tokens', {
-    config: { permission: 'enroll-tokens.write', summary: 'Create an enrollment token (secret shown once)' },
-    schema: {
-      body: Strict({
-        name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-        max_uses: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOKEN_USES })),
-        ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: MAX_TOKEN_TTL_SECONDS })),
-        expires_at: Type.Optional(Type.String({ format: 'date-time' })),
-      }),
-      response: { 201: Type.Intersect([EnrollToken, Type.Object({ token: Type.String() })]), ...ErrorResponses },
+  app.post(
+    '/enroll-tokens',
+    {
+      config: { permission: 'enroll-tokens.write', summary: 'Create an enrollment token (secret shown once)' },
+      schema: {
+        body: Strict({
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          max_uses: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOKEN_USES })),
+          ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: MAX_TOKEN_TTL_SECONDS })),
+          expires_at: Type.Optional(Type.String({ format: 'date-time' })),
+        }),
+        response: { 201: Type.Intersect([EnrollToken, Type.Object({ token: Type.String() })]), ...ErrorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const { token, plaintext } = await execute(ctx, request, createEnrollToken, request.body);
-    return reply.code(201).send({ ...tokenJson(token), token: plaintext });
-  });
-
-  app.get('/enroll-tokens', {
-    config: { permission: 'enroll-tokens.read', summary: 'List enrollment tokens (never the secret; counts active, expired, exhausted)' },
-    schema: {
-      querystring: Strict(PageQuery),
-      response: { 200: Type.Object({ enroll_tokens: Type.Array(EnrollToken), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: EnrollTokenCounts }), ...ErrorResponses },
+    async (request, reply) => {
+      const { token, plaintext } = await execute(ctx, request, createEnrollToken, request.body);
+      return reply.code(201).send({ ...tokenJson(token), token: plaintext });
     },
-  }, async (request) => {
-    const { limit, offset } = page(request.query);
-    const { rows, total, counts } = await listEnrollTokens(db, principalOf(request).tenantId, ctx.now(), limit, offset);
-    return { enroll_tokens: rows.map(tokenJson), total, limit, offset, counts };
-  });
+  );
 
-  app.delete('/enroll-tokens/:id', {
-    config: { permission: 'enroll-tokens.write', summary: 'Delete an enrollment token' },
-    schema: { params: Strict({ id: Uuid }), response: { 204: Type.Null(), ...ErrorResponses } },
-  }, async (request, reply) => {
-    await execute(ctx, request, removeEnrollToken, { id: request.params.id });
-    return reply.code(204).send(null);
-  });
+  app.get(
+    '/enroll-tokens',
+    {
+      config: { permission: 'enroll-tokens.read', summary: 'List enrollment tokens (never the secret; counts active, expired, exhausted)' },
+      schema: {
+        querystring: Strict(PageQuery),
+        response: {
+          200: Type.Object({
+            enroll_tokens: Type.Array(EnrollToken),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: EnrollTokenCounts,
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { limit, offset } = page(request.query);
+      const { rows, total, counts } = await listEnrollTokens(db, principalOf(request).tenantId, ctx.now(), limit, offset);
+      return { enroll_tokens: rows.map(tokenJson), total, limit, offset, counts };
+    },
+  );
+
+  app.delete(
+    '/enroll-tokens/:id',
+    {
+      config: { permission: 'enroll-tokens.write', summary: 'Delete an enrollment token' },
+      schema: { params: Strict({ id: Uuid }), response: { 204: Type.Null(), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      await execute(ctx, request, removeEnrollToken, { id: request.params.id });
+      return reply.code(204).send(null);
+    },
+  );
 };

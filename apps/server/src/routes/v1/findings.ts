@@ -17,16 +17,27 @@ export const Finding = Type.Object({
   advisories: Type.Array(Type.String()),
   summary: Type.Union([Type.String(), Type.Null()]),
   severity: Type.String(),
-  severity_source: Type.String({ description: 'database (the record\'s rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none' }),
+  severity_source: Type.String({ description: "database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none" }),
   cvss_score: Type.Union([Type.Number(), Type.Null()]),
   artifact: Type.Object({ id: Type.String(), name: Type.String(), version: Type.String(), digest: Type.String() }),
-  component: Type.Object({ purl: Type.String(), name: Type.String(), version: Type.Union([Type.String(), Type.Null()]), ecosystem: Type.Union([Type.String(), Type.Null()]) }),
+  component: Type.Object({
+    purl: Type.String(),
+    name: Type.String(),
+    version: Type.Union([Type.String(), Type.Null()]),
+    ecosystem: Type.Union([Type.String(), Type.Null()]),
+  }),
   fixed_versions: Type.Array(Type.String()),
-  matched_by: Type.Array(Type.Unknown(), { description: 'how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected)' }),
+  matched_by: Type.Array(Type.Unknown(), {
+    description: 'how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected)',
+  }),
   known_exploited: Type.Boolean(),
   kev_date_added: Type.Union([Type.String(), Type.Null()]),
   known_exploited_in_fleet_at: NullableTimestamp,
-  vex: Type.Object({ status: Type.Union([Type.String(), Type.Null()]), justification: Type.Union([Type.String(), Type.Null()]), statement_id: Type.Union([Type.String(), Type.Null()]) }),
+  vex: Type.Object({
+    status: Type.Union([Type.String(), Type.Null()]),
+    justification: Type.Union([Type.String(), Type.Null()]),
+    statement_id: Type.Union([Type.String(), Type.Null()]),
+  }),
   open: Type.Boolean({ description: 'not closed by VEX (no statement, affected or under_investigation)' }),
   first_seen_at: Timestamp,
   updated_at: Timestamp,
@@ -56,13 +67,32 @@ export function findingView(f: FindingListRow) {
   };
 }
 
-const SeverityCounts = Type.Object(Object.fromEntries(SEVERITIES.map((s) => [s, Type.Integer()])) as Record<(typeof SEVERITIES)[number], ReturnType<typeof Type.Integer>>, { description: 'findings by severity over the filtered set' });
-const FindingPage = Type.Object({ findings: Type.Array(Finding), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: SeverityCounts });
+const SeverityCounts = Type.Object(
+  Object.fromEntries(SEVERITIES.map((s) => [s, Type.Integer()])) as Record<(typeof SEVERITIES)[number], ReturnType<typeof Type.Integer>>,
+  { description: 'findings by severity over the filtered set' },
+);
+const FindingPage = Type.Object({
+  findings: Type.Array(Finding),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+  counts: SeverityCounts,
+});
 const FilterQuery = {
   ...PageQuery,
-  severity: Type.Optional(Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { description: 'at or above this severity' })),
+  severity: Type.Optional(
+    Type.Union(
+      SEVERITIES.map((s) => Type.Literal(s)),
+      { description: 'at or above this severity' },
+    ),
+  ),
   known_exploited: Type.Optional(Type.Boolean()),
-  vex_status: Type.Optional(Type.Union([...VEX_STATUSES, 'none'].map((s) => Type.Literal(s)), { description: 'none: no VEX statement' })),
+  vex_status: Type.Optional(
+    Type.Union(
+      [...VEX_STATUSES, 'none'].map((s) => Type.Literal(s)),
+      { description: 'none: no VEX statement' },
+    ),
+  ),
   open: Type.Optional(Type.Boolean({ description: 'true: not closed by VEX; false: not_affected or fixed' })),
   vulnerability: Type.Optional(Type.String({ maxLength: 128, description: 'any id or alias (CVE, GHSA, DSA...)' })),
 };
@@ -94,74 +124,136 @@ const runView = (r: RunRow) => ({
   completed_at: iso(r.completed_at),
 });
 
-type FilterInput = { severity?: (typeof SEVERITIES)[number] | undefined; known_exploited?: boolean | undefined; vex_status?: string | undefined; open?: boolean | undefined; vulnerability?: string | undefined };
-const filterOf = (q: FilterInput): FindingFilter => ({ severity: q.severity, known_exploited: q.known_exploited, vex_status: q.vex_status, open: q.open, vuln: q.vulnerability });
+type FilterInput = {
+  severity?: (typeof SEVERITIES)[number] | undefined;
+  known_exploited?: boolean | undefined;
+  vex_status?: string | undefined;
+  open?: boolean | undefined;
+  vulnerability?: string | undefined;
+};
+const filterOf = (q: FilterInput): FindingFilter => ({
+  severity: q.severity,
+  known_exploited: q.known_exploited,
+  vex_status: q.vex_status,
+  open: q.open,
+  vuln: q.vulnerability,
+});
 
 /** Findings (evidence.read): the tenant's list with filters, one finding, per artifact and per device; analysis progress. */
 export const findingsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.get('/findings', {
-    config: { permission: 'evidence.read', summary: 'Findings, known exploited first (filters: severity >= X, known_exploited, vex_status, open, artifact, product, vulnerability; counts by severity)' },
-    schema: { querystring: Strict({ ...FilterQuery, artifact: Type.Optional(Type.String({ format: 'uuid' })), product: Type.Optional(Type.String({ maxLength: 128 })) }), response: { 200: FindingPage, ...ErrorResponses } },
-  }, async (request) => {
-    const { limit, offset } = page(request.query);
-    const r = await listFindings(db, principalOf(request).tenantId, { ...filterOf(request.query), artifact_id: request.query.artifact, product: request.query.product }, limit, offset);
-    return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
-  });
-
-  app.get('/findings/:id', {
-    config: { permission: 'evidence.read', summary: 'One finding' },
-    schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Finding, ...ErrorResponses } },
-  }, async (request) => {
-    const f = await getFinding(db, principalOf(request).tenantId, request.params.id);
-    if (!f) throw notFound(`finding ${request.params.id}`);
-    return findingView(f);
-  });
-
-  app.get('/artifacts/:id/findings', {
-    config: { permission: 'evidence.read', summary: "An artifact's findings (same filters and counts as /findings)" },
-    schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-    const { limit, offset } = page(request.query);
-    const r = await listFindings(db, tenantId, { ...filterOf(request.query), artifact_id: request.params.id }, limit, offset);
-    return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
-  });
-
-  app.get('/devices/:name/findings', {
-    config: { permission: 'evidence.read', summary: 'Findings of what a device runs now (open only unless open=false or vex_status is given)' },
-    schema: { params: Strict({ name: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    if (!(await getDeviceByName(db, tenantId, request.params.name))) throw notFound(`device ${request.params.name}`);
-    const { limit, offset } = page(request.query);
-    const q = filterOf(request.query);
-    // a device's findings are its open ones unless the caller asks otherwise
-    if (q.open === undefined && q.vex_status === undefined) q.open = true;
-    const r = await listFindings(db, tenantId, { ...q, device: request.params.name }, limit, offset);
-    return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
-  });
-
-  app.get('/vuln-analysis/runs', {
-    config: { permission: 'evidence.read', summary: 'Re-analysis runs of this tenant (progress), newest first; counts by state' },
-    schema: {
-      querystring: Strict({ ...PageQuery }),
-      response: { 200: Type.Object({ runs: Type.Array(Run), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Object({ queued: Type.Integer(), running: Type.Integer(), completed: Type.Integer() }) }), ...ErrorResponses },
+  app.get(
+    '/findings',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary:
+          'Findings, known exploited first (filters: severity >= X, known_exploited, vex_status, open, artifact, product, vulnerability; counts by severity)',
+      },
+      schema: {
+        querystring: Strict({
+          ...FilterQuery,
+          artifact: Type.Optional(Type.String({ format: 'uuid' })),
+          product: Type.Optional(Type.String({ maxLength: 128 })),
+        }),
+        response: { 200: FindingPage, ...ErrorResponses },
+      },
     },
-  }, async (request) => {
-    const { limit, offset } = page(request.query);
-    const r = await listRuns(db, principalOf(request).tenantId, limit, offset);
-    return { runs: r.rows.map(runView), total: r.counts.queued + r.counts.running + r.counts.completed, limit, offset, counts: r.counts };
-  });
+    async (request) => {
+      const { limit, offset } = page(request.query);
+      const r = await listFindings(
+        db,
+        principalOf(request).tenantId,
+        { ...filterOf(request.query), artifact_id: request.query.artifact, product: request.query.product },
+        limit,
+        offset,
+      );
+      return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+    },
+  );
 
-  app.get('/vuln-analysis/runs/:id', {
-    config: { permission: 'evidence.read', summary: 'One re-analysis run' },
-    schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Run, ...ErrorResponses } },
-  }, async (request) => {
-    const r = await getRun(db, principalOf(request).tenantId, request.params.id);
-    if (!r) throw notFound(`analysis run ${request.params.id}`);
-    return runView(r);
-  });
+  app.get(
+    '/findings/:id',
+    {
+      config: { permission: 'evidence.read', summary: 'One finding' },
+      schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Finding, ...ErrorResponses } },
+    },
+    async (request) => {
+      const f = await getFinding(db, principalOf(request).tenantId, request.params.id);
+      if (!f) throw notFound(`finding ${request.params.id}`);
+      return findingView(f);
+    },
+  );
+
+  app.get(
+    '/artifacts/:id/findings',
+    {
+      config: { permission: 'evidence.read', summary: "An artifact's findings (same filters and counts as /findings)" },
+      schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
+      const { limit, offset } = page(request.query);
+      const r = await listFindings(db, tenantId, { ...filterOf(request.query), artifact_id: request.params.id }, limit, offset);
+      return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+    },
+  );
+
+  app.get(
+    '/devices/:name/findings',
+    {
+      config: { permission: 'evidence.read', summary: 'Findings of what a device runs now (open only unless open=false or vex_status is given)' },
+      schema: { params: Strict({ name: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      if (!(await getDeviceByName(db, tenantId, request.params.name))) throw notFound(`device ${request.params.name}`);
+      const { limit, offset } = page(request.query);
+      const q = filterOf(request.query);
+      // a device's findings are its open ones unless the caller asks otherwise
+      if (q.open === undefined && q.vex_status === undefined) q.open = true;
+      const r = await listFindings(db, tenantId, { ...q, device: request.params.name }, limit, offset);
+      return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+    },
+  );
+
+  app.get(
+    '/vuln-analysis/runs',
+    {
+      config: { permission: 'evidence.read', summary: 'Re-analysis runs of this tenant (progress), newest first; counts by state' },
+      schema: {
+        querystring: Strict({ ...PageQuery }),
+        response: {
+          200: Type.Object({
+            runs: Type.Array(Run),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Object({ queued: Type.Integer(), running: Type.Integer(), completed: Type.Integer() }),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { limit, offset } = page(request.query);
+      const r = await listRuns(db, principalOf(request).tenantId, limit, offset);
+      return { runs: r.rows.map(runView), total: r.counts.queued + r.counts.running + r.counts.completed, limit, offset, counts: r.counts };
+    },
+  );
+
+  app.get(
+    '/vuln-analysis/runs/:id',
+    {
+      config: { permission: 'evidence.read', summary: 'One re-analysis run' },
+      schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Run, ...ErrorResponses } },
+    },
+    async (request) => {
+      const r = await getRun(db, principalOf(request).tenantId, request.params.id);
+      if (!r) throw notFound(`analysis run ${request.params.id}`);
+      return runView(r);
+    },
+  );
 };

@@ -24,44 +24,72 @@ const Group = Type.Object(
 );
 const DeviceNames = Type.Array(Type.String({ maxLength: 63 }), { maxItems: MAX_MEMBERS_PER_CALL });
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const Counts = Type.Object({ empty: Type.Integer({ description: 'groups without members' }), populated: Type.Integer({ description: 'groups with at least one member' }) });
+const Counts = Type.Object({
+  empty: Type.Integer({ description: 'groups without members' }),
+  populated: Type.Integer({ description: 'groups with at least one member' }),
+});
 
-/** spec 2 Group: membership added additively, snapshot digest kept current on every change. */
+/** spec §2 Group: membership added additively, snapshot digest kept current on every change. */
 export const groupsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.post('/groups', {
-    config: { permission: 'groups.write', summary: 'Create a device group' },
-    schema: { body: Strict({ name: Type.String({ minLength: 1, maxLength: 64 }), members: Type.Optional(DeviceNames) }), response: { 201: Group, ...ErrorResponses } },
-  }, async (request, reply) => reply.code(201).send(await execute(ctx, request, createGroup, request.body)));
+  app.post(
+    '/groups',
+    {
+      config: { permission: 'groups.write', summary: 'Create a device group' },
+      schema: {
+        body: Strict({ name: Type.String({ minLength: 1, maxLength: 64 }), members: Type.Optional(DeviceNames) }),
+        response: { 201: Group, ...ErrorResponses },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await execute(ctx, request, createGroup, request.body)),
+  );
 
-  app.get('/groups', {
-    config: { permission: 'groups.read', summary: 'List device groups (members omitted; see GET /groups/{id}); total, counts empty/populated' },
-    schema: { querystring: Strict({ ...PageQuery }), response: { 200: Type.Object({ groups: Type.Array(Group), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }), ...ErrorResponses } },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const { limit, offset } = page(request.query);
-    const rows = await listGroups(db, tenantId, limit, offset);
-    const { total, empty } = await groupCounts(db, tenantId);
-    // list rows carry no member names (a page of 100k-device groups would be huge)
-    return { groups: rows.map((g) => groupView(g, [])), total, limit, offset, counts: { empty, populated: total - empty } };
-  });
+  app.get(
+    '/groups',
+    {
+      config: { permission: 'groups.read', summary: 'List device groups (members omitted; see GET /groups/{id}); total, counts empty/populated' },
+      schema: {
+        querystring: Strict({ ...PageQuery }),
+        response: {
+          200: Type.Object({ groups: Type.Array(Group), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const { limit, offset } = page(request.query);
+      const rows = await listGroups(db, tenantId, limit, offset);
+      const { total, empty } = await groupCounts(db, tenantId);
+      // list rows carry no member names (a page of 100k-device groups would be huge)
+      return { groups: rows.map((g) => groupView(g, [])), total, limit, offset, counts: { empty, populated: total - empty } };
+    },
+  );
 
-  app.get('/groups/:id', {
-    config: { permission: 'groups.read', summary: 'One group with its members and snapshot digest' },
-    schema: { params: IdParams, response: { 200: Group, ...ErrorResponses } },
-  }, async (request) => {
-    const g = await groupWithMembers(db, principalOf(request).tenantId, request.params.id);
-    if (!g) throw notFound(`group ${request.params.id}`);
-    return g;
-  });
+  app.get(
+    '/groups/:id',
+    {
+      config: { permission: 'groups.read', summary: 'One group with its members and snapshot digest' },
+      schema: { params: IdParams, response: { 200: Group, ...ErrorResponses } },
+    },
+    async (request) => {
+      const g = await groupWithMembers(db, principalOf(request).tenantId, request.params.id);
+      if (!g) throw notFound(`group ${request.params.id}`);
+      return g;
+    },
+  );
 
-  app.post('/groups/:id/members', {
-    config: { permission: 'groups.write', summary: 'Add devices to a group (additive); 204, or 200 with Prefer: return=representation' },
-    schema: { params: IdParams, body: Strict({ devices: DeviceNames }), response: { ...updateResponses(Group), ...ErrorResponses } },
-  }, async (request, reply) => {
-    const { id } = await execute(ctx, request, addGroupMembers, { id: request.params.id, devices: request.body.devices });
-    // read after the commit, and only when asked: a group's member names can be many
-    return sendUpdated(request, reply, async () => (await groupWithMembers(db, principalOf(request).tenantId, id))!);
-  });
+  app.post(
+    '/groups/:id/members',
+    {
+      config: { permission: 'groups.write', summary: 'Add devices to a group (additive); 204, or 200 with Prefer: return=representation' },
+      schema: { params: IdParams, body: Strict({ devices: DeviceNames }), response: { ...updateResponses(Group), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const { id } = await execute(ctx, request, addGroupMembers, { id: request.params.id, devices: request.body.devices });
+      // read after the commit, and only when asked: a group's member names can be many
+      return sendUpdated(request, reply, async () => (await groupWithMembers(db, principalOf(request).tenantId, id))!);
+    },
+  );
 };

@@ -8,7 +8,7 @@ import { buildOpenApi } from '../../http/openapi.js';
  */
 export const openapiRoutes: V1Routes = async (app) => {
   let doc: Record<string, unknown> | undefined;
-  app.get('/openapi.json', { config: { permission: 'profile.read', summary: 'OpenAPI 3.1 document' }, schema: { } }, async (_request, reply) => {
+  app.get('/openapi.json', { config: { permission: 'profile.read', summary: 'OpenAPI 3.1 document' }, schema: {} }, async (_request, reply) => {
     doc ??= buildOpenApi(app.collectedRoutes, { title: 'svc fleet update service operator API', version: '1' });
     // Send pre-serialized: the response schema must not strip the document's contents.
     return reply.type('application/json').send(JSON.stringify(doc));

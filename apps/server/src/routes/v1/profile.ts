@@ -20,30 +20,38 @@ function sessionUser(p: Principal): string {
 export const profileRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.get('/profile', {
-    config: { permission: 'profile.read', summary: 'Current user profile' },
-    schema: { response: { 200: User, ...ErrorResponses } },
-  }, async (request) => {
-    const p = principalOf(request);
-    const user = await getUser(db, p.tenantId, sessionUser(p));
-    if (!user) throw notFound('user');
-    return userJson(user);
-  });
-
-  app.patch('/profile', {
-    config: { permission: 'profile.write', summary: 'Update display name or password (204; 200 with the profile on Prefer: return=representation)' },
-    schema: {
-      body: Strict({
-        display_name: Type.Optional(Type.String({ maxLength: 100 })),
-        current_password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_BYTES })),
-        new_password: Type.Optional(Type.String({ minLength: 8, maxLength: MAX_PASSWORD_BYTES })),
-      }),
-      response: { ...updateResponses(User), ...ErrorResponses },
+  app.get(
+    '/profile',
+    {
+      config: { permission: 'profile.read', summary: 'Current user profile' },
+      schema: { response: { 200: User, ...ErrorResponses } },
     },
-  }, async (request, reply) => {
-    const p = principalOf(request);
-    const patch = await prepareProfilePatch(db, p.tenantId, sessionUser(p), request.body);
-    const user = await execute(ctx, request, updateProfile, patch);
-    return sendUpdated(request, reply, () => userJson(user));
-  });
+    async (request) => {
+      const p = principalOf(request);
+      const user = await getUser(db, p.tenantId, sessionUser(p));
+      if (!user) throw notFound('user');
+      return userJson(user);
+    },
+  );
+
+  app.patch(
+    '/profile',
+    {
+      config: { permission: 'profile.write', summary: 'Update display name or password (204; 200 with the profile on Prefer: return=representation)' },
+      schema: {
+        body: Strict({
+          display_name: Type.Optional(Type.String({ maxLength: 100 })),
+          current_password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_BYTES })),
+          new_password: Type.Optional(Type.String({ minLength: 8, maxLength: MAX_PASSWORD_BYTES })),
+        }),
+        response: { ...updateResponses(User), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const p = principalOf(request);
+      const patch = await prepareProfilePatch(db, p.tenantId, sessionUser(p), request.body);
+      const user = await execute(ctx, request, updateProfile, patch);
+      return sendUpdated(request, reply, () => userJson(user));
+    },
+  );
 };

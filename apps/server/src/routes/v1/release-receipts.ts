@@ -25,12 +25,19 @@ const ReceiptFields = {
   accepted_at: Timestamp,
 };
 const Receipt = Type.Object(ReceiptFields, { additionalProperties: false });
-const Counts = Type.Object(Object.fromEntries(ACTIVATIONS.map((a) => [a, Type.Integer()])), { additionalProperties: false, description: 'the tenant\'s receipts by activation' });
+const Counts = Type.Object(Object.fromEntries(ACTIVATIONS.map((a) => [a, Type.Integer()])), {
+  additionalProperties: false,
+  description: "the tenant's receipts by activation",
+});
 const ReceiptDetail = Type.Object(
   {
     ...ReceiptFields,
     envelope: Type.Object(
-      { payloadType: Type.String(), payload: Type.String({ description: 'base64 of the payload bytes' }), signatures: Type.Array(Type.Object({ keyid: Type.String(), sig: Type.String() })) },
+      {
+        payloadType: Type.String(),
+        payload: Type.String({ description: 'base64 of the payload bytes' }),
+        signatures: Type.Array(Type.Object({ keyid: Type.String(), sig: Type.String() })),
+      },
       { description: 'the exact accepted DSSE envelope' },
     ),
     payload: Type.Record(Type.String(), Type.Unknown(), { description: 'the svc.release-receipt.v1 payload as accepted' }),
@@ -55,57 +62,75 @@ const ReceiptDetail = Type.Object(
 export const releaseReceiptsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.get('/release-receipts', {
-    config: { permission: 'receipts.read', summary: 'List accepted receipts, newest first (device, rollout_id, transaction_id, activation, label filters; total, counts by activation)' },
-    schema: {
-      querystring: Strict({
-        ...PageQuery,
-        device: Type.Optional(Type.String({ maxLength: 63 })),
-        rollout_id: Type.Optional(Uuid),
-        transaction_id: Type.Optional(Uuid),
-        activation: Type.Optional(Activation),
-        label: Type.Optional(Type.String({ maxLength: 64 })),
-      }),
-      response: { 200: Type.Object({ release_receipts: Type.Array(Receipt), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }), ...ErrorResponses },
+  app.get(
+    '/release-receipts',
+    {
+      config: {
+        permission: 'receipts.read',
+        summary: 'List accepted receipts, newest first (device, rollout_id, transaction_id, activation, label filters; total, counts by activation)',
+      },
+      schema: {
+        querystring: Strict({
+          ...PageQuery,
+          device: Type.Optional(Type.String({ maxLength: 63 })),
+          rollout_id: Type.Optional(Uuid),
+          transaction_id: Type.Optional(Uuid),
+          activation: Type.Optional(Activation),
+          label: Type.Optional(Type.String({ maxLength: 64 })),
+        }),
+        response: {
+          200: Type.Object({ release_receipts: Type.Array(Receipt), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
+          ...ErrorResponses,
+        },
+      },
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const q = request.query;
-    const { limit, offset } = page(q);
-    const filter = { device: q.device, rolloutId: q.rollout_id, transactionId: q.transaction_id, activation: q.activation, label: q.label };
-    const [{ rows, total }, counts] = await Promise.all([receiptPage(db, tenantId, filter, limit, offset), receiptCountsByActivation(db, tenantId)]);
-    return { release_receipts: rows.map(receiptJson), total, limit, offset, counts };
-  });
-
-  app.get('/release-receipts/export', {
-    config: { permission: 'receipts.read', summary: 'Export accepted receipts as a tar (receipts/<digest>.dsse.json + index.jsonl)' },
-    schema: {
-      querystring: Strict({
-        since: Type.Optional(Type.String({ format: 'date-time' })),
-        until: Type.Optional(Type.String({ format: 'date-time' })),
-        transaction_id: Type.Optional(Type.String({ maxLength: 64 })),
-      }),
-      response: { 200: Type.Unknown({ description: 'application/x-tar' }), ...ErrorResponses },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const q = request.query;
+      const { limit, offset } = page(q);
+      const filter = { device: q.device, rolloutId: q.rollout_id, transactionId: q.transaction_id, activation: q.activation, label: q.label };
+      const [{ rows, total }, counts] = await Promise.all([receiptPage(db, tenantId, filter, limit, offset), receiptCountsByActivation(db, tenantId)]);
+      return { release_receipts: rows.map(receiptJson), total, limit, offset, counts };
     },
-  }, async (request, reply) => {
-    const tenantId = principalOf(request).tenantId;
-    const q = request.query;
-    const filter: { since?: Date; until?: Date; transactionId?: string } = {};
-    if (q.since !== undefined) filter.since = new Date(q.since);
-    if (q.until !== undefined) filter.until = new Date(q.until);
-    if (q.transaction_id !== undefined) filter.transactionId = q.transaction_id;
-    const now = ctx.now();
-    await execute(ctx, request, recordReceiptExport, q);
-    void reply.type('application/x-tar').header('content-disposition', `attachment; filename="receipts-${now.toISOString().replace(/[:.]/g, '')}.tar"`);
-    return reply.send(receiptExportStream(iterateReceipts(db, tenantId, filter), now));
-  });
+  );
 
-  app.get('/release-receipts/:id', {
-    config: { permission: 'receipts.read', summary: 'One accepted receipt: its exact envelope, payload, verification result and label' },
-    schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: ReceiptDetail, ...ErrorResponses } },
-  }, async (request) => {
-    const r = await receiptDetail(db, principalOf(request).tenantId, request.params.id, ctx.now());
-    if (!r) throw notFound(`release receipt ${request.params.id}`);
-    return r;
-  });
+  app.get(
+    '/release-receipts/export',
+    {
+      config: { permission: 'receipts.read', summary: 'Export accepted receipts as a tar (receipts/<digest>.dsse.json + index.jsonl)' },
+      schema: {
+        querystring: Strict({
+          since: Type.Optional(Type.String({ format: 'date-time' })),
+          until: Type.Optional(Type.String({ format: 'date-time' })),
+          transaction_id: Type.Optional(Type.String({ maxLength: 64 })),
+        }),
+        response: { 200: Type.Unknown({ description: 'application/x-tar' }), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = principalOf(request).tenantId;
+      const q = request.query;
+      const filter: { since?: Date; until?: Date; transactionId?: string } = {};
+      if (q.since !== undefined) filter.since = new Date(q.since);
+      if (q.until !== undefined) filter.until = new Date(q.until);
+      if (q.transaction_id !== undefined) filter.transactionId = q.transaction_id;
+      const now = ctx.now();
+      await execute(ctx, request, recordReceiptExport, q);
+      void reply.type('application/x-tar').header('content-disposition', `attachment; filename="receipts-${now.toISOString().replace(/[:.]/g, '')}.tar"`);
+      return reply.send(receiptExportStream(iterateReceipts(db, tenantId, filter), now));
+    },
+  );
+
+  app.get(
+    '/release-receipts/:id',
+    {
+      config: { permission: 'receipts.read', summary: 'One accepted receipt: its exact envelope, payload, verification result and label' },
+      schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: ReceiptDetail, ...ErrorResponses } },
+    },
+    async (request) => {
+      const r = await receiptDetail(db, principalOf(request).tenantId, request.params.id, ctx.now());
+      if (!r) throw notFound(`release receipt ${request.params.id}`);
+      return r;
+    },
+  );
 };

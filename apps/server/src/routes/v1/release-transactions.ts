@@ -14,7 +14,9 @@ const TxFields = {
   id: Uuid,
   release_id: Uuid,
   member_count: Type.Integer(),
-  members: Type.Array(Type.Object({ rollout_id: Uuid, component: Type.String(), group: Type.Integer(), position: Type.Integer(), artifact_id: Uuid, digest: Type.String() })),
+  members: Type.Array(
+    Type.Object({ rollout_id: Uuid, component: Type.String(), group: Type.Integer(), position: Type.Integer(), artifact_id: Uuid, digest: Type.String() }),
+  ),
   state: State,
   group_id: Uuid,
   snapshot_digest: Type.String(),
@@ -29,41 +31,71 @@ const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.get('/release-transactions', {
-    config: { permission: 'rollouts.read', summary: 'List release transactions (total, counts by state)' },
-    schema: {
-      querystring: Strict({ ...PageQuery }),
-      response: { 200: Type.Object({ release_transactions: Type.Array(Transaction), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
+  app.get(
+    '/release-transactions',
+    {
+      config: { permission: 'rollouts.read', summary: 'List release transactions (total, counts by state)' },
+      schema: {
+        querystring: Strict({ ...PageQuery }),
+        response: {
+          200: Type.Object({
+            release_transactions: Type.Array(Transaction),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer()),
+          }),
+          ...ErrorResponses,
+        },
+      },
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const { limit, offset } = page(request.query);
-    const [{ rows, total }, counts] = await Promise.all([transactionPage(db, tenantId, limit, offset), transactionCountsByState(db, tenantId)]);
-    return { release_transactions: await transactionsJson(db, rows), total, limit, offset, counts };
-  });
-
-  app.get('/release-transactions/:id', {
-    config: { permission: 'rollouts.read', summary: 'One release transaction with per-device states (paged by limit/offset)' },
-    schema: {
-      params: IdParams,
-      querystring: Strict({ ...PageQuery }),
-      response: { 200: Type.Object({ ...TxFields, device_states: Type.Array(Type.Object({ device: Type.String(), state: Type.String(), wave: Type.Integer() })) }, { additionalProperties: false }), ...ErrorResponses },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const { limit, offset } = page(request.query);
+      const [{ rows, total }, counts] = await Promise.all([transactionPage(db, tenantId, limit, offset), transactionCountsByState(db, tenantId)]);
+      return { release_transactions: await transactionsJson(db, rows), total, limit, offset, counts };
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const t = await transactionDetail(db, tenantId, request.params.id);
-    if (!t) throw notFound(`release transaction ${request.params.id}`);
-    const { limit, offset } = page(request.query);
-    const devices = await deploymentDevicePage(db, tenantId, t.id, limit, offset);
-    return { ...t, device_states: devices.map((d) => ({ device: d.device_name, state: d.state, wave: d.wave_idx })) };
-  });
+  );
 
-  app.get('/release-transactions/:id/result', {
-    config: { permission: 'rollouts.read', summary: 'Deterministic per-device result manifests (RFC 8785 JSON, devices sorted by name)' },
-    schema: { params: IdParams, response: { 200: Type.Unknown({ description: 'canonical JSON: {devices, members, release_id, transaction_id}' }), ...ErrorResponses } },
-  }, async (request, reply) => {
-    const chunks = await transactionResult(db, principalOf(request).tenantId, request.params.id);
-    void reply.type('application/json');
-    return reply.send(Readable.from(chunks));
-  });
+  app.get(
+    '/release-transactions/:id',
+    {
+      config: { permission: 'rollouts.read', summary: 'One release transaction with per-device states (paged by limit/offset)' },
+      schema: {
+        params: IdParams,
+        querystring: Strict({ ...PageQuery }),
+        response: {
+          200: Type.Object(
+            { ...TxFields, device_states: Type.Array(Type.Object({ device: Type.String(), state: Type.String(), wave: Type.Integer() })) },
+            { additionalProperties: false },
+          ),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const t = await transactionDetail(db, tenantId, request.params.id);
+      if (!t) throw notFound(`release transaction ${request.params.id}`);
+      const { limit, offset } = page(request.query);
+      const devices = await deploymentDevicePage(db, tenantId, t.id, limit, offset);
+      return { ...t, device_states: devices.map((d) => ({ device: d.device_name, state: d.state, wave: d.wave_idx })) };
+    },
+  );
+
+  app.get(
+    '/release-transactions/:id/result',
+    {
+      config: { permission: 'rollouts.read', summary: 'Deterministic per-device result manifests (RFC 8785 JSON, devices sorted by name)' },
+      schema: {
+        params: IdParams,
+        response: { 200: Type.Unknown({ description: 'canonical JSON: {devices, members, release_id, transaction_id}' }), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const chunks = await transactionResult(db, principalOf(request).tenantId, request.params.id);
+      void reply.type('application/json');
+      return reply.send(Readable.from(chunks));
+    },
+  );
 };

@@ -29,42 +29,66 @@ const Release = Type.Object(
 export const releasesRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.post('/releases', {
-    config: { permission: 'releases.write', summary: 'Submit a signed release (DSSE envelope) with the expected product ID' },
-    schema: {
-      body: Strict({ envelope: Type.Object({}, { additionalProperties: true }), expected_product: Type.String({ minLength: 1, maxLength: 64 }) }),
-      response: { 200: Release, 201: Release, ...ErrorResponses },
+  app.post(
+    '/releases',
+    {
+      config: { permission: 'releases.write', summary: 'Submit a signed release (DSSE envelope) with the expected product ID' },
+      schema: {
+        body: Strict({ envelope: Type.Object({}, { additionalProperties: true }), expected_product: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: Release, 201: Release, ...ErrorResponses },
+      },
     },
-  }, async (request, reply) => {
-    // spec §1 rule 2: the envelope enters the signing repository before the record exists
-    const prepared = await prepareRelease(pipelineDeps(ctx), principalOf(request).tenantId, request.body);
-    // the identical envelope again is not a new resource: 200 with the existing release
-    if ('existing' in prepared) return reply.code(200).send(prepared.existing);
-    const { release, created } = await execute(ctx, request, publishRelease, prepared.record);
-    return reply.code(created ? 201 : 200).send(release);
-  });
-
-  app.get('/releases', {
-    config: { permission: 'releases.read', summary: 'List releases (product filter; total, counts by product)' },
-    schema: {
-      querystring: Strict({ ...PageQuery, product: Type.Optional(Type.String({ maxLength: 64 })) }),
-      response: { 200: Type.Object({ releases: Type.Array(Release), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
+    async (request, reply) => {
+      // spec §1 rule 2: the envelope enters the signing repository before the record exists
+      const prepared = await prepareRelease(pipelineDeps(ctx), principalOf(request).tenantId, request.body);
+      // the identical envelope again is not a new resource: 200 with the existing release
+      if ('existing' in prepared) return reply.code(200).send(prepared.existing);
+      const { release, created } = await execute(ctx, request, publishRelease, prepared.record);
+      return reply.code(created ? 201 : 200).send(release);
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const { limit, offset } = page(request.query);
-    const [{ rows, total }, counts] = await Promise.all([releasePage(db, tenantId, { product: request.query.product }, limit, offset), releaseCountsByProduct(db, tenantId)]);
-    return { releases: rows.map(releaseJson), total, limit, offset, counts };
-  });
+  );
 
-  app.get('/releases/:id', {
-    config: { permission: 'releases.read', summary: 'One release' },
-    schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Release, ...ErrorResponses } },
-  }, async (request) => {
-    const id = request.params.id;
-    const uuid = normalizeUuid(id);
-    const r = uuid === undefined ? undefined : await getReleaseRow(db, principalOf(request).tenantId, uuid);
-    if (!r) throw notFound(`release ${id}`);
-    return releaseJson(r);
-  });
+  app.get(
+    '/releases',
+    {
+      config: { permission: 'releases.read', summary: 'List releases (product filter; total, counts by product)' },
+      schema: {
+        querystring: Strict({ ...PageQuery, product: Type.Optional(Type.String({ maxLength: 64 })) }),
+        response: {
+          200: Type.Object({
+            releases: Type.Array(Release),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer()),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const { limit, offset } = page(request.query);
+      const [{ rows, total }, counts] = await Promise.all([
+        releasePage(db, tenantId, { product: request.query.product }, limit, offset),
+        releaseCountsByProduct(db, tenantId),
+      ]);
+      return { releases: rows.map(releaseJson), total, limit, offset, counts };
+    },
+  );
+
+  app.get(
+    '/releases/:id',
+    {
+      config: { permission: 'releases.read', summary: 'One release' },
+      schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Release, ...ErrorResponses } },
+    },
+    async (request) => {
+      const id = request.params.id;
+      const uuid = normalizeUuid(id);
+      const r = uuid === undefined ? undefined : await getReleaseRow(db, principalOf(request).tenantId, uuid);
+      if (!r) throw notFound(`release ${id}`);
+      return releaseJson(r);
+    },
+  );
 };

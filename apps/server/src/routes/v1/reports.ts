@@ -10,11 +10,19 @@ import { serveReportFile } from '../../resources/reports/file.js';
 import { rootKeyOnServer } from '../../resources/reports/readiness.js';
 import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
 
-const Product = Type.String({ pattern: IDENTIFIER_PATTERNS.product.source, description: 'only this product: its releases\' artifacts, the devices running them, its cases' });
+const Product = Type.String({
+  pattern: IDENTIFIER_PATTERNS.product.source,
+  description: "only this product: its releases' artifacts, the devices running them, its cases",
+});
 const QUERIES: Record<ReportKind, ReturnType<typeof Strict>> = {
   vulnerability: Strict({
     product: Type.Optional(Product),
-    severity: Type.Optional(Type.Union(SEVERITIES.map((s) => Type.Literal(s)), { description: 'list findings at or above this severity (counts stay complete)' })),
+    severity: Type.Optional(
+      Type.Union(
+        SEVERITIES.map((s) => Type.Literal(s)),
+        { description: 'list findings at or above this severity (counts stay complete)' },
+      ),
+    ),
   }),
   readiness: Strict({ product: Type.Optional(Product) }),
 };
@@ -31,27 +39,31 @@ const DESCRIPTIONS: Record<ReportFormat, string> = {
 export const reportsRoutes: V1Routes = async (app, { ctx }) => {
   for (const kind of REPORT_KINDS) {
     for (const format of REPORT_FORMATS) {
-      app.get(`/reports/${kind}.${format}`, {
-        config: { permission: 'evidence.read', summary: `${REPORT_TITLES[kind]}: ${DESCRIPTIONS[format]}` },
-        schema: { querystring: QUERIES[kind], response: { 200: Type.Unknown({ description: DESCRIPTIONS[format] }), ...ErrorResponses } },
-      }, async (request, reply) => {
-        const q = request.query as { product?: string; severity?: (typeof SEVERITIES)[number] };
-        const tenantId = principalOf(request).tenantId;
-        const r = await execute(ctx, request, generateReport, {
-          kind,
-          format,
-          scope: { product: q.product, severity: q.severity },
-          rootKeyOnServer: kind === 'readiness' ? await rootKeyOnServer(ctx.signingRepo, tenantId) : null,
-        });
-        void reply
-          .type(r.contentType)
-          .header('content-length', r.bytes)
-          .header('content-disposition', `attachment; filename="${r.filename}"`)
-          // RFC 9530: the digest of the bytes served, as on the audit row
-          .header('repr-digest', `sha-256=:${Buffer.from(digestHex(r.sha256), 'hex').toString('base64')}:`)
-          .header('cache-control', 'no-store');
-        return reply.send(serveReportFile(r.path));
-      });
+      app.get(
+        `/reports/${kind}.${format}`,
+        {
+          config: { permission: 'evidence.read', summary: `${REPORT_TITLES[kind]}: ${DESCRIPTIONS[format]}` },
+          schema: { querystring: QUERIES[kind], response: { 200: Type.Unknown({ description: DESCRIPTIONS[format] }), ...ErrorResponses } },
+        },
+        async (request, reply) => {
+          const q = request.query as { product?: string; severity?: (typeof SEVERITIES)[number] };
+          const tenantId = principalOf(request).tenantId;
+          const r = await execute(ctx, request, generateReport, {
+            kind,
+            format,
+            scope: { product: q.product, severity: q.severity },
+            rootKeyOnServer: kind === 'readiness' ? await rootKeyOnServer(ctx.signingRepo, tenantId) : null,
+          });
+          void reply
+            .type(r.contentType)
+            .header('content-length', r.bytes)
+            .header('content-disposition', `attachment; filename="${r.filename}"`)
+            // RFC 9530: the digest of the bytes served, as on the audit row
+            .header('repr-digest', `sha-256=:${Buffer.from(digestHex(r.sha256), 'hex').toString('base64')}:`)
+            .header('cache-control', 'no-store');
+          return reply.send(serveReportFile(r.path));
+        },
+      );
     }
   }
 };

@@ -10,7 +10,13 @@ import { controlRollout, startLegacyRollout, startSignedRollout, type RolloutAct
 import { rolloutCountsByKind, rolloutPage } from '../../resources/rollouts/queries.js';
 import { rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
 
-const Progress = Type.Object({ pending: Type.Integer(), committed: Type.Integer(), rolled_back: Type.Integer(), failed: Type.Integer(), installed: Type.Integer() });
+const Progress = Type.Object({
+  pending: Type.Integer(),
+  committed: Type.Integer(),
+  rolled_back: Type.Integer(),
+  failed: Type.Integer(),
+  installed: Type.Integer(),
+});
 const RolloutFields = {
   id: Uuid,
   kind: Type.Union([Type.Literal('signed'), Type.Literal('legacy')]),
@@ -34,24 +40,50 @@ const RolloutDetail = Type.Object(
     ...RolloutFields,
     members: Type.Array(Member),
     failure_threshold: Type.Union([Type.Object({ count: Type.Optional(Type.Integer()), percent: Type.Optional(Type.Number()) }), Type.Null()]),
-    waves: Type.Array(Type.Object({ index: Type.Integer(), name: Type.String(), size: Type.Integer(), requires_approval: Type.Boolean(), state: Type.String(), done: Type.Integer(), failed: Type.Integer() })),
-    devices: Type.Array(Type.Object({ device: Type.String(), wave: Type.Integer(), state: Type.String(), updated_at: Type.Union([Type.String(), Type.Null()]) })),
+    waves: Type.Array(
+      Type.Object({
+        index: Type.Integer(),
+        name: Type.String(),
+        size: Type.Integer(),
+        requires_approval: Type.Boolean(),
+        state: Type.String(),
+        done: Type.Integer(),
+        failed: Type.Integer(),
+      }),
+    ),
+    devices: Type.Array(
+      Type.Object({ device: Type.String(), wave: Type.Integer(), state: Type.String(), updated_at: Type.Union([Type.String(), Type.Null()]) }),
+    ),
     devices_total: Type.Integer(),
   },
   { additionalProperties: false },
 );
-const Wave = Type.Object({ name: Type.Optional(Type.String()), count: Type.Optional(Type.Integer()), percent: Type.Optional(Type.Number()), requires_approval: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+const Wave = Type.Object(
+  {
+    name: Type.Optional(Type.String()),
+    count: Type.Optional(Type.Integer()),
+    percent: Type.Optional(Type.Number()),
+    requires_approval: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 const StartBody = Type.Union([
   Strict({
     release_id: Type.String({ maxLength: 64 }),
     overrides: Type.Optional(
       Strict({
         require_approval: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }), { maxItems: 100, description: 'wave indexes to gate additionally' })),
-        failure_threshold: Type.Optional(Strict({ count: Type.Optional(Type.Integer({ minimum: 0 })), percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) })),
+        failure_threshold: Type.Optional(
+          Strict({ count: Type.Optional(Type.Integer({ minimum: 0 })), percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) }),
+        ),
       }),
     ),
   }),
-  Strict({ artifact_id: Type.String({ maxLength: 64 }), group_id: Type.String({ maxLength: 64 }), waves: Type.Optional(Type.Array(Wave, { maxItems: LIMITS.legacyRolloutWaves })) }),
+  Strict({
+    artifact_id: Type.String({ maxLength: 64 }),
+    group_id: Type.String({ maxLength: 64 }),
+    waves: Type.Optional(Type.Array(Wave, { maxItems: LIMITS.legacyRolloutWaves })),
+  }),
 ]);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
@@ -59,51 +91,89 @@ const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  app.post('/rollouts', {
-    config: { permission: 'rollouts.write', summary: 'Start a rollout: {release_id} (signed) or {artifact_id, group_id} (legacy)' },
-    schema: { body: StartBody, response: { 201: Type.Object({ ...RolloutFields, rollouts: Type.Array(Member) }, { additionalProperties: false }), ...ErrorResponses } },
-  }, async (request, reply) => {
-    const body = request.body as { release_id?: string; overrides?: RolloutOverrides; artifact_id?: string; group_id?: string; waves?: unknown };
-    const started =
-      body.release_id !== undefined
-        ? await execute(ctx, request, startSignedRollout, { releaseId: body.release_id, overrides: body.overrides })
-        : await execute(ctx, request, startLegacyRollout, { artifactId: body.artifact_id!, groupId: body.group_id!, waves: body.waves });
-    const lead = (await rolloutDetail(db, principalOf(request).tenantId, started.rollout_ids[0]!))!;
-    const { members, failure_threshold: _t, waves: _w, devices: _d, devices_total: _n, ...view } = lead;
-    return reply.code(201).send({ ...view, rollouts: members });
-  });
-
-  app.get('/rollouts', {
-    config: { permission: 'rollouts.read', summary: 'List rollouts (each member rollout of a transaction is listed; kind, release_id filters; total, counts by kind)' },
-    schema: {
-      querystring: Strict({ ...PageQuery, kind: Type.Optional(Type.Union([Type.Literal('signed'), Type.Literal('legacy')])), release_id: Type.Optional(Type.String({ maxLength: 64 })) }),
-      response: { 200: Type.Object({ rollouts: Type.Array(Rollout), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
+  app.post(
+    '/rollouts',
+    {
+      config: { permission: 'rollouts.write', summary: 'Start a rollout: {release_id} (signed) or {artifact_id, group_id} (legacy)' },
+      schema: {
+        body: StartBody,
+        response: { 201: Type.Object({ ...RolloutFields, rollouts: Type.Array(Member) }, { additionalProperties: false }), ...ErrorResponses },
+      },
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const { limit, offset } = page(request.query);
-    const releaseId = request.query.release_id === undefined ? undefined : normalizeUuid(request.query.release_id);
-    if (request.query.release_id !== undefined && releaseId === undefined) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
-    const [{ rows, total }, counts] = await Promise.all([rolloutPage(db, tenantId, { kind: request.query.kind, releaseId }, limit, offset), rolloutCountsByKind(db, tenantId)]);
-    return { rollouts: await rolloutsJson(db, rows), total, limit, offset, counts };
-  });
+    async (request, reply) => {
+      const body = request.body as { release_id?: string; overrides?: RolloutOverrides; artifact_id?: string; group_id?: string; waves?: unknown };
+      const started =
+        body.release_id !== undefined
+          ? await execute(ctx, request, startSignedRollout, { releaseId: body.release_id, overrides: body.overrides })
+          : await execute(ctx, request, startLegacyRollout, { artifactId: body.artifact_id!, groupId: body.group_id!, waves: body.waves });
+      const lead = (await rolloutDetail(db, principalOf(request).tenantId, started.rollout_ids[0]!))!;
+      const { members, failure_threshold: _t, waves: _w, devices: _d, devices_total: _n, ...view } = lead;
+      return reply.code(201).send({ ...view, rollouts: members });
+    },
+  );
 
-  app.get('/rollouts/:id', {
-    config: { permission: 'rollouts.read', summary: 'Rollout detail: members, waves, per-device progress (devices paged by limit/offset)' },
-    schema: { params: IdParams, querystring: Strict({ ...PageQuery }), response: { 200: RolloutDetail, ...ErrorResponses } },
-  }, async (request) => {
-    const r = await rolloutDetail(db, principalOf(request).tenantId, request.params.id, page(request.query));
-    if (!r) throw notFound(`rollout ${request.params.id}`);
-    return r;
-  });
+  app.get(
+    '/rollouts',
+    {
+      config: {
+        permission: 'rollouts.read',
+        summary: 'List rollouts (each member rollout of a transaction is listed; kind, release_id filters; total, counts by kind)',
+      },
+      schema: {
+        querystring: Strict({
+          ...PageQuery,
+          kind: Type.Optional(Type.Union([Type.Literal('signed'), Type.Literal('legacy')])),
+          release_id: Type.Optional(Type.String({ maxLength: 64 })),
+        }),
+        response: {
+          200: Type.Object({
+            rollouts: Type.Array(Rollout),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer()),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const { limit, offset } = page(request.query);
+      const releaseId = request.query.release_id === undefined ? undefined : normalizeUuid(request.query.release_id);
+      if (request.query.release_id !== undefined && releaseId === undefined) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
+      const [{ rows, total }, counts] = await Promise.all([
+        rolloutPage(db, tenantId, { kind: request.query.kind, releaseId }, limit, offset),
+        rolloutCountsByKind(db, tenantId),
+      ]);
+      return { rollouts: await rolloutsJson(db, rows), total, limit, offset, counts };
+    },
+  );
+
+  app.get(
+    '/rollouts/:id',
+    {
+      config: { permission: 'rollouts.read', summary: 'Rollout detail: members, waves, per-device progress (devices paged by limit/offset)' },
+      schema: { params: IdParams, querystring: Strict({ ...PageQuery }), response: { 200: RolloutDetail, ...ErrorResponses } },
+    },
+    async (request) => {
+      const r = await rolloutDetail(db, principalOf(request).tenantId, request.params.id, page(request.query));
+      if (!r) throw notFound(`rollout ${request.params.id}`);
+      return r;
+    },
+  );
 
   for (const action of ['approve', 'resume', 'abort'] as const satisfies readonly RolloutAction[]) {
-    app.post(`/rollouts/:id/${action}`, {
-      config: { permission: 'rollouts.write', summary: `${action[0]!.toUpperCase()}${action.slice(1)} a rollout (acts on every member of its transaction)` },
-      schema: { params: IdParams, response: { 200: RolloutDetail, ...ErrorResponses } },
-    }, async (request) => {
-      await execute(ctx, request, controlRollout, { id: request.params.id, action });
-      return (await rolloutDetail(db, principalOf(request).tenantId, request.params.id))!;
-    });
+    app.post(
+      `/rollouts/:id/${action}`,
+      {
+        config: { permission: 'rollouts.write', summary: `${action[0]!.toUpperCase()}${action.slice(1)} a rollout (acts on every member of its transaction)` },
+        schema: { params: IdParams, response: { 200: RolloutDetail, ...ErrorResponses } },
+      },
+      async (request) => {
+        await execute(ctx, request, controlRollout, { id: request.params.id, action });
+        return (await rolloutDetail(db, principalOf(request).tenantId, request.params.id))!;
+      },
+    );
   }
 };

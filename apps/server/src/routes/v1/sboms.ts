@@ -29,48 +29,89 @@ export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
   // the document is kept byte-exact: parse as raw bytes, validate in resources/sboms/documents.ts
   app.addContentTypeParser([CYCLONEDX_TYPE, SPDX_TYPE], { parseAs: 'buffer', bodyLimit: SBOM_LIMITS.maxBytes }, (_req, body, done) => done(null, body));
 
-  app.put('/artifacts/:id/sbom', {
-    config: { permission: 'artifacts.write', summary: `Attach an SBOM (${CYCLONEDX_TYPE} 1.4-1.6 or ${SPDX_TYPE} 2.3), index its components and match them` },
-    schema: {
-      params: IdParams,
-      consumes: [CYCLONEDX_TYPE, SPDX_TYPE],
-      response: {
-        200: Type.Object({ artifact_id: Type.String(), format: Type.String(), spec_version: Type.String(), digest: Type.String(), components: Type.Integer(), findings: Type.Integer() }),
-        ...ErrorResponses,
+  app.put(
+    '/artifacts/:id/sbom',
+    {
+      config: { permission: 'artifacts.write', summary: `Attach an SBOM (${CYCLONEDX_TYPE} 1.4-1.6 or ${SPDX_TYPE} 2.3), index its components and match them` },
+      schema: {
+        params: IdParams,
+        consumes: [CYCLONEDX_TYPE, SPDX_TYPE],
+        response: {
+          200: Type.Object({
+            artifact_id: Type.String(),
+            format: Type.String(),
+            spec_version: Type.String(),
+            digest: Type.String(),
+            components: Type.Integer(),
+            findings: Type.Integer(),
+          }),
+          ...ErrorResponses,
+        },
       },
     },
-  }, async (request) => {
-    const r = await execute(ctx, request, attachSbom, { artifactId: request.params.id, contentType: String(request.headers['content-type'] ?? ''), bytes: request.body as Buffer });
-    return { artifact_id: request.params.id, ...r };
-  });
-
-  app.get('/artifacts/:id/sbom', {
-    config: { permission: 'artifacts.read', summary: 'Download the attached SBOM in its native content type' },
-    schema: { params: IdParams, response: { 200: Type.Unknown({ description: `${CYCLONEDX_TYPE} or ${SPDX_TYPE}` }), ...ErrorResponses } },
-  }, async (request, reply) => {
-    const s = await getSbom(db, principalOf(request).tenantId, request.params.id);
-    if (!s) throw notFound(`SBOM of artifact ${request.params.id}`);
-    return reply.type(s.contentType).send(Buffer.from(s.bytes));
-  });
-
-  app.get('/artifacts/:id/components', {
-    config: { permission: 'artifacts.read', summary: "The artifact's component index (filters: ecosystem, purl; counts by ecosystem over the artifact)" },
-    schema: {
-      params: IdParams,
-      querystring: Strict({ ...PageQuery, ecosystem: Type.Optional(Type.String({ maxLength: 64 })), purl: Type.Optional(Type.String({ maxLength: 1024 })) }),
-      response: { 200: Type.Object({ components: Type.Array(Component), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
+    async (request) => {
+      const r = await execute(ctx, request, attachSbom, {
+        artifactId: request.params.id,
+        contentType: String(request.headers['content-type'] ?? ''),
+        bytes: request.body as Buffer,
+      });
+      return { artifact_id: request.params.id, ...r };
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-    const { limit, offset } = page(request.query);
-    const r = await listComponents(db, tenantId, request.params.id, { ecosystem: request.query.ecosystem, purl: request.query.purl }, limit, offset);
-    return {
-      components: r.rows.map((c) => ({ purl: c.purl, package_key: c.package_key, ecosystem: c.ecosystem, release: c.release, name: c.name, version: c.version, licenses: c.licenses, hashes: c.hashes })),
-      total: r.total,
-      limit,
-      offset,
-      counts: r.counts,
-    };
-  });
+  );
+
+  app.get(
+    '/artifacts/:id/sbom',
+    {
+      config: { permission: 'artifacts.read', summary: 'Download the attached SBOM in its native content type' },
+      schema: { params: IdParams, response: { 200: Type.Unknown({ description: `${CYCLONEDX_TYPE} or ${SPDX_TYPE}` }), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const s = await getSbom(db, principalOf(request).tenantId, request.params.id);
+      if (!s) throw notFound(`SBOM of artifact ${request.params.id}`);
+      return reply.type(s.contentType).send(Buffer.from(s.bytes));
+    },
+  );
+
+  app.get(
+    '/artifacts/:id/components',
+    {
+      config: { permission: 'artifacts.read', summary: "The artifact's component index (filters: ecosystem, purl; counts by ecosystem over the artifact)" },
+      schema: {
+        params: IdParams,
+        querystring: Strict({ ...PageQuery, ecosystem: Type.Optional(Type.String({ maxLength: 64 })), purl: Type.Optional(Type.String({ maxLength: 1024 })) }),
+        response: {
+          200: Type.Object({
+            components: Type.Array(Component),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer()),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
+      const { limit, offset } = page(request.query);
+      const r = await listComponents(db, tenantId, request.params.id, { ecosystem: request.query.ecosystem, purl: request.query.purl }, limit, offset);
+      return {
+        components: r.rows.map((c) => ({
+          purl: c.purl,
+          package_key: c.package_key,
+          ecosystem: c.ecosystem,
+          release: c.release,
+          name: c.name,
+          version: c.version,
+          licenses: c.licenses,
+          hashes: c.hashes,
+        })),
+        total: r.total,
+        limit,
+        offset,
+        counts: r.counts,
+      };
+    },
+  );
 };

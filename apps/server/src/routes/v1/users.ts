@@ -21,39 +21,54 @@ export const usersRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   const config = { permission: 'users.manage', sessionOnly: true } as const;
 
-  app.post('/users', {
-    config: { ...config, summary: 'Create a user' },
-    schema: {
-      body: Strict({
-        email: Type.String({ minLength: 3, maxLength: 320 }),
-        password: Type.String({ minLength: 8, maxLength: MAX_PASSWORD_BYTES }),
-        role: Type.Enum(ROLES),
-        display_name: Type.Optional(Type.String({ maxLength: 100 })),
-      }),
-      response: { 201: User, ...ErrorResponses },
+  app.post(
+    '/users',
+    {
+      config: { ...config, summary: 'Create a user' },
+      schema: {
+        body: Strict({
+          email: Type.String({ minLength: 3, maxLength: 320 }),
+          password: Type.String({ minLength: 8, maxLength: MAX_PASSWORD_BYTES }),
+          role: Type.Enum(ROLES),
+          display_name: Type.Optional(Type.String({ maxLength: 100 })),
+        }),
+        response: { 201: User, ...ErrorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const user = await execute(ctx, request, createUser, await prepareNewUser(request.body));
-    return reply.code(201).send(userJson(user));
-  });
-
-  app.get('/users', {
-    config: { ...config, summary: 'List users (counts by role)' },
-    schema: {
-      querystring: Strict(PageQuery),
-      response: { 200: Type.Object({ users: Type.Array(User), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: UserCounts }), ...ErrorResponses },
+    async (request, reply) => {
+      const user = await execute(ctx, request, createUser, await prepareNewUser(request.body));
+      return reply.code(201).send(userJson(user));
     },
-  }, async (request) => {
-    const { limit, offset } = page(request.query);
-    const { rows, total, counts } = await listUsers(db, principalOf(request).tenantId, limit, offset);
-    return { users: rows.map(userJson), total, limit, offset, counts };
-  });
+  );
 
-  app.delete('/users/:id', {
-    config: { ...config, summary: 'Delete a user (their sessions go with them)' },
-    schema: { params: Strict({ id: Uuid }), response: { 204: Type.Null(), ...ErrorResponses } },
-  }, async (request, reply) => {
-    await execute(ctx, request, removeUser, { id: request.params.id, callerUserId: principalOf(request).userId });
-    return reply.code(204).send(null);
-  });
+  app.get(
+    '/users',
+    {
+      config: { ...config, summary: 'List users (counts by role)' },
+      schema: {
+        querystring: Strict(PageQuery),
+        response: {
+          200: Type.Object({ users: Type.Array(User), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: UserCounts }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { limit, offset } = page(request.query);
+      const { rows, total, counts } = await listUsers(db, principalOf(request).tenantId, limit, offset);
+      return { users: rows.map(userJson), total, limit, offset, counts };
+    },
+  );
+
+  app.delete(
+    '/users/:id',
+    {
+      config: { ...config, summary: 'Delete a user (their sessions go with them)' },
+      schema: { params: Strict({ id: Uuid }), response: { 204: Type.Null(), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      await execute(ctx, request, removeUser, { id: request.params.id, callerUserId: principalOf(request).userId });
+      return reply.code(204).send(null);
+    },
+  );
 };

@@ -48,30 +48,69 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
   // documents are hashed as sent: raw bytes, parsed in resources/vex/documents.ts
   app.addContentTypeParser([CYCLONEDX_TYPE, OPENVEX_TYPE], { parseAs: 'buffer', bodyLimit: VEX_LIMITS.maxBytes }, (_req, body, done) => done(null, body));
 
-  app.post('/artifacts/:id/vex', {
-    config: { permission: 'evidence.write', summary: `Attach a VEX document (${CYCLONEDX_TYPE} or ${OPENVEX_TYPE}) to an artifact` },
-    schema: {
-      params: IdParams,
-      consumes: [CYCLONEDX_TYPE, OPENVEX_TYPE],
-      response: { 201: Type.Object({ artifact_id: Type.String(), format: Type.String(), digest: Type.String(), statements: Type.Array(Statement), findings_applied: Type.Integer() }), ...ErrorResponses },
+  app.post(
+    '/artifacts/:id/vex',
+    {
+      config: { permission: 'evidence.write', summary: `Attach a VEX document (${CYCLONEDX_TYPE} or ${OPENVEX_TYPE}) to an artifact` },
+      schema: {
+        params: IdParams,
+        consumes: [CYCLONEDX_TYPE, OPENVEX_TYPE],
+        response: {
+          201: Type.Object({
+            artifact_id: Type.String(),
+            format: Type.String(),
+            digest: Type.String(),
+            statements: Type.Array(Statement),
+            findings_applied: Type.Integer(),
+          }),
+          ...ErrorResponses,
+        },
+      },
     },
-  }, async (request, reply) => {
-    const r = await execute(ctx, request, attachVex, { artifactId: request.params.id, contentType: String(request.headers['content-type'] ?? ''), bytes: request.body as Buffer });
-    return reply.code(201).send({ artifact_id: request.params.id, format: r.format, digest: r.digest, statements: r.statements.map(statementView), findings_applied: r.findings_applied });
-  });
+    async (request, reply) => {
+      const r = await execute(ctx, request, attachVex, {
+        artifactId: request.params.id,
+        contentType: String(request.headers['content-type'] ?? ''),
+        bytes: request.body as Buffer,
+      });
+      return reply.code(201).send({
+        artifact_id: request.params.id,
+        format: r.format,
+        digest: r.digest,
+        statements: r.statements.map(statementView),
+        findings_applied: r.findings_applied,
+      });
+    },
+  );
 
-  app.get('/artifacts/:id/vex', {
-    config: { permission: 'evidence.read', summary: "The artifact's VEX statement history, newest statement first (filter: vulnerability; counts by status)" },
-    schema: {
-      params: IdParams,
-      querystring: Strict({ ...PageQuery, vulnerability: Type.Optional(Type.String({ maxLength: 128 })) }),
-      response: { 200: Type.Object({ statements: Type.Array(Statement), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Record(Type.String(), Type.Integer()) }), ...ErrorResponses },
+  app.get(
+    '/artifacts/:id/vex',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary: "The artifact's VEX statement history, newest statement first (filter: vulnerability; counts by status)",
+      },
+      schema: {
+        params: IdParams,
+        querystring: Strict({ ...PageQuery, vulnerability: Type.Optional(Type.String({ maxLength: 128 })) }),
+        response: {
+          200: Type.Object({
+            statements: Type.Array(Statement),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer()),
+          }),
+          ...ErrorResponses,
+        },
+      },
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-    const { limit, offset } = page(request.query);
-    const r = await listStatements(db, tenantId, request.params.id, request.query.vulnerability, limit, offset);
-    return { statements: r.rows.map(statementView), total: r.total, limit, offset, counts: r.counts };
-  });
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
+      const { limit, offset } = page(request.query);
+      const r = await listStatements(db, tenantId, request.params.id, request.query.vulnerability, limit, offset);
+      return { statements: r.rows.map(statementView), total: r.total, limit, offset, counts: r.counts };
+    },
+  );
 };

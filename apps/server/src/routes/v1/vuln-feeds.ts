@@ -28,7 +28,9 @@ const Import = Type.Object({
   updated: Type.Integer(),
   unchanged: Type.Integer({ description: 'records not newer (by modified) than the stored copy' }),
   skipped: Type.Integer({ description: 'malformed, oversized or non-OSV records, counted' }),
-  skipped_detail: Type.Array(Type.Object({ entry: Type.String(), reason: Type.String() }), { description: `the first ${FEED_LIMITS.keptSkipReasons} skipped records and why` }),
+  skipped_detail: Type.Array(Type.Object({ entry: Type.String(), reason: Type.String() }), {
+    description: `the first ${FEED_LIMITS.keptSkipReasons} skipped records and why`,
+  }),
   catalog_version: Type.Union([Type.String(), Type.Null()]),
   actor: Type.String(),
   started_at: Timestamp,
@@ -54,7 +56,11 @@ const importView = (r: ImportRow) => ({
   completed_at: iso(r.completed_at),
 });
 
-const SourceQuery = Strict({ source: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$', description: 'a label for the feed, e.g. "osv:PyPI"' })) });
+const SourceQuery = Strict({
+  source: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$', description: 'a label for the feed, e.g. "osv:PyPI"' }),
+  ),
+});
 
 /**
  * Vulnerability feeds (global: one copy serves every tenant). Importing changes what every
@@ -66,77 +72,108 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
   // the archive is streamed to a temp file (capped there), never buffered whole
   app.addContentTypeParser(ARCHIVE_TYPES, (_req, payload, done) => done(null, payload));
 
-  app.post('/vuln-feeds/osv', {
-    config: { permission: 'admin.manage', summary: 'Import an OSV feed (zip as OSV publishes per ecosystem, or tar / tar.gz of OSV JSON records); 201 new, 200 already imported or resumed' },
-    schema: { querystring: SourceQuery, consumes: ARCHIVE_TYPES, response: { 200: Import, 201: Import, ...ErrorResponses } },
-  }, async (request, reply) => {
-    const upload = await storeUpload(request.body as Readable);
-    try {
-      // archive-level refusals (unsafe names, zip bombs) happen here, before anything is written
-      const survey = await surveyArchive(upload.path);
-      const run: RunCommand = (command, input) => execute(ctx, request, command, input);
-      const r = await importOsvArchive(run, upload.path, request.query.source ?? 'osv', survey);
+  app.post(
+    '/vuln-feeds/osv',
+    {
+      config: {
+        permission: 'admin.manage',
+        summary: 'Import an OSV feed (zip as OSV publishes per ecosystem, or tar / tar.gz of OSV JSON records); 201 new, 200 already imported or resumed',
+      },
+      schema: { querystring: SourceQuery, consumes: ARCHIVE_TYPES, response: { 200: Import, 201: Import, ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const upload = await storeUpload(request.body as Readable);
+      try {
+        // archive-level refusals (unsafe names, zip bombs) happen here, before anything is written
+        const survey = await surveyArchive(upload.path);
+        const run: RunCommand = (command, input) => execute(ctx, request, command, input);
+        const r = await importOsvArchive(run, upload.path, request.query.source ?? 'osv', survey);
+        return reply.code(r.created ? 201 : 200).send(importView(r.row));
+      } finally {
+        await upload.remove();
+      }
+    },
+  );
+
+  app.post(
+    '/vuln-feeds/kev',
+    {
+      config: { permission: 'admin.manage', summary: 'Import the CISA Known Exploited Vulnerabilities catalog (its JSON); 201 new, 200 the same bytes again' },
+      bodyLimit: FEED_LIMITS.maxKevBytes,
+      schema: { querystring: SourceQuery, body: Type.Unknown(), response: { 200: Import, 201: Import, ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      // the parsed body, serialized again: the same catalog always has the same digest
+      const bytes = Buffer.from(JSON.stringify(request.body));
+      const catalog = readKevCatalog(bytes);
+      const digest = sha256Digest(bytes);
+      const r = await execute(ctx, request, importKevCatalog, { source: request.query.source ?? 'cisa-kev', digest, catalog });
       return reply.code(r.created ? 201 : 200).send(importView(r.row));
-    } finally {
-      await upload.remove();
-    }
-  });
+    },
+  );
 
-  app.post('/vuln-feeds/kev', {
-    config: { permission: 'admin.manage', summary: 'Import the CISA Known Exploited Vulnerabilities catalog (its JSON); 201 new, 200 the same bytes again' },
-    bodyLimit: FEED_LIMITS.maxKevBytes,
-    schema: { querystring: SourceQuery, body: Type.Unknown(), response: { 200: Import, 201: Import, ...ErrorResponses } },
-  }, async (request, reply) => {
-    // the parsed body, serialized again: the same catalog always has the same digest
-    const bytes = Buffer.from(JSON.stringify(request.body));
-    const catalog = readKevCatalog(bytes);
-    const digest = sha256Digest(bytes);
-    const r = await execute(ctx, request, importKevCatalog, { source: request.query.source ?? 'cisa-kev', digest, catalog });
-    return reply.code(r.created ? 201 : 200).send(importView(r.row));
-  });
-
-  app.get('/vuln-feeds', {
-    config: { permission: 'evidence.read', summary: 'Feed freshness: OSV sources and their last import, newest record time, KEV catalog version' },
-    schema: {
-      response: {
-        200: Type.Object({
-          osv: Type.Array(Type.Object({ source: Type.String(), last_import_at: NullableTimestamp, imports: Type.Integer() })),
-          advisories: Type.Integer(),
-          newest_modified: NullableTimestamp,
-          kev: Type.Object({ catalog_version: Type.Union([Type.String(), Type.Null()]), entries: Type.Integer(), last_import_at: NullableTimestamp }),
-        }),
-        ...ErrorResponses,
+  app.get(
+    '/vuln-feeds',
+    {
+      config: { permission: 'evidence.read', summary: 'Feed freshness: OSV sources and their last import, newest record time, KEV catalog version' },
+      schema: {
+        response: {
+          200: Type.Object({
+            osv: Type.Array(Type.Object({ source: Type.String(), last_import_at: NullableTimestamp, imports: Type.Integer() })),
+            advisories: Type.Integer(),
+            newest_modified: NullableTimestamp,
+            kev: Type.Object({ catalog_version: Type.Union([Type.String(), Type.Null()]), entries: Type.Integer(), last_import_at: NullableTimestamp }),
+          }),
+          ...ErrorResponses,
+        },
       },
     },
-  }, async () => {
-    const f = await feedFreshness(db);
-    return {
-      osv: f.osv.map((o) => ({ ...o, last_import_at: iso(o.last_import_at) })),
-      advisories: f.advisories,
-      newest_modified: iso(f.newest_modified),
-      kev: { ...f.kev, last_import_at: iso(f.kev.last_import_at) },
-    };
-  });
-
-  app.get('/vuln-feeds/imports', {
-    config: { permission: 'evidence.read', summary: 'Feed imports, newest first (counts by state over all imports)' },
-    schema: {
-      querystring: Strict({ ...PageQuery }),
-      response: { 200: Type.Object({ imports: Type.Array(Import), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Type.Object({ running: Type.Integer(), completed: Type.Integer() }) }), ...ErrorResponses },
+    async () => {
+      const f = await feedFreshness(db);
+      return {
+        osv: f.osv.map((o) => ({ ...o, last_import_at: iso(o.last_import_at) })),
+        advisories: f.advisories,
+        newest_modified: iso(f.newest_modified),
+        kev: { ...f.kev, last_import_at: iso(f.kev.last_import_at) },
+      };
     },
-  }, async (request) => {
-    const { limit, offset } = page(request.query);
-    const r = await listImports(db, limit, offset);
-    return { imports: r.rows.map(importView), total: r.total, limit, offset, counts: r.counts };
-  });
+  );
 
-  app.get('/vuln-feeds/imports/:id', {
-    config: { permission: 'evidence.read', summary: 'One feed import (progress, counts, skipped records)' },
-    schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Import, ...ErrorResponses } },
-  }, async (request) => {
-    const r = await getImport(db, request.params.id);
-    if (!r) throw notFound(`feed import ${request.params.id}`);
-    return importView(r);
-  });
+  app.get(
+    '/vuln-feeds/imports',
+    {
+      config: { permission: 'evidence.read', summary: 'Feed imports, newest first (counts by state over all imports)' },
+      schema: {
+        querystring: Strict({ ...PageQuery }),
+        response: {
+          200: Type.Object({
+            imports: Type.Array(Import),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Object({ running: Type.Integer(), completed: Type.Integer() }),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { limit, offset } = page(request.query);
+      const r = await listImports(db, limit, offset);
+      return { imports: r.rows.map(importView), total: r.total, limit, offset, counts: r.counts };
+    },
+  );
 
+  app.get(
+    '/vuln-feeds/imports/:id',
+    {
+      config: { permission: 'evidence.read', summary: 'One feed import (progress, counts, skipped records)' },
+      schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), response: { 200: Import, ...ErrorResponses } },
+    },
+    async (request) => {
+      const r = await getImport(db, request.params.id);
+      if (!r) throw notFound(`feed import ${request.params.id}`);
+      return importView(r);
+    },
+  );
 };

@@ -4,12 +4,31 @@ import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
-import { advisoriesOf, exposedArtifacts, exposedDevicePage, exposedGroups, fixingReleases, kevEntry, releasesWithArtifacts, resolveVulnKey } from '../../resources/vulnerabilities/queries.js';
+import {
+  advisoriesOf,
+  exposedArtifacts,
+  exposedDevicePage,
+  exposedGroups,
+  fixingReleases,
+  kevEntry,
+  releasesWithArtifacts,
+  resolveVulnKey,
+} from '../../resources/vulnerabilities/queries.js';
 
 const IdParams = Strict({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
-const Kev = Type.Union([Type.Object({ date_added: Type.String(), due_date: Nullable(Type.String()), vendor_project: Type.String(), product: Type.String(), name: Type.String(), known_ransomware: Nullable(Type.String()) }), Type.Null()]);
+const Kev = Type.Union([
+  Type.Object({
+    date_added: Type.String(),
+    due_date: Nullable(Type.String()),
+    vendor_project: Type.String(),
+    product: Type.String(),
+    name: Type.String(),
+    known_ransomware: Nullable(Type.String()),
+  }),
+  Type.Null(),
+]);
 
 /** A vulnerability (records merged by alias) and its exposure in the caller's fleet (evidence.read). */
 export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
@@ -21,85 +40,172 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
     return key;
   };
 
-  app.get('/vulnerabilities/:id', {
-    config: { permission: 'evidence.read', summary: 'A vulnerability by any id or alias: its records, severity, KEV entry' },
-    schema: {
-      params: IdParams,
-      response: {
-        200: Type.Object({
-          id: Type.String(),
-          aliases: Type.Array(Type.String()),
-          known_exploited: Type.Boolean(),
-          kev: Kev,
-          advisories: Type.Array(Type.Object({ id: Type.String(), summary: Nullable(Type.String()), severity: Type.String(), severity_source: Type.String(), cvss_score: Type.Union([Type.Number(), Type.Null()]), cvss_vector: Nullable(Type.String()), modified: Timestamp, published: NullableTimestamp, withdrawn: NullableTimestamp, affected: Type.Array(Type.Unknown()) })),
-        }),
-        ...ErrorResponses,
+  app.get(
+    '/vulnerabilities/:id',
+    {
+      config: { permission: 'evidence.read', summary: 'A vulnerability by any id or alias: its records, severity, KEV entry' },
+      schema: {
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            id: Type.String(),
+            aliases: Type.Array(Type.String()),
+            known_exploited: Type.Boolean(),
+            kev: Kev,
+            advisories: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                summary: Nullable(Type.String()),
+                severity: Type.String(),
+                severity_source: Type.String(),
+                cvss_score: Type.Union([Type.Number(), Type.Null()]),
+                cvss_vector: Nullable(Type.String()),
+                modified: Timestamp,
+                published: NullableTimestamp,
+                withdrawn: NullableTimestamp,
+                affected: Type.Array(Type.Unknown()),
+              }),
+            ),
+          }),
+          ...ErrorResponses,
+        },
       },
     },
-  }, async (request) => {
-    const key = await resolve(request.params.id);
-    const advisories = await advisoriesOf(db, key);
-    const aliases = [...new Set([key, ...advisories.flatMap((a) => [a.id, ...a.aliases])])].sort();
-    const kev = await kevEntry(db, aliases);
-    return {
-      id: key,
-      aliases,
-      known_exploited: kev !== undefined,
-      kev: kev ? { date_added: kev.date_added, due_date: kev.due_date, vendor_project: kev.vendor_project, product: kev.product, name: kev.vulnerability_name, known_ransomware: kev.known_ransomware } : null,
-      advisories: advisories.map((a) => ({ id: a.id, summary: a.summary, severity: a.severity, severity_source: a.severity_source, cvss_score: a.cvss_score, cvss_vector: a.cvss_vector, modified: iso(a.modified), published: iso(a.published), withdrawn: iso(a.withdrawn), affected: a.affected })),
-    };
-  });
+    async (request) => {
+      const key = await resolve(request.params.id);
+      const advisories = await advisoriesOf(db, key);
+      const aliases = [...new Set([key, ...advisories.flatMap((a) => [a.id, ...a.aliases])])].sort();
+      const kev = await kevEntry(db, aliases);
+      return {
+        id: key,
+        aliases,
+        known_exploited: kev !== undefined,
+        kev: kev
+          ? {
+              date_added: kev.date_added,
+              due_date: kev.due_date,
+              vendor_project: kev.vendor_project,
+              product: kev.product,
+              name: kev.vulnerability_name,
+              known_ransomware: kev.known_ransomware,
+            }
+          : null,
+        advisories: advisories.map((a) => ({
+          id: a.id,
+          summary: a.summary,
+          severity: a.severity,
+          severity_source: a.severity_source,
+          cvss_score: a.cvss_score,
+          cvss_vector: a.cvss_vector,
+          modified: iso(a.modified),
+          published: iso(a.published),
+          withdrawn: iso(a.withdrawn),
+          affected: a.affected,
+        })),
+      };
+    },
+  );
 
-  app.get('/vulnerabilities/:id/exposure', {
-    config: { permission: 'evidence.read', summary: 'Exposure in the fleet: affected artifacts, releases naming them, devices running them (paginated), groups, and the published releases that fix them' },
-    schema: {
-      params: IdParams,
-      querystring: Strict({ ...PageQuery }),
-      response: {
-        200: Type.Object({
-          vulnerability: Type.String(),
-          artifacts: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), version: Type.String(), digest: Type.String(), findings: Type.Integer(), open_findings: Type.Integer(), components: Type.Array(Type.String()), fixed_versions: Type.Array(Type.String()), vex_statuses: Type.Array(Type.String()), devices: Type.Integer() })),
-          releases: Type.Array(Type.Object({ id: Type.String(), product: Type.String(), version: Type.String(), artifacts: Type.Array(Type.String()) })),
-          fixed_by: Type.Array(Type.Object({ product: Type.String(), release_id: Type.String(), version: Type.String(), created_at: Timestamp }), { description: 'per product, the newest published release none of whose artifacts has an open finding of this vulnerability (all with an SBOM)' }),
-          groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), devices: Type.Integer() })),
-          devices: Type.Array(Type.Object({ name: Type.String(), components: Type.Array(Type.String()), source: Type.String({ description: 'receipt (device-signed, software-key) or legacy (device-reported status)' }) })),
-          total: Type.Integer({ description: 'exposed devices (running an artifact with an open finding)' }),
-          limit: Type.Integer(),
-          offset: Type.Integer(),
-          counts: Type.Object({ artifacts: Type.Integer(), open_artifacts: Type.Integer(), releases: Type.Integer(), groups: Type.Integer(), devices: Type.Integer() }),
-        }),
-        ...ErrorResponses,
+  app.get(
+    '/vulnerabilities/:id/exposure',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary:
+          'Exposure in the fleet: affected artifacts, releases naming them, devices running them (paginated), groups, and the published releases that fix them',
+      },
+      schema: {
+        params: IdParams,
+        querystring: Strict({ ...PageQuery }),
+        response: {
+          200: Type.Object({
+            vulnerability: Type.String(),
+            artifacts: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                name: Type.String(),
+                version: Type.String(),
+                digest: Type.String(),
+                findings: Type.Integer(),
+                open_findings: Type.Integer(),
+                components: Type.Array(Type.String()),
+                fixed_versions: Type.Array(Type.String()),
+                vex_statuses: Type.Array(Type.String()),
+                devices: Type.Integer(),
+              }),
+            ),
+            releases: Type.Array(Type.Object({ id: Type.String(), product: Type.String(), version: Type.String(), artifacts: Type.Array(Type.String()) })),
+            fixed_by: Type.Array(Type.Object({ product: Type.String(), release_id: Type.String(), version: Type.String(), created_at: Timestamp }), {
+              description: 'per product, the newest published release none of whose artifacts has an open finding of this vulnerability (all with an SBOM)',
+            }),
+            groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), devices: Type.Integer() })),
+            devices: Type.Array(
+              Type.Object({
+                name: Type.String(),
+                components: Type.Array(Type.String()),
+                source: Type.String({ description: 'receipt (device-signed, software-key) or legacy (device-reported status)' }),
+              }),
+            ),
+            total: Type.Integer({ description: 'exposed devices (running an artifact with an open finding)' }),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Object({
+              artifacts: Type.Integer(),
+              open_artifacts: Type.Integer(),
+              releases: Type.Integer(),
+              groups: Type.Integer(),
+              devices: Type.Integer(),
+            }),
+          }),
+          ...ErrorResponses,
+        },
       },
     },
-  }, async (request) => {
-    const tenantId = principalOf(request).tenantId;
-    const key = await resolve(request.params.id);
-    const { limit, offset } = page(request.query);
-    const artifacts = await exposedArtifacts(db, tenantId, key);
-    // exposure counts what VEX has not closed
-    const open = artifacts.filter((a) => a.open_findings > 0);
-    const digests = [...new Set(open.map((a) => a.digest))];
-    const devices = await exposedDevicePage(db, tenantId, digests, limit, offset);
-    const groups = await exposedGroups(db, tenantId, digests);
-    const releases = await releasesWithArtifacts(db, tenantId, open.map((a) => a.artifact_id));
-    const products = [...new Set(releases.map((r) => r.product))];
-    const fixing = await fixingReleases(db, tenantId, products, key);
-    const fixedBy = products.flatMap((p) => {
-      const newestExposed = Math.max(...releases.filter((r) => r.product === p).map((r) => r.created_at.getTime()));
-      const f = fixing.find((r) => r.product === p && r.created_at.getTime() > newestExposed);
-      return f ? [{ product: p, release_id: f.release_id, version: f.version, created_at: iso(f.created_at) }] : [];
-    });
-    return {
-      vulnerability: key,
-      artifacts: artifacts.map((a) => ({ id: a.artifact_id, name: a.name, version: a.version, digest: a.digest, findings: a.findings, open_findings: a.open_findings, components: a.components, fixed_versions: a.fixed_versions, vex_statuses: a.vex_statuses, devices: a.devices })),
-      releases: releases.map((r) => ({ id: r.release_id, product: r.product, version: r.version, artifacts: r.artifacts })),
-      fixed_by: fixedBy,
-      groups,
-      devices: devices.devices,
-      total: devices.total,
-      limit,
-      offset,
-      counts: { artifacts: artifacts.length, open_artifacts: open.length, releases: releases.length, groups: groups.length, devices: devices.total },
-    };
-  });
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const key = await resolve(request.params.id);
+      const { limit, offset } = page(request.query);
+      const artifacts = await exposedArtifacts(db, tenantId, key);
+      // exposure counts what VEX has not closed
+      const open = artifacts.filter((a) => a.open_findings > 0);
+      const digests = [...new Set(open.map((a) => a.digest))];
+      const devices = await exposedDevicePage(db, tenantId, digests, limit, offset);
+      const groups = await exposedGroups(db, tenantId, digests);
+      const releases = await releasesWithArtifacts(
+        db,
+        tenantId,
+        open.map((a) => a.artifact_id),
+      );
+      const products = [...new Set(releases.map((r) => r.product))];
+      const fixing = await fixingReleases(db, tenantId, products, key);
+      const fixedBy = products.flatMap((p) => {
+        const newestExposed = Math.max(...releases.filter((r) => r.product === p).map((r) => r.created_at.getTime()));
+        const f = fixing.find((r) => r.product === p && r.created_at.getTime() > newestExposed);
+        return f ? [{ product: p, release_id: f.release_id, version: f.version, created_at: iso(f.created_at) }] : [];
+      });
+      return {
+        vulnerability: key,
+        artifacts: artifacts.map((a) => ({
+          id: a.artifact_id,
+          name: a.name,
+          version: a.version,
+          digest: a.digest,
+          findings: a.findings,
+          open_findings: a.open_findings,
+          components: a.components,
+          fixed_versions: a.fixed_versions,
+          vex_statuses: a.vex_statuses,
+          devices: a.devices,
+        })),
+        releases: releases.map((r) => ({ id: r.release_id, product: r.product, version: r.version, artifacts: r.artifacts })),
+        fixed_by: fixedBy,
+        groups,
+        devices: devices.devices,
+        total: devices.total,
+        limit,
+        offset,
+        counts: { artifacts: artifacts.length, open_artifacts: open.length, releases: releases.length, groups: groups.length, devices: devices.total },
+      };
+    },
+  );
 };

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './sql.js';
 
 /**
- * Devices with incrementally kept counts (spec 8: `counts` over the whole tenant set,
+ * Devices with incrementally kept counts (spec §8: `counts` over the whole tenant set,
  * never a scan per request), trigram search on names, history, log requests and
  * enrollment tokens. Trigger functions pin `search_path` to the schema they were
  * created in, so they work whatever the caller's path is.

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './sql.js';
 
 /**
- * Signing repository (issue 4): the per-tenant TUF metadata lives in the database so
+ * Signing repository: the per-tenant TUF metadata lives in the database so
  * that every server process on one PostgreSQL serves the same repository. Payload
  * bytes never do: they are in the blob store, named here only by their sha256.
  */

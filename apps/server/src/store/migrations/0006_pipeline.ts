@@ -5,7 +5,7 @@
  * and the append-only receipts and legacy reports.
  *
  * Every row carries tenant_id. Receipts and legacy reports have no update or delete path:
- * a trigger raises on UPDATE and DELETE (spec 2.3.5, 3.7), so even raw SQL cannot rewrite them.
+ * a trigger raises on UPDATE and DELETE (spec §2.3 rule 5, 3.7), so even raw SQL cannot rewrite them.
  */
 import type { Kysely } from 'kysely';
 import { runStatements } from './sql.js';
@@ -151,7 +151,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PRIMARY KEY (deployment_id, device_name)
     )`,
     `CREATE INDEX deployment_devices_device ON deployment_devices (tenant_id, device_name)`,
-    // result manifests and device pages walk a deployment in byte order of names (UTF-16 order for the ASCII names of contracts 4)
+    // result manifests and device pages walk a deployment in byte order of names (UTF-16 order for the ASCII names of contracts §4)
     `CREATE INDEX deployment_devices_name_c ON deployment_devices (deployment_id, device_name COLLATE "C")`,
     `CREATE TABLE release_receipts (
       id uuid PRIMARY KEY DEFAULT gen_random_uuid(),

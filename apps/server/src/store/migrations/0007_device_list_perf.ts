@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './sql.js';
 
 /**
- * Device counts on UPDATE, per statement instead of per row (spec 8: `counts` kept
+ * Device counts on UPDATE, per statement instead of per row (spec §8: `counts` kept
  * incrementally).
  *
  * Why: 0002's row trigger upserted the tenant's counts row once per changed device. When

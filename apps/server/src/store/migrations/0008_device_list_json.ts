@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './sql.js';
 
 /**
- * Each device row keeps the JSON text of its list item (spec 4/8 `GET /devices`), so a page
+ * Each device row keeps the JSON text of its list item (spec §4/8 `GET /devices`), so a page
  * is 50 index-ordered rows glued with commas instead of 50 objects built per request.
  *
  * Why: the list is the hottest read (the console polls it, fleet scripts walk it). Building

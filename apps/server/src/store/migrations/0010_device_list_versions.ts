@@ -7,7 +7,7 @@ import { runStatements } from './sql.js';
  * every `GET /devices` filter (status, q on name) can only have changed if the version did.
  * Heartbeats (status unchanged) do not bump it.
  *
- * Why: spec 8 pages by offset, and skipping 50k rows walks 50k index entries per request.
+ * Why: spec §8 pages by offset, and skipping 50k rows walks 50k index entries per request.
  * The server keeps, per process, the name at every 1000th position of a list together with
  * the version it was read at (store/device-anchors.ts), so a deep page walks at most 999
  * entries; the page statement reads the version in its own snapshot and the anchors are
