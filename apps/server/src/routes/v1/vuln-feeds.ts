@@ -1,7 +1,7 @@
-import type { Readable } from 'node:stream';
+import { Stream, type Readable } from 'node:stream';
 import { sha256Digest } from '@svc/release-core';
 import { Type } from 'typebox';
-import { notFound } from '../../errors/server-error.js';
+import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
@@ -67,6 +67,22 @@ const SourceQuery = Strict({
  * tenant sees, so it is an administrator's act (`admin.manage`); reading feed state needs
  * `evidence.read`. Imports are audited in the importing administrator's tenant.
  */
+const MAX_KEV_DEPTH = 32;
+
+/** How deeply arrays and objects nest in a parsed JSON value (iterative: no recursion on input). */
+function nestingDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    max = Math.max(max, depth + 1);
+    if (max > MAX_KEV_DEPTH) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return max;
+}
+
 export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   // the archive is streamed to a temp file (capped there), never buffered whole
@@ -82,6 +98,9 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
       schema: { querystring: SourceQuery, consumes: ARCHIVE_TYPES, response: { 200: Import, 201: Import, ...ErrorResponses } },
     },
     async (request, reply) => {
+      if (!(request.body instanceof Stream)) {
+        throw new ServerError('UNSUPPORTED_MEDIA_TYPE', `body: send the OSV archive as one of ${ARCHIVE_TYPES.join(', ')}`);
+      }
       const upload = await storeUpload(request.body as Readable);
       try {
         // archive-level refusals (unsafe names, zip bombs) happen here, before anything is written
@@ -103,6 +122,9 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
       schema: { querystring: SourceQuery, body: Type.Unknown(), response: { 200: Import, 201: Import, ...ErrorResponses } },
     },
     async (request, reply) => {
+      // a catalog is a few levels deep; a deeper document is refused before it is walked recursively
+      if (nestingDepth(request.body) > MAX_KEV_DEPTH)
+        throw new ServerError('FEED_INVALID', `body: nested deeper than ${MAX_KEV_DEPTH} levels; not a KEV catalog`);
       // the parsed body, serialized again: the same catalog always has the same digest
       const bytes = Buffer.from(JSON.stringify(request.body));
       const catalog = readKevCatalog(bytes);
