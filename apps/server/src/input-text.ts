@@ -33,7 +33,7 @@ export function textProblem(s: string): string | undefined {
  */
 /** Decoded fields: objects other than byte buffers and streams (a raw body a route reads itself). */
 function isFieldObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !ArrayBuffer.isView(v) && !(v instanceof Stream);
+  return typeof v === 'object' && v !== null && !ArrayBuffer.isView(v) && !(v instanceof Stream) && typeof (v as { pipe?: unknown }).pipe !== 'function';
 }
 
 export function findTextProblem(value: unknown, base: string): string | undefined {
