@@ -178,7 +178,7 @@ async function vulnerabilitiesAndReports(state, fleet, model, admin) {
   if (login.status !== 204) throw new Error(`login: ${login.status}`);
   const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
   const send = async (method, path, contentType, body, expect) => {
-    const res = await fetch(`${api.baseUrl}/api/v1${path}`, { method, headers: { cookie, 'content-type': contentType }, body });
+    const res = await fetch(`${api.baseUrl}/api/v1${path}`, { method, headers: { cookie, 'x-svc-csrf': '1', 'content-type': contentType }, body });
     if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
     return res.json();
   };

@@ -68,7 +68,7 @@ export function ArtifactsPage() {
           onChange={(v) => list.set({ kind: v })}
         />
         <Select
-          label="SBOM vulnerability severity"
+          label="Open finding at or above"
           value={severity}
           options={[['', 'any'], ...SEVERITIES.map((s) => [s, s] as const)]}
           onChange={(v) => list.set({ severity: v })}
