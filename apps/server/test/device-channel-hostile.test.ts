@@ -3,9 +3,12 @@ import { Client, Metadata, status, type ChannelCredentials, type ServiceError } 
 import * as x509 from '@peculiar/x509';
 import { DeviceServiceService, EnrollmentServiceService, LegacyStatus, RepositoryServiceService } from '@svc/device-proto';
 import fc from 'fast-check';
+import { connect } from 'node:http2';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodePem } from '@svc/release-core';
 import { issueCertificate } from '../src/device-channel/pki.js';
+import { DEVICE_CHANNEL_TLS_NAME } from '../src/device-channel/server-tls.js';
 import { availableDrivers } from './helpers/store.js';
 import {
   CHANNEL_OPTIONS,
@@ -198,6 +201,50 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
     expect(row.profile).toBe('linux-arm64');
   });
 
+  it('framing headers grpc-js alone would answer INTERNAL to end in a status naming them: corrupt gzip, unknown encoding, bad grpc-timeout', async () => {
+    const ping = '/svc.device.v1.DeviceService/Ping';
+    const cases: { headers: Record<string, string>; frame: Buffer; code: number; details: RegExp }[] = [
+      // the compressed flag set and bytes that are no gzip stream
+      {
+        headers: { 'grpc-encoding': 'gzip' },
+        frame: grpcFrame(Buffer.from('not gzip at all'), true),
+        code: status.INVALID_ARGUMENT,
+        details: /^grpc-encoding: /,
+      },
+      { headers: { 'grpc-encoding': 'deflate' }, frame: grpcFrame(Buffer.from([0x00]), true), code: status.INVALID_ARGUMENT, details: /^grpc-encoding: / },
+      { headers: { 'grpc-encoding': 'br' }, frame: grpcFrame(Buffer.alloc(0), true), code: status.INVALID_ARGUMENT, details: /^grpc-encoding: / },
+      { headers: { 'grpc-timeout': 'soon' }, frame: grpcFrame(Buffer.alloc(0), false), code: status.INVALID_ARGUMENT, details: /^grpc-timeout: / },
+    ];
+    for (const c of cases) {
+      const r = await rawHttp2Call(f.addr, f.serverCaPem, device, ping, c.headers, c.frame);
+      expect({ headers: c.headers, status: r.status, details: r.details }).toEqual({
+        headers: c.headers,
+        status: c.code,
+        details: expect.stringMatching(c.details),
+      });
+    }
+    // a valid gzip message is refused the same way: the channel takes uncompressed messages only
+    const r = await rawHttp2Call(f.addr, f.serverCaPem, device, ping, { 'grpc-encoding': 'gzip' }, grpcFrame(gzipSync(Buffer.alloc(0)), true));
+    expect(r.status).toBe(status.INVALID_ARGUMENT);
+    // and the same call without them is answered
+    const ok = await rawHttp2Call(f.addr, f.serverCaPem, device, ping, {}, grpcFrame(Buffer.alloc(0), false));
+    expect(ok.status).toBe(status.OK);
+    // any printable value of either header, with either flag and random bytes: a status, never an unhandled failure
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('grpc-encoding', 'grpc-timeout'),
+        fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 12 }),
+        fc.boolean(),
+        fc.uint8Array({ maxLength: 64 }),
+        async (name, value, compressed, bytes) => {
+          const r = await rawHttp2Call(f.addr, f.serverCaPem, device, ping, { [name]: value }, grpcFrame(Buffer.from(bytes), compressed));
+          if (UNHANDLED.has(r.status)) throw new Error(`${name}: ${value} answered ${status[r.status]}: ${r.details}`);
+        },
+      ),
+      { seed: 20_261_124, numRuns: 60 },
+    );
+  });
+
   it('a message over 1 MiB is RESOURCE_EXHAUSTED before it is decoded', async () => {
     const big = Buffer.alloc(2 * 1024 * 1024, 0x61);
     const receipt = await refusal(unary((cb) => device.clients.device.uploadReceipt({ envelope: big }, cb)));
@@ -240,3 +287,41 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
     await unary((cb) => device.clients.device.ping({}, cb));
   });
 });
+
+/** One length-prefixed gRPC message (compressed flag, 4-byte length, bytes). */
+function grpcFrame(bytes: Buffer, compressed: boolean): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt8(compressed ? 1 : 0, 0);
+  head.writeUInt32BE(bytes.length, 1);
+  return Buffer.concat([head, bytes]);
+}
+
+/** A gRPC call over a raw HTTP/2 stream, so headers a gRPC client never sends can be sent. */
+function rawHttp2Call(
+  addr: string,
+  caPem: string,
+  device: EnrolledDevice,
+  path: string,
+  headers: Record<string, string>,
+  frame: Buffer,
+): Promise<{ status: number; details: string }> {
+  return new Promise((resolve, reject) => {
+    const session = connect(`https://${addr}`, { ca: caPem, key: device.key.keyPem, cert: device.certPem, servername: DEVICE_CHANNEL_TLS_NAME });
+    session.on('error', reject);
+    const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...headers });
+    let result: { status: number; details: string } | undefined;
+    const take = (h: Record<string, unknown>) => {
+      if (h['grpc-status'] !== undefined) result = { status: Number(h['grpc-status']), details: decodeURIComponent(String(h['grpc-message'] ?? '')) };
+    };
+    stream.on('response', take);
+    stream.on('trailers', take);
+    stream.on('data', () => undefined);
+    stream.on('error', reject);
+    stream.on('close', () => {
+      session.close();
+      if (result === undefined) reject(new Error(`${path}: the stream closed without a grpc-status`));
+      else resolve(result);
+    });
+    stream.end(frame);
+  });
+}

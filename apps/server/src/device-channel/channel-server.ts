@@ -4,7 +4,7 @@ import type { DeviceChannelContext } from './context.js';
 import { DeviceChannelCredentials } from './credentials.js';
 import { deviceService } from './device-service.js';
 import { enrollmentService } from './enrollment-service.js';
-import { guardedService, refusedMessageInterceptor } from './message-guard.js';
+import { guardedService, refusedMessageInterceptor, refuseFramingHeaders } from './message-guard.js';
 import { repositoryService } from './repository-service.js';
 import type { ServerTls } from './server-tls.js';
 
@@ -51,6 +51,7 @@ export async function startDeviceChannel(
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(addr, creds, (err, p) => (err ? reject(err) : resolve(p)));
   });
+  refuseFramingHeaders(server);
   return {
     port,
     close: (graceMs = 5000) =>

@@ -1,4 +1,5 @@
-import { ServerInterceptingCall, type ServerInterceptor, type ServiceDefinition } from '@grpc/grpc-js';
+import type { IncomingHttpHeaders, Http2Server, ServerHttp2Stream } from 'node:http2';
+import { ServerInterceptingCall, type Server, type ServerInterceptor, type ServiceDefinition } from '@grpc/grpc-js';
 import { oneLine } from '../errors/framework.js';
 import { ServerError } from '../errors/server-error.js';
 import { findTextProblem } from '../input-text.js';
@@ -45,20 +46,74 @@ function decode(deserialize: (bytes: Buffer) => unknown, bytes: Buffer, method: 
   return new RefusedMessage(new ServerError('INVALID_INPUT', [field, ...rest].join(': ')));
 }
 
-/** Answers a refused message with its status (from the one error table) and ends the call there. */
+/** The metadata key that carries a framing header's refusal from the HTTP/2 stream to the interceptor. */
+const REFUSED_FRAMING = 'svc-refused-framing';
+/** gRPC over HTTP/2: TimeoutValue is 1 to 8 ASCII digits, TimeoutUnit one of H M S m u n. */
+const GRPC_TIMEOUT = /^\d{1,8}[HMSmun]$/;
+
+/**
+ * Two request headers make grpc-js answer INTERNAL itself, before any interceptor or
+ * handler: a compressed message it cannot inflate (`grpc-encoding: gzip` or `deflate` and
+ * bytes that are no such stream) and a malformed `grpc-timeout`. The device channel takes
+ * uncompressed messages only (receipts and log chunks are small or already compressed), so
+ * any `grpc-encoding` other than `identity` is refused, as is a `grpc-timeout` outside the
+ * protocol's grammar. The headers are inspected on the HTTP/2 stream before grpc-js reads
+ * them: a refused one is removed and its refusal handed, as metadata, to the interceptor,
+ * which answers INVALID_ARGUMENT naming the header before any message is read.
+ */
+export function refuseFramingHeaders(server: Server): void {
+  // grpc-js keeps its HTTP/2 servers in a private map; without it the channel would answer
+  // INTERNAL to those headers, so its absence is a startup failure, not a silent gap
+  const servers: unknown = Reflect.get(server, 'http2Servers');
+  if (!(servers instanceof Map)) throw new Error('device channel: grpc-js no longer exposes its HTTP/2 servers; framing headers cannot be checked');
+  for (const http2 of servers.keys() as IterableIterator<Http2Server>) {
+    http2.prependListener('stream', (_stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+      delete headers[REFUSED_FRAMING];
+      const problem = framingProblem(headers);
+      if (problem === undefined) return;
+      delete headers['grpc-encoding'];
+      delete headers['grpc-timeout'];
+      headers[REFUSED_FRAMING] = problem;
+    });
+  }
+}
+
+function framingProblem(headers: IncomingHttpHeaders): string | undefined {
+  const encoding = headers['grpc-encoding'];
+  if (encoding !== undefined && encoding !== 'identity') {
+    return `grpc-encoding: ${JSON.stringify(oneLine(String(encoding)).slice(0, 40))} refused; the device channel takes uncompressed messages only`;
+  }
+  const timeout = headers['grpc-timeout'];
+  if (timeout !== undefined && !GRPC_TIMEOUT.test(String(timeout))) {
+    return `grpc-timeout: ${JSON.stringify(oneLine(String(timeout)).slice(0, 40))} is not 1 to 8 digits and a unit (H, M, S, m, u, n)`;
+  }
+  return undefined;
+}
+
+/**
+ * Answers a refused message, or a call whose framing headers were refused, with its status
+ * (from the one error table) and ends the call there.
+ */
 export function refusedMessageInterceptor(log: ChannelLogger): ServerInterceptor {
   return (_method, call) => {
     let refused = false;
+    const refuse = (error: ServerError) => {
+      if (refused) return;
+      refused = true;
+      const status = toServiceError(error, log);
+      call.sendStatus({ code: status.code!, details: status.details!, metadata: status.metadata ?? null });
+    };
     return new ServerInterceptingCall(call, {
       start: (next) =>
         next({
+          onReceiveMetadata: (metadata, nextMetadata) => {
+            const framing = metadata.get(REFUSED_FRAMING)[0];
+            if (framing !== undefined) refuse(new ServerError('INVALID_INPUT', String(framing)));
+            else nextMetadata(metadata);
+          },
           onReceiveMessage: (message, nextMessage) => {
             if (message instanceof RefusedMessage) {
-              if (!refused) {
-                refused = true;
-                const status = toServiceError(message.error, log);
-                call.sendStatus({ code: status.code!, details: status.details!, metadata: status.metadata ?? null });
-              }
+              refuse(message.error);
               return;
             }
             if (!refused) nextMessage(message);
