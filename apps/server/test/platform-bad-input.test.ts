@@ -74,5 +74,9 @@ describe.each(availableDrivers())('bad input is a 400 and writes nothing, on %s'
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/nope', headers: admin });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'route not found: GET /api/v1/nope' });
+    // a long unknown path is echoed cut to 200 characters
+    const long = await t.app.inject({ method: 'GET', url: `/api/v1/${'a'.repeat(10_000)}`, headers: admin });
+    expect(long.statusCode).toBe(404);
+    expect(long.json()).toEqual({ error: `route not found: GET ${`/api/v1/${'a'.repeat(10_000)}`.slice(0, 200)}...` });
   });
 });

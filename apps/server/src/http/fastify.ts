@@ -33,7 +33,9 @@ export function newFastify(options: { logger?: boolean | Record<string, unknown>
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: `route not found: ${request.method} ${request.url.split('?')[0]}` });
+    const path = request.url.split('?')[0] ?? '';
+    // the path is the caller's: echoed on one line and cut, never a second copy of a 16 KiB request line
+    void reply.code(404).send({ error: `route not found: ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}...` : path}` });
   });
   app.addHook('preParsing', async (request) => assertUtf8(request));
   // fastify's JSON parser (same __proto__ / constructor.prototype refusals), over strict
