@@ -47,6 +47,7 @@ export type {
   FailureThreshold,
 } from './release/types.js';
 export { validateReleasePayload } from './release/validate.js';
+export { checkHealthPolicy } from './release/validate-policy.js';
 export { signRelease } from './release/sign.js';
 export type { SignReleaseOptions } from './release/sign.js';
 export { verifyRelease, DEFAULT_CLOCK_SKEW_SECONDS } from './release/verify.js';

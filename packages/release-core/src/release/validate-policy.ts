@@ -1,5 +1,6 @@
 import { IDENTIFIER_PATTERNS } from '../identifiers.js';
-import { type Checker, describe, join } from '../schema/checker.js';
+import type { Issue } from '../errors.js';
+import { Checker, describe, join } from '../schema/checker.js';
 import { LIMITS as L } from '../limits.js';
 import { checkFailureThreshold, checkWaves } from './waves.js';
 
@@ -10,6 +11,16 @@ import { checkFailureThreshold, checkWaves } from './waves.js';
  */
 
 const PROBE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+/**
+ * The release's `health` object checked on its own (a device bounds what it will run even
+ * from a signed release): every bad field, or none. `groups`: the release's activation groups.
+ */
+export function checkHealthPolicy(value: unknown, groups: number): Issue[] {
+  const c = new Checker();
+  checkHealth(c, value, 'health', groups);
+  return c.issues;
+}
 
 /** `groups`: how many activation groups the release has (a probe's `group` indexes them). */
 export function checkHealth(c: Checker, value: unknown, path: string, groups: number): void {
