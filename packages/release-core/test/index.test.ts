@@ -59,6 +59,7 @@ describe('@svc/release-core exports', () => {
         'transactionMembers',
         'validateReceiptPayload',
         'validateReleasePayload',
+        'checkHealthPolicy',
         'verifyCertificateChain',
         'verifyEnvelope',
         'verifyReceipt',
