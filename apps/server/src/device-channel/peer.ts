@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { isDeviceName, isUuid, sha256Digest } from '@svc/release-core';
+import { isDeviceName, isUuid, sha256Digest, LIMITS } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { ServerError } from '../errors/server-error.js';
 import { deviceCredentialRow, promoteRenewedCertificate } from '../resources/devices/queries.js';
@@ -22,8 +22,6 @@ export interface CallWithAuth {
   getAuthContext(): { sslPeerCertificate?: { raw?: Buffer } } | null;
 }
 
-/** Bounds the work a stranger can make us do before the chain check. */
-const MAX_CERT_BYTES = 8192;
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 
 interface CertFacts {
@@ -91,7 +89,8 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
     // its validity (credentials.ts): an expired one arrives here as none
     throw refuse('missing, expired, or not issued by a device CA of this service (enroll first)');
   }
-  if (raw.length > MAX_CERT_BYTES) throw refuse('too large');
+  // bounds the work a stranger can make us do before the chain check (the receipt's embedded certificate has the same bound)
+  if (raw.length > LIMITS.certificateBytes) throw refuse('too large');
   const fingerprint = sha256Digest(raw);
   const c = await checkCertificate(raw, fingerprint, cas);
   if (now < c.notBefore || now > c.notAfter) {
