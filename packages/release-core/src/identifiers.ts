@@ -29,6 +29,8 @@ export const IDENTIFIER_PATTERNS = Object.freeze({
    * ids. The server writes UUIDs; the pattern also admits the ids of other registries.
    */
   id: /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+  /** An artifact's media type (`application/vnd.rauc`): RFC 6838 type/subtype, lowercase, no parameters. */
+  mediaType: /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/,
 } as const);
 
 /**

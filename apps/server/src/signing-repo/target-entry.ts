@@ -1,4 +1,4 @@
-import type { Digest } from '@svc/release-core';
+import { IDENTIFIER_PATTERNS, type Digest } from '@svc/release-core';
 import { assertBlobDigest, isBlobError } from '../blobs/index.js';
 import { SigningRepoError } from './errors.js';
 import { assertTargetPath } from './target-path.js';
@@ -22,7 +22,6 @@ export interface TargetInfo extends TargetEntry {
 
 export const MAX_ENTRIES_PER_PUBLISH = 1000;
 const MAX_CUSTOM_BYTES = 16 * 1024;
-const MEDIA_TYPE_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 
 /** Narrows untrusted entries, naming the bad field (`targets[1].digest`). */
 export function assertTargetEntries(value: unknown): TargetEntry[] {
@@ -75,5 +74,5 @@ function assertCustom(value: unknown, field: string): Record<string, unknown> {
 /** `custom.media_type` when it is a plain media type: served as Content-Type. */
 export function mediaTypeOf(custom: Record<string, unknown> | undefined): string | null {
   const mt = custom?.['media_type'];
-  return typeof mt === 'string' && MEDIA_TYPE_RE.test(mt) ? mt : null;
+  return typeof mt === 'string' && IDENTIFIER_PATTERNS.mediaType.test(mt) ? mt : null;
 }

@@ -5,7 +5,6 @@
 import { ARTIFACT_KINDS, IDENTIFIER_PATTERNS, OS_BUNDLE_KIND, RAUC_MEDIA_TYPE } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 
-const MEDIA_TYPE_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 const FILENAME_RE = /^[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,127}$/;
 const LABEL_KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$/;
 
@@ -30,7 +29,7 @@ export function checkArtifactFields(f: { name?: unknown; version?: unknown; kind
   if (typeof f.kind !== 'string' || !(ARTIFACT_KINDS as readonly string[]).includes(f.kind)) {
     throw new ServerError('ARTIFACT_INVALID', `kind: must be one of ${ARTIFACT_KINDS.join(', ')}`);
   }
-  if (f.media_type !== undefined && (typeof f.media_type !== 'string' || !MEDIA_TYPE_RE.test(f.media_type))) {
+  if (f.media_type !== undefined && (typeof f.media_type !== 'string' || !IDENTIFIER_PATTERNS.mediaType.test(f.media_type))) {
     throw new ServerError('ARTIFACT_INVALID', 'media_type: must be a media type like application/octet-stream');
   }
   if (typeof f.filename !== 'string' || !FILENAME_RE.test(f.filename)) {
