@@ -77,6 +77,15 @@ describe('FsBlobStore', () => {
     expect(await readdir(join(dir, 'tmp'))).toEqual([]);
   });
 
+  it('a source stream that failed before the put began is a BLOB_WRITE_FAILED, not an unhandled error event', async () => {
+    // a new store: its first put still makes the directories, the moment the error arrives
+    const fresh = new FsBlobStore(join(dir, 'fresh'));
+    const gone = new Readable({ read() {} });
+    gone.destroy(new Error('client went away'));
+    await expectBlobError(fresh.put(gone), 'BLOB_WRITE_FAILED');
+    expect(await readdir(join(dir, 'fresh', 'tmp'))).toEqual([]);
+  });
+
   it('reads whole blobs and byte ranges', async () => {
     const { digest } = await blobs.put(Readable.from([payload]));
     const whole = await blobs.get(digest);

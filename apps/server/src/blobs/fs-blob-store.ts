@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -32,6 +33,9 @@ export class FsBlobStore implements BlobStore {
   }
 
   async put(source: AsyncIterable<Uint8Array> | Readable, options: BlobPutOptions = {}): Promise<BlobInfo> {
+    // a stream that fails while the directories are made (a client gone) keeps its error for
+    // the pipeline below, which reports it; it is never an unhandled 'error' event
+    if (source instanceof EventEmitter) source.on('error', () => undefined);
     await this.#ensureDirs();
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
     const tmp = join(this.root, 'tmp', `${randomUUID()}.part`);
