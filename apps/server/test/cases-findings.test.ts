@@ -139,7 +139,7 @@ describe.each(availableDrivers())('a case linked to findings and exposure on %s'
   it('is tenant-scoped: another tenant naming the same CVE sees none of these findings, and gets 404 for this case', async () => {
     const c = await f.openCase({ vulnerability_ids: ['CVE-2021-23337'] });
     const other = await f.t.newTenant();
-    const otherAdmin = await f.t.loginAs('admin', other);
+    const otherAdmin = await f.t.apiKeyHeaders('admin', other);
     expect((await f.api('GET', `/api/v1/cases/${c.id}/findings`, undefined, otherAdmin)).status).toBe(404);
     const theirs = await f.openCase({ vulnerability_ids: ['CVE-2021-23337'] }, otherAdmin);
     const e = (await f.api('GET', `/api/v1/cases/${theirs.id}/findings`, undefined, otherAdmin)).body;
