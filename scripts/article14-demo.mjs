@@ -1,20 +1,22 @@
 /**
  * The Article 14 part of `pnpm demo`, as one function the demo calls once a finding exists:
- * open a case on the finding's vulnerability and artifact, assess it reportable, produce and
- * file the early warning and the notification, link the fixing rollout as the corrective
- * measure, file the final report and the users' advisory (CSAF 2.0), export the case archive and
- * verify it offline with `svc-release verify-evidence`. REST only (docs/article-14.md).
+ * open a case on the finding's vulnerability and artifact (awareness recorded with it), show
+ * what the case links to (findings, affected devices and groups), assess it reportable,
+ * produce and file the early warning and the notification, let the caller roll out the fix and
+ * link that rollout as the corrective measure, file the final report and the users' advisory
+ * (CSAF 2.0), export the case archive and verify it offline with `svc-release verify-evidence`.
+ * One narrated line per step. REST only (docs/article-14.md).
  *
  *   import { article14Demo } from './article14-demo.mjs';
  *   await article14Demo({ api, say, dir, svcRelease, tenant, vulnerabilityId: 'CVE-2024-3094',
- *     artifactIds: [artifact.id], deviceNames: DEVICES, fixRolloutId: rollout.rollouts[0].rollout_id });
+ *     artifactIds: [artifact.id], deviceNames: DEVICES, fixRollout: async () => rolloutId });
  *
- * `api` is apps/e2e's `Api` (or anything with `json(method, path, body, expect)` and
- * `raw(method, path, body, expect)`); `svcRelease(args)` runs the CLI and resolves to
- * `{ code, stdout, stderr }`.
+ * `api` is apps/e2e's `Api` (`json(method, path, body, expect)`, `raw(method, path, body,
+ * expect)`); `svcRelease(args)` is apps/e2e's, resolving to `{ status, stdout, stderr }`;
+ * `fixRollout()` resolves to the id of the member rollout that carries the fix.
  */
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 const SUBMISSIONS = {
   early_warning: { member_states: ['DE', 'FR'], sensitivity: 'TLP:AMBER' },
@@ -50,9 +52,10 @@ export async function article14Demo({
   vulnerabilityId,
   artifactIds = [],
   deviceNames = [],
-  fixRolloutId,
+  fixRollout,
   memberState = 'DE',
 }) {
+  const awareBy = 'psirt@example.test';
   const c = await api.json(
     'POST',
     '/cases',
@@ -65,14 +68,26 @@ export async function article14Demo({
       device_names: deviceNames,
       awareness: {
         aware_at: new Date(Date.now() - 3600_000).toISOString(),
-        aware_by: 'psirt@example.test',
-        evidence: `${vulnerabilityId} marked known-exploited on a published artifact`,
+        aware_by: awareBy,
+        evidence: `${vulnerabilityId} reported exploited in the wild; the finding shows it on a published artifact`,
       },
     },
     201,
   );
-  say(`case ${c.id} opened for ${vulnerabilityId}: early warning due ${c.next_deadline.due_at}`);
-  await api.json('POST', `/cases/${c.id}/assessments`, { outcome: 'reportable', rationale: 'Actively exploited and present on devices in the field.' }, 200);
+  say(`Article 14 case ${c.id} opened for ${vulnerabilityId} (${c.kind})`);
+  say(`  awareness recorded: ${c.awareness.aware_at} by ${c.awareness.aware_by}; early warning due ${c.next_deadline.due_at}`);
+  const linked = await api.json('GET', `/cases/${c.id}/findings`, undefined, 200);
+  const onArtifacts = [...new Set(linked.findings.map((f) => `${f.artifact.name} ${f.artifact.version}`))].join(', ');
+  say(
+    `  linked: ${linked.findings_total} finding (${onArtifacts}); affected ${linked.affected.devices_total} devices, groups ${linked.affected.groups.map((g) => g.name).join(', ')}`,
+  );
+  const assessed = await api.json(
+    'POST',
+    `/cases/${c.id}/assessments`,
+    { outcome: 'reportable', rationale: 'Actively exploited and present on devices in the field.' },
+    200,
+  );
+  say(`assessed ${assessed.assessment.outcome} by ${assessed.assessment.assessor}`);
   const file = async (stage, filing) => {
     const s = await api.json('POST', `/cases/${c.id}/submissions`, { stage, content: SUBMISSIONS[stage] }, 201);
     await api.json('POST', `/cases/${c.id}/submissions/${s.id}/filings`, filing, 201);
@@ -81,13 +96,17 @@ export async function article14Demo({
   };
   await file('early_warning', { recipients: ['csirt', 'enisa'], member_state: memberState, external_reference: 'SRP-DEMO-1' });
   await file('notification', { recipients: ['csirt', 'enisa'], member_state: memberState, external_reference: 'SRP-DEMO-1' });
+  const fixRolloutId = await fixRollout();
   const measured = await api.json(
     'POST',
     `/cases/${c.id}/corrective-measure`,
     { rollout_id: fixRolloutId, description: 'Fixed release rolled out to the fleet.' },
     200,
   );
-  say(`fixing rollout linked: final report due ${measured.deadlines.find((d) => d.obligation === 'final_report').due_at}`);
+  const after = await api.json('GET', `/cases/${c.id}/findings`, undefined, 200);
+  say(
+    `fixing rollout ${fixRolloutId} linked as the corrective measure: final report due ${measured.deadlines.find((d) => d.obligation === 'final_report').due_at}; ${after.affected.devices_total} devices still exposed`,
+  );
   await file('final_report', { recipients: ['csirt', 'enisa'], member_state: memberState, external_reference: 'SRP-DEMO-1' });
   await file('advisory', { recipients: ['users'], external_reference: 'https://psirt.example.test/advisories/demo' });
   const key = await api.json('GET', '/evidence-key', undefined, 200);
@@ -97,8 +116,9 @@ export async function article14Demo({
   const archivePath = join(dir, `case-${c.id}.tar`);
   await writeFile(archivePath, archive);
   const verified = await svcRelease(['verify-evidence', archivePath, '--key', keyPath, ...(tenant ? ['--tenant', tenant] : []), '--json']);
-  if (verified.code !== 0) throw new Error(`svc-release verify-evidence refused the case archive: ${verified.stderr.trim()}`);
+  if (verified.status !== 0) throw new Error(`svc-release verify-evidence refused the case archive: ${verified.stderr.trim()}`);
   const summary = JSON.parse(verified.stdout);
-  say(`case archive exported (${archive.length} bytes, ${summary.files} files) and verified offline by svc-release verify-evidence`);
+  say(`case archive exported to ${archivePath} (${archive.length} bytes)`);
+  say(`svc-release verify-evidence ${basename(archivePath)}: verified, ${summary.files} files, signed by ${summary.keyid}`);
   return { caseId: c.id, archivePath, keyPath, summary };
 }

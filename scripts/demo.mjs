@@ -8,7 +8,12 @@
  * verified offline with `svc-release verify-receipt`, then a log bundle requested from one device
  * (collected and uploaded by its agent on the next heartbeat). Then vulnerability intelligence: a
  * small OSV feed the demo makes (a tar of one OSV record) is imported, an SBOM attached to the model
- * artifact, and the finding on that published artifact printed with the devices it exposes; the
+ * artifact, and the finding on that published artifact printed with the devices it exposes; a
+ * Cyber Resilience Act Article 14 case is run on that finding (docs/article-14.md): opened with
+ * its awareness, assessed reportable, early warning and notification produced and their filings
+ * recorded, a fixing release (the model with the fixed component) signed and rolled out and its
+ * rollout linked as the corrective measure, the final report and the users' advisory filed, and
+ * the case archive exported and verified offline with `svc-release verify-evidence`. The
  * vulnerability and readiness reports are downloaded as PDFs into the temp dir (paths, sizes and
  * SHA-256 printed, each checked against its audit row). Everything is shut down and the temp
  * dir removed. Exit 0 on success; on failure one `demo: FAILED: ...` line and exit 1.
@@ -22,6 +27,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { article14Demo } from './article14-demo.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const harness = join(root, 'apps/e2e/dist/index.js');
@@ -59,6 +65,10 @@ function tarOf(entries) {
 }
 
 const DEMO_VULN = 'x_svc-demo-2026-0001';
+/** The health probe of the demo's releases: the config is in place once activated. */
+const PROBES = [
+  { name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/gateway-config"'], timeout_s: 10 },
+];
 
 async function run(state) {
   const { ADMIN, Fleet, Proc, svcRelease, waitFor } = await import(pathToFileURL(harness).href);
@@ -98,9 +108,7 @@ async function run(state) {
     ],
     orderedGroups: [['gateway-config'], ['anomaly-model']],
     group,
-    probes: [
-      { name: 'config-present', type: 'command', command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/config/gateway-config"'], timeout_s: 10 },
-    ],
+    probes: PROBES,
     waves: [
       { name: 'canary', count: 1 },
       { name: 'fleet', count: DEVICES.length, requires_approval: true },
@@ -163,11 +171,14 @@ async function run(state) {
   say(`log bundle from ${device}: ${bundle.bytes.length} bytes (${bundle.contentType}, ${bundle.entries.length} entries)`);
   say(`  first line (${firstLog.name}): ${firstLog.bytes.toString('utf8').split('\n')[0]}`);
 
-  await vulnerabilitiesAndReports(state, fleet, model, ADMIN);
+  await vulnerabilitiesAndReports(state, { fleet, group, config, model, admin: ADMIN, svcRelease });
 }
 
-/** A finding on a published artifact from a feed the demo makes, then both reports as PDFs. */
-async function vulnerabilitiesAndReports(state, fleet, model, admin) {
+/**
+ * A finding on a published artifact from a feed the demo makes, the Article 14 case run on it
+ * (the fix a second release rolled out to the fleet), then both reports as PDFs.
+ */
+async function vulnerabilitiesAndReports(state, { fleet, group, config, model, admin, svcRelease }) {
   const { api } = fleet;
   // the feed and SBOM uploads carry their own content types: a session of their own
   const login = await fetch(`${api.baseUrl}/api/v1/auth/login`, {
@@ -194,16 +205,17 @@ async function vulnerabilitiesAndReports(state, fleet, model, admin) {
   const feed = tarOf([{ name: `PyPI/${DEMO_VULN}.json`, data: JSON.stringify(record) }]);
   const imported = await send('POST', '/vuln-feeds/osv?source=osv%3Ademo', 'application/x-tar', feed, 201);
   say(`OSV feed imported from a tar the demo made: ${imported.added} record added (import ${imported.id})`);
-  const sbom = {
-    bomFormat: 'CycloneDX',
-    specVersion: '1.5',
-    version: 1,
-    components: [
-      { type: 'library', name: 'onnx', version: '1.15.0', purl: 'pkg:pypi/onnx@1.15.0' },
-      { type: 'library', name: 'numpy', version: '1.26.4', purl: 'pkg:pypi/numpy@1.26.4' },
-    ],
-  };
-  const attached = await send('PUT', `/artifacts/${model.id}/sbom`, 'application/vnd.cyclonedx+json', JSON.stringify(sbom), 200);
+  const sbom = (onnx) =>
+    JSON.stringify({
+      bomFormat: 'CycloneDX',
+      specVersion: '1.5',
+      version: 1,
+      components: [
+        { type: 'library', name: 'onnx', version: onnx, purl: `pkg:pypi/onnx@${onnx}` },
+        { type: 'library', name: 'numpy', version: '1.26.4', purl: 'pkg:pypi/numpy@1.26.4' },
+      ],
+    });
+  const attached = await send('PUT', `/artifacts/${model.id}/sbom`, 'application/vnd.cyclonedx+json', sbom('1.15.0'), 200);
   say(`SBOM attached to ${model.name} ${model.version} (CycloneDX, ${attached.components} components): ${attached.findings} finding`);
   const finding = (await api.get(`/artifacts/${model.id}/findings`)).findings[0];
   if (finding === undefined) throw new Error(`no finding on ${model.name} ${model.version}`);
@@ -211,6 +223,46 @@ async function vulnerabilitiesAndReports(state, fleet, model, admin) {
   say(
     `finding ${finding.vulnerability} (${finding.severity}) on ${finding.artifact.name} ${finding.artifact.version}: ${finding.component.purl}, fixed in ${finding.fixed_versions.join(', ')}; ${exposure.counts.devices} devices exposed`,
   );
+
+  // the fix: anomaly-model 2.1.1 (onnx 1.16.0) in release 2026.1.1, rolled out in one wave
+  const fixRollout = async () => {
+    const fixed = await api.uploadArtifact({
+      name: 'anomaly-model',
+      version: '2.1.1',
+      kind: 'model',
+      filename: 'anomaly.onnx',
+      bytes: Buffer.from('onnx-weights-fixed:'.repeat(4096)),
+    });
+    const fixedSbom = await send('PUT', `/artifacts/${fixed.id}/sbom`, 'application/vnd.cyclonedx+json', sbom('1.16.0'), 200);
+    say(`artifact ${fixed.name} ${fixed.version} published with its SBOM (onnx 1.16.0): ${fixedSbom.findings} findings`);
+    const { release } = await fleet.signAndSubmit({
+      version: '2026.1.1',
+      components: [
+        { name: 'gateway-config', artifact: config },
+        { name: 'anomaly-model', artifact: fixed },
+      ],
+      orderedGroups: [['gateway-config'], ['anomaly-model']],
+      group,
+      probes: PROBES,
+      waves: [{ name: 'fleet', count: DEVICES.length }],
+    });
+    const rollout = await fleet.startRollout(release.id);
+    const tx = await fleet.waitSettled(rollout.transaction_id, 60_000);
+    if (tx.state !== 'committed') throw new Error(`the fixing transaction ended ${tx.state}, expected committed`);
+    say(`fixing release ${release.product} ${release.version} signed, rolled out and committed on ${DEVICES.length} devices (transaction ${tx.id})`);
+    return rollout.rollouts.find((m) => m.component === 'anomaly-model').rollout_id;
+  };
+  await article14Demo({
+    api,
+    say,
+    dir: state.dir,
+    svcRelease,
+    tenant: fleet.tenant,
+    vulnerabilityId: finding.vulnerability,
+    artifactIds: [model.id],
+    deviceNames: DEVICES,
+    fixRollout,
+  });
 
   for (const kind of ['vulnerability', 'readiness']) {
     const res = await api.raw('GET', `/reports/${kind}.pdf`, undefined, 200);

@@ -19,7 +19,7 @@ function runDemo(): Promise<{ code: number | null; out: string; err: string }> {
 }
 
 describe('pnpm demo', () => {
-  it('runs the signed two-component rollout end to end and exits 0', async () => {
+  it('runs the signed two-component rollout, the finding and its Article 14 case end to end and exits 0', async () => {
     const { code, out, err } = await runDemo();
     expect(code, `${out}\n${err}`).toBe(0);
     const lines = out.trim().split('\n');
@@ -45,6 +45,18 @@ describe('pnpm demo', () => {
       /^demo: OSV feed imported from a tar the demo made: 1 record added \(import [0-9a-f-]{36}\)$/,
       /^demo: SBOM attached to anomaly-model 2\.1\.0 \(CycloneDX, 2 components\): 1 finding$/,
       /^demo: finding x_svc-demo-2026-0001 \(high\) on anomaly-model 2\.1\.0: pkg:pypi\/onnx@1\.15\.0, fixed in 1\.16\.0; 3 devices exposed$/,
+      /^demo: Article 14 case [0-9a-f-]{36} opened for x_svc-demo-2026-0001 \(exploited_vulnerability\)$/,
+      /^demo: {3}awareness recorded: \S+Z by psirt@example\.test; early warning due \S+Z$/,
+      /^demo: {3}linked: 1 finding \(anomaly-model 2\.1\.0\); affected 3 devices, groups field-gateways$/,
+      /^demo: assessed reportable by admin@e2e\.test$/,
+      /^demo: early warning produced \(sha256:[0-9a-f]{64}\) and its filing recorded$/,
+      /^demo: notification produced \(sha256:[0-9a-f]{64}\) and its filing recorded$/,
+      /^demo: fixing release edge-gw 2026\.1\.1 signed, rolled out and committed on 3 devices \(transaction [0-9a-f-]{36}\)$/,
+      /^demo: fixing rollout [0-9a-f-]{36} linked as the corrective measure: final report due \S+Z; 0 devices still exposed$/,
+      /^demo: final report produced \(sha256:[0-9a-f]{64}\) and its filing recorded$/,
+      /^demo: advisory produced \(sha256:[0-9a-f]{64}\) and its filing recorded$/,
+      /^demo: case archive exported to \S+\/case-[0-9a-f-]{36}\.tar \(\d+ bytes\)$/,
+      /^demo: svc-release verify-evidence case-[0-9a-f-]{36}\.tar: verified, \d+ files, signed by sha256:[0-9a-f]{64}$/,
       /^demo: vulnerability report written to \S+\/vulnerability-report\.pdf \(\d+ bytes, sha256:[0-9a-f]{64}, audited\)$/,
       /^demo: readiness report written to \S+\/readiness-report\.pdf \(\d+ bytes, sha256:[0-9a-f]{64}, audited\)$/,
       /^demo: OK$/,

@@ -239,7 +239,7 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     expect(new Set(audit.map((e: any) => e.target))).toEqual(new Set([`case:${caseId}`]));
     expect(JSON.parse(files.get('findings/findings-and-exposure.json')!.toString())).toMatchObject({
       vulnerability_ids: ['CVE-2026-12345'],
-      source: 'none',
+      vulnerabilities: [{ id: 'CVE-2026-12345', vulnerability: null, known_exploited: false }],
       findings: [],
       exposure: [],
     });

@@ -4599,7 +4599,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Findings and fleet exposure of the case's vulnerability ids and artifacts (empty until findings are imported) */
+        /** Findings and fleet exposure of the case's vulnerability ids and artifacts, and the devices and groups they affect, read now */
         get: {
             parameters: {
                 query?: never;
@@ -4618,13 +4618,115 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            affected: {
+                                /** @description by name, at most 200 */
+                                devices: {
+                                    components: string[];
+                                    name: string;
+                                    /** @description receipt (device-signed, software-key) or legacy (device-reported status) */
+                                    source: string;
+                                }[];
+                                /** @description devices running an artifact with an open finding of a linked vulnerability, or an artifact the case names */
+                                devices_total: number;
+                                groups: {
+                                    devices: number;
+                                    id: string;
+                                    name: string;
+                                }[];
+                            };
+                            artifacts: {
+                                devices: number;
+                                digest: string;
+                                id: string;
+                                name: string;
+                                version: string;
+                            }[];
                             exposure: {
-                                [key: string]: unknown;
+                                artifacts: {
+                                    components: string[];
+                                    devices: number;
+                                    digest: string;
+                                    findings: number;
+                                    fixed_versions: string[];
+                                    id: string;
+                                    name: string;
+                                    open_findings: number;
+                                    version: string;
+                                    vex_statuses: string[];
+                                }[];
+                                /** @description exposed devices (running an artifact with an open finding of it) */
+                                devices: number;
+                                fixed_by: {
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    product: string;
+                                    release_id: string;
+                                    version: string;
+                                }[];
+                                groups: {
+                                    devices: number;
+                                    id: string;
+                                    name: string;
+                                }[];
+                                releases: {
+                                    artifacts: string[];
+                                    id: string;
+                                    product: string;
+                                    version: string;
+                                }[];
+                                vulnerability: string;
                             }[];
+                            /** @description findings naming any of the ids, known exploited and most severe first (at most 200) */
                             findings: {
-                                [key: string]: unknown;
+                                advisories: string[];
+                                aliases: string[];
+                                artifact: {
+                                    digest: string;
+                                    id: string;
+                                    name: string;
+                                    version: string;
+                                };
+                                component: {
+                                    ecosystem: string | null;
+                                    name: string;
+                                    purl: string;
+                                    version: string | null;
+                                };
+                                cvss_score: number | null;
+                                /** Format: date-time */
+                                first_seen_at: string;
+                                fixed_versions: string[];
+                                id: string;
+                                kev_date_added: string | null;
+                                known_exploited: boolean;
+                                known_exploited_in_fleet_at: string | null;
+                                /** @description how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected) */
+                                matched_by: unknown[];
+                                /** @description not closed by VEX (no statement, affected or under_investigation) */
+                                open: boolean;
+                                severity: string;
+                                /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
+                                severity_source: string;
+                                summary: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                                vex: {
+                                    justification: string | null;
+                                    statement_id: string | null;
+                                    status: string | null;
+                                };
+                                /** @description the vulnerability key: its CVE when any record names one, else the record id */
+                                vulnerability: string;
                             }[];
-                            source: string;
+                            findings_total: number;
+                            vulnerabilities: {
+                                /** @description one of the case's vulnerability ids */
+                                id: string;
+                                known_exploited: boolean;
+                                /** @description the vulnerability it resolves to in the imported feeds (null: none names it) */
+                                vulnerability: string | null;
+                            }[];
+                            vulnerability_ids: string[];
                         };
                     };
                 };

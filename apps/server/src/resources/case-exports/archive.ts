@@ -32,7 +32,8 @@ import type { Db } from '../../store/tx.js';
 import { allAttachments } from '../case-attachments/queries.js';
 import { attachmentView } from '../case-attachments/views.js';
 import { caseSubmissionsWithDocuments, listFilings } from '../case-submissions/queries.js';
-import { findingsAndExposureFor, iterateCaseAudit, listMeasures, type CaseRow } from '../cases/queries.js';
+import { linkedEvidence } from '../cases/evidence.js';
+import { iterateCaseAudit, listMeasures, type CaseRow } from '../cases/queries.js';
 import { caseRecords } from '../cases/records.js';
 import { caseView, decisionView } from '../cases/views.js';
 import { exportFileName } from '../release-receipts/export.js';
@@ -45,6 +46,10 @@ export const EVIDENCE_MANIFEST_TYPE = 'svc.case-evidence.v1';
 export const EXPORT_LIMITS = Object.freeze({
   /** Receipts in one archive. */
   receipts: 100_000,
+  /** Linked findings in `findings/findings-and-exposure.json` (`findings_total` counts them all). */
+  findings: 10_000,
+  /** Affected devices listed there (`affected.devices_total` counts them all). */
+  exposedDevices: 10_000,
   /** Audit events and receipt index lines per JSON Lines file. */
   linesPerFile: 1000,
 });
@@ -177,8 +182,8 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
   );
   for (const a of attachments) if (a.redacted_at === null) await w.blob(`attachments/${a.id}/${a.filename}`, input.blobs, a.digest);
 
-  const linked = await findingsAndExposureFor(db, tenantId, { vulnerabilityIds: c.vulnerability_ids, artifactIds: c.artifact_ids });
-  await w.bytes('findings/findings-and-exposure.json', json({ vulnerability_ids: c.vulnerability_ids, artifact_ids: c.artifact_ids, ...linked }));
+  const linked = await linkedEvidence(db, tenantId, c, { findings: EXPORT_LIMITS.findings, devices: EXPORT_LIMITS.exposedDevices });
+  await w.bytes('findings/findings-and-exposure.json', json({ exported_at: input.exportedAt.toISOString(), artifact_ids: c.artifact_ids, ...linked }));
 
   const measures = await listMeasures(db, tenantId, c.id);
   const rolloutIds = [...new Set(measures.map((m) => m.rollout_id).filter((id): id is string => id !== null))];

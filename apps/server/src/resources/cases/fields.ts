@@ -22,8 +22,9 @@ export const CASE_LIMITS = Object.freeze({
 
 const CVE = /^CVE-\d{4}-\d{4,19}$/i;
 const GHSA = /^GHSA(-[23456789cfghjmpqrvwx]{4}){3}$/i;
-// OSV ids and the aliases of other databases: PYSEC-2021-1, RUSTSEC-2021-0001, GO-2022-0001, DSA-5000-1
-const OTHER = /^[A-Za-z][A-Za-z0-9]{1,15}-[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$/;
+// OSV ids and the aliases of other databases: PYSEC-2021-1, RUSTSEC-2021-0001, GO-2022-0001, DSA-5000-1,
+// and the private prefixes OSV allows for a vendor's own feed (x_vendor-2026-1)
+const OTHER = /^[A-Za-z][A-Za-z0-9_]{1,15}-[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$/;
 
 /** `CVE-2024-3094` upper-case, `GHSA-xxxx-xxxx-xxxx` with a lower-case body (as GitHub writes it), others as given. */
 export function normalizeVulnerabilityId(raw: string): string | undefined {

@@ -8,6 +8,7 @@ import { normalizeUuid } from '@svc/release-core';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { CaseAwarenessTable, CaseDecisionsTable, CaseIntermediateRequestsTable, CaseMeasuresTable, CasesTable } from '../../store/case-tables.js';
 import type { Db } from '../../store/tx.js';
+import type { FindingListRow } from '../findings/queries.js';
 import type { CaseState, DeadlineFacts } from './deadlines.js';
 
 export type CaseRow = Selectable<CasesTable>;
@@ -272,27 +273,37 @@ export async function tenantName(db: Db, tenantId: string): Promise<string> {
 }
 
 /**
- * The linked evidence of the vulnerability issue, for a case's vulnerability ids (CVE, GHSA and
- * other aliases) and artifact ids: the findings that match them and the fleet's exposure
- * (artifacts, devices, groups, fixing releases). The seam the case view and the case export
- * read through.
- *
- * Returns empty lists while the findings and exposure tables do not exist on this server: the
- * case records the ids, so the join happens as soon as they do.
+ * The tenant's findings naming any of the ids (a finding's aliases hold every id of its merged
+ * records, so a CVE finds the finding of its GHSA record), known exploited and most severe
+ * first, at most `limit`, and how many there are.
  */
-export interface LinkedEvidence {
-  /** Where the data came from: `none` while no findings store exists. */
-  source: 'none' | 'findings';
-  findings: Record<string, unknown>[];
-  exposure: Record<string, unknown>[];
-}
-
-export async function findingsAndExposureFor(
-  _db: Db,
-  _tenantId: string,
-  _ids: { vulnerabilityIds: readonly string[]; artifactIds: readonly string[] },
-): Promise<LinkedEvidence> {
-  return { source: 'none', findings: [], exposure: [] };
+export async function findingsNaming(db: Db, tenantId: string, ids: readonly string[], limit: number): Promise<{ rows: FindingListRow[]; total: number }> {
+  if (ids.length === 0) return { rows: [], total: 0 };
+  const naming = sql<boolean>`f.aliases && ARRAY[${sql.join([...ids])}]::text[]`;
+  const [rows, total] = await Promise.all([
+    db
+      .selectFrom('vuln_findings as f')
+      .innerJoin('artifacts as a', 'a.id', 'f.artifact_id')
+      .selectAll('f')
+      .select(['a.name as artifact_name', 'a.version as artifact_version', 'a.digest as artifact_digest'])
+      .where('f.tenant_id', '=', tenantId)
+      .where(naming)
+      .orderBy('f.known_exploited', 'desc')
+      .orderBy('f.severity_rank', 'desc')
+      .orderBy('f.vuln_key')
+      .orderBy('a.name')
+      .orderBy('a.version')
+      .orderBy('f.id')
+      .limit(limit)
+      .execute(),
+    db
+      .selectFrom('vuln_findings as f')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('f.tenant_id', '=', tenantId)
+      .where(naming)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
 }
 
 export interface AuditSliceRow {

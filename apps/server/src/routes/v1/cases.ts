@@ -18,10 +18,12 @@ import {
 } from '../../resources/cases/commands.js';
 import { CASE_KINDS, CASE_STATES } from '../../resources/cases/deadlines.js';
 import { CASE_LIMITS } from '../../resources/cases/fields.js';
-import { caseAuditPage, caseStateCounts, findingsAndExposureFor, getCase, listCases, type CaseRow } from '../../resources/cases/queries.js';
+import { EVIDENCE_CAPS, linkedEvidence } from '../../resources/cases/evidence.js';
+import { caseAuditPage, caseStateCounts, getCase, listCases, type CaseRow } from '../../resources/cases/queries.js';
 import { caseRecords } from '../../resources/cases/records.js';
 import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
+import { Finding } from './findings.js';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
 const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
@@ -80,6 +82,58 @@ const Deadline = Type.Object({
   overdue: Type.Boolean(),
 });
 const Record_ = Type.Record(Type.String(), Type.Unknown());
+const ExposedDevice = Type.Object({
+  name: Type.String(),
+  components: Type.Array(Type.String()),
+  source: Type.String({ description: 'receipt (device-signed, software-key) or legacy (device-reported status)' }),
+});
+const CountedGroup = Type.Object({ id: Type.String(), name: Type.String(), devices: Type.Integer() });
+const LinkedEvidenceBody = Type.Object({
+  vulnerability_ids: Type.Array(Type.String()),
+  vulnerabilities: Type.Array(
+    Type.Object({
+      id: Type.String({ description: "one of the case's vulnerability ids" }),
+      vulnerability: Type.Union([Type.String(), Type.Null()], { description: 'the vulnerability it resolves to in the imported feeds (null: none names it)' }),
+      known_exploited: Type.Boolean(),
+    }),
+  ),
+  findings: Type.Array(Finding, { description: `findings naming any of the ids, known exploited and most severe first (at most ${EVIDENCE_CAPS.findings})` }),
+  findings_total: Type.Integer(),
+  exposure: Type.Array(
+    Type.Object({
+      vulnerability: Type.String(),
+      artifacts: Type.Array(
+        Type.Object({
+          id: Type.String(),
+          name: Type.String(),
+          version: Type.String(),
+          digest: Type.String(),
+          findings: Type.Integer(),
+          open_findings: Type.Integer(),
+          components: Type.Array(Type.String()),
+          fixed_versions: Type.Array(Type.String()),
+          vex_statuses: Type.Array(Type.String()),
+          devices: Type.Integer(),
+        }),
+      ),
+      releases: Type.Array(Type.Object({ id: Type.String(), product: Type.String(), version: Type.String(), artifacts: Type.Array(Type.String()) })),
+      fixed_by: Type.Array(Type.Object({ product: Type.String(), release_id: Type.String(), version: Type.String(), created_at: Timestamp })),
+      groups: Type.Array(CountedGroup),
+      devices: Type.Integer({ description: 'exposed devices (running an artifact with an open finding of it)' }),
+    }),
+  ),
+  artifacts: Type.Array(
+    Type.Object(
+      { id: Type.String(), name: Type.String(), version: Type.String(), digest: Type.String(), devices: Type.Integer() },
+      { description: 'an artifact the case names, and how many devices run it' },
+    ),
+  ),
+  affected: Type.Object({
+    devices: Type.Array(ExposedDevice, { description: `by name, at most ${EVIDENCE_CAPS.devices}` }),
+    devices_total: Type.Integer({ description: 'devices running an artifact with an open finding of a linked vulnerability, or an artifact the case names' }),
+    groups: Type.Array(CountedGroup),
+  }),
+});
 const CaseFull = Type.Intersect([
   CaseItem,
   Type.Object({
@@ -329,17 +383,17 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
     {
       config: {
         permission: 'evidence.read',
-        summary: "Findings and fleet exposure of the case's vulnerability ids and artifacts (empty until findings are imported)",
+        summary: "Findings and fleet exposure of the case's vulnerability ids and artifacts, and the devices and groups they affect, read now",
       },
       schema: {
         params: IdParams,
-        response: { 200: Type.Object({ source: Type.String(), findings: Type.Array(Record_), exposure: Type.Array(Record_) }), ...ErrorResponses },
+        response: { 200: LinkedEvidenceBody, ...ErrorResponses },
       },
     },
     async (request) => {
       const tenantId = principalOf(request).tenantId;
       const c = await caseOr404(db, tenantId, request.params.id, getCase);
-      return findingsAndExposureFor(db, tenantId, { vulnerabilityIds: c.vulnerability_ids, artifactIds: c.artifact_ids });
+      return linkedEvidence(db, tenantId, c);
     },
   );
 

@@ -5,7 +5,8 @@ import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
-import { getFinding, listFindings, VEX_STATUSES, type FindingFilter, type FindingListRow } from '../../resources/findings/queries.js';
+import { getFinding, listFindings, VEX_STATUSES, type FindingFilter } from '../../resources/findings/queries.js';
+import { findingView } from '../../resources/findings/views.js';
 import { getDeviceByName } from '../../resources/devices/queries.js';
 import { getRun, listRuns, type RunRow } from '../../resources/vuln-analysis/queries.js';
 import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
@@ -42,30 +43,6 @@ export const Finding = Type.Object({
   first_seen_at: Timestamp,
   updated_at: Timestamp,
 });
-
-export function findingView(f: FindingListRow) {
-  return {
-    id: f.id,
-    vulnerability: f.vuln_key,
-    aliases: f.aliases,
-    advisories: f.advisory_ids,
-    summary: f.summary,
-    severity: f.severity,
-    severity_source: f.severity_source,
-    cvss_score: f.cvss_score,
-    artifact: { id: f.artifact_id, name: f.artifact_name, version: f.artifact_version, digest: f.artifact_digest },
-    component: { purl: f.component_purl, name: f.component_name, version: f.component_version, ecosystem: f.ecosystem },
-    fixed_versions: f.fixed_versions,
-    matched_by: f.matched_by,
-    known_exploited: f.known_exploited,
-    kev_date_added: f.kev_date_added,
-    known_exploited_in_fleet_at: iso(f.exploited_signal_at),
-    vex: { status: f.vex_status, justification: f.vex_justification, statement_id: f.vex_statement_id },
-    open: f.vex_status === null || f.vex_status === 'affected' || f.vex_status === 'under_investigation',
-    first_seen_at: iso(f.first_seen_at),
-    updated_at: iso(f.updated_at),
-  };
-}
 
 const SeverityCounts = Type.Object(
   Object.fromEntries(SEVERITIES.map((s) => [s, Type.Integer()])) as Record<(typeof SEVERITIES)[number], ReturnType<typeof Type.Integer>>,

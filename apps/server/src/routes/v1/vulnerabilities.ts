@@ -4,16 +4,8 @@ import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
-import {
-  advisoriesOf,
-  exposedArtifacts,
-  exposedDevicePage,
-  exposedGroups,
-  fixingReleases,
-  kevEntry,
-  releasesWithArtifacts,
-  resolveVulnKey,
-} from '../../resources/vulnerabilities/queries.js';
+import { exposedArtifactView, vulnerabilityExposure } from '../../resources/vulnerabilities/exposure.js';
+import { advisoriesOf, kevEntry, resolveVulnKey } from '../../resources/vulnerabilities/queries.js';
 
 const IdParams = Strict({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
@@ -165,46 +157,24 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
       const tenantId = principalOf(request).tenantId;
       const key = await resolve(request.params.id);
       const { limit, offset } = page(request.query);
-      const artifacts = await exposedArtifacts(db, tenantId, key);
-      // exposure counts what VEX has not closed
-      const open = artifacts.filter((a) => a.open_findings > 0);
-      const digests = [...new Set(open.map((a) => a.digest))];
-      const devices = await exposedDevicePage(db, tenantId, digests, limit, offset);
-      const groups = await exposedGroups(db, tenantId, digests);
-      const releases = await releasesWithArtifacts(
-        db,
-        tenantId,
-        open.map((a) => a.artifact_id),
-      );
-      const products = [...new Set(releases.map((r) => r.product))];
-      const fixing = await fixingReleases(db, tenantId, products, key);
-      const fixedBy = products.flatMap((p) => {
-        const newestExposed = Math.max(...releases.filter((r) => r.product === p).map((r) => r.created_at.getTime()));
-        const f = fixing.find((r) => r.product === p && r.created_at.getTime() > newestExposed);
-        return f ? [{ product: p, release_id: f.release_id, version: f.version, created_at: iso(f.created_at) }] : [];
-      });
+      const e = await vulnerabilityExposure(db, tenantId, key, { limit, offset });
       return {
         vulnerability: key,
-        artifacts: artifacts.map((a) => ({
-          id: a.artifact_id,
-          name: a.name,
-          version: a.version,
-          digest: a.digest,
-          findings: a.findings,
-          open_findings: a.open_findings,
-          components: a.components,
-          fixed_versions: a.fixed_versions,
-          vex_statuses: a.vex_statuses,
-          devices: a.devices,
-        })),
-        releases: releases.map((r) => ({ id: r.release_id, product: r.product, version: r.version, artifacts: r.artifacts })),
-        fixed_by: fixedBy,
-        groups,
-        devices: devices.devices,
-        total: devices.total,
+        artifacts: e.artifacts.map(exposedArtifactView),
+        releases: e.releases,
+        fixed_by: e.fixed_by,
+        groups: e.groups,
+        devices: e.devices,
+        total: e.devices_total,
         limit,
         offset,
-        counts: { artifacts: artifacts.length, open_artifacts: open.length, releases: releases.length, groups: groups.length, devices: devices.total },
+        counts: {
+          artifacts: e.artifacts.length,
+          open_artifacts: e.artifacts.filter((a) => a.open_findings > 0).length,
+          releases: e.releases.length,
+          groups: e.groups.length,
+          devices: e.devices_total,
+        },
       };
     },
   );
