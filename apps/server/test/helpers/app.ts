@@ -31,10 +31,11 @@ import { createTestStore, type TestStore } from './store.js';
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 
-export interface SessionHeaders {
+/** A logged-in session's request headers (a plain header record, spreadable into any request). */
+export type SessionHeaders = Record<string, string> & {
   cookie: string;
   'x-svc-csrf': '1';
-}
+};
 
 export interface TestClock {
   now(): Date;
