@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCertificatePem, verifyReceipt, type ReceiptPayload } from '@svc/release-core';
@@ -27,90 +28,100 @@ interface Row {
   release?: Release;
   /** os-bundle: the restart after the kill boots the new slot (the kill was the reboot). */
   bootOnRestart?: boolean;
-  /** Every state change the journal recorded, in order, nothing left out. */
-  expectStates: State[];
+  /** Every state change the journal recorded, in order, nothing left out; default: the two-groups chain of `killIn`. */
+  expectStates?: State[];
   expectReceipt: { activation: ReceiptPayload['activation']; health: ReceiptPayload['health']; verdicts?: readonly string[]; os?: Record<string, unknown> };
   /** What is live afterwards. */
   expectLive: 'v1' | 'v2' | 'os-B' | 'os-A';
 }
 
-const PREPARE: State[] = ['desired-persisted', 'downloading', 'downloaded', 'staged'];
-const GROUP: State[] = ['activating', 'group-activated', 'group-healthy'];
-const FINISH: State[] = ['committing', 'committed', 'receipt-persisted'];
-/** No crash, or a crash whose recovery repeats a step without a state change. */
-const STRAIGHT: State[] = [...PREPARE, ...GROUP, ...GROUP, ...FINISH];
-/** An interrupted activation: roll back, back to staged, activate both groups again. */
-const RETRIED: State[] = ['rolling-back', 'staged', ...GROUP, ...GROUP, ...FINISH];
+/** The exact state chains, shared with the end-to-end crash table (test/vectors/crash-chains.json). */
+const CHAINS = JSON.parse(readFileSync(join(import.meta.dirname, 'vectors', 'crash-chains.json'), 'utf8')) as {
+  'two-groups': Record<string, State[]>;
+  'group-1-unhealthy': State[];
+  'bytes-refused': State[];
+  'loop-guard': State[];
+  'os-bundle-new-slot-booted': State[];
+  'os-bundle-old-slot-booted': State[];
+};
+/** The chain of the two-group release killed at `point`. */
+const chain = (point: string): State[] => {
+  const states = CHAINS['two-groups'][point];
+  if (states === undefined) throw new Error(`crash-chains.json: no two-groups chain for ${point}`);
+  return states;
+};
 const committed = { activation: 'activated', health: 'healthy', verdicts: ['committed', 'committed'] } as const;
 /** Group 1 fails its own probe: both members restored, whatever was interrupted on the way. */
 const GROUP_1_UNHEALTHY = {
   release: 'group-1-unhealthy',
-  expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', 'rolling-back', 'rolled-back', 'receipt-persisted'],
+  expectStates: CHAINS['group-1-unhealthy'],
   expectReceipt: { activation: 'rolled-back', health: 'unhealthy', verdicts: ['rolled-back', 'rolled-back'] },
   expectLive: 'v1',
 } as const satisfies Partial<Row>;
 
 const rows: Row[] = [
-  { name: 'after the desired state is persisted', killIn: 'after-desired-state-persisted', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
   {
-    name: 'between recording the live digests and starting the download',
-    killIn: 'previous-digests-recorded',
-    expectStates: STRAIGHT,
+    name: 'after the desired state is persisted',
+    killIn: 'after-desired-state-persisted',
     expectReceipt: committed,
     expectLive: 'v2',
   },
-  { name: 'mid-download (resumes from the partial file)', killIn: 'mid-download', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
-  { name: 'after download', killIn: 'after-download', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
-  { name: 'after stage', killIn: 'after-stage', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
+  {
+    name: 'between recording the live digests and starting the download',
+    killIn: 'previous-digests-recorded',
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
+  {
+    name: 'mid-download (resumes from the partial file)',
+    killIn: 'mid-download',
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
+  { name: 'after download', killIn: 'after-download', expectReceipt: committed, expectLive: 'v2' },
+  { name: 'after stage', killIn: 'after-stage', expectReceipt: committed, expectLive: 'v2' },
   {
     name: 'inside the file driver, between link and rename',
     killIn: 'mid-driver-write',
-    expectStates: [...PREPARE, 'activating', ...RETRIED],
     expectReceipt: committed,
     expectLive: 'v2',
   },
   {
     name: 'mid-activation of group 0',
     killIn: 'mid-activation-0',
-    expectStates: [...PREPARE, 'activating', ...RETRIED],
     expectReceipt: committed,
     expectLive: 'v2',
   },
   {
     name: 'before group 0 health',
     killIn: 'before-health-0',
-    expectStates: [...PREPARE, 'activating', 'group-activated', ...RETRIED],
     expectReceipt: committed,
     expectLive: 'v2',
   },
-  { name: 'after group 0 health', killIn: 'after-health-0', expectStates: [...PREPARE, ...GROUP, ...RETRIED], expectReceipt: committed, expectLive: 'v2' },
+  { name: 'after group 0 health', killIn: 'after-health-0', expectReceipt: committed, expectLive: 'v2' },
   {
     name: 'mid-activation of group 1',
     killIn: 'mid-activation-1',
-    expectStates: [...PREPARE, ...GROUP, 'activating', ...RETRIED],
     expectReceipt: committed,
     expectLive: 'v2',
   },
   {
     name: 'before group 1 health',
     killIn: 'before-health-1',
-    expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', ...RETRIED],
     expectReceipt: committed,
     expectLive: 'v2',
   },
   {
     name: 'after group 1 health',
     killIn: 'after-health-1',
-    expectStates: [...PREPARE, ...GROUP, ...GROUP, ...RETRIED],
     expectReceipt: committed,
     expectLive: 'v2',
   },
-  { name: 'mid-commit (finishes the commit)', killIn: 'mid-commit', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
-  { name: 'before the receipt', killIn: 'before-receipt', expectStates: STRAIGHT, expectReceipt: committed, expectLive: 'v2' },
+  { name: 'mid-commit (finishes the commit)', killIn: 'mid-commit', expectReceipt: committed, expectLive: 'v2' },
+  { name: 'before the receipt', killIn: 'before-receipt', expectReceipt: committed, expectLive: 'v2' },
   {
     name: 'after the receipt, before upload (same bytes kept)',
     killIn: 'after-receipt-before-upload',
-    expectStates: STRAIGHT,
     expectReceipt: committed,
     expectLive: 'v2',
   },
@@ -120,7 +131,7 @@ const rows: Row[] = [
     name: 'before the receipt of a failed transaction (bytes differ from the signed digest)',
     killIn: 'before-receipt',
     release: 'tampered-conf-b',
-    expectStates: ['desired-persisted', 'downloading', 'failed', 'receipt-persisted'],
+    expectStates: CHAINS['bytes-refused'],
     expectReceipt: { activation: 'failed', health: 'not-checked', verdicts: ['not-attempted', 'failed'] },
     expectLive: 'v1',
   },
@@ -128,19 +139,7 @@ const rows: Row[] = [
     name: 'killed in activation every time: the loop guard rolls back and fails it',
     killIn: 'mid-activation-0',
     killEveryTime: true,
-    expectStates: [
-      ...PREPARE,
-      'activating',
-      'rolling-back',
-      'staged',
-      'activating',
-      'rolling-back',
-      'staged',
-      'activating',
-      'rolling-back',
-      'rolled-back',
-      'receipt-persisted',
-    ],
+    expectStates: CHAINS['loop-guard'],
     expectReceipt: { activation: 'rolled-back', health: 'not-checked', verdicts: ['rolled-back', 'not-attempted'] },
     expectLive: 'v1',
   },
@@ -149,7 +148,7 @@ const rows: Row[] = [
     killIn: 'reboot-requested',
     release: 'os-bundle',
     bootOnRestart: true,
-    expectStates: [...PREPARE, 'activating', 'awaiting-reboot', 'group-activated', 'group-healthy', ...FINISH],
+    expectStates: CHAINS['os-bundle-new-slot-booted'],
     expectReceipt: {
       activation: 'activated',
       health: 'healthy',
@@ -161,7 +160,7 @@ const rows: Row[] = [
     name: 'os-bundle: reboot requested, the old slot came back up (slot mismatch: rolled back)',
     killIn: 'reboot-requested',
     release: 'os-bundle',
-    expectStates: [...PREPARE, 'activating', 'awaiting-reboot', 'rolling-back', 'rolled-back', 'receipt-persisted'],
+    expectStates: CHAINS['os-bundle-old-slot-booted'],
     expectReceipt: {
       activation: 'rolled-back',
       health: 'not-checked',
@@ -275,7 +274,7 @@ describe.sequential('crash table: SIGKILL at every crash point, restart, converg
       .map((l) => JSON.parse(l) as { kind: string; state?: string; event?: string })
       .filter((r) => r.kind === 'tx' && r.event !== 'snapshot' && r.event !== 'resumed')
       .map((r) => r.state);
-    expect(states).toEqual(row.expectStates);
+    expect(states).toEqual(row.expectStates ?? chain(row.killIn));
 
     const bytes = await readFile(receiptFile);
     if (before) expect(bytes.equals(before)).toBe(true);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { chmod, open, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CRASH_POINTS } from '@svc/agent';
@@ -27,26 +28,34 @@ interface Row {
   tamper?: 'downloaded-head' | 'missing-tail';
   /** A group-1 probe that always fails: the transaction rolls back after group 1. */
   failGroup1?: boolean;
-  expectStates: string[];
+  /** Every state change the journal recorded, in order; default: the two-groups chain of `killIn`. */
+  expectStates?: string[];
   expect: { state: 'committed' | 'rolled back' | 'failed'; verdicts: readonly [string, string]; activation: string };
   /** What the device holds afterwards: the new files, or none (a rolled-back first install). */
   expectFiles: 'new' | 'none';
 }
 
-const PREPARE = ['desired-persisted', 'downloading', 'downloaded', 'staged'];
-const GROUP = ['activating', 'group-activated', 'group-healthy'];
-const FINISH = ['committing', 'committed', 'receipt-persisted', 'reported'];
-const STRAIGHT = [...PREPARE, ...GROUP, ...GROUP, ...FINISH];
-const RETRIED = ['rolling-back', 'staged', ...GROUP, ...GROUP, ...FINISH];
+/**
+ * The exact state chains of the agent's own crash table (apps/agent/test/vectors/crash-chains.json),
+ * each followed here by "reported": this agent uploads its receipt.
+ */
+const CHAINS = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'agent', 'test', 'vectors', 'crash-chains.json'), 'utf8')) as {
+  'two-groups': Record<string, string[]>;
+  'group-1-unhealthy': string[];
+  'bytes-refused': string[];
+  'loop-guard': string[];
+};
+const reported = (states: string[] | undefined, what: string): string[] => {
+  if (states === undefined) throw new Error(`crash-chains.json: no chain for ${what}`);
+  return [...states, 'reported'];
+};
 const COMMITTED = { state: 'committed', verdicts: ['committed', 'committed'], activation: 'activated' } as const;
-const ROLLED_BACK_AFTER_GROUP_1 = [...PREPARE, ...GROUP, 'activating', 'group-activated', 'rolling-back', 'rolled-back', 'receipt-persisted', 'reported'];
 
 const rows: Row[] = [
-  { name: 'after the desired state is persisted', killIn: 'after-desired-state-persisted', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
+  { name: 'after the desired state is persisted', killIn: 'after-desired-state-persisted', expect: COMMITTED, expectFiles: 'new' },
   {
     name: 'between recording the live digests and starting the download',
     killIn: 'previous-digests-recorded',
-    expectStates: STRAIGHT,
     expect: COMMITTED,
     expectFiles: 'new',
   },
@@ -54,7 +63,6 @@ const rows: Row[] = [
     name: 'mid-download; the bytes already downloaded then change on the server: resumed past them, committed',
     killIn: 'mid-download',
     tamper: 'downloaded-head',
-    expectStates: STRAIGHT,
     expect: COMMITTED,
     expectFiles: 'new',
   },
@@ -62,63 +70,57 @@ const rows: Row[] = [
     name: 'mid-download; the bytes not yet downloaded change on the server: they do not match TUF, failed',
     killIn: 'mid-download',
     tamper: 'missing-tail',
-    expectStates: ['desired-persisted', 'downloading', 'failed', 'receipt-persisted', 'reported'],
+    expectStates: reported(CHAINS['bytes-refused'], 'bytes-refused'),
     expect: { state: 'failed', verdicts: ['not-attempted', 'failed'], activation: 'failed' },
     expectFiles: 'none',
   },
-  { name: 'after download', killIn: 'after-download', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
-  { name: 'after stage', killIn: 'after-stage', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
+  { name: 'after download', killIn: 'after-download', expect: COMMITTED, expectFiles: 'new' },
+  { name: 'after stage', killIn: 'after-stage', expect: COMMITTED, expectFiles: 'new' },
   {
     name: 'inside the file driver, between link and rename',
     killIn: 'mid-driver-write',
-    expectStates: [...PREPARE, 'activating', ...RETRIED],
     expect: COMMITTED,
     expectFiles: 'new',
   },
   {
     name: 'mid-activation of group 0',
     killIn: 'mid-activation-0',
-    expectStates: [...PREPARE, 'activating', ...RETRIED],
     expect: COMMITTED,
     expectFiles: 'new',
   },
   {
     name: 'before group 0 health',
     killIn: 'before-health-0',
-    expectStates: [...PREPARE, 'activating', 'group-activated', ...RETRIED],
     expect: COMMITTED,
     expectFiles: 'new',
   },
-  { name: 'after group 0 health', killIn: 'after-health-0', expectStates: [...PREPARE, ...GROUP, ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
+  { name: 'after group 0 health', killIn: 'after-health-0', expect: COMMITTED, expectFiles: 'new' },
   {
     name: 'mid-activation of group 1',
     killIn: 'mid-activation-1',
-    expectStates: [...PREPARE, ...GROUP, 'activating', ...RETRIED],
     expect: COMMITTED,
     expectFiles: 'new',
   },
   {
     name: 'before group 1 health',
     killIn: 'before-health-1',
-    expectStates: [...PREPARE, ...GROUP, 'activating', 'group-activated', ...RETRIED],
     expect: COMMITTED,
     expectFiles: 'new',
   },
-  { name: 'after group 1 health', killIn: 'after-health-1', expectStates: [...PREPARE, ...GROUP, ...GROUP, ...RETRIED], expect: COMMITTED, expectFiles: 'new' },
-  { name: 'mid-commit', killIn: 'mid-commit', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
+  { name: 'after group 1 health', killIn: 'after-health-1', expect: COMMITTED, expectFiles: 'new' },
+  { name: 'mid-commit', killIn: 'mid-commit', expect: COMMITTED, expectFiles: 'new' },
   {
     name: 'mid-rollback after group 1 failed its own probe',
     killIn: 'mid-rollback',
     failGroup1: true,
-    expectStates: ROLLED_BACK_AFTER_GROUP_1,
+    expectStates: reported(CHAINS['group-1-unhealthy'], 'group-1-unhealthy'),
     expect: { state: 'rolled back', verdicts: ['rolled-back', 'rolled-back'], activation: 'rolled-back' },
     expectFiles: 'none',
   },
-  { name: 'before the receipt is written', killIn: 'before-receipt', expectStates: STRAIGHT, expect: COMMITTED, expectFiles: 'new' },
+  { name: 'before the receipt is written', killIn: 'before-receipt', expect: COMMITTED, expectFiles: 'new' },
   {
     name: 'after the receipt is persisted, before upload',
     killIn: 'after-receipt-before-upload',
-    expectStates: STRAIGHT,
     expect: COMMITTED,
     expectFiles: 'new',
   },
@@ -126,20 +128,7 @@ const rows: Row[] = [
     name: 'in activation at every start: the loop guard rolls back and fails it',
     killIn: 'mid-activation-0',
     killEveryTime: true,
-    expectStates: [
-      ...PREPARE,
-      'activating',
-      'rolling-back',
-      'staged',
-      'activating',
-      'rolling-back',
-      'staged',
-      'activating',
-      'rolling-back',
-      'rolled-back',
-      'receipt-persisted',
-      'reported',
-    ],
+    expectStates: reported(CHAINS['loop-guard'], 'loop-guard'),
     expect: { state: 'rolled back', verdicts: ['rolled-back', 'not-attempted'], activation: 'rolled-back' },
     expectFiles: 'none',
   },
@@ -288,7 +277,7 @@ describe.sequential('crash table: SIGKILL the real agent at a crash point, resta
       },
       30_000,
     );
-    expect(states).toEqual(row.expectStates);
+    expect(states).toEqual(row.expectStates ?? reported(CHAINS['two-groups'][row.killIn], row.killIn));
     await agent.stop();
   });
 

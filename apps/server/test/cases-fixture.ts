@@ -10,23 +10,18 @@ import type { AppContext } from '../src/http/context.js';
 import { upsertEnrolledDevice } from '../src/resources/devices/queries.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import type { Driver } from '../src/store/open.js';
-import { createTestApp, testConfig, type TestApp } from './helpers/app.js';
+import { createTestApp, jsonApi, testConfig, type ApiAnswer, type ApiCall, type TestApp } from './helpers/app.js';
 import { createTestStore } from './helpers/store.js';
 import { artifactMultipart } from './pipeline-fixture.js';
 
-export interface ApiAnswer {
-  status: number;
-  body: any;
-  raw: Buffer;
-  headers: Record<string, unknown>;
-}
+export type { ApiAnswer };
 
 export interface CasesFixture {
   t: TestApp;
   repo: SigningRepository;
   dataDir: string;
   admin: Record<string, string>;
-  api(method: string, url: string, payload?: unknown, headers?: Record<string, string>): Promise<ApiAnswer>;
+  api: ApiCall;
   /** Opens a case (201 expected) with awareness one hour before now unless given. */
   openCase(over?: Record<string, unknown>, headers?: Record<string, string>): Promise<any>;
   artifact(name: string, version: string, bytes?: string): Promise<any>;
@@ -43,16 +38,7 @@ export async function createCasesFixture(driver: Driver, ctxOverrides: Partial<A
   clockRef = t.clock.now;
   // an API key, not a session: tests move the clock past a session's lifetime
   const admin = await t.apiKeyHeaders('admin');
-  const api: CasesFixture['api'] = async (method, url, payload, headers = admin) => {
-    const res = await t.app.inject({ method: method as never, url, headers, ...(payload === undefined ? {} : { payload: payload as never }) });
-    let body: any;
-    try {
-      body = JSON.parse(res.body);
-    } catch {
-      body = res.body;
-    }
-    return { status: res.statusCode, body, raw: res.rawPayload, headers: res.headers };
-  };
+  const api = jsonApi(t, admin);
   return {
     t,
     repo,

@@ -17,7 +17,7 @@ import type { PipelineHooks } from '../src/resources/pipeline-deps.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import type { Driver } from '../src/store/open.js';
 import { upsertEnrolledDevice } from '../src/resources/devices/queries.js';
-import { createTestApp, type TestApp } from './helpers/app.js';
+import { createTestApp, jsonApi, type ApiCall, type TestApp } from './helpers/app.js';
 import { createTestStore } from './helpers/store.js';
 
 export interface PipelineFixture {
@@ -31,12 +31,7 @@ export interface PipelineFixture {
     a: { name: string; version: string; kind: string; bytes: Uint8Array | string; filename?: string; media_type?: string },
     headers?: Record<string, string>,
   ): Promise<{ status: number; body: any }>;
-  api(
-    method: string,
-    url: string,
-    payload?: unknown,
-    headers?: Record<string, string>,
-  ): Promise<{ status: number; body: any; raw: Buffer; headers: Record<string, unknown> }>;
+  api: ApiCall;
   dispose(): Promise<void>;
 }
 
@@ -52,16 +47,7 @@ export async function createPipelineFixture(driver: Driver, o: { maxArtifactByte
   });
   clockRef = t.clock.now;
   const admin = await t.loginAs('admin');
-  const api: PipelineFixture['api'] = async (method, url, payload, headers = admin) => {
-    const res = await t.app.inject({ method: method as never, url, headers, ...(payload === undefined ? {} : { payload: payload as never }) });
-    let body: any;
-    try {
-      body = JSON.parse(res.body);
-    } catch {
-      body = res.body;
-    }
-    return { status: res.statusCode, body, raw: res.rawPayload, headers: res.headers };
-  };
+  const api = jsonApi(t, admin);
   return {
     t,
     repo,

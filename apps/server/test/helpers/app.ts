@@ -142,3 +142,27 @@ export async function createTestApp(driver: Driver, options: { shareWith?: TestS
     },
   };
 }
+
+/** One answer of `jsonApi`: the status, the body parsed as JSON (else its text), the raw bytes and the headers. */
+export interface ApiAnswer {
+  status: number;
+  body: any;
+  raw: Buffer;
+  headers: Record<string, unknown>;
+}
+
+export type ApiCall = (method: string, url: string, payload?: unknown, headers?: Record<string, string>) => Promise<ApiAnswer>;
+
+/** Requests to the test app's REST API, sent with `defaults` unless other headers are given. */
+export function jsonApi(t: TestApp, defaults: Record<string, string>): ApiCall {
+  return async (method, url, payload, headers = defaults) => {
+    const res = await t.app.inject({ method: method as never, url, headers, ...(payload === undefined ? {} : { payload: payload as never }) });
+    let body: any;
+    try {
+      body = JSON.parse(res.body);
+    } catch {
+      body = res.body;
+    }
+    return { status: res.statusCode, body, raw: res.rawPayload, headers: res.headers };
+  };
+}
