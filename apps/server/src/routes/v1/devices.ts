@@ -6,7 +6,7 @@ import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { decommissionDevice, deviceOr404 } from '../../resources/devices/commands.js';
-import { DEVICE_STATUSES, deviceHistory, listDevices, type DeviceListItem } from '../../resources/devices/queries.js';
+import { DEVICE_SORTS, DEVICE_STATUSES, deviceHistory, listDevices, type DeviceListItem } from '../../resources/devices/queries.js';
 import { DeviceListAnchors } from '../../resources/devices/anchors.js';
 import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
@@ -56,9 +56,19 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   app.get(
     '/devices',
     {
-      config: { permission: 'devices.read', summary: 'List devices (status, q filters; total, counts)' },
+      config: { permission: 'devices.read', summary: 'List devices (status, q filters; sort; total, counts)' },
       schema: {
-        querystring: Strict({ ...PageQuery, status: Type.Optional(Type.Enum(DEVICE_STATUSES)), q: Type.Optional(Type.String({ maxLength: 100 })) }),
+        querystring: Strict({
+          ...PageQuery,
+          status: Type.Optional(Type.Enum(DEVICE_STATUSES)),
+          q: Type.Optional(Type.String({ maxLength: 100 })),
+          sort: Type.Optional(
+            Type.Enum(DEVICE_SORTS, {
+              description:
+                'order of the list: name (default), last_seen or status, name breaking ties; a leading "-" reverses it exactly (never-seen devices come last by last_seen, first by -last_seen)',
+            }),
+          ),
+        }),
         response: {
           200: Type.Object({ devices: Type.Array(Device), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
           ...ErrorResponses,
@@ -68,7 +78,12 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     async (request, reply) => {
       const p = principalOf(request);
       const { limit, offset } = page(request.query);
-      const { devicesJson, total, counts } = await listDevices(db, p.tenantId, { status: request.query.status, q: request.query.q, limit, offset }, anchors);
+      const { devicesJson, total, counts } = await listDevices(
+        db,
+        p.tenantId,
+        { status: request.query.status, q: request.query.q, sort: request.query.sort, limit, offset },
+        anchors,
+      );
       // The database wrote the items' JSON (store/devices.ts); the rest are integers. A string
       // sent as application/json skips the response serializer; the schema above still
       // documents this body, and devices-list.test.ts validates real pages against it.
