@@ -5781,7 +5781,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List devices (status, q filters; total, counts) */
+        /** List devices (status, q filters; sort; total, counts) */
         get: {
             parameters: {
                 query?: {
@@ -5790,6 +5790,8 @@ export interface paths {
                     /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                     q?: string;
+                    /** @description order of the list: name (default), last_seen or status, name breaking ties; a leading "-" reverses it exactly (never-seen devices come last by last_seen, first by -last_seen) */
+                    sort?: "name" | "-name" | "last_seen" | "-last_seen" | "status" | "-status";
                     status?: "online" | "offline" | "decommissioned";
                 };
                 header?: never;
@@ -5900,7 +5902,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One device */
+        /** One device, its current release (member digests) and the software it runs by evidence source */
         get: {
             parameters: {
                 query?: never;
@@ -5923,10 +5925,38 @@ export interface paths {
                             cert_fingerprint: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            current_release: {
+                                /** Format: date-time */
+                                accepted_at: string;
+                                /** @description the receipt key label: software-key (spec §2.3 rule 6) */
+                                label: string;
+                                members: {
+                                    component: string;
+                                    /** @description the resulting digest the signed receipt names */
+                                    digest: string;
+                                }[];
+                                product: string;
+                                /** Format: uuid */
+                                receipt_id: string;
+                                /** Format: uuid */
+                                release_id: string;
+                                /** Format: uuid */
+                                transaction_id: string;
+                                version: string;
+                            } | null;
                             /** Format: date-time */
                             last_seen: string | null;
                             name: string;
                             profile: string | null;
+                            /** @description per component, the digest the device last reported running */
+                            software: {
+                                component: string;
+                                digest: string;
+                                /** Format: date-time */
+                                observed_at: string;
+                                /** @description receipt: device-signed (an accepted receipt); legacy: device-reported only (a legacy rollout status report) */
+                                source: "receipt" | "legacy";
+                            }[];
                             /** @enum {unknown} */
                             status: "online" | "offline" | "decommissioned";
                         };
