@@ -1,8 +1,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useParams } from 'react-router';
+import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
-import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Paged, When, useListParams } from '../ui/kit';
+import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Paged, Table, When, useListParams } from '../ui/kit';
 import { ReceiptsTable } from './receipts';
 
 /** One device: identity, history, log retrieval, receipts, decommission. */
@@ -44,6 +44,52 @@ export function DevicePage() {
               <When at={d.created_at} />
             </dd>
           </dl>
+          <section aria-labelledby="current-h">
+            <h2 id="current-h">Current release</h2>
+            {d.current_release === null ? (
+              <p className="muted">No activated release receipt from this device yet.</p>
+            ) : (
+              <>
+                <p>
+                  <Link to={`/releases?product=${encodeURIComponent(d.current_release.product)}`}>
+                    {d.current_release.product} {d.current_release.version}
+                  </Link>{' '}
+                  — device-signed receipt (key label {d.current_release.label}) accepted <When at={d.current_release.accepted_at} />;{' '}
+                  <Link to={`/receipts/${d.current_release.receipt_id}`}>the receipt</Link>,{' '}
+                  <Link to={`/transactions/${d.current_release.transaction_id}`}>the transaction</Link>.
+                </p>
+                <Table head={['Member', 'Resulting digest']} caption="Members of the current release and the digests the receipt names">
+                  {d.current_release.members.map((m) => (
+                    <tr key={m.component}>
+                      <td>{m.component}</td>
+                      <td>
+                        <Mono>{m.digest}</Mono>
+                      </td>
+                    </tr>
+                  ))}
+                </Table>
+              </>
+            )}
+            {d.software.length > 0 && (
+              <>
+                <h3>Software by evidence</h3>
+                <Table head={['Component', 'Digest', 'Evidence', 'Observed']} caption="What the device runs per component, and on what evidence">
+                  {d.software.map((sw) => (
+                    <tr key={sw.component}>
+                      <td>{sw.component}</td>
+                      <td>
+                        <Mono>{sw.digest}</Mono>
+                      </td>
+                      <td>{sw.source === 'receipt' ? 'device-signed (receipt)' : 'device-reported only (legacy status)'}</td>
+                      <td>
+                        <When at={sw.observed_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </Table>
+              </>
+            )}
+          </section>
           <Guard perm="devices.write" legend="Actions">
             <LogRequest name={name} disabled={d.status === 'decommissioned'} />
             <ConfirmButton
