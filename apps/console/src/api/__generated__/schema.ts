@@ -2588,6 +2588,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/case-submission-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The content fields of each stage submission per case kind (the table submissions are checked against), and the values of each field's type */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            member_states: string[];
+                            severities: string[];
+                            stages: {
+                                fields: {
+                                    exploited_vulnerability: {
+                                        label: string;
+                                        name: string;
+                                        required: boolean;
+                                        /** @enum {unknown} */
+                                        type: "text" | "member_states" | "tlp" | "boolean" | "severity" | "uuid" | "url";
+                                    }[];
+                                    severe_incident: {
+                                        label: string;
+                                        name: string;
+                                        required: boolean;
+                                        /** @enum {unknown} */
+                                        type: "text" | "member_states" | "tlp" | "boolean" | "severity" | "uuid" | "url";
+                                    }[];
+                                };
+                                /** @enum {unknown} */
+                                stage: "early_warning" | "notification" | "intermediate" | "final_report" | "advisory";
+                                title: string;
+                            }[];
+                            tlp: string[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cases": {
         parameters: {
             query?: never;
