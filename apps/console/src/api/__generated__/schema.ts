@@ -2915,16 +2915,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -2939,10 +2977,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -3067,16 +3125,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -3091,10 +3187,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -3226,16 +3342,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -3250,10 +3404,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -3393,16 +3567,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -3417,10 +3629,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -4193,16 +4425,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -4217,10 +4487,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -4353,16 +4643,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -4377,10 +4705,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -4520,16 +4868,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -4544,10 +4930,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -4880,16 +5286,54 @@ export interface paths {
                                 vulnerability_ids: string[];
                             } & {
                                 assessment: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    assessed_at: string;
+                                    assessor: string;
+                                    outcome: string;
+                                    rationale: string;
                                 } | null;
+                                /** @description the awareness record in force */
                                 awareness: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    aware_at: string;
+                                    aware_by: string;
+                                    corrections: number;
+                                    evidence: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** @description why a correction was made; null on the first record */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
+                                    supersedes_id: string | null;
                                 } | null;
                                 awareness_history: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    aware_at: string;
+                                    aware_by: string;
+                                    evidence: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** @description why a correction was made; null on the first record */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
+                                    supersedes_id: string | null;
                                 }[];
                                 corrective_measures: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    available_at: string;
+                                    description: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
+                                    release_id: string | null;
+                                    rollout_id: string | null;
                                 }[];
                                 deadlines: {
                                     article: string;
@@ -4904,10 +5348,30 @@ export interface paths {
                                     waiting_for: string | null;
                                 }[];
                                 decisions: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    decided_at: string;
+                                    decided_by: string;
+                                    decision: string;
+                                    from_state: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    rationale: string;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
                                 }[];
                                 intermediate_requests: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    due_at: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
+                                    reference: string | null;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    requested_by: string;
                                 }[];
                             };
                             /** Format: uuid */
@@ -5043,16 +5507,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -5067,10 +5569,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
