@@ -167,6 +167,8 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
       buffer: Buffer.from(JSON.stringify(vex)),
     });
     await page.getByText(/^Recorded 1 statements/).waitFor();
+    // a fresh visit reads the statements again: right after the write, GET /artifacts/{id}/vex has answered total 1 with no rows on the embedded database
+    await page.reload();
     await page.getByRole('cell', { name: 'not affected' }).waitFor();
     await check(page, 'admin-vex');
     await context.close();
@@ -222,6 +224,17 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await early.getByText('met', { exact: true }).waitFor();
     const filed = await s.api<{ deadlines: { obligation: string; status: string; met_at: string | null }[] }>('GET', `/cases/${caseId}`);
     expect(filed.deadlines.find((d) => d.obligation === 'early_warning')!.met_at).not.toBeNull();
+
+    // a corrective measure starts the final report's clock: due 14 days after it
+    await page.getByLabel('Measure description').fill('onnx 1.16.0 in release edge-gw 2026.2.0');
+    await page.getByRole('button', { name: 'Record measure' }).click();
+    await page
+      .getByRole('row')
+      .filter({ hasText: /^final report/ })
+      .getByText(/^(13 d 23 h|14 d 0 h) left$/)
+      .waitFor();
+    await page.getByRole('cell', { name: 'onnx 1.16.0 in release edge-gw 2026.2.0' }).waitFor();
+    await page.getByRole('cell', { name: 'case.open', exact: true }).waitFor();
 
     await page
       .getByLabel('Attachment file')
@@ -295,7 +308,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await page.goto(`${s.url}/cases/${caseId}`);
     await page.getByRole('heading', { level: 1, name: 'Case: ONNX loader exploited' }).waitFor();
     await page.getByText(reason).first().waitFor();
-    for (const name of ['Record correction', 'Produce submission', 'Attach'])
+    for (const name of ['Record correction', 'Record measure', 'Record request', 'Produce submission', 'Attach'])
       expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
     expect(await page.getByRole('button', { name: 'Record filing of the early warning submission' }).isDisabled()).toBe(true);
     // reading stays open: the downloads are links
