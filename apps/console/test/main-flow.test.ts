@@ -251,6 +251,8 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
       const row = current.getByRole('row').filter({ hasText: a.name }).first();
       expect(await row.getByRole('cell').nth(1).textContent(), a.name).toBe(a.digest);
     }
+    // no feed is imported here: the device's open findings list is empty, read from the server
+    await page.getByRole('region', { name: 'Open findings' }).getByText('No findings').waitFor();
     await page.getByRole('heading', { name: 'History' }).waitFor();
     const requested = page.waitForResponse((r) => r.url().endsWith('/api/v1/devices/gw-0001/log-requests') && r.request().method() === 'POST');
     await page.getByRole('button', { name: 'Request logs' }).click();

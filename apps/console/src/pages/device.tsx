@@ -2,6 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
+import { useCan } from '../api/session';
 import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Paged, Table, When, useListParams } from '../ui/kit';
 import { ReceiptsTable } from './receipts';
 
@@ -105,6 +106,7 @@ export function DevicePage() {
           </Guard>
         </>
       ) : null}
+      <Findings name={name} />
       <History name={name} />
       <section aria-labelledby="receipts-h">
         <h2 id="receipts-h">Receipts</h2>
@@ -169,6 +171,50 @@ function History({ name }: { name: string }) {
           ))
         }
       </Paged>
+    </section>
+  );
+}
+
+/** Open findings of what the device runs now (`GET /devices/{name}/findings`), paged by the server. */
+function Findings({ name }: { name: string }) {
+  const can = useCan('evidence.read');
+  const list = useListParams('findings.');
+  const query = { limit: list.limit, offset: list.offset };
+  const findings = useQuery({
+    queryKey: ['device-findings', name, query],
+    queryFn: () => ok(api.GET('/api/v1/devices/{name}/findings', { params: { path: { name }, query } })),
+    placeholderData: keepPreviousData,
+    enabled: can.ok,
+  });
+  return (
+    <section aria-labelledby="device-findings-h">
+      <h2 id="device-findings-h">Open findings</h2>
+      {!can.ok ? (
+        <p className="reason">{can.reason}</p>
+      ) : (
+        <Paged what="findings" result={findings} list={list} head={['Vulnerability', 'Severity', 'Known exploited', 'Artifact', 'Component', 'Fixed in']}>
+          {(page) =>
+            page.findings.map((f) => (
+              <tr key={f.id}>
+                <td>
+                  <Link to={`/vulnerabilities/${encodeURIComponent(f.vulnerability)}`}>{f.vulnerability}</Link>
+                </td>
+                <td>
+                  <Badge value={f.severity} />
+                </td>
+                <td>{f.known_exploited ? 'yes' : 'no'}</td>
+                <td>
+                  {f.artifact.name} {f.artifact.version}
+                </td>
+                <td>
+                  <Mono>{f.component.purl}</Mono>
+                </td>
+                <td>{f.fixed_versions.join(', ') || '—'}</td>
+              </tr>
+            ))
+          }
+        </Paged>
+      )}
     </section>
   );
 }
