@@ -126,7 +126,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
           await page.waitForLoadState('networkidle');
           return page.getByText('1–1 of 1 findings').count();
         },
-        { timeout: 60_000, intervals: [500] },
+        { timeout: 60_000, interval: 500 },
       )
       .toBe(1);
     await page.getByText(/By severity: 0 critical · 1 high/).waitFor();
