@@ -1,5 +1,7 @@
+import type { ComponentType } from 'react';
 import type { RouteObject } from 'react-router';
 import { Layout } from './ui/layout';
+import { Loading } from './ui/kit';
 import { LoginPage } from './pages/login';
 import { DashboardPage } from './pages/dashboard';
 import { DevicesPage } from './pages/devices';
@@ -21,11 +23,18 @@ import { BrandingPage } from './pages/admin/branding';
 import { AuditPage } from './pages/admin/audit';
 import { NotFoundPage } from './pages/not-found';
 
+/** A compliance page from its own chunk (fetched on first visit; the first load stays small). */
+const compliance = (page: keyof typeof import('./pages/compliance')) => async (): Promise<{ Component: ComponentType }> => {
+  const pages = await import('./pages/compliance');
+  return { Component: pages[page] };
+};
+
 export const routes: RouteObject[] = [
   { path: '/login', element: <LoginPage /> },
   {
     path: '/',
     element: <Layout />,
+    hydrateFallbackElement: <Loading what="the console" />,
     children: [
       { index: true, element: <DashboardPage /> },
       { path: 'devices', element: <DevicesPage /> },
@@ -42,6 +51,13 @@ export const routes: RouteObject[] = [
       { path: 'transactions/:id', element: <TransactionPage /> },
       { path: 'receipts', element: <ReceiptsPage /> },
       { path: 'receipts/:id', element: <ReceiptPage /> },
+      { path: 'findings', lazy: compliance('FindingsPage') },
+      { path: 'vulnerabilities/:id', lazy: compliance('VulnerabilityPage') },
+      { path: 'artifacts/:id/vex', lazy: compliance('VexPage') },
+      { path: 'vuln-feeds', lazy: compliance('FeedsPage') },
+      { path: 'cases', lazy: compliance('CasesPage') },
+      { path: 'cases/:id', lazy: compliance('CasePage') },
+      { path: 'reports', lazy: compliance('ReportsPage') },
       { path: 'profile', element: <ProfilePage /> },
       { path: 'admin/users', element: <UsersPage /> },
       { path: 'admin/api-keys', element: <ApiKeysPage /> },

@@ -221,9 +221,38 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     expect(await seriousViolations(page)).toEqual([]);
   });
 
-  it('a device page: history, a log request that arrives and downloads, decommission after confirmation', async () => {
+  it('the device list sorts by a column header (the server orders; the URL keeps the order)', async () => {
+    await page.goto(at('/devices'));
+    const names = () => page.locator('tbody tr td:first-child').allTextContents();
+    await expect.poll(names).toEqual(['gw-0001', 'gw-0002', 'gw-0003']);
+    expect(await page.getByRole('columnheader', { name: /^Name/ }).getAttribute('aria-sort')).toBe('ascending');
+    await page.getByRole('button', { name: /^Name/ }).click();
+    await page.waitForURL((u) => u.searchParams.get('sort') === '-name');
+    await expect.poll(names).toEqual(['gw-0003', 'gw-0002', 'gw-0001']);
+    expect(await page.getByRole('columnheader', { name: /^Name/ }).getAttribute('aria-sort')).toBe('descending');
+    await page.getByRole('button', { name: /^Last seen/ }).click();
+    await page.waitForURL((u) => u.searchParams.get('sort') === 'last_seen');
+    const bySeen = (await fleet.api.get<{ devices: { name: string }[] }>('/devices?sort=last_seen')).devices.map((d) => d.name);
+    await expect.poll(names).toEqual(bySeen);
+    expect(await page.getByRole('columnheader', { name: /^Last seen/ }).getAttribute('aria-sort')).toBe('ascending');
+    expect(await page.getByRole('columnheader', { name: /^Name/ }).getAttribute('aria-sort')).toBeNull();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'flow-devices-sorted');
+  });
+
+  it('a device page: current release with member digests, history, a log request that arrives and downloads, decommission after confirmation', async () => {
     await page.goto(at('/devices/gw-0001'));
     await page.getByRole('heading', { level: 1, name: 'Device gw-0001' }).waitFor();
+    // what it runs, by the word of its signed receipt
+    const current = page.getByRole('region', { name: 'Current release' });
+    await current.getByRole('link', { name: `${PRODUCT} 2026.1.0` }).waitFor();
+    await current.getByText(/device-signed receipt \(key label software-key\)/).waitFor();
+    for (const a of artifacts) {
+      const row = current.getByRole('row').filter({ hasText: a.name }).first();
+      expect(await row.getByRole('cell').nth(1).textContent(), a.name).toBe(a.digest);
+    }
+    // no feed is imported here: the device's open findings list is empty, read from the server
+    await page.getByRole('region', { name: 'Open findings' }).getByText('No findings').waitFor();
     await page.getByRole('heading', { name: 'History' }).waitFor();
     const requested = page.waitForResponse((r) => r.url().endsWith('/api/v1/devices/gw-0001/log-requests') && r.request().method() === 'POST');
     await page.getByRole('button', { name: 'Request logs' }).click();

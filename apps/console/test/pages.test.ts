@@ -113,6 +113,8 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
       ['/admin/users', 'users.manage'],
       ['/admin/api-keys', 'api-keys.manage'],
       ['/admin/branding', 'admin.manage'],
+      ['/cases', 'evidence.write'],
+      ['/vuln-feeds', 'admin.manage'],
     ] as const) {
       await page.goto(`${s.url}${path}`);
       await page.getByText(`Your role (viewer) lacks the permission ${perm}.`).first().waitFor();

@@ -97,6 +97,19 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     expect(checked).toBe(STAGES.reduce((n, s) => n + CASE_KINDS.reduce((m, k) => m + STAGE_FIELDS[s][k].filter((x) => x.required).length, 0), 0));
   });
 
+  it('GET /case-submission-fields serves the table submissions are checked against, with the values of its types', async () => {
+    const res = await f.api('GET', '/api/v1/case-submission-fields');
+    expect(res.status).toBe(200);
+    expect(res.body.stages.map((s: { stage: string }) => s.stage)).toEqual([...STAGES]);
+    for (const entry of res.body.stages) {
+      for (const kind of CASE_KINDS) expect(entry.fields[kind], `${entry.stage}/${kind}`).toEqual(STAGE_FIELDS[entry.stage as (typeof STAGES)[number]][kind]);
+    }
+    expect(res.body.tlp).toEqual(['TLP:CLEAR', 'TLP:GREEN', 'TLP:AMBER', 'TLP:AMBER+STRICT', 'TLP:RED']);
+    expect(res.body.severities).toEqual(['low', 'medium', 'high', 'critical']);
+    expect(res.body.member_states).toHaveLength(27);
+    expect(res.body.member_states).toContain('GR');
+  });
+
   it('names every problem at once: unknown fields, bad values, the fields of the other kind', async () => {
     const res = await submit('exploited_vulnerability', {
       stage: 'early_warning',

@@ -54,8 +54,11 @@ describe.each(availableDrivers())('devices list formatting and offsets on %s', (
     expect(items).toHaveLength(131);
     for (const item of items) {
       const one = await t.app.inject({ method: 'GET', url: `/api/v1/devices/${item.name}`, headers: viewer });
-      // Byte for byte: the database's JSON text of the item is the serializer's text.
-      expect(res.body, item.name).toContain(one.body);
+      // Byte for byte: the database's JSON text of the item is the serializer's text of the
+      // same fields (the single device's view goes on with its current release and software).
+      const at = one.body.indexOf(',"current_release":');
+      expect(at, item.name).toBeGreaterThan(0);
+      expect(res.body, item.name).toContain(`${one.body.slice(0, at)}}`);
     }
     expect(items.at(-1)).toEqual({
       name: 'z-awkward',

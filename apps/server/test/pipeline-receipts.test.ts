@@ -202,6 +202,44 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect((await f.api('POST', `/api/v1/rollouts/${start.id}/abort`)).status).toBe(409);
   });
 
+  it("the device view shows the release of the device's newest activated receipt, its member digests, and the software by evidence source", async () => {
+    const activated = [
+      ...new Set((await f.api('GET', '/api/v1/release-receipts?activation=activated&limit=200')).body.release_receipts.map((r: any) => r.device)),
+    ];
+    expect(activated.length).toBeGreaterThan(1);
+    for (const device of activated as string[]) {
+      const view = (await f.api('GET', `/api/v1/devices/${device}`)).body;
+      const nr = await f.api('GET', `/api/v1/release-receipts?device=${device}&activation=activated&limit=1`);
+      const newest = nr.body.release_receipts[0];
+      expect(newest, JSON.stringify(nr.body)).toBeDefined();
+      expect(view.current_release, device).toEqual({
+        release_id: rel.id,
+        product: 'edge-gateway',
+        version: rel.version,
+        transaction_id: start.transaction_id,
+        receipt_id: newest.id,
+        label: 'software-key',
+        accepted_at: newest.accepted_at,
+        members: start.rollouts.map((m: any) => ({ component: m.component, digest: arts.find((a) => a.name === m.component).digest })),
+      });
+      expect(view.software, device).toEqual(
+        arts
+          .map((a) => ({ component: a.name, digest: a.digest, source: 'receipt', observed_at: expect.any(String) }))
+          .sort((a, b) => (a.component < b.component ? -1 : 1)),
+      );
+    }
+    // a rolled-back receipt is not the current release: only activated ones count
+    const rb = await f.api('GET', '/api/v1/release-receipts?activation=rolled-back&limit=1');
+    const rolledBack = rb.body.release_receipts[0];
+    expect(rolledBack, JSON.stringify(rb.body)).toBeDefined();
+    const view = (await f.api('GET', `/api/v1/devices/${rolledBack.device}`)).body;
+    expect(view.current_release?.receipt_id).not.toBe(rolledBack.id);
+    // a device without receipts runs nothing by a receipt's word
+    await f.device('rx-new');
+    const fresh = (await f.api('GET', '/api/v1/devices/rx-new')).body;
+    expect(fresh).toMatchObject({ name: 'rx-new', current_release: null, software: [] });
+  });
+
   it('serves deterministic result manifests referencing every member', async () => {
     const a = await f.t.app.inject({ method: 'GET', url: `/api/v1/release-transactions/${start.transaction_id}/result`, headers: f.admin });
     const b = await f.t.app.inject({ method: 'GET', url: `/api/v1/release-transactions/${start.transaction_id}/result`, headers: f.admin });

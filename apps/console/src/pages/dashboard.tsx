@@ -1,10 +1,15 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, ok } from '../api/client';
-import { Badge, ErrorNote, Loading, PageTitle, Table } from '../ui/kit';
+import { useCan } from '../api/session';
+import { Badge, ErrorNote, Loading, PageTitle, Table, When } from '../ui/kit';
 import { RolloutProgress } from './rollouts';
 
-/** Fleet at a glance: counts by status, online ratio, rollouts in flight (polled). */
+const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low', 'none', 'unknown'] as const;
+const hours = (seconds: number): string =>
+  Math.abs(seconds) >= 172_800 ? `${Math.floor(seconds / 86_400)} d` : `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+
+/** Fleet at a glance: counts by status, online ratio, open findings by severity, nearest Article 14 deadlines, rollouts in flight (polled). */
 export function DashboardPage() {
   // limit=1: the totals and counts come with any page; no device list is loaded
   const devices = useQuery({
@@ -16,6 +21,31 @@ export function DashboardPage() {
     queryKey: ['rollouts', 'dashboard'],
     queryFn: () => ok(api.GET('/api/v1/rollouts', { params: { query: { limit: 50 } } })),
     refetchInterval: 5_000,
+  });
+  const evidence = useCan('evidence.read');
+  // limit=1 again: the counts by severity come with any page of open findings
+  const findings = useQuery({
+    queryKey: ['findings', 'dashboard'],
+    queryFn: () => ok(api.GET('/api/v1/findings', { params: { query: { limit: 1, open: true } } })),
+    enabled: evidence.ok,
+    refetchInterval: 60_000,
+  });
+  // the list comes nearest deadline first; five open or reportable cases are the nearest
+  const cases = useQuery({
+    queryKey: ['cases', 'dashboard'],
+    queryFn: () =>
+      Promise.all([
+        ok(api.GET('/api/v1/cases', { params: { query: { limit: 5, state: 'open' } } })),
+        ok(api.GET('/api/v1/cases', { params: { query: { limit: 5, state: 'reportable' } } })),
+      ]).then(([open, reportable]) => ({
+        cases: [...open.cases, ...reportable.cases]
+          .filter((c) => c.next_deadline !== null)
+          .sort((a, b) => Date.parse(a.next_deadline!.due_at) - Date.parse(b.next_deadline!.due_at))
+          .slice(0, 5),
+        overdue: [...open.cases, ...reportable.cases].filter((c) => c.next_deadline?.overdue).length,
+      })),
+    enabled: evidence.ok,
+    refetchInterval: 60_000,
   });
   const counts = devices.data?.counts;
   const live = counts ? counts.online + counts.offline : 0;
@@ -47,6 +77,62 @@ export function DashboardPage() {
           </div>
         </section>
       ) : null}
+      <section aria-labelledby="findings-h">
+        <h2 id="findings-h">Open findings by severity</h2>
+        {!evidence.ok ? (
+          <p className="reason">{evidence.reason}</p>
+        ) : (
+          <>
+            <ErrorNote error={findings.error} />
+            {findings.isPending ? (
+              <Loading what="findings" />
+            ) : findings.data ? (
+              <div className="cards">
+                {SEVERITY_ORDER.map((sev) => (
+                  <Link key={sev} className="card" to={`/findings?severity=${sev}&open=true`}>
+                    <span className="big">{findings.data.counts[sev].toLocaleString()}</span> {sev}
+                  </Link>
+                ))}
+              </div>
+            ) : null}
+          </>
+        )}
+      </section>
+      <section aria-labelledby="deadlines-h">
+        <h2 id="deadlines-h">Nearest Article 14 deadlines</h2>
+        {evidence.ok && (
+          <>
+            <ErrorNote error={cases.error} />
+            {cases.isPending ? (
+              <Loading what="cases" />
+            ) : cases.data && cases.data.cases.length === 0 ? (
+              <p className="muted">No open case has a deadline running.</p>
+            ) : cases.data ? (
+              <Table head={['Case', 'State', 'Obligation', 'Due', 'Time remaining']} caption="Open and reportable cases, nearest deadline first">
+                {cases.data.cases.map((c) => {
+                  const next = c.next_deadline!;
+                  const left = next.remaining_seconds;
+                  return (
+                    <tr key={c.id}>
+                      <td>
+                        <Link to={`/cases/${c.id}`}>{c.title}</Link>
+                      </td>
+                      <td>
+                        <Badge value={c.state} />
+                      </td>
+                      <td>{next.obligation?.replace(/_/g, ' ') ?? '—'}</td>
+                      <td>
+                        <When at={next.due_at} />
+                      </td>
+                      <td className={next.overdue ? 'overdue' : undefined}>{next.overdue ? `overdue by ${hours(-left)}` : `${hours(left)} left`}</td>
+                    </tr>
+                  );
+                })}
+              </Table>
+            ) : null}
+          </>
+        )}
+      </section>
       <section aria-labelledby="inflight-h">
         <h2 id="inflight-h">Rollouts in flight</h2>
         <ErrorNote error={rollouts.error} />

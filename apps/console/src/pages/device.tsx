@@ -1,8 +1,9 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useParams } from 'react-router';
+import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
-import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Paged, When, useListParams } from '../ui/kit';
+import { useCan } from '../api/session';
+import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Paged, Table, When, useListParams } from '../ui/kit';
 import { ReceiptsTable } from './receipts';
 
 /** One device: identity, history, log retrieval, receipts, decommission. */
@@ -44,6 +45,52 @@ export function DevicePage() {
               <When at={d.created_at} />
             </dd>
           </dl>
+          <section aria-labelledby="current-h">
+            <h2 id="current-h">Current release</h2>
+            {d.current_release === null ? (
+              <p className="muted">No activated release receipt from this device yet.</p>
+            ) : (
+              <>
+                <p>
+                  <Link to={`/releases?product=${encodeURIComponent(d.current_release.product)}`}>
+                    {d.current_release.product} {d.current_release.version}
+                  </Link>{' '}
+                  — device-signed receipt (key label {d.current_release.label}) accepted <When at={d.current_release.accepted_at} />;{' '}
+                  <Link to={`/receipts/${d.current_release.receipt_id}`}>the receipt</Link>,{' '}
+                  <Link to={`/transactions/${d.current_release.transaction_id}`}>the transaction</Link>.
+                </p>
+                <Table head={['Member', 'Resulting digest']} caption="Members of the current release and the digests the receipt names">
+                  {d.current_release.members.map((m) => (
+                    <tr key={m.component}>
+                      <td>{m.component}</td>
+                      <td>
+                        <Mono>{m.digest}</Mono>
+                      </td>
+                    </tr>
+                  ))}
+                </Table>
+              </>
+            )}
+            {d.software.length > 0 && (
+              <>
+                <h3>Software by evidence</h3>
+                <Table head={['Component', 'Digest', 'Evidence', 'Observed']} caption="What the device runs per component, and on what evidence">
+                  {d.software.map((sw) => (
+                    <tr key={sw.component}>
+                      <td>{sw.component}</td>
+                      <td>
+                        <Mono>{sw.digest}</Mono>
+                      </td>
+                      <td>{sw.source === 'receipt' ? 'device-signed (receipt)' : 'device-reported only (legacy status)'}</td>
+                      <td>
+                        <When at={sw.observed_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </Table>
+              </>
+            )}
+          </section>
           <Guard perm="devices.write" legend="Actions">
             <LogRequest name={name} disabled={d.status === 'decommissioned'} />
             <ConfirmButton
@@ -59,6 +106,7 @@ export function DevicePage() {
           </Guard>
         </>
       ) : null}
+      <Findings name={name} />
       <History name={name} />
       <section aria-labelledby="receipts-h">
         <h2 id="receipts-h">Receipts</h2>
@@ -123,6 +171,50 @@ function History({ name }: { name: string }) {
           ))
         }
       </Paged>
+    </section>
+  );
+}
+
+/** Open findings of what the device runs now (`GET /devices/{name}/findings`), paged by the server. */
+function Findings({ name }: { name: string }) {
+  const can = useCan('evidence.read');
+  const list = useListParams('findings.');
+  const query = { limit: list.limit, offset: list.offset };
+  const findings = useQuery({
+    queryKey: ['device-findings', name, query],
+    queryFn: () => ok(api.GET('/api/v1/devices/{name}/findings', { params: { path: { name }, query } })),
+    placeholderData: keepPreviousData,
+    enabled: can.ok,
+  });
+  return (
+    <section aria-labelledby="device-findings-h">
+      <h2 id="device-findings-h">Open findings</h2>
+      {!can.ok ? (
+        <p className="reason">{can.reason}</p>
+      ) : (
+        <Paged what="findings" result={findings} list={list} head={['Vulnerability', 'Severity', 'Known exploited', 'Artifact', 'Component', 'Fixed in']}>
+          {(page) =>
+            page.findings.map((f) => (
+              <tr key={f.id}>
+                <td>
+                  <Link to={`/vulnerabilities/${encodeURIComponent(f.vulnerability)}`}>{f.vulnerability}</Link>
+                </td>
+                <td>
+                  <Badge value={f.severity} />
+                </td>
+                <td>{f.known_exploited ? 'yes' : 'no'}</td>
+                <td>
+                  {f.artifact.name} {f.artifact.version}
+                </td>
+                <td>
+                  <Mono>{f.component.purl}</Mono>
+                </td>
+                <td>{f.fixed_versions.join(', ') || '—'}</td>
+              </tr>
+            ))
+          }
+        </Paged>
+      )}
     </section>
   );
 }

@@ -1,9 +1,15 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, ok, type Schema } from '../api/client';
+import { api, ok, type Schema, type paths } from '../api/client';
 import { Badge, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
 
 type DeviceStatus = NonNullable<Schema<'/api/v1/devices', 'get'>['devices'][number]['status']>;
+type DeviceSort = NonNullable<NonNullable<paths['/api/v1/devices']['get']['parameters']['query']>['sort']>;
+// a Record over the generated union: the compiler fails when the API gains an order
+const SORT_SET: Record<DeviceSort, true> = { name: true, '-name': true, last_seen: true, '-last_seen': true, status: true, '-status': true };
+const isSort = (v: string): v is DeviceSort => v in SORT_SET;
+const SORT_COLUMNS = { Name: 'name', Status: 'status', 'Last seen': 'last_seen' } as const;
+const SORT_WORDS: Record<string, string> = { name: 'name', status: 'status', last_seen: 'last seen' };
 const STATUSES: readonly (readonly [string, string])[] = [
   ['', 'any status'],
   ['online', 'online'],
@@ -16,7 +22,11 @@ export function DevicesPage() {
   const list = useListParams();
   const status = list.get('status') as DeviceStatus | '';
   const q = list.get('q');
-  const query = { limit: list.limit, offset: list.offset, ...(status ? { status } : {}), ...(q ? { q } : {}) };
+  const given = list.get('sort');
+  const sort: DeviceSort = isSort(given) ? given : 'name';
+  // the default order is left out of the request (and the URL): it is the list's fast path
+  const query = { limit: list.limit, offset: list.offset, ...(status ? { status } : {}), ...(q ? { q } : {}), ...(sort !== 'name' ? { sort } : {}) };
+  const sortWords = `${SORT_WORDS[sort.replace(/^-/, '')]}${sort.startsWith('-') ? ', descending' : ''}`;
   const devices = useQuery({
     queryKey: ['devices', query],
     queryFn: () => ok(api.GET('/api/v1/devices', { params: { query } })),
@@ -40,8 +50,8 @@ export function DevicesPage() {
         what="devices"
         result={devices}
         list={list}
-        caption="Devices, sorted by name"
-        sortedBy="Name"
+        caption={`Devices, sorted by ${sortWords}`}
+        sort={{ columns: SORT_COLUMNS, current: sort, onSort: (v) => list.set({ sort: v === 'name' ? undefined : v }) }}
         head={['Name', 'Status', 'Profile', 'Agent', 'Last seen']}
       >
         {(page) =>

@@ -129,30 +129,65 @@ export function useListParams(prefix = '') {
 
 export type ListParams = ReturnType<typeof useListParams>;
 
+/**
+ * Sortable columns: `columns` maps a heading to the API's sort key; `current` is the key in
+ * use (a leading `-` is descending). A heading becomes a button that sorts by its column,
+ * ascending first and descending when pressed again; `aria-sort` says which column and way.
+ */
+export interface SortSpec {
+  columns: Readonly<Record<string, string>>;
+  current: string;
+  onSort: (sort: string) => void;
+}
+
 /** A table with one header row; an empty heading is an actions column (named for screen readers). */
 export function Table({
   head,
   caption,
   sortedBy,
+  sort,
   busy,
   children,
 }: {
   head: readonly string[];
   caption?: string;
   sortedBy?: string;
+  sort?: SortSpec;
   busy?: boolean;
   children: ReactNode;
 }) {
+  const ariaSort = (h: string): 'ascending' | 'descending' | undefined => {
+    if (sort === undefined) return h === sortedBy ? 'ascending' : undefined;
+    const key = sort.columns[h];
+    if (key === undefined) return undefined;
+    if (sort.current === key) return 'ascending';
+    if (sort.current === `-${key}`) return 'descending';
+    return undefined;
+  };
   return (
     <table aria-busy={busy}>
       {caption !== undefined && <caption className="sr-only">{caption}</caption>}
       <thead>
         <tr>
-          {head.map((h, i) => (
-            <th key={i} scope="col" aria-sort={h === sortedBy ? 'ascending' : undefined}>
-              {h === '' ? <span className="sr-only">Actions</span> : h}
-            </th>
-          ))}
+          {head.map((h, i) => {
+            const key = sort?.columns[h];
+            const way = ariaSort(h);
+            return (
+              <th key={i} scope="col" aria-sort={way}>
+                {h === '' ? (
+                  <span className="sr-only">Actions</span>
+                ) : key !== undefined && sort !== undefined ? (
+                  <button type="button" className="sort" onClick={() => sort.onSort(way === 'ascending' ? `-${key}` : key)}>
+                    {h}
+                    <span aria-hidden="true">{way === 'ascending' ? ' ▲' : way === 'descending' ? ' ▼' : ' ↕'}</span>
+                    <span className="sr-only">{way === 'ascending' ? ', sort descending' : ', sort ascending'}</span>
+                  </button>
+                ) : (
+                  h
+                )}
+              </th>
+            );
+          })}
         </tr>
       </thead>
       <tbody>{children}</tbody>
@@ -168,6 +203,7 @@ export function Paged<T extends { total: number }>(props: {
   head: readonly string[];
   caption?: string;
   sortedBy?: string;
+  sort?: SortSpec;
   total?: (data: T) => number;
   children: (data: T) => ReactNode;
 }) {
@@ -178,7 +214,7 @@ export function Paged<T extends { total: number }>(props: {
       <ErrorNote error={result.error} />
       {result.data !== undefined && (
         <>
-          <Table head={props.head} caption={props.caption} sortedBy={props.sortedBy} busy={result.isFetching}>
+          <Table head={props.head} caption={props.caption} sortedBy={props.sortedBy} sort={props.sort} busy={result.isFetching}>
             {props.children(result.data)}
           </Table>
           <Pager

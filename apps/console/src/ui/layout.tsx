@@ -16,6 +16,12 @@ const NAV: readonly { to: string; label: string; perm: Permission }[] = [
   { to: '/transactions', label: 'Transactions', perm: 'rollouts.read' },
   { to: '/receipts', label: 'Receipts', perm: 'receipts.read' },
 ];
+const COMPLIANCE_NAV: readonly { to: string; label: string; perm: Permission }[] = [
+  { to: '/findings', label: 'Findings', perm: 'evidence.read' },
+  { to: '/cases', label: 'Article 14 cases', perm: 'evidence.read' },
+  { to: '/vuln-feeds', label: 'Vulnerability feeds', perm: 'evidence.read' },
+  { to: '/reports', label: 'Reports', perm: 'evidence.read' },
+];
 const ADMIN_NAV: readonly { to: string; label: string; perm: Permission }[] = [
   { to: '/admin/users', label: 'Users', perm: 'users.manage' },
   { to: '/admin/api-keys', label: 'API keys', perm: 'api-keys.manage' },
@@ -73,6 +79,8 @@ export function Layout() {
       </header>
       <nav className="side" aria-label="Main">
         <ul>{NAV.map(link)}</ul>
+        <h2 className="nav-heading">Compliance</h2>
+        <ul>{COMPLIANCE_NAV.map(link)}</ul>
         <h2 className="nav-heading">Administration</h2>
         <ul>{ADMIN_NAV.map(link)}</ul>
       </nav>

@@ -2588,6 +2588,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/case-submission-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The content fields of each stage submission per case kind (the table submissions are checked against), and the values of each field's type */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            member_states: string[];
+                            severities: string[];
+                            stages: {
+                                fields: {
+                                    exploited_vulnerability: {
+                                        label: string;
+                                        name: string;
+                                        required: boolean;
+                                        /** @enum {unknown} */
+                                        type: "text" | "member_states" | "tlp" | "boolean" | "severity" | "uuid" | "url";
+                                    }[];
+                                    severe_incident: {
+                                        label: string;
+                                        name: string;
+                                        required: boolean;
+                                        /** @enum {unknown} */
+                                        type: "text" | "member_states" | "tlp" | "boolean" | "severity" | "uuid" | "url";
+                                    }[];
+                                };
+                                /** @enum {unknown} */
+                                stage: "early_warning" | "notification" | "intermediate" | "final_report" | "advisory";
+                                title: string;
+                            }[];
+                            tlp: string[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cases": {
         parameters: {
             query?: never;
@@ -2799,16 +2915,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -2823,10 +2977,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -2951,16 +3125,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -2975,10 +3187,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -3110,16 +3342,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -3134,10 +3404,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -3277,16 +3567,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -3301,10 +3629,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -4077,16 +4425,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -4101,10 +4487,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -4237,16 +4643,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -4261,10 +4705,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -4404,16 +4868,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -4428,10 +4930,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -4866,16 +5388,54 @@ export interface paths {
                                 vulnerability_ids: string[];
                             } & {
                                 assessment: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    assessed_at: string;
+                                    assessor: string;
+                                    outcome: string;
+                                    rationale: string;
                                 } | null;
+                                /** @description the awareness record in force */
                                 awareness: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    aware_at: string;
+                                    aware_by: string;
+                                    corrections: number;
+                                    evidence: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** @description why a correction was made; null on the first record */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
+                                    supersedes_id: string | null;
                                 } | null;
                                 awareness_history: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    aware_at: string;
+                                    aware_by: string;
+                                    evidence: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** @description why a correction was made; null on the first record */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
+                                    supersedes_id: string | null;
                                 }[];
                                 corrective_measures: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    available_at: string;
+                                    description: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
+                                    release_id: string | null;
+                                    rollout_id: string | null;
                                 }[];
                                 deadlines: {
                                     article: string;
@@ -4890,10 +5450,30 @@ export interface paths {
                                     waiting_for: string | null;
                                 }[];
                                 decisions: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    decided_at: string;
+                                    decided_by: string;
+                                    decision: string;
+                                    from_state: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    rationale: string;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
                                 }[];
                                 intermediate_requests: {
-                                    [key: string]: unknown;
+                                    /** Format: date-time */
+                                    due_at: string;
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** Format: date-time */
+                                    recorded_at: string;
+                                    recorded_by: string;
+                                    reference: string | null;
+                                    /** Format: date-time */
+                                    requested_at: string;
+                                    requested_by: string;
                                 }[];
                             };
                             /** Format: uuid */
@@ -5029,16 +5609,54 @@ export interface paths {
                             vulnerability_ids: string[];
                         } & {
                             assessment: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                assessed_at: string;
+                                assessor: string;
+                                outcome: string;
+                                rationale: string;
                             } | null;
+                            /** @description the awareness record in force */
                             awareness: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                corrections: number;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             } | null;
                             awareness_history: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                aware_at: string;
+                                aware_by: string;
+                                evidence: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description why a correction was made; null on the first record */
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                supersedes_id: string | null;
                             }[];
                             corrective_measures: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                available_at: string;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                release_id: string | null;
+                                rollout_id: string | null;
                             }[];
                             deadlines: {
                                 article: string;
@@ -5053,10 +5671,30 @@ export interface paths {
                                 waiting_for: string | null;
                             }[];
                             decisions: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                decided_at: string;
+                                decided_by: string;
+                                decision: string;
+                                from_state: string;
+                                /** Format: uuid */
+                                id: string;
+                                rationale: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
                             }[];
                             intermediate_requests: {
-                                [key: string]: unknown;
+                                /** Format: date-time */
+                                due_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                recorded_at: string;
+                                recorded_by: string;
+                                reference: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                requested_by: string;
                             }[];
                         };
                     };
@@ -5883,7 +6521,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List devices (status, q filters; total, counts) */
+        /** List devices (status, q filters; sort; total, counts) */
         get: {
             parameters: {
                 query?: {
@@ -5892,6 +6530,8 @@ export interface paths {
                     /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
                     offset?: number;
                     q?: string;
+                    /** @description order of the list: name (default), last_seen or status, name breaking ties; a leading "-" reverses it exactly (never-seen devices come last by last_seen, first by -last_seen) */
+                    sort?: "name" | "-name" | "last_seen" | "-last_seen" | "status" | "-status";
                     status?: "online" | "offline" | "decommissioned";
                 };
                 header?: never;
@@ -6002,7 +6642,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One device */
+        /** One device, its current release (member digests) and the software it runs by evidence source */
         get: {
             parameters: {
                 query?: never;
@@ -6025,10 +6665,38 @@ export interface paths {
                             cert_fingerprint: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            current_release: {
+                                /** Format: date-time */
+                                accepted_at: string;
+                                /** @description the receipt key label: software-key (spec §2.3 rule 6) */
+                                label: string;
+                                members: {
+                                    component: string;
+                                    /** @description the resulting digest the signed receipt names */
+                                    digest: string;
+                                }[];
+                                product: string;
+                                /** Format: uuid */
+                                receipt_id: string;
+                                /** Format: uuid */
+                                release_id: string;
+                                /** Format: uuid */
+                                transaction_id: string;
+                                version: string;
+                            } | null;
                             /** Format: date-time */
                             last_seen: string | null;
                             name: string;
                             profile: string | null;
+                            /** @description per component, the digest the device last reported running */
+                            software: {
+                                component: string;
+                                digest: string;
+                                /** Format: date-time */
+                                observed_at: string;
+                                /** @description receipt: device-signed (an accepted receipt); legacy: device-reported only (a legacy rollout status report) */
+                                source: "receipt" | "legacy";
+                            }[];
                             /** @enum {unknown} */
                             status: "online" | "offline" | "decommissioned";
                         };

@@ -248,9 +248,27 @@ export async function deviceCounts(db: Kysely<Database>, tenantId: string): Prom
   return counts;
 }
 
+/**
+ * `GET /devices` orders: by name (the default), by when last seen, or by status, name
+ * breaking ties; a leading `-` is the exact reverse order (so devices never seen, whose
+ * `last_seen` is null, come last by `last_seen` and first by `-last_seen`).
+ */
+export const DEVICE_SORTS = ['name', '-name', 'last_seen', '-last_seen', 'status', '-status'] as const;
+export type DeviceSort = (typeof DEVICE_SORTS)[number];
+
+const SORT_ORDER: Record<Exclude<DeviceSort, 'name'>, RawBuilder<unknown>> = {
+  '-name': sql`name DESC`,
+  last_seen: sql`last_seen ASC NULLS LAST, name ASC`,
+  '-last_seen': sql`last_seen DESC NULLS FIRST, name DESC`,
+  status: sql`status ASC, name ASC`,
+  '-status': sql`status DESC, name DESC`,
+};
+
 export interface DeviceFilter {
   status?: DeviceStatus | undefined;
   q?: string | undefined;
+  /** default `name` (the fast path below) */
+  sort?: DeviceSort | undefined;
   limit: number;
   offset: number;
 }
@@ -304,6 +322,7 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   // lowercased needle is exactly ILIKE, and much cheaper per row when a scan is chosen.
   if (hasQ) conditions.push(sql`name LIKE ${likeContains(filter.q!.toLowerCase())} ESCAPE '\\'`);
   const where = sql.join(conditions, sql` AND `);
+  if (filter.sort !== undefined && filter.sort !== 'name') return sortedPage(db, tenantId, filter, where, hasQ, SORT_ORDER[filter.sort]);
   const deep = anchors !== undefined && filter.offset >= anchors.every;
   const key = deviceListKey(tenantId, filter);
   const anchorList = deep ? anchors.get(key) : undefined;
@@ -367,6 +386,42 @@ async function listPage(
   return { devicesJson: `[${row.devices}]`, total, counts, version: row.version };
 }
 
+/**
+ * A page in another order than by name: a plain offset walk on the order's index
+ * (0040 for last_seen, 0002 for status and name), on names only, then the page's rows
+ * fetched by name, like a deep page of the default order; the counts and total come as
+ * there. No anchors and no prepared statement: these orders serve people sorting a table,
+ * not the fleet scripts that page through the whole list.
+ */
+async function sortedPage(
+  db: Kysely<Database>,
+  tenantId: string,
+  filter: DeviceFilter,
+  where: RawBuilder<unknown>,
+  hasQ: boolean,
+  order: RawBuilder<unknown>,
+): Promise<DevicePage> {
+  const result = await sql<ListRow>`
+    WITH page AS (
+      SELECT d.list_json, p.ord FROM (
+        SELECT name, row_number() OVER (ORDER BY ${order}) AS ord FROM devices WHERE ${where}
+        ORDER BY ${order} LIMIT ${filter.limit} OFFSET ${filter.offset}
+      ) AS p JOIN devices d ON d.tenant_id = ${tenantId} AND d.name = p.name
+    )
+    SELECT
+      coalesce(sum(n) FILTER (WHERE status = 'online'), 0)::bigint AS online,
+      coalesce(sum(n) FILTER (WHERE status = 'offline'), 0)::bigint AS offline,
+      coalesce(sum(n) FILTER (WHERE status = 'decommissioned'), 0)::bigint AS decommissioned,
+      ${hasQ ? sql`(SELECT count(*) FROM devices WHERE ${where})` : sql`NULL::bigint`} AS total,
+      (SELECT coalesce(string_agg(list_json, ',' ORDER BY ord), '') FROM page) AS devices
+    FROM device_counts WHERE tenant_id = ${tenantId}`.execute(db);
+  const row = result.rows[0]!;
+  const counts: DeviceCounts = { online: Number(row.online), offline: Number(row.offline), decommissioned: Number(row.decommissioned) };
+  const total =
+    row.total !== null ? Number(row.total) : filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned;
+  return { devicesJson: `[${row.devices}]`, total, counts };
+}
+
 /** The name at every `every`-th position of one list, and the list version, in one snapshot. */
 async function readAnchors(db: Kysely<Database>, tenantId: string, where: RawBuilder<unknown>, every: number): Promise<AnchorList> {
   const { rows } = await sql<{ version: string; names: string[] }>`
@@ -399,4 +454,74 @@ export async function deviceHistory(db: Db, deviceId: string, limit: number, off
   ]);
   const counts: Record<string, number> = Object.fromEntries(byEvent.map((r) => [r.event, Number(r.n)]));
   return { rows, total: byEvent.reduce((n, r) => n + Number(r.n), 0), counts };
+}
+
+/** What a device runs: its newest activated receipt's release and members (device-signed). */
+export interface DeviceCurrentRelease {
+  release_id: string;
+  product: string;
+  version: string;
+  transaction_id: string;
+  receipt_id: string;
+  label: string;
+  accepted_at: Date;
+  /** each member's component and the digest the receipt says now runs (`resulting_digest`) */
+  members: { component: string; digest: string }[];
+}
+
+/**
+ * The device's current release: the release of its newest receipt whose activation is
+ * `activated` (a rolled-back or failed attempt leaves the one before in place), with the
+ * members' resulting digests from the signed payload (contracts §3: `members`, or the one
+ * `resulting_digest` and its rollout's component).
+ */
+export async function deviceCurrentRelease(db: Db, tenantId: string, name: string): Promise<DeviceCurrentRelease | null> {
+  const row = await db
+    .selectFrom('release_receipts as r')
+    .innerJoin('releases as rel', 'rel.id', 'r.release_id')
+    .leftJoin('rollouts as ro', 'ro.id', 'r.rollout_id')
+    .select(['r.id', 'r.release_id', 'r.deployment_id', 'r.label', 'r.accepted_at', 'r.payload', 'rel.product', 'rel.version', 'ro.component'])
+    .where('r.tenant_id', '=', tenantId)
+    .where('r.device_name', '=', name)
+    .where('r.activation', '=', 'activated')
+    .orderBy('r.accepted_at', 'desc')
+    .orderBy('r.id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as {
+    members?: { component?: unknown; resulting_digest?: unknown }[];
+    resulting_digest?: unknown;
+  };
+  const members = Array.isArray(payload.members)
+    ? payload.members.flatMap((m) =>
+        typeof m.component === 'string' && typeof m.resulting_digest === 'string' ? [{ component: m.component, digest: m.resulting_digest }] : [],
+      )
+    : typeof payload.resulting_digest === 'string' && row.component !== null
+      ? [{ component: row.component, digest: payload.resulting_digest }]
+      : [];
+  return {
+    release_id: row.release_id,
+    product: row.product,
+    version: row.version,
+    transaction_id: row.deployment_id,
+    receipt_id: row.id,
+    label: row.label,
+    accepted_at: row.accepted_at,
+    members,
+  };
+}
+
+/**
+ * Per component, the digest the device last reported running and where that comes from:
+ * `receipt` (device-signed) or `legacy` (a legacy rollout's status report, device-reported only).
+ */
+export async function deviceSoftware(db: Db, tenantId: string, name: string) {
+  return db
+    .selectFrom('vuln_device_software')
+    .select(['component', 'digest', 'source', 'observed_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('device_name', '=', name)
+    .orderBy('component')
+    .execute();
 }

@@ -9,7 +9,7 @@ import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../h
 import { caseOr404 } from '../../resources/cases/commands.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { RECIPIENTS, recordFiling, recordSubmission } from '../../resources/case-submissions/commands.js';
-import { MEMBER_STATES, STAGES } from '../../resources/case-submissions/fields.js';
+import { MEMBER_STATES, SEVERITIES, STAGE_FIELDS, STAGE_TITLES, STAGES, TLP_LABELS } from '../../resources/case-submissions/fields.js';
 import { prepareFiling, prepareSubmission } from '../../resources/case-submissions/preparation.js';
 import {
   getSubmission,
@@ -111,6 +111,49 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
     const [newer, filings] = await Promise.all([supersededBy(db, tenantId, s.id), listFilings(db, tenantId, s.case_id, s.id)]);
     return { ...itemView(s, newer ?? null), document: documentJson(s.document), filings: filings.map(filingView) };
   };
+
+  const FieldSpec = Type.Object({
+    name: Type.String(),
+    type: Type.Enum(['text', 'member_states', 'tlp', 'boolean', 'severity', 'uuid', 'url'] as const),
+    required: Type.Boolean(),
+    label: Type.String(),
+  });
+  app.get(
+    '/case-submission-fields',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary: "The content fields of each stage submission per case kind (the table submissions are checked against), and the values of each field's type",
+      },
+      schema: {
+        response: {
+          200: Type.Object({
+            stages: Type.Array(
+              Type.Object({
+                stage: Type.Enum(STAGES),
+                title: Type.String(),
+                fields: Type.Object({ exploited_vulnerability: Type.Array(FieldSpec), severe_incident: Type.Array(FieldSpec) }),
+              }),
+            ),
+            member_states: Type.Array(Type.String()),
+            tlp: Type.Array(Type.String()),
+            severities: Type.Array(Type.String()),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    () => ({
+      stages: STAGES.map((stage) => ({
+        stage,
+        title: STAGE_TITLES[stage],
+        fields: { exploited_vulnerability: [...STAGE_FIELDS[stage].exploited_vulnerability], severe_incident: [...STAGE_FIELDS[stage].severe_incident] },
+      })),
+      member_states: [...MEMBER_STATES],
+      tlp: [...TLP_LABELS],
+      severities: [...SEVERITIES],
+    }),
+  );
 
   app.post(
     '/cases/:id/submissions',

@@ -134,15 +134,58 @@ const LinkedEvidenceBody = Type.Object({
     groups: Type.Array(CountedGroup),
   }),
 });
+const NullableText = Type.Union([Type.String(), Type.Null()]);
+const AwarenessFields = {
+  id: Uuid,
+  aware_at: Timestamp,
+  aware_by: Type.String(),
+  evidence: Type.String(),
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'why a correction was made; null on the first record' }),
+  supersedes_id: Type.Union([Uuid, Type.Null()]),
+  recorded_by: Type.String(),
+  recorded_at: Timestamp,
+};
 const CaseFull = Type.Intersect([
   CaseItem,
   Type.Object({
-    awareness: Type.Union([Record_, Type.Null()]),
-    awareness_history: Type.Array(Record_),
-    assessment: Type.Union([Record_, Type.Null()]),
-    decisions: Type.Array(Record_),
-    corrective_measures: Type.Array(Record_),
-    intermediate_requests: Type.Array(Record_),
+    awareness: Type.Union([Type.Object({ ...AwarenessFields, corrections: Type.Integer() }), Type.Null()], { description: 'the awareness record in force' }),
+    awareness_history: Type.Array(Type.Object(AwarenessFields)),
+    assessment: Type.Union([Type.Object({ outcome: Type.String(), rationale: Type.String(), assessor: Type.String(), assessed_at: Timestamp }), Type.Null()]),
+    decisions: Type.Array(
+      Type.Object({
+        id: Uuid,
+        decision: Type.String(),
+        rationale: Type.String(),
+        decided_by: Type.String(),
+        decided_at: Timestamp,
+        from_state: Type.String(),
+        recorded_by: Type.String(),
+        recorded_at: Timestamp,
+      }),
+    ),
+    corrective_measures: Type.Array(
+      Type.Object({
+        id: Uuid,
+        available_at: Timestamp,
+        release_id: NullableText,
+        rollout_id: NullableText,
+        description: Type.String(),
+        reason: NullableText,
+        recorded_by: Type.String(),
+        recorded_at: Timestamp,
+      }),
+    ),
+    intermediate_requests: Type.Array(
+      Type.Object({
+        id: Uuid,
+        requested_by: Type.String(),
+        requested_at: Timestamp,
+        due_at: Timestamp,
+        reference: NullableText,
+        recorded_by: Type.String(),
+        recorded_at: Timestamp,
+      }),
+    ),
     deadlines: Type.Array(Deadline),
   }),
 ]);

@@ -6,7 +6,15 @@ import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { decommissionDevice, deviceOr404 } from '../../resources/devices/commands.js';
-import { DEVICE_STATUSES, deviceHistory, listDevices, type DeviceListItem } from '../../resources/devices/queries.js';
+import {
+  DEVICE_SORTS,
+  DEVICE_STATUSES,
+  deviceCurrentRelease,
+  deviceHistory,
+  deviceSoftware,
+  listDevices,
+  type DeviceListItem,
+} from '../../resources/devices/queries.js';
 import { DeviceListAnchors } from '../../resources/devices/anchors.js';
 import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
@@ -28,6 +36,37 @@ export const Device = Type.Object({
   last_seen: nullableString({ format: 'date-time' }),
   cert_fingerprint: nullableString(),
   created_at: Timestamp,
+});
+
+const CurrentRelease = Type.Object(
+  {
+    release_id: Uuid,
+    product: Type.String(),
+    version: Type.String(),
+    transaction_id: Uuid,
+    receipt_id: Uuid,
+    label: Type.String({ description: 'the receipt key label: software-key (spec §2.3 rule 6)' }),
+    accepted_at: Timestamp,
+    members: Type.Array(Type.Object({ component: Type.String(), digest: Type.String({ description: 'the resulting digest the signed receipt names' }) })),
+  },
+  { description: "the release of the device's newest activated receipt (device-signed evidence); null before the first" },
+);
+
+/** One device: the list item's fields, what it runs, and on what evidence. */
+const DeviceDetail = Type.Object({
+  ...Device.properties,
+  current_release: Type.Union([CurrentRelease, Type.Null()]),
+  software: Type.Array(
+    Type.Object({
+      component: Type.String(),
+      digest: Type.String(),
+      source: Type.Union([Type.Literal('receipt'), Type.Literal('legacy')], {
+        description: 'receipt: device-signed (an accepted receipt); legacy: device-reported only (a legacy rollout status report)',
+      }),
+      observed_at: Timestamp,
+    }),
+    { description: 'per component, the digest the device last reported running' },
+  ),
 });
 
 const Counts = Type.Object({ online: Type.Integer(), offline: Type.Integer(), decommissioned: Type.Integer() });
@@ -56,9 +95,19 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   app.get(
     '/devices',
     {
-      config: { permission: 'devices.read', summary: 'List devices (status, q filters; total, counts)' },
+      config: { permission: 'devices.read', summary: 'List devices (status, q filters; sort; total, counts)' },
       schema: {
-        querystring: Strict({ ...PageQuery, status: Type.Optional(Type.Enum(DEVICE_STATUSES)), q: Type.Optional(Type.String({ maxLength: 100 })) }),
+        querystring: Strict({
+          ...PageQuery,
+          status: Type.Optional(Type.Enum(DEVICE_STATUSES)),
+          q: Type.Optional(Type.String({ maxLength: 100 })),
+          sort: Type.Optional(
+            Type.Enum(DEVICE_SORTS, {
+              description:
+                'order of the list: name (default), last_seen or status, name breaking ties; a leading "-" reverses it exactly (never-seen devices come last by last_seen, first by -last_seen)',
+            }),
+          ),
+        }),
         response: {
           200: Type.Object({ devices: Type.Array(Device), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
           ...ErrorResponses,
@@ -68,7 +117,12 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     async (request, reply) => {
       const p = principalOf(request);
       const { limit, offset } = page(request.query);
-      const { devicesJson, total, counts } = await listDevices(db, p.tenantId, { status: request.query.status, q: request.query.q, limit, offset }, anchors);
+      const { devicesJson, total, counts } = await listDevices(
+        db,
+        p.tenantId,
+        { status: request.query.status, q: request.query.q, sort: request.query.sort, limit, offset },
+        anchors,
+      );
       // The database wrote the items' JSON (store/devices.ts); the rest are integers. A string
       // sent as application/json skips the response serializer; the schema above still
       // documents this body, and devices-list.test.ts validates real pages against it.
@@ -80,10 +134,24 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   app.get(
     '/devices/:name',
     {
-      config: { permission: 'devices.read', summary: 'One device' },
-      schema: { params: NameParams, response: { 200: Device, ...ErrorResponses } },
+      config: { permission: 'devices.read', summary: 'One device, its current release (member digests) and the software it runs by evidence source' },
+      schema: { params: NameParams, response: { 200: DeviceDetail, ...ErrorResponses } },
     },
-    async (request) => deviceJson(await deviceOr404(db, principalOf(request).tenantId, request.params.name)),
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const device = await deviceOr404(db, tenantId, request.params.name);
+      const [current, software] = await Promise.all([deviceCurrentRelease(db, tenantId, device.name), deviceSoftware(db, tenantId, device.name)]);
+      return {
+        ...deviceJson(device),
+        current_release: current === null ? null : { ...current, accepted_at: iso(current.accepted_at) },
+        software: software.map((s) => ({
+          component: s.component,
+          digest: s.digest,
+          source: s.source,
+          observed_at: iso(s.observed_at),
+        })),
+      };
+    },
   );
 
   app.get(

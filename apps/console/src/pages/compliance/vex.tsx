@@ -1,0 +1,77 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useParams } from 'react-router';
+import { ApiError, api, describe, ok, writeHeaders } from '../../api/client';
+import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../../ui/kit';
+
+const VEX_TYPES = { openvex: 'application/openvex+json', cyclonedx: 'application/vnd.cyclonedx+json' } as const;
+
+/** An artifact's VEX statements (newest first, paged) and attaching a VEX document. */
+export function VexPage() {
+  const id = useParams().id!;
+  const list = useListParams();
+  const client = useQueryClient();
+  const vulnerability = list.get('vulnerability');
+  const artifact = useQuery({ queryKey: ['artifact', id], queryFn: () => ok(api.GET('/api/v1/artifacts/{id}', { params: { path: { id } } })) });
+  const query = { limit: list.limit, offset: list.offset, ...(vulnerability ? { vulnerability } : {}) };
+  const statements = useQuery({
+    queryKey: ['vex', id, query],
+    queryFn: () => ok(api.GET('/api/v1/artifacts/{id}/vex', { params: { path: { id }, query } })),
+    placeholderData: keepPreviousData,
+  });
+  const attach = useMutation({
+    mutationFn: async (file: File) => {
+      const text = await file.text();
+      const type = /"bomFormat"/.test(text) ? VEX_TYPES.cyclonedx : VEX_TYPES.openvex;
+      const res = await fetch(`/api/v1/artifacts/${id}/vex`, { method: 'POST', headers: { 'content-type': type, ...writeHeaders() }, body: text });
+      const body: unknown = await res.json().catch(() => undefined);
+      if (!res.ok) throw new ApiError(res.status, describe(res.status, body));
+      return body as { statements: unknown[]; findings_applied: number };
+    },
+    onSuccess: () => client.invalidateQueries({ queryKey: ['vex', id] }),
+  });
+  const a = artifact.data;
+  return (
+    <>
+      <PageTitle>VEX statements</PageTitle>
+      <ErrorNote error={artifact.error} />
+      {artifact.isPending ? (
+        <Loading what="the artifact" />
+      ) : a ? (
+        <p>
+          Artifact {a.name} {a.version} <Mono>{a.digest}</Mono>
+        </p>
+      ) : null}
+      <Guard perm="evidence.write" legend="Attach a VEX document">
+        <Field label="VEX document (OpenVEX or CycloneDX JSON)">
+          {(fid) => <input id={fid} type="file" accept=".json,application/json" onChange={(e) => e.target.files?.[0] && attach.mutate(e.target.files[0])} />}
+        </Field>
+        <ErrorNote error={attach.error} />
+        {attach.data && (
+          <p role="status">
+            Recorded {attach.data.statements.length} statements; {attach.data.findings_applied} findings updated.
+          </p>
+        )}
+      </Guard>
+      <div className="filters" role="search">
+        <SearchBox label="Vulnerability id" value={vulnerability} onSearch={(v) => list.set({ vulnerability: v })} />
+      </div>
+      <Paged what="statements" result={statements} list={list} head={['Vulnerability', 'Status', 'Justification', 'Component', 'Format', 'Stated', 'By']}>
+        {(page) =>
+          page.statements.map((s) => (
+            <tr key={s.id}>
+              <td>{s.vulnerability}</td>
+              <td>{s.status.replace(/_/g, ' ')}</td>
+              <td>{s.justification ?? s.impact_statement ?? '—'}</td>
+              <td>{s.component ?? '—'}</td>
+              <td>{s.format}</td>
+              <td>
+                <When at={s.statement_at} />
+              </td>
+              <td>{s.actor}</td>
+            </tr>
+          ))
+        }
+      </Paged>
+    </>
+  );
+}

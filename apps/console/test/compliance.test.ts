@@ -1,0 +1,353 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readTar } from '@svc/e2e';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
+import { ADMIN, startConsoleServer, type ConsoleServer } from './helpers/server';
+
+const VULN = 'PYSEC-2026-4242';
+
+/** A plain ustar archive of text files (OSV publishes its feeds as archives of JSON records). */
+function tarOf(entries: { name: string; data: string }[]): Buffer {
+  const blocks: Buffer[] = [];
+  for (const { name, data } of entries) {
+    const body = Buffer.from(data);
+    const h = Buffer.alloc(512);
+    h.write(name, 0, 100);
+    h.write('0000644\0', 100);
+    h.write('0000000\0', 108);
+    h.write('0000000\0', 116);
+    h.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
+    h.write(
+      `${Math.floor(Date.now() / 1000)
+        .toString(8)
+        .padStart(11, '0')}\0`,
+      136,
+    );
+    h.write(' '.repeat(8), 148);
+    h.write('0', 156);
+    h.write('ustar\u000000', 257);
+    let sum = 0;
+    for (const b of h) sum += b;
+    h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+    blocks.push(h, body, Buffer.alloc((512 - (body.length % 512)) % 512));
+  }
+  return Buffer.concat([...blocks, Buffer.alloc(1024)]);
+}
+
+/**
+ * The compliance pages in Chromium against a real server: a feed imported through the page
+ * makes a finding, which leads to its exposure and the artifact's VEX; an Article 14 case is
+ * opened in the browser, its clocks shown, assessed, its early warning produced, downloaded
+ * (JSON digest and PDF), filed (the clock is met), a file attached and redacted, the evidence
+ * archive downloaded; an overdue case is flagged; a viewer sees every write control disabled.
+ */
+describe.skipIf(!hasChromium())('compliance pages in Chromium against a real server', () => {
+  let s: ConsoleServer;
+  let browser: Browser;
+  let dir: string;
+  let artifactId: string;
+  let caseId: string;
+  beforeAll(async () => {
+    [s, browser] = await Promise.all([startConsoleServer(), launch()]);
+    dir = await mkdtemp(join(tmpdir(), 'svc-console-compliance-'));
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ name: 'anomaly-model', version: '2.1.0', kind: 'model' })) form.set(k, v);
+    form.set('file', new Blob(['onnx-weights']), 'anomaly.onnx');
+    const up = await fetch(`${s.url}/api/v1/artifacts`, { method: 'POST', headers: s.admin, body: form });
+    expect(up.status).toBe(201);
+    artifactId = ((await up.json()) as { id: string }).id;
+    const sbom = {
+      bomFormat: 'CycloneDX',
+      specVersion: '1.5',
+      version: 1,
+      components: [{ type: 'library', name: 'onnx', version: '1.15.0', purl: 'pkg:pypi/onnx@1.15.0' }],
+    };
+    const put = await fetch(`${s.url}/api/v1/artifacts/${artifactId}/sbom`, {
+      method: 'PUT',
+      headers: { ...s.admin, 'content-type': 'application/vnd.cyclonedx+json' },
+      body: JSON.stringify(sbom),
+    });
+    expect(put.status).toBe(200);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await s?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function session(email: string, password: string, path: string): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const page = await context.newPage();
+    await logIn(page, s.url, email, password, path);
+    return { context, page };
+  }
+  async function check(page: Page, name: string): Promise<void> {
+    await page.waitForLoadState('networkidle');
+    expect(await page.getByRole('alert').allTextContents(), name).toEqual([]);
+    expect(await seriousViolations(page), name).toEqual([]);
+    await screenshot(page, name);
+  }
+
+  it('a feed imported on the feeds page makes a finding; its exposure and the VEX page follow', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/vuln-feeds');
+    await page.getByRole('heading', { level: 1, name: 'Vulnerability feeds' }).waitFor();
+    const record = {
+      schema_version: '1.6.0',
+      id: VULN,
+      modified: '2026-01-15T00:00:00Z',
+      published: '2026-01-15T00:00:00Z',
+      summary: 'Out-of-bounds read in the ONNX model loader',
+      affected: [{ package: { ecosystem: 'PyPI', name: 'onnx' }, ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '1.16.0' }] }] }],
+      database_specific: { severity: 'HIGH' },
+    };
+    await page.getByLabel('Source (optional)').fill('osv:console-test');
+    await page.getByLabel('Feed file').setInputFiles({
+      name: 'feed.tar',
+      mimeType: 'application/x-tar',
+      buffer: tarOf([{ name: `PyPI/${VULN}.json`, data: JSON.stringify(record) }]),
+    });
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByText('Imported: 1 added').waitFor();
+    await page.getByRole('cell', { name: 'osv:console-test' }).first().waitFor();
+    await check(page, 'admin-vuln-feeds-imported');
+
+    await page.getByRole('link', { name: 'Findings' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Findings' }).waitFor();
+    // the import queues a re-analysis of every artifact with an SBOM (its run is on the feeds page)
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page.getByRole('heading', { level: 1, name: 'Findings' }).waitFor();
+          await page.waitForLoadState('networkidle');
+          return page.getByText('1–1 of 1 findings').count();
+        },
+        { timeout: 60_000, interval: 500 },
+      )
+      .toBe(1);
+    await page.getByText(/By severity: 0 critical · 1 high/).waitFor();
+    // the severity filter is the server's: at or above critical, nothing
+    await page.getByLabel('Severity at or above').selectOption('critical');
+    await page.getByText('No findings').waitFor();
+    expect(new URL(page.url()).searchParams.get('severity')).toBe('critical');
+    await page.getByLabel('Severity at or above').selectOption('');
+    await page.getByRole('link', { name: VULN }).click();
+    await page.getByRole('heading', { level: 1, name: `Vulnerability ${VULN}` }).waitFor();
+    await page
+      .getByRole('cell', { name: 'pkg:pypi/onnx' })
+      .or(page.getByRole('cell', { name: 'onnx' }))
+      .first()
+      .waitFor();
+    await page.getByText(/1 artifacts \(1 with open findings\)/).waitFor();
+    await check(page, 'admin-vulnerability');
+    await page.getByRole('link', { name: 'anomaly-model 2.1.0' }).click();
+    await page.getByRole('heading', { level: 1, name: 'VEX statements' }).waitFor();
+    const vex = {
+      '@context': 'https://openvex.dev/ns/v0.2.0',
+      '@id': 'https://example.test/vex/1',
+      author: 'security@example.test',
+      timestamp: '2026-02-01T00:00:00Z',
+      version: 1,
+      statements: [
+        {
+          vulnerability: { name: VULN },
+          products: [{ '@id': 'pkg:pypi/onnx@1.15.0' }],
+          status: 'not_affected',
+          justification: 'vulnerable_code_not_in_execute_path',
+        },
+      ],
+    };
+    await page.getByLabel('VEX document (OpenVEX or CycloneDX JSON)').setInputFiles({
+      name: 'vex.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(vex)),
+    });
+    await page.getByText(/^Recorded 1 statements/).waitFor();
+    // a fresh visit reads the statements again: right after the write, GET /artifacts/{id}/vex has answered total 1 with no rows on the embedded database
+    await page.reload();
+    await page.getByRole('cell', { name: 'not affected' }).waitFor();
+    await check(page, 'admin-vex');
+    await context.close();
+  });
+
+  it('a case opened in the browser shows its clocks; assessed, its early warning produced, downloaded and filed; a file attached and redacted; the archive exported', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/cases');
+    await page.getByRole('heading', { level: 1, name: 'Article 14 cases' }).waitFor();
+    await page.getByLabel('Title').fill('ONNX loader exploited');
+    await page.getByLabel('Products').fill('edge-gw');
+    await page.getByLabel('Vulnerability ids').fill(VULN);
+    await page.getByLabel('Awareness evidence').fill('CSIRT advisory mail of this morning');
+    await page.getByRole('button', { name: 'Open case' }).click();
+    await page.waitForURL(/\/cases\/[0-9a-f-]{36}$/);
+    caseId = new URL(page.url()).pathname.split('/').pop()!;
+    await page.getByRole('heading', { level: 1, name: 'Case: ONNX loader exploited' }).waitFor();
+    // the clocks: the early warning within 24 h, the notification within 72 h, counted from awareness
+    const early = page.getByRole('row').filter({ hasText: 'early warning' });
+    await early.getByText(/^(23 h \d+ min|24 h 0 min) left$/).waitFor();
+    await page
+      .getByRole('row')
+      .filter({ hasText: /^notification/ })
+      .getByText(/^(2 d 23 h|3 d 0 h) left$/)
+      .waitFor();
+    await check(page, 'admin-case-opened');
+
+    await page.getByLabel('Rationale').fill('Exploited in the wild; our gateways run the affected loader.');
+    await page.getByRole('button', { name: 'Record assessment' }).click();
+    await page.getByText(/reportable by /).waitFor();
+
+    await page.getByLabel('Member States where the product is made available').selectOption(['DE', 'FR']);
+    await page.getByLabel('Sensitivity of the information (TLP)').selectOption('TLP:AMBER');
+    await page.getByRole('button', { name: 'Produce submission' }).click();
+    await page.getByText(/^Produced the early warning submission/).waitFor();
+    const listed = await s.api<{ submissions: { id: string; digest: string; stage: string }[] }>('GET', `/cases/${caseId}/submissions`);
+    expect(listed.submissions.map((x) => x.stage)).toEqual(['early_warning']);
+    const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'JSON of the early warning submission' }).click()]);
+    const jsonFile = join(dir, 'early-warning.json');
+    await json.saveAs(jsonFile);
+    const bytes = await readFile(jsonFile);
+    expect(`sha256:${createHash('sha256').update(bytes).digest('hex')}`).toBe(listed.submissions[0]!.digest);
+    expect(JSON.parse(bytes.toString('utf8'))).toMatchObject({ stage: 'early_warning', content: { member_states: ['DE', 'FR'], sensitivity: 'TLP:AMBER' } });
+    const [pdf] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'PDF of the early warning submission' }).click()]);
+    const pdfFile = join(dir, 'early-warning.pdf');
+    await pdf.saveAs(pdfFile);
+    expect((await readFile(pdfFile)).subarray(0, 5).toString('latin1')).toBe('%PDF-');
+
+    await page.getByLabel('Coordinator CSIRT Member State for the early warning submission').selectOption('DE');
+    await page.getByLabel('External reference for the early warning submission').fill('CSIRT-DE-42');
+    await page.getByRole('button', { name: 'Record filing of the early warning submission' }).click();
+    await page.getByText('Filed.').waitFor();
+    // the early warning deadline is met by the filing to the CSIRT
+    await early.getByText('met', { exact: true }).waitFor();
+    const filed = await s.api<{ deadlines: { obligation: string; status: string; met_at: string | null }[] }>('GET', `/cases/${caseId}`);
+    expect(filed.deadlines.find((d) => d.obligation === 'early_warning')!.met_at).not.toBeNull();
+
+    // a corrective measure starts the final report's clock: due 14 days after it
+    await page.getByLabel('Measure description').fill('onnx 1.16.0 in release edge-gw 2026.2.0');
+    await page.getByRole('button', { name: 'Record measure' }).click();
+    await page
+      .getByRole('row')
+      .filter({ hasText: /^final report/ })
+      .getByText(/^(13 d 23 h|14 d 0 h) left$/)
+      .waitFor();
+    await page.getByRole('cell', { name: 'onnx 1.16.0 in release edge-gw 2026.2.0' }).waitFor();
+    await page.getByRole('cell', { name: 'case.open', exact: true }).waitFor();
+
+    await page
+      .getByLabel('Attachment file')
+      .setInputFiles({ name: 'mail.txt', mimeType: 'text/plain', buffer: Buffer.from('From: csirt@example.test\nexploited\n') });
+    await page.getByLabel('Attachment description').fill('the CSIRT mail');
+    await page.getByRole('button', { name: 'Attach', exact: true }).click();
+    await page.getByRole('link', { name: 'mail.txt' }).waitFor();
+    await page.getByLabel('Redaction reason for mail.txt').fill('contains a personal address');
+    await page.getByRole('button', { name: 'Redact mail.txt' }).click();
+    await page.getByText('contains a personal address').waitFor();
+    expect(await page.getByRole('link', { name: 'mail.txt' }).count()).toBe(0);
+    await check(page, 'admin-case-filed');
+
+    const [archive] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Evidence archive (tar, signed manifest)' }).click()]);
+    const tarFile = join(dir, 'case.tar');
+    await archive.saveAs(tarFile);
+    const names = readTar(await readFile(tarFile)).map((e) => e.name);
+    expect(names).toContain('case.json');
+    expect(names).toContain('submissions/index.json');
+    await context.close();
+  });
+
+  it('an overdue case is flagged and filtered by the server; the dashboard shows open findings by severity and the nearest deadlines', async () => {
+    const aware = new Date(Date.now() - 3 * 86_400_000).toISOString();
+    await s.api(
+      'POST',
+      '/cases',
+      {
+        kind: 'severe_incident',
+        title: 'Gateway fleet outage',
+        owner: 'secops',
+        awareness: { aware_at: aware, aware_by: 'secops', evidence: 'pager' },
+      },
+      201,
+    );
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/cases');
+    const late = page.getByRole('row').filter({ hasText: 'Gateway fleet outage' });
+    await late.getByText(/^overdue by /).waitFor();
+    await late.getByText('overdue', { exact: true }).waitFor();
+    await page.getByLabel('Overdue').selectOption('true');
+    await page.getByText('1–1 of 1 cases').waitFor();
+    expect(new URL(page.url()).searchParams.get('overdue')).toBe('true');
+    expect(await page.getByRole('link', { name: 'ONNX loader exploited' }).count()).toBe(0);
+    await check(page, 'admin-cases-overdue');
+
+    await page.goto(`${s.url}/`);
+    await page.getByRole('heading', { name: 'Open findings by severity' }).waitFor();
+    // the finding is closed by the VEX statement (not affected): no open high finding remains
+    const high = page.getByRole('link', { name: /high$/ });
+    await expect.poll(() => high.textContent()).toMatch(/^0\s*high$/);
+    const deadlines = page.getByRole('table', { name: /nearest deadline first/ });
+    await deadlines.getByRole('link', { name: 'Gateway fleet outage' }).waitFor();
+    await deadlines.getByRole('link', { name: 'ONNX loader exploited' }).waitFor();
+    await deadlines
+      .getByText(/^overdue by/)
+      .first()
+      .waitFor();
+    await check(page, 'admin-dashboard-compliance');
+    await context.close();
+  });
+
+  it('a viewer reads every compliance page with the write controls disabled and the reason shown', async () => {
+    const viewer = await s.user('viewer');
+    const { context, page } = await session(viewer.email, viewer.password, '/cases');
+    const reason = 'Your role (viewer) lacks the permission evidence.write.';
+    await page.getByText(reason).first().waitFor();
+    expect(await page.getByRole('group', { name: 'Open a case' }).evaluate((f) => (f as HTMLFieldSetElement).disabled)).toBe(true);
+    expect(await page.getByRole('button', { name: 'Open case' }).isDisabled()).toBe(true);
+    await check(page, 'viewer-cases');
+
+    await page.goto(`${s.url}/cases/${caseId}`);
+    await page.getByRole('heading', { level: 1, name: 'Case: ONNX loader exploited' }).waitFor();
+    await page.getByText(reason).first().waitFor();
+    for (const name of ['Record correction', 'Record measure', 'Record request', 'Produce submission', 'Attach'])
+      expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
+    expect(await page.getByRole('button', { name: 'Record filing of the early warning submission' }).isDisabled()).toBe(true);
+    // reading stays open: the downloads are links
+    await page.getByRole('link', { name: 'PDF of the early warning submission' }).waitFor();
+    await page.getByRole('link', { name: 'Evidence archive (tar, signed manifest)' }).waitFor();
+    await check(page, 'viewer-case');
+
+    await page.goto(`${s.url}/artifacts/${artifactId}/vex`);
+    await page.getByText(reason).first().waitFor();
+    expect(await page.getByLabel('VEX document (OpenVEX or CycloneDX JSON)').isDisabled()).toBe(true);
+    await check(page, 'viewer-vex');
+
+    await page.goto(`${s.url}/vuln-feeds`);
+    await page.getByText('Your role (viewer) lacks the permission admin.manage.').waitFor();
+    expect(await page.getByRole('button', { name: 'Import' }).isDisabled()).toBe(true);
+    await check(page, 'viewer-vuln-feeds');
+
+    await page.goto(`${s.url}/reports`);
+    await page.getByRole('link', { name: 'Vulnerability report (PDF)' }).waitFor();
+    await check(page, 'viewer-reports');
+    await context.close();
+  });
+
+  it('reports download as PDF and JSON from the reports page', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/reports');
+    for (const [link, kind] of [
+      ['Vulnerability report (PDF)', 'pdf'],
+      ['Vulnerability report (JSON)', 'json'],
+      ['Readiness report (PDF)', 'pdf'],
+      ['Readiness report (JSON)', 'json'],
+    ] as const) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: link }).click()]);
+      const file = join(dir, `${link.replace(/\W+/g, '-')}`);
+      await download.saveAs(file);
+      const bytes = await readFile(file);
+      if (kind === 'pdf') expect(bytes.subarray(0, 5).toString('latin1'), link).toBe('%PDF-');
+      else expect(JSON.parse(bytes.toString('utf8')), link).toBeTypeOf('object');
+    }
+    await check(page, 'admin-reports');
+    await context.close();
+  });
+});
