@@ -21,6 +21,8 @@ export class DeviceCaStore {
   private readonly cache = new Map<string, Promise<CaMaterial>>();
   /** CA certificates for verifying peers (node:crypto, fast); immutable once created. */
   private readonly verifiers = new Map<string, NodeX509>();
+  /** CA certificates (DER) for receipt verification; immutable once created. */
+  private readonly certificates = new Map<string, Uint8Array>();
 
   /** Called after this process created a tenant CA (the channel adds it to its TLS trust store). */
   onCreated: (() => Promise<void>) | undefined;
@@ -59,6 +61,15 @@ export class DeviceCaStore {
     const v = new NodeX509(Buffer.from(der));
     this.verifiers.set(tenantId, v);
     return v;
+  }
+
+  /** The tenant CA certificate (DER), read once; undefined while the tenant has none. */
+  async certificateDer(tenantId: string): Promise<Uint8Array | undefined> {
+    const hit = this.certificates.get(tenantId);
+    if (hit !== undefined) return hit;
+    const der = await deviceCaCertificate(this.db, tenantId);
+    if (der !== undefined) this.certificates.set(tenantId, der);
+    return der;
   }
 
   private async load(tenantId: string, now: Date): Promise<CaMaterial> {
