@@ -53,7 +53,7 @@ const met = (ok) => (ok ? 'met' : 'NOT MET');
 
 function startServer(dataDir, database) {
   let http, device;
-  const child = spawn(process.execPath, [SERVER_MAIN], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean), SERVER_MAIN], {
     env: {
       ...process.env,
       SVC_DATA_DIR: dataDir,
@@ -323,7 +323,7 @@ if (PG_URL) {
     await client.end();
   }
 }
-{
+if (EMBEDDED_DEVICES > 0) {
   const r = await run('embedded', undefined, EMBEDDED_DEVICES);
   report('embedded (PGlite)', r);
   console.log(`  baseline verify-only (release-core verifyReceipt, one core): ${r.verifyPerS.toFixed(0)} receipts/s`);

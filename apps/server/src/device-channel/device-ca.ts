@@ -22,7 +22,7 @@ export class DeviceCaStore {
   /** CA certificates for verifying peers (node:crypto, fast); immutable once created. */
   private readonly verifiers = new Map<string, NodeX509>();
   /** CA certificates (DER) for receipt verification; immutable once created. */
-  private readonly certificates = new Map<string, Uint8Array>();
+  private readonly certificates = new Map<string, Promise<Uint8Array | undefined>>();
 
   /** Called after this process created a tenant CA (the channel adds it to its TLS trust store). */
   onCreated: (() => Promise<void>) | undefined;
@@ -64,12 +64,18 @@ export class DeviceCaStore {
   }
 
   /** The tenant CA certificate (DER), read once; undefined while the tenant has none. */
-  async certificateDer(tenantId: string): Promise<Uint8Array | undefined> {
-    const hit = this.certificates.get(tenantId);
-    if (hit !== undefined) return hit;
-    const der = await deviceCaCertificate(this.db, tenantId);
-    if (der !== undefined) this.certificates.set(tenantId, der);
-    return der;
+  certificateDer(tenantId: string): Promise<Uint8Array | undefined> {
+    let p = this.certificates.get(tenantId);
+    if (p === undefined) {
+      p = deviceCaCertificate(this.db, tenantId);
+      this.certificates.set(tenantId, p);
+      // a tenant without a CA yet, or a failed read, is asked again next time
+      p.then(
+        (der) => (der === undefined ? this.certificates.delete(tenantId) : undefined),
+        () => this.certificates.delete(tenantId),
+      );
+    }
+    return p;
   }
 
   private async load(tenantId: string, now: Date): Promise<CaMaterial> {

@@ -2,9 +2,10 @@
  * What a receipt is checked against (spec §2.3 rule 5): the signed deployment it names, its
  * release payload and digests, and its member rollouts. All of it is fixed when the rollout
  * starts (a release is immutable, a deployment's release and members never change), so it is
- * read and parsed once per deployment and kept, bounded, in process memory. Only what was found
- * is kept: a name that resolves to nothing is asked again next time. Device state, counters and
- * waves change and are never cached.
+ * read and parsed once per deployment and kept, bounded, in process memory; receipts arriving
+ * together for a deployment not yet cached share one read. Only what was found is kept: a name
+ * that resolves to nothing is asked again next time. Device state, counters and waves change
+ * and are never cached.
  */
 import { normalizeUuid, type ReceiptExpectation, type ReceiptPayload } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
@@ -25,13 +26,22 @@ export interface SignedDeployment {
 /** Bounds both maps; the oldest entry goes first. */
 const MAX_CACHED = 1024;
 /** `<tenant> tx|rollout <uuid>` -> deployment id */
-const deploymentOf = new Map<string, string>();
-const deployments = new Map<string, SignedDeployment>();
+const deploymentOf = new Map<string, Promise<string | undefined>>();
+const deployments = new Map<string, Promise<SignedDeployment>>();
 
-function remember<V>(map: Map<string, V>, key: string, value: V): V {
-  if (map.size >= MAX_CACHED) map.delete(map.keys().next().value as string);
-  map.set(key, value);
-  return value;
+/** `load()` once per key while it is cached; a failed or empty answer is forgotten. */
+function once<V>(map: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
+  let p = map.get(key);
+  if (p === undefined) {
+    if (map.size >= MAX_CACHED) map.delete(map.keys().next().value as string);
+    p = load();
+    map.set(key, p);
+    p.then(
+      (v) => (v === undefined ? map.delete(key) : undefined),
+      () => map.delete(key),
+    );
+  }
+  return p;
 }
 
 /** The signed deployment a verified receipt names (its transaction, else its rollout), in this tenant. */
@@ -52,14 +62,10 @@ export async function signedDeploymentFor(db: Db, tenant: string, r: ReceiptPayl
   } else {
     throw new ServerError('RECEIPT_UNEXPECTED', 'rollout: the receipt names neither a rollout nor a transaction');
   }
-  let id = deploymentOf.get(key);
-  if (id === undefined) {
-    const uuid = normalizeUuid(txId ?? rolloutId!);
-    id = uuid === undefined ? undefined : await lookup(uuid);
-    if (id === undefined) throw new ServerError('RECEIPT_UNEXPECTED', missing);
-    remember(deploymentOf, key, id);
-  }
-  return deployments.get(id) ?? remember(deployments, id, await load(db, id));
+  const uuid = normalizeUuid(txId ?? rolloutId!);
+  const id = uuid === undefined ? undefined : await once(deploymentOf, key, () => lookup(uuid));
+  if (id === undefined) throw new ServerError('RECEIPT_UNEXPECTED', missing);
+  return once(deployments, id, () => load(db, id));
 }
 
 async function load(db: Db, deploymentId: string): Promise<SignedDeployment> {
