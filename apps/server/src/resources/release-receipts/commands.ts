@@ -25,8 +25,8 @@ import { ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
 import { isUniqueViolation } from '../../store/tx.js';
 import { recordDeviceResults } from '../rollouts/commands.js';
-import { claimPendingDevices, deploymentDevicesNamed } from '../rollouts/queries.js';
-import { deviceStateFromActivation } from '../rollouts/states.js';
+import { claimPendingDevices, lockDeploymentDevices } from '../rollouts/queries.js';
+import { deviceStateFromActivation, type DeviceState } from '../rollouts/states.js';
 import { deviceActor, type Command } from '../unit-of-work.js';
 import { insertReceipts, receiptsByEnvelopeDigests, tenantDeviceCaDer, type NewReceipt } from './queries.js';
 import { signedDeploymentFor, type SignedDeployment } from './signed-deployments.js';
@@ -138,19 +138,28 @@ export const appendReceipts: Command<readonly VerifiedUpload[], ReceiptOutcome[]
 
 const refused = (msg: string): ReceiptOutcome => ({ refused: new ServerError('RECEIPT_UNEXPECTED', msg) });
 
-/** One turn: at most one receipt per device and deployment. */
+/**
+ * One turn: at most one receipt per device and deployment. The device rows are locked first (in
+ * name order), then the stored receipts are read: a receipt another process committed while
+ * this one waited for a lock is seen, and its bytes again are a duplicate.
+ */
 async function appendTurn(uow: Parameters<typeof appendReceipts>[0], items: readonly VerifiedUpload[]): Promise<ReceiptOutcome[]> {
   const { trx, tenant, now } = uow;
   const outcomes: (ReceiptOutcome | undefined)[] = new Array<ReceiptOutcome | undefined>(items.length);
-  const duplicateOf = async (k: number) => {
-    const v = items[k]!;
-    const [dup] = await receiptsByEnvelopeDigests(trx, [v.envelopeDigest]);
-    if (dup === undefined) return undefined;
-    // a verified receipt is bound to one tenant and device, so a digest match elsewhere cannot happen; refuse anyway
-    if (dup.tenant_id !== tenant || dup.device_name !== v.deviceName) return refused('receipt: already accepted for another device');
-    return { ok: { receipt_id: dup.id, duplicate: true } };
-  };
-
+  const byDeployment = new Map<string, number[]>();
+  items.forEach((v, k) => byDeployment.set(v.deployment.id, [...(byDeployment.get(v.deployment.id) ?? []), k]));
+  const deploymentIds = [...byDeployment.keys()].sort();
+  const devices = new Map<string, Map<string, { wave_idx: number; state: DeviceState }>>();
+  for (const id of deploymentIds) {
+    devices.set(
+      id,
+      await lockDeploymentDevices(
+        trx,
+        id,
+        byDeployment.get(id)!.map((k) => items[k]!.deviceName),
+      ),
+    );
+  }
   const stored = new Map(
     (
       await receiptsByEnvelopeDigests(
@@ -159,31 +168,21 @@ async function appendTurn(uow: Parameters<typeof appendReceipts>[0], items: read
       )
     ).map((r) => [r.envelope_digest, r]),
   );
-  const byDeployment = new Map<string, number[]>();
-  items.forEach((v, k) => {
-    const dup = stored.get(v.envelopeDigest);
-    if (dup !== undefined) {
-      if (dup.tenant_id !== tenant || dup.device_name !== v.deviceName) outcomes[k] = refused('receipt: already accepted for another device');
-      else outcomes[k] = { ok: { receipt_id: dup.id, duplicate: true } };
-      return;
-    }
-    byDeployment.set(v.deployment.id, [...(byDeployment.get(v.deployment.id) ?? []), k]);
-  });
 
   const receipts: NewReceipt[] = [];
-  const results = new Map<string, { waveIdx: number; state: ReturnType<typeof deviceStateFromActivation> }[]>();
-  for (const [deploymentId, ks] of byDeployment) {
-    const devices = await deploymentDevicesNamed(
-      trx,
-      deploymentId,
-      ks.map((k) => items[k]!.deviceName),
-    );
-    const claims: { k: number; id: string; state: ReturnType<typeof deviceStateFromActivation> }[] = [];
-    for (const k of ks) {
+  const results = new Map<string, { waveIdx: number; state: Exclude<DeviceState, 'pending'> }[]>();
+  for (const deploymentId of deploymentIds) {
+    const claims: { k: number; id: string; state: Exclude<DeviceState, 'pending'> }[] = [];
+    for (const k of byDeployment.get(deploymentId)!) {
       const v = items[k]!;
-      const dd = devices.get(v.deviceName);
+      const dup = stored.get(v.envelopeDigest);
+      const dd = devices.get(deploymentId)!.get(v.deviceName);
+      // a verified receipt is bound to one tenant and device, so a digest match elsewhere cannot happen; refuse anyway
+      if (dup !== undefined && (dup.tenant_id !== tenant || dup.device_name !== v.deviceName))
+        outcomes[k] = refused('receipt: already accepted for another device');
+      else if (dup !== undefined) outcomes[k] = { ok: { receipt_id: dup.id, duplicate: true } };
       // the device must be assigned to that rollout
-      if (dd === undefined) outcomes[k] = refused(`device: ${v.deviceName} is not assigned to rollout ${v.deployment.leadRolloutId}`);
+      else if (dd === undefined) outcomes[k] = refused(`device: ${v.deviceName} is not assigned to rollout ${v.deployment.leadRolloutId}`);
       else if (dd.state !== 'pending') outcomes[k] = refused(`device: ${v.deviceName} already has a terminal receipt (${dd.state}) for this deployment`);
       else claims.push({ k, id: randomUUID(), state: deviceStateFromActivation(v.payload.activation) });
     }
@@ -193,15 +192,12 @@ async function appendTurn(uow: Parameters<typeof appendReceipts>[0], items: read
       claims.map((c) => ({ device: items[c.k]!.deviceName, state: c.state, receiptId: c.id })),
       now,
     );
-    const done: { waveIdx: number; state: ReturnType<typeof deviceStateFromActivation> }[] = [];
+    const done: { waveIdx: number; state: Exclude<DeviceState, 'pending'> }[] = [];
     for (const c of claims) {
       const v = items[c.k]!;
       const waveIdx = claimed.get(v.deviceName);
-      if (waveIdx === undefined) {
-        // a concurrent transaction moved the device after the read above: its receipt decides
-        outcomes[c.k] = (await duplicateOf(c.k)) ?? refused(`device: ${v.deviceName} already has a terminal receipt for this deployment`);
-        continue;
-      }
+      // the row is locked and was pending: only a broken invariant lands here
+      if (waveIdx === undefined) throw new Error(`receipt: device ${v.deviceName} was pending under lock but not moved`);
       done.push({ waveIdx, state: c.state });
       receipts.push({
         id: c.id,
@@ -240,7 +236,7 @@ async function appendTurn(uow: Parameters<typeof appendReceipts>[0], items: read
     })),
   );
   // counters and waves last: the deployment rows are locked from here to COMMIT, in one order
-  for (const deploymentId of [...results.keys()].sort()) await recordDeviceResults(trx, deploymentId, results.get(deploymentId)!, now);
+  for (const deploymentId of deploymentIds) await recordDeviceResults(trx, deploymentId, results.get(deploymentId)!, now);
   return outcomes as ReceiptOutcome[];
 }
 

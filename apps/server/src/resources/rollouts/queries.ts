@@ -485,8 +485,12 @@ export async function listAssignments(db: Db, tenantId: string, deviceName: stri
   });
 }
 
-/** Devices of one deployment by name: their wave and state (names not assigned are absent). */
-export async function deploymentDevicesNamed(
+/**
+ * Devices of one deployment by name, row-locked in name order (so two transactions taking
+ * overlapping sets never deadlock), with their wave and state as of the lock: names not
+ * assigned are absent.
+ */
+export async function lockDeploymentDevices(
   db: Db,
   deploymentId: string,
   names: readonly string[],
@@ -497,14 +501,16 @@ export async function deploymentDevicesNamed(
     .select(['device_name', 'wave_idx', 'state'])
     .where('deployment_id', '=', deploymentId)
     .where('device_name', 'in', [...names])
+    .orderBy('device_name')
+    .forUpdate()
     .execute();
   return new Map(rows.map((r) => [r.device_name, { wave_idx: r.wave_idx, state: r.state as DeviceState }]));
 }
 
 /**
- * Moves pending devices of one deployment to their terminal state in one statement. A device
- * that is no longer pending (a concurrent transaction got there first: its row lock makes this
- * one wait and then re-check) is left alone and missing from the result.
+ * Moves pending devices of one deployment to their terminal state in one statement (their rows
+ * locked by `lockDeploymentDevices`); a device that is not pending is left alone and missing
+ * from the result.
  */
 export async function claimPendingDevices(
   db: Db,
