@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { UploadReceiptResponse } from '@svc/device-proto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   channelCredentials,
@@ -16,6 +17,9 @@ import {
   type ChannelFixture,
   type EnrolledDevice,
 } from './device-channel.fixture.js';
+import { appendReceipts, verifyUpload } from '../src/resources/release-receipts/commands.js';
+import { runUnitOfWork, systemActor } from '../src/resources/unit-of-work.js';
+import { openStore } from '../src/store/open.js';
 import { acceptanceState, checkConsistent, signedReceipt } from './receipt-batches.fixture.js';
 
 /**
@@ -45,13 +49,13 @@ async function startChild(f: ChannelFixture, parkAt?: number): Promise<ServerChi
   await writeFile(cfgFile, JSON.stringify({ open: f.t.openOptions, dataDir: f.dataDir, ...(parkAt === undefined ? {} : { parkAt }) }));
   const proc = spawn(process.execPath, [CHILD, cfgFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   let onPark: () => void = () => undefined;
   const parked = new Promise<void>((resolve) => (onPark = resolve));
   const addr = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`child did not start: ${stderr}`)), 30_000);
-    createInterface({ input: proc.stdout! }).on('line', (l) => {
+    createInterface({ input: proc.stdout }).on('line', (l) => {
       const m = /^LISTENING (\d+)$/.exec(l);
       if (m) {
         clearTimeout(timer);
@@ -91,7 +95,7 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
 
   it('three processes accept receipts for one deployment: each stored once, duplicates across processes recognized, counters and waves right', async () => {
     const fleet: EnrolledDevice[] = [];
-    for (let i = 0; i < 30; i++) fleet.push(await enrollDevice(f, `mp-${String(i).padStart(2, '0')}`));
+    for (let i = 0; i < 60; i++) fleet.push(await enrollDevice(f, `mp-${String(i).padStart(2, '0')}`));
     const rel = await publishSignedRollout(f, {
       devices: fleet.map((d) => d.name),
       bytes: Buffer.from('multi-process\n'),
@@ -118,12 +122,12 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
     }
     const s = await acceptanceState(f.t.store.db, rel.deploymentId);
     checkConsistent(s);
-    expect(s.receipts).toHaveLength(30);
-    expect(s.counters.n_committed).toBe(30);
+    expect(s.receipts).toHaveLength(60);
+    expect(s.counters.n_committed).toBe(60);
     expect(s.waves.map((w) => [w.state, w.done, w.size])).toEqual([
-      ['done', 6, 6],
       ['done', 12, 12],
-      ['done', 12, 12],
+      ['done', 24, 24],
+      ['done', 24, 24],
     ]);
   });
 
@@ -184,5 +188,68 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
       ['done', 4],
       ['done', 4],
     ]);
+  });
+
+  it('a batch that waited for the deployment lock counts on the waves the holder committed', async () => {
+    const fleet: EnrolledDevice[] = [];
+    for (let i = 0; i < 2; i++) fleet.push(await enrollDevice(f, `lock-${i}`));
+    const rel = await publishSignedRollout(f, {
+      devices: fleet.map((d) => d.name),
+      bytes: Buffer.from('lock\n'),
+      placementPath: '/etc/edge/lock.conf',
+      version: '5.0.0',
+    });
+    // a second connection pool on the same schema: another process as far as PostgreSQL can tell
+    const other = await openStore(f.t.openOptions);
+    try {
+      const caDer = await f.ctx.cas.certificateDer(f.tenantId);
+      const [va, vb] = await Promise.all(
+        fleet.map((d) =>
+          verifyUpload(f.t.store.db, {
+            tenant: f.tenantId,
+            deviceName: d.name,
+            connectionCertificateDer: d.certDer,
+            envelopeBytes: signedReceipt(f.tenantId, rel, d),
+            now: new Date(),
+            caDer,
+          }),
+        ),
+      );
+      const scope = { tenant: f.tenantId, actor: systemActor('test'), now: new Date() };
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((r) => (release = r));
+      let holding: () => void = () => undefined;
+      const held = new Promise<void>((r) => (holding = r));
+      // A appends and holds the deployment row (taken last) until the gate opens, then commits
+      const a = runUnitOfWork(f.t.store.db, scope, async (uow) => {
+        const out = await appendReceipts(uow, [va!]);
+        holding();
+        await gate;
+        return out;
+      });
+      await held;
+      // B appends meanwhile and waits for that row lock
+      const b = runUnitOfWork(other.db, scope, (uow) => appendReceipts(uow, [vb!]));
+      const waiting = async () =>
+        Number(
+          (
+            await f.t.store.db
+              .selectFrom(
+                sql<{ n: number }>`(SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database())`.as('x'),
+              )
+              .select('n')
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      for (let i = 0; i < 100 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      release();
+      const [oa, ob] = await Promise.all([a, b]);
+      expect([oa[0], ob[0]].map((o) => o !== undefined && 'ok' in o)).toEqual([true, true]);
+      const s = await acceptanceState(f.t.store.db, rel.deploymentId);
+      checkConsistent(s);
+      expect(s.waves.map((w) => [w.state, w.done])).toEqual([['done', 2]]);
+    } finally {
+      await other.close();
+    }
   });
 });

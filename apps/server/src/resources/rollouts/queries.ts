@@ -528,37 +528,18 @@ export async function claimPendingDevices(
   return new Map(rows.rows.map((r) => [r.device_name, r.wave_idx]));
 }
 
-/** Locks the deployment row (taken last and held to COMMIT) and reads its waves and threshold in the same statement. */
+/**
+ * Locks the deployment row (taken last and held to COMMIT), then reads its waves and threshold.
+ * Two statements on purpose: a read joined into the locking statement would see the waves as
+ * of that statement's start, before the writer it waited for committed. FOR NO KEY UPDATE
+ * serializes progression writers like FOR UPDATE, but does not wait for the key-share locks
+ * that appended receipts hold on the row through their foreign key, so two batches that both
+ * appended never deadlock here.
+ */
 export async function lockDeploymentWaves(db: Db, deploymentId: string): Promise<{ failure_threshold: FailureThreshold | null; waves: WaveRow[] }> {
-  const rows = await sql<{
-    failure_threshold: FailureThreshold | null;
-    idx: number | null;
-    size: number;
-    requires_approval: boolean;
-    state: string;
-    done: number;
-    failed: number;
-    failures_acknowledged: number;
-  }>`
-    SELECT d.failure_threshold, w.idx, w.size, w.requires_approval, w.state, w.done, w.failed, w.failures_acknowledged
-    FROM deployments AS d LEFT JOIN deployment_waves AS w ON w.deployment_id = d.id
-    WHERE d.id = ${deploymentId}::uuid
-    ORDER BY w.idx
-    FOR UPDATE OF d`.execute(db);
-  const first = rows.rows[0];
-  if (first === undefined) throw new Error(`deployment ${deploymentId} not found`);
-  const waves = rows.rows
-    .filter((w) => w.idx !== null)
-    .map((w) => ({
-      index: w.idx!,
-      size: w.size,
-      requires_approval: w.requires_approval,
-      state: w.state as WaveState,
-      done: w.done,
-      failed: w.failed,
-      failures_acknowledged: w.failures_acknowledged,
-    }));
-  return { failure_threshold: first.failure_threshold ?? null, waves };
+  const d = await db.selectFrom('deployments').select('failure_threshold').where('id', '=', deploymentId).forNoKeyUpdate().executeTakeFirstOrThrow();
+  const waves = (await wavesOf(db, [deploymentId])).get(deploymentId) ?? [];
+  return { failure_threshold: d.failure_threshold ?? null, waves };
 }
 
 /** Adds terminal results to the deployment's counters and writes the waves that changed, in one statement. */
