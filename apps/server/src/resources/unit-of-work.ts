@@ -8,6 +8,9 @@
  *     await uow.audit({ action: 'device.decommission', target: `device:${name}` });
  *   };
  *
+ * A command that makes many changes at once (a batch of device receipts) writes their rows with
+ * one statement, `auditMany()`, each row naming its own actor when it is not the unit's.
+ *
  * Routes run a command with `execute()` (http/execute.ts); the device channel and jobs with
  * `runUnitOfWork()` and a device or system actor. Nothing else opens a transaction for a
  * change, and nothing else writes audit rows.

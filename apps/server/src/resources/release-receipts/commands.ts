@@ -115,6 +115,9 @@ export async function verifyUpload(db: Db, args: AcceptReceiptInput & { tenant: 
  * that is already terminal is refused.
  */
 export const appendReceipts: Command<readonly VerifiedUpload[], ReceiptOutcome[]> = async (uow, items) => {
+  // a batch is one tenant's: its rows and audit rows are written under `uow.tenant`
+  const stranger = items.find((v) => v.tenant !== uow.tenant);
+  if (stranger !== undefined) throw new Error(`appendReceipts: a receipt of tenant ${stranger.tenant} in a batch of tenant ${uow.tenant}`);
   const outcomes: (ReceiptOutcome | undefined)[] = new Array<ReceiptOutcome | undefined>(items.length);
   let left = items.map((v, i) => ({ v, i }));
   while (left.length > 0) {
