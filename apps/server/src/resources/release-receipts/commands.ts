@@ -27,7 +27,7 @@ import { isUniqueViolation } from '../../store/tx.js';
 import { recordDeviceResults } from '../rollouts/commands.js';
 import { claimPendingDevices, lockDeploymentDevices } from '../rollouts/queries.js';
 import { deviceStateFromActivation, type DeviceState } from '../rollouts/states.js';
-import { deviceActor, type Command } from '../unit-of-work.js';
+import { deviceActor, type Command, type UnitOfWork } from '../unit-of-work.js';
 import { insertReceipts, receiptsByEnvelopeDigests, tenantDeviceCaDer, type NewReceipt } from './queries.js';
 import { signedDeploymentFor, type SignedDeployment } from './signed-deployments.js';
 
@@ -146,7 +146,7 @@ const refused = (msg: string): ReceiptOutcome => ({ refused: new ServerError('RE
  * name order), then the stored receipts are read: a receipt another process committed while
  * this one waited for a lock is seen, and its bytes again are a duplicate.
  */
-async function appendTurn(uow: Parameters<typeof appendReceipts>[0], items: readonly VerifiedUpload[]): Promise<ReceiptOutcome[]> {
+async function appendTurn(uow: UnitOfWork, items: readonly VerifiedUpload[]): Promise<ReceiptOutcome[]> {
   const { trx, tenant, now } = uow;
   const outcomes: (ReceiptOutcome | undefined)[] = new Array<ReceiptOutcome | undefined>(items.length);
   const byDeployment = new Map<string, number[]>();
