@@ -216,7 +216,7 @@ export interface PublishedRelease {
  */
 export async function publishSignedRollout(
   f: ChannelFixture,
-  o: { devices: string[]; bytes: Buffer; placementPath: string; product?: string; version?: string },
+  o: { devices: string[]; bytes: Buffer; placementPath: string; product?: string; version?: string; waves?: { name: string; percent: number }[] },
 ): Promise<PublishedRelease> {
   const db = f.t.store.db;
   const deps: PipelineDeps = { db, blobs: f.repo.blobs, publishTargets: (t, e, opts) => f.repo.publishTargets(t, e, opts), clock: () => new Date() };
@@ -251,7 +251,7 @@ export async function publishSignedRollout(
     compatibility: { profiles: ['linux-arm64'] },
     activation: { ordered_groups: [['edge-conf']] },
     health: { probes: [{ name: 'up', type: 'command', command: ['/bin/true'], timeout_s: 5 }], timeout_s: 60 },
-    rollout: { target_group: group.id, target_policy_digest: group.snapshot_digest },
+    rollout: { target_group: group.id, target_policy_digest: group.snapshot_digest, ...(o.waves ? { waves: o.waves } : {}) },
     approvals: [],
     recovery: { on_failure: 'rollback', rollback_boundary: 'release' },
     attestations: [],

@@ -4,6 +4,7 @@ import type { DeviceCaStore } from './device-ca.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { PipelinePort, RepositoryPort } from './ports.js';
+import type { ReceiptPipeline } from './receipt-pipeline.js';
 
 /** Everything a device-channel handler reads; built once per server process (wiring.ts). */
 export interface DeviceChannelContext {
@@ -12,6 +13,8 @@ export interface DeviceChannelContext {
   /** The server CA devices pin at enrollment (DER). */
   serverCaDer: Uint8Array;
   pipeline: PipelinePort;
+  /** Receipt acceptance: verified per call, appended in batches (receipt-pipeline.ts). */
+  receipts: ReceiptPipeline;
   repository: RepositoryPort;
   now: () => Date;
   log: ChannelLogger;

@@ -21,6 +21,8 @@ export class DeviceCaStore {
   private readonly cache = new Map<string, Promise<CaMaterial>>();
   /** CA certificates for verifying peers (node:crypto, fast); immutable once created. */
   private readonly verifiers = new Map<string, NodeX509>();
+  /** CA certificates (DER) for receipt verification; immutable once created. */
+  private readonly certificates = new Map<string, Promise<Uint8Array | undefined>>();
 
   /** Called after this process created a tenant CA (the channel adds it to its TLS trust store). */
   onCreated: (() => Promise<void>) | undefined;
@@ -59,6 +61,21 @@ export class DeviceCaStore {
     const v = new NodeX509(Buffer.from(der));
     this.verifiers.set(tenantId, v);
     return v;
+  }
+
+  /** The tenant CA certificate (DER), read once; undefined while the tenant has none. */
+  certificateDer(tenantId: string): Promise<Uint8Array | undefined> {
+    let p = this.certificates.get(tenantId);
+    if (p === undefined) {
+      p = deviceCaCertificate(this.db, tenantId);
+      this.certificates.set(tenantId, p);
+      // a tenant without a CA yet, or a failed read, is asked again next time
+      p.then(
+        (der) => (der === undefined ? this.certificates.delete(tenantId) : undefined),
+        () => this.certificates.delete(tenantId),
+      );
+    }
+    return p;
   }
 
   private async load(tenantId: string, now: Date): Promise<CaMaterial> {

@@ -15,7 +15,6 @@ import {
 import { sha256Digest, LIMITS } from '@svc/release-core';
 import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
 import { storeLogBundle } from '../resources/log-requests/commands.js';
-import { acceptReceipt } from '../resources/release-receipts/commands.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';
 import { runUnitOfWork } from '../resources/unit-of-work.js';
 import { invalidInput, ServerError } from '../errors/server-error.js';
@@ -78,9 +77,7 @@ async function uploadReceipt(ctx: DeviceChannelContext, peer: DevicePeer, req: U
   // bound untrusted documents before parsing
   if (req.envelope.length > LIMITS.receiptEnvelopeBytes) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${LIMITS.receiptEnvelopeBytes} bytes`);
   // spec §2.3 rule 5: the embedded certificate must be the one on this mTLS connection
-  const r = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
-    acceptReceipt(uow, { deviceName: peer.deviceName, connectionCertificateDer: peer.certDer, envelopeBytes: new Uint8Array(req.envelope) }),
-  );
+  const r = await ctx.receipts.accept(peer, new Uint8Array(req.envelope), now);
   return { receiptId: r.receipt_id, duplicate: r.duplicate };
 }
 

@@ -7,6 +7,7 @@ import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
 import { DeviceCaStore } from './device-ca.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { RepositoryPort } from './ports.js';
+import { ReceiptPipeline } from './receipt-pipeline.js';
 import { ensureServerTls } from './server-tls.js';
 
 export interface DeviceChannelOptions {
@@ -35,11 +36,13 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
   const now = o.now ?? (() => new Date());
   const host = o.addr.slice(0, o.addr.lastIndexOf(':')).replace(/^\[|\]$/g, '');
   const tls = await ensureServerTls(o.dataDir, host ? [host] : [], now());
+  const cas = new DeviceCaStore(o.db, o.dataDir);
   const ctx: DeviceChannelContext = {
     db: o.db,
-    cas: new DeviceCaStore(o.db, o.dataDir),
+    cas,
     serverCaDer: tls.caDer,
     pipeline: { listAssignments },
+    receipts: new ReceiptPipeline({ db: o.db, cas, now, hooks: o.hooks?.unitOfWork }),
     repository: o.repository,
     now,
     log: o.log,

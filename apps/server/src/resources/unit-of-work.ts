@@ -8,6 +8,9 @@
  *     await uow.audit({ action: 'device.decommission', target: `device:${name}` });
  *   };
  *
+ * A command that makes many changes at once (a batch of device receipts) writes their rows with
+ * one statement, `auditMany()`, each row naming its own actor when it is not the unit's.
+ *
  * Routes run a command with `execute()` (http/execute.ts); the device channel and jobs with
  * `runUnitOfWork()` and a device or system actor. Nothing else opens a transaction for a
  * change, and nothing else writes audit rows.
@@ -15,7 +18,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../store/database.js';
 import { inTransaction } from '../store/tx.js';
-import { insertAuditRow, type AuditCredential } from './audit/queries.js';
+import { insertAuditRows, type AuditCredential } from './audit/queries.js';
 
 /** Who makes a change: written on its audit row. */
 export interface Actor {
@@ -34,6 +37,12 @@ export interface AuditEntry {
   detail?: Record<string, unknown>;
 }
 
+/** An audit row of a batch: each change may have its own actor (a receipt is its device's change). */
+export interface BatchAuditEntry extends AuditEntry {
+  /** Defaults to the unit of work's actor. */
+  actor?: Actor;
+}
+
 export interface UnitOfWork {
   /** The transaction: pass it to the resource's query functions. */
   readonly trx: Transaction<Database>;
@@ -43,6 +52,8 @@ export interface UnitOfWork {
   readonly actor: Actor;
   /** Writes one audit row in this transaction (at `now`, by `actor`). */
   audit(entry: AuditEntry): Promise<void>;
+  /** Writes the audit rows of a batch of changes with one statement, in this transaction (at `now`). */
+  auditMany(entries: readonly BatchAuditEntry[]): Promise<void>;
 }
 
 /** A state change: everything it writes goes through `uow.trx`, and it audits itself. */
@@ -67,25 +78,26 @@ export interface UnitOfWorkScope {
 /** Runs `fn` in one transaction as `scope.actor`; the change and its audit rows commit together. */
 export function runUnitOfWork<T>(db: Kysely<Database>, scope: UnitOfWorkScope, fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
   return inTransaction(db, async (trx) => {
-    const uow: UnitOfWork = {
-      trx,
-      now: scope.now,
-      tenant: scope.tenant,
-      actor: scope.actor,
-      audit: async (entry) => {
-        await insertAuditRow(trx, {
-          tenantId: scope.tenant,
-          actor: scope.actor.name,
-          credential: scope.actor.credential,
-          action: entry.action,
-          target: entry.target,
-          requestId: scope.actor.requestId,
-          detail: entry.detail ?? {},
-          at: scope.now,
-        });
-        await scope.hooks?.afterAudit?.(entry);
-      },
+    const auditMany = async (entries: readonly BatchAuditEntry[]) => {
+      await insertAuditRows(
+        trx,
+        entries.map((entry) => {
+          const actor = entry.actor ?? scope.actor;
+          return {
+            tenantId: scope.tenant,
+            actor: actor.name,
+            credential: actor.credential,
+            action: entry.action,
+            target: entry.target,
+            requestId: actor.requestId,
+            detail: entry.detail ?? {},
+            at: scope.now,
+          };
+        }),
+      );
+      for (const entry of entries) await scope.hooks?.afterAudit?.(entry);
     };
+    const uow: UnitOfWork = { trx, now: scope.now, tenant: scope.tenant, actor: scope.actor, audit: (entry) => auditMany([entry]), auditMany };
     return fn(uow);
   });
 }

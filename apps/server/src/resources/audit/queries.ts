@@ -108,17 +108,25 @@ export interface AuditRowInput {
  * (trigger in migration 0003).
  */
 export async function insertAuditRow(db: Db, row: AuditRowInput): Promise<void> {
+  await insertAuditRows(db, [row]);
+}
+
+/** Appends audit rows with one multi-row statement, in the order given (their `seq` follows it). */
+export async function insertAuditRows(db: Db, rows: readonly AuditRowInput[]): Promise<void> {
+  if (rows.length === 0) return;
   await db
     .insertInto('audit_events')
-    .values({
-      tenant_id: row.tenantId,
-      actor: row.actor,
-      credential: row.credential,
-      action: row.action,
-      target: row.target,
-      request_id: row.requestId,
-      detail: JSON.stringify(row.detail),
-      at: row.at,
-    })
+    .values(
+      rows.map((row) => ({
+        tenant_id: row.tenantId,
+        actor: row.actor,
+        credential: row.credential,
+        action: row.action,
+        target: row.target,
+        request_id: row.requestId,
+        detail: JSON.stringify(row.detail),
+        at: row.at,
+      })),
+    )
     .execute();
 }

@@ -1,29 +1,35 @@
 /**
- * Receipt acceptance (spec §2.3 rule 5): verify bytes, then parse, then check against the
- * signed rollout, then append. Nothing is stored on any refusal; identical bytes again are a
- * duplicate (unique envelope digest), never a second row. Accepted receipts carry the
- * `software-key` label (spec §2.3 rule 6): the device key is software-held, and no hardware
- * label is ever inferred.
+ * Receipt acceptance (spec §2.3 rule 5) in two steps. `verifyUpload` is the CPU side and runs
+ * outside any transaction: bytes, then parse, then the signature, the certificate chain and the
+ * connection's certificate, then every field against the signed rollout. `appendReceipts` is
+ * the database side for a batch of verified receipts, in one unit of work: a few multi-row
+ * statements however many receipts, the deployment row locked last and only for its counters
+ * and waves. Nothing is stored for a refused receipt; identical bytes again are a duplicate
+ * (unique envelope digest), never a second row. Accepted receipts carry the `software-key`
+ * label (spec §2.3 rule 6): the device key is software-held, and no hardware label is ever
+ * inferred.
  */
+import { randomUUID } from 'node:crypto';
 import {
   checkReceiptAgainstRelease,
-  normalizeUuid,
   parseCertificateDer,
   parseEnvelope,
+  sha256Digest,
   verifyReceipt,
   LIMITS,
   RECEIPT_PAYLOAD_TYPE,
+  type Certificate,
   type ReceiptPayload,
 } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
+import type { Db } from '../../store/tx.js';
 import { isUniqueViolation } from '../../store/tx.js';
-import { releaseEvidence } from '../releases/queries.js';
-import { storedReleasePayload } from '../releases/rules.js';
-import { recordDeviceResult } from '../rollouts/commands.js';
-import { deploymentDevice, deploymentMembers, lockDeployment } from '../rollouts/queries.js';
-import { deviceStateFromActivation } from '../rollouts/states.js';
-import type { Command } from '../unit-of-work.js';
-import { deploymentRelease, insertReceipt, receiptByEnvelopeDigest, signedDeploymentById, signedDeploymentOfRollout, tenantDeviceCaDer } from './queries.js';
+import { recordDeviceResults } from '../rollouts/commands.js';
+import { claimPendingDevices, lockDeploymentDevices } from '../rollouts/queries.js';
+import { deviceStateFromActivation, type DeviceState } from '../rollouts/states.js';
+import { deviceActor, type Command, type UnitOfWork } from '../unit-of-work.js';
+import { insertReceipts, receiptsByEnvelopeDigests, tenantDeviceCaDer, type NewReceipt } from './queries.js';
+import { signedDeploymentFor, type SignedDeployment } from './signed-deployments.js';
 
 /** spec §2.3 rule 6: the label of every accepted receipt (device keys are software-held). */
 export const SOFTWARE_KEY_LABEL = 'software-key';
@@ -36,97 +42,217 @@ export interface AcceptReceiptInput {
   envelopeBytes: Uint8Array;
 }
 
+export interface AcceptedReceipt {
+  receipt_id: string;
+  duplicate: boolean;
+}
+
+/** A receipt that passed every check that needs no lock: ready to append. */
+export interface VerifiedUpload {
+  tenant: string;
+  deviceName: string;
+  envelopeBytes: Uint8Array;
+  payload: ReceiptPayload;
+  payloadDigest: string;
+  envelopeDigest: string;
+  deployment: SignedDeployment;
+}
+
+/** Each receipt of a batch gets its own answer: accepted, duplicate, or its refusal. */
+export type ReceiptOutcome = { ok: AcceptedReceipt } | { refused: ServerError };
+
+/** Parsed tenant device CAs by the digest of their DER: a CA certificate's bytes never change meaning. */
+const MAX_CAS = 256;
+const parsedCas = new Map<string, Certificate>();
+
+function caCertificate(der: Uint8Array): Certificate {
+  const key = sha256Digest(der);
+  let ca = parsedCas.get(key);
+  if (ca === undefined) {
+    ca = parseCertificateDer(der);
+    if (parsedCas.size >= MAX_CAS) parsedCas.delete(parsedCas.keys().next().value as string);
+    parsedCas.set(key, ca);
+  }
+  return ca;
+}
+
 /**
- * The device channel's `UploadReceipt`, run as `device:<name>`: the receipt row, the device's
- * state, the deployment's counters and waves, and the `release-receipt.accept` audit row are
- * one unit of work, the deployment row locked.
+ * The checks of spec §2.3 rule 5 that need no transaction: run before a receipt joins a batch,
+ * so a refusal here touches nothing and no other receipt. `caDer` is the tenant device CA.
  */
-export const acceptReceipt: Command<AcceptReceiptInput, { receipt_id: string; duplicate: boolean }> = async (uow, args) => {
-  const { trx, tenant, now } = uow;
+export async function verifyUpload(db: Db, args: AcceptReceiptInput & { tenant: string; now: Date; caDer: Uint8Array | undefined }): Promise<VerifiedUpload> {
+  const { tenant } = args;
   const env = parseEnvelope(args.envelopeBytes, { maxBytes: LIMITS.receiptEnvelopeBytes, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
-  const caDer = await tenantDeviceCaDer(trx, tenant);
-  if (!caDer) throw new ServerError('RECEIPT_UNEXPECTED', `tenant ${tenant} has no device CA: no device can have signed this receipt`);
+  if (!args.caDer) throw new ServerError('RECEIPT_UNEXPECTED', `tenant ${tenant} has no device CA: no device can have signed this receipt`);
   // spec §2.3 rule 5: signature by the device key, certificate chains to the tenant device CA,
   // names this device and tenant, and IS the certificate on the mTLS connection
-  const v = verifyReceipt(env, { ca: parseCertificateDer(caDer), tenant, device: args.deviceName, now, connectionCertificate: args.connectionCertificateDer });
-  const r: ReceiptPayload = v.payload;
-
-  const dup = await receiptByEnvelopeDigest(trx, v.envelopeDigest);
-  if (dup) {
-    // a verified receipt is bound to one tenant and device, so a digest match elsewhere cannot happen; refuse anyway
-    if (dup.tenant_id !== tenant || dup.device_name !== args.deviceName)
-      throw new ServerError('RECEIPT_UNEXPECTED', 'receipt: already accepted for another device');
-    return { receipt_id: dup.id, duplicate: true };
-  }
-
-  // the deployment the receipt names: the transaction (multi-component) or the rollout
-  const txId = r.transaction?.id;
-  const rolloutId = r.rollout;
-  let deploymentId: string | undefined;
-  if (txId !== undefined) {
-    const txUuid = normalizeUuid(txId);
-    deploymentId = txUuid === undefined ? undefined : await signedDeploymentById(trx, tenant, txUuid);
-    if (!deploymentId) throw new ServerError('RECEIPT_UNEXPECTED', `transaction.id: no release transaction ${txId} in this tenant`);
-  } else if (typeof rolloutId === 'string') {
-    const rolloutUuid = normalizeUuid(rolloutId);
-    deploymentId = rolloutUuid === undefined ? undefined : await signedDeploymentOfRollout(trx, tenant, rolloutUuid);
-    if (!deploymentId) throw new ServerError('RECEIPT_UNEXPECTED', `rollout: no signed rollout ${rolloutId} in this tenant`);
-  } else {
-    throw new ServerError('RECEIPT_UNEXPECTED', 'rollout: the receipt names neither a rollout nor a transaction');
-  }
-
-  const dep = await deploymentRelease(trx, deploymentId);
-  const rel = await releaseEvidence(trx, dep.release_id);
-  // the stored envelope was verified at submission and at rollout start; a receipt is evidence of
-  // what happened under it, so a later key revocation does not make the receipt unacceptable
-  const release = storedReleasePayload(rel.envelope_bytes);
-  const members = await deploymentMembers(trx, dep.id);
+  const v = verifyReceipt(env, {
+    ca: caCertificate(args.caDer),
+    tenant,
+    device: args.deviceName,
+    now: args.now,
+    connectionCertificate: args.connectionCertificateDer,
+  });
+  const deployment = await signedDeploymentFor(db, tenant, v.payload);
   // spec §2.3 rule 5: every field against the signed rollout; for a transaction the complete member set
-  const expected: Parameters<typeof checkReceiptAgainstRelease>[1] = {
-    release,
-    payloadDigest: rel.payload_digest as never,
-    envelopeDigest: rel.envelope_digest as never,
-    rollouts: Object.fromEntries(members.map((m) => [m.component, m.id])),
+  checkReceiptAgainstRelease(v.payload, deployment.expected);
+  return {
+    tenant,
+    deviceName: args.deviceName,
+    envelopeBytes: args.envelopeBytes,
+    payload: v.payload,
+    payloadDigest: v.payloadDigest,
+    envelopeDigest: v.envelopeDigest,
+    deployment,
   };
-  if (dep.member_count > 1) expected.transactionId = dep.id;
-  checkReceiptAgainstRelease(r, expected);
+}
 
-  // lock the deployment: wave counters and progression are read-modify-write
-  const d = await lockDeployment(trx, dep.id);
-  const dd = await deploymentDevice(trx, d.id, args.deviceName);
-  // the device must be assigned to that rollout
-  if (!dd) throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${members[0]?.id ?? d.id}`);
-  if (dd.state !== 'pending')
-    throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} already has a terminal receipt (${dd.state}) for this deployment`);
-  let id: string;
-  try {
-    id = await insertReceipt(trx, {
-      tenantId: tenant,
-      deploymentId: d.id,
-      releaseId: dep.release_id,
-      rolloutId: members[0]!.id,
-      device: args.deviceName,
-      activation: r.activation,
-      health: r.health,
-      payloadDigest: v.payloadDigest,
-      envelopeDigest: v.envelopeDigest,
-      envelopeBytes: args.envelopeBytes,
-      payload: r,
-      label: SOFTWARE_KEY_LABEL,
+/**
+ * Appends a batch of verified receipts of this unit of work's tenant, each audited as
+ * `release-receipt.accept` by its device in the same transaction. Receipts for the same device
+ * of one deployment are taken in turns, in order, so a batch ends exactly where one-by-one
+ * acceptance would: identical bytes are one row and duplicates, a second receipt for a device
+ * that is already terminal is refused.
+ */
+export const appendReceipts: Command<readonly VerifiedUpload[], ReceiptOutcome[]> = async (uow, items) => {
+  // a batch is one tenant's: its rows and audit rows are written under `uow.tenant`
+  const stranger = items.find((v) => v.tenant !== uow.tenant);
+  if (stranger !== undefined) throw new Error(`appendReceipts: a receipt of tenant ${stranger.tenant} in a batch of tenant ${uow.tenant}`);
+  const outcomes: (ReceiptOutcome | undefined)[] = new Array<ReceiptOutcome | undefined>(items.length);
+  let left = items.map((v, i) => ({ v, i }));
+  while (left.length > 0) {
+    const turn: typeof left = [];
+    const later: typeof left = [];
+    const seen = new Set<string>();
+    for (const x of left) {
+      const key = `${x.v.deployment.id} ${x.v.deviceName}`;
+      (seen.has(key) ? later : turn).push(x);
+      seen.add(key);
+    }
+    const got = await appendTurn(
+      uow,
+      turn.map((x) => x.v),
+    );
+    turn.forEach((x, k) => (outcomes[x.i] = got[k]));
+    left = later;
+  }
+  return outcomes as ReceiptOutcome[];
+};
+
+const refused = (msg: string): ReceiptOutcome => ({ refused: new ServerError('RECEIPT_UNEXPECTED', msg) });
+
+/**
+ * One turn: at most one receipt per device and deployment. The device rows are locked first (in
+ * name order), then the stored receipts are read: a receipt another process committed while
+ * this one waited for a lock is seen, and its bytes again are a duplicate.
+ */
+async function appendTurn(uow: UnitOfWork, items: readonly VerifiedUpload[]): Promise<ReceiptOutcome[]> {
+  const { trx, tenant, now } = uow;
+  const outcomes: (ReceiptOutcome | undefined)[] = new Array<ReceiptOutcome | undefined>(items.length);
+  const byDeployment = new Map<string, number[]>();
+  items.forEach((v, k) => byDeployment.set(v.deployment.id, [...(byDeployment.get(v.deployment.id) ?? []), k]));
+  const deploymentIds = [...byDeployment.keys()].sort();
+  const devices = new Map<string, Map<string, { wave_idx: number; state: DeviceState }>>();
+  for (const id of deploymentIds) {
+    devices.set(
+      id,
+      await lockDeploymentDevices(
+        trx,
+        id,
+        byDeployment.get(id)!.map((k) => items[k]!.deviceName),
+      ),
+    );
+  }
+  const stored = new Map(
+    (
+      await receiptsByEnvelopeDigests(
+        trx,
+        items.map((v) => v.envelopeDigest),
+      )
+    ).map((r) => [r.envelope_digest, r]),
+  );
+
+  const receipts: NewReceipt[] = [];
+  const results = new Map<string, { waveIdx: number; state: Exclude<DeviceState, 'pending'> }[]>();
+  for (const deploymentId of deploymentIds) {
+    const claims: { k: number; id: string; state: Exclude<DeviceState, 'pending'> }[] = [];
+    for (const k of byDeployment.get(deploymentId)!) {
+      const v = items[k]!;
+      const dup = stored.get(v.envelopeDigest);
+      const dd = devices.get(deploymentId)!.get(v.deviceName);
+      // a verified receipt is bound to one tenant and device, so a digest match elsewhere cannot happen; refuse anyway
+      if (dup !== undefined && (dup.tenant_id !== tenant || dup.device_name !== v.deviceName))
+        outcomes[k] = refused('receipt: already accepted for another device');
+      else if (dup !== undefined) outcomes[k] = { ok: { receipt_id: dup.id, duplicate: true } };
+      // the device must be assigned to that rollout
+      else if (dd === undefined) outcomes[k] = refused(`device: ${v.deviceName} is not assigned to rollout ${v.deployment.leadRolloutId}`);
+      else if (dd.state !== 'pending') outcomes[k] = refused(`device: ${v.deviceName} already has a terminal receipt (${dd.state}) for this deployment`);
+      else claims.push({ k, id: randomUUID(), state: deviceStateFromActivation(v.payload.activation) });
+    }
+    const claimed = await claimPendingDevices(
+      trx,
+      deploymentId,
+      claims.map((c) => ({ device: items[c.k]!.deviceName, state: c.state, receiptId: c.id })),
       now,
-    });
+    );
+    const done: { waveIdx: number; state: Exclude<DeviceState, 'pending'> }[] = [];
+    for (const c of claims) {
+      const v = items[c.k]!;
+      const waveIdx = claimed.get(v.deviceName);
+      // the row is locked and was pending: only a broken invariant lands here
+      if (waveIdx === undefined) throw new Error(`receipt: device ${v.deviceName} was pending under lock but not moved`);
+      done.push({ waveIdx, state: c.state });
+      receipts.push({
+        id: c.id,
+        tenantId: tenant,
+        deploymentId,
+        releaseId: v.deployment.releaseId,
+        rolloutId: v.deployment.leadRolloutId,
+        device: v.deviceName,
+        activation: v.payload.activation,
+        health: v.payload.health,
+        payloadDigest: v.payloadDigest,
+        envelopeDigest: v.envelopeDigest,
+        envelopeBytes: v.envelopeBytes,
+        payload: v.payload,
+        label: SOFTWARE_KEY_LABEL,
+        now,
+      });
+      outcomes[c.k] = { ok: { receipt_id: c.id, duplicate: false } };
+    }
+    results.set(deploymentId, done);
+  }
+
+  try {
+    await insertReceipts(trx, receipts);
   } catch (e) {
     if (isUniqueViolation(e)) throw new ServerError('RECEIPT_UNEXPECTED', 'receipt: the same envelope was accepted concurrently; retry');
     throw e;
   }
-  await recordDeviceResult(trx, d, args.deviceName, dd.wave_idx, deviceStateFromActivation(r.activation), id, now);
-  // spec §6 rule 1: the device's state change is audited with the change, in the same transaction
-  await uow.audit({
-    action: 'release-receipt.accept',
-    target: `release-receipt:${id}`,
-    detail: { transaction_id: d.id, activation: r.activation, health: r.health, envelope_digest: v.envelopeDigest, label: SOFTWARE_KEY_LABEL },
-  });
-  return { receipt_id: id, duplicate: false };
+  // spec §6 rule 1: each device's state change is audited with the change, in the same transaction
+  await uow.auditMany(
+    receipts.map((r) => ({
+      action: 'release-receipt.accept',
+      target: `release-receipt:${r.id}`,
+      actor: deviceActor(r.device),
+      detail: { transaction_id: r.deploymentId, activation: r.activation, health: r.health, envelope_digest: r.envelopeDigest, label: SOFTWARE_KEY_LABEL },
+    })),
+  );
+  // counters and waves last: the deployment rows are locked from here to COMMIT, in one order
+  for (const deploymentId of deploymentIds) await recordDeviceResults(trx, deploymentId, results.get(deploymentId)!, now);
+  return outcomes as ReceiptOutcome[];
+}
+
+/**
+ * One receipt in the caller's unit of work (as `device:<name>`): `verifyUpload`, then a batch
+ * of one. The device channel batches through `ReceiptPipeline` (receipt-pipeline.ts) instead.
+ */
+export const acceptReceipt: Command<AcceptReceiptInput, AcceptedReceipt> = async (uow, args) => {
+  const caDer = await tenantDeviceCaDer(uow.trx, uow.tenant);
+  const v = await verifyUpload(uow.trx, { ...args, tenant: uow.tenant, now: uow.now, caDer });
+  const [out] = await appendReceipts(uow, [v]);
+  if (out === undefined || 'refused' in out) throw out?.refused ?? new Error('appendReceipts: no outcome');
+  return out.ok;
 };
 
 /** The filters of `GET /release-receipts/export`, as sent. */

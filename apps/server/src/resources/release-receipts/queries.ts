@@ -9,9 +9,14 @@ export async function tenantDeviceCaDer(db: Db, tenantId: string): Promise<Uint8
   return row ? new Uint8Array(row.cert_der) : undefined;
 }
 
-/** A receipt with these exact envelope bytes, in any tenant (the digest is unique). */
-export async function receiptByEnvelopeDigest(db: Db, envelopeDigest: string) {
-  return db.selectFrom('release_receipts').select(['id', 'tenant_id', 'device_name']).where('envelope_digest', '=', envelopeDigest).executeTakeFirst();
+/** Receipts with these exact envelope bytes, in any tenant (the digest is unique). */
+export async function receiptsByEnvelopeDigests(db: Db, envelopeDigests: readonly string[]) {
+  if (envelopeDigests.length === 0) return [];
+  return db
+    .selectFrom('release_receipts')
+    .select(['id', 'tenant_id', 'device_name', 'envelope_digest'])
+    .where('envelope_digest', 'in', [...envelopeDigests])
+    .execute();
 }
 
 /** The signed deployment a receipt names by its transaction id; `id` must be a UUID. */
@@ -40,6 +45,8 @@ export async function deploymentRelease(db: Db, deploymentId: string): Promise<{
 }
 
 export interface NewReceipt {
+  /** Chosen by the caller, so the device row can point at the receipt in the same batch. */
+  id: string;
   tenantId: string;
   deploymentId: string;
   releaseId: string;
@@ -55,28 +62,30 @@ export interface NewReceipt {
   now: Date;
 }
 
-/** Appends one receipt (spec §3 rule 7: no update or delete path); throws a unique violation on the same bytes. */
-export async function insertReceipt(db: Db, r: NewReceipt): Promise<string> {
-  const row = await db
+/** Appends receipts in one statement (spec §3 rule 7: no update or delete path); throws a unique violation on bytes already stored. */
+export async function insertReceipts(db: Db, rows: readonly NewReceipt[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
     .insertInto('release_receipts')
-    .values({
-      tenant_id: r.tenantId,
-      deployment_id: r.deploymentId,
-      release_id: r.releaseId,
-      rollout_id: r.rolloutId,
-      device_name: r.device,
-      activation: r.activation,
-      health: r.health,
-      payload_digest: r.payloadDigest,
-      envelope_digest: r.envelopeDigest,
-      envelope_bytes: Buffer.from(r.envelopeBytes),
-      payload: JSON.stringify(r.payload),
-      label: r.label,
-      accepted_at: r.now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+    .values(
+      rows.map((r) => ({
+        id: r.id,
+        tenant_id: r.tenantId,
+        deployment_id: r.deploymentId,
+        release_id: r.releaseId,
+        rollout_id: r.rolloutId,
+        device_name: r.device,
+        activation: r.activation,
+        health: r.health,
+        payload_digest: r.payloadDigest,
+        envelope_digest: r.envelopeDigest,
+        envelope_bytes: Buffer.from(r.envelopeBytes),
+        payload: JSON.stringify(r.payload),
+        label: r.label,
+        accepted_at: r.now,
+      })),
+    )
+    .execute();
 }
 
 const LIST_COLUMNS = [

@@ -34,6 +34,7 @@ import { checkComponentArtifacts, checkTargetPolicyDigest, parseStoredEnvelope }
 import type { Command, UnitOfWork } from '../unit-of-work.js';
 import { approve, initialWaves, recordResult, resume } from './progression.js';
 import {
+  addDeviceResults,
   deploymentDevice,
   incompatibleDevices,
   insertDeployment,
@@ -43,6 +44,7 @@ import {
   legacyArtifact,
   legacyRollout,
   lockDeployment,
+  lockDeploymentWaves,
   lockRolloutDeployment,
   setAborted,
   setDeviceResult,
@@ -301,6 +303,30 @@ export async function recordDeviceResult(
   // spec §4: the failure threshold from the constraints is evaluated as results arrive
   const after = recordResult(before, waveIdx, isFailure(state), d.failure_threshold ?? undefined);
   await writeWaves(db, d.id, before, after, now);
+}
+
+/**
+ * Counters and wave progression of terminal results whose device rows this transaction has
+ * already moved (`claimPendingDevices`): the deployment row is locked here, last, so it is held
+ * for this read, one write and COMMIT only. The results apply in order, each through the same
+ * `recordResult` as a single one, so a batch ends where one-by-one acceptance would.
+ */
+export async function recordDeviceResults(
+  db: Db,
+  deploymentId: string,
+  results: readonly { waveIdx: number; state: Exclude<DeviceState, 'pending'> }[],
+  now: Date,
+): Promise<void> {
+  if (results.length === 0) return;
+  const { failure_threshold, waves: before } = await lockDeploymentWaves(db, deploymentId);
+  let after = before;
+  const counts = { committed: 0, 'rolled back': 0, failed: 0, installed: 0 };
+  for (const r of results) {
+    counts[r.state] += 1;
+    // spec §4: the failure threshold from the constraints is evaluated as results arrive
+    after = recordResult(after, r.waveIdx, isFailure(r.state), failure_threshold ?? undefined);
+  }
+  await addDeviceResults(db, deploymentId, counts, before, after, now);
 }
 
 /**

@@ -484,3 +484,92 @@ export async function listAssignments(db: Db, tenantId: string, deviceName: stri
     };
   });
 }
+
+/**
+ * Devices of one deployment by name, row-locked in name order (so two transactions taking
+ * overlapping sets never deadlock), with their wave and state as of the lock: names not
+ * assigned are absent.
+ */
+export async function lockDeploymentDevices(
+  db: Db,
+  deploymentId: string,
+  names: readonly string[],
+): Promise<Map<string, { wave_idx: number; state: DeviceState }>> {
+  if (names.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('deployment_devices')
+    .select(['device_name', 'wave_idx', 'state'])
+    .where('deployment_id', '=', deploymentId)
+    .where('device_name', 'in', [...names])
+    .orderBy('device_name')
+    .forUpdate()
+    .execute();
+  return new Map(rows.map((r) => [r.device_name, { wave_idx: r.wave_idx, state: r.state as DeviceState }]));
+}
+
+/**
+ * Moves pending devices of one deployment to their terminal state in one statement (their rows
+ * locked by `lockDeploymentDevices`); a device that is not pending is left alone and missing
+ * from the result.
+ */
+export async function claimPendingDevices(
+  db: Db,
+  deploymentId: string,
+  claims: readonly { device: string; state: Exclude<DeviceState, 'pending'>; receiptId: string | null }[],
+  now: Date,
+): Promise<Map<string, number>> {
+  if (claims.length === 0) return new Map();
+  const values = sql.join(claims.map((c) => sql`(${c.device}::text, ${c.state}::text, ${c.receiptId}::uuid)`));
+  const rows = await sql<{ device_name: string; wave_idx: number }>`
+    UPDATE deployment_devices AS dd SET state = v.state, receipt_id = v.receipt_id, updated_at = ${now}
+    FROM (VALUES ${values}) AS v (device_name, state, receipt_id)
+    WHERE dd.deployment_id = ${deploymentId}::uuid AND dd.device_name = v.device_name AND dd.state = 'pending'
+    RETURNING dd.device_name, dd.wave_idx`.execute(db);
+  return new Map(rows.rows.map((r) => [r.device_name, r.wave_idx]));
+}
+
+/**
+ * Locks the deployment row (taken last and held to COMMIT), then reads its waves and threshold.
+ * Two statements on purpose: a read joined into the locking statement would see the waves as
+ * of that statement's start, before the writer it waited for committed. FOR NO KEY UPDATE
+ * serializes progression writers like FOR UPDATE, but does not wait for the key-share locks
+ * that appended receipts hold on the row through their foreign key, so two batches that both
+ * appended never deadlock here.
+ */
+export async function lockDeploymentWaves(db: Db, deploymentId: string): Promise<{ failure_threshold: FailureThreshold | null; waves: WaveRow[] }> {
+  const d = await db.selectFrom('deployments').select('failure_threshold').where('id', '=', deploymentId).forNoKeyUpdate().executeTakeFirstOrThrow();
+  const waves = (await wavesOf(db, [deploymentId])).get(deploymentId) ?? [];
+  return { failure_threshold: d.failure_threshold ?? null, waves };
+}
+
+/** Adds terminal results to the deployment's counters and writes the waves that changed, in one statement. */
+export async function addDeviceResults(
+  db: Db,
+  deploymentId: string,
+  counts: Readonly<Record<Exclude<DeviceState, 'pending'>, number>>,
+  before: readonly WaveRow[],
+  after: readonly WaveRow[],
+  now: Date,
+): Promise<void> {
+  const changed = after.filter((w) => {
+    const b = before.find((x) => x.index === w.index);
+    return !(b && b.state === w.state && b.done === w.done && b.failed === w.failed && b.failures_acknowledged === w.failures_acknowledged);
+  });
+  const waves =
+    changed.length === 0
+      ? sql``
+      : sql`WITH w AS (
+          UPDATE deployment_waves AS dw SET state = v.state, done = v.done, failed = v.failed, failures_acknowledged = v.fa, updated_at = ${now}
+          FROM (VALUES ${sql.join(changed.map((w) => sql`(${w.index}::int, ${w.state}::text, ${w.done}::int, ${w.failed}::int, ${w.failures_acknowledged}::int)`))})
+            AS v (idx, state, done, failed, fa)
+          WHERE dw.deployment_id = ${deploymentId}::uuid AND dw.idx = v.idx
+          RETURNING 1
+        )`;
+  await sql`${waves}
+    UPDATE deployments SET
+      n_committed = n_committed + ${counts.committed}::int,
+      n_rolled_back = n_rolled_back + ${counts['rolled back']}::int,
+      n_failed = n_failed + ${counts.failed}::int,
+      n_installed = n_installed + ${counts.installed}::int
+    WHERE id = ${deploymentId}::uuid`.execute(db);
+}
