@@ -16,6 +16,7 @@ import { migrateToLatest } from './store/migrate.js';
 import { openStore } from './store/open.js';
 import { bootstrapAdmin } from './resources/tenants/bootstrap.js';
 import { ensureDefaultTenant } from './resources/tenants/queries.js';
+import { DeviceCredentialCache } from './device-channel/credential-cache.js';
 import { startDeviceChannelService } from './device-channel/wiring.js';
 import { SigningRepository } from './signing-repo/repository.js';
 import { evidenceOptionsFromEnv } from './resources/case-submissions/transport.js';
@@ -49,8 +50,11 @@ async function main(): Promise<void> {
   // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
   await signingRepo.ensureTenantRepo(tenantId);
   const consoleDir = builtConsoleDir();
+  // the device channel's remembered authentications, also cleared by a decommission through this process's REST API
+  const deviceCredentials = await DeviceCredentialCache.open(store.listen);
   const app = await buildApp({
     store,
+    deviceCredentials: deviceCredentials.cache,
     config,
     now,
     signingRepo,
@@ -72,6 +76,8 @@ async function main(): Promise<void> {
   const { host: dHost, port: dPort } = config.deviceAddr;
   const channel = await startDeviceChannelService({
     db: store.db,
+    listen: store.listen,
+    credentials: deviceCredentials.cache,
     dataDir: config.dataDir,
     addr: `${dHost.includes(':') ? `[${dHost}]` : dHost}:${dPort}`,
     repository: signingRepo,
@@ -111,6 +117,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down');
     await Promise.allSettled(jobs.map((j) => j.stop()));
     await channel.server.close();
+    await deviceCredentials.close();
     await app.close();
     await store.close();
     process.exit(0);

@@ -58,6 +58,7 @@ export async function startChannelFixture(
   await repo.ensureTenantRepo(tenantId);
   const { server, ctx } = await startDeviceChannelService({
     db,
+    listen: t.store.listen,
     dataDir,
     addr: '127.0.0.1:0',
     repository: repo,

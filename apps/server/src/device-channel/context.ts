@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
+import type { DeviceCredentialCache } from './credential-cache.js';
 import type { DeviceCaStore } from './device-ca.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
@@ -10,6 +11,8 @@ import type { ReceiptPipeline } from './receipt-pipeline.js';
 export interface DeviceChannelContext {
   db: Kysely<Database>;
   cas: DeviceCaStore;
+  /** Device authentications remembered, cleared by the database's change notifications (peer.ts). */
+  credentials: DeviceCredentialCache;
   /** The server CA devices pin at enrollment (DER). */
   serverCaDer: Uint8Array;
   pipeline: PipelinePort;

@@ -31,7 +31,7 @@ import { readCsr } from './pki.js';
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     const now = ctx.now();
-    authenticatePeer(call, ctx.db, ctx.cas, now)
+    authenticatePeer(call, ctx.db, ctx.cas, ctx.credentials, now)
       .then((peer) => handle(peer, call.request, now))
       .then(
         (res) => callback(null, res),
@@ -45,7 +45,7 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
   // the heartbeat and the log requests handed over commit together
   const logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
     checkInDevice(uow, {
-      device: { deviceId: peer.deviceId, status: peer.status },
+      deviceId: peer.deviceId,
       inventory: { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
     }),
   );
@@ -98,7 +98,7 @@ async function uploadLogBundle(
   call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>,
 ): Promise<UploadLogBundleResponse> {
   const now = ctx.now();
-  const peer = await authenticatePeer(call, ctx.db, ctx.cas, now);
+  const peer = await authenticatePeer(call, ctx.db, ctx.cas, ctx.credentials, now);
   let header: { logRequestId: string; contentType: string } | undefined;
   const chunks: Buffer[] = [];
   let length = 0;

@@ -44,6 +44,9 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
       certificate: cert,
     }),
   );
+  // a re-enrolled device's older certificate stops working here at once, not when the
+  // database's notification arrives (other processes hear that, migration 0030)
+  ctx.credentials.clear();
   const ca = await ctx.cas.get(tenantId, now);
   return {
     tenantId,

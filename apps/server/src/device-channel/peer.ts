@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { ServerError } from '../errors/server-error.js';
 import { deviceCredentialRow, promoteRenewedCertificate } from '../resources/devices/queries.js';
 import type { Database } from '../store/database.js';
+import { credentialKey, type DeviceCredentialCache } from './credential-cache.js';
 import type { DeviceCaStore } from './device-ca.js';
 
 /** The authenticated device behind a call. */
@@ -11,8 +12,6 @@ export interface DevicePeer {
   tenantId: string;
   deviceName: string;
   deviceId: string;
-  /** The device row's status as read by the authentication (never 'decommissioned'). */
-  status: string;
   certDer: Uint8Array;
   certNotAfter: Date;
 }
@@ -33,9 +32,9 @@ interface CertFacts {
 
 /**
  * Parsing and chain-checking a certificate is a pure function of its bytes and the (immutable)
- * tenant CA, so the result is cached by fingerprint: the per-call cost is one hash and one
- * indexed row read. Bounded; oldest entries go first. Revocation is never cached (the row
- * read below decides it on every call).
+ * tenant CA, so the result is cached by fingerprint. Bounded; oldest entries go first.
+ * Revocation is never cached here: the device row decides it (through the notified
+ * DeviceCredentialCache).
  */
 const MAX_CACHED = 50_000;
 const checked = new Map<string, CertFacts>();
@@ -81,8 +80,18 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
  * that is not decommissioned, and be that device's CURRENT certificate (re-enrollment
  * replaces the fingerprint, so an older certificate stops working at once; a renewed one
  * becomes current at its first use, and the one it replaces stops working then).
+ *
+ * The device row's verdict is remembered in `credentials` (credential-cache.ts): a call whose
+ * certificate was accepted before costs no database round trip until a change to the device
+ * clears the cache in every process (migration 0030), 10 s pass, or the listener is down.
  */
-export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>, cas: DeviceCaStore, now: Date): Promise<DevicePeer> {
+export async function authenticatePeer(
+  call: CallWithAuth,
+  db: Kysely<Database>,
+  cas: DeviceCaStore,
+  credentials: DeviceCredentialCache,
+  now: Date,
+): Promise<DevicePeer> {
   const raw = call.getAuthContext()?.sslPeerCertificate?.raw;
   if (raw === undefined || raw.length === 0) {
     // TLS hands over only a certificate that chains to one of the device CAs and is inside
@@ -96,6 +105,10 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
   if (now < c.notBefore || now > c.notAfter) {
     throw refuse(`outside its validity (${c.notBefore.toISOString()} .. ${c.notAfter.toISOString()})`);
   }
+  const key = credentialKey(c.tenantId, c.deviceName, fingerprint);
+  const known = credentials.lookup(key);
+  if (known !== undefined) return peerOf(c, known.deviceId, raw);
+  const generation = credentials.begin();
   const row = await deviceCredentialRow(db, c.tenantId, c.deviceName);
   if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: removed; enroll again`);
   if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: decommissioned`);
@@ -110,6 +123,14 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
       now,
     });
     if (!promoted) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
+    // the replaced certificate stops working here at once, not when the notification arrives
+    // (this also drops the remember below: the cache learns the new one at its next call)
+    credentials.clear();
   }
-  return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, status: row.status, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
+  credentials.remember(key, { deviceId: row.id }, generation);
+  return peerOf(c, row.id, raw);
+}
+
+function peerOf(c: CertFacts, deviceId: string, raw: Buffer): DevicePeer {
+  return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
 }

@@ -2,8 +2,10 @@ import type { Kysely } from 'kysely';
 import { listAssignments } from '../resources/rollouts/queries.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
+import type { Store } from '../store/open.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
+import { DeviceCredentialCache } from './credential-cache.js';
 import { DeviceCaStore } from './device-ca.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { RepositoryPort } from './ports.js';
@@ -12,6 +14,10 @@ import { ensureServerTls } from './server-tls.js';
 
 export interface DeviceChannelOptions {
   db: Kysely<Database>;
+  /** The store's change notifications (`store.listen`): they clear the device authentication cache. */
+  listen: Store['listen'];
+  /** That cache when the caller opened it (main.ts shares it with the REST API); opened here otherwise. */
+  credentials?: DeviceCredentialCache;
   /** SVC_DATA_DIR: CA material under `<dataDir>/ca/`. */
   dataDir: string;
   /** SVC_DEVICE_ADDR, `host:port` (port 0 in tests). */
@@ -37,9 +43,12 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
   const host = o.addr.slice(0, o.addr.lastIndexOf(':')).replace(/^\[|\]$/g, '');
   const tls = await ensureServerTls(o.dataDir, host ? [host] : [], now());
   const cas = new DeviceCaStore(o.db, o.dataDir);
+  const { cache: credentials, close: closeCredentials } =
+    o.credentials === undefined ? await DeviceCredentialCache.open(o.listen) : { cache: o.credentials, close: async () => undefined };
   const ctx: DeviceChannelContext = {
     db: o.db,
     cas,
+    credentials,
     serverCaDer: tls.caDer,
     pipeline: { listAssignments },
     receipts: new ReceiptPipeline({ db: o.db, cas, now, hooks: o.hooks?.unitOfWork }),
@@ -51,6 +60,15 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
     ...(o.hooks ? { hooks: o.hooks } : {}),
   };
-  const server = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs });
+  const channel = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs }).catch(
+    async (e: unknown) => {
+      await closeCredentials();
+      throw e;
+    },
+  );
+  const server: DeviceChannelServer = {
+    port: channel.port,
+    close: (graceMs) => channel.close(graceMs).then(closeCredentials),
+  };
   return { server, ctx };
 }

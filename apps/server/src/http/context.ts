@@ -4,6 +4,7 @@ import type { Store } from '../store/open.js';
 import type { SigningRepository } from '../signing-repo/index.js';
 import type { PipelineOptions } from '../resources/pipeline-deps.js';
 import type { ApiKeyCache } from '../auth/api-key-cache.js';
+import type { DeviceCredentialCache } from '../device-channel/credential-cache.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { EvidenceOptions } from '../resources/case-submissions/transport.js';
 
@@ -30,6 +31,8 @@ export interface AppContext {
   pipeline?: PipelineOptions;
   /** Remembered API-key lookups (auth/api-key-cache.ts); buildApp opens one when absent. */
   apiKeyCache?: ApiKeyCache;
+  /** The device channel's remembered authentications when it runs in this process (main.ts): cleared on decommission. */
+  deviceCredentials?: Pick<DeviceCredentialCache, 'clear'>;
   /** Article 14 evidence settings: submission transports (resources/case-submissions/transport.ts). */
   evidence?: EvidenceOptions;
   /** The web console's build (apps/console/dist), served at `/` by http/console.ts; none when unset. */

@@ -20,6 +20,7 @@ const park = async (entry) => {
 };
 const { server } = await startDeviceChannelService({
   db: store.db,
+  listen: store.listen,
   dataDir: cfg.dataDir,
   addr: '127.0.0.1:0',
   repository: new SigningRepository({ db: store.db, dataDir: cfg.dataDir }),

@@ -102,10 +102,10 @@ export const renewDeviceCertificate: Command<{ name: string; certificate: Signed
  * entry when it was not) and the hand-over of open log requests, together. A heartbeat writes
  * no audit row: it changes no setting, and the device history records the transitions.
  */
-export const checkInDevice: Command<
-  { device: { deviceId: string; status: string }; inventory: { agentVersion?: string; profile?: string } },
-  { id: string; created_at: Date }[]
-> = async (uow, { device, inventory }) => {
-  await recordHeartbeat(uow.trx, { tenantId: uow.tenant, ...device }, inventory, uow.now);
-  return openLogRequests(uow.trx, device.deviceId);
+export const checkInDevice: Command<{ deviceId: string; inventory: { agentVersion?: string; profile?: string } }, { id: string; created_at: Date }[]> = async (
+  uow,
+  { deviceId, inventory },
+) => {
+  await recordHeartbeat(uow.trx, { tenantId: uow.tenant, deviceId }, inventory, uow.now);
+  return openLogRequests(uow.trx, deviceId);
 };

@@ -119,19 +119,21 @@ export async function deviceCredentialRow(
 }
 
 /**
- * The heartbeat write of a check-in: ONE statement (`markDeviceSeen` reads the row first, but
- * the device channel's authentication just read it). Same effect: online, `last_seen`,
- * inventory, and an `online` history entry when the device was not online before. A device
- * decommissioned since the authentication read is left alone (the WHERE clause).
+ * The heartbeat write of a check-in: ONE statement that also returns the status before it (the
+ * device channel's authentication is usually answered from its cache and reads no row).
+ * Same effect as `markDeviceSeen`: online, `last_seen`, inventory, and an `online` history entry
+ * when the device was not online before. A decommissioned device is left alone (the WHERE clause).
  */
 export async function recordHeartbeat(
   db: Db,
-  peer: { tenantId: string; deviceId: string; status: string },
+  peer: { tenantId: string; deviceId: string },
   inventory: { agentVersion?: string; profile?: string },
   now: Date,
 ): Promise<void> {
   const row = await db
     .updateTable('devices')
+    // the row as it was, locked first so no other heartbeat's change slips in between
+    .from(db.selectFrom('devices').select(['id', 'status']).where('id', '=', peer.deviceId).forUpdate().as('before'))
     .set({
       last_seen: now,
       status: 'online',
@@ -139,11 +141,11 @@ export async function recordHeartbeat(
       ...(inventory.agentVersion === undefined ? {} : { agent_version: inventory.agentVersion }),
       ...(inventory.profile === undefined ? {} : { profile: inventory.profile }),
     })
-    .where('id', '=', peer.deviceId)
-    .where('status', '!=', 'decommissioned')
-    .returning(['id'])
+    .whereRef('devices.id', '=', 'before.id')
+    .where('devices.status', '!=', 'decommissioned')
+    .returning(['devices.id', 'before.status as was'])
     .executeTakeFirst();
-  if (row !== undefined && peer.status !== 'online') await addDeviceHistory(db, peer.tenantId, peer.deviceId, 'online', now);
+  if (row !== undefined && row.was !== 'online') await addDeviceHistory(db, peer.tenantId, peer.deviceId, 'online', now);
 }
 
 /**

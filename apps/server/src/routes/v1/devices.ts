@@ -189,6 +189,9 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request, reply) => {
       await execute(ctx, request, decommissionDevice, { name: request.params.name });
+      // Other processes hear the database's notification (migration 0030); this process's
+      // device channel must not answer the device's next call from its cache before it arrives.
+      ctx.deviceCredentials?.clear();
       return reply.code(204).send(null);
     },
   );

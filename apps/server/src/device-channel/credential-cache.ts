@@ -1,0 +1,33 @@
+import { DEVICE_CREDENTIALS_CHANNEL } from '../store/migrations/0030_device_credential_notify.js';
+import { NotifiedCache, type NotifiedCacheOptions } from '../store/notified-cache.js';
+import type { Store } from '../store/open.js';
+
+/** What an authentication that succeeded read of the device row. */
+export interface DeviceCredential {
+  deviceId: string;
+}
+
+/** The cache key of a certificate presented as a device's (device names never contain `/`). */
+export function credentialKey(tenantId: string, deviceName: string, fingerprint: string): string {
+  return `${tenantId}/${deviceName}/${fingerprint}`;
+}
+
+/**
+ * Device authentications remembered per process, keyed by tenant, device name and certificate
+ * fingerprint, so a device call costs no database round trip for its authentication. Only
+ * success is remembered: the device existed, was not decommissioned, and the certificate was
+ * its current one. Everything that can change that (decommissioning, deletion, a new current
+ * certificate: migration 0030) clears every process's cache at COMMIT; the rules for a
+ * listener that is down, expiry (10 s) and reads racing a clear are NotifiedCache's.
+ * The certificate's own validity window is checked on every call, never cached here.
+ */
+export class DeviceCredentialCache extends NotifiedCache<DeviceCredential> {
+  /** Opens the store's change listener and a cache cleared by it. */
+  static async open(listen: Store['listen'], options: NotifiedCacheOptions = {}): Promise<{ cache: DeviceCredentialCache; close(): Promise<void> }> {
+    // eslint-disable-next-line prefer-const -- assigned after the listener that reads it is opened
+    let cache: DeviceCredentialCache | undefined;
+    const listener = await listen(DEVICE_CREDENTIALS_CHANNEL, () => cache?.clear());
+    cache = new DeviceCredentialCache(listener, { maxEntries: 100_000, ...options });
+    return { cache, close: () => listener.close() };
+  }
+}
