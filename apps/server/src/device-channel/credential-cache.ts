@@ -7,6 +7,8 @@ export interface DeviceCredential {
   deviceId: string;
 }
 
+const ENTRY_TTL_MS = 600_000;
+
 /** The cache key of a certificate presented as a device's (device names never contain `/`). */
 export function credentialKey(tenantId: string, deviceName: string, fingerprint: string): string {
   return `${tenantId}/${deviceName}/${fingerprint}`;
@@ -18,8 +20,14 @@ export function credentialKey(tenantId: string, deviceName: string, fingerprint:
  * success is remembered: the device existed, was not decommissioned, and the certificate was
  * its current one. Everything that can change that (decommissioning, deletion, a new current
  * certificate: migration 0030) clears every process's cache at COMMIT; the rules for a
- * listener that is down, expiry (10 s) and reads racing a clear are NotifiedCache's.
- * The certificate's own validity window is checked on every call, never cached here.
+ * listener that is down and reads racing a clear are NotifiedCache's.
+ *
+ * Entries live 10 minutes, not NotifiedCache's 10 s: a device calls about once per check-in
+ * interval (60 s by default), so a 10 s entry would almost never answer. Staleness is bounded
+ * by the listener instead: it is live only while a fence query proved, less than 10 s ago, that
+ * it heard every change committed before (store/notify.ts), so an answer is never more than
+ * 10 s behind the database, whatever the entry's age. The certificate's own validity window is
+ * checked on every call, never cached here.
  */
 export class DeviceCredentialCache extends NotifiedCache<DeviceCredential> {
   /** Opens the store's change listener and a cache cleared by it. */
@@ -27,7 +35,7 @@ export class DeviceCredentialCache extends NotifiedCache<DeviceCredential> {
     // eslint-disable-next-line prefer-const -- assigned after the listener that reads it is opened
     let cache: DeviceCredentialCache | undefined;
     const listener = await listen(DEVICE_CREDENTIALS_CHANNEL, () => cache?.clear());
-    cache = new DeviceCredentialCache(listener, { maxEntries: 100_000, ...options });
+    cache = new DeviceCredentialCache(listener, { maxEntries: 100_000, ttlMs: ENTRY_TTL_MS, ...options });
     return { cache, close: () => listener.close() };
   }
 }

@@ -8,8 +8,8 @@ import type { Db } from '../../store/tx.js';
 
 /**
  * The devices' SQL. The device channel's commands call `upsertEnrolledDevice` on enrollment,
- * `recordHeartbeat` on each check-in, and its authentication reads `deviceCredentialRow` and
- * `promoteRenewedCertificate`; the REST routes list, count and decommission;
+ * `recordHeartbeat` on each check-in, and its authentication reads `deviceCredentialRow` (when
+ * its cache cannot answer) and `promoteRenewedCertificate`; the REST routes list, count and decommission;
  * the offline detector runs `markStaleDevicesOffline`, the one query over every tenant.
  */
 export const DEVICE_STATUSES = ['online', 'offline', 'decommissioned'] as const;
@@ -109,7 +109,7 @@ export async function upsertEnrolledDevice(
   return row;
 }
 
-/** What the device channel's authentication reads of a device on every call (one indexed row). */
+/** What the device channel's authentication reads of a device when its cache cannot answer (one indexed row). */
 export async function deviceCredentialRow(
   db: Db,
   tenantId: string,
