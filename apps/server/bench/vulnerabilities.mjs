@@ -28,7 +28,7 @@ import { openStore } from '../dist/store/open.js';
 import { migrateToLatest } from '../dist/store/migrate.js';
 import { buildApp } from '../dist/app.js';
 import { newSecret } from '../dist/auth/secrets.js';
-import { insertApiKey } from '../dist/store/api-keys.js';
+import { insertApiKey } from '../dist/resources/api-keys/queries.js';
 import { runUnitOfWork, systemActor } from '../dist/resources/unit-of-work.js';
 import { importOsvArchive } from '../dist/resources/vuln-feeds/import.js';
 import { FEED_LIMITS } from '../dist/resources/vuln-feeds/limits.js';

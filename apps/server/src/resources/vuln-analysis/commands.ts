@@ -4,18 +4,22 @@
  * its lease renewed; the last batch completes the run with its audit row
  * (`vuln-analysis.complete`). A process that lost its lease changes nothing.
  */
-import { analyzeArtifacts, raiseSignals } from '../findings/analysis.js';
+import { analyzeArtifacts, raiseSignals, type AdvisoryCache } from '../findings/analysis.js';
 import type { Command } from '../unit-of-work.js';
 import { advanceRun, lockRun, nextArtifacts, type RunRow } from './queries.js';
 
 export const ANALYSIS_BATCH_ARTIFACTS = 200;
 export const LEASE_MS = 120_000;
 
-export const analyzeRunBatch: Command<{ runId: string; owner: string }, RunRow | undefined> = async (uow, { runId, owner }) => {
+/** `advisories`: the feed records read by the run's earlier batches in this process. */
+export const analyzeRunBatch: Command<{ runId: string; owner: string; advisories?: AdvisoryCache }, RunRow | undefined> = async (
+  uow,
+  { runId, owner, advisories },
+) => {
   const run = await lockRun(uow.trx, runId);
   if (!run || run.state !== 'running' || run.lease_owner !== owner) return undefined;
   const ids = await nextArtifacts(uow.trx, uow.tenant, run.cursor, ANALYSIS_BATCH_ARTIFACTS);
-  const r = ids.length > 0 ? await analyzeArtifacts(uow, ids) : { added: 0, removed: 0, signals: 0 };
+  const r = ids.length > 0 ? await analyzeArtifacts(uow, ids, advisories) : { added: 0, removed: 0, signals: 0 };
   const next = {
     cursor: ids.at(-1) ?? run.cursor,
     artifacts_done: run.artifacts_done + ids.length,
