@@ -6,7 +6,9 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
 import {
   advisoriesOf,
+  deviceCountsByDigest,
   exposedArtifacts,
+  exposedDeviceCount,
   exposedDevicePage,
   exposedGroups,
   fixingReleases,
@@ -169,15 +171,19 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
       // exposure counts what VEX has not closed
       const open = artifacts.filter((a) => a.open_findings > 0);
       const digests = [...new Set(open.map((a) => a.digest))];
-      const devices = await exposedDevicePage(db, tenantId, digests, limit, offset);
-      const groups = await exposedGroups(db, tenantId, digests);
-      const releases = await releasesWithArtifacts(
-        db,
-        tenantId,
-        open.map((a) => a.artifact_id),
-      );
+      // independent reads, each on its own pooled connection: the answer waits for the slowest, not the sum
+      const [perDigest, devices, total, groups, { releases, fixing }] = await Promise.all([
+        deviceCountsByDigest(db, tenantId, [...new Set(artifacts.map((a) => a.digest))]),
+        exposedDevicePage(db, tenantId, digests, limit, offset),
+        exposedDeviceCount(db, tenantId, digests),
+        exposedGroups(db, tenantId, digests),
+        releasesWithArtifacts(
+          db,
+          tenantId,
+          open.map((a) => a.artifact_id),
+        ).then(async (releases) => ({ releases, fixing: await fixingReleases(db, tenantId, [...new Set(releases.map((r) => r.product))], key) })),
+      ]);
       const products = [...new Set(releases.map((r) => r.product))];
-      const fixing = await fixingReleases(db, tenantId, products, key);
       const fixedBy = products.flatMap((p) => {
         const newestExposed = Math.max(...releases.filter((r) => r.product === p).map((r) => r.created_at.getTime()));
         const f = fixing.find((r) => r.product === p && r.created_at.getTime() > newestExposed);
@@ -195,16 +201,16 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
           components: a.components,
           fixed_versions: a.fixed_versions,
           vex_statuses: a.vex_statuses,
-          devices: a.devices,
+          devices: perDigest.get(a.digest) ?? 0,
         })),
         releases: releases.map((r) => ({ id: r.release_id, product: r.product, version: r.version, artifacts: r.artifacts })),
         fixed_by: fixedBy,
         groups,
-        devices: devices.devices,
-        total: devices.total,
+        devices,
+        total,
         limit,
         offset,
-        counts: { artifacts: artifacts.length, open_artifacts: open.length, releases: releases.length, groups: groups.length, devices: devices.total },
+        counts: { artifacts: artifacts.length, open_artifacts: open.length, releases: releases.length, groups: groups.length, devices: total },
       };
     },
   );
