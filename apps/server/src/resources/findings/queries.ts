@@ -193,20 +193,22 @@ export async function deleteFindings(db: Db, ids: readonly string[]): Promise<vo
       .execute();
 }
 
-/** How many non-decommissioned devices run each artifact (by its digest), for the given artifacts. */
+/**
+ * How many non-decommissioned devices run each artifact (by its digest), for the given
+ * artifacts: per artifact the digest index read in device order, duplicates (a device
+ * running it in two components) dropped as they stream past; decommissioned devices are an
+ * anti-join against the few of them, not a join with every device.
+ */
 export async function devicesRunning(db: Db, tenantId: string, artifactIds: readonly string[]): Promise<Map<string, number>> {
   if (artifactIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('artifacts as a')
-    .innerJoin('vuln_device_software as s', (j) => j.onRef('s.tenant_id', '=', 'a.tenant_id').onRef('s.digest', '=', 'a.digest'))
-    .innerJoin('devices as d', (j) => j.onRef('d.tenant_id', '=', 's.tenant_id').onRef('d.name', '=', 's.device_name'))
-    .select(['a.id', (eb) => eb.fn.count<string>('s.device_name').distinct().as('n')])
-    .where('a.tenant_id', '=', tenantId)
-    .where(anyOf('a.id', artifactIds, 'uuid'))
-    .where('d.status', '<>', 'decommissioned')
-    .groupBy('a.id')
-    .execute();
-  return new Map(rows.map((r) => [r.id, Number(r.n)]));
+  const r = await sql<{ id: string; n: string }>`
+    SELECT a.id, x.n FROM artifacts a, LATERAL (
+      SELECT count(*) AS n FROM (
+        SELECT DISTINCT s.device_name FROM vuln_device_software s
+        WHERE s.tenant_id = a.tenant_id AND s.digest = a.digest
+          AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.tenant_id = s.tenant_id AND d.name = s.device_name AND d.status = 'decommissioned')) y) x
+    WHERE a.tenant_id = ${tenantId} AND ${anyOf('a.id', artifactIds, 'uuid')} AND x.n > 0`.execute(db);
+  return new Map(r.rows.map((x) => [x.id, Number(x.n)]));
 }
 
 /** Known-exploited findings without their signal yet whose artifact devices run now. */

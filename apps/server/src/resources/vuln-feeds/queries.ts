@@ -85,27 +85,50 @@ export async function listImports(
   return { rows, total: counts.running + counts.completed, counts };
 }
 
-/** The stored `modified` of each id (to decide added / updated / unchanged). */
-export async function advisoryModified(db: Db, ids: string[]): Promise<Map<string, Date>> {
+/** A stored record as a replacement needs it: its time, and the ids and package keys it is indexed under. */
+export interface StoredAdvisory {
+  modified: Date;
+  ids: string[];
+  keys: string[];
+}
+
+/** The stored version of each id (to decide added / updated / unchanged, and what a replacement removes). */
+export async function storedAdvisories(db: Db, ids: string[]): Promise<Map<string, StoredAdvisory>> {
   if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('vuln_advisories')
-    .select(['id', 'modified'])
-    .where(sql<boolean>`id = ANY(${ids}::text[])`)
-    .execute();
-  return new Map(rows.map((r) => [r.id, r.modified]));
+  const r = await sql<{ id: string; modified: Date; aliases: string[]; keys: string[] }>`
+    SELECT a.id, a.modified, a.aliases, array(SELECT DISTINCT e->>'key' FROM jsonb_array_elements(a.affected) e) AS keys
+    FROM vuln_advisories a WHERE a.id = ANY(${ids}::text[])`.execute(db);
+  return new Map(r.rows.map((x) => [x.id, { modified: new Date(x.modified), ids: [x.id, ...x.aliases], keys: x.keys }]));
 }
 
 /**
  * Writes whole advisories (replacing their package keys and ids); each one all or nothing
- * with the batch. A batch is five statements whatever its size: the rows travel as one JSON
- * document or one array per column, so neither side handles thousands of bind parameters.
+ * with the batch. A batch is at most five statements whatever its size: the rows travel as
+ * one JSON document or one array per column, so neither side handles thousands of bind
+ * parameters. The keys and ids a replaced record was indexed under are removed by their
+ * primary keys (`replaced`: what `storedAdvisories` read), so no index by advisory is kept.
  */
-export async function putAdvisories(db: Db, advisories: OsvAdvisory[], importId: string, now: Date): Promise<void> {
+export async function putAdvisories(
+  db: Db,
+  advisories: OsvAdvisory[],
+  replaced: ReadonlyMap<string, StoredAdvisory>,
+  importId: string,
+  now: Date,
+): Promise<void> {
   if (advisories.length === 0) return;
-  const ids = advisories.map((a) => a.id);
-  await sql`DELETE FROM vuln_affected_packages WHERE advisory_id = ANY(${ids}::text[])`.execute(db);
-  await sql`DELETE FROM vuln_ids WHERE advisory_id = ANY(${ids}::text[])`.execute(db);
+  const old = advisories.flatMap((a) => {
+    const s = replaced.get(a.id);
+    return s ? [{ id: a.id, s }] : [];
+  });
+  const oldKeys = old.flatMap(({ id, s }) => s.keys.map((k) => [k, id] as const));
+  if (oldKeys.length > 0)
+    await sql`DELETE FROM vuln_affected_packages WHERE (package_key, advisory_id) IN (
+      SELECT * FROM unnest(${oldKeys.map((k) => k[0])}::text[], ${oldKeys.map((k) => k[1])}::text[]))`.execute(db);
+  const oldIds = old.flatMap(({ id, s }) => s.ids.map((x) => [x, id] as const));
+  if (oldIds.length > 0)
+    await sql`DELETE FROM vuln_ids WHERE (id, advisory_id) IN (SELECT * FROM unnest(${oldIds.map((x) => x[0])}::text[], ${oldIds.map((x) => x[1])}::text[]))`.execute(
+      db,
+    );
   const rows = advisories.map((a) => ({
     id: a.id,
     vuln_key: a.vulnKey,
@@ -133,7 +156,8 @@ export async function putAdvisories(db: Db, advisories: OsvAdvisory[], importId:
   const keys = advisories.flatMap((a) => [...new Set(a.affected.map((x) => x.key))].map((k) => [k, a.id] as const));
   if (keys.length > 0)
     await sql`INSERT INTO vuln_affected_packages (package_key, advisory_id)
-      SELECT * FROM unnest(${keys.map((k) => k[0])}::text[], ${keys.map((k) => k[1])}::text[])`.execute(db);
+      SELECT * FROM unnest(${keys.map((k) => k[0])}::text[], ${keys.map((k) => k[1])}::text[])
+      ON CONFLICT DO NOTHING`.execute(db);
   const idRows = advisories.flatMap((a) => [a.id, ...a.aliases].map((id) => [id, a.id, a.vulnKey] as const));
   await sql`INSERT INTO vuln_ids (id, advisory_id, vuln_key)
     SELECT * FROM unnest(${idRows.map((r) => r[0])}::text[], ${idRows.map((r) => r[1])}::text[], ${idRows.map((r) => r[2])}::text[])

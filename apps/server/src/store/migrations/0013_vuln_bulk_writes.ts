@@ -10,7 +10,9 @@ import { runStatements } from './sql.js';
  *   of the records it replaces (resources/vuln-feeds/queries.ts); no advisory is ever
  *   deleted. The foreign keys from `vuln_affected_packages` and `vuln_ids` to their
  *   advisory, and from an advisory to the import that last wrote it, cost three checks per
- *   record (a key-share lock on the import row for every advisory).
+ *   record (a key-share lock on the import row for every advisory). A replaced record's
+ *   keys and ids are deleted by primary key (the stored record names them), so the two
+ *   indexes by advisory, maintained for every row written, are dropped.
  * - The analysis writes findings only for artifacts it has just read from `artifact_sboms`
  *   (itself keyed to `artifacts`) in the run's tenant, in the same transaction; artifacts
  *   and tenants are never deleted. The foreign keys from `vuln_findings` to both cost two
@@ -25,6 +27,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     `ALTER TABLE vuln_advisories DROP CONSTRAINT vuln_advisories_import_id_fkey`,
     `ALTER TABLE vuln_findings DROP CONSTRAINT vuln_findings_tenant_id_fkey`,
     `ALTER TABLE vuln_findings DROP CONSTRAINT vuln_findings_artifact_id_fkey`,
+    `DROP INDEX vuln_affected_packages_advisory`,
+    `DROP INDEX vuln_ids_advisory`,
     `DROP INDEX vuln_findings_artifact`,
   ]);
 }
