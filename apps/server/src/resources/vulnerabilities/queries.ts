@@ -130,33 +130,34 @@ export async function exposedDevicePage(
   return rows.map((r) => ({ name: r.device_name, components: r.components, source: r.source }));
 }
 
-/** How many distinct devices run any of the digests. */
-export async function exposedDeviceCount(db: Db, tenantId: string, digests: readonly string[]): Promise<number> {
-  if (digests.length === 0) return 0;
-  const names = exposedDevices(db, tenantId, digests).select('s.device_name').distinct();
-  const r = await db
-    .selectFrom(names.as('x'))
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
-}
-
-/** Groups with exposed members, with how many (a member is one row per group: no distinct needed). */
-export async function exposedGroups(db: Db, tenantId: string, digests: readonly string[]): Promise<{ id: string; name: string; devices: number }[]> {
-  if (digests.length === 0) return [];
-  const rows = await db
-    .selectFrom('device_group_members as m')
-    .innerJoin('device_groups as g', 'g.id', 'm.group_id')
-    .select(['g.id', 'g.name', (eb) => eb.fn.countAll<string>().as('n')])
-    .where('m.tenant_id', '=', tenantId)
-    .where('m.device_name', 'in', (eb) =>
-      eb.selectFrom('vuln_device_software as s').select('s.device_name').where('s.tenant_id', '=', tenantId).where(digestIn(digests)),
-    )
-    .where(notDecommissioned('m.device_name', 'm.tenant_id'))
-    .groupBy(['g.id', 'g.name'])
-    .orderBy('g.name')
-    .execute();
-  return rows.map((r) => ({ id: r.id, name: r.name, devices: Number(r.n) }));
+/**
+ * How many distinct devices run any of the digests, and per group how many of its members
+ * do: the set of exposed devices is read once (one pass over the digest index) and both
+ * counts come from it.
+ */
+export async function exposedDeviceTally(
+  db: Db,
+  tenantId: string,
+  digests: readonly string[],
+): Promise<{ total: number; groups: { id: string; name: string; devices: number }[] }> {
+  if (digests.length === 0) return { total: 0, groups: [] };
+  const r = await sql<{ id: string | null; name: string | null; n: string }>`
+    WITH e AS MATERIALIZED (
+      SELECT DISTINCT s.device_name FROM vuln_device_software s
+      WHERE s.tenant_id = ${tenantId} AND ${digestIn(digests)} AND ${notDecommissioned('s.device_name', 's.tenant_id')})
+    SELECT * FROM (
+      SELECT NULL::uuid AS id, NULL::text AS name, count(*) AS n FROM e
+      UNION ALL
+      SELECT g.id, g.name, count(*) AS n FROM e
+        JOIN device_group_members m ON m.tenant_id = ${tenantId} AND m.device_name = e.device_name
+        JOIN device_groups g ON g.id = m.group_id
+      GROUP BY g.id, g.name) x
+    ORDER BY x.name NULLS FIRST`.execute(db);
+  const total = Number(r.rows.find((x) => x.id === null)?.n ?? 0);
+  const groups = r.rows
+    .filter((x): x is { id: string; name: string; n: string } => x.id !== null && x.name !== null)
+    .map((x) => ({ id: x.id, name: x.name, devices: Number(x.n) }));
+  return { total, groups };
 }
 
 export interface ReleaseRef {

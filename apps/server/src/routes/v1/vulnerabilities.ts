@@ -8,9 +8,8 @@ import {
   advisoriesOf,
   deviceCountsByDigest,
   exposedArtifacts,
-  exposedDeviceCount,
   exposedDevicePage,
-  exposedGroups,
+  exposedDeviceTally,
   fixingReleases,
   kevEntry,
   releasesWithArtifacts,
@@ -172,11 +171,10 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
       const open = artifacts.filter((a) => a.open_findings > 0);
       const digests = [...new Set(open.map((a) => a.digest))];
       // independent reads, each on its own pooled connection: the answer waits for the slowest, not the sum
-      const [perDigest, devices, total, groups, { releases, fixing }] = await Promise.all([
+      const [perDigest, devices, { total, groups }, { releases, fixing }] = await Promise.all([
         deviceCountsByDigest(db, tenantId, [...new Set(artifacts.map((a) => a.digest))]),
         exposedDevicePage(db, tenantId, digests, limit, offset),
-        exposedDeviceCount(db, tenantId, digests),
-        exposedGroups(db, tenantId, digests),
+        exposedDeviceTally(db, tenantId, digests),
         releasesWithArtifacts(
           db,
           tenantId,
