@@ -79,7 +79,7 @@ const MATCHED_PER_ENTRY = 1000;
 
 function matchCached(version: string, entry: AffectedEntry): MatchResult {
   let byVersion = matched.get(entry);
-  if (!byVersion) matched.set(entry, (byVersion = new Map()));
+  if (!byVersion) matched.set(entry, (byVersion = new Map<string, MatchResult>()));
   let r = byVersion.get(version);
   if (r === undefined) {
     r = matchAffected(version, entry);
