@@ -24,6 +24,7 @@ import { caseRecords } from '../../resources/cases/records.js';
 import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { Finding } from './findings.js';
+import { CountedGroup, ExposedDevice, ExposureParts } from './vulnerabilities.js';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
 const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
@@ -82,12 +83,6 @@ const Deadline = Type.Object({
   overdue: Type.Boolean(),
 });
 const Record_ = Type.Record(Type.String(), Type.Unknown());
-const ExposedDevice = Type.Object({
-  name: Type.String(),
-  components: Type.Array(Type.String()),
-  source: Type.String({ description: 'receipt (device-signed, software-key) or legacy (device-reported status)' }),
-});
-const CountedGroup = Type.Object({ id: Type.String(), name: Type.String(), devices: Type.Integer() });
 const LinkedEvidenceBody = Type.Object({
   vulnerability_ids: Type.Array(Type.String()),
   vulnerabilities: Type.Array(
@@ -101,24 +96,7 @@ const LinkedEvidenceBody = Type.Object({
   findings_total: Type.Integer(),
   exposure: Type.Array(
     Type.Object({
-      vulnerability: Type.String(),
-      artifacts: Type.Array(
-        Type.Object({
-          id: Type.String(),
-          name: Type.String(),
-          version: Type.String(),
-          digest: Type.String(),
-          findings: Type.Integer(),
-          open_findings: Type.Integer(),
-          components: Type.Array(Type.String()),
-          fixed_versions: Type.Array(Type.String()),
-          vex_statuses: Type.Array(Type.String()),
-          devices: Type.Integer(),
-        }),
-      ),
-      releases: Type.Array(Type.Object({ id: Type.String(), product: Type.String(), version: Type.String(), artifacts: Type.Array(Type.String()) })),
-      fixed_by: Type.Array(Type.Object({ product: Type.String(), release_id: Type.String(), version: Type.String(), created_at: Timestamp })),
-      groups: Type.Array(CountedGroup),
+      ...ExposureParts,
       devices: Type.Integer({ description: 'exposed devices (running an artifact with an open finding of it)' }),
     }),
   ),
