@@ -6,8 +6,8 @@ export type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * Runs `fn` in a transaction, or inside the caller's when `db` already is one (kysely has no
- * nesting). The server's only transaction helper: commands get theirs from the unit of work
- * (resources/unit-of-work.ts), which calls this.
+ * nesting). The server's only transaction helper for changes: commands get theirs from the unit
+ * of work (resources/unit-of-work.ts), which calls this. Reads use `inSnapshot()`.
  */
 export function inTransaction<T>(db: Db, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return fn(db as Transaction<Database>);

@@ -76,14 +76,16 @@ export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const t = await transactionDetail(db, tenantId, request.params.id);
-      if (!t) throw notFound(`release transaction ${request.params.id}`);
-      const { limit, offset } = page(request.query);
-      const devices = await deploymentDevicePage(db, tenantId, t.id, limit, offset);
-      return { ...t, device_states: devices.map((d) => ({ device: d.device_name, state: d.state, wave: d.wave_idx })) };
-    },
+    async (request) =>
+      // the detail, its counts and its page of devices in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const t = await transactionDetail(snap, tenantId, request.params.id);
+        if (!t) throw notFound(`release transaction ${request.params.id}`);
+        const { limit, offset } = page(request.query);
+        const devices = await deploymentDevicePage(snap, tenantId, t.id, limit, offset);
+        return { ...t, device_states: devices.map((d) => ({ device: d.device_name, state: d.state, wave: d.wave_idx })) };
+      }),
   );
 
   app.get(

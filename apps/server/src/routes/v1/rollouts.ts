@@ -159,11 +159,13 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'rollouts.read', summary: 'Rollout detail: members, waves, per-device progress (devices paged by limit/offset)' },
       schema: { params: IdParams, querystring: Strict({ ...PageQuery }), response: { 200: RolloutDetail, ...ErrorResponses } },
     },
-    async (request) => {
-      const r = await rolloutDetail(db, principalOf(request).tenantId, request.params.id, page(request.query));
-      if (!r) throw notFound(`rollout ${request.params.id}`);
-      return r;
-    },
+    async (request) =>
+      // the detail, its counts and its page of devices in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const r = await rolloutDetail(snap, principalOf(request).tenantId, request.params.id, page(request.query));
+        if (!r) throw notFound(`rollout ${request.params.id}`);
+        return r;
+      }),
   );
 
   for (const action of ['approve', 'resume', 'abort'] as const satisfies readonly RolloutAction[]) {
