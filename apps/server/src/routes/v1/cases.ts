@@ -25,6 +25,7 @@ import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { Finding } from './findings.js';
 import { CountedGroup, ExposedDevice, ExposureParts } from './vulnerabilities.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
 const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
@@ -246,22 +247,24 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const q = request.query;
-      const now = ctx.now();
-      const { rows, total } = await listCases(
-        db,
-        tenantId,
-        { state: q.state, kind: q.kind, product: q.product, overdue: q.overdue, dueWithinHours: q.due_within_hours },
-        now,
-        limit,
-        offset,
-      );
-      // spec §8: total counts the filtered set, counts break down the tenant's whole set by state
-      return { cases: rows.map((c) => caseItemView(c, now)), total, limit, offset, counts: await caseStateCounts(db, tenantId) };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const q = request.query;
+        const now = ctx.now();
+        const { rows, total } = await listCases(
+          snap,
+          tenantId,
+          { state: q.state, kind: q.kind, product: q.product, overdue: q.overdue, dueWithinHours: q.due_within_hours },
+          now,
+          limit,
+          offset,
+        );
+        // spec §8: total counts the filtered set, counts break down the tenant's whole set by state
+        return { cases: rows.map((c) => caseItemView(c, now)), total, limit, offset, counts: await caseStateCounts(snap, tenantId) };
+      }),
   );
 
   app.get(
@@ -448,27 +451,29 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const c = await caseOr404(db, tenantId, request.params.id, getCase);
-      const { limit, offset } = page(request.query);
-      const { rows, total, counts } = await caseAuditPage(db, tenantId, c.id, limit, offset);
-      return {
-        events: rows.map((r) => ({
-          id: r.id,
-          at: iso(r.at),
-          actor: r.actor,
-          credential: r.credential,
-          action: r.action,
-          target: r.target,
-          request_id: r.request_id,
-          detail: r.detail,
-        })),
-        total,
-        limit,
-        offset,
-        counts,
-      };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const c = await caseOr404(snap, tenantId, request.params.id, getCase);
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await caseAuditPage(snap, tenantId, c.id, limit, offset);
+        return {
+          events: rows.map((r) => ({
+            id: r.id,
+            at: iso(r.at),
+            actor: r.actor,
+            credential: r.credential,
+            action: r.action,
+            target: r.target,
+            request_id: r.request_id,
+            detail: r.detail,
+          })),
+          total,
+          limit,
+          offset,
+          counts,
+        };
+      }),
   );
 };

@@ -18,6 +18,7 @@ import {
 import { DeviceListAnchors } from '../../resources/devices/anchors.js';
 import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 /**
  * `string | null` as `type: ["string", "null"]` (JSON Schema 2020-12, OpenAPI 3.1) rather
@@ -173,12 +174,14 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const device = await deviceOr404(db, principalOf(request).tenantId, request.params.name);
-      const { limit, offset } = page(request.query);
-      const { rows, total, counts } = await deviceHistory(db, device.id, limit, offset);
-      return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const device = await deviceOr404(snap, principalOf(request).tenantId, request.params.name);
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await deviceHistory(snap, device.id, limit, offset);
+        return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
+      }),
   );
 
   app.delete(

@@ -6,6 +6,7 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
 import { exposedArtifactView, vulnerabilityExposure } from '../../resources/vulnerabilities/exposure.js';
 import { advisoriesOf, kevEntry, resolveVulnKey } from '../../resources/vulnerabilities/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 /** An artifact with a finding of the vulnerability, and how many devices run it. */
 const ExposedArtifact = Type.Object({
@@ -166,25 +167,28 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
       const tenantId = principalOf(request).tenantId;
       const key = await resolve(request.params.id);
       const { limit, offset } = page(request.query);
-      const e = await vulnerabilityExposure(db, tenantId, key, { limit, offset });
-      return {
-        vulnerability: key,
-        artifacts: e.artifacts.map(exposedArtifactView),
-        releases: e.releases,
-        fixed_by: e.fixed_by,
-        groups: e.groups,
-        devices: e.devices,
-        total: e.devices_total,
-        limit,
-        offset,
-        counts: {
-          artifacts: e.artifacts.length,
-          open_artifacts: e.artifacts.filter((a) => a.open_findings > 0).length,
-          releases: e.releases.length,
-          groups: e.groups.length,
-          devices: e.devices_total,
-        },
-      };
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      return inSnapshot(db, async (snap) => {
+        const e = await vulnerabilityExposure(snap, tenantId, key, { limit, offset });
+        return {
+          vulnerability: key,
+          artifacts: e.artifacts.map(exposedArtifactView),
+          releases: e.releases,
+          fixed_by: e.fixed_by,
+          groups: e.groups,
+          devices: e.devices,
+          total: e.devices_total,
+          limit,
+          offset,
+          counts: {
+            artifacts: e.artifacts.length,
+            open_artifacts: e.artifacts.filter((a) => a.open_findings > 0).length,
+            releases: e.releases.length,
+            groups: e.groups.length,
+            devices: e.devices_total,
+          },
+        };
+      });
     },
   );
 };
