@@ -19,12 +19,17 @@ import { availableDrivers } from './helpers/store.js';
 describe.each(availableDrivers())('device channel changes and their audit rows in one unit of work on %s', (driver) => {
   let f: ChannelFixture;
   let faultOn: string | undefined;
+  let faultBeforeCommitOf: string | undefined;
   beforeAll(async () => {
     f = await startChannelFixture(driver, {
       hooks: {
         unitOfWork: {
           afterAudit: (entry: AuditEntry) => {
             if (entry.action === faultOn) throw new Error(`fault after the ${entry.action} audit row`);
+          },
+          beforeCommit: (actions) => {
+            if (faultBeforeCommitOf !== undefined && actions.includes(faultBeforeCommitOf))
+              throw new Error(`fault before the COMMIT of ${faultBeforeCommitOf}`);
           },
         },
       },
@@ -75,6 +80,27 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
     expect(await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-enroll').execute()).toEqual([{ reason: 'enroll' }]);
     expect((await db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow()).uses).toBe(1);
     expect(await audited('device.enroll', 'device:uow-enroll')).toBe(1);
+  });
+
+  it('enrollment: a failure after the token use was spent (right before COMMIT) costs no use; the retry enrolls', async () => {
+    const db = f.t.store.db;
+    const token = await f.newToken({ maxUses: 1 });
+    const key = await newDeviceKey();
+    const uses = async () => (await db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow()).uses;
+    faultBeforeCommitOf = 'device.enroll';
+    const failed = await refusal(enroll('uow-late', token, key));
+    faultBeforeCommitOf = undefined;
+    expect(failed.code).toBe(status.INTERNAL);
+    expect(await uses()).toBe(0);
+    expect(await db.selectFrom('devices').select('id').where('name', '=', 'uow-late').execute()).toEqual([]);
+    expect(await db.selectFrom('device_certificates').select('id').where('device_name', '=', 'uow-late').execute()).toEqual([]);
+    expect(await audited('device.enroll', 'device:uow-late')).toBe(0);
+
+    const res = await enroll('uow-late', token, key);
+    expect(res.deviceName).toBe('uow-late');
+    expect(await uses()).toBe(1);
+    // the single use is spent now: a second enrollment is refused
+    expect((await refusal(enroll('uow-late-2', token, key))).details).toMatch(/all 1 uses spent/);
   });
 
   it("renewal: the new certificate's log entry and the device.certificate.renew row", async () => {

@@ -26,7 +26,7 @@ import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
 import { authenticatePeer, type DevicePeer } from './peer.js';
-import { readCsr } from './pki.js';
+import { readCsr } from './device-cert.js';
 
 /** A unary handler that first authenticates the device behind the connection. */
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
@@ -62,13 +62,13 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
 }
 
 async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCertificateRequest, now: Date): Promise<RenewCertificateResponse> {
-  const csr = await readCsr(req.csrDer, 'csr_der');
+  const csr = readCsr(req.csrDer, 'csr_der');
   // contracts §4: a device can only renew its own name
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
   // the device's current certificate stays current until the new one is first used (peer.ts)
-  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, now });
+  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, spki: csr.spki, now });
   await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) => renewDeviceCertificate(uow, { name: peer.deviceName, certificate: cert }));
   return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
 }

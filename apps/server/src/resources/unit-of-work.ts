@@ -55,6 +55,8 @@ export type Command<I, O> = (uow: UnitOfWork, input: I) => Promise<O>;
  */
 export interface UnitOfWorkHooks {
   afterAudit?(entry: AuditEntry): void | Promise<void>;
+  /** Called after the command returned, right before COMMIT, with the actions it audited. */
+  beforeCommit?(actions: readonly string[]): void | Promise<void>;
 }
 
 export interface UnitOfWorkScope {
@@ -67,6 +69,7 @@ export interface UnitOfWorkScope {
 /** Runs `fn` in one transaction as `scope.actor`; the change and its audit rows commit together. */
 export function runUnitOfWork<T>(db: Kysely<Database>, scope: UnitOfWorkScope, fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
   return inTransaction(db, async (trx) => {
+    const actions: string[] = [];
     const uow: UnitOfWork = {
       trx,
       now: scope.now,
@@ -83,10 +86,13 @@ export function runUnitOfWork<T>(db: Kysely<Database>, scope: UnitOfWorkScope, f
           detail: entry.detail ?? {},
           at: scope.now,
         });
+        actions.push(entry.action);
         await scope.hooks?.afterAudit?.(entry);
       },
     };
-    return fn(uow);
+    const result = await fn(uow);
+    await scope.hooks?.beforeCommit?.(actions);
+    return result;
   });
 }
 
