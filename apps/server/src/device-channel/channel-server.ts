@@ -65,6 +65,6 @@ export async function startDeviceChannel(
           clearTimeout(forceTimer);
           resolve();
         });
-      }),
+      }).then(() => ctx.lastSeen.close()),
   };
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
+import type { LastSeenBuffer } from './last-seen.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { PipelinePort, RepositoryPort } from './ports.js';
@@ -9,6 +10,8 @@ import type { PipelinePort, RepositoryPort } from './ports.js';
 export interface DeviceChannelContext {
   db: Kysely<Database>;
   cas: DeviceCaStore;
+  /** Heartbeats of devices whose check-in changes nothing else, written once a second. */
+  lastSeen: LastSeenBuffer;
   /** The server CA devices pin at enrollment (DER). */
   serverCaDer: Uint8Array;
   pipeline: PipelinePort;

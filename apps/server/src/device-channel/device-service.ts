@@ -15,6 +15,7 @@ import {
 import { sha256Digest, LIMITS } from '@svc/release-core';
 import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
 import { storeLogBundle } from '../resources/log-requests/commands.js';
+import { peekLogRequests } from '../resources/log-requests/queries.js';
 import { acceptReceipt } from '../resources/release-receipts/commands.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';
 import { runUnitOfWork } from '../resources/unit-of-work.js';
@@ -43,13 +44,24 @@ function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, r
 
 export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
   const inventory = readInventory(req.inventory);
-  // the heartbeat and the log requests handed over commit together
-  const logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
-    checkInDevice(uow, {
-      device: { deviceId: peer.deviceId, status: peer.status },
-      inventory: { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
-    }),
-  );
+  const agentVersion = inventory.agentVersion || undefined;
+  const profile = inventory.profile || undefined;
+  const changes =
+    peer.status !== 'online' || (agentVersion !== undefined && agentVersion !== peer.agentVersion) || (profile !== undefined && profile !== peer.profile);
+  const open = changes ? [] : await peekLogRequests(ctx.db, peer.deviceId);
+  let logRequests: { id: string; created_at: Date }[] = open;
+  if (changes || open.some((r) => r.pending)) {
+    // a status or inventory change, or log requests to hand over: written at once, together
+    logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+      checkInDevice(uow, {
+        device: { deviceId: peer.deviceId, status: peer.status },
+        inventory: { ...(agentVersion ? { agentVersion } : {}), ...(profile ? { profile } : {}) },
+      }),
+    );
+  } else {
+    // only last_seen moves: coalesced with other heartbeats (last-seen.ts)
+    ctx.lastSeen.seen(peer.deviceId, now);
+  }
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
   return {
     assignments: assignments.map(toProtoAssignment),

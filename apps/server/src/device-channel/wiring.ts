@@ -5,6 +5,7 @@ import type { Database } from '../store/database.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
 import { DeviceCaStore } from './device-ca.js';
+import { LastSeenBuffer } from './last-seen.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { RepositoryPort } from './ports.js';
 import { ensureServerTls } from './server-tls.js';
@@ -38,6 +39,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
   const ctx: DeviceChannelContext = {
     db: o.db,
     cas: new DeviceCaStore(o.db, o.dataDir),
+    lastSeen: new LastSeenBuffer(o.db, o.log),
     serverCaDer: tls.caDer,
     pipeline: { listAssignments },
     repository: o.repository,

@@ -11,6 +11,7 @@ import * as m0009 from './0009_credential_notify.js';
 import * as m0010 from './0010_device_list_versions.js';
 import * as m0012 from './0012_vulnerabilities.js';
 import * as m0020 from './0020_article14_cases.js';
+import * as m0035 from './0035_device_heartbeats.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0010_device_list_versions': m0010,
   '0012_vulnerabilities': m0012,
   '0020_article14_cases': m0020,
+  '0035_device_heartbeats': m0035,
 };

@@ -1,0 +1,71 @@
+import type { Kysely } from 'kysely';
+import { advanceLastSeen } from '../resources/devices/queries.js';
+import type { Database } from '../store/database.js';
+import type { ChannelLogger } from './grpc-status.js';
+
+/**
+ * The `last_seen` of online devices, coalesced per process: a check-in that changes nothing
+ * else records its time here, and every `flushMs` (1 s) one statement writes all of them
+ * (`advanceLastSeen`: a HOT update per device, no index entry, no audit row: a heartbeat
+ * changes no setting). A device checking in twice within one flush costs one row write.
+ *
+ * Bounded staleness: `devices.last_seen` trails a device's latest check-in by at most
+ * `flushMs` plus one statement, on every process. The offline detector flags a device after
+ * max(90 s, 2.5 check-in intervals) without one, far beyond that, so a device that keeps
+ * checking in is never flagged by the delay; the device views show `last_seen` up to about a
+ * second old. A flush that fails keeps its entries for the next one (the newest time per
+ * device wins); `close()` writes what is left, so a graceful stop loses nothing. A process
+ * killed outright loses at most its last second of heartbeats: the devices' next check-ins
+ * (on any process) write them again.
+ */
+export class LastSeenBuffer {
+  private pending = new Map<string, Date>();
+  private flushing: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly log: ChannelLogger,
+    readonly flushMs = 1000,
+  ) {
+    this.timer = setInterval(() => void this.flush(), flushMs);
+    this.timer.unref();
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  seen(deviceId: string, at: Date): void {
+    const prev = this.pending.get(deviceId);
+    if (prev === undefined || prev < at) this.pending.set(deviceId, at);
+  }
+
+  /** Writes everything recorded so far (one flush at a time; a caller joins a running one, then runs its own). */
+  async flush(): Promise<void> {
+    while (this.flushing !== undefined) await this.flushing;
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    this.flushing = advanceLastSeen(
+      this.db,
+      [...batch].map(([id, at]) => ({ id, at })),
+    ).then(
+      () => undefined,
+      (err: unknown) => {
+        this.log.error({ err, devices: batch.size }, 'last_seen flush failed; kept for the next one');
+        for (const [id, at] of batch) this.seen(id, at);
+      },
+    );
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}
