@@ -7,6 +7,8 @@ import { enrollmentService } from './enrollment-service.js';
 import { guardedService, refusedMessageInterceptor } from './message-guard.js';
 import { repositoryService } from './repository-service.js';
 import type { ServerTls } from './server-tls.js';
+import { DEVICE_CAS_CHANNEL } from '../store/migrations/0036_device_ca_notify.js';
+import type { Store } from '../store/open.js';
 
 export interface DeviceChannelServer {
   /** The bound port (useful with port 0). */
@@ -23,10 +25,11 @@ export async function startDeviceChannel(
   ctx: DeviceChannelContext,
   tls: ServerTls,
   addr: string,
-  opts: { trustRefreshMs?: number } = {},
+  opts: { trustRefreshMs?: number; listen?: Store['listen'] } = {},
 ): Promise<DeviceChannelServer> {
   const creds = new DeviceChannelCredentials(tls, await ctx.cas.allCertificates());
-  // Another server process may create a tenant CA: re-read the set periodically; this
+  // Another server process may create a tenant CA: its NOTIFY (migration 0036) re-reads the
+  // set at once; the periodic re-read covers the time the listener is reconnecting. This
   // process's own new CAs are trusted at once.
   const refresh = (): Promise<void> =>
     ctx.cas.allCertificates().then(
@@ -34,6 +37,7 @@ export async function startDeviceChannel(
       (err: unknown) => ctx.log.error({ err }, 'device CA trust refresh failed'),
     );
   ctx.cas.onCreated = refresh;
+  const listener = opts.listen === undefined ? undefined : await opts.listen(DEVICE_CAS_CHANNEL, () => void refresh());
   const timer = setInterval(() => void refresh(), opts.trustRefreshMs ?? 30_000);
   timer.unref();
   const server = new Server({
@@ -56,6 +60,7 @@ export async function startDeviceChannel(
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
         clearInterval(timer);
+        void listener?.close();
         ctx.cas.onCreated = undefined;
         const forceTimer = setTimeout(() => {
           server.forceShutdown();

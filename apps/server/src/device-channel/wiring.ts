@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { listAssignments } from '../resources/rollouts/queries.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
+import type { Store } from '../store/open.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
 import { DeviceCaStore } from './device-ca.js';
@@ -24,6 +25,8 @@ export interface DeviceChannelOptions {
   certValidDays?: number;
   renewBeforeDays?: number;
   trustRefreshMs?: number;
+  /** The store's LISTEN (store/open.ts): another process's new tenant CA is trusted at once. */
+  listen?: Store['listen'];
   /** Fault-injection seams for tests (never set by main.ts). */
   hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
@@ -50,6 +53,9 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
     ...(o.hooks ? { hooks: o.hooks } : {}),
   };
-  const server = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs });
+  const server = await startDeviceChannel(ctx, tls, o.addr, {
+    ...(o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs }),
+    ...(o.listen === undefined ? {} : { listen: o.listen }),
+  });
   return { server, ctx };
 }

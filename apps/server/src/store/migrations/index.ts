@@ -12,6 +12,7 @@ import * as m0010 from './0010_device_list_versions.js';
 import * as m0012 from './0012_vulnerabilities.js';
 import * as m0020 from './0020_article14_cases.js';
 import * as m0035 from './0035_device_heartbeats.js';
+import * as m0036 from './0036_device_ca_notify.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0012_vulnerabilities': m0012,
   '0020_article14_cases': m0020,
   '0035_device_heartbeats': m0035,
+  '0036_device_ca_notify': m0036,
 };
