@@ -47,7 +47,7 @@ describe.each(availableDrivers())('a device CA created by another process is tru
     expect(res.tenantId).toBe(tenant);
     const identity = { keyPem: key.keyPem, certPem: encodePem(res.certificateDer, 'CERTIFICATE') };
     const started = Date.now();
-    let last = '';
+    let last: string | undefined;
     // a fresh connection per try: the trust store applies to new TLS handshakes
     for (;;) {
       const c = clientsFor(`127.0.0.1:${b.port}`, channelCredentials(f.serverCaPem, identity));
