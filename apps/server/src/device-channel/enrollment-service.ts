@@ -1,9 +1,7 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import type { EnrollmentServiceServer, EnrollRequest, EnrollResponse } from '@svc/device-proto';
 import { invalidInput } from '../errors/server-error.js';
-import { enrollDevice } from '../resources/devices/commands.js';
 import { usableEnrollToken } from '../resources/enroll-tokens/queries.js';
-import { runUnitOfWork } from '../resources/unit-of-work.js';
 import type { DeviceChannelContext } from './context.js';
 import { deviceScope } from './device-scope.js';
 import { toServiceError } from './grpc-status.js';
@@ -35,15 +33,14 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   // that records the device, so a failure after this check costs no use.
   const { tenantId } = await usableEnrollToken(ctx.db, req.token, now);
   const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, spki: csr.spki, now });
-  await runUnitOfWork(ctx.db, deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), (uow) =>
-    enrollDevice(uow, {
-      token: req.token,
-      name: req.deviceName,
-      profile: inventory.profile || null,
-      agentVersion: inventory.agentVersion || null,
-      certificate: cert,
-    }),
-  );
+  // committed with the enrollments arriving meanwhile (enroll-batch.ts)
+  await ctx.enrollments.submit(deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), {
+    token: req.token,
+    name: req.deviceName,
+    profile: inventory.profile || null,
+    agentVersion: inventory.agentVersion || null,
+    certificate: cert,
+  });
   const ca = await ctx.cas.get(tenantId, now);
   return {
     tenantId,

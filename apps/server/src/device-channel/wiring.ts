@@ -6,6 +6,7 @@ import type { Store } from '../store/open.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
 import { DeviceCaStore } from './device-ca.js';
+import { EnrollmentBatcher } from './enroll-batch.js';
 import { LastSeenBuffer } from './last-seen.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { RepositoryPort } from './ports.js';
@@ -43,6 +44,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     db: o.db,
     cas: new DeviceCaStore(o.db, o.dataDir),
     lastSeen: new LastSeenBuffer(o.db, o.log),
+    enrollments: new EnrollmentBatcher(o.db),
     serverCaDer: tls.caDer,
     pipeline: { listAssignments },
     repository: o.repository,

@@ -66,33 +66,56 @@ export interface UnitOfWorkScope {
   hooks?: UnitOfWorkHooks | undefined;
 }
 
+/** The unit of work of `scope` inside `trx`; `actions` collects what it audited. */
+function unitOf(trx: Transaction<Database>, scope: UnitOfWorkScope, actions: string[]): UnitOfWork {
+  return {
+    trx,
+    now: scope.now,
+    tenant: scope.tenant,
+    actor: scope.actor,
+    audit: async (entry) => {
+      await insertAuditRow(trx, {
+        tenantId: scope.tenant,
+        actor: scope.actor.name,
+        credential: scope.actor.credential,
+        action: entry.action,
+        target: entry.target,
+        requestId: scope.actor.requestId,
+        detail: entry.detail ?? {},
+        at: scope.now,
+      });
+      actions.push(entry.action);
+      await scope.hooks?.afterAudit?.(entry);
+    },
+  };
+}
+
 /** Runs `fn` in one transaction as `scope.actor`; the change and its audit rows commit together. */
 export function runUnitOfWork<T>(db: Kysely<Database>, scope: UnitOfWorkScope, fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
   return inTransaction(db, async (trx) => {
     const actions: string[] = [];
-    const uow: UnitOfWork = {
-      trx,
-      now: scope.now,
-      tenant: scope.tenant,
-      actor: scope.actor,
-      audit: async (entry) => {
-        await insertAuditRow(trx, {
-          tenantId: scope.tenant,
-          actor: scope.actor.name,
-          credential: scope.actor.credential,
-          action: entry.action,
-          target: entry.target,
-          requestId: scope.actor.requestId,
-          detail: entry.detail ?? {},
-          at: scope.now,
-        });
-        actions.push(entry.action);
-        await scope.hooks?.afterAudit?.(entry);
-      },
-    };
-    const result = await fn(uow);
+    const result = await fn(unitOf(trx, scope, actions));
     await scope.hooks?.beforeCommit?.(actions);
     return result;
+  });
+}
+
+/**
+ * Group commit: several units of work, one after the other in ONE transaction, each with its
+ * own scope (tenant, actor, clock) and audit rows. All commit together or none does: the
+ * first failure rolls back every one of them and is thrown, and the caller runs them again
+ * one by one (`runUnitOfWork`) to tell which failed. Worth it where many small changes would
+ * otherwise queue on the same rows (per-tenant counters) across their round trips.
+ */
+export function runUnitsOfWork<T>(db: Kysely<Database>, units: readonly { scope: UnitOfWorkScope; fn: (uow: UnitOfWork) => Promise<T> }[]): Promise<T[]> {
+  return inTransaction(db, async (trx) => {
+    const results: T[] = [];
+    for (const u of units) {
+      const actions: string[] = [];
+      results.push(await u.fn(unitOf(trx, u.scope, actions)));
+      await u.scope.hooks?.beforeCommit?.(actions);
+    }
+    return results;
   });
 }
 
