@@ -46,6 +46,9 @@ export async function startDeviceChannel(
     // a device that vanished without closing its connection is noticed within minutes
     'grpc.keepalive_time_ms': 120_000,
     'grpc.keepalive_timeout_ms': 20_000,
+    // channelz keeps a registry entry, call counters and a trace buffer per connection: memory
+    // per connected device and nothing reads it
+    'grpc.enable_channelz': 0,
     // undecodable messages and text breaking the input rule never reach a handler
     interceptors: [refusedMessageInterceptor(ctx.log)],
   });
