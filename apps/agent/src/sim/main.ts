@@ -39,6 +39,9 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   enroller.close();
   print(JSON.stringify({ event: 'enrolled', devices: enrolled.length, seconds: (Date.now() - t0) / 1000, errors: stats.errors, last_error: stats.lastError }));
 
+  // every device holds its connection from the start, whether or not its first turn finds room
+  // in the in-flight window
+  for (const d of enrolled) d.connect();
   const cache: ComponentCache = new Map();
   const timers: NodeJS.Timeout[] = [];
   // spread the fleet evenly over one interval, like real devices that booted at random times
