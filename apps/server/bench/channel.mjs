@@ -257,6 +257,7 @@ function startSim(server, serverCaFile, token, n, prefix, pingS, interval) {
       return lines.find((l) => l.event === 'enrolled');
     },
     async stop() {
+      if (child.exitCode !== null) return;
       child.kill('SIGINT');
       await stopped(child);
     },
@@ -286,6 +287,11 @@ async function fleetFigures(server, serverCaFile, token, n, prefix, pids, ports)
   const rss0 = (await Promise.all(pids.map(rssMiB))).reduce((a, b) => a + b, 0);
   const sim = startSim(server, serverCaFile, token, n, prefix, phase + interval + 2, interval);
   const enrolled = await sim.enrolled();
+  // the simulator opens every device's connection, then starts its turns (pings first)
+  while (!sim.lines.some((l) => l.event === 'connected')) {
+    if (sim.child.exitCode !== null) throw new Error('simulator exited before connecting');
+    await sleep(200);
+  }
   const tPing = Date.now();
   // the first interval connects the fleet (staggered); rates count after it
   await sleep((interval + 2 + phase) * 1000);

@@ -3,7 +3,7 @@ import type { CheckInResponse, EnrollResponse } from '@svc/device-proto';
 import { encodePem } from '@svc/release-core';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { advanceLastSeen, markStaleDevicesOffline } from '../src/resources/devices/queries.js';
+import { advanceLastSeen, markDevicesOnline, markStaleDevicesOffline } from '../src/resources/devices/queries.js';
 import { insertLogRequest } from '../src/resources/log-requests/queries.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
 import { availableDrivers } from './helpers/store.js';
@@ -65,18 +65,53 @@ describe.each(availableDrivers())('device heartbeats on %s', (driver) => {
     }
   });
 
-  it('a check-in of an offline device, or with a new inventory, is written at once (status, inventory, history)', async () => {
+  it('an offline device comes back online with its history entry at the next flush; a new inventory is written at once', async () => {
     const d = await device('hb-change');
     try {
       await f.t.store.db.updateTable('devices').set({ status: 'offline' }).where('name', '=', 'hb-change').execute();
       await d.checkIn();
+      await f.ctx.lastSeen.flush();
       expect((await row('hb-change')).status).toBe('online');
+      expect(await history('hb-change')).toEqual(['enrolled', 'online']);
+      // online already: a second flush adds no entry
+      await d.checkIn();
+      await f.ctx.lastSeen.flush();
       expect(await history('hb-change')).toEqual(['enrolled', 'online']);
       await d.checkIn({ ...INVENTORY, agentVersion: '0.2.0' });
       expect((await row('hb-change')).agent_version).toBe('0.2.0');
     } finally {
       d.c.close();
     }
+  });
+
+  it('many offline devices come back in one flush: counts follow, one history entry each, decommissioned ones stay', async () => {
+    const db = f.t.store.db;
+    const names = ['hb-many-0', 'hb-many-1', 'hb-many-2'];
+    const ids: string[] = [];
+    for (const n of names) {
+      const d = await device(n);
+      d.c.close();
+      ids.push((await row(n)).id);
+    }
+    await db.updateTable('devices').set({ status: 'offline' }).where('name', 'in', names.slice(0, 2)).execute();
+    await db.updateTable('devices').set({ status: 'decommissioned' }).where('name', '=', names[2]!).execute();
+    const counts = async () =>
+      Object.fromEntries(
+        (await db.selectFrom('device_counts').select(['status', 'n']).where('tenant_id', '=', f.tenantId).execute()).map((c) => [c.status, Number(c.n)]),
+      );
+    const before = await counts();
+    const at = new Date(Date.now() + 1000);
+    expect(
+      await markDevicesOnline(
+        db,
+        ids.map((id) => ({ id, at })),
+      ),
+    ).toBe(2);
+    const after = await counts();
+    expect(after.online).toBe(before.online! + 2);
+    expect(after.offline).toBe(before.offline! - 2);
+    expect((await row(names[2]!)).status).toBe('decommissioned');
+    for (const n of names.slice(0, 2)) expect(await history(n)).toEqual(['enrolled', 'online']);
   });
 
   it('a pending log request is handed over (delivered) by the check-in itself, and offered again until uploaded', async () => {

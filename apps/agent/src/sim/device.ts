@@ -13,6 +13,7 @@ import {
   type PrivateKey,
   type ReceiptPayload,
 } from '@svc/release-core';
+import { connectivityState } from '@grpc/grpc-js';
 import { call } from '../channel/client.js';
 import { readRepoFile } from '../channel/repo-stream.js';
 import { SimClients, type SimEnroller } from './clients.js';
@@ -60,6 +61,11 @@ export class SimDevice {
   /** Opens the device's connection now rather than at its first call (a real agent keeps one open). */
   connect(): void {
     this.clients.device.getChannel().getConnectivityState(true);
+  }
+
+  /** Whether its connection is up (the TLS handshake done). */
+  get connected(): boolean {
+    return this.clients.device.getChannel().getConnectivityState(false) === connectivityState.READY;
   }
 
   /** Authenticated empty call over the same mTLS connection (benchmark baseline). */

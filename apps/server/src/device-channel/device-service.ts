@@ -46,12 +46,11 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
   const inventory = readInventory(req.inventory);
   const agentVersion = inventory.agentVersion || undefined;
   const profile = inventory.profile || undefined;
-  const changes =
-    peer.status !== 'online' || (agentVersion !== undefined && agentVersion !== peer.agentVersion) || (profile !== undefined && profile !== peer.profile);
+  const changes = (agentVersion !== undefined && agentVersion !== peer.agentVersion) || (profile !== undefined && profile !== peer.profile);
   const open = changes ? [] : await peekLogRequests(ctx.db, peer.deviceId);
   let logRequests: { id: string; created_at: Date }[] = open;
   if (changes || open.some((r) => r.pending)) {
-    // a status or inventory change, or log requests to hand over: written at once, together
+    // an inventory change, or log requests to hand over: written at once, together
     logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
       checkInDevice(uow, {
         device: { deviceId: peer.deviceId, status: peer.status },
@@ -59,8 +58,8 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
       }),
     );
   } else {
-    // only last_seen moves: coalesced with other heartbeats (last-seen.ts)
-    ctx.lastSeen.seen(peer.deviceId, now);
+    // last_seen (and online again, when it was not): coalesced with other heartbeats (last-seen.ts)
+    ctx.lastSeen.seen(peer.deviceId, now, peer.status !== 'online');
   }
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
   return {

@@ -1,16 +1,20 @@
 import type { Kysely } from 'kysely';
-import { advanceLastSeen } from '../resources/devices/queries.js';
+import { advanceLastSeen, markDevicesOnline } from '../resources/devices/queries.js';
+import { inTransaction } from '../store/tx.js';
 import type { Database } from '../store/database.js';
 import type { ChannelLogger } from './grpc-status.js';
 
 /**
- * The `last_seen` of online devices, coalesced per process: a check-in that changes nothing
- * else records its time here, and every `flushMs` (1 s) one statement writes all of them
- * (`advanceLastSeen`: a HOT update per device, no index entry, no audit row: a heartbeat
- * changes no setting). A device checking in twice within one flush costs one row write.
+ * Heartbeats, coalesced per process: a check-in that changes no inventory records its time
+ * here, and every `flushMs` (1 s) one transaction writes all of them: `advanceLastSeen` (a HOT
+ * update per device, no index entry) and, for devices that were offline, `markDevicesOnline`
+ * (status and an `online` history entry; the counts and list-version rows are written once per
+ * flush, not once per device: after an outage thousands of devices come back at once, and one
+ * transaction each queued them all on those per-tenant rows). No audit row: a heartbeat changes
+ * no setting. A device checking in twice within one flush costs one row write.
  *
- * Bounded staleness: `devices.last_seen` trails a device's latest check-in by at most
- * `flushMs` plus one statement, on every process. The offline detector flags a device after
+ * Bounded staleness: `devices.last_seen` (and an offline device's return to `online`) trails
+ * its latest check-in by at most `flushMs` plus one transaction, on every process. The offline detector flags a device after
  * max(90 s, 2.5 check-in intervals) without one, far beyond that, so a device that keeps
  * checking in is never flagged by the delay; the device views show `last_seen` up to about a
  * second old. A flush that fails keeps its entries for the next one (the newest time per
@@ -19,7 +23,8 @@ import type { ChannelLogger } from './grpc-status.js';
  * (on any process) write them again.
  */
 export class LastSeenBuffer {
-  private pending = new Map<string, Date>();
+  /** Device id -> its latest check-in, and whether it was offline when it checked in. */
+  private pending = new Map<string, { at: Date; offline: boolean }>();
   private flushing: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
 
@@ -36,9 +41,10 @@ export class LastSeenBuffer {
     return this.pending.size;
   }
 
-  seen(deviceId: string, at: Date): void {
+  seen(deviceId: string, at: Date, offline = false): void {
     const prev = this.pending.get(deviceId);
-    if (prev === undefined || prev < at) this.pending.set(deviceId, at);
+    if (prev === undefined || prev.at < at) this.pending.set(deviceId, { at, offline: offline || prev?.offline === true });
+    else if (offline) prev.offline = true;
   }
 
   /** Writes everything recorded so far (one flush at a time; a caller joins a running one, then runs its own). */
@@ -47,14 +53,16 @@ export class LastSeenBuffer {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    this.flushing = advanceLastSeen(
-      this.db,
-      [...batch].map(([id, at]) => ({ id, at })),
-    ).then(
+    const all = [...batch].map(([id, e]) => ({ id, at: e.at }));
+    const offline = [...batch].filter(([, e]) => e.offline).map(([id, e]) => ({ id, at: e.at }));
+    this.flushing = inTransaction(this.db, async (trx) => {
+      await advanceLastSeen(trx, all);
+      await markDevicesOnline(trx, offline);
+    }).then(
       () => undefined,
       (err: unknown) => {
         this.log.error({ err, devices: batch.size }, 'last_seen flush failed; kept for the next one');
-        for (const [id, at] of batch) this.seen(id, at);
+        for (const [id, e] of batch) this.seen(id, e.at, e.offline);
       },
     );
     try {

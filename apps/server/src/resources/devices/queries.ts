@@ -128,6 +128,37 @@ export async function deviceCredentialRow(
 }
 
 /**
+ * Heartbeats of offline devices, many at once: each comes back `online` with an `online` history
+ * entry at its time (the counts and list-version triggers fire once for the statement). Devices
+ * no longer offline (online meanwhile, decommissioned) are left alone. Id order, like
+ * `advanceLastSeen`. Returns the devices it flipped.
+ */
+export async function markDevicesOnline(db: Db, seen: readonly { id: string; at: Date }[]): Promise<number> {
+  if (seen.length === 0) return 0;
+  const sorted = [...seen].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const ids = sorted.map((s) => s.id);
+  const ats = sorted.map((s) => s.at.toISOString());
+  const r = await sql<{ id: string; tenant_id: string; at: Date }>`
+    UPDATE devices d SET status = 'online', updated_at = v.at
+    FROM (
+      SELECT x.id, x.at FROM devices
+      JOIN unnest(${ids}::uuid[], ${ats}::timestamptz[]) AS x(id, at) ON devices.id = x.id
+      WHERE devices.status = 'offline'
+      ORDER BY x.id
+      FOR UPDATE OF devices
+    ) AS v
+    WHERE d.id = v.id
+    RETURNING d.id, d.tenant_id, v.at`.execute(db);
+  if (r.rows.length > 0) {
+    await db
+      .insertInto('device_history')
+      .values(r.rows.map((row) => ({ tenant_id: row.tenant_id, device_id: row.id, event: 'online', at: row.at, detail: '{}' })))
+      .execute();
+  }
+  return r.rows.length;
+}
+
+/**
  * Many heartbeats in one statement: each device's `last_seen` advances to its time (never
  * back: a later check-in may have been written by another path or process meanwhile).
  * Nothing else changes, so the counts and list-version triggers net to nothing, and the
