@@ -16,7 +16,7 @@ interface Pending {
 /**
  * Enrollment units of work, group-committed per process. Every enrollment of a tenant writes
  * the same rows (the token's use count, the tenant's device counts and list version), and a
- * transaction holds those row locks until COMMIT: one transaction per enrollment made them
+ * transaction holds those row locks until COMMIT: with one transaction per enrollment they
  * queue behind each other's round trips and commit flush (measured: most sessions waiting on
  * a transaction lock, about 120-220 enrollments/s). Here the first enrollment commits alone
  * at once; those arriving meanwhile wait for it and then commit together in one transaction

@@ -9,8 +9,8 @@ import type { ChannelLogger } from './grpc-status.js';
  * here, and every `flushMs` (1 s) one transaction writes all of them: `advanceLastSeen` (a HOT
  * update per device, no index entry) and, for devices that were offline, `markDevicesOnline`
  * (status and an `online` history entry; the counts and list-version rows are written once per
- * flush, not once per device: after an outage thousands of devices come back at once, and one
- * transaction each queued them all on those per-tenant rows). No audit row: a heartbeat changes
+ * flush, not once per device: after an outage thousands of devices come back at once, and with
+ * one transaction each they would all queue on those per-tenant rows). No audit row: a heartbeat changes
  * no setting. A device checking in twice within one flush costs one row write.
  *
  * Bounded staleness: `devices.last_seen` (and an offline device's return to `online`) trails
