@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     repository: signingRepo,
     log: app.log,
     now,
+    listen: store.listen,
     ...(config.checkInIntervalS !== undefined ? { checkInIntervalS: config.checkInIntervalS } : {}),
   });
   app.log.info({ port: channel.server.port }, 'device channel listening');

@@ -15,6 +15,7 @@ import {
 import { sha256Digest, LIMITS } from '@svc/release-core';
 import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
 import { storeLogBundle } from '../resources/log-requests/commands.js';
+import { peekLogRequests } from '../resources/log-requests/queries.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';
 import { runUnitOfWork } from '../resources/unit-of-work.js';
 import { invalidInput, ServerError } from '../errors/server-error.js';
@@ -25,7 +26,7 @@ import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
 import { authenticatePeer, type DevicePeer } from './peer.js';
-import { readCsr } from './pki.js';
+import { readCsr } from './device-cert.js';
 
 /** A unary handler that first authenticates the device behind the connection. */
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
@@ -42,13 +43,23 @@ function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, r
 
 export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
   const inventory = readInventory(req.inventory);
-  // the heartbeat and the log requests handed over commit together
-  const logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
-    checkInDevice(uow, {
-      device: { deviceId: peer.deviceId, status: peer.status },
-      inventory: { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
-    }),
-  );
+  const agentVersion = inventory.agentVersion || undefined;
+  const profile = inventory.profile || undefined;
+  const changes = (agentVersion !== undefined && agentVersion !== peer.agentVersion) || (profile !== undefined && profile !== peer.profile);
+  const open = changes ? [] : await peekLogRequests(ctx.db, peer.deviceId);
+  let logRequests: { id: string; created_at: Date }[] = open;
+  if (changes || open.some((r) => r.pending)) {
+    // an inventory change, or log requests to hand over: written at once, together
+    logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+      checkInDevice(uow, {
+        device: { deviceId: peer.deviceId, status: peer.status },
+        inventory: { ...(agentVersion ? { agentVersion } : {}), ...(profile ? { profile } : {}) },
+      }),
+    );
+  } else {
+    // last_seen (and online again, when it was not): coalesced with other heartbeats (last-seen.ts)
+    ctx.lastSeen.seen(peer.deviceId, now, peer.status !== 'online');
+  }
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
   return {
     assignments: assignments.map(toProtoAssignment),
@@ -61,13 +72,13 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
 }
 
 async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCertificateRequest, now: Date): Promise<RenewCertificateResponse> {
-  const csr = await readCsr(req.csrDer, 'csr_der');
+  const csr = readCsr(req.csrDer, 'csr_der');
   // contracts §4: a device can only renew its own name
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
   // the device's current certificate stays current until the new one is first used (peer.ts)
-  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, now });
+  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, spki: csr.spki, now });
   await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) => renewDeviceCertificate(uow, { name: peer.deviceName, certificate: cert }));
   return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
 }

@@ -13,6 +13,9 @@ export interface DevicePeer {
   deviceId: string;
   /** The device row's status as read by the authentication (never 'decommissioned'). */
   status: string;
+  /** The inventory stored for the device (a check-in writes only what changed). */
+  profile: string | null;
+  agentVersion: string | null;
   certDer: Uint8Array;
   certNotAfter: Date;
 }
@@ -111,5 +114,14 @@ export async function authenticatePeer(call: CallWithAuth, db: Kysely<Database>,
     });
     if (!promoted) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: certificate revoked or superseded`);
   }
-  return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId: row.id, status: row.status, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
+  return {
+    tenantId: c.tenantId,
+    deviceName: c.deviceName,
+    deviceId: row.id,
+    status: row.status,
+    profile: row.profile,
+    agentVersion: row.agent_version,
+    certDer: new Uint8Array(raw),
+    certNotAfter: c.notAfter,
+  };
 }

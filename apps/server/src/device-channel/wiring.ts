@@ -2,9 +2,12 @@ import type { Kysely } from 'kysely';
 import { listAssignments } from '../resources/rollouts/queries.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
+import type { Store } from '../store/open.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
 import { DeviceCaStore } from './device-ca.js';
+import { EnrollmentBatcher } from './enroll-batch.js';
+import { LastSeenBuffer } from './last-seen.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { RepositoryPort } from './ports.js';
 import { ReceiptPipeline } from './receipt-pipeline.js';
@@ -24,6 +27,8 @@ export interface DeviceChannelOptions {
   certValidDays?: number;
   renewBeforeDays?: number;
   trustRefreshMs?: number;
+  /** The store's LISTEN (store/open.ts): another process's new tenant CA is trusted at once. */
+  listen?: Store['listen'];
   /** Fault-injection seams for tests (never set by main.ts). */
   hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
@@ -40,6 +45,8 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
   const ctx: DeviceChannelContext = {
     db: o.db,
     cas,
+    lastSeen: new LastSeenBuffer(o.db, o.log),
+    enrollments: new EnrollmentBatcher(o.db),
     serverCaDer: tls.caDer,
     pipeline: { listAssignments },
     receipts: new ReceiptPipeline({ db: o.db, cas, now, hooks: o.hooks?.unitOfWork }),
@@ -51,6 +58,9 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
     ...(o.hooks ? { hooks: o.hooks } : {}),
   };
-  const server = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs });
+  const server = await startDeviceChannel(ctx, tls, o.addr, {
+    ...(o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs }),
+    ...(o.listen === undefined ? {} : { listen: o.listen }),
+  });
   return { server, ctx };
 }
