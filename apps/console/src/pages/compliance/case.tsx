@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
-import { ApiError, RETURN_REPRESENTATION, api, describe, ok, writeHeaders, type Schema, type paths } from '../../api/client';
+import { ApiError, api, describe, ok, writeHeaders, type Schema, type paths } from '../../api/client';
 import { useCan, useMe } from '../../api/session';
 import {
   Badge,
@@ -109,9 +109,7 @@ const EDITABLE_LISTS = [
 
 /** Title, summary, owner and links of an open or reportable case (PATCH /cases/{id}); the API's field errors shown under the field. */
 function EditCase({ c }: { c: Case }) {
-  const edit = useCaseWrite(c.id, (body: CaseUpdate) =>
-    ok(api.PATCH('/api/v1/cases/{id}', { params: { path: { id: c.id } }, body, headers: RETURN_REPRESENTATION })),
-  );
+  const edit = useCaseWrite(c.id, (body: CaseUpdate) => ok(api.PATCH('/api/v1/cases/{id}', { params: { path: { id: c.id } }, body })));
   const editable = c.state === 'open' || c.state === 'reportable';
   const field = erroredField(edit.error);
   const errorOf = (name: string) => (name === field && edit.error instanceof Error ? edit.error.message : undefined);
