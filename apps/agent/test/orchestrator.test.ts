@@ -93,7 +93,7 @@ describe('orchestrator: signed release transactions', () => {
         ++checks === 2 ? { verdict: 'unhealthy', results: [{ name: 'web', ok: false, detail: 'status 503' }] } : { verdict: 'healthy', results: [] },
     };
     const s = await scenario({ groups: [['model-a'], ['app-b']], health });
-    s.model.live.set('model-a', 'sha256:' + 'a'.repeat(64));
+    s.model.live.set('model-a', `sha256:${'a'.repeat(64)}`);
     const out = await s.orchestrator.apply(assignmentFor(s.rel));
     expect(out).toMatchObject({ status: 'done', activation: 'rolled-back', health: 'unhealthy' });
     expect(s.calls.filter((c) => c.op !== 'stage')).toEqual([

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTar } from '@svc/e2e';
@@ -219,7 +219,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await page.getByLabel('Coordinator CSIRT Member State for the early warning submission').selectOption('DE');
     await page.getByLabel('External reference for the early warning submission').fill('CSIRT-DE-42');
     await page.getByRole('button', { name: 'Record filing of the early warning submission' }).click();
-    await page.getByText('Filed.').waitFor();
+    await page.getByText('Filed to CSIRT (recorded as filed by you), reference CSIRT-DE-42.').waitFor();
     // the early warning deadline is met by the filing to the CSIRT
     await early.getByText('met', { exact: true }).waitFor();
     const filed = await s.api<{ deadlines: { obligation: string; status: string; met_at: string | null }[] }>('GET', `/cases/${caseId}`);
@@ -308,9 +308,11 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await page.goto(`${s.url}/cases/${caseId}`);
     await page.getByRole('heading', { level: 1, name: 'Case: ONNX loader exploited' }).waitFor();
     await page.getByText(reason).first().waitFor();
-    for (const name of ['Record correction', 'Record measure', 'Record request', 'Produce submission', 'Attach'])
+    for (const name of ['Save changes', 'Record correction', 'Record measure', 'Record request', 'Produce submission', 'Attach'])
       expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
     expect(await page.getByRole('button', { name: 'Record filing of the early warning submission' }).isDisabled()).toBe(true);
+    expect(await page.getByLabel('Transport for the early warning submission').isDisabled()).toBe(true);
+    expect(await page.getByLabel('Case title').isDisabled()).toBe(true);
     // reading stays open: the downloads are links
     await page.getByRole('link', { name: 'PDF of the early warning submission' }).waitFor();
     await page.getByRole('link', { name: 'Evidence archive (tar, signed manifest)' }).waitFor();
@@ -348,6 +350,75 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
       else expect(JSON.parse(bytes.toString('utf8')), link).toBeTypeOf('object');
     }
     await check(page, 'admin-reports');
+    await context.close();
+  });
+  it('a case is edited on its page, a refused link shown at its field; a submission delivered by the file transport; the unconfigured webhook refused in words', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, `/cases/${caseId}`);
+    await page.getByRole('heading', { level: 1, name: 'Case: ONNX loader exploited' }).waitFor();
+    const edit = page.getByRole('group', { name: 'Title, owner, products and links' });
+    // a link the server refuses: its words are shown under the field that names it
+    const missing = '00000000-0000-4000-8000-000000000000';
+    await edit.getByLabel('Linked artifact ids').fill(missing);
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    const refused = edit.getByRole('alert');
+    await refused.getByText(`artifact_ids[0]: no artifact ${missing}`).waitFor();
+    expect(await edit.getByLabel('Linked artifact ids').getAttribute('aria-describedby')).toBe(await refused.getAttribute('id'));
+    expect(await edit.getByLabel('Linked artifact ids').getAttribute('aria-invalid')).toBe('true');
+    await edit.getByLabel('Linked artifact ids').fill('not-a-uuid');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit
+      .getByRole('alert')
+      .getByText(/^body\.artifact_ids\.0: /)
+      .waitFor();
+
+    await edit.getByLabel('Case title').fill('ONNX loader exploited in the wild');
+    await edit.getByLabel('Case owner').fill('psirt');
+    await edit.getByLabel('Case products').fill('edge-gw, edge-cam');
+    await edit.getByLabel('Linked artifact ids').fill(artifactId);
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Case: ONNX loader exploited in the wild' }).waitFor();
+    await page.getByText('Saved.').waitFor();
+    await page
+      .getByRole('definition')
+      .filter({ hasText: /^psirt$/ })
+      .waitFor();
+    await page
+      .getByRole('definition')
+      .filter({ hasText: /^edge-gw, edge-cam$/ })
+      .waitFor();
+    await page.getByRole('cell', { name: 'case.update', exact: true }).waitFor();
+    const edited = await s.api<{ title: string; owner: string; products: string[]; artifact_ids: string[] }>('GET', `/cases/${caseId}`);
+    expect(edited).toMatchObject({ title: 'ONNX loader exploited in the wild', owner: 'psirt', products: ['edge-gw', 'edge-cam'], artifact_ids: [artifactId] });
+    expect(await page.getByRole('alert').count()).toBe(0);
+
+    // the server has no webhook URL: the filing is refused, in words, and nothing is recorded
+    const label = 'the early warning submission';
+    const { submissions } = await s.api<{ submissions: { id: string; digest: string }[] }>('GET', `/cases/${caseId}/submissions`);
+    const sid = submissions[0]!.id;
+    const filingsBefore = (await s.api<{ filings: unknown[] }>('GET', `/cases/${caseId}/submissions/${sid}`)).filings.length;
+    await page.getByLabel(`Coordinator CSIRT Member State for ${label}`).selectOption('DE');
+    await page.getByLabel(`Transport for ${label}`).selectOption('webhook');
+    expect(await page.getByLabel(`External reference for ${label}`).count()).toBe(0);
+    await page.getByRole('button', { name: `Deliver and record filing of ${label}` }).click();
+    await page.getByRole('alert').getByText('Error: transport: the webhook transport is not configured on this server (SVC_EVIDENCE_WEBHOOK_URL)').waitFor();
+    expect((await s.api<{ filings: unknown[] }>('GET', `/cases/${caseId}/submissions/${sid}`)).filings.length).toBe(filingsBefore);
+
+    await page.getByLabel(`Transport for ${label}`).selectOption('file');
+    await page.getByRole('button', { name: `Deliver and record filing of ${label}` }).click();
+    await page.getByText('Filed to CSIRT by the file transport.').waitFor();
+    const written = await page.getByRole('status').filter({ hasText: 'by the file transport' }).locator('code').allTextContents();
+    const json = written.find((t) => t.endsWith(`${sid}.json`));
+    expect(json, written.join(' | ')).toBeDefined();
+    expect(
+      `sha256:${createHash('sha256')
+        .update(await readFile(json!))
+        .digest('hex')}`,
+    ).toBe(submissions[0]!.digest);
+    expect((await stat(json!.replace(/\.json$/, '.pdf'))).size).toBeGreaterThan(0);
+    const { filings } = await s.api<{ filings: { transport: string; delivery: { files?: string[] } }[] }>('GET', `/cases/${caseId}/submissions/${sid}`);
+    expect(filings.length).toBe(filingsBefore + 1);
+    expect(filings.find((f) => f.transport === 'file')?.delivery.files).toContain(json);
+    await check(page, 'admin-case-edited-filed-by-file');
     await context.close();
   });
 });

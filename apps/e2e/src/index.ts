@@ -10,3 +10,4 @@ export { Api, type ArtifactRecord, type GroupRecord, type ReleaseRecord, type Ro
 export { releasePayload, type HealthProbe, type PayloadComponent, type PayloadOptions } from './release-payload.js';
 export { readTar, type TarEntry } from './tar.js';
 export { ADMIN, Fleet, PRODUCT, PROFILE, type FleetOptions, type TransactionView } from './fleet.js';
+export { freePort, HAPROXY, startHaproxy, type BackendStat, type Balancer } from './haproxy.js';

@@ -1,8 +1,11 @@
 import { sql } from 'kysely';
+import { runVulnAnalysis } from '../src/jobs/vuln-analysis.js';
 import { reportLegacyStatus } from '../src/resources/rollouts/commands.js';
+import { LEASE_MS } from '../src/resources/vuln-analysis/commands.js';
 import { deviceActor, runUnitOfWork } from '../src/resources/unit-of-work.js';
 import { auditCrashSuite, type AuditCrashRow } from './helpers/audit-crash.js';
 import { cyclonedx, kevCatalog, makeTar, osvRecord } from './helpers/feeds.js';
+import { expect } from 'vitest';
 import type { PipelineFixture } from './pipeline-fixture.js';
 
 /** An uncompressed tar of OSV records: ASCII bytes, so it travels to the child as a JSON string. */
@@ -114,6 +117,57 @@ const rows: AuditCrashRow[] = [
           headers: { 'content-type': 'application/vnd.cyclonedx+json' },
         },
         observe: { method: 'GET', url: '/api/v1/findings?known_exploited=true' },
+      };
+    },
+  },
+  {
+    name: 'analysis run completion (its last batch: findings written, run completed); the restarted job takes over the lapsed lease and completes it',
+    action: 'vuln-analysis.complete',
+    prepare: async (f) => {
+      const db = f.t.testStore.store.db;
+      // a clock past any lease: what a restarted server sees once the dead process's lease lapsed
+      const later = () => new Date(Date.now() + LEASE_MS + 60_000);
+      while ((await runVulnAnalysis(db, later)) > 0);
+      const a = (await f.upload({ name: 'analysis-crash', version: '1.0.0', kind: 'config', bytes: 'analysis crash' })).body;
+      const sbom = await f.t.app.inject({
+        method: 'PUT',
+        url: `/api/v1/artifacts/${a.id}/sbom`,
+        headers: { ...f.admin, 'content-type': 'application/vnd.cyclonedx+json' },
+        payload: cyclonedx(['pkg:npm/analysis-crash@1.0.0']),
+      });
+      expect(sbom.statusCode, sbom.body).toBe(200);
+      // the record arrives after the SBOM: only the re-analysis it queues finds it
+      const rec = osvRecord({
+        id: 'GHSA-anal-ysis-cra1',
+        affected: [{ ecosystem: 'npm', name: 'analysis-crash', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }],
+      });
+      const feed = await f.t.app.inject({
+        method: 'POST',
+        url: '/api/v1/vuln-feeds/osv?source=crash-analysis',
+        headers: { ...f.admin, 'content-type': 'application/x-tar' },
+        payload: await makeTar([{ name: 'r.json', data: JSON.stringify(rec) }]),
+      });
+      expect(feed.statusCode, feed.body).toBeLessThan(300);
+      expect(await count(f, sql<{ n: string }>`SELECT count(*) AS n FROM vuln_analysis_runs WHERE state = 'queued'`)).toBe(1);
+      return {
+        request: {
+          job: 'vuln-analysis',
+          restart: async () => {
+            // the killed process's transaction (it holds the run's row lock) ends when the database
+            // sees its connection close; the job skips a locked run, so the restart polls like the
+            // interval job does
+            let batches = 0;
+            for (let i = 0; i < 40 && batches === 0; i++) {
+              batches = await runVulnAnalysis(db, later);
+              if (batches === 0) await new Promise((r) => setTimeout(r, 250));
+            }
+            expect(batches).toBeGreaterThan(0);
+          },
+        },
+        observe: async () => ({
+          findings: await count(f, sql<{ n: string }>`SELECT count(*) AS n FROM vuln_findings WHERE artifact_id = ${a.id}`),
+          completed: await count(f, sql<{ n: string }>`SELECT count(*) AS n FROM vuln_analysis_runs WHERE state = 'completed'`),
+        }),
       };
     },
   },

@@ -15,6 +15,7 @@ import { newSecret } from '../src/auth/secrets.js';
 import { credentialKey, DeviceCredentialCache } from '../src/device-channel/credential-cache.js';
 import { insertApiKey } from '../src/resources/api-keys/queries.js';
 import { markStaleDevicesOffline } from '../src/resources/devices/queries.js';
+import { DEVICE_CREDENTIALS_CHANNEL } from '../src/store/migrations/0042_device_credential_notify.js';
 import { testConfig } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
 import {
@@ -30,7 +31,7 @@ import {
 
 /**
  * The device channel remembers device authentications per process (device-channel/credential-cache.ts)
- * and every change that can end one clears every process's cache at COMMIT (migration 0030).
+ * and every change that can end one clears every process's cache at COMMIT (migration 0042).
  * Here: the cache answers repeated calls; a device decommissioned through the REST API of this
  * process is refused at its very next call here (the process clears its own cache) and, on
  * PostgreSQL, by another server process as soon as the notification arrives (milliseconds); one
@@ -131,7 +132,10 @@ describe.each(availableDrivers())('device authentication cache on %s', (driver) 
     // the offline detector: not a credential change either
     await markStaleDevicesOffline(f.t.store.db, new Date(Date.now() + 1000));
     await checkIn(d.clients);
+    // back online through the heartbeat buffer (last-seen.ts): the check-in read the status itself
+    await f.ctx.lastSeen.flush();
     expect(f.ctx.credentials.lookup(keyOf(d))).toBeDefined();
+    expect((await f.t.store.db.selectFrom('devices').select('status').where('name', '=', d.name).executeTakeFirstOrThrow()).status).toBe('online');
     const history = await f.t.store.db
       .selectFrom('device_history')
       .innerJoin('devices', 'devices.id', 'device_history.device_id')
@@ -141,6 +145,35 @@ describe.each(availableDrivers())('device authentication cache on %s', (driver) 
       .execute();
     // online at enrollment, so the first two check-ins add nothing; the one after the detector does
     expect(history.map((h) => h.event)).toEqual(['enrolled', 'online']);
+  });
+
+  it('the heartbeat writes notify nobody: the buffer flush, the offline detector, the way back online', async () => {
+    const d = await enroll('hb-quiet');
+    const fence = await enroll('hb-fence');
+    const db = f.t.store.db;
+    let heard = 0;
+    const listener = await f.t.store.listen(DEVICE_CREDENTIALS_CHANNEL, () => (heard += 1));
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const before = heard;
+      const seenBefore = (await db.selectFrom('devices').select('last_seen').where('name', '=', d.name).executeTakeFirstOrThrow()).last_seen;
+      await checkIn(d.clients);
+      await f.ctx.lastSeen.flush();
+      const seen = (await db.selectFrom('devices').select('last_seen').where('name', '=', d.name).executeTakeFirstOrThrow()).last_seen;
+      expect(seen!.getTime()).toBeGreaterThan(seenBefore?.getTime() ?? 0);
+      await markStaleDevicesOffline(db, new Date(Date.now() + 1000));
+      await checkIn(d.clients);
+      await f.ctx.lastSeen.flush();
+      expect((await db.selectFrom('devices').select('status').where('name', '=', d.name).executeTakeFirstOrThrow()).status).toBe('online');
+      // notifications arrive in commit order: once this one is heard, any of the writes above would have been
+      await sql`UPDATE devices SET status = 'decommissioned' WHERE name = ${fence.name}`.execute(db);
+      const deadline = Date.now() + 2000;
+      while (heard === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(heard).toBe(before + 1);
+    } finally {
+      await listener.close();
+    }
   });
 
   it('decommissioned through the REST API: refused at the very next call on this process, and on another once notified', async () => {

@@ -155,7 +155,14 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
         refusal(
           unary((cb) =>
             c.device.checkIn(
-              { inventory: { agentVersion: '1', profile: 'p', product: 'edge', slots: [{ name: 'a\u0000', state: 'booted', bundleVersion: '1' }] } },
+              {
+                inventory: {
+                  agentVersion: '1',
+                  profile: 'p',
+                  product: 'edge',
+                  slots: [{ name: 'a\u0000', state: 'booted', bundleVersion: '1', booted: true }],
+                },
+              },
               cb,
             ),
           ),

@@ -19,12 +19,19 @@ import { availableDrivers } from './helpers/store.js';
 describe.each(availableDrivers())('device channel changes and their audit rows in one unit of work on %s', (driver) => {
   let f: ChannelFixture;
   let faultOn: string | undefined;
+  let faultBeforeCommitOf: string | undefined;
+  let faultTarget: { action: string; target: string } | undefined;
   beforeAll(async () => {
     f = await startChannelFixture(driver, {
       hooks: {
         unitOfWork: {
           afterAudit: (entry: AuditEntry) => {
             if (entry.action === faultOn) throw new Error(`fault after the ${entry.action} audit row`);
+            if (entry.action === faultTarget?.action && entry.target === faultTarget.target) throw new Error(`fault after the audit row of ${entry.target}`);
+          },
+          beforeCommit: (actions) => {
+            if (faultBeforeCommitOf !== undefined && actions.includes(faultBeforeCommitOf))
+              throw new Error(`fault before the COMMIT of ${faultBeforeCommitOf}`);
           },
         },
       },
@@ -75,6 +82,65 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
     expect(await db.selectFrom('device_certificates').select('reason').where('device_name', '=', 'uow-enroll').execute()).toEqual([{ reason: 'enroll' }]);
     expect((await db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow()).uses).toBe(1);
     expect(await audited('device.enroll', 'device:uow-enroll')).toBe(1);
+  });
+
+  it('enrollment: a failure after the token use was spent (right before COMMIT) costs no use; the retry enrolls', async () => {
+    const db = f.t.store.db;
+    const token = await f.newToken({ maxUses: 1 });
+    const key = await newDeviceKey();
+    const uses = async () => (await db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow()).uses;
+    faultBeforeCommitOf = 'device.enroll';
+    const failed = await refusal(enroll('uow-late', token, key));
+    faultBeforeCommitOf = undefined;
+    expect(failed.code).toBe(status.INTERNAL);
+    expect(await uses()).toBe(0);
+    expect(await db.selectFrom('devices').select('id').where('name', '=', 'uow-late').execute()).toEqual([]);
+    expect(await db.selectFrom('device_certificates').select('id').where('device_name', '=', 'uow-late').execute()).toEqual([]);
+    expect(await audited('device.enroll', 'device:uow-late')).toBe(0);
+
+    const res = await enroll('uow-late', token, key);
+    expect(res.deviceName).toBe('uow-late');
+    expect(await uses()).toBe(1);
+    // the single use is spent now: a second enrollment is refused
+    expect((await refusal(enroll('uow-late-2', token, key))).details).toMatch(/all 1 uses spent/);
+  });
+
+  it('enrollments arriving together commit together; a token used up inside a batch refuses only the surplus ones', async () => {
+    const db = f.t.store.db;
+    const token = await f.newToken({ maxUses: 5 });
+    const names = Array.from({ length: 12 }, (_, i) => `uow-batch-${i}`);
+    const keys = await Promise.all(names.map(() => newDeviceKey()));
+    const results = await Promise.allSettled(names.map((n, i) => enroll(n, token, keys[i]!)));
+    const ok = results.filter((r) => r.status === 'fulfilled').length;
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => (r.reason as { details: string }).details);
+    expect(ok).toBe(5);
+    expect(refused).toEqual(Array.from({ length: 7 }, () => 'enrollment token: all 5 uses spent'));
+    expect((await db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow()).uses).toBe(5);
+    expect(await db.selectFrom('devices').select('name').where('name', 'like', 'uow-batch-%').execute()).toHaveLength(5);
+    const audits = await db
+      .selectFrom('audit_events')
+      .select(['actor', 'target'])
+      .where('action', '=', 'device.enroll')
+      .where('target', 'like', 'device:uow-batch-%')
+      .execute();
+    expect(audits).toHaveLength(5);
+    for (const a of audits) expect(a.actor).toBe(a.target);
+  });
+
+  it('a failure inside a group-committed batch fails that enrollment alone', async () => {
+    const db = f.t.store.db;
+    const names = Array.from({ length: 8 }, (_, i) => `uow-fault-${i}`);
+    const tokens = await Promise.all(names.map(() => f.newToken({ maxUses: 1 })));
+    const keys = await Promise.all(names.map(() => newDeviceKey()));
+    const only = 'uow-fault-3';
+    faultTarget = { action: 'device.enroll', target: `device:${only}` };
+    const results = await Promise.allSettled(names.map((n, i) => enroll(n, tokens[i]!, keys[i]!)));
+    faultTarget = undefined;
+    expect(results.map((r) => r.status)).toEqual(names.map((n) => (n === only ? 'rejected' : 'fulfilled')));
+    expect((await db.selectFrom('devices').select('name').where('name', 'like', 'uow-fault-%').orderBy('name').execute()).map((r) => r.name)).toEqual(
+      names.filter((n) => n !== only),
+    );
+    expect((await db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(tokens[3]!)).executeTakeFirstOrThrow()).uses).toBe(0);
   });
 
   it("renewal: the new certificate's log entry and the device.certificate.renew row", async () => {

@@ -18,7 +18,7 @@ describe.each(availableDrivers())('device counts triggers on %s', (driver) => {
   beforeAll(async () => {
     t = await createTestStore(driver);
     tenant = await ensureDefaultTenant(t.store.db);
-    other = (await t.store.db.insertInto('tenants').values({ name: 'other' }).returning('id').executeTakeFirstOrThrow()).id;
+    other = (await t.store.db.insertInto('tenants').values({ name: 'other', is_default: false }).returning('id').executeTakeFirstOrThrow()).id;
     // 20k online devices seen long ago, 1k offline, one statement.
     await sql`INSERT INTO devices (tenant_id, name, status, last_seen)
       SELECT ${tenant}::uuid, 'dev-' || lpad(i::text, 6, '0'), CASE WHEN i <= 20000 THEN 'online' ELSE 'offline' END, '2020-01-01T00:00:00Z'::timestamptz

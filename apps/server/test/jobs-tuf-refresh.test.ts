@@ -7,7 +7,7 @@ const HOUR = 3_600_000;
 async function timestampVersion(f: RepoFixture, tenantId: string): Promise<number> {
   const row = await f.db
     .selectFrom('tuf_metadata')
-    .select((eb: any) => eb.fn.max('version').as('v'))
+    .select((eb) => eb.fn.max('version').as('v'))
     .where('tenant_id', '=', tenantId)
     .where('role', '=', 'timestamp')
     .executeTakeFirstOrThrow();

@@ -163,7 +163,7 @@ describe('receipt export tar', () => {
     const done = new Promise<void>((resolve, reject) => {
       ex.on('entry', (h, s, next) => {
         const parts: Buffer[] = [];
-        s.on('data', (d: Buffer) => parts.push(d));
+        s.on('data', (d: unknown) => parts.push(d as Buffer));
         s.on('end', () => {
           files.set(h.name, Buffer.concat(parts).toString());
           next();

@@ -171,7 +171,7 @@ export function untar(input: Buffer | Readable): Promise<Map<string, Buffer>> {
     const ex = extract();
     ex.on('entry', (h, s, next) => {
       const parts: Buffer[] = [];
-      s.on('data', (c: Buffer) => parts.push(c));
+      s.on('data', (c: unknown) => parts.push(c as Buffer));
       s.on('end', () => {
         files.set(h.name, Buffer.concat(parts));
         next();

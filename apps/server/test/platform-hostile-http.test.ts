@@ -206,7 +206,7 @@ async function runProperties(s: Server, ops: Operation[], pool: Pool): Promise<{
       for (const details of [fields, random]) {
         if (details?.failed === true) {
           const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-          failures.push(`${op.method} ${op.template}: ${error}\n${fc.defaultReportMessage(details) ?? ''}`);
+          failures.push(`${op.method} ${op.template}: ${error}\n${fc.defaultReportMessage(details as fc.RunDetails<[HostileRequest]>) ?? ''}`);
         }
       }
       if (!fields.failed && (random === undefined || random.interrupted)) cut.push(`${op.method} ${op.template}`);

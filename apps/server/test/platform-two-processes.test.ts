@@ -88,7 +88,7 @@ describe.skipIf(!pgUrl)('two server processes on one PostgreSQL', () => {
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const me = await fetch(`${urls[1]}/auth/me`, { headers: { cookie } });
     expect(me.status).toBe(200);
-    expect((await me.json()).email).toBe('root@example.test');
+    expect(((await me.json()) as { email: string }).email).toBe('root@example.test');
     // Create on A, list on B.
     const key = await fetch(`${urls[0]}/api-keys`, {
       method: 'POST',

@@ -45,7 +45,7 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
 
   beforeAll(async () => {
     w = await buildReportsWorld(driver);
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await w?.f.dispose();
   });

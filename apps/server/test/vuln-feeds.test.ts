@@ -105,13 +105,16 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
       { name: 'broken.json', data: '{"id": ' },
       { name: 'not-osv.json', data: JSON.stringify({ id: 'NOPE-1', modified: '2024-01-01T00:00:00Z' }) },
       { name: 'big.json', data: 'x', declaredSize: FEED_LIMITS.maxRecordBytes + 1 },
+      // valid JSON and a valid record, but a text the database cannot store
+      { name: 'nul.json', data: JSON.stringify({ ...npm('GHSA-nnnn-uuuu-llll', 'nul-pkg', '1.0.0'), summary: 'a \u0000 inside' }) },
       { name: 'README.md', data: 'not a record' },
     ]);
     const res = await post(zip);
     expect(res.statusCode, res.body).toBe(201);
     const body = JSON.parse(res.body);
-    expect(body).toMatchObject({ entries_total: 4, added: 1, skipped: 3 });
-    expect(body.skipped_detail.map((s: any) => s.entry).sort()).toEqual(['big.json', 'broken.json', 'not-osv.json']);
+    expect(body).toMatchObject({ entries_total: 5, added: 1, skipped: 4 });
+    expect(body.skipped_detail.map((s: any) => s.entry).sort()).toEqual(['big.json', 'broken.json', 'not-osv.json', 'nul.json']);
+    expect(body.skipped_detail.find((s: any) => s.entry === 'nul.json').reason).toBe('a NUL character (U+0000): not storable text');
     expect(body.skipped_detail.find((s: any) => s.entry === 'not-osv.json').reason).toMatch(/^not an OSV record: id: must match pattern/);
   });
 

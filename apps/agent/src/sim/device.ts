@@ -13,6 +13,7 @@ import {
   type PrivateKey,
   type ReceiptPayload,
 } from '@svc/release-core';
+import { connectivityState } from '@grpc/grpc-js';
 import { call } from '../channel/client.js';
 import { readRepoFile } from '../channel/repo-stream.js';
 import { SimClients, type SimEnroller } from './clients.js';
@@ -55,6 +56,16 @@ export class SimDevice {
     this.tenant = id.tenantId;
     // the device's own connection is opened lazily by its first call
     this.clients = new SimClients(server, creds);
+  }
+
+  /** Opens the device's connection now rather than at its first call (a real agent keeps one open). */
+  connect(): void {
+    this.clients.device.getChannel().getConnectivityState(true);
+  }
+
+  /** Whether its connection is up (the TLS handshake done). */
+  get connected(): boolean {
+    return this.clients.device.getChannel().getConnectivityState(false) === connectivityState.READY;
   }
 
   /** Authenticated empty call over the same mTLS connection (benchmark baseline). */

@@ -39,6 +39,18 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   enroller.close();
   print(JSON.stringify({ event: 'enrolled', devices: enrolled.length, seconds: (Date.now() - t0) / 1000, errors: stats.errors, last_error: stats.lastError }));
 
+  // Every device holds its connection from the start, whether or not its first turn finds room
+  // in the in-flight window. The turns (and the --ping-first period) start once the handshakes
+  // are done or after 5 minutes, so a phase never measures the connection storm.
+  for (const d of enrolled) d.connect();
+  const t1 = Date.now();
+  let ready = 0;
+  while (!signal.aborted && Date.now() - t1 < 300_000) {
+    ready = enrolled.filter((d) => d.connected).length;
+    if (ready === enrolled.length) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  print(JSON.stringify({ event: 'connected', devices: ready, seconds: (Date.now() - t1) / 1000 }));
   const cache: ComponentCache = new Map();
   const timers: NodeJS.Timeout[] = [];
   // spread the fleet evenly over one interval, like real devices that booted at random times

@@ -312,15 +312,35 @@ export function Select({
   );
 }
 
-export function Field({ label, children, hint }: { label: string; children: (id: string) => ReactNode; hint?: string }) {
+/**
+ * A labelled control. With `error` (the API's words about this field) the message is shown
+ * under it; the control points at it with `aria-describedby={fieldErrorId(id)}`.
+ */
+export function Field({ label, children, hint, error }: { label: string; children: (id: string) => ReactNode; hint?: string; error?: string | undefined }) {
   const id = useId();
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
       {children(id)}
       {hint !== undefined && <small className="muted">{hint}</small>}
+      {error !== undefined && (
+        <small id={fieldErrorId(id)} className="error" role="alert">
+          {error}
+        </small>
+      )}
     </div>
   );
+}
+
+export const fieldErrorId = (id: string): string => `${id}-error`;
+
+/**
+ * The request field an API error names: `body.title: ...` (schema validation) or
+ * `artifact_ids[0]: ...` (a command's check) name `title` and `artifact_ids`.
+ */
+export function erroredField(error: unknown): string | undefined {
+  if (!(error instanceof ApiError) || error.status !== 400) return undefined;
+  return /^(?:body\.)?([a-z_]+)[^:\s]*: /.exec(error.message)?.[1];
 }
 
 export function Badge({ value }: { value: string }) {

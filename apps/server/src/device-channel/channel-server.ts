@@ -7,6 +7,8 @@ import { enrollmentService } from './enrollment-service.js';
 import { guardedService, refusedMessageInterceptor, refuseFramingHeaders } from './message-guard.js';
 import { repositoryService } from './repository-service.js';
 import type { ServerTls } from './server-tls.js';
+import { DEVICE_CAS_CHANNEL } from '../store/migrations/0036_device_ca_notify.js';
+import type { Store } from '../store/open.js';
 
 export interface DeviceChannelServer {
   /** The bound port (useful with port 0). */
@@ -23,10 +25,11 @@ export async function startDeviceChannel(
   ctx: DeviceChannelContext,
   tls: ServerTls,
   addr: string,
-  opts: { trustRefreshMs?: number } = {},
+  opts: { trustRefreshMs?: number; listen?: Store['listen'] } = {},
 ): Promise<DeviceChannelServer> {
   const creds = new DeviceChannelCredentials(tls, await ctx.cas.allCertificates());
-  // Another server process may create a tenant CA: re-read the set periodically; this
+  // Another server process may create a tenant CA: its NOTIFY (migration 0036) re-reads the
+  // set at once; the periodic re-read covers the time the listener is reconnecting. This
   // process's own new CAs are trusted at once.
   const refresh = (): Promise<void> =>
     ctx.cas.allCertificates().then(
@@ -34,6 +37,7 @@ export async function startDeviceChannel(
       (err: unknown) => ctx.log.error({ err }, 'device CA trust refresh failed'),
     );
   ctx.cas.onCreated = refresh;
+  const listener = opts.listen === undefined ? undefined : await opts.listen(DEVICE_CAS_CHANNEL, () => void refresh());
   const timer = setInterval(() => void refresh(), opts.trustRefreshMs ?? 30_000);
   timer.unref();
   const server = new Server({
@@ -42,6 +46,9 @@ export async function startDeviceChannel(
     // a device that vanished without closing its connection is noticed within minutes
     'grpc.keepalive_time_ms': 120_000,
     'grpc.keepalive_timeout_ms': 20_000,
+    // channelz keeps a registry entry, call counters and a trace buffer per connection: memory
+    // per connected device and nothing reads it
+    'grpc.enable_channelz': 0,
     // undecodable messages and text breaking the input rule never reach a handler
     interceptors: [refusedMessageInterceptor(ctx.log)],
   });
@@ -57,6 +64,7 @@ export async function startDeviceChannel(
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
         clearInterval(timer);
+        void listener?.close();
         ctx.cas.onCreated = undefined;
         const forceTimer = setTimeout(() => {
           server.forceShutdown();
@@ -66,6 +74,6 @@ export async function startDeviceChannel(
           clearTimeout(forceTimer);
           resolve();
         });
-      }),
+      }).then(() => ctx.lastSeen.close()),
   };
 }

@@ -2,6 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
 import type { DeviceCredentialCache } from './credential-cache.js';
 import type { DeviceCaStore } from './device-ca.js';
+import type { EnrollmentBatcher } from './enroll-batch.js';
+import type { LastSeenBuffer } from './last-seen.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { PipelinePort, RepositoryPort } from './ports.js';
@@ -13,6 +15,10 @@ export interface DeviceChannelContext {
   cas: DeviceCaStore;
   /** Device authentications remembered, cleared by the database's change notifications (peer.ts). */
   credentials: DeviceCredentialCache;
+  /** Enrollment units of work, group-committed. */
+  enrollments: EnrollmentBatcher;
+  /** Heartbeats of devices whose check-in changes nothing else, written once a second. */
+  lastSeen: LastSeenBuffer;
   /** The server CA devices pin at enrollment (DER). */
   serverCaDer: Uint8Array;
   pipeline: PipelinePort;

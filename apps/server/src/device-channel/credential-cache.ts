@@ -1,4 +1,4 @@
-import { DEVICE_CREDENTIALS_CHANNEL } from '../store/migrations/0030_device_credential_notify.js';
+import { DEVICE_CREDENTIALS_CHANNEL } from '../store/migrations/0042_device_credential_notify.js';
 import { NotifiedCache, type NotifiedCacheOptions } from '../store/notified-cache.js';
 import type { Store } from '../store/open.js';
 
@@ -19,7 +19,7 @@ export function credentialKey(tenantId: string, deviceName: string, fingerprint:
  * fingerprint, so a device call costs no database round trip for its authentication. Only
  * success is remembered: the device existed, was not decommissioned, and the certificate was
  * its current one. Everything that can change that (decommissioning, deletion, a new current
- * certificate: migration 0030) clears every process's cache at COMMIT; the rules for a
+ * certificate: migration 0042) clears every process's cache at COMMIT; the rules for a
  * listener that is down and reads racing a clear are NotifiedCache's.
  *
  * Entries live 10 minutes, not NotifiedCache's 10 s: a device calls about once per check-in

@@ -14,7 +14,9 @@ import {
 } from '@svc/device-proto';
 import { sha256Digest, LIMITS } from '@svc/release-core';
 import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
+import { deviceHeartbeatState } from '../resources/devices/queries.js';
 import { storeLogBundle } from '../resources/log-requests/commands.js';
+import { peekLogRequests } from '../resources/log-requests/queries.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';
 import { runUnitOfWork } from '../resources/unit-of-work.js';
 import { invalidInput, ServerError } from '../errors/server-error.js';
@@ -25,7 +27,7 @@ import { toServiceError } from './grpc-status.js';
 import { readInventory } from './inventory.js';
 import { issueDeviceCertificate } from './issue.js';
 import { authenticatePeer, type DevicePeer } from './peer.js';
-import { readCsr } from './pki.js';
+import { readCsr } from './device-cert.js';
 
 /** A unary handler that first authenticates the device behind the connection. */
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
@@ -42,13 +44,27 @@ function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, r
 
 export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: CheckInRequest, now: Date): Promise<CheckInResponse> {
   const inventory = readInventory(req.inventory);
-  // the heartbeat and the log requests handed over commit together
-  const logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
-    checkInDevice(uow, {
-      deviceId: peer.deviceId,
-      inventory: { ...(inventory.agentVersion ? { agentVersion: inventory.agentVersion } : {}), ...(inventory.profile ? { profile: inventory.profile } : {}) },
-    }),
-  );
+  const agentVersion = inventory.agentVersion || undefined;
+  const profile = inventory.profile || undefined;
+  // the device's status and stored inventory, read fresh: the authentication may have been
+  // answered from its cache, which remembers only who the device is (credential-cache.ts)
+  const [device, open] = await Promise.all([deviceHeartbeatState(ctx.db, peer.deviceId), peekLogRequests(ctx.db, peer.deviceId)]);
+  if (device === undefined) throw new ServerError('PERMISSION_DENIED', `device ${peer.deviceName}: removed; enroll again`);
+  if (device.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${peer.deviceName}: decommissioned`);
+  const changes = (agentVersion !== undefined && agentVersion !== device.agent_version) || (profile !== undefined && profile !== device.profile);
+  let logRequests: { id: string; created_at: Date }[] = open;
+  if (changes || open.some((r) => r.pending)) {
+    // an inventory change, or log requests to hand over: written at once, together
+    logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
+      checkInDevice(uow, {
+        deviceId: peer.deviceId,
+        inventory: { ...(agentVersion ? { agentVersion } : {}), ...(profile ? { profile } : {}) },
+      }),
+    );
+  } else {
+    // last_seen (and online again, when it was not): coalesced with other heartbeats (last-seen.ts)
+    ctx.lastSeen.seen(peer.deviceId, now, device.status !== 'online');
+  }
   const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
   return {
     assignments: assignments.map(toProtoAssignment),
@@ -61,13 +77,13 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
 }
 
 async function renew(ctx: DeviceChannelContext, peer: DevicePeer, req: RenewCertificateRequest, now: Date): Promise<RenewCertificateResponse> {
-  const csr = await readCsr(req.csrDer, 'csr_der');
+  const csr = readCsr(req.csrDer, 'csr_der');
   // contracts §4: a device can only renew its own name
   if (csr.commonName !== peer.deviceName) {
     throw invalidInput('csr_der', `subject CN must be this device's name ${JSON.stringify(peer.deviceName)}`);
   }
   // the device's current certificate stays current until the new one is first used (peer.ts)
-  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, publicKey: csr.publicKey, now });
+  const cert = await issueDeviceCertificate(ctx, { tenantId: peer.tenantId, deviceName: peer.deviceName, spki: csr.spki, now });
   await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) => renewDeviceCertificate(uow, { name: peer.deviceName, certificate: cert }));
   return { certificateDer: Buffer.from(cert.der), notAfter: cert.notAfter };
 }

@@ -1,15 +1,13 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import type { EnrollmentServiceServer, EnrollRequest, EnrollResponse } from '@svc/device-proto';
 import { invalidInput } from '../errors/server-error.js';
-import { enrollDevice } from '../resources/devices/commands.js';
 import { usableEnrollToken } from '../resources/enroll-tokens/queries.js';
-import { runUnitOfWork } from '../resources/unit-of-work.js';
 import type { DeviceChannelContext } from './context.js';
 import { deviceScope } from './device-scope.js';
 import { toServiceError } from './grpc-status.js';
 import { assertDeviceName } from './identity.js';
 import { issueDeviceCertificate } from './issue.js';
-import { readCsr } from './pki.js';
+import { readCsr } from './device-cert.js';
 import { readInventory } from './inventory.js';
 
 const MAX_TOKEN_LENGTH = 256;
@@ -24,7 +22,7 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   // contracts §4: device names
   assertDeviceName(req.deviceName, 'device_name');
   const inventory = readInventory(req.inventory);
-  const csr = await readCsr(req.csrDer, 'csr_der');
+  const csr = readCsr(req.csrDer, 'csr_der');
   // contracts §4: subject CN = device name
   if (csr.commonName !== req.deviceName) {
     throw invalidInput('csr_der', `subject CN ${JSON.stringify(csr.commonName.slice(0, 80))} must equal device_name ${JSON.stringify(req.deviceName)}`);
@@ -34,18 +32,17 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   // cannot be used never makes a CA or a certificate. Its use is spent in the unit of work
   // that records the device, so a failure after this check costs no use.
   const { tenantId } = await usableEnrollToken(ctx.db, req.token, now);
-  const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, publicKey: csr.publicKey, now });
-  await runUnitOfWork(ctx.db, deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), (uow) =>
-    enrollDevice(uow, {
-      token: req.token,
-      name: req.deviceName,
-      profile: inventory.profile || null,
-      agentVersion: inventory.agentVersion || null,
-      certificate: cert,
-    }),
-  );
+  const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, spki: csr.spki, now });
+  // committed with the enrollments arriving meanwhile (enroll-batch.ts)
+  await ctx.enrollments.submit(deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), {
+    token: req.token,
+    name: req.deviceName,
+    profile: inventory.profile || null,
+    agentVersion: inventory.agentVersion || null,
+    certificate: cert,
+  });
   // a re-enrolled device's older certificate stops working here at once, not when the
-  // database's notification arrives (other processes hear that, migration 0030)
+  // database's notification arrives (other processes hear that, migration 0042)
   ctx.credentials.clear();
   const ca = await ctx.cas.get(tenantId, now);
   return {

@@ -83,7 +83,7 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
  *
  * The device row's verdict is remembered in `credentials` (credential-cache.ts): a call whose
  * certificate was accepted before costs no database round trip until a change to the device
- * clears the cache in every process (migration 0030), the entry is 10 minutes old, or the
+ * clears the cache in every process (migration 0042), the entry is 10 minutes old, or the
  * listener is not live (down, or no fence proved it current in the last 10 s: store/notify.ts).
  */
 export async function authenticatePeer(

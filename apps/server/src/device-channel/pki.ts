@@ -3,7 +3,7 @@ import { encodePem } from '@svc/release-core';
 
 type CryptoKey = webcrypto.CryptoKey;
 import { x509 } from './x509.js';
-import { invalidInput } from '../errors/server-error.js';
+import { certSigner, type CertSigner } from './device-cert.js';
 
 /**
  * X.509 building blocks of the device channel: P-256 CAs and certificates issued from a CSR
@@ -14,13 +14,13 @@ import { invalidInput } from '../errors/server-error.js';
 
 export const P256_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 export const P256_SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
-/** A CSR is a few hundred bytes; anything much larger is not one of ours. */
-export const MAX_CSR_BYTES = 4096;
 
 export interface CaMaterial {
   cert: x509.X509Certificate;
   certDer: Uint8Array;
   key: CryptoKey;
+  /** The same key as node:crypto, for device certificates (device-cert.ts). */
+  signer: CertSigner;
 }
 
 function serial(): string {
@@ -53,7 +53,7 @@ export async function createCa(commonName: string, now: Date, validDays: number)
 export async function loadCa(certDer: Uint8Array, keyPem: string): Promise<CaMaterial> {
   const b64 = keyPem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
   const key = await webcrypto.subtle.importKey('pkcs8', Buffer.from(b64, 'base64'), P256_KEY, false, ['sign']);
-  return { cert: new x509.X509Certificate(certDer), certDer, key };
+  return { cert: new x509.X509Certificate(certDer), certDer, key, signer: certSigner(certDer, keyPem) };
 }
 
 export interface IssueOptions {
@@ -93,35 +93,4 @@ export async function issueCertificate(ca: CaMaterial, o: IssueOptions): Promise
     ],
   });
   return new Uint8Array(cert.rawData);
-}
-
-/**
- * A CSR checked the way the CA needs it: DER within bounds, self-signature valid (proof the
- * requester holds the key), key ECDSA P-256, one CN. Returns the CN and the public key.
- */
-export async function readCsr(der: Uint8Array, field = 'csr_der'): Promise<{ commonName: string; publicKey: x509.PublicKey }> {
-  if (der.length === 0) throw invalidInput(field, `missing`);
-  // spec §5 (bounded input): refuse oversized documents before parsing
-  if (der.length > MAX_CSR_BYTES) throw invalidInput(field, `larger than ${MAX_CSR_BYTES} bytes`);
-  let csr: x509.Pkcs10CertificateRequest;
-  try {
-    csr = new x509.Pkcs10CertificateRequest(der);
-  } catch (cause) {
-    throw invalidInput(field, `not a DER PKCS#10 certificate request (${String(cause)})`);
-  }
-  const alg = csr.publicKey.algorithm as { name?: string; namedCurve?: string };
-  // contracts §4: device identity keys are ECDSA P-256
-  if (alg.name !== 'ECDSA' || alg.namedCurve !== 'P-256') {
-    throw invalidInput(field, `key must be ECDSA P-256, got ${alg.name ?? '?'} ${alg.namedCurve ?? ''}`.trim());
-  }
-  let ok: boolean;
-  try {
-    ok = await csr.verify();
-  } catch (cause) {
-    throw invalidInput(field, `signature cannot be checked (${String(cause)})`);
-  }
-  if (!ok) throw invalidInput(field, `signature does not verify (requester does not hold the key)`);
-  const cns = csr.subjectName.getField('CN');
-  if (cns.length !== 1 || !cns[0]) throw invalidInput(field, `subject must have exactly one CN`);
-  return { commonName: cns[0], publicKey: csr.publicKey };
 }

@@ -7,6 +7,8 @@ import { startDeviceChannel, type DeviceChannelServer } from './channel-server.j
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
 import { DeviceCredentialCache } from './credential-cache.js';
 import { DeviceCaStore } from './device-ca.js';
+import { EnrollmentBatcher } from './enroll-batch.js';
+import { LastSeenBuffer } from './last-seen.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { RepositoryPort } from './ports.js';
 import { ReceiptPipeline } from './receipt-pipeline.js';
@@ -14,7 +16,10 @@ import { ensureServerTls } from './server-tls.js';
 
 export interface DeviceChannelOptions {
   db: Kysely<Database>;
-  /** The store's change notifications (`store.listen`): they clear the device authentication cache. */
+  /**
+   * The store's change notifications (`store.listen`): they clear the device authentication
+   * cache, and another process's new tenant CA is trusted at once.
+   */
   listen: Store['listen'];
   /** That cache when the caller opened it (main.ts shares it with the REST API); opened here otherwise. */
   credentials?: DeviceCredentialCache;
@@ -49,6 +54,8 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     db: o.db,
     cas,
     credentials,
+    lastSeen: new LastSeenBuffer(o.db, o.log),
+    enrollments: new EnrollmentBatcher(o.db),
     serverCaDer: tls.caDer,
     pipeline: { listAssignments },
     receipts: new ReceiptPipeline({ db: o.db, cas, now, hooks: o.hooks?.unitOfWork }),
@@ -60,12 +67,13 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
     ...(o.hooks ? { hooks: o.hooks } : {}),
   };
-  const channel = await startDeviceChannel(ctx, tls, o.addr, o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs }).catch(
-    async (e: unknown) => {
-      await closeCredentials();
-      throw e;
-    },
-  );
+  const channel = await startDeviceChannel(ctx, tls, o.addr, {
+    ...(o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs }),
+    listen: o.listen,
+  }).catch(async (e: unknown) => {
+    await closeCredentials();
+    throw e;
+  });
   const server: DeviceChannelServer = {
     port: channel.port,
     close: (graceMs) => channel.close(graceMs).then(closeCredentials),

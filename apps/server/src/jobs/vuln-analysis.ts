@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { AdvisoryCache } from '../resources/findings/analysis.js';
 import { analyzeRunBatch, LEASE_MS, signalSweep } from '../resources/vuln-analysis/commands.js';
 import { leaseRun, tenantsWithUnsignalled } from '../resources/vuln-analysis/queries.js';
-import { runUnitOfWork, systemActor } from '../resources/unit-of-work.js';
+import { runUnitOfWork, systemActor, type UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { startInterval, type Job } from './interval.js';
 
@@ -15,7 +16,11 @@ const ACTOR = systemActor('vuln-analysis');
  * work. Then the signal sweep: known-exploited findings whose artifacts devices started
  * running get the Article 14 signal. Answers the batches done.
  */
-export async function runVulnAnalysis(db: Kysely<Database>, now: () => Date, opts: { owner?: string; maxBatches?: number } = {}): Promise<number> {
+export async function runVulnAnalysis(
+  db: Kysely<Database>,
+  now: () => Date,
+  opts: { owner?: string; maxBatches?: number; hooks?: UnitOfWorkHooks } = {},
+): Promise<number> {
   const owner = opts.owner ?? `${process.pid}-${randomUUID()}`;
   const maxBatches = opts.maxBatches ?? 50;
   let batches = 0;
@@ -23,13 +28,17 @@ export async function runVulnAnalysis(db: Kysely<Database>, now: () => Date, opt
     const t = now();
     const run = await leaseRun(db, owner, t, new Date(t.getTime() + LEASE_MS));
     if (!run) break;
+    const advisories = new AdvisoryCache();
     for (;;) {
-      const r = await runUnitOfWork(db, { tenant: run.tenant_id, actor: ACTOR, now: now() }, (uow) => analyzeRunBatch(uow, { runId: run.id, owner }));
+      const r = await runUnitOfWork(db, { tenant: run.tenant_id, actor: ACTOR, now: now(), hooks: opts.hooks }, (uow) =>
+        analyzeRunBatch(uow, { runId: run.id, owner, advisories }),
+      );
       batches++;
       if (!r || r.state === 'completed' || batches >= maxBatches) break;
     }
   }
-  for (const tenant of await tenantsWithUnsignalled(db)) await runUnitOfWork(db, { tenant, actor: ACTOR, now: now() }, (uow) => signalSweep(uow, {}));
+  for (const tenant of await tenantsWithUnsignalled(db))
+    await runUnitOfWork(db, { tenant, actor: ACTOR, now: now(), hooks: opts.hooks }, (uow) => signalSweep(uow, {}));
   return batches;
 }
 

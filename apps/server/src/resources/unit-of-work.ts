@@ -3,13 +3,13 @@
  * the tenant and the actor, and `audit()` writing the change's audit row inside that same
  * transaction. A change and its audit row commit together or not at all (spec §6 rule 1).
  *
+ * A command that makes many changes at once (a batch of device receipts) writes their rows with
+ * one statement, `auditMany()`, each row naming its own actor when it is not the unit's.
+ *
  *   export const decommissionDevice: Command<{ name: string }, void> = async (uow, { name }) => {
  *     const row = await queries.setStatus(uow.trx, uow.tenant, name, 'decommissioned', uow.now);
  *     await uow.audit({ action: 'device.decommission', target: `device:${name}` });
  *   };
- *
- * A command that makes many changes at once (a batch of device receipts) writes their rows with
- * one statement, `auditMany()`, each row naming its own actor when it is not the unit's.
  *
  * Routes run a command with `execute()` (http/execute.ts); the device channel and jobs with
  * `runUnitOfWork()` and a device or system actor. Nothing else opens a transaction for a
@@ -29,18 +29,18 @@ export interface Actor {
   requestId: string | null;
 }
 
+/** An audit row of a batch: each change may have its own actor (a receipt is its device's change). */
+export interface BatchAuditEntry extends AuditEntry {
+  /** Defaults to the unit of work's actor. */
+  actor?: Actor;
+}
+
 export interface AuditEntry {
   /** Dotted verb, e.g. `device.decommission`. */
   action: string;
   /** What was changed, e.g. `device:gw-0001`, `user:<uuid>`. */
   target: string;
   detail?: Record<string, unknown>;
-}
-
-/** An audit row of a batch: each change may have its own actor (a receipt is its device's change). */
-export interface BatchAuditEntry extends AuditEntry {
-  /** Defaults to the unit of work's actor. */
-  actor?: Actor;
 }
 
 export interface UnitOfWork {
@@ -66,6 +66,8 @@ export type Command<I, O> = (uow: UnitOfWork, input: I) => Promise<O>;
  */
 export interface UnitOfWorkHooks {
   afterAudit?(entry: AuditEntry): void | Promise<void>;
+  /** Called after the command returned, right before COMMIT, with the actions it audited. */
+  beforeCommit?(actions: readonly string[]): void | Promise<void>;
 }
 
 export interface UnitOfWorkScope {
@@ -75,30 +77,59 @@ export interface UnitOfWorkScope {
   hooks?: UnitOfWorkHooks | undefined;
 }
 
+/** The unit of work of `scope` inside `trx`; `actions` collects what it audited. */
+function unitOf(trx: Transaction<Database>, scope: UnitOfWorkScope, actions: string[]): UnitOfWork {
+  const auditMany = async (entries: readonly BatchAuditEntry[]) => {
+    await insertAuditRows(
+      trx,
+      entries.map((entry) => {
+        const actor = entry.actor ?? scope.actor;
+        return {
+          tenantId: scope.tenant,
+          actor: actor.name,
+          credential: actor.credential,
+          action: entry.action,
+          target: entry.target,
+          requestId: actor.requestId,
+          detail: entry.detail ?? {},
+          at: scope.now,
+        };
+      }),
+    );
+    for (const entry of entries) {
+      actions.push(entry.action);
+      await scope.hooks?.afterAudit?.(entry);
+    }
+  };
+  return { trx, now: scope.now, tenant: scope.tenant, actor: scope.actor, audit: (entry) => auditMany([entry]), auditMany };
+}
+
 /** Runs `fn` in one transaction as `scope.actor`; the change and its audit rows commit together. */
 export function runUnitOfWork<T>(db: Kysely<Database>, scope: UnitOfWorkScope, fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
   return inTransaction(db, async (trx) => {
-    const auditMany = async (entries: readonly BatchAuditEntry[]) => {
-      await insertAuditRows(
-        trx,
-        entries.map((entry) => {
-          const actor = entry.actor ?? scope.actor;
-          return {
-            tenantId: scope.tenant,
-            actor: actor.name,
-            credential: actor.credential,
-            action: entry.action,
-            target: entry.target,
-            requestId: actor.requestId,
-            detail: entry.detail ?? {},
-            at: scope.now,
-          };
-        }),
-      );
-      for (const entry of entries) await scope.hooks?.afterAudit?.(entry);
-    };
-    const uow: UnitOfWork = { trx, now: scope.now, tenant: scope.tenant, actor: scope.actor, audit: (entry) => auditMany([entry]), auditMany };
-    return fn(uow);
+    const actions: string[] = [];
+    const result = await fn(unitOf(trx, scope, actions));
+    await scope.hooks?.beforeCommit?.(actions);
+    return result;
+  });
+}
+
+/**
+ * Group commit: several units of work, one after the other in ONE transaction, each with its
+ * own scope (tenant, actor, clock) and audit rows. All commit together or none does: the
+ * first failure rolls back every one of them and is thrown, and the caller runs them again
+ * one by one (`runUnitOfWork`) to tell which failed. Worth it where many small changes would
+ * otherwise queue on the same rows (per-tenant counters) across their round trips.
+ */
+export function runUnitsOfWork<T>(db: Kysely<Database>, units: readonly { scope: UnitOfWorkScope; fn: (uow: UnitOfWork) => Promise<T> }[]): Promise<T[]> {
+  return inTransaction(db, async (trx) => {
+    const results: T[] = [];
+    for (const u of units) {
+      const actions: string[] = [];
+      results.push(await u.fn(unitOf(trx, u.scope, actions)));
+      await u.scope.hooks?.beforeCommit?.(actions);
+    }
+    return results;
   });
 }
 

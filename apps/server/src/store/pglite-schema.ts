@@ -138,34 +138,40 @@ async function runPrepared(pg: PGlite, state: Shared, searchPath: string, text: 
   const { serialize } = protocol;
   // A prepared statement binds the tables of the schema it was parsed in: the path is part of the name.
   const name = preparedStatementName(`${searchPath}\0${text}`);
-  return pg.runExclusive(async () => {
-    for (let attempt = 0; ; attempt++) {
-      let types = state.statements.get(name);
-      if (types === undefined) {
-        const described = await pg.execProtocol(
-          Buffer.concat([serialize.parse({ name, text, types: [] }), serialize.describe({ type: 'S', name }), serialize.sync()]),
-        );
-        types = parse.parseDescribeStatementResults(described.messages);
-        state.statements.set(name, types);
+  // PGlite's transaction lock first, then its query lock, as its own query() and
+  // describeQuery() take them: runExclusive() alone is only the query lock, which is free
+  // between the statements of an open transaction, so a read taking only that lock would run
+  // inside whatever transaction is open on the instance (and see its uncommitted rows).
+  return pg._runExclusiveTransaction(() =>
+    pg.runExclusive(async () => {
+      for (let attempt = 0; ; attempt++) {
+        let types = state.statements.get(name);
+        if (types === undefined) {
+          const described = await pg.execProtocol(
+            Buffer.concat([serialize.parse({ name, text, types: [] }), serialize.describe({ type: 'S', name }), serialize.sync()]),
+          );
+          types = parse.parseDescribeStatementResults(described.messages);
+          state.statements.set(name, types);
+        }
+        const values = params.map((v, i) => {
+          if (v === null || v === undefined) return null;
+          const serializer = pg.serializers[types[i]!];
+          return serializer ? serializer(v) : v instanceof Date ? v.toISOString() : String(v);
+        });
+        try {
+          const response = await execRaw(
+            pg,
+            Buffer.concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
+          );
+          return readResponse(pg, response);
+        } catch (error) {
+          if (attempt > 0 || !isStalePlan(error)) throw error;
+          state.statements.delete(name);
+          await pg.execProtocol(Buffer.concat([serialize.close({ type: 'S', name }), serialize.sync()]));
+        }
       }
-      const values = params.map((v, i) => {
-        if (v === null || v === undefined) return null;
-        const serializer = pg.serializers[types[i]!];
-        return serializer ? serializer(v) : v instanceof Date ? v.toISOString() : String(v);
-      });
-      try {
-        const response = await execRaw(
-          pg,
-          Buffer.concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
-        );
-        return readResponse(pg, response);
-      } catch (error) {
-        if (attempt > 0 || !isStalePlan(error)) throw error;
-        state.statements.delete(name);
-        await pg.execProtocol(Buffer.concat([serialize.close({ type: 'S', name }), serialize.sync()]));
-      }
-    }
-  });
+    }),
+  );
 }
 
 /** Marked read-only statements take the prepared path; anything else goes through PGlite's query(). */

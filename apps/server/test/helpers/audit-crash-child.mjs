@@ -1,8 +1,10 @@
 // A server process for the audit-atomicity crash suites: the BUILT app (dist/, as shipped)
 // on the parent's database, with one unit-of-work hook that parks after the audit row of
 // `cfg.action` is written and before COMMIT, and says so; the parent SIGKILLs it there.
+// `cfg.job` names a background job run once instead of `cfg.request`.
 import { readFile } from 'node:fs/promises';
 import { buildApp } from '../../dist/app.js';
+import { runVulnAnalysis } from '../../dist/jobs/vuln-analysis.js';
 import { SigningRepository } from '../../dist/signing-repo/index.js';
 import { openStore } from '../../dist/store/open.js';
 
@@ -28,6 +30,11 @@ const app = await buildApp({
   signingRepo: new SigningRepository({ db: store.db, dataDir: cfg.dataDir }),
   hooks: { unitOfWork: { afterAudit: park } },
 });
+if (cfg.job === 'vuln-analysis') {
+  const batches = await runVulnAnalysis(store.db, () => new Date(), { owner: 'audit-crash-child', hooks: { afterAudit: park } });
+  process.stdout.write(`DONE ${batches} batches\n`);
+  process.exit(0);
+}
 const { payloadBase64, ...request } = cfg.request;
 if (payloadBase64 !== undefined) request.payload = Buffer.from(payloadBase64, 'base64');
 const res = await app.inject(request);

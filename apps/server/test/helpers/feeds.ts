@@ -13,7 +13,8 @@ export interface OsvAffected {
   ecosystem: string;
   name: string;
   purl?: string;
-  ranges?: { type: 'SEMVER' | 'ECOSYSTEM' | 'GIT'; events: Record<string, string>[] }[];
+  /** OSV events: each one of introduced, fixed, last_affected or limit. */
+  ranges?: { type: 'SEMVER' | 'ECOSYSTEM' | 'GIT'; events: { introduced?: string; fixed?: string; last_affected?: string; limit?: string }[] }[];
   versions?: string[];
 }
 
@@ -110,8 +111,8 @@ export async function makeTar(
 ): Promise<Buffer> {
   const p = pack();
   const chunks: Buffer[] = [];
-  p.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise((r) => p.on('end', r));
+  p.on('data', (c: unknown) => chunks.push(c as Buffer));
+  const done = new Promise<void>((r) => p.on('end', () => r()));
   for (const e of entries) {
     if (e.type === 'symlink') p.entry({ name: e.name, type: 'symlink', linkname: e.linkname ?? '/etc/passwd' });
     else p.entry({ name: e.name }, Buffer.from(e.data ?? ''));

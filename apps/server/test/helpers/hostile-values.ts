@@ -97,7 +97,8 @@ export class RawJson {
   constructor(readonly text: string) {}
 }
 
-export type Json = null | boolean | string | RawJson | Json[] | { [key: string]: Json };
+/** A JSON value to write: plain values, or `RawJson` for a literal JSON cannot hold as a number (`1e400`, `-0.0`). */
+export type Json = null | boolean | number | string | RawJson | Json[] | { [key: string]: Json };
 
 export const deepJson = fc
   .tuple(fc.integer({ min: 1, max: 200_000 }), fc.boolean())

@@ -5178,6 +5178,7 @@ export interface paths {
                                 }[];
                                 /** @description exposed devices (running an artifact with an open finding of it) */
                                 devices: number;
+                                /** @description per product, the newest published release none of whose artifacts has an open finding of this vulnerability (all with an SBOM) */
                                 fixed_by: {
                                     /** Format: date-time */
                                     created_at: string;

@@ -3,7 +3,22 @@ import { useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiError, api, describe, ok, writeHeaders, type Schema, type paths } from '../../api/client';
 import { useCan, useMe } from '../../api/session';
-import { Badge, Download, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, Table, When, useListParams } from '../../ui/kit';
+import {
+  Badge,
+  Download,
+  ErrorNote,
+  Field,
+  Guard,
+  Loading,
+  Mono,
+  PageTitle,
+  Paged,
+  Table,
+  When,
+  erroredField,
+  fieldErrorId,
+  useListParams,
+} from '../../ui/kit';
 import { isoOfLocal, kindWords, localNow } from './cases';
 import { DeadlineClock } from './common';
 
@@ -14,6 +29,8 @@ type FieldSpec = Fields['stages'][number]['fields']['exploited_vulnerability'][n
 type FilingBody = paths['/api/v1/cases/{id}/submissions/{sid}/filings']['post']['requestBody']['content']['application/json'];
 type Recipient = FilingBody['recipients'][number];
 type MemberState = NonNullable<FilingBody['member_state']>;
+type Transport = NonNullable<FilingBody['transport']>;
+type CaseUpdate = paths['/api/v1/cases/{id}']['patch']['requestBody']['content']['application/json'];
 
 const words = (v: string) => v.replace(/_/g, ' ');
 
@@ -67,6 +84,7 @@ export function CasePage() {
           <p>
             <Download href={`/api/v1/cases/${id}/export`}>Evidence archive (tar, signed manifest)</Download>
           </p>
+          <EditCase c={d} />
           <Deadlines c={d} fetchedAt={c.dataUpdatedAt} />
           <Assessment c={d} />
           <Awareness c={d} />
@@ -78,6 +96,73 @@ export function CasePage() {
         </>
       ) : null}
     </>
+  );
+}
+
+const EDITABLE_LISTS = [
+  ['products', 'Case products', 'product ids'],
+  ['artifact_ids', 'Linked artifact ids', 'artifact UUIDs'],
+  ['vulnerability_ids', 'Linked vulnerability ids', 'CVE, GHSA or OSV ids; the linked findings follow them'],
+  ['device_names', 'Linked device names', 'device names'],
+  ['group_ids', 'Linked group ids', 'group UUIDs'],
+] as const;
+
+/** Title, summary, owner and links of an open or reportable case (PATCH /cases/{id}); the API's field errors shown under the field. */
+function EditCase({ c }: { c: Case }) {
+  const edit = useCaseWrite(c.id, (body: CaseUpdate) => ok(api.PATCH('/api/v1/cases/{id}', { params: { path: { id: c.id } }, body })));
+  const editable = c.state === 'open' || c.state === 'reportable';
+  const field = erroredField(edit.error);
+  const errorOf = (name: string) => (name === field && edit.error instanceof Error ? edit.error.message : undefined);
+  const described = (name: string, fid: string) => (name === field ? { 'aria-invalid': true, 'aria-describedby': fieldErrorId(fid) } : {});
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const d = new FormData(e.currentTarget);
+    const text = (k: string) => String(d.get(k) ?? '').trim();
+    const list = (k: string) =>
+      text(k)
+        .split(/[\s,]+/)
+        .filter((v) => v !== '');
+    edit.mutate({
+      title: text('title'),
+      summary: text('summary'),
+      owner: text('owner'),
+      products: list('products'),
+      artifact_ids: list('artifact_ids'),
+      vulnerability_ids: list('vulnerability_ids'),
+      device_names: list('device_names'),
+      group_ids: list('group_ids'),
+    });
+  };
+  return (
+    <section aria-labelledby="edit-h">
+      <h2 id="edit-h">Edit the case</h2>
+      {!editable && <p className="muted">A {words(c.state)} case cannot be changed; reopen it first.</p>}
+      <Guard perm="evidence.write" legend="Title, owner, products and links">
+        <form className="filters" onSubmit={submit} key={c.updated_at}>
+          <Field label="Case title" error={errorOf('title')}>
+            {(fid) => <input id={fid} name="title" required defaultValue={c.title} disabled={!editable} className="wide" {...described('title', fid)} />}
+          </Field>
+          <Field label="Case owner" error={errorOf('owner')}>
+            {(fid) => <input id={fid} name="owner" required defaultValue={c.owner} disabled={!editable} {...described('owner', fid)} />}
+          </Field>
+          <Field label="Case summary" error={errorOf('summary')}>
+            {(fid) => (
+              <textarea id={fid} name="summary" rows={2} defaultValue={c.summary} disabled={!editable} className="wide" {...described('summary', fid)} />
+            )}
+          </Field>
+          {EDITABLE_LISTS.map(([name, label, hint]) => (
+            <Field key={name} label={label} hint={`${hint}, separated by spaces or commas`} error={errorOf(name)}>
+              {(fid) => <input id={fid} name={name} defaultValue={c[name].join(' ')} disabled={!editable} className="wide" {...described(name, fid)} />}
+            </Field>
+          ))}
+          <button type="submit" disabled={!editable || edit.isPending}>
+            Save changes
+          </button>
+        </form>
+        {edit.error !== null && field === undefined && <ErrorNote error={edit.error} />}
+        {edit.isSuccess && !edit.isPending && <p role="status">Saved.</p>}
+      </Guard>
+    </section>
   );
 }
 
@@ -400,12 +485,14 @@ function Filing({
   const [recipients, setRecipients] = useState<Recipient[]>(submission.stage === 'advisory' ? ['users'] : ['csirt']);
   const [state, setState] = useState<MemberState | ''>('');
   const [reference, setReference] = useState('');
+  const [transport, setTransport] = useState<Transport>('manual');
   const file = useMutation({
     mutationFn: () =>
       fileSubmission(caseId, submission.id, {
         recipients,
+        transport,
         ...(state ? { member_state: state } : {}),
-        ...(reference.trim() ? { external_reference: reference.trim() } : {}),
+        ...(transport === 'manual' && reference.trim() ? { external_reference: reference.trim() } : {}),
       }),
     onSuccess: () =>
       Promise.all([client.invalidateQueries({ queryKey: ['case', caseId] }), client.invalidateQueries({ queryKey: ['case-submissions', caseId] })]),
@@ -430,26 +517,60 @@ function Filing({
             </option>
           ))}
         </select>
-        <input
-          aria-label={`External reference for ${label}`}
-          placeholder="reference"
-          value={reference}
-          onChange={(e) => setReference(e.target.value)}
-          size={10}
-        />
+        <select aria-label={`Transport for ${label}`} value={transport} onChange={(e) => setTransport(e.target.value as Transport)}>
+          <option value="manual">filed by me</option>
+          <option value="file">file (server outbox)</option>
+          <option value="webhook">webhook (configured URL)</option>
+        </select>
+        {transport === 'manual' && (
+          <input
+            aria-label={`External reference for ${label}`}
+            placeholder="reference"
+            value={reference}
+            onChange={(e) => setReference(e.target.value)}
+            size={10}
+          />
+        )}
         <button
           type="button"
           disabled={!can.ok || file.isPending || recipients.length === 0}
           title={can.ok ? undefined : can.reason}
           onClick={() => file.mutate()}
         >
-          Record filing<span className="sr-only"> of {label}</span>
+          {transport === 'manual' ? 'Record filing' : 'Deliver and record filing'}
+          <span className="sr-only"> of {label}</span>
         </button>
       </span>
       {!can.ok && <span className="reason">{can.reason}</span>}
-      {file.isSuccess && <span role="status">Filed.</span>}
+      {file.data && <FilingResult filing={file.data} />}
       <ErrorNote error={file.error} />
     </fieldset>
+  );
+}
+
+type FilingRecord = Schema<'/api/v1/cases/{id}/submissions/{sid}/filings', 'post', 201>;
+
+/** What a recorded filing says: where the document went and the reference the recipient returned. */
+function FilingResult({ filing }: { filing: FilingRecord }) {
+  const files = Array.isArray(filing.delivery.files) ? filing.delivery.files.map(String) : [];
+  const status = typeof filing.delivery.status === 'number' ? filing.delivery.status : undefined;
+  return (
+    <div role="status">
+      Filed to {filing.recipients.map((r) => r.toUpperCase()).join(' and ')}
+      {filing.transport === 'manual' && ' (recorded as filed by you)'}
+      {filing.transport === 'webhook' && ` by the webhook (it answered ${status ?? 'with success'})`}
+      {filing.transport === 'file' && ' by the file transport'}
+      {filing.external_reference !== null && <>, reference {filing.external_reference}</>}.
+      {files.length > 0 && (
+        <ul className="plain">
+          {files.map((f) => (
+            <li key={f}>
+              written to <Mono>{f}</Mono>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }
 

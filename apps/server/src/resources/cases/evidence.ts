@@ -10,7 +10,7 @@
 import type { Db } from '../../store/tx.js';
 import { findingView } from '../findings/views.js';
 import { exposedArtifactView, vulnerabilityExposure } from '../vulnerabilities/exposure.js';
-import { deviceCountsByDigest, exposedDevicePage, exposedGroups, kevEntry, resolveVulnKey } from '../vulnerabilities/queries.js';
+import { deviceCountsByDigest, exposedDevicePage, exposedDeviceTally, kevEntry, resolveVulnKey } from '../vulnerabilities/queries.js';
 import { artifactsByIds, findingsNaming, type CaseRow } from './queries.js';
 
 /** How much of each list one answer holds (the totals are always given). */
@@ -38,8 +38,10 @@ export async function linkedEvidence(db: Db, tenantId: string, c: Pick<CaseRow, 
   const artifacts = await artifactsByIds(db, tenantId, c.artifact_ids);
   const running = await deviceCountsByDigest(db, tenantId, [...new Set(artifacts.map((a) => a.digest))]);
   const digests = [...new Set([...exposures.flatMap((e) => e.open_digests), ...artifacts.map((a) => a.digest)])];
-  const devices = await exposedDevicePage(db, tenantId, digests, caps.devices, 0);
-  const groups = await exposedGroups(db, tenantId, digests);
+  const [devices, { total, groups }] = await Promise.all([
+    exposedDevicePage(db, tenantId, digests, caps.devices, 0),
+    exposedDeviceTally(db, tenantId, digests),
+  ]);
 
   return {
     vulnerability_ids: c.vulnerability_ids,
@@ -55,7 +57,7 @@ export async function linkedEvidence(db: Db, tenantId: string, c: Pick<CaseRow, 
       devices: e.devices_total,
     })),
     artifacts: artifacts.map((a) => ({ id: a.id, name: a.name, version: a.version, digest: a.digest, devices: running.get(a.digest) ?? 0 })),
-    affected: { devices: devices.devices, devices_total: devices.total, groups },
+    affected: { devices, devices_total: total, groups },
   };
 }
 

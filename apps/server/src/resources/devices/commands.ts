@@ -42,12 +42,10 @@ export interface Enrollment {
  * Device channel, Enroll: the token's use, the issued certificate's log entry, the device row
  * (created, or re-enrolled with the new certificate) and the audit row commit together, so a
  * failure anywhere costs the token nothing. The certificate was signed before (the tenant's
- * CA commits on its own the first time).
+ * CA commits on its own the first time), after a read-only check of the token.
  */
 export const enrollDevice: Command<Enrollment, void> = async (uow, e) => {
-  const { tenantId, tokenId } = await consumeEnrollToken(uow.trx, e.token, uow.now);
-  // the token was read for this tenant before the certificate was signed
-  if (tenantId !== uow.tenant) throw new ServerError('ENROLL_TOKEN_INVALID', 'enrollment token: unknown');
+  const tenantId = uow.tenant;
   const c = e.certificate;
   await insertDeviceCertificate(uow.trx, {
     tenantId,
@@ -67,11 +65,16 @@ export const enrollDevice: Command<Enrollment, void> = async (uow, e) => {
     certNotAfter: c.notAfter,
     now: uow.now,
   });
+  // The use is spent last: its row lock (every enrollment with this token waits on it) is
+  // held only until COMMIT, not across the writes above.
+  const token = await consumeEnrollToken(uow.trx, e.token, uow.now);
+  // the token was read for this tenant before the certificate was signed
+  if (token.tenantId !== uow.tenant) throw new ServerError('ENROLL_TOKEN_INVALID', 'enrollment token: unknown');
   // the credential was the enrollment token
   await uow.audit({
     action: 'device.enroll',
     target: `device:${e.name}`,
-    detail: { enroll_token_id: tokenId, cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() },
+    detail: { enroll_token_id: token.tokenId, cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() },
   });
 };
 

@@ -8,7 +8,9 @@ import type { Db } from '../../store/tx.js';
 
 /**
  * The devices' SQL. The device channel's commands call `upsertEnrolledDevice` on enrollment,
- * `recordHeartbeat` on each check-in, and its authentication reads `deviceCredentialRow` (when
+ * `recordHeartbeat` on a check-in that changes the device (status, inventory), its
+ * `last_seen` buffer `advanceLastSeen` and `markDevicesOnline` for all others; a check-in reads
+ * `deviceHeartbeatState` to tell which. Its authentication reads `deviceCredentialRow` (when
  * its cache cannot answer) and `promoteRenewedCertificate`; the REST routes list, count and decommission;
  * the offline detector runs `markStaleDevicesOffline`, the one query over every tenant.
  */
@@ -116,6 +118,74 @@ export async function deviceCredentialRow(
   name: string,
 ): Promise<{ id: string; status: string; cert_fingerprint: string | null } | undefined> {
   return db.selectFrom('devices').select(['id', 'status', 'cert_fingerprint']).where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+}
+
+/**
+ * What a check-in compares with what the device sends (one indexed row by primary key): the
+ * status (an offline device comes back online with a history entry) and the stored inventory
+ * (a check-in writes at once only when it changed).
+ */
+export async function deviceHeartbeatState(
+  db: Db,
+  deviceId: string,
+): Promise<{ status: string; profile: string | null; agent_version: string | null } | undefined> {
+  return db.selectFrom('devices').select(['status', 'profile', 'agent_version']).where('id', '=', deviceId).executeTakeFirst();
+}
+
+/**
+ * Heartbeats of offline devices, many at once: each comes back `online` with an `online` history
+ * entry at its time (the counts and list-version triggers fire once for the statement). Devices
+ * no longer offline (online meanwhile, decommissioned) are left alone. Id order, like
+ * `advanceLastSeen`. Returns the devices it flipped.
+ */
+export async function markDevicesOnline(db: Db, seen: readonly { id: string; at: Date }[]): Promise<number> {
+  if (seen.length === 0) return 0;
+  const sorted = [...seen].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const ids = sorted.map((s) => s.id);
+  const ats = sorted.map((s) => s.at.toISOString());
+  const r = await sql<{ id: string; tenant_id: string; at: Date }>`
+    UPDATE devices d SET status = 'online', updated_at = v.at
+    FROM (
+      SELECT x.id, x.at FROM devices
+      JOIN unnest(${ids}::uuid[], ${ats}::timestamptz[]) AS x(id, at) ON devices.id = x.id
+      WHERE devices.status = 'offline'
+      ORDER BY x.id
+      FOR UPDATE OF devices
+    ) AS v
+    WHERE d.id = v.id
+    RETURNING d.id, d.tenant_id, v.at`.execute(db);
+  if (r.rows.length > 0) {
+    await db
+      .insertInto('device_history')
+      .values(r.rows.map((row) => ({ tenant_id: row.tenant_id, device_id: row.id, event: 'online', at: row.at, detail: '{}' })))
+      .execute();
+  }
+  return r.rows.length;
+}
+
+/**
+ * Many heartbeats in one statement: each device's `last_seen` advances to its time (never
+ * back: a later check-in may have been written by another path or process meanwhile).
+ * Nothing else changes, so the counts and list-version triggers net to nothing, and the
+ * row version is a HOT update (migration 0035). Decommissioned devices are left alone.
+ * Rows are taken in id order, so two processes flushing overlapping sets cannot deadlock.
+ */
+export async function advanceLastSeen(db: Db, seen: readonly { id: string; at: Date }[]): Promise<number> {
+  if (seen.length === 0) return 0;
+  const sorted = [...seen].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const ids = sorted.map((s) => s.id);
+  const ats = sorted.map((s) => s.at.toISOString());
+  const r = await sql`
+    UPDATE devices d SET last_seen = v.at
+    FROM (
+      SELECT x.id, x.at FROM devices
+      JOIN unnest(${ids}::uuid[], ${ats}::timestamptz[]) AS x(id, at) ON devices.id = x.id
+      WHERE devices.status <> 'decommissioned' AND (devices.last_seen IS NULL OR devices.last_seen < x.at)
+      ORDER BY x.id
+      FOR UPDATE OF devices
+    ) AS v
+    WHERE d.id = v.id`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
 }
 
 /**
@@ -389,8 +459,9 @@ async function listPage(
 }
 
 /**
- * A page in another order than by name: a plain offset walk on the order's index
- * (0040 for last_seen, 0002 for status and name), on names only, then the page's rows
+ * A page in another order than by name: a plain offset walk on the order's index (0002 for
+ * status and name; last_seen has none, so heartbeats stay HOT updates (0035): that order is
+ * a top-N sort of the tenant's devices), on names only, then the page's rows
  * fetched by name, like a deep page of the default order; the counts and total come as
  * there. No anchors and no prepared statement: these orders serve people sorting a table,
  * not the fleet scripts that page through the whole list.

@@ -6,8 +6,9 @@
  * devices run its artifact gets `exploited_signal_at` and an audit row
  * `vuln-finding.known-exploited` in the same transaction (the Article 14 signal), once.
  */
+import type { Db } from '../../store/tx.js';
 import type { UnitOfWork } from '../unit-of-work.js';
-import { matchInventory, type MatchStats } from './matching.js';
+import { matchInventory, type CandidateAdvisory, type MatchStats } from './matching.js';
 import {
   advisoriesForKeys,
   deleteFindings,
@@ -32,15 +33,59 @@ export interface AnalysisResult extends MatchStats {
   signals: number;
 }
 
-export async function analyzeArtifacts(uow: UnitOfWork, artifactIds: readonly string[]): Promise<AnalysisResult> {
+/**
+ * Advisories by package key, kept across the batches of one analysis run: artifacts share
+ * most of their packages, so each key is read from the feeds once per run rather than once
+ * per batch. Bounded (cleared when full). A record a concurrent import rewrites mid-run is
+ * matched again by the run that import queues when it completes.
+ */
+export class AdvisoryCache {
+  private readonly byKey = new Map<string, readonly CandidateAdvisory[]>();
+  constructor(private readonly maxKeys = 50_000) {}
+
+  async read(db: Db, keys: readonly string[]): Promise<Map<string, readonly CandidateAdvisory[]>> {
+    const missing = [...new Set(keys)].filter((k) => !this.byKey.has(k));
+    if (missing.length > 0) {
+      const read = await advisoriesForKeys(db, missing);
+      if (this.byKey.size + missing.length > this.maxKeys) this.byKey.clear();
+      for (const k of missing) this.byKey.set(k, read.get(k) ?? []);
+    }
+    const out = new Map<string, readonly CandidateAdvisory[]>();
+    for (const k of keys) {
+      const list = this.byKey.get(k);
+      if (list !== undefined && list.length > 0) out.set(k, list);
+    }
+    return out;
+  }
+
+  private readonly kevByCve = new Map<string, string | null>();
+
+  /** KEV entries among the ids (CVE -> date added), each CVE read once per run like the records. */
+  async kev(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+    const missing = [...new Set(ids)].filter((id) => id.startsWith('CVE-') && !this.kevByCve.has(id));
+    if (missing.length > 0) {
+      const read = await kevFor(db, missing);
+      if (this.kevByCve.size + missing.length > this.maxKeys * 4) this.kevByCve.clear();
+      for (const id of missing) this.kevByCve.set(id, read.get(id) ?? null);
+    }
+    const out = new Map<string, string>();
+    for (const id of ids) {
+      const added = this.kevByCve.get(id);
+      if (added !== undefined && added !== null) out.set(id, added);
+    }
+    return out;
+  }
+}
+
+export async function analyzeArtifacts(uow: UnitOfWork, artifactIds: readonly string[], cache: AdvisoryCache = new AdvisoryCache()): Promise<AnalysisResult> {
   const { trx, tenant, now } = uow;
   const components = await inventoryOf(trx, tenant, artifactIds);
-  const advisories = await advisoriesForKeys(
+  const advisories = await cache.read(
     trx,
     components.map((c) => c.package_key),
   );
   const ids = [...advisories.values()].flat().flatMap((a) => [a.vuln_key, a.id, ...a.aliases]);
-  const { findings, stats } = matchInventory(components, advisories, await kevFor(trx, ids), await vexFor(trx, tenant, artifactIds));
+  const { findings, stats } = matchInventory(components, advisories, await cache.kev(trx, ids), await vexFor(trx, tenant, artifactIds));
   const existing = new Map((await existingFindings(trx, tenant, artifactIds)).map((e) => [`${e.artifact_id}\n${e.vuln_key}\n${e.component_purl}`, e]));
   const inserts = [];
   const updates = [];

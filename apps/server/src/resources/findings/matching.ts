@@ -8,7 +8,7 @@
  */
 import type { SbomComponent } from '../sboms/documents.js';
 import type { StoredAffected } from '../vuln-feeds/osv.js';
-import { fixedVersions, matchAffected, type MatchHow } from '../vulnerabilities/osv-ranges.js';
+import { fixedVersions, matchAffected, type AffectedEntry, type MatchHow, type MatchResult } from '../vulnerabilities/osv-ranges.js';
 import { maxSeverity, SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
 
 /** A component of the index, with the artifact it belongs to. */
@@ -69,6 +69,26 @@ export interface MatchStats {
   unsupported: number;
 }
 
+/**
+ * Results per affected entry and version: an entry's ranges are parsed and walked once per
+ * distinct version (artifacts share component versions; the entries live as long as the
+ * run's advisory cache holds their record). Results are never mutated. Bounded per entry.
+ */
+const matched = new WeakMap<AffectedEntry, Map<string, MatchResult>>();
+const MATCHED_PER_ENTRY = 1000;
+
+function matchCached(version: string, entry: AffectedEntry): MatchResult {
+  let byVersion = matched.get(entry);
+  if (!byVersion) matched.set(entry, (byVersion = new Map<string, MatchResult>()));
+  let r = byVersion.get(version);
+  if (r === undefined) {
+    r = matchAffected(version, entry);
+    if (byVersion.size >= MATCHED_PER_ENTRY) byVersion.clear();
+    byVersion.set(version, r);
+  }
+  return r;
+}
+
 const releaseFits = (entry: string | null, component: string | null) => entry === null || component === null || entry === component;
 
 /** The effective statement: the latest (statement time, then recording order) naming one of the ids. */
@@ -101,7 +121,7 @@ export function matchInventory(
     for (const a of candidates) {
       for (const entry of a.affected) {
         if (entry.key !== c.package_key || !releaseFits(entry.release, c.release)) continue;
-        const m = matchAffected(c.version, entry);
+        const m = matchCached(c.version, entry);
         if (!m.affected) {
           if (m.unsupported) stats.unsupported++;
           continue;

@@ -13,13 +13,16 @@ import { canonicalJson, type CandidateAdvisory, type FindingDraft, type Inventor
 
 export type FindingRow = Selectable<VulnFindingsTable>;
 
+/** `column = ANY($1)`: one array parameter for a list of any length (an `in` list binds one parameter per value). */
+const anyOf = (column: string, values: readonly string[], type: 'uuid' | 'text') => sql<boolean>`${sql.ref(column)} = ANY(${values}::${sql.raw(type)}[])`;
+
 export async function inventoryOf(db: Db, tenantId: string, artifactIds: readonly string[]): Promise<InventoryComponent[]> {
   if (artifactIds.length === 0) return [];
   return db
     .selectFrom('sbom_components')
     .select(['artifact_id', 'purl', 'package_key', 'ecosystem', 'release', 'name', 'version'])
     .where('tenant_id', '=', tenantId)
-    .where('artifact_id', 'in', artifactIds)
+    .where(anyOf('artifact_id', artifactIds, 'uuid'))
     .orderBy('artifact_id')
     .orderBy('ordinal')
     .execute();
@@ -29,12 +32,12 @@ export async function inventoryOf(db: Db, tenantId: string, artifactIds: readonl
 export async function advisoriesForKeys(db: Db, keys: readonly string[]): Promise<Map<string, CandidateAdvisory[]>> {
   const out = new Map<string, CandidateAdvisory[]>();
   const unique = [...new Set(keys)];
-  for (let i = 0; i < unique.length; i += 5000) {
+  if (unique.length > 0) {
     const rows = await db
       .selectFrom('vuln_affected_packages as p')
       .innerJoin('vuln_advisories as a', 'a.id', 'p.advisory_id')
       .select(['p.package_key', 'a.id', 'a.vuln_key', 'a.aliases', 'a.summary', 'a.severity', 'a.severity_source', 'a.cvss_score', 'a.affected'])
-      .where('p.package_key', 'in', unique.slice(i, i + 5000))
+      .where(anyOf('p.package_key', unique, 'text'))
       .where('a.withdrawn', 'is', null)
       .execute();
     for (const r of rows) {
@@ -59,15 +62,14 @@ export async function advisoriesForKeys(db: Db, keys: readonly string[]): Promis
 export async function kevFor(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
   const cves = [...new Set(ids.filter((i) => i.startsWith('CVE-')))];
   const out = new Map<string, string>();
-  for (let i = 0; i < cves.length; i += 5000) {
-    const rows = await db
-      .selectFrom('vuln_kev')
-      .select(['cve_id', 'date_added'])
-      .where('cve_id', 'in', cves.slice(i, i + 5000))
-      .where('removed_at', 'is', null)
-      .execute();
-    for (const r of rows) out.set(r.cve_id, r.date_added);
-  }
+  if (cves.length === 0) return out;
+  const rows = await db
+    .selectFrom('vuln_kev')
+    .select(['cve_id', 'date_added'])
+    .where(anyOf('cve_id', cves, 'text'))
+    .where('removed_at', 'is', null)
+    .execute();
+  for (const r of rows) out.set(r.cve_id, r.date_added);
   return out;
 }
 
@@ -77,13 +79,18 @@ export async function vexFor(db: Db, tenantId: string, artifactIds: readonly str
     .selectFrom('vex_statements')
     .select(['id', 'artifact_id', 'vuln_id', 'component_purl', 'status', 'justification', 'statement_at', 'recorded_at'])
     .where('tenant_id', '=', tenantId)
-    .where('artifact_id', 'in', artifactIds)
+    .where(anyOf('artifact_id', artifactIds, 'uuid'))
     .execute();
 }
 
 export async function existingFindings(db: Db, tenantId: string, artifactIds: readonly string[]): Promise<FindingRow[]> {
   if (artifactIds.length === 0) return [];
-  return db.selectFrom('vuln_findings').selectAll().where('tenant_id', '=', tenantId).where('artifact_id', 'in', artifactIds).execute();
+  return db
+    .selectFrom('vuln_findings')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where(anyOf('artifact_id', artifactIds, 'uuid'))
+    .execute();
 }
 
 /** The columns analysis writes, as they compare: a finding whose columns are equal is not rewritten. */
@@ -132,59 +139,76 @@ const draftColumns = (f: FindingDraft) => ({
   vex_statement_id: f.vex_statement_id,
 });
 
-/** Inserts new findings and rewrites existing ones (by id); answers the ids of the inserted, in order. */
+/** The columns of `draftColumns` as `jsonb_to_recordset` reads them back. */
+const DRAFT_RECORD = sql`x(artifact_id uuid, vuln_key text, component_purl text, component_name text, component_version text, ecosystem text,
+  advisory_ids text[], aliases text[], summary text, severity text, severity_rank smallint, severity_source text, cvss_score real, fixed_versions text[],
+  matched_by jsonb, known_exploited boolean, kev_date_added text, vex_status text, vex_justification text, vex_statement_id uuid, id uuid)`;
+
+const draftRecord = (f: FindingDraft, id?: string) => ({
+  artifact_id: f.artifact_id,
+  vuln_key: f.vuln_key,
+  component_purl: f.component_purl,
+  ...draftColumns(f),
+  matched_by: f.matched_by,
+  ...(id === undefined ? {} : { id }),
+});
+
+/**
+ * Inserts new findings and rewrites existing ones (by id): one statement each however many
+ * rows, the rows travelling as one JSON document (no per-row round trip, no bind parameter
+ * per column and row).
+ */
 export async function writeFindings(
   db: Db,
   tenantId: string,
   inserts: FindingDraft[],
   updates: { id: string; draft: FindingDraft }[],
   now: Date,
-): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < inserts.length; i += 500) {
-    const rows = inserts.slice(i, i + 500).map((f) => ({
-      tenant_id: tenantId,
-      artifact_id: f.artifact_id,
-      vuln_key: f.vuln_key,
-      component_purl: f.component_purl,
-      ...draftColumns(f),
-      first_seen_at: now,
-      updated_at: now,
-    }));
-    const r = await db.insertInto('vuln_findings').values(rows).returning('id').execute();
-    ids.push(...r.map((x) => x.id));
-  }
-  for (const u of updates)
-    await db
-      .updateTable('vuln_findings')
-      .set({ ...draftColumns(u.draft), updated_at: now })
-      .where('id', '=', u.id)
-      .execute();
-  return ids;
+): Promise<void> {
+  if (inserts.length > 0)
+    await sql`
+      INSERT INTO vuln_findings (tenant_id, artifact_id, vuln_key, component_purl, component_name, component_version, ecosystem, advisory_ids, aliases, summary,
+        severity, severity_rank, severity_source, cvss_score, fixed_versions, matched_by, known_exploited, kev_date_added, vex_status, vex_justification,
+        vex_statement_id, first_seen_at, updated_at)
+      SELECT ${tenantId}::uuid, x.artifact_id, x.vuln_key, x.component_purl, x.component_name, x.component_version, x.ecosystem, x.advisory_ids, x.aliases,
+        x.summary, x.severity, x.severity_rank, x.severity_source, x.cvss_score, x.fixed_versions, x.matched_by, x.known_exploited, x.kev_date_added,
+        x.vex_status, x.vex_justification, x.vex_statement_id, ${now}::timestamptz, ${now}::timestamptz
+      FROM jsonb_to_recordset(${JSON.stringify(inserts.map((f) => draftRecord(f)))}::jsonb) AS ${DRAFT_RECORD}`.execute(db);
+  if (updates.length > 0)
+    await sql`
+      UPDATE vuln_findings f SET component_name = x.component_name, component_version = x.component_version, ecosystem = x.ecosystem,
+        advisory_ids = x.advisory_ids, aliases = x.aliases, summary = x.summary, severity = x.severity, severity_rank = x.severity_rank,
+        severity_source = x.severity_source, cvss_score = x.cvss_score, fixed_versions = x.fixed_versions, matched_by = x.matched_by,
+        known_exploited = x.known_exploited, kev_date_added = x.kev_date_added, vex_status = x.vex_status, vex_justification = x.vex_justification,
+        vex_statement_id = x.vex_statement_id, updated_at = ${now}::timestamptz
+      FROM jsonb_to_recordset(${JSON.stringify(updates.map((u) => draftRecord(u.draft, u.id)))}::jsonb) AS ${DRAFT_RECORD}
+      WHERE f.id = x.id AND f.tenant_id = ${tenantId}::uuid`.execute(db);
 }
 
 export async function deleteFindings(db: Db, ids: readonly string[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += 1000)
+  if (ids.length > 0)
     await db
       .deleteFrom('vuln_findings')
-      .where('id', 'in', ids.slice(i, i + 1000))
+      .where(anyOf('id', ids, 'uuid'))
       .execute();
 }
 
-/** How many non-decommissioned devices run each artifact (by its digest), for the given artifacts. */
+/**
+ * How many non-decommissioned devices run each artifact (by its digest), for the given
+ * artifacts: per artifact the digest index read in device order, duplicates (a device
+ * running it in two components) dropped as they stream past; decommissioned devices are an
+ * anti-join against the few of them, not a join with every device.
+ */
 export async function devicesRunning(db: Db, tenantId: string, artifactIds: readonly string[]): Promise<Map<string, number>> {
   if (artifactIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('artifacts as a')
-    .innerJoin('vuln_device_software as s', (j) => j.onRef('s.tenant_id', '=', 'a.tenant_id').onRef('s.digest', '=', 'a.digest'))
-    .innerJoin('devices as d', (j) => j.onRef('d.tenant_id', '=', 's.tenant_id').onRef('d.name', '=', 's.device_name'))
-    .select(['a.id', (eb) => eb.fn.count<string>('s.device_name').distinct().as('n')])
-    .where('a.tenant_id', '=', tenantId)
-    .where('a.id', 'in', artifactIds)
-    .where('d.status', '<>', 'decommissioned')
-    .groupBy('a.id')
-    .execute();
-  return new Map(rows.map((r) => [r.id, Number(r.n)]));
+  const r = await sql<{ id: string; n: string }>`
+    SELECT a.id, x.n FROM artifacts a, LATERAL (
+      SELECT count(*) AS n FROM (
+        SELECT DISTINCT s.device_name FROM vuln_device_software s
+        WHERE s.tenant_id = a.tenant_id AND s.digest = a.digest
+          AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.tenant_id = s.tenant_id AND d.name = s.device_name AND d.status = 'decommissioned')) y) x
+    WHERE a.tenant_id = ${tenantId} AND ${anyOf('a.id', artifactIds, 'uuid')} AND x.n > 0`.execute(db);
+  return new Map(r.rows.map((x) => [x.id, Number(x.n)]));
 }
 
 /** Known-exploited findings without their signal yet whose artifact devices run now. */
@@ -196,7 +220,7 @@ export async function unsignalledExploited(
 ): Promise<Pick<FindingRow, 'id' | 'artifact_id' | 'vuln_key' | 'component_purl'>[]> {
   if (artifactIds !== undefined && artifactIds.length === 0) return [];
   let q = db.selectFrom('vuln_findings as f');
-  if (artifactIds !== undefined) q = q.where('f.artifact_id', 'in', artifactIds);
+  if (artifactIds !== undefined) q = q.where(anyOf('f.artifact_id', artifactIds, 'uuid'));
   return q
     .innerJoin('artifacts as a', 'a.id', 'f.artifact_id')
     .select(['f.id', 'f.artifact_id', 'f.vuln_key', 'f.component_purl'])
@@ -220,7 +244,12 @@ export async function unsignalledExploited(
 }
 
 export async function setSignal(db: Db, ids: readonly string[], now: Date): Promise<void> {
-  if (ids.length > 0) await db.updateTable('vuln_findings').set({ exploited_signal_at: now }).where('id', 'in', ids).execute();
+  if (ids.length > 0)
+    await db
+      .updateTable('vuln_findings')
+      .set({ exploited_signal_at: now })
+      .where(anyOf('id', ids, 'uuid'))
+      .execute();
 }
 
 export const VEX_STATUSES = ['not_affected', 'affected', 'fixed', 'under_investigation'] as const;

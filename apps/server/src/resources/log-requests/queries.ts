@@ -62,6 +62,23 @@ export async function fulfillLogRequest(db: Db, deviceId: string, id: string, co
 }
 
 /**
+ * Device channel, on check-in, read only: the open log requests (at most 20, oldest first) and
+ * whether any of them is still `pending`, which makes the check-in hand them over in a unit
+ * of work (`openLogRequests`).
+ */
+export async function peekLogRequests(db: Db, deviceId: string): Promise<{ id: string; created_at: Date; pending: boolean }[]> {
+  const rows = await db
+    .selectFrom('log_requests')
+    .select(['id', 'created_at', 'status'])
+    .where('device_id', '=', deviceId)
+    .where('status', 'in', ['pending', 'delivered'])
+    .orderBy('created_at')
+    .limit(20)
+    .execute();
+  return rows.map((r) => ({ id: r.id, created_at: new Date(r.created_at), pending: r.status === 'pending' }));
+}
+
+/**
  * Device channel, on check-in: the log requests the device has to answer. Pending ones move to
  * `delivered`; delivered but not yet uploaded ones are returned again, so a device that crashed
  * mid-upload tries again.

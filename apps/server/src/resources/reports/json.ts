@@ -11,6 +11,14 @@ function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
   return typeof v === 'object' && v !== null && Symbol.asyncIterator in v;
 }
 
+/** Whether a list read page by page is anywhere inside `v` (else `v` is plain data, serialized at once). */
+function holdsAsync(v: unknown): boolean {
+  if (isAsyncIterable(v)) return true;
+  if (Array.isArray(v)) return v.some(holdsAsync);
+  if (typeof v === 'object' && v !== null && !(v instanceof Date)) return Object.values(v).some(holdsAsync);
+  return false;
+}
+
 /** Writes `value` as JSON through `write` (awaited at every 64 KiB: the writer's backpressure). */
 export async function writeJson(value: unknown, write: (chunk: string) => Promise<void>): Promise<void> {
   let buf = '';
@@ -23,7 +31,9 @@ export async function writeJson(value: unknown, write: (chunk: string) => Promis
     }
   };
   const walk = async (v: unknown): Promise<void> => {
-    if (isAsyncIterable(v) || Array.isArray(v)) {
+    // plain data (a finding, a summary) is one JSON.stringify: no await per value
+    if (!holdsAsync(v)) await emit(JSON.stringify(v) ?? 'null');
+    else if (isAsyncIterable(v) || Array.isArray(v)) {
       await emit('[');
       let first = true;
       for await (const item of v as AsyncIterable<unknown>) {

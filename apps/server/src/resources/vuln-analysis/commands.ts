@@ -4,18 +4,24 @@
  * its lease renewed; the last batch completes the run with its audit row
  * (`vuln-analysis.complete`). A process that lost its lease changes nothing.
  */
-import { analyzeArtifacts, raiseSignals } from '../findings/analysis.js';
+import { analyzeArtifacts, raiseSignals, type AdvisoryCache } from '../findings/analysis.js';
 import type { Command } from '../unit-of-work.js';
 import { advanceRun, lockRun, nextArtifacts, type RunRow } from './queries.js';
 
-export const ANALYSIS_BATCH_ARTIFACTS = 200;
+/** A batch: at most this many artifacts, and no more components than ANALYSIS_BATCH_COMPONENTS (unless one artifact alone has more). */
+export const ANALYSIS_BATCH_ARTIFACTS = 1000;
+export const ANALYSIS_BATCH_COMPONENTS = 25_000;
 export const LEASE_MS = 120_000;
 
-export const analyzeRunBatch: Command<{ runId: string; owner: string }, RunRow | undefined> = async (uow, { runId, owner }) => {
+/** `advisories`: the feed records read by the run's earlier batches in this process. */
+export const analyzeRunBatch: Command<{ runId: string; owner: string; advisories?: AdvisoryCache }, RunRow | undefined> = async (
+  uow,
+  { runId, owner, advisories },
+) => {
   const run = await lockRun(uow.trx, runId);
   if (!run || run.state !== 'running' || run.lease_owner !== owner) return undefined;
-  const ids = await nextArtifacts(uow.trx, uow.tenant, run.cursor, ANALYSIS_BATCH_ARTIFACTS);
-  const r = ids.length > 0 ? await analyzeArtifacts(uow, ids) : { added: 0, removed: 0, signals: 0 };
+  const { ids, more } = await nextArtifacts(uow.trx, uow.tenant, run.cursor, ANALYSIS_BATCH_ARTIFACTS, ANALYSIS_BATCH_COMPONENTS);
+  const r = ids.length > 0 ? await analyzeArtifacts(uow, ids, advisories) : { added: 0, removed: 0, signals: 0 };
   const next = {
     cursor: ids.at(-1) ?? run.cursor,
     artifacts_done: run.artifacts_done + ids.length,
@@ -23,7 +29,7 @@ export const analyzeRunBatch: Command<{ runId: string; owner: string }, RunRow |
     findings_removed: run.findings_removed + r.removed,
     signals: run.signals + r.signals,
   };
-  if (ids.length < ANALYSIS_BATCH_ARTIFACTS) {
+  if (!more) {
     await advanceRun(uow.trx, runId, { ...next, lease_until: null, state: 'completed', completed_at: uow.now });
     await uow.audit({
       action: 'vuln-analysis.complete',
@@ -39,7 +45,7 @@ export const analyzeRunBatch: Command<{ runId: string; owner: string }, RunRow |
   } else {
     await advanceRun(uow.trx, runId, { ...next, lease_until: new Date(uow.now.getTime() + LEASE_MS) });
   }
-  return { ...run, ...next, state: ids.length < ANALYSIS_BATCH_ARTIFACTS ? 'completed' : 'running' };
+  return { ...run, ...next, state: more ? 'running' : 'completed' };
 };
 
 /** Signals for known-exploited findings whose artifacts devices started running since (the sweep). */

@@ -46,11 +46,33 @@ export async function lockRun(db: Db, id: string): Promise<RunRow | undefined> {
   return db.selectFrom('vuln_analysis_runs').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-/** The next SBOM-carrying artifacts of the tenant after `cursor`, in id order. */
-export async function nextArtifacts(db: Db, tenantId: string, cursor: string | null, limit: number): Promise<string[]> {
-  let q = db.selectFrom('artifact_sboms').select('artifact_id').where('tenant_id', '=', tenantId);
-  if (cursor !== null) q = q.where('artifact_id', '>', cursor);
-  return (await q.orderBy('artifact_id').limit(limit).execute()).map((r) => r.artifact_id);
+/**
+ * The next SBOM-carrying artifacts of the tenant after `cursor`, in id order: at most
+ * `maxArtifacts`, and no more components in all than `maxComponents` (the first artifact is
+ * always taken, whatever its size). `more`: artifacts remain after these.
+ */
+export async function nextArtifacts(
+  db: Db,
+  tenantId: string,
+  cursor: string | null,
+  maxArtifacts: number,
+  maxComponents: number,
+): Promise<{ ids: string[]; more: boolean }> {
+  const r = await sql<{ artifact_id: string; n: string }>`
+    SELECT s.artifact_id, (SELECT count(*) FROM sbom_components c WHERE c.artifact_id = s.artifact_id) AS n
+    FROM artifact_sboms s
+    WHERE s.tenant_id = ${tenantId} ${cursor === null ? sql`` : sql`AND s.artifact_id > ${cursor}::uuid`}
+    ORDER BY s.artifact_id
+    LIMIT ${maxArtifacts + 1}`.execute(db);
+  const ids: string[] = [];
+  let components = 0;
+  for (const row of r.rows) {
+    const n = Number(row.n);
+    if (ids.length === maxArtifacts || (ids.length > 0 && components + n > maxComponents)) break;
+    ids.push(row.artifact_id);
+    components += n;
+  }
+  return { ids, more: ids.length < r.rows.length };
 }
 
 export async function advanceRun(

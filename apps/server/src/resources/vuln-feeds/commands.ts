@@ -15,7 +15,7 @@ import { FEED_LIMITS } from './limits.js';
 import type { OsvAdvisory } from './osv.js';
 import {
   advanceImport,
-  advisoryModified,
+  storedAdvisories,
   findImport,
   getImport,
   insertImport,
@@ -83,19 +83,19 @@ export const importOsvBatch: Command<{ importId: string; from: number; to: numbe
       }
     }
   }
-  const stored = await advisoryModified(uow.trx, [...newest.keys()]);
+  const stored = await storedAdvisories(uow.trx, [...newest.keys()]);
   const write: OsvAdvisory[] = [];
   for (const a of newest.values()) {
     const at = stored.get(a.id);
     if (at === undefined) counts.added++;
-    else if (at < a.modified) counts.updated++;
+    else if (at.modified < a.modified) counts.updated++;
     else {
       counts.unchanged++;
       continue;
     }
     write.push(a);
   }
-  await putAdvisories(uow.trx, write, row.id, uow.now);
+  await putAdvisories(uow.trx, write, stored, row.id, uow.now);
   p.added += counts.added;
   p.updated += counts.updated;
   p.unchanged += counts.unchanged;

@@ -40,12 +40,30 @@ export async function importOsvArchive(run: RunCommand, path: string, source: st
   let row = started.row;
   if (row.state === 'completed') return { row, created: false, resumed: false };
   const resumed = !started.created;
+  const importId = row.id;
   let batch: BatchItem[] = [];
   let from = row.entries_done;
+  // One batch is written while the next is read and parsed; batches still commit one after
+  // the other, in cursor order (the next starts only when the previous has committed).
+  let writing: Promise<void> = Promise.resolve();
+  let failed: { error: unknown } | undefined;
+  const written = async () => {
+    await writing;
+    if (failed) throw failed.error;
+  };
   const flush = async (to: number) => {
-    row = await run(importOsvBatch, { importId: row.id, from, to, items: batch });
+    await written();
+    const input = { importId, from, to, items: batch };
     batch = [];
     from = to;
+    writing = run(importOsvBatch, input).then(
+      (r) => {
+        row = r;
+      },
+      (error: unknown) => {
+        failed = { error };
+      },
+    );
   };
   for await (const item of readRecords(path, s, row.entries_done)) {
     if ('skip' in item) batch.push(item);
@@ -56,6 +74,7 @@ export async function importOsvArchive(run: RunCommand, path: string, source: st
     if (batch.length >= FEED_LIMITS.batchRecords) await flush(item.index + 1);
   }
   if (batch.length > 0) await flush(s.entries.length);
-  row = await run(completeOsvImport, { importId: row.id });
+  await written();
+  row = await run(completeOsvImport, { importId });
   return { row, created: !resumed, resumed };
 }

@@ -52,6 +52,14 @@ interface RawRecord {
   affected?: { package?: { ecosystem: string; name: string; purl?: string }; ranges?: OsvRange[]; versions?: string[] }[] | null;
 }
 
+/** Whether any string (or key) of a parsed JSON value holds U+0000, which PostgreSQL text and jsonb refuse. */
+function hasNul(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\0');
+  if (Array.isArray(v)) return v.some(hasNul);
+  if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\0') || hasNul(x));
+  return false;
+}
+
 /** Reads a record's bytes: the advisory, or the reason it is skipped. */
 export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
   let doc: unknown;
@@ -60,6 +68,7 @@ export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
   } catch {
     return { skip: 'not UTF-8 JSON' };
   }
+  if (hasNul(doc)) return { skip: 'a NUL character (U+0000): not storable text' };
   const problem = validateAgainst('osv', doc);
   if (problem !== undefined) return { skip: `not an OSV record: ${problem}` };
   const r = doc as RawRecord;

@@ -4,7 +4,7 @@
  * `modified` time is newer (imports are incremental and idempotent).
  */
 import { normalizeUuid } from '@svc/release-core';
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { VulnImportsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { KevEntry } from './kev.js';
@@ -85,71 +85,83 @@ export async function listImports(
   return { rows, total: counts.running + counts.completed, counts };
 }
 
-/** The stored `modified` of each id (to decide added / updated / unchanged). */
-export async function advisoryModified(db: Db, ids: string[]): Promise<Map<string, Date>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('vuln_advisories').select(['id', 'modified']).where('id', 'in', ids).execute();
-  return new Map(rows.map((r) => [r.id, r.modified]));
+/** A stored record as a replacement needs it: its time, and the ids and package keys it is indexed under. */
+export interface StoredAdvisory {
+  modified: Date;
+  ids: string[];
+  keys: string[];
 }
 
-/** Writes whole advisories (replacing their package keys and ids); each one all or nothing with the batch. */
-export async function putAdvisories(db: Db, advisories: OsvAdvisory[], importId: string, now: Date): Promise<void> {
+/** The stored version of each id (to decide added / updated / unchanged, and what a replacement removes). */
+export async function storedAdvisories(db: Db, ids: string[]): Promise<Map<string, StoredAdvisory>> {
+  if (ids.length === 0) return new Map();
+  const r = await sql<{ id: string; modified: Date; aliases: string[]; keys: string[] }>`
+    SELECT a.id, a.modified, a.aliases, array(SELECT DISTINCT e->>'key' FROM jsonb_array_elements(a.affected) e) AS keys
+    FROM vuln_advisories a WHERE a.id = ANY(${ids}::text[])`.execute(db);
+  return new Map(r.rows.map((x) => [x.id, { modified: new Date(x.modified), ids: [x.id, ...x.aliases], keys: x.keys }]));
+}
+
+/**
+ * Writes whole advisories (replacing their package keys and ids); each one all or nothing
+ * with the batch. A batch is at most five statements whatever its size: the rows travel as
+ * one JSON document or one array per column, so neither side handles thousands of bind
+ * parameters. The keys and ids a replaced record was indexed under are removed by their
+ * primary keys (`replaced`: what `storedAdvisories` read), so no index by advisory is kept.
+ */
+export async function putAdvisories(
+  db: Db,
+  advisories: OsvAdvisory[],
+  replaced: ReadonlyMap<string, StoredAdvisory>,
+  importId: string,
+  now: Date,
+): Promise<void> {
   if (advisories.length === 0) return;
-  const ids = advisories.map((a) => a.id);
-  await db.deleteFrom('vuln_affected_packages').where('advisory_id', 'in', ids).execute();
-  await db.deleteFrom('vuln_ids').where('advisory_id', 'in', ids).execute();
+  const old = advisories.flatMap((a) => {
+    const s = replaced.get(a.id);
+    return s ? [{ id: a.id, s }] : [];
+  });
+  const oldKeys = old.flatMap(({ id, s }) => s.keys.map((k) => [k, id] as const));
+  if (oldKeys.length > 0)
+    await sql`DELETE FROM vuln_affected_packages WHERE (package_key, advisory_id) IN (
+      SELECT * FROM unnest(${oldKeys.map((k) => k[0])}::text[], ${oldKeys.map((k) => k[1])}::text[]))`.execute(db);
+  const oldIds = old.flatMap(({ id, s }) => s.ids.map((x) => [x, id] as const));
+  if (oldIds.length > 0)
+    await sql`DELETE FROM vuln_ids WHERE (id, advisory_id) IN (SELECT * FROM unnest(${oldIds.map((x) => x[0])}::text[], ${oldIds.map((x) => x[1])}::text[]))`.execute(
+      db,
+    );
   const rows = advisories.map((a) => ({
     id: a.id,
     vuln_key: a.vulnKey,
     aliases: a.aliases,
-    modified: a.modified,
-    published: a.published,
-    withdrawn: a.withdrawn,
+    modified: a.modified.toISOString(),
+    published: a.published?.toISOString() ?? null,
+    withdrawn: a.withdrawn?.toISOString() ?? null,
     summary: a.summary,
     severity: a.rating.severity,
     severity_source: a.rating.source,
     cvss_score: a.rating.score,
     cvss_vector: a.rating.vector,
-    affected: JSON.stringify(a.affected),
-    import_id: importId,
-    updated_at: now,
+    affected: a.affected,
   }));
-  for (let i = 0; i < rows.length; i += 500) {
-    await db
-      .insertInto('vuln_advisories')
-      .values(rows.slice(i, i + 500))
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          vuln_key: eb.ref('excluded.vuln_key'),
-          aliases: eb.ref('excluded.aliases'),
-          modified: eb.ref('excluded.modified'),
-          published: eb.ref('excluded.published'),
-          withdrawn: eb.ref('excluded.withdrawn'),
-          summary: eb.ref('excluded.summary'),
-          severity: eb.ref('excluded.severity'),
-          severity_source: eb.ref('excluded.severity_source'),
-          cvss_score: eb.ref('excluded.cvss_score'),
-          cvss_vector: eb.ref('excluded.cvss_vector'),
-          affected: eb.ref('excluded.affected'),
-          import_id: eb.ref('excluded.import_id'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .execute();
-  }
-  const keys = advisories.flatMap((a) => [...new Set(a.affected.map((x) => x.key))].map((k) => ({ package_key: k, advisory_id: a.id })));
-  for (let i = 0; i < keys.length; i += 2000)
-    await db
-      .insertInto('vuln_affected_packages')
-      .values(keys.slice(i, i + 2000))
-      .execute();
-  const idRows = advisories.flatMap((a) => [a.id, ...a.aliases].map((id) => ({ id, advisory_id: a.id, vuln_key: a.vulnKey })));
-  for (let i = 0; i < idRows.length; i += 2000)
-    await db
-      .insertInto('vuln_ids')
-      .values(idRows.slice(i, i + 2000))
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+  await sql`
+    INSERT INTO vuln_advisories (id, vuln_key, aliases, modified, published, withdrawn, summary, severity, severity_source, cvss_score, cvss_vector, affected, import_id, updated_at)
+    SELECT x.id, x.vuln_key, x.aliases, x.modified, x.published, x.withdrawn, x.summary, x.severity, x.severity_source, x.cvss_score, x.cvss_vector, x.affected,
+      ${importId}::uuid, ${now}::timestamptz
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(id text, vuln_key text, aliases text[], modified timestamptz, published timestamptz,
+      withdrawn timestamptz, summary text, severity text, severity_source text, cvss_score real, cvss_vector text, affected jsonb)
+    ON CONFLICT (id) DO UPDATE SET vuln_key = excluded.vuln_key, aliases = excluded.aliases, modified = excluded.modified, published = excluded.published,
+      withdrawn = excluded.withdrawn, summary = excluded.summary, severity = excluded.severity, severity_source = excluded.severity_source,
+      cvss_score = excluded.cvss_score, cvss_vector = excluded.cvss_vector, affected = excluded.affected, import_id = excluded.import_id,
+      updated_at = excluded.updated_at`.execute(db);
+  const keys = advisories.flatMap((a) => [...new Set(a.affected.map((x) => x.key))].map((k) => [k, a.id] as const));
+  if (keys.length > 0)
+    await sql`INSERT INTO vuln_affected_packages (package_key, advisory_id)
+      SELECT * FROM unnest(${keys.map((k) => k[0])}::text[], ${keys.map((k) => k[1])}::text[])
+      ON CONFLICT DO NOTHING`.execute(db);
+  const idRows = advisories.flatMap((a) => [a.id, ...a.aliases].map((id) => [id, a.id, a.vulnKey] as const));
+  await sql`INSERT INTO vuln_ids (id, advisory_id, vuln_key)
+    SELECT * FROM unnest(${idRows.map((r) => r[0])}::text[], ${idRows.map((r) => r[1])}::text[], ${idRows.map((r) => r[2])}::text[])
+    ON CONFLICT DO NOTHING`.execute(db);
 }
 
 export interface KevCounts {

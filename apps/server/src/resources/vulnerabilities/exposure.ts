@@ -5,11 +5,20 @@
  * published release that fixes it. What VEX has closed (not_affected, fixed) exposes nothing.
  */
 import type { Db } from '../../store/tx.js';
-import { exposedArtifacts, exposedDevicePage, exposedGroups, fixingReleases, releasesWithArtifacts, type ExposedArtifact } from './queries.js';
+import {
+  deviceCountsByDigest,
+  exposedArtifacts,
+  exposedDevicePage,
+  exposedDeviceTally,
+  fixingReleases,
+  releasesWithArtifacts,
+  type ExposedArtifact,
+} from './queries.js';
 
 export interface VulnerabilityExposure {
   vulnerability: string;
-  artifacts: ExposedArtifact[];
+  /** Each artifact with a finding of it, and how many devices run it. */
+  artifacts: (ExposedArtifact & { devices: number })[];
   /** SHA-256 digests of the artifacts with an open finding: what exposed devices run. */
   open_digests: string[];
   releases: { id: string; product: string; version: string; artifacts: string[] }[];
@@ -27,17 +36,21 @@ export async function vulnerabilityExposure(
   devicePage: { limit: number; offset: number },
 ): Promise<VulnerabilityExposure> {
   const artifacts = await exposedArtifacts(db, tenantId, vulnKey);
+  // exposure counts what VEX has not closed
   const open = artifacts.filter((a) => a.open_findings > 0);
   const digests = [...new Set(open.map((a) => a.digest))];
-  const devices = await exposedDevicePage(db, tenantId, digests, devicePage.limit, devicePage.offset);
-  const groups = await exposedGroups(db, tenantId, digests);
-  const releases = await releasesWithArtifacts(
-    db,
-    tenantId,
-    open.map((a) => a.artifact_id),
-  );
+  // independent reads, each on its own pooled connection: the answer waits for the slowest, not the sum
+  const [perDigest, devices, { total, groups }, { releases, fixing }] = await Promise.all([
+    deviceCountsByDigest(db, tenantId, [...new Set(artifacts.map((a) => a.digest))]),
+    devicePage.limit === 0 ? Promise.resolve([]) : exposedDevicePage(db, tenantId, digests, devicePage.limit, devicePage.offset),
+    exposedDeviceTally(db, tenantId, digests),
+    releasesWithArtifacts(
+      db,
+      tenantId,
+      open.map((a) => a.artifact_id),
+    ).then(async (releases) => ({ releases, fixing: await fixingReleases(db, tenantId, [...new Set(releases.map((r) => r.product))], vulnKey) })),
+  ]);
   const products = [...new Set(releases.map((r) => r.product))];
-  const fixing = await fixingReleases(db, tenantId, products, vulnKey);
   const fixedBy = products.flatMap((p) => {
     const newestExposed = Math.max(...releases.filter((r) => r.product === p).map((r) => r.created_at.getTime()));
     const f = fixing.find((r) => r.product === p && r.created_at.getTime() > newestExposed);
@@ -45,17 +58,17 @@ export async function vulnerabilityExposure(
   });
   return {
     vulnerability: vulnKey,
-    artifacts,
+    artifacts: artifacts.map((a) => ({ ...a, devices: perDigest.get(a.digest) ?? 0 })),
     open_digests: digests,
     releases: releases.map((r) => ({ id: r.release_id, product: r.product, version: r.version, artifacts: r.artifacts })),
     fixed_by: fixedBy,
     groups,
-    devices: devices.devices,
-    devices_total: devices.total,
+    devices,
+    devices_total: total,
   };
 }
 
-export function exposedArtifactView(a: ExposedArtifact) {
+export function exposedArtifactView(a: ExposedArtifact & { devices: number }) {
   return {
     id: a.artifact_id,
     name: a.name,

@@ -38,12 +38,11 @@ export interface ExposedArtifact {
   components: string[];
   fixed_versions: string[];
   vex_statuses: string[];
-  devices: number;
 }
 
 const OPEN = sql<boolean>`(f.vex_status IS NULL OR f.vex_status IN ('affected', 'under_investigation'))`;
 
-/** The artifacts with a finding of the vulnerability, with how many devices run each. */
+/** The artifacts with a finding of the vulnerability (how many devices run each: `deviceCountsByDigest`). */
 export async function exposedArtifacts(db: Db, tenantId: string, vulnKey: string): Promise<ExposedArtifact[]> {
   const rows = await db
     .selectFrom('vuln_findings as f')
@@ -56,7 +55,9 @@ export async function exposedArtifacts(db: Db, tenantId: string, vulnKey: string
       (eb) => eb.fn.countAll<string>().as('findings'),
       sql<string>`count(*) FILTER (WHERE ${OPEN})`.as('open_findings'),
       sql<string[]>`array_agg(DISTINCT f.component_purl ORDER BY f.component_purl)`.as('components'),
-      sql<string[]>`array(SELECT DISTINCT unnest(array_agg(f.fixed_versions)) ORDER BY 1)`.as('fixed_versions'),
+      // per artifact the union of its findings' fixed-in versions (an aggregate of arrays would need them all non-empty and of one length)
+      sql<string[]>`array(SELECT DISTINCT v FROM vuln_findings f2, unnest(f2.fixed_versions) v
+        WHERE f2.artifact_id = a.id AND f2.tenant_id = ${tenantId} AND f2.vuln_key = ${vulnKey} ORDER BY 1)`.as('fixed_versions'),
       sql<string[]>`array_agg(DISTINCT coalesce(f.vex_status, 'none') ORDER BY coalesce(f.vex_status, 'none'))`.as('vex_statuses'),
     ])
     .where('f.tenant_id', '=', tenantId)
@@ -65,8 +66,6 @@ export async function exposedArtifacts(db: Db, tenantId: string, vulnKey: string
     .orderBy('a.name')
     .orderBy('a.version')
     .execute();
-  const digests = [...new Set(rows.map((r) => r.digest))];
-  const counts = await deviceCountsByDigest(db, tenantId, digests);
   return rows.map((r) => ({
     artifact_id: r.artifact_id,
     name: r.name,
@@ -77,7 +76,6 @@ export async function exposedArtifacts(db: Db, tenantId: string, vulnKey: string
     components: r.components,
     fixed_versions: r.fixed_versions,
     vex_statuses: r.vex_statuses,
-    devices: counts.get(r.digest) ?? 0,
   }));
 }
 
@@ -85,43 +83,42 @@ export async function exposedArtifacts(db: Db, tenantId: string, vulnKey: string
 const notDecommissioned = (device: 's.device_name' | 'm.device_name', tenant: 's.tenant_id' | 'm.tenant_id') =>
   sql<boolean>`NOT EXISTS (SELECT 1 FROM devices d WHERE d.tenant_id = ${sql.ref(tenant)} AND d.name = ${sql.ref(device)} AND d.status = 'decommissioned')`;
 
+/** `s.digest = ANY($1)`: one array parameter however many digests (an `in` list binds one each). */
+const digestIn = (digests: readonly string[]) => sql<boolean>`s.digest = ANY(${digests}::text[])`;
+
+/**
+ * Distinct devices per digest: the digest index read in (digest, device) order, duplicates
+ * (one device running a digest in two components) dropped as they stream past, counted per
+ * digest; nothing is hashed or sorted.
+ */
 export async function deviceCountsByDigest(db: Db, tenantId: string, digests: readonly string[]): Promise<Map<string, number>> {
   if (digests.length === 0) return new Map();
-  // distinct devices per digest, hashed (count(DISTINCT) sorts)
-  const pairs = exposedDevices(db, tenantId, digests).select(['s.digest', 's.device_name']).groupBy(['s.digest', 's.device_name']);
-  const rows = await db
-    .selectFrom(pairs.as('p'))
-    .select(['p.digest', (eb) => eb.fn.countAll<string>().as('n')])
-    .groupBy('p.digest')
-    .execute();
-  return new Map(rows.map((r) => [r.digest, Number(r.n)]));
+  const r = await sql<{ digest: string; n: string }>`
+    SELECT x.digest, count(*) AS n FROM (
+      SELECT DISTINCT ON (s.digest, s.device_name) s.digest FROM vuln_device_software s
+      WHERE s.tenant_id = ${tenantId} AND ${digestIn(digests)} AND ${notDecommissioned('s.device_name', 's.tenant_id')}
+      ORDER BY s.digest, s.device_name) x
+    GROUP BY x.digest`.execute(db);
+  return new Map(r.rows.map((x) => [x.digest, Number(x.n)]));
 }
 
 function exposedDevices(db: Db, tenantId: string, digests: readonly string[]) {
   return db
     .selectFrom('vuln_device_software as s')
     .where('s.tenant_id', '=', tenantId)
-    .where('s.digest', 'in', digests)
+    .where(digestIn(digests))
     .where(notDecommissioned('s.device_name', 's.tenant_id'));
 }
 
-/**
- * Exposed devices (distinct), one page by name, and how many. The page walks the index in
- * name order and stops after `limit` devices; the count reads the digest index.
- */
+/** Exposed devices (distinct), one page by name: the page walks the primary key in name order and stops after `limit` devices. */
 export async function exposedDevicePage(
   db: Db,
   tenantId: string,
   digests: readonly string[],
   limit: number,
   offset: number,
-): Promise<{ devices: { name: string; components: string[]; source: string }[]; total: number }> {
-  if (digests.length === 0) return { devices: [], total: 0 };
-  const names = exposedDevices(db, tenantId, digests).select('s.device_name').groupBy('s.device_name');
-  const total = await db
-    .selectFrom(names.as('x'))
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .executeTakeFirstOrThrow();
+): Promise<{ name: string; components: string[]; source: string }[]> {
+  if (digests.length === 0) return [];
   const rows = await exposedDevices(db, tenantId, digests)
     .select(['s.device_name', sql<string[]>`array_agg(s.component ORDER BY s.component)`.as('components'), sql<string>`min(s.source)`.as('source')])
     .groupBy(['s.tenant_id', 's.device_name'])
@@ -130,32 +127,37 @@ export async function exposedDevicePage(
     .limit(limit)
     .offset(offset)
     .execute();
-  return { devices: rows.map((r) => ({ name: r.device_name, components: r.components, source: r.source })), total: Number(total.n) };
+  return rows.map((r) => ({ name: r.device_name, components: r.components, source: r.source }));
 }
 
-/** Groups with exposed members, with how many (a member is one row per group: no distinct needed). */
-export async function exposedGroups(db: Db, tenantId: string, digests: readonly string[]): Promise<{ id: string; name: string; devices: number }[]> {
-  if (digests.length === 0) return [];
-  const rows = await db
-    .selectFrom('device_group_members as m')
-    .innerJoin('device_groups as g', 'g.id', 'm.group_id')
-    .select(['g.id', 'g.name', (eb) => eb.fn.countAll<string>().as('n')])
-    .where('m.tenant_id', '=', tenantId)
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('vuln_device_software as s')
-          .select(sql<number>`1`.as('one'))
-          .whereRef('s.tenant_id', '=', 'm.tenant_id')
-          .whereRef('s.device_name', '=', 'm.device_name')
-          .where('s.digest', 'in', digests),
-      ),
-    )
-    .where(notDecommissioned('m.device_name', 'm.tenant_id'))
-    .groupBy(['g.id', 'g.name'])
-    .orderBy('g.name')
-    .execute();
-  return rows.map((r) => ({ id: r.id, name: r.name, devices: Number(r.n) }));
+/**
+ * How many distinct devices run any of the digests, and per group how many of its members
+ * do: the set of exposed devices is read once (one pass over the digest index) and both
+ * counts come from it.
+ */
+export async function exposedDeviceTally(
+  db: Db,
+  tenantId: string,
+  digests: readonly string[],
+): Promise<{ total: number; groups: { id: string; name: string; devices: number }[] }> {
+  if (digests.length === 0) return { total: 0, groups: [] };
+  const r = await sql<{ id: string | null; name: string | null; n: string }>`
+    WITH e AS MATERIALIZED (
+      SELECT DISTINCT s.device_name FROM vuln_device_software s
+      WHERE s.tenant_id = ${tenantId} AND ${digestIn(digests)} AND ${notDecommissioned('s.device_name', 's.tenant_id')})
+    SELECT * FROM (
+      SELECT NULL::uuid AS id, NULL::text AS name, count(*) AS n FROM e
+      UNION ALL
+      SELECT g.id, g.name, count(*) AS n FROM e
+        JOIN device_group_members m ON m.tenant_id = ${tenantId} AND m.device_name = e.device_name
+        JOIN device_groups g ON g.id = m.group_id
+      GROUP BY g.id, g.name) x
+    ORDER BY x.name NULLS FIRST`.execute(db);
+  const total = Number(r.rows.find((x) => x.id === null)?.n ?? 0);
+  const groups = r.rows
+    .filter((x): x is { id: string; name: string; n: string } => x.id !== null && x.name !== null)
+    .map((x) => ({ id: x.id, name: x.name, devices: Number(x.n) }));
+  return { total, groups };
 }
 
 export interface ReleaseRef {

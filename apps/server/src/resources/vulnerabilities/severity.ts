@@ -40,8 +40,25 @@ function fromScore(score: number, v2 = false): Severity {
   return 'critical';
 }
 
+/**
+ * Scores already computed, by type and vector: a feed repeats a few thousand vectors over
+ * hundreds of thousands of records, and the calculator parses each one from scratch.
+ * Bounded: cleared when full.
+ */
+const scoreCache = new Map<string, number | undefined>();
+const SCORED_MAX = 10_000;
+
 /** The base score of a vector, or undefined when the calculator cannot score it whole. */
 export function cvssBaseScore(type: 'CVSS_V4' | 'CVSS_V3' | 'CVSS_V2', vector: string): number | undefined {
+  const key = `${type} ${vector}`;
+  if (scoreCache.has(key)) return scoreCache.get(key);
+  const score = computeBaseScore(type, vector);
+  if (scoreCache.size >= SCORED_MAX) scoreCache.clear();
+  scoreCache.set(key, score);
+  return score;
+}
+
+function computeBaseScore(type: 'CVSS_V4' | 'CVSS_V3' | 'CVSS_V2', vector: string): number | undefined {
   try {
     const v =
       type === 'CVSS_V4'

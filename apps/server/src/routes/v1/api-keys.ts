@@ -7,6 +7,7 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { createApiKey, revokeKey } from '../../resources/api-keys/commands.js';
 import { listApiKeys, type ApiKeyRecord } from '../../resources/api-keys/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const ApiKey = Type.Object({
   id: Uuid,
@@ -67,11 +68,13 @@ export const apiKeysRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const { limit, offset } = page(request.query);
-      const { rows, total, counts } = await listApiKeys(db, principalOf(request).tenantId, limit, offset);
-      return { api_keys: rows.map(keyJson), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await listApiKeys(snap, principalOf(request).tenantId, limit, offset);
+        return { api_keys: rows.map(keyJson), total, limit, offset, counts };
+      }),
   );
 
   app.delete(

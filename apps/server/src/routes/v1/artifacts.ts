@@ -16,6 +16,7 @@ import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/
 import { artifactView } from '../../resources/artifacts/views.js';
 import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
 import { SEVERITIES, SEVERITY_RANK } from '../../resources/vulnerabilities/severity.js';
+import { inSnapshot } from '../../store/tx.js';
 
 export const Artifact = Type.Object(
   {
@@ -111,20 +112,22 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const { kind, severity, q } = request.query;
-      const { rows, total } = await listArtifacts(
-        db,
-        tenantId,
-        { kind, minSeverityRank: severity === undefined ? undefined : SEVERITY_RANK[severity], q },
-        limit,
-        offset,
-      );
-      // spec §8: total counts the filtered set, counts break down the tenant's whole set
-      return { artifacts: rows.map(artifactView), total, limit, offset, counts: await artifactKindCounts(db, tenantId) };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const { kind, severity, q } = request.query;
+        const { rows, total } = await listArtifacts(
+          snap,
+          tenantId,
+          { kind, minSeverityRank: severity === undefined ? undefined : SEVERITY_RANK[severity], q },
+          limit,
+          offset,
+        );
+        // spec §8: total counts the filtered set, counts break down the tenant's whole set
+        return { artifacts: rows.map(artifactView), total, limit, offset, counts: await artifactKindCounts(snap, tenantId) };
+      }),
   );
 
   app.get(

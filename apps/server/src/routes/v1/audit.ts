@@ -5,6 +5,7 @@ import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
 import { auditEventJson, auditPage, iterateAuditEvents } from '../../resources/audit/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const Filters = {
   since: Type.Optional(Type.String({ format: 'date-time' })),
@@ -46,12 +47,14 @@ export const auditRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const p = principalOf(request);
-      const { limit, offset } = page(request.query);
-      const { rows, total, counts } = await auditPage(db, p.tenantId, request.query, limit, offset);
-      return { events: rows.map(auditEventJson), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const p = principalOf(request);
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await auditPage(snap, p.tenantId, request.query, limit, offset);
+        return { events: rows.map(auditEventJson), total, limit, offset, counts };
+      }),
   );
 
   app.get(

@@ -9,6 +9,7 @@ import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { registerAuthorizerKey, revokeAuthorizerKey } from '../../resources/authorizer-keys/commands.js';
 import { authorizerKeyCounts, getAuthorizerKey, listAuthorizerKeys } from '../../resources/authorizer-keys/queries.js';
 import { authorizerKeyView } from '../../resources/authorizer-keys/views.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const AuthorizerKey = Type.Object(
   {
@@ -58,13 +59,15 @@ export const authorizerKeysRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const rows = await listAuthorizerKeys(db, tenantId, limit, offset);
-      const { total, revoked } = await authorizerKeyCounts(db, tenantId);
-      return { authorizer_keys: rows.map(authorizerKeyView), total, limit, offset, counts: { active: total - revoked, revoked } };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const rows = await listAuthorizerKeys(snap, tenantId, limit, offset);
+        const { total, revoked } = await authorizerKeyCounts(snap, tenantId);
+        return { authorizer_keys: rows.map(authorizerKeyView), total, limit, offset, counts: { active: total - revoked, revoked } };
+      }),
   );
 
   app.get(

@@ -14,6 +14,7 @@ import { byteBound, storeAttachmentBytes, type StoredAttachment } from '../../re
 import { caseOr404 } from '../../resources/cases/commands.js';
 import { CASE_LIMITS } from '../../resources/cases/fields.js';
 import { getCase } from '../../resources/cases/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const Attachment = Type.Object({
   id: Uuid,
@@ -117,13 +118,15 @@ export const caseAttachmentsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const c = await caseOr404(db, tenantId, request.params.id, getCase);
-      const { limit, offset } = page(request.query);
-      const { rows, counts } = await listAttachments(db, tenantId, c.id, limit, offset);
-      return { attachments: rows.map(attachmentView), total: counts.attached + counts.redacted, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const c = await caseOr404(snap, tenantId, request.params.id, getCase);
+        const { limit, offset } = page(request.query);
+        const { rows, counts } = await listAttachments(snap, tenantId, c.id, limit, offset);
+        return { attachments: rows.map(attachmentView), total: counts.attached + counts.redacted, limit, offset, counts };
+      }),
   );
 
   const attachmentOr404 = async (tenantId: string, caseId: string, aid: string) => {

@@ -21,6 +21,7 @@ import {
   type SubmissionMeta,
 } from '../../resources/case-submissions/queries.js';
 import { transportFor } from '../../resources/case-submissions/transport.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const Record_ = Type.Record(Type.String(), Type.Unknown());
 const Filing = Type.Object({
@@ -206,14 +207,16 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const c = await caseOr404(db, tenantId, request.params.id, getCase);
-      const { limit, offset } = page(request.query);
-      const { rows, total } = await listSubmissions(db, tenantId, c.id, { stage: request.query.stage }, limit, offset);
-      const counts = { ...Object.fromEntries(STAGES.map((s) => [s, 0])), ...(await submissionStageCounts(db, tenantId, c.id)) };
-      return { submissions: rows.map((r) => itemView(r, r.superseded_by)), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const c = await caseOr404(snap, tenantId, request.params.id, getCase);
+        const { limit, offset } = page(request.query);
+        const { rows, total } = await listSubmissions(snap, tenantId, c.id, { stage: request.query.stage }, limit, offset);
+        const counts = { ...Object.fromEntries(STAGES.map((s) => [s, 0])), ...(await submissionStageCounts(snap, tenantId, c.id)) };
+        return { submissions: rows.map((r) => itemView(r, r.superseded_by)), total, limit, offset, counts };
+      }),
   );
 
   app.get(

@@ -24,6 +24,8 @@ import { caseRecords } from '../../resources/cases/records.js';
 import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { Finding } from './findings.js';
+import { CountedGroup, ExposedDevice, ExposureParts } from './vulnerabilities.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
 const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
@@ -82,12 +84,6 @@ const Deadline = Type.Object({
   overdue: Type.Boolean(),
 });
 const Record_ = Type.Record(Type.String(), Type.Unknown());
-const ExposedDevice = Type.Object({
-  name: Type.String(),
-  components: Type.Array(Type.String()),
-  source: Type.String({ description: 'receipt (device-signed, software-key) or legacy (device-reported status)' }),
-});
-const CountedGroup = Type.Object({ id: Type.String(), name: Type.String(), devices: Type.Integer() });
 const LinkedEvidenceBody = Type.Object({
   vulnerability_ids: Type.Array(Type.String()),
   vulnerabilities: Type.Array(
@@ -101,24 +97,7 @@ const LinkedEvidenceBody = Type.Object({
   findings_total: Type.Integer(),
   exposure: Type.Array(
     Type.Object({
-      vulnerability: Type.String(),
-      artifacts: Type.Array(
-        Type.Object({
-          id: Type.String(),
-          name: Type.String(),
-          version: Type.String(),
-          digest: Type.String(),
-          findings: Type.Integer(),
-          open_findings: Type.Integer(),
-          components: Type.Array(Type.String()),
-          fixed_versions: Type.Array(Type.String()),
-          vex_statuses: Type.Array(Type.String()),
-          devices: Type.Integer(),
-        }),
-      ),
-      releases: Type.Array(Type.Object({ id: Type.String(), product: Type.String(), version: Type.String(), artifacts: Type.Array(Type.String()) })),
-      fixed_by: Type.Array(Type.Object({ product: Type.String(), release_id: Type.String(), version: Type.String(), created_at: Timestamp })),
-      groups: Type.Array(CountedGroup),
+      ...ExposureParts,
       devices: Type.Integer({ description: 'exposed devices (running an artifact with an open finding of it)' }),
     }),
   ),
@@ -268,22 +247,24 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const q = request.query;
-      const now = ctx.now();
-      const { rows, total } = await listCases(
-        db,
-        tenantId,
-        { state: q.state, kind: q.kind, product: q.product, overdue: q.overdue, dueWithinHours: q.due_within_hours },
-        now,
-        limit,
-        offset,
-      );
-      // spec §8: total counts the filtered set, counts break down the tenant's whole set by state
-      return { cases: rows.map((c) => caseItemView(c, now)), total, limit, offset, counts: await caseStateCounts(db, tenantId) };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const q = request.query;
+        const now = ctx.now();
+        const { rows, total } = await listCases(
+          snap,
+          tenantId,
+          { state: q.state, kind: q.kind, product: q.product, overdue: q.overdue, dueWithinHours: q.due_within_hours },
+          now,
+          limit,
+          offset,
+        );
+        // spec §8: total counts the filtered set, counts break down the tenant's whole set by state
+        return { cases: rows.map((c) => caseItemView(c, now)), total, limit, offset, counts: await caseStateCounts(snap, tenantId) };
+      }),
   );
 
   app.get(
@@ -470,27 +451,29 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const c = await caseOr404(db, tenantId, request.params.id, getCase);
-      const { limit, offset } = page(request.query);
-      const { rows, total, counts } = await caseAuditPage(db, tenantId, c.id, limit, offset);
-      return {
-        events: rows.map((r) => ({
-          id: r.id,
-          at: iso(r.at),
-          actor: r.actor,
-          credential: r.credential,
-          action: r.action,
-          target: r.target,
-          request_id: r.request_id,
-          detail: r.detail,
-        })),
-        total,
-        limit,
-        offset,
-        counts,
-      };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const c = await caseOr404(snap, tenantId, request.params.id, getCase);
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await caseAuditPage(snap, tenantId, c.id, limit, offset);
+        return {
+          events: rows.map((r) => ({
+            id: r.id,
+            at: iso(r.at),
+            actor: r.actor,
+            credential: r.credential,
+            action: r.action,
+            target: r.target,
+            request_id: r.request_id,
+            detail: r.detail,
+          })),
+          total,
+          limit,
+          offset,
+          counts,
+        };
+      }),
   );
 };

@@ -18,6 +18,7 @@ import {
 import { DeviceListAnchors } from '../../resources/devices/anchors.js';
 import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 /**
  * `string | null` as `type: ["string", "null"]` (JSON Schema 2020-12, OpenAPI 3.1) rather
@@ -173,12 +174,14 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const device = await deviceOr404(db, principalOf(request).tenantId, request.params.name);
-      const { limit, offset } = page(request.query);
-      const { rows, total, counts } = await deviceHistory(db, device.id, limit, offset);
-      return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const device = await deviceOr404(snap, principalOf(request).tenantId, request.params.name);
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await deviceHistory(snap, device.id, limit, offset);
+        return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
+      }),
   );
 
   app.delete(
@@ -189,7 +192,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request, reply) => {
       await execute(ctx, request, decommissionDevice, { name: request.params.name });
-      // Other processes hear the database's notification (migration 0030); this process's
+      // Other processes hear the database's notification (migration 0042); this process's
       // device channel must not answer the device's next call from its cache before it arrives.
       ctx.deviceCredentials?.clear();
       return reply.code(204).send(null);

@@ -6,6 +6,7 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { createEnrollToken, MAX_TOKEN_TTL_SECONDS, MAX_TOKEN_USES, removeEnrollToken } from '../../resources/enroll-tokens/commands.js';
 import { listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const EnrollToken = Type.Object({
   id: Uuid,
@@ -74,11 +75,13 @@ export const enrollTokensRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const { limit, offset } = page(request.query);
-      const { rows, total, counts } = await listEnrollTokens(db, principalOf(request).tenantId, ctx.now(), limit, offset);
-      return { enroll_tokens: rows.map(tokenJson), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await listEnrollTokens(snap, principalOf(request).tenantId, ctx.now(), limit, offset);
+        return { enroll_tokens: rows.map(tokenJson), total, limit, offset, counts };
+      }),
   );
 
   app.delete(

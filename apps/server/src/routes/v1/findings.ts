@@ -10,6 +10,7 @@ import { findingView } from '../../resources/findings/views.js';
 import { getDeviceByName } from '../../resources/devices/queries.js';
 import { getRun, listRuns, type RunRow } from '../../resources/vuln-analysis/queries.js';
 import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
+import { inSnapshot } from '../../store/tx.js';
 
 export const Finding = Type.Object({
   id: Type.String(),
@@ -137,17 +138,19 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
         response: { 200: FindingPage, ...ErrorResponses },
       },
     },
-    async (request) => {
-      const { limit, offset } = page(request.query);
-      const r = await listFindings(
-        db,
-        principalOf(request).tenantId,
-        { ...filterOf(request.query), artifact_id: request.query.artifact, product: request.query.product },
-        limit,
-        offset,
-      );
-      return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const { limit, offset } = page(request.query);
+        const r = await listFindings(
+          snap,
+          principalOf(request).tenantId,
+          { ...filterOf(request.query), artifact_id: request.query.artifact, product: request.query.product },
+          limit,
+          offset,
+        );
+        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+      }),
   );
 
   app.get(
@@ -169,13 +172,15 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.read', summary: "An artifact's findings (same filters and counts as /findings)" },
       schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-      const { limit, offset } = page(request.query);
-      const r = await listFindings(db, tenantId, { ...filterOf(request.query), artifact_id: request.params.id }, limit, offset);
-      return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
+        const { limit, offset } = page(request.query);
+        const r = await listFindings(snap, tenantId, { ...filterOf(request.query), artifact_id: request.params.id }, limit, offset);
+        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+      }),
   );
 
   app.get(
@@ -184,16 +189,18 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.read', summary: 'Findings of what a device runs now (open only unless open=false or vex_status is given)' },
       schema: { params: Strict({ name: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      if (!(await getDeviceByName(db, tenantId, request.params.name))) throw notFound(`device ${request.params.name}`);
-      const { limit, offset } = page(request.query);
-      const q = filterOf(request.query);
-      // a device's findings are its open ones unless the caller asks otherwise
-      if (q.open === undefined && q.vex_status === undefined) q.open = true;
-      const r = await listFindings(db, tenantId, { ...q, device: request.params.name }, limit, offset);
-      return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        if (!(await getDeviceByName(snap, tenantId, request.params.name))) throw notFound(`device ${request.params.name}`);
+        const { limit, offset } = page(request.query);
+        const q = filterOf(request.query);
+        // a device's findings are its open ones unless the caller asks otherwise
+        if (q.open === undefined && q.vex_status === undefined) q.open = true;
+        const r = await listFindings(snap, tenantId, { ...q, device: request.params.name }, limit, offset);
+        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+      }),
   );
 
   app.get(
@@ -214,11 +221,13 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const { limit, offset } = page(request.query);
-      const r = await listRuns(db, principalOf(request).tenantId, limit, offset);
-      return { runs: r.rows.map(runView), total: r.counts.queued + r.counts.running + r.counts.completed, limit, offset, counts: r.counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const { limit, offset } = page(request.query);
+        const r = await listRuns(snap, principalOf(request).tenantId, limit, offset);
+        return { runs: r.rows.map(runView), total: r.counts.queued + r.counts.running + r.counts.completed, limit, offset, counts: r.counts };
+      }),
   );
 
   app.get(

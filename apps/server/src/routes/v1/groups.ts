@@ -9,6 +9,7 @@ import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { addGroupMembers, createGroup, MAX_MEMBERS_PER_CALL } from '../../resources/groups/commands.js';
 import { groupCounts, listGroups } from '../../resources/groups/queries.js';
 import { groupView, groupWithMembers, MAX_MEMBERS_SHOWN } from '../../resources/groups/views.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const Group = Type.Object(
   {
@@ -57,14 +58,16 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const rows = await listGroups(db, tenantId, limit, offset);
-      const { total, empty } = await groupCounts(db, tenantId);
-      // list rows carry no member names (a page of 100k-device groups would be huge)
-      return { groups: rows.map((g) => groupView(g, [])), total, limit, offset, counts: { empty, populated: total - empty } };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const rows = await listGroups(snap, tenantId, limit, offset);
+        const { total, empty } = await groupCounts(snap, tenantId);
+        // list rows carry no member names (a page of 100k-device groups would be huge)
+        return { groups: rows.map((g) => groupView(g, [])), total, limit, offset, counts: { empty, populated: total - empty } };
+      }),
   );
 
   app.get(

@@ -10,6 +10,7 @@ import { listRegistries, registryCounts } from '../../resources/registries/queri
 import { browseTags, publishImportedImage } from '../../resources/registries/remote.js';
 import { registryView } from '../../resources/registries/views.js';
 import { Artifact } from './artifacts.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const Registry = Type.Object(
   { id: Uuid, name: Type.String(), url: Type.String(), credentials_ref: Type.Union([Type.String(), Type.Null()]), created_at: Type.String() },
@@ -55,19 +56,21 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const rows = await listRegistries(db, tenantId, limit, offset);
-      const c = await registryCounts(db, tenantId);
-      return {
-        registries: rows.map(registryView),
-        total: c.total,
-        limit,
-        offset,
-        counts: { https: c.total - c.http, http: c.http, authenticated: c.authenticated, anonymous: c.total - c.authenticated },
-      };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const rows = await listRegistries(snap, tenantId, limit, offset);
+        const c = await registryCounts(snap, tenantId);
+        return {
+          registries: rows.map(registryView),
+          total: c.total,
+          limit,
+          offset,
+          counts: { https: c.total - c.http, http: c.http, authenticated: c.authenticated, anonymous: c.total - c.authenticated },
+        };
+      }),
   );
 
   app.get(

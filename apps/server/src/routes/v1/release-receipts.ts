@@ -9,6 +9,7 @@ import { recordReceiptExport } from '../../resources/release-receipts/commands.j
 import { receiptExportStream } from '../../resources/release-receipts/export.js';
 import { ACTIVATIONS, iterateReceipts, receiptCountsByActivation, receiptPage } from '../../resources/release-receipts/queries.js';
 import { receiptDetail, receiptJson } from '../../resources/release-receipts/views.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const Activation = Type.Union(ACTIVATIONS.map((a) => Type.Literal(a)));
 const ReceiptFields = {
@@ -84,14 +85,16 @@ export const releaseReceiptsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const q = request.query;
-      const { limit, offset } = page(q);
-      const filter = { device: q.device, rolloutId: q.rollout_id, transactionId: q.transaction_id, activation: q.activation, label: q.label };
-      const [{ rows, total }, counts] = await Promise.all([receiptPage(db, tenantId, filter, limit, offset), receiptCountsByActivation(db, tenantId)]);
-      return { release_receipts: rows.map(receiptJson), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const q = request.query;
+        const { limit, offset } = page(q);
+        const filter = { device: q.device, rolloutId: q.rollout_id, transactionId: q.transaction_id, activation: q.activation, label: q.label };
+        const [{ rows, total }, counts] = await Promise.all([receiptPage(snap, tenantId, filter, limit, offset), receiptCountsByActivation(snap, tenantId)]);
+        return { release_receipts: rows.map(receiptJson), total, limit, offset, counts };
+      }),
   );
 
   app.get(

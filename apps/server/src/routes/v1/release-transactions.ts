@@ -8,6 +8,7 @@ import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { transactionCountsByState, transactionPage } from '../../resources/release-transactions/queries.js';
 import { transactionDetail, transactionResult, transactionsJson } from '../../resources/release-transactions/views.js';
 import { deploymentDevicePage } from '../../resources/rollouts/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const State = Type.Union([Type.Literal('running'), Type.Literal('committed'), Type.Literal('rolled back'), Type.Literal('failed')]);
 const TxFields = {
@@ -49,12 +50,14 @@ export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const [{ rows, total }, counts] = await Promise.all([transactionPage(db, tenantId, limit, offset), transactionCountsByState(db, tenantId)]);
-      return { release_transactions: await transactionsJson(db, rows), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const [{ rows, total }, counts] = await Promise.all([transactionPage(snap, tenantId, limit, offset), transactionCountsByState(snap, tenantId)]);
+        return { release_transactions: await transactionsJson(snap, rows), total, limit, offset, counts };
+      }),
   );
 
   app.get(
@@ -73,14 +76,16 @@ export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const t = await transactionDetail(db, tenantId, request.params.id);
-      if (!t) throw notFound(`release transaction ${request.params.id}`);
-      const { limit, offset } = page(request.query);
-      const devices = await deploymentDevicePage(db, tenantId, t.id, limit, offset);
-      return { ...t, device_states: devices.map((d) => ({ device: d.device_name, state: d.state, wave: d.wave_idx })) };
-    },
+    async (request) =>
+      // the detail, its counts and its page of devices in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const t = await transactionDetail(snap, tenantId, request.params.id);
+        if (!t) throw notFound(`release transaction ${request.params.id}`);
+        const { limit, offset } = page(request.query);
+        const devices = await deploymentDevicePage(snap, tenantId, t.id, limit, offset);
+        return { ...t, device_states: devices.map((d) => ({ device: d.device_name, state: d.state, wave: d.wave_idx })) };
+      }),
   );
 
   app.get(

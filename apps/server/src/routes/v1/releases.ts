@@ -10,6 +10,7 @@ import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { prepareRelease, publishRelease } from '../../resources/releases/commands.js';
 import { getReleaseRow, releaseCountsByProduct, releasePage } from '../../resources/releases/queries.js';
 import { releaseJson } from '../../resources/releases/views.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const Release = Type.Object(
   {
@@ -66,15 +67,17 @@ export const releasesRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const [{ rows, total }, counts] = await Promise.all([
-        releasePage(db, tenantId, { product: request.query.product }, limit, offset),
-        releaseCountsByProduct(db, tenantId),
-      ]);
-      return { releases: rows.map(releaseJson), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const [{ rows, total }, counts] = await Promise.all([
+          releasePage(snap, tenantId, { product: request.query.product }, limit, offset),
+          releaseCountsByProduct(snap, tenantId),
+        ]);
+        return { releases: rows.map(releaseJson), total, limit, offset, counts };
+      }),
   );
 
   app.get(

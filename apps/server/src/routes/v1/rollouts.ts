@@ -9,6 +9,7 @@ import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { controlRollout, startLegacyRollout, startSignedRollout, type RolloutAction, type RolloutOverrides } from '../../resources/rollouts/commands.js';
 import { rolloutCountsByKind, rolloutPage } from '../../resources/rollouts/queries.js';
 import { rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const Progress = Type.Object({
   pending: Type.Integer(),
@@ -137,17 +138,19 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      const releaseId = request.query.release_id === undefined ? undefined : normalizeUuid(request.query.release_id);
-      if (request.query.release_id !== undefined && releaseId === undefined) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
-      const [{ rows, total }, counts] = await Promise.all([
-        rolloutPage(db, tenantId, { kind: request.query.kind, releaseId }, limit, offset),
-        rolloutCountsByKind(db, tenantId),
-      ]);
-      return { rollouts: await rolloutsJson(db, rows), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const releaseId = request.query.release_id === undefined ? undefined : normalizeUuid(request.query.release_id);
+        if (request.query.release_id !== undefined && releaseId === undefined) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
+        const [{ rows, total }, counts] = await Promise.all([
+          rolloutPage(snap, tenantId, { kind: request.query.kind, releaseId }, limit, offset),
+          rolloutCountsByKind(snap, tenantId),
+        ]);
+        return { rollouts: await rolloutsJson(snap, rows), total, limit, offset, counts };
+      }),
   );
 
   app.get(
@@ -156,11 +159,13 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'rollouts.read', summary: 'Rollout detail: members, waves, per-device progress (devices paged by limit/offset)' },
       schema: { params: IdParams, querystring: Strict({ ...PageQuery }), response: { 200: RolloutDetail, ...ErrorResponses } },
     },
-    async (request) => {
-      const r = await rolloutDetail(db, principalOf(request).tenantId, request.params.id, page(request.query));
-      if (!r) throw notFound(`rollout ${request.params.id}`);
-      return r;
-    },
+    async (request) =>
+      // the detail, its counts and its page of devices in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const r = await rolloutDetail(snap, principalOf(request).tenantId, request.params.id, page(request.query));
+        if (!r) throw notFound(`rollout ${request.params.id}`);
+        return r;
+      }),
   );
 
   for (const action of ['approve', 'resume', 'abort'] as const satisfies readonly RolloutAction[]) {

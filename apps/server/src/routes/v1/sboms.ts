@@ -9,6 +9,7 @@ import { getArtifact } from '../../resources/artifacts/queries.js';
 import { attachSbom } from '../../resources/sboms/commands.js';
 import { CYCLONEDX_TYPE, SBOM_LIMITS, SPDX_TYPE } from '../../resources/sboms/documents.js';
 import { getSbom, listComponents } from '../../resources/sboms/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
@@ -91,27 +92,29 @@ export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-      const { limit, offset } = page(request.query);
-      const r = await listComponents(db, tenantId, request.params.id, { ecosystem: request.query.ecosystem, purl: request.query.purl }, limit, offset);
-      return {
-        components: r.rows.map((c) => ({
-          purl: c.purl,
-          package_key: c.package_key,
-          ecosystem: c.ecosystem,
-          release: c.release,
-          name: c.name,
-          version: c.version,
-          licenses: c.licenses,
-          hashes: c.hashes,
-        })),
-        total: r.total,
-        limit,
-        offset,
-        counts: r.counts,
-      };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
+        const { limit, offset } = page(request.query);
+        const r = await listComponents(snap, tenantId, request.params.id, { ecosystem: request.query.ecosystem, purl: request.query.purl }, limit, offset);
+        return {
+          components: r.rows.map((c) => ({
+            purl: c.purl,
+            package_key: c.package_key,
+            ecosystem: c.ecosystem,
+            release: c.release,
+            name: c.name,
+            version: c.version,
+            licenses: c.licenses,
+            hashes: c.hashes,
+          })),
+          total: r.total,
+          limit,
+          offset,
+          counts: r.counts,
+        };
+      }),
   );
 };

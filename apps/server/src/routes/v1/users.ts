@@ -8,6 +8,7 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { createUser, prepareNewUser, removeUser } from '../../resources/users/commands.js';
 import { listUsers, type UserRecord } from '../../resources/users/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 export const User = Type.Object({ id: Uuid, email: Type.String(), display_name: Type.String(), role: Type.Enum(ROLES), created_at: Timestamp });
 const UserCounts = Type.Object({ admin: Type.Integer(), operator: Type.Integer(), viewer: Type.Integer() });
@@ -53,11 +54,13 @@ export const usersRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const { limit, offset } = page(request.query);
-      const { rows, total, counts } = await listUsers(db, principalOf(request).tenantId, limit, offset);
-      return { users: rows.map(userJson), total, limit, offset, counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await listUsers(snap, principalOf(request).tenantId, limit, offset);
+        return { users: rows.map(userJson), total, limit, offset, counts };
+      }),
   );
 
   app.delete(

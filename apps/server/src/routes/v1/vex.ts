@@ -10,6 +10,7 @@ import { CYCLONEDX_TYPE } from '../../resources/sboms/documents.js';
 import { attachVex } from '../../resources/vex/commands.js';
 import { OPENVEX_TYPE, VEX_LIMITS } from '../../resources/vex/documents.js';
 import { listStatements, type StatementRow } from '../../resources/vex/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const Str = Type.Union([Type.String(), Type.Null()]);
@@ -107,9 +108,12 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request) => {
       const tenantId = principalOf(request).tenantId;
-      if (!(await getArtifact(db, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
       const { limit, offset } = page(request.query);
-      const r = await listStatements(db, tenantId, request.params.id, request.query.vulnerability, limit, offset);
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      const r = await inSnapshot(db, async (snap) => {
+        if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
+        return listStatements(snap, tenantId, request.params.id, request.query.vulnerability, limit, offset);
+      });
       return { statements: r.rows.map(statementView), total: r.total, limit, offset, counts: r.counts };
     },
   );

@@ -13,6 +13,7 @@ import { readKevCatalog } from '../../resources/vuln-feeds/kev.js';
 import { FEED_LIMITS } from '../../resources/vuln-feeds/limits.js';
 import { feedFreshness, getImport, listImports, type ImportRow } from '../../resources/vuln-feeds/queries.js';
 import { storeUpload } from '../../resources/vuln-feeds/upload.js';
+import { inSnapshot } from '../../store/tx.js';
 
 const ARCHIVE_TYPES = ['application/zip', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/octet-stream'];
 
@@ -179,11 +180,13 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
         },
       },
     },
-    async (request) => {
-      const { limit, offset } = page(request.query);
-      const r = await listImports(db, limit, offset);
-      return { imports: r.rows.map(importView), total: r.total, limit, offset, counts: r.counts };
-    },
+    async (request) =>
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      inSnapshot(db, async (snap) => {
+        const { limit, offset } = page(request.query);
+        const r = await listImports(snap, limit, offset);
+        return { imports: r.rows.map(importView), total: r.total, limit, offset, counts: r.counts };
+      }),
   );
 
   app.get(

@@ -6,6 +6,41 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
 import { exposedArtifactView, vulnerabilityExposure } from '../../resources/vulnerabilities/exposure.js';
 import { advisoriesOf, kevEntry, resolveVulnKey } from '../../resources/vulnerabilities/queries.js';
+import { inSnapshot } from '../../store/tx.js';
+
+/** An artifact with a finding of the vulnerability, and how many devices run it. */
+const ExposedArtifact = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  version: Type.String(),
+  digest: Type.String(),
+  findings: Type.Integer(),
+  open_findings: Type.Integer(),
+  components: Type.Array(Type.String()),
+  fixed_versions: Type.Array(Type.String()),
+  vex_statuses: Type.Array(Type.String()),
+  devices: Type.Integer(),
+});
+
+/** A group and how many of its members are exposed. */
+export const CountedGroup = Type.Object({ id: Type.String(), name: Type.String(), devices: Type.Integer() });
+
+export const ExposedDevice = Type.Object({
+  name: Type.String(),
+  components: Type.Array(Type.String()),
+  source: Type.String({ description: 'receipt (device-signed, software-key) or legacy (device-reported status)' }),
+});
+
+/** One vulnerability's exposure as the exposure API and a case's linked evidence show it. */
+export const ExposureParts = {
+  vulnerability: Type.String(),
+  artifacts: Type.Array(ExposedArtifact),
+  releases: Type.Array(Type.Object({ id: Type.String(), product: Type.String(), version: Type.String(), artifacts: Type.Array(Type.String()) })),
+  fixed_by: Type.Array(Type.Object({ product: Type.String(), release_id: Type.String(), version: Type.String(), created_at: Timestamp }), {
+    description: 'per product, the newest published release none of whose artifacts has an open finding of this vulnerability (all with an SBOM)',
+  }),
+  groups: Type.Array(CountedGroup),
+};
 
 const IdParams = Strict({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
@@ -111,33 +146,8 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
         querystring: Strict({ ...PageQuery }),
         response: {
           200: Type.Object({
-            vulnerability: Type.String(),
-            artifacts: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                name: Type.String(),
-                version: Type.String(),
-                digest: Type.String(),
-                findings: Type.Integer(),
-                open_findings: Type.Integer(),
-                components: Type.Array(Type.String()),
-                fixed_versions: Type.Array(Type.String()),
-                vex_statuses: Type.Array(Type.String()),
-                devices: Type.Integer(),
-              }),
-            ),
-            releases: Type.Array(Type.Object({ id: Type.String(), product: Type.String(), version: Type.String(), artifacts: Type.Array(Type.String()) })),
-            fixed_by: Type.Array(Type.Object({ product: Type.String(), release_id: Type.String(), version: Type.String(), created_at: Timestamp }), {
-              description: 'per product, the newest published release none of whose artifacts has an open finding of this vulnerability (all with an SBOM)',
-            }),
-            groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), devices: Type.Integer() })),
-            devices: Type.Array(
-              Type.Object({
-                name: Type.String(),
-                components: Type.Array(Type.String()),
-                source: Type.String({ description: 'receipt (device-signed, software-key) or legacy (device-reported status)' }),
-              }),
-            ),
+            ...ExposureParts,
+            devices: Type.Array(ExposedDevice),
             total: Type.Integer({ description: 'exposed devices (running an artifact with an open finding)' }),
             limit: Type.Integer(),
             offset: Type.Integer(),
@@ -157,25 +167,28 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
       const tenantId = principalOf(request).tenantId;
       const key = await resolve(request.params.id);
       const { limit, offset } = page(request.query);
-      const e = await vulnerabilityExposure(db, tenantId, key, { limit, offset });
-      return {
-        vulnerability: key,
-        artifacts: e.artifacts.map(exposedArtifactView),
-        releases: e.releases,
-        fixed_by: e.fixed_by,
-        groups: e.groups,
-        devices: e.devices,
-        total: e.devices_total,
-        limit,
-        offset,
-        counts: {
-          artifacts: e.artifacts.length,
-          open_artifacts: e.artifacts.filter((a) => a.open_findings > 0).length,
-          releases: e.releases.length,
-          groups: e.groups.length,
-          devices: e.devices_total,
-        },
-      };
+      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
+      return inSnapshot(db, async (snap) => {
+        const e = await vulnerabilityExposure(snap, tenantId, key, { limit, offset });
+        return {
+          vulnerability: key,
+          artifacts: e.artifacts.map(exposedArtifactView),
+          releases: e.releases,
+          fixed_by: e.fixed_by,
+          groups: e.groups,
+          devices: e.devices,
+          total: e.devices_total,
+          limit,
+          offset,
+          counts: {
+            artifacts: e.artifacts.length,
+            open_artifacts: e.artifacts.filter((a) => a.open_findings > 0).length,
+            releases: e.releases.length,
+            groups: e.groups.length,
+            devices: e.devices_total,
+          },
+        };
+      });
     },
   );
 };

@@ -10,10 +10,12 @@ import * as m0008 from './0008_device_list_json.js';
 import * as m0009 from './0009_credential_notify.js';
 import * as m0010 from './0010_device_list_versions.js';
 import * as m0012 from './0012_vulnerabilities.js';
+import * as m0013 from './0013_vuln_bulk_writes.js';
 import * as m0020 from './0020_article14_cases.js';
-import * as m0030 from './0030_device_credential_notify.js';
-import * as m0040 from './0040_device_list_sort.js';
+import * as m0035 from './0035_device_heartbeats.js';
+import * as m0036 from './0036_device_ca_notify.js';
 import * as m0041 from './0041_receipts_by_device.js';
+import * as m0042 from './0042_device_credential_notify.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -32,8 +34,10 @@ export const migrations: Record<string, Migration> = {
   '0009_credential_notify': m0009,
   '0010_device_list_versions': m0010,
   '0012_vulnerabilities': m0012,
+  '0013_vuln_bulk_writes': m0013,
   '0020_article14_cases': m0020,
-  '0030_device_credential_notify': m0030,
-  '0040_device_list_sort': m0040,
+  '0035_device_heartbeats': m0035,
+  '0036_device_ca_notify': m0036,
   '0041_receipts_by_device': m0041,
+  '0042_device_credential_notify': m0042,
 };

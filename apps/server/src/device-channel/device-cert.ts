@@ -1,0 +1,172 @@
+import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { invalidInput } from '../errors/server-error.js';
+import { bytesOf, children, contentOf, DerError, expectTag, octets, oidText, readTlv, seq, time, tlv } from './der.js';
+import { x509 } from './x509.js';
+
+/**
+ * The device channel's per-request certificate work, in node:crypto and a few lines of DER:
+ * reading a CSR (enrollment, renewal) and issuing the device certificate (contracts §4).
+ * @peculiar/x509 builds the same structures through a general ASN.1 schema engine and
+ * webcrypto, at about 270 CSR+certificate pairs/s per core; this path does the same work at
+ * several thousand per second (docs/device-channel.md "Enrollment"), so a core is not the
+ * bound of enrollment. The signature is one ECDSA P-256 operation of about 50 µs: it runs
+ * on the event loop, which a thread hand-off would cost more than it saves.
+ * CAs themselves (rare) are still made with @peculiar/x509 (pki.ts).
+ */
+
+/** A CSR is a few hundred bytes; anything much larger is not one of ours. */
+export const MAX_CSR_BYTES = 4096;
+
+const ECDSA_SHA256 = '1.2.840.10045.4.3.2';
+const CN = '2.5.4.3';
+// AlgorithmIdentifier { ecdsa-with-SHA256 } (RFC 5758: no parameters)
+const SIG_ALG = Buffer.from('300a06082a8648ce3d040302', 'hex');
+const VERSION_3 = Buffer.from('a003020102', 'hex');
+const EXT_BASIC_CONSTRAINTS_LEAF = Buffer.from('300c0603551d130101ff04023000', 'hex');
+const EXT_KEY_USAGE_DIGITAL_SIGNATURE = Buffer.from('300e0603551d0f0101ff040403020780', 'hex');
+const EXT_EKU_CLIENT_AUTH = Buffer.from('30130603551d25040c300a06082b06010505070302', 'hex');
+const EXT_EKU_SERVER_AUTH = Buffer.from('30130603551d25040c300a06082b06010505070301', 'hex');
+const OID_SAN = Buffer.from('0603551d11', 'hex');
+const OID_AKI = Buffer.from('0603551d23', 'hex');
+const OID_SKI = Buffer.from('0603551d0e', 'hex');
+const OID_CN = Buffer.from('0603550403', 'hex');
+
+/** What a certificate is signed with: the CA's key, its subject (our issuer) and key id. */
+export interface CertSigner {
+  key: KeyObject;
+  subjectDer: Uint8Array;
+  keyId: Uint8Array;
+}
+
+/** The signer of a CA certificate (DER) and its PKCS#8 key (PEM). */
+export function certSigner(caCertDer: Uint8Array, keyPem: string): CertSigner {
+  const root = readTlv(caCertDer, 0);
+  const tbs = children(caCertDer, expectTag(children(caCertDer, root)[0], 0x30, 'tbsCertificate'));
+  // [0] version, serial, signature, issuer, validity, subject
+  const subject = expectTag(tbs[tbs[0]?.tag === 0xa0 ? 5 : 4], 0x30, 'subject');
+  const ski = new x509.X509Certificate(caCertDer).getExtension(x509.SubjectKeyIdentifierExtension);
+  if (ski === null) throw new DerError('CA certificate without a subject key identifier');
+  return { key: createPrivateKey(keyPem), subjectDer: bytesOf(caCertDer, subject), keyId: Buffer.from(ski.keyId, 'hex') };
+}
+
+/** A CSR checked the way the CA needs it. */
+export interface CheckedCsr {
+  commonName: string;
+  /** SubjectPublicKeyInfo (DER) of an ECDSA P-256 key. */
+  spki: Uint8Array;
+}
+
+function cnOf(der: Uint8Array, name: ReturnType<typeof readTlv>): string[] {
+  const out: string[] = [];
+  for (const rdn of children(der, expectTag(name, 0x30, 'subject'))) {
+    for (const atv of children(der, expectTag(rdn, 0x31, 'RDN'))) {
+      const [type, value] = children(der, expectTag(atv, 0x30, 'attribute'));
+      if (oidText(contentOf(der, expectTag(type, 0x06, 'attribute type'))) !== CN || value === undefined) continue;
+      // UTF8String, PrintableString, IA5String
+      if (value.tag !== 0x0c && value.tag !== 0x13 && value.tag !== 0x16) throw new DerError('CN string type');
+      out.push(Buffer.from(contentOf(der, value)).toString('utf8'));
+    }
+  }
+  return out;
+}
+
+/**
+ * A CSR checked the way the CA needs it: DER within bounds, key ECDSA P-256, self-signature
+ * valid (proof the requester holds the key), one CN. Returns the CN and the public key.
+ */
+export function readCsr(input: Uint8Array, field = 'csr_der'): CheckedCsr {
+  const der = new Uint8Array(input);
+  if (der.length === 0) throw invalidInput(field, `missing`);
+  // spec §5 (bounded input): refuse oversized documents before parsing
+  if (der.length > MAX_CSR_BYTES) throw invalidInput(field, `larger than ${MAX_CSR_BYTES} bytes`);
+  let info: Uint8Array, spki: Uint8Array, sigAlg: string, signature: Uint8Array, cns: string[];
+  try {
+    const root = readTlv(der, 0);
+    if (root.tag !== 0x30 || root.end !== der.length) throw new DerError('not one SEQUENCE');
+    const [infoTlv, algTlv, sigTlv] = children(der, root);
+    const parts = children(der, expectTag(infoTlv, 0x30, 'certificationRequestInfo'));
+    expectTag(parts[0], 0x02, 'version');
+    cns = cnOf(der, parts[1]!);
+    spki = bytesOf(der, expectTag(parts[2], 0x30, 'subjectPKInfo'));
+    info = bytesOf(der, infoTlv!);
+    sigAlg = oidText(contentOf(der, expectTag(children(der, expectTag(algTlv, 0x30, 'signatureAlgorithm'))[0], 0x06, 'algorithm')));
+    const bits = contentOf(der, expectTag(sigTlv, 0x03, 'signature'));
+    if (bits[0] !== 0) throw new DerError('signature has unused bits');
+    signature = bits.subarray(1);
+  } catch (cause) {
+    throw invalidInput(field, `not a DER PKCS#10 certificate request (${cause instanceof Error ? cause.message : String(cause)})`);
+  }
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' });
+  } catch (cause) {
+    throw invalidInput(field, `not a DER PKCS#10 certificate request (public key: ${String(cause)})`);
+  }
+  // contracts §4: device identity keys are ECDSA P-256
+  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
+    throw invalidInput(field, `key must be ECDSA P-256, got ${key.asymmetricKeyType ?? '?'} ${key.asymmetricKeyDetails?.namedCurve ?? ''}`.trim());
+  }
+  if (sigAlg !== ECDSA_SHA256) throw invalidInput(field, `signature cannot be checked (algorithm ${sigAlg}, expected ecdsa-with-SHA256)`);
+  let ok: boolean;
+  try {
+    ok = verify('sha256', info, key, signature);
+  } catch (cause) {
+    throw invalidInput(field, `signature cannot be checked (${String(cause)})`);
+  }
+  if (!ok) throw invalidInput(field, `signature does not verify (requester does not hold the key)`);
+  if (cns.length !== 1 || !cns[0]) throw invalidInput(field, `subject must have exactly one CN`);
+  return { commonName: cns[0], spki };
+}
+
+export interface LeafOptions {
+  subjectCN: string;
+  /** SubjectPublicKeyInfo (DER). */
+  spki: Uint8Array;
+  usage: 'clientAuth' | 'serverAuth';
+  sanUris: string[];
+  notBefore: Date;
+  notAfter: Date;
+}
+
+/** 16 random bytes, positive and minimal as a DER INTEGER (first byte 0x01..0x7f). */
+function serialBytes(): Buffer {
+  const b = randomBytes(16);
+  b[0] = (b[0]! & 0x7f) | 0x01;
+  return b;
+}
+
+/**
+ * A leaf certificate signed by `ca`: the extensions @peculiar/x509 wrote for pki.ts's
+ * `issueCertificate` (basicConstraints cA=false critical, keyUsage digitalSignature critical,
+ * one extended key usage, SAN URIs, authority and subject key ids), in DER.
+ */
+export function issueLeaf(ca: CertSigner, o: LeafOptions): { der: Buffer; serial: string } {
+  const serial = serialBytes();
+  const spkiTlv = readTlv(o.spki, 0);
+  const keyBits = contentOf(o.spki, children(o.spki, spkiTlv)[1]!);
+  const skid = createHash('sha1').update(keyBits.subarray(1)).digest();
+  const san = seq(...o.sanUris.map((u) => tlv(0x86, Buffer.from(u, 'ascii'))));
+  const extensions = tlv(
+    0xa3,
+    seq(
+      EXT_BASIC_CONSTRAINTS_LEAF,
+      EXT_KEY_USAGE_DIGITAL_SIGNATURE,
+      o.usage === 'clientAuth' ? EXT_EKU_CLIENT_AUTH : EXT_EKU_SERVER_AUTH,
+      seq(OID_SAN, octets(san)),
+      seq(OID_AKI, octets(seq(tlv(0x80, ca.keyId)))),
+      seq(OID_SKI, octets(tlv(0x04, skid))),
+    ),
+  );
+  const tbs = seq(
+    VERSION_3,
+    tlv(0x02, serial),
+    SIG_ALG,
+    ca.subjectDer,
+    seq(time(o.notBefore), time(o.notAfter)),
+    seq(tlv(0x31, seq(OID_CN, tlv(0x0c, Buffer.from(o.subjectCN, 'utf8'))))),
+    o.spki,
+    extensions,
+  );
+  const signature = sign('sha256', tbs, ca.key);
+  return { der: seq(tbs, SIG_ALG, tlv(0x03, Buffer.from([0]), signature)), serial: serial.toString('hex') };
+}

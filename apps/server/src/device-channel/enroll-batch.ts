@@ -1,0 +1,76 @@
+import type { Kysely } from 'kysely';
+import { enrollDevice, type Enrollment } from '../resources/devices/commands.js';
+import { runUnitOfWork, runUnitsOfWork, type UnitOfWorkScope } from '../resources/unit-of-work.js';
+import type { Database } from '../store/database.js';
+
+/** Enrollments committed together at most. */
+const MAX_BATCH = 128;
+
+interface Pending {
+  scope: UnitOfWorkScope;
+  enrollment: Enrollment;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Enrollment units of work, group-committed per process. Every enrollment of a tenant writes
+ * the same rows (the token's use count, the tenant's device counts and list version), and a
+ * transaction holds those row locks until COMMIT: with one transaction per enrollment they
+ * queue behind each other's round trips and commit flush (measured: most sessions waiting on
+ * a transaction lock, about 120-220 enrollments/s). Here the first enrollment commits alone
+ * at once; those arriving meanwhile wait for it and then commit together in one transaction
+ * (`runUnitsOfWork`), so a burst pays one commit per batch and no lock waits inside this
+ * process. Each enrollment keeps its own unit of work: its audit row, its actor, and its
+ * token use spent last. When a batch fails, its enrollments run again one by one, so a refused
+ * one (a token used up meanwhile) fails alone and the others commit.
+ */
+export class EnrollmentBatcher {
+  private queue: Pending[] = [];
+  private running = false;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  submit(scope: UnitOfWorkScope, enrollment: Enrollment): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ scope, enrollment, resolve, reject });
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        await this.commit(batch);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    if (batch.length > 1) {
+      try {
+        await runUnitsOfWork(
+          this.db,
+          batch.map((p) => ({ scope: p.scope, fn: (uow) => enrollDevice(uow, p.enrollment) })),
+        );
+        for (const p of batch) p.resolve();
+        return;
+      } catch {
+        // one of them failed: find out which, one by one
+      }
+    }
+    for (const p of batch) {
+      try {
+        await runUnitOfWork(this.db, p.scope, (uow) => enrollDevice(uow, p.enrollment));
+        p.resolve();
+      } catch (e) {
+        p.reject(e);
+      }
+    }
+  }
+}
