@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const SPEC_DIR = join(import.meta.dirname, '..', '..', '..', 'shared', 'spec');
+// the repository's copies (docs/spec/), so a clone anywhere lints the same
+const SPEC_DIR = join(import.meta.dirname, '..', '..', 'docs', 'spec');
 export const DOCUMENTS = { spec: 'operator-api-and-signed-release.md', contracts: 'contracts.md' };
 
 /** Map of section number -> Set of rule numbers, for one document's text. */
