@@ -18,7 +18,7 @@ import { requireTool, tempDir } from './helpers/tools.js';
  * a refusal is logged as an error and backed off the same way, a success resets the count
  * and waits the interval the server asks for.
  */
-type Answer = { fail: number } | { interval: number };
+type Answer = { fail: number } | { interval: number; delayMs?: number };
 
 let root: { dir: string; cleanup: () => Promise<void> };
 let pki: Record<'serverCa' | 'serverKey' | 'serverCert' | 'deviceCa' | 'deviceKey' | 'deviceCert', string>;
@@ -97,14 +97,17 @@ async function deviceService(script: Answer[]): Promise<{ server: Server; addres
         cb({ code: answer.fail, details: 'scripted', metadata: new Metadata(), name: 'e', message: 'scripted' });
         return;
       }
-      cb(null, {
-        assignments: [],
-        logRequests: [],
-        renewCertificate: false,
-        certificateNotAfter: undefined,
-        checkInIntervalS: answer.interval,
-        serverTime: new Date(),
-      });
+      const ok = () =>
+        cb(null, {
+          assignments: [],
+          logRequests: [],
+          renewCertificate: false,
+          certificateNotAfter: undefined,
+          checkInIntervalS: answer.interval,
+          serverTime: new Date(),
+        });
+      if (answer.delayMs === undefined) ok();
+      else setTimeout(ok, answer.delayMs);
     },
     uploadReceipt: () => undefined,
     reportLegacyStatus: () => undefined,
@@ -121,6 +124,38 @@ async function deviceService(script: Answer[]): Promise<{ server: Server; addres
   return { server, address: `127.0.0.1:${port}`, calls };
 }
 
+async function agentRuntime(address: string, dir: string) {
+  const dataDir = join(root.dir, dir);
+  const logs: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+  const identity = {
+    tenantId: '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f',
+    deviceName: 'dev-1',
+    keyPem: pki.deviceKey,
+    certPem: pki.deviceCert,
+    deviceCaPem: pki.deviceCa,
+    serverCaPem: pki.serverCa,
+    notAfter: certNotAfter(pki.deviceCert),
+  };
+  const journal = await Journal.open(join(dataDir, 'journal'));
+  const runtime = new AgentRuntime({
+    address,
+    dataDir,
+    identity,
+    inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'edge', slots: [] },
+    log: (level, msg, fields = {}) => logs.push({ level, msg, fields }),
+    makeOrchestrator: () =>
+      new Orchestrator({
+        dataDir,
+        journal,
+        release: null,
+        fetcher: new MemoryFetcher(new Map()),
+        drivers: {},
+        device: { name: 'dev-1', certificateDer: decodePem(pki.deviceCert, 'CERTIFICATE'), key: parsePrivateKeyPem(pki.deviceKey) },
+      }),
+  });
+  return { runtime, logs };
+}
+
 describe('check-in loop backoff', () => {
   it('backs off 1-2 s, then 2-4 s; a refusal is an error and backs off too; a success resets the count and waits its interval', async () => {
     const script: Answer[] = [
@@ -131,34 +166,7 @@ describe('check-in loop backoff', () => {
       { interval: 3600 },
     ];
     const svc = await deviceService(script);
-    const dataDir = join(root.dir, 'agent');
-    const logs: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
-    const identity = {
-      tenantId: '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f',
-      deviceName: 'dev-1',
-      keyPem: pki.deviceKey,
-      certPem: pki.deviceCert,
-      deviceCaPem: pki.deviceCa,
-      serverCaPem: pki.serverCa,
-      notAfter: certNotAfter(pki.deviceCert),
-    };
-    const journal = await Journal.open(join(dataDir, 'journal'));
-    const runtime = new AgentRuntime({
-      address: svc.address,
-      dataDir,
-      identity,
-      inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'edge', slots: [] },
-      log: (level, msg, fields = {}) => logs.push({ level, msg, fields }),
-      makeOrchestrator: () =>
-        new Orchestrator({
-          dataDir,
-          journal,
-          release: null,
-          fetcher: new MemoryFetcher(new Map()),
-          drivers: {},
-          device: { name: 'dev-1', certificateDer: decodePem(pki.deviceCert, 'CERTIFICATE'), key: parsePrivateKeyPem(pki.deviceKey) },
-        }),
-    });
+    const { runtime, logs } = await agentRuntime(svc.address, 'agent');
     const stop = new AbortController();
     const running = runtime.run(stop.signal);
     try {
@@ -188,4 +196,24 @@ describe('check-in loop backoff', () => {
       expect(g).toBeLessThan(waited[i]! + 1500);
     });
   }, 90_000); // real timers of 8 s, plus mTLS set-up that a loaded 2-core machine stretches
+
+  it('a stop that arrives while a check-in is answered ends the loop at once, not after the interval asked for', async () => {
+    // the server answers 400 ms after the stop: the loop must not then start a one-hour wait
+    const svc = await deviceService([{ interval: 3600, delayMs: 600 }]);
+    const { runtime } = await agentRuntime(svc.address, 'agent-stop');
+    const stop = new AbortController();
+    const running = runtime.run(stop.signal);
+    try {
+      const deadline = Date.now() + 20_000;
+      while (svc.calls.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(svc.calls).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 200));
+      stop.abort();
+      const ended = await Promise.race([running.then(() => 'ended'), new Promise((r) => setTimeout(() => r('still running'), 5_000))]);
+      expect(ended).toBe('ended');
+    } finally {
+      stop.abort();
+      svc.server.forceShutdown();
+    }
+  }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckInResponse, Inventory, RenewCertificateResponse } from '@svc/device-proto';
 import { encodePem } from '@svc/release-core';
 import { crashPoint } from '../state-machine/crash-points.js';
@@ -122,17 +123,8 @@ export class AgentRuntime {
         waitMs = backoffMs(this.failures);
         this.o.log(isTransient(err) ? 'warn' : 'error', 'check-in failed', { code: errorCode(err), reason: (err as Error).message, retry_ms: waitMs });
       }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, waitMs);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(t);
-            resolve();
-          },
-          { once: true },
-        );
-      });
+      // a stop that arrives during the tick has already fired: the wait must not start
+      await sleep(waitMs, undefined, { signal }).catch(() => undefined);
     }
     this.clients.close();
   }

@@ -116,7 +116,8 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   }, args.statsEveryS * 1000);
   await new Promise<void>((resolve) => {
     if (args.durationS > 0) setTimeout(resolve, args.durationS * 1000).unref();
-    signal.addEventListener('abort', () => resolve(), { once: true });
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
   });
   clearInterval(statsTimer);
   for (const t of timers) clearTimeout(t);
