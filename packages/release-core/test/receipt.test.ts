@@ -67,6 +67,44 @@ describe('verifyReceipt details', () => {
     const der = new Uint8Array(Buffer.from(single.device.certificate, 'base64'));
     expect(verifyReceipt(env, { ...opts, connectionCertificate: der }).certificate.subjectCN).toBe('edge-01');
   });
+  it('connectionCertificateVerified: the CA signature is not checked again, the rest of the certificate still is', () => {
+    const env = signReceipt(single, deviceKey);
+    const der = new Uint8Array(Buffer.from(single.device.certificate, 'base64'));
+    const counting = () => {
+      const keys: string[] = [];
+      const crypto = {
+        ...nodeCryptoProvider,
+        verifyP256: (k: any, m: Uint8Array, s: Uint8Array) => (keys.push(k.keyid), nodeCryptoProvider.verifyP256(k, m, s)),
+      };
+      return { keys, crypto };
+    };
+    const both = counting();
+    verifyReceipt(env, { ...opts, connectionCertificate: der, crypto: both.crypto });
+    expect(both.keys).toEqual([ca.publicKey.keyid, deviceKey.publicKey.keyid]);
+    const deviceOnly = counting();
+    verifyReceipt(env, { ...opts, connectionCertificate: der, connectionCertificateVerified: true, crypto: deviceOnly.crypto });
+    expect(deviceOnly.keys).toEqual([deviceKey.publicKey.keyid]);
+    // without the connection's certificate to compare with, the flag vouches for nothing
+    const noConnection = counting();
+    verifyReceipt(env, { ...opts, connectionCertificateVerified: true, crypto: noConnection.crypto });
+    expect(noConnection.keys).toEqual([ca.publicKey.keyid, deviceKey.publicKey.keyid]);
+    // validity, names and the device signature are still checked
+    expect(
+      refusal(() => verifyReceipt(env, { ...opts, now: new Date('2100-01-01T00:00:00Z'), connectionCertificate: der, connectionCertificateVerified: true }))
+        .code,
+    ).toBe('CERT_EXPIRED');
+    expect(refusal(() => verifyReceipt(env, { ...opts, device: 'edge-02', connectionCertificate: der, connectionCertificateVerified: true })).code).toBe(
+      'CERT_IDENTITY_MISMATCH',
+    );
+    const tampered = {
+      ...env,
+      signatures: [{ ...env.signatures[0]!, sig: signReceipt({ ...single, timestamp: '2027-06-01T00:10:09Z' }, deviceKey).signatures[0]!.sig }],
+    };
+    expect(() => verifyReceipt(tampered, { ...opts, connectionCertificate: der, connectionCertificateVerified: true })).toThrow();
+    expect(refusal(() => verifyReceipt(env, { ...opts, connectionCertificate: new Uint8Array(der.length), connectionCertificateVerified: true })).code).toBe(
+      'CERT_IDENTITY_MISMATCH',
+    );
+  });
   it('signReceipt refuses an Ed25519 key', () => {
     expect(refusal(() => signReceipt(single, parsePrivateKeyPem(readFileSync(key('authorizer.key.pem'), 'utf8')))).code).toBe('KEY_INVALID');
   });

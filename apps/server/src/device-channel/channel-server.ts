@@ -59,6 +59,7 @@ export async function startDeviceChannel(
     server.bindAsync(addr, creds, (err, p) => (err ? reject(err) : resolve(p)));
   });
   refuseFramingHeaders(server);
+  ctx.connections.attach(server);
   return {
     port,
     close: (graceMs = 5000) =>

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
+import type { ConnectionCertificates } from './connections.js';
 import type { DeviceCredentialCache } from './credential-cache.js';
 import type { DeviceCaStore } from './device-ca.js';
 import type { EnrollmentBatcher } from './enroll-batch.js';
@@ -15,6 +16,8 @@ export interface DeviceChannelContext {
   cas: DeviceCaStore;
   /** Device authentications remembered, cleared by the database's change notifications (peer.ts). */
   credentials: DeviceCredentialCache;
+  /** The client certificate of each live connection, as its handshake decoded it (connections.ts). */
+  connections: ConnectionCertificates;
   /** Enrollment units of work, group-committed. */
   enrollments: EnrollmentBatcher;
   /** Heartbeats of devices whose check-in changes nothing else, written once a second. */

@@ -33,7 +33,7 @@ import { readCsr } from './device-cert.js';
 function unary<Req, Res>(ctx: DeviceChannelContext, handle: (peer: DevicePeer, req: Req, now: Date) => Promise<Res>) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     const now = ctx.now();
-    authenticatePeer(call, ctx.db, ctx.cas, ctx.credentials, now)
+    authenticatePeer(call, ctx.db, ctx.cas, ctx.credentials, now, ctx.connections)
       .then((peer) => handle(peer, call.request, now))
       .then(
         (res) => callback(null, res),
@@ -114,7 +114,7 @@ async function uploadLogBundle(
   call: ServerReadableStream<UploadLogBundleRequest, UploadLogBundleResponse>,
 ): Promise<UploadLogBundleResponse> {
   const now = ctx.now();
-  const peer = await authenticatePeer(call, ctx.db, ctx.cas, ctx.credentials, now);
+  const peer = await authenticatePeer(call, ctx.db, ctx.cas, ctx.credentials, now, ctx.connections);
   let header: { logRequestId: string; contentType: string } | undefined;
   const chunks: Buffer[] = [];
   let length = 0;

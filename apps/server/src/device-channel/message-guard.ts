@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders, Http2Server, ServerHttp2Stream } from 'node:http2';
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { ServerInterceptingCall, type Server, type ServerInterceptor, type ServiceDefinition } from '@grpc/grpc-js';
+import { grpcHttp2Servers } from './connections.js';
 import { oneLine } from '../errors/framework.js';
 import { ServerError } from '../errors/server-error.js';
 import { findTextProblem } from '../input-text.js';
@@ -62,11 +63,8 @@ const GRPC_TIMEOUT = /^\d{1,8}[HMSmun]$/;
  * which answers INVALID_ARGUMENT naming the header before any message is read.
  */
 export function refuseFramingHeaders(server: Server): void {
-  // grpc-js keeps its HTTP/2 servers in a private map; without it the channel would answer
-  // INTERNAL to those headers, so its absence is a startup failure, not a silent gap
-  const servers: unknown = Reflect.get(server, 'http2Servers');
-  if (!(servers instanceof Map)) throw new Error('device channel: grpc-js no longer exposes its HTTP/2 servers; framing headers cannot be checked');
-  for (const http2 of servers.keys() as IterableIterator<Http2Server>) {
+  // without the HTTP/2 servers the channel would answer INTERNAL to those headers
+  for (const http2 of grpcHttp2Servers(server)) {
     http2.prependListener('stream', (_stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
       delete headers[REFUSED_FRAMING];
       const problem = framingProblem(headers);

@@ -1,9 +1,10 @@
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, type KeyObject } from 'node:crypto';
 import { isDeviceName, isUuid, sha256Digest, LIMITS } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { ServerError } from '../errors/server-error.js';
 import { deviceCredentialRow, promoteRenewedCertificate } from '../resources/devices/queries.js';
 import type { Database } from '../store/database.js';
+import type { CallWithPeer, ConnectionCertificates } from './connections.js';
 import { credentialKey, type DeviceCredentialCache } from './credential-cache.js';
 import type { DeviceCaStore } from './device-ca.js';
 
@@ -14,10 +15,12 @@ export interface DevicePeer {
   deviceId: string;
   certDer: Uint8Array;
   certNotAfter: Date;
+  /** The certificate's public key as the connection's TLS handshake decoded it, when known. */
+  publicKey?: KeyObject;
 }
 
 /** Just the part of a grpc-js call this module reads (unary, streaming calls all have it). */
-export interface CallWithAuth {
+export interface CallWithAuth extends CallWithPeer {
   getAuthContext(): { sslPeerCertificate?: { raw?: Buffer } } | null;
 }
 
@@ -92,8 +95,10 @@ export async function authenticatePeer(
   cas: DeviceCaStore,
   credentials: DeviceCredentialCache,
   now: Date,
+  connections?: ConnectionCertificates,
 ): Promise<DevicePeer> {
-  const raw = call.getAuthContext()?.sslPeerCertificate?.raw;
+  const connection = connections?.of(call);
+  const raw = connection?.der ?? call.getAuthContext()?.sslPeerCertificate?.raw;
   if (raw === undefined || raw.length === 0) {
     // TLS hands over only a certificate that chains to one of the device CAs and is inside
     // its validity (credentials.ts): an expired one arrives here as none
@@ -108,7 +113,7 @@ export async function authenticatePeer(
   }
   const key = credentialKey(c.tenantId, c.deviceName, fingerprint);
   const known = credentials.lookup(key);
-  if (known !== undefined) return peerOf(c, known.deviceId, raw);
+  if (known !== undefined) return peerOf(c, known.deviceId, raw, connection?.publicKey);
   const generation = credentials.begin();
   const row = await deviceCredentialRow(db, c.tenantId, c.deviceName);
   if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: removed; enroll again`);
@@ -129,9 +134,11 @@ export async function authenticatePeer(
     credentials.clear();
   }
   credentials.remember(key, { deviceId: row.id }, generation);
-  return peerOf(c, row.id, raw);
+  return peerOf(c, row.id, raw, connection?.publicKey);
 }
 
-function peerOf(c: CertFacts, deviceId: string, raw: Buffer): DevicePeer {
-  return { tenantId: c.tenantId, deviceName: c.deviceName, deviceId, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
+function peerOf(c: CertFacts, deviceId: string, raw: Buffer, publicKey: KeyObject | undefined): DevicePeer {
+  const peer: DevicePeer = { tenantId: c.tenantId, deviceName: c.deviceName, deviceId, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
+  if (publicKey !== undefined) peer.publicKey = publicKey;
+  return peer;
 }

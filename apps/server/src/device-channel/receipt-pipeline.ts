@@ -10,10 +10,12 @@
  * fails as a whole (a lost connection, a deadlock with another process) is retried one receipt
  * per transaction, so each caller still gets its own answer.
  */
+import type { KeyObject } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { appendReceipts, verifyUpload, type AcceptedReceipt, type VerifiedUpload } from '../resources/release-receipts/commands.js';
 import { runUnitOfWork, systemActor, type UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
+import { withConnectionKey } from './connections.js';
 import type { DeviceCaStore } from './device-ca.js';
 
 interface Waiting {
@@ -48,14 +50,26 @@ export class ReceiptPipeline {
     this.writers = o.writers ?? 2;
   }
 
-  /** Verifies one uploaded receipt, then resolves once its batch committed (or rejects with its refusal). */
-  async accept(peer: { tenantId: string; deviceName: string; certDer: Uint8Array }, envelopeBytes: Uint8Array, now: Date): Promise<AcceptedReceipt> {
+  /**
+   * Verifies one uploaded receipt, then resolves once its batch committed (or rejects with its
+   * refusal). `peer` is the device authenticated on the call's connection (peer.ts): its
+   * certificate was verified against the tenant device CA there, and `publicKey` is that
+   * certificate's key as the handshake decoded it.
+   */
+  async accept(
+    peer: { tenantId: string; deviceName: string; certDer: Uint8Array; publicKey?: KeyObject },
+    envelopeBytes: Uint8Array,
+    now: Date,
+  ): Promise<AcceptedReceipt> {
     const caDer = await this.o.cas.certificateDer(peer.tenantId);
     const v = await verifyUpload(this.o.db, {
       tenant: peer.tenantId,
       deviceName: peer.deviceName,
       connectionCertificateDer: peer.certDer,
+      connectionCertificateVerified: true,
       envelopeBytes,
+      // the device signs with its certificate's key: the one the connection's handshake decoded
+      ...(peer.publicKey === undefined ? {} : { crypto: withConnectionKey(peer.publicKey) }),
       now,
       caDer,
     });

@@ -23,7 +23,7 @@ export function checkRepoPath(path: string): void {
  * moves bytes.
  */
 async function getFile(ctx: DeviceChannelContext, call: ServerWritableStream<GetFileRequest, GetFileResponse>): Promise<void> {
-  const peer = await authenticatePeer(call, ctx.db, ctx.cas, ctx.credentials, ctx.now());
+  const peer = await authenticatePeer(call, ctx.db, ctx.cas, ctx.credentials, ctx.now(), ctx.connections);
   const { path, offset, length } = call.request;
   checkRepoPath(path);
   if (!Number.isSafeInteger(offset) || offset < 0) throw invalidInput('offset', 'must be a non-negative integer');

@@ -5,6 +5,7 @@ import type { Database } from '../store/database.js';
 import type { Store } from '../store/open.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
+import { ConnectionCertificates } from './connections.js';
 import { DeviceCredentialCache } from './credential-cache.js';
 import { DeviceCaStore } from './device-ca.js';
 import { EnrollmentBatcher } from './enroll-batch.js';
@@ -54,6 +55,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     db: o.db,
     cas,
     credentials,
+    connections: new ConnectionCertificates(),
     lastSeen: new LastSeenBuffer(o.db, o.log),
     enrollments: new EnrollmentBatcher(o.db),
     serverCaDer: tls.caDer,

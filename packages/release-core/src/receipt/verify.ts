@@ -21,6 +21,13 @@ export interface VerifyReceiptOptions {
   now: Date;
   /** spec §2.3 rule 5: DER of the mTLS peer certificate; must equal the embedded certificate */
   connectionCertificate?: Uint8Array;
+  /**
+   * The caller already verified `connectionCertificate`'s signature with `ca`'s key (the mTLS
+   * peer authentication of the same call, spec §5 rule 7), so the embedded certificate, which
+   * must be byte-equal to it, is not verified a second time. Everything else about it (CA
+   * constraints, issuer name, validity at `now`, key usage, names) is still checked.
+   */
+  connectionCertificateVerified?: boolean;
   maxBytes?: number;
   crypto?: CryptoProvider;
 }
@@ -60,7 +67,11 @@ export function verifyReceipt(env: Envelope | unknown, opts: VerifyReceiptOption
   if (opts.connectionCertificate !== undefined && !bytesEqual(certificate.der, opts.connectionCertificate))
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', 'the embedded device certificate is not the certificate of this connection');
   // contracts §4: issued by the per-tenant device CA, valid now
-  verifyCertificateChain(certificate, opts.ca, { now: opts.now, crypto });
+  verifyCertificateChain(certificate, opts.ca, {
+    now: opts.now,
+    crypto,
+    signatureVerified: opts.connectionCertificate !== undefined && opts.connectionCertificateVerified === true,
+  });
   // contracts §4: CN and the one SAN URI name the expected device of the expected tenant
   const id = deviceIdentity(certificate);
   if (id.tenant !== opts.tenant) throw new ReleaseError('CERT_IDENTITY_MISMATCH', `device certificate is for tenant ${id.tenant}, expected ${opts.tenant}`);

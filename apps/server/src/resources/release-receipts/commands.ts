@@ -19,6 +19,7 @@ import {
   LIMITS,
   RECEIPT_PAYLOAD_TYPE,
   type Certificate,
+  type CryptoProvider,
   type ReceiptPayload,
 } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
@@ -40,6 +41,14 @@ export interface AcceptReceiptInput {
   /** DER of the connection's client certificate. */
   connectionCertificateDer: Uint8Array;
   envelopeBytes: Uint8Array;
+  /**
+   * The connection's certificate was verified against the tenant device CA by this call's mTLS
+   * peer authentication (device-channel/peer.ts): the embedded certificate, byte-equal to it,
+   * is not verified a second time (release-core `connectionCertificateVerified`).
+   */
+  connectionCertificateVerified?: boolean;
+  /** The signature checks' crypto (release-core's default when absent). */
+  crypto?: CryptoProvider;
 }
 
 export interface AcceptedReceipt {
@@ -92,6 +101,8 @@ export async function verifyUpload(db: Db, args: AcceptReceiptInput & { tenant: 
     device: args.deviceName,
     now: args.now,
     connectionCertificate: args.connectionCertificateDer,
+    connectionCertificateVerified: args.connectionCertificateVerified === true,
+    ...(args.crypto === undefined ? {} : { crypto: args.crypto }),
   });
   const deployment = await signedDeploymentFor(db, tenant, v.payload);
   // spec §2.3 rule 5: every field against the signed rollout; for a transaction the complete member set

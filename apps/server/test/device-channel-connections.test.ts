@@ -1,0 +1,97 @@
+import 'reflect-metadata';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import type { UploadReceiptResponse } from '@svc/device-proto';
+import { nodeCryptoProvider, parsePrivateKeyPem, publicKeyFromSpkiDer } from '@svc/release-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withConnectionKey } from '../src/device-channel/connections.js';
+import {
+  enrollDevice,
+  publishSignedRollout,
+  refusal,
+  startChannelFixture,
+  unary,
+  type ChannelFixture,
+  type EnrolledDevice,
+  type PublishedRelease,
+} from './device-channel.fixture.js';
+import { availableDrivers } from './helpers/store.js';
+import { signedReceipt } from './receipt-batches.fixture.js';
+
+/**
+ * The certificate of each live device connection is kept with the key its TLS handshake
+ * decoded (device-channel/connections.ts): calls authenticate from it, and a receipt's device
+ * signature is checked with that key. A signature by any other key must still fail.
+ */
+describe('withConnectionKey', () => {
+  const message = Buffer.from('pae bytes');
+  const a = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const b = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const spkiOf = (k: typeof a) => publicKeyFromSpkiDer(new Uint8Array(k.publicKey.export({ format: 'der', type: 'spki' })));
+  const sigBy = (k: typeof a, m: Uint8Array = message) => new Uint8Array(sign('sha256', m, { key: k.privateKey, dsaEncoding: 'der' }));
+
+  it("verifies with the connection's key only what that key signed", () => {
+    const crypto = withConnectionKey(a.publicKey);
+    expect(crypto.verifyP256(spkiOf(a), message, sigBy(a))).toBe(true);
+    expect(crypto.verifyP256(spkiOf(a), message, sigBy(b))).toBe(false);
+    expect(crypto.verifyP256(spkiOf(a), Buffer.from('other bytes'), sigBy(a))).toBe(false);
+    expect(crypto.verifyP256(spkiOf(a), message, new Uint8Array([0x30, 0x02, 0x01]))).toBe(false);
+  });
+  it('any other key is verified as release-core does it, never with the connection key', () => {
+    const crypto = withConnectionKey(a.publicKey);
+    expect(crypto.verifyP256(spkiOf(b), message, sigBy(b))).toBe(true);
+    expect(crypto.verifyP256(spkiOf(b), message, sigBy(a))).toBe(false);
+    // an Ed25519 or P-384 connection key is never taken for a P-256 one
+    const ed = generateKeyPairSync('ed25519');
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+    expect(withConnectionKey(ed.publicKey).verifyP256(spkiOf(b), message, sigBy(b))).toBe(true);
+    expect(withConnectionKey(p384.publicKey).verifyP256(spkiOf(b), message, sigBy(a))).toBe(false);
+    expect(crypto.sha256(message)).toEqual(nodeCryptoProvider.sha256(message));
+  });
+});
+
+describe.each(availableDrivers())('connection certificates on %s', (driver) => {
+  let f: ChannelFixture;
+  let rel: PublishedRelease;
+  let dev: EnrolledDevice;
+  let other: EnrolledDevice;
+
+  beforeAll(async () => {
+    f = await startChannelFixture(driver);
+    dev = await enrollDevice(f, 'conn-1');
+    other = await enrollDevice(f, 'conn-2');
+    rel = await publishSignedRollout(f, { devices: [dev.name, other.name], bytes: Buffer.from('conn\n'), placementPath: '/etc/edge/conn.conf' });
+  });
+  afterAll(async () => {
+    dev?.clients.close();
+    other?.clients.close();
+    await f?.dispose();
+  });
+
+  // the enrollments' anonymous connections close a moment after their clients do
+  const settledSize = async (n: number) => {
+    const deadline = Date.now() + 5000;
+    while (f.ctx.connections.size !== n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return f.ctx.connections.size;
+  };
+
+  it('each connection is known while it lives and forgotten when it closes', async () => {
+    await unary((cb) => dev.clients.device.ping({}, cb));
+    await unary((cb) => other.clients.device.ping({}, cb));
+    expect(await settledSize(2)).toBe(2);
+    const third = await enrollDevice(f, 'conn-3');
+    await unary((cb) => third.clients.device.ping({}, cb));
+    expect(await settledSize(3)).toBe(3);
+    third.clients.close();
+    expect(await settledSize(2)).toBe(2);
+  });
+
+  it("a receipt embedding the connection's certificate but signed by another key is refused; the right one is accepted", async () => {
+    // signed by the other device's key, but naming this device's key id: only the signature check can tell
+    const env = JSON.parse(signedReceipt(f.tenantId, rel, { ...dev, key: other.key }).toString()) as { signatures: { keyid: string }[] };
+    env.signatures[0]!.keyid = parsePrivateKeyPem(dev.key.keyPem).publicKey.keyid;
+    const r = await refusal(unary((cb) => dev.clients.device.uploadReceipt({ envelope: Buffer.from(JSON.stringify(env)) }, cb)));
+    expect(r.svcCode).toBe('SIGNATURE_INVALID');
+    const ok = await unary<UploadReceiptResponse>((cb) => dev.clients.device.uploadReceipt({ envelope: signedReceipt(f.tenantId, rel, dev) }, cb));
+    expect(ok.duplicate).toBe(false);
+  });
+});
