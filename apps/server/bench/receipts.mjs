@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -54,6 +54,13 @@ const cpuSeconds = async (pid) => {
   return (Number(f[11]) + Number(f[12])) / 100;
 };
 const met = (ok) => (ok ? 'met' : 'NOT MET');
+/** Busy and total CPU time of the whole machine (all cores), from /proc/stat, in seconds. */
+const machineCpu = async () => {
+  const f = (await readFile('/proc/stat', 'utf8')).split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const idle = f[3] + f[4];
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: (total - idle) / 100, total: total / 100 };
+};
 
 function startServer(dataDir, database) {
   let http, device;
@@ -197,6 +204,8 @@ async function run(label, database, n) {
     // the baseline is measured right before and right after the timed phase: the mean of both
     const before = verifyOnly(devices, caDer);
     const serverCpu0 = await cpuSeconds(s.child.pid);
+    const benchCpu0 = process.cpuUsage();
+    const machine0 = await machineCpu();
 
     let lastSent = 0;
     let refused = 0;
@@ -215,6 +224,8 @@ async function run(label, database, n) {
     });
     const acceptS = (performance.now() - t0) / 1000;
     const serverCpuS = (await cpuSeconds(s.child.pid)) - serverCpu0;
+    const benchCpu = process.cpuUsage(benchCpu0);
+    const machine1 = await machineCpu();
     const after = verifyOnly(devices, caDer);
     let completed;
     for (let i = 0; i < 1200; i++) {
@@ -237,6 +248,10 @@ async function run(label, database, n) {
       verifyPerS: (before.perS + after.perS) / 2,
       verifyCpuMs: (before.cpuMs + after.cpuMs) / 2,
       serverCpuMs: (serverCpuS * 1000) / (n - refused - duplicates),
+      // the devices' side of each upload (TLS, HTTP/2, protobuf) runs in this process
+      clientCpuMs: (benchCpu.user + benchCpu.system) / 1000 / n,
+      // how much of the machine was busy during the phase, in cores (the server, the devices, the database, anything else)
+      machineBusyCores: (machine1.busy - machine0.busy) / acceptS,
       pingPerS,
       pingCpuMs,
       acceptedPerS: (n - refused - duplicates) / acceptS,
@@ -263,6 +278,10 @@ function report(label, r) {
     `  server CPU per accepted receipt ${r.serverCpuMs.toFixed(2)} ms (gRPC, TLS, authentication, verification, append), ` +
       `verify-only ${r.verifyCpuMs.toFixed(2)} ms: ratio ${(r.verifyCpuMs / r.serverCpuMs).toFixed(2)}; ` +
       `an authenticated Ping over the same connections ${r.pingCpuMs.toFixed(2)} ms (${r.pingPerS.toFixed(0)}/s)`,
+  );
+  console.log(
+    `  during the phase: the devices' side (this process) ${r.clientCpuMs.toFixed(2)} ms CPU per upload; ` +
+      `the machine ${r.machineBusyCores.toFixed(2)} of ${availableParallelism()} cores busy (server, devices, database, anything else running)`,
   );
 }
 

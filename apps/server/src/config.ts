@@ -23,6 +23,8 @@ export interface ServerConfig {
   checkInIntervalS?: number;
   /** `SVC_DATABASE_POOL_SIZE`: PostgreSQL connections per process (default: store/open.ts defaultPoolSize). */
   databasePoolSize?: number;
+  /** `SVC_RECEIPT_VERIFY_THREADS`: receipt verification threads, 0 = on the event loop (default: one per core but one, at most 4). */
+  receiptVerifyThreads?: number;
 }
 
 export class ConfigError extends Error {
@@ -51,6 +53,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
   if (poolSize !== undefined && !(/^\d{1,3}$/.test(poolSize) && Number(poolSize) >= 2 && Number(poolSize) <= 500)) {
     throw new ConfigError('SVC_DATABASE_POOL_SIZE: must be an integer 2..500');
   }
+  const verifyThreads = nonEmpty(env.SVC_RECEIPT_VERIFY_THREADS);
+  if (verifyThreads !== undefined && !(/^\d{1,2}$/.test(verifyThreads) && Number(verifyThreads) <= 64)) {
+    throw new ConfigError('SVC_RECEIPT_VERIFY_THREADS: must be an integer 0..64');
+  }
   return {
     dataDir: resolve(cwd, nonEmpty(env.SVC_DATA_DIR) ?? './.svc-data'),
     databaseUrl,
@@ -60,6 +66,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
     admin: email !== undefined && password !== undefined ? { email, password } : undefined,
     ...(interval !== undefined ? { checkInIntervalS: Number(interval) } : {}),
     ...(poolSize !== undefined ? { databasePoolSize: Number(poolSize) } : {}),
+    ...(verifyThreads !== undefined ? { receiptVerifyThreads: Number(verifyThreads) } : {}),
   };
 }
 

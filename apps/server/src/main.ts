@@ -84,8 +84,9 @@ async function main(): Promise<void> {
     log: app.log,
     now,
     ...(config.checkInIntervalS !== undefined ? { checkInIntervalS: config.checkInIntervalS } : {}),
+    ...(config.receiptVerifyThreads !== undefined ? { verifyThreads: config.receiptVerifyThreads } : {}),
   });
-  app.log.info({ port: channel.server.port }, 'device channel listening');
+  app.log.info({ port: channel.server.port, receipt_verify_threads: channel.ctx.receipts.verifyThreads }, 'device channel listening');
   // A device is offline after missing more than two check-ins (spec §2: online/offline status).
   const checkInMs = (config.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS) * 1000;
   const jobs: Job[] = [

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { KeyObject, sign, webcrypto, X509Certificate } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
 import type { UploadReceiptResponse } from '@svc/device-proto';
-import { nodeCryptoProvider, parsePrivateKeyPem, publicKeyFromSpkiDer } from '@svc/release-core';
+import { nodeCryptoProvider, parseCertificateDer, parsePrivateKeyPem } from '@svc/release-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withConnectionKey } from '../src/device-channel/connections.js';
 import {
@@ -24,27 +25,48 @@ import { signedReceipt } from './receipt-batches.fixture.js';
  */
 describe('withConnectionKey', () => {
   const message = Buffer.from('pae bytes');
-  const a = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const b = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const spkiOf = (k: typeof a) => publicKeyFromSpkiDer(new Uint8Array(k.publicKey.export({ format: 'der', type: 'spki' })));
-  const sigBy = (k: typeof a, m: Uint8Array = message) => new Uint8Array(sign('sha256', m, { key: k.privateKey, dsaEncoding: 'der' }));
+  /** A self-signed certificate and its key: what a connection's handshake hands over. */
+  const party = async (curve: 'P-256' | 'P-384' = 'P-256') => {
+    const keys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: curve }, true, ['sign', 'verify']);
+    const cert = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: '01',
+      name: 'CN=party',
+      notBefore: new Date(),
+      notAfter: new Date(Date.now() + 86_400_000),
+      keys: keys as never,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    });
+    const der = new Uint8Array(cert.rawData);
+    return {
+      connection: { der, publicKey: new X509Certificate(der).publicKey },
+      // release-core reads P-256 keys only
+      key: curve === 'P-256' ? parseCertificateDer(der).publicKey : undefined,
+      privateKey: KeyObject.from(keys.privateKey),
+    };
+  };
+  const sigBy = (p: { privateKey: KeyObject }, m: Uint8Array = message) => new Uint8Array(sign('sha256', m, { key: p.privateKey, dsaEncoding: 'der' }));
+  let a: Awaited<ReturnType<typeof party>>;
+  let b: Awaited<ReturnType<typeof party>>;
+  beforeAll(async () => {
+    a = await party();
+    b = await party();
+  });
 
   it("verifies with the connection's key only what that key signed", () => {
-    const crypto = withConnectionKey(a.publicKey);
-    expect(crypto.verifyP256(spkiOf(a), message, sigBy(a))).toBe(true);
-    expect(crypto.verifyP256(spkiOf(a), message, sigBy(b))).toBe(false);
-    expect(crypto.verifyP256(spkiOf(a), Buffer.from('other bytes'), sigBy(a))).toBe(false);
-    expect(crypto.verifyP256(spkiOf(a), message, new Uint8Array([0x30, 0x02, 0x01]))).toBe(false);
+    const crypto = withConnectionKey(a.connection);
+    expect(crypto.verifyP256(a.key!, message, sigBy(a))).toBe(true);
+    expect(crypto.verifyP256(a.key!, message, sigBy(b))).toBe(false);
+    expect(crypto.verifyP256(a.key!, Buffer.from('other bytes'), sigBy(a))).toBe(false);
+    expect(crypto.verifyP256(a.key!, message, new Uint8Array([0x30, 0x02, 0x01]))).toBe(false);
   });
-  it('any other key is verified as release-core does it, never with the connection key', () => {
-    const crypto = withConnectionKey(a.publicKey);
-    expect(crypto.verifyP256(spkiOf(b), message, sigBy(b))).toBe(true);
-    expect(crypto.verifyP256(spkiOf(b), message, sigBy(a))).toBe(false);
-    // an Ed25519 or P-384 connection key is never taken for a P-256 one
-    const ed = generateKeyPairSync('ed25519');
-    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
-    expect(withConnectionKey(ed.publicKey).verifyP256(spkiOf(b), message, sigBy(b))).toBe(true);
-    expect(withConnectionKey(p384.publicKey).verifyP256(spkiOf(b), message, sigBy(a))).toBe(false);
+  it('any other key is verified as release-core does it, never with the connection key', async () => {
+    const crypto = withConnectionKey(a.connection);
+    expect(crypto.verifyP256(b.key!, message, sigBy(b))).toBe(true);
+    expect(crypto.verifyP256(b.key!, message, sigBy(a))).toBe(false);
+    // a P-384 connection key is never taken for a P-256 one
+    const p384 = await party('P-384');
+    expect(withConnectionKey(p384.connection).verifyP256(b.key!, message, sigBy(b))).toBe(true);
+    expect(withConnectionKey(p384.connection).verifyP256(b.key!, message, sigBy(p384))).toBe(false);
     expect(crypto.sha256(message)).toEqual(nodeCryptoProvider.sha256(message));
   });
 });

@@ -27,6 +27,9 @@ describe('config (contracts 6)', () => {
       '/srv',
     );
     expect(parseConfig({ SVC_DATABASE_POOL_SIZE: '8' }).databasePoolSize).toBe(8);
+    expect(parseConfig({ SVC_RECEIPT_VERIFY_THREADS: '0' }).receiptVerifyThreads).toBe(0);
+    expect(parseConfig({ SVC_RECEIPT_VERIFY_THREADS: '3' }).receiptVerifyThreads).toBe(3);
+    expect(parseConfig({}).receiptVerifyThreads).toBeUndefined();
     expect(parseConfig({}).databasePoolSize).toBeUndefined();
     expect(c).toMatchObject({
       dataDir: '/srv/data',
@@ -47,6 +50,8 @@ describe('config (contracts 6)', () => {
     [{ SVC_DATABASE_SCHEMA: 'Bad-Schema' }, /^SVC_DATABASE_SCHEMA: /],
     [{ SVC_DATABASE_POOL_SIZE: '1' }, /^SVC_DATABASE_POOL_SIZE: /],
     [{ SVC_DATABASE_POOL_SIZE: 'ten' }, /^SVC_DATABASE_POOL_SIZE: /],
+    [{ SVC_RECEIPT_VERIFY_THREADS: '65' }, /^SVC_RECEIPT_VERIFY_THREADS: /],
+    [{ SVC_RECEIPT_VERIFY_THREADS: '-1' }, /^SVC_RECEIPT_VERIFY_THREADS: /],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);

@@ -63,7 +63,7 @@ export type { WaveSource } from './release/waves.js';
 export { hashedTargetPath } from './target-path.js';
 
 // X.509 and receipts
-export { parseCertificatePem, parseCertificateDer } from './x509/certificate.js';
+export { certificateSpki, parseCertificatePem, parseCertificateDer } from './x509/certificate.js';
 export type { Certificate } from './x509/certificate.js';
 export { verifyCertificateChain, deviceIdentity } from './x509/chain.js';
 export type { VerifyChainOptions } from './x509/chain.js';

@@ -22,6 +22,7 @@ describe('@svc/release-core exports', () => {
         'ReleaseError',
         'buildReceiptPayload',
         'canonicalize',
+        'certificateSpki',
         'checkReceiptAgainstRelease',
         'decodePem',
         'deviceIdentity',

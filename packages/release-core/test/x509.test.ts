@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Certificate,
   type CryptoProvider,
+  certificateSpki,
   deviceIdentity,
   nobleCryptoProvider,
   nodeCryptoProvider,
@@ -144,6 +145,12 @@ describe.runIf(requireTool('openssl'))('X.509 against the OpenSSL CLI', () => {
       })();
       expect(['CERT_UNTRUSTED', 'CERT_INVALID']).toContain(code);
     });
+  });
+
+  it('certificateSpki is the key the full parse reads, for every certificate OpenSSL wrote', () => {
+    for (const name of ['dev', 'ca', 'dev-ed', 'ed-ca', 'dev-dns', 'dev-crit'])
+      expect(Buffer.from(certificateSpki(cert(name).der))).toEqual(Buffer.from(cert(name).publicKey.spki));
+    expect(refusal(() => certificateSpki(new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x00]))).code).toBe('CERT_INVALID');
   });
 
   it('parse failures are CERT_INVALID', () => {

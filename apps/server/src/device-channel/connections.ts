@@ -2,7 +2,7 @@ import { verify, type KeyObject, type X509Certificate } from 'node:crypto';
 import type { Http2SecureServer, Http2Server } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import type { Server } from '@grpc/grpc-js';
-import { nodeCryptoProvider, type CryptoProvider, type PublicKey } from '@svc/release-core';
+import { certificateSpki, nodeCryptoProvider, type CryptoProvider, type PublicKey } from '@svc/release-core';
 
 /**
  * grpc-js keeps its HTTP/2 servers in a private map; the device channel needs them (framing
@@ -75,40 +75,25 @@ export class ConnectionCertificates {
   }
 }
 
-/** RFC 5480: the DER of a P-256 SubjectPublicKeyInfo before its 65-byte uncompressed point. */
-const P256_SPKI_PREFIX = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
-
-/** The uncompressed point (04 || x || y) of a P-256 KeyObject, without OpenSSL's DER encoder (~0.1 ms). */
-function p256Point(key: KeyObject): Buffer | undefined {
-  if (key.asymmetricKeyType !== 'ec') return undefined;
-  const jwk = key.export({ format: 'jwk' });
-  if (jwk.crv !== 'P-256' || jwk.x === undefined || jwk.y === undefined) return undefined;
-  return Buffer.concat([Buffer.of(4), Buffer.from(jwk.x, 'base64url'), Buffer.from(jwk.y, 'base64url')]);
-}
-
 /**
  * release-core's crypto for one call, except that a P-256 check by the connection's own key
- * (the same SubjectPublicKeyInfo, byte for byte) verifies with the key the TLS handshake
+ * (the certificate's SubjectPublicKeyInfo, byte for byte) verifies with the key the TLS handshake
  * decoded instead of importing it again. Any other key goes to node:crypto as usual.
  */
-export function withConnectionKey(publicKey: KeyObject): CryptoProvider {
-  let point: Buffer | undefined;
-  let read = false;
+export function withConnectionKey(connection: { der: Uint8Array; publicKey: KeyObject }): CryptoProvider {
+  // the key's DER from the certificate's bytes: exporting it from the KeyObject takes OpenSSL ~0.1 ms
+  let spki: Uint8Array | undefined;
   const isConnectionKey = (key: PublicKey): boolean => {
-    if (key.alg !== 'p256' || key.spki.length !== P256_SPKI_PREFIX.length + 65) return false;
-    if (!read) {
-      point = p256Point(publicKey);
-      read = true;
-    }
-    const spki = Buffer.from(key.spki.buffer, key.spki.byteOffset, key.spki.byteLength);
-    return point !== undefined && spki.subarray(0, P256_SPKI_PREFIX.length).equals(P256_SPKI_PREFIX) && spki.subarray(P256_SPKI_PREFIX.length).equals(point);
+    if (key.alg !== 'p256') return false;
+    spki ??= certificateSpki(connection.der);
+    return Buffer.from(key.spki.buffer, key.spki.byteOffset, key.spki.byteLength).equals(spki);
   };
   return {
     ...nodeCryptoProvider,
     verifyP256(key, message, derSignature) {
       if (!isConnectionKey(key)) return nodeCryptoProvider.verifyP256(key, message, derSignature);
       try {
-        return verify('sha256', message, { key: publicKey, dsaEncoding: 'der' }, derSignature);
+        return verify('sha256', message, { key: connection.publicKey, dsaEncoding: 'der' }, derSignature);
       } catch {
         // OpenSSL throws on some malformed DER instead of returning false
         return false;

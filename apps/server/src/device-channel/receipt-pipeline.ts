@@ -15,8 +15,8 @@ import type { Kysely } from 'kysely';
 import { appendReceipts, verifyUpload, type AcceptedReceipt, type VerifiedUpload } from '../resources/release-receipts/commands.js';
 import { runUnitOfWork, systemActor, type UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
-import { withConnectionKey } from './connections.js';
 import type { DeviceCaStore } from './device-ca.js';
+import type { ReceiptVerifier } from './receipt-verifier.js';
 
 interface Waiting {
   v: VerifiedUpload;
@@ -33,6 +33,8 @@ export interface ReceiptPipelineOptions {
   maxBatch?: number;
   /** Transactions per tenant at a time. */
   writers?: number;
+  /** Where receipts are verified (threads or inline). */
+  verifier: ReceiptVerifier;
 }
 
 interface TenantQueue {
@@ -50,6 +52,15 @@ export class ReceiptPipeline {
     this.writers = o.writers ?? 2;
   }
 
+  private get verifier(): ReceiptVerifier {
+    return this.o.verifier;
+  }
+
+  /** Receipt verification threads (0: inline). */
+  get verifyThreads(): number {
+    return this.o.verifier.size;
+  }
+
   /**
    * Verifies one uploaded receipt, then resolves once its batch committed (or rejects with its
    * refusal). `peer` is the device authenticated on the call's connection (peer.ts): its
@@ -62,17 +73,20 @@ export class ReceiptPipeline {
     now: Date,
   ): Promise<AcceptedReceipt> {
     const caDer = await this.o.cas.certificateDer(peer.tenantId);
-    const v = await verifyUpload(this.o.db, {
-      tenant: peer.tenantId,
-      deviceName: peer.deviceName,
-      connectionCertificateDer: peer.certDer,
-      connectionCertificateVerified: true,
-      envelopeBytes,
-      // the device signs with its certificate's key: the one the connection's handshake decoded
-      ...(peer.publicKey === undefined ? {} : { crypto: withConnectionKey(peer.publicKey) }),
-      now,
-      caDer,
-    });
+    const v = await verifyUpload(
+      this.o.db,
+      {
+        tenant: peer.tenantId,
+        deviceName: peer.deviceName,
+        connectionCertificateDer: peer.certDer,
+        connectionCertificateVerified: true,
+        envelopeBytes,
+        now,
+        caDer,
+      },
+      // in a verification thread, with the key the connection's handshake decoded (the device signs with its certificate's key)
+      (input) => this.verifier.verify({ ...input, ...(peer.publicKey === undefined ? {} : { publicKey: peer.publicKey }) }),
+    );
     return new Promise((resolve, reject) => {
       let q = this.queues.get(peer.tenantId);
       if (q === undefined) {

@@ -13,6 +13,7 @@ import { LastSeenBuffer } from './last-seen.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { RepositoryPort } from './ports.js';
 import { ReceiptPipeline } from './receipt-pipeline.js';
+import { defaultVerifyThreads, ReceiptVerifier } from './receipt-verifier.js';
 import { ensureServerTls } from './server-tls.js';
 
 export interface DeviceChannelOptions {
@@ -36,6 +37,8 @@ export interface DeviceChannelOptions {
   certValidDays?: number;
   renewBeforeDays?: number;
   trustRefreshMs?: number;
+  /** Receipt verification threads (`SVC_RECEIPT_VERIFY_THREADS`; default: receipt-verifier.ts defaultVerifyThreads). */
+  verifyThreads?: number;
   /** Fault-injection seams for tests (never set by main.ts). */
   hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
@@ -51,6 +54,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
   const cas = new DeviceCaStore(o.db, o.dataDir);
   const { cache: credentials, close: closeCredentials } =
     o.credentials === undefined ? await DeviceCredentialCache.open(o.listen) : { cache: o.credentials, close: async () => undefined };
+  const verifier = new ReceiptVerifier(o.verifyThreads ?? defaultVerifyThreads(), o.log);
   const ctx: DeviceChannelContext = {
     db: o.db,
     cas,
@@ -60,7 +64,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     enrollments: new EnrollmentBatcher(o.db),
     serverCaDer: tls.caDer,
     pipeline: { listAssignments },
-    receipts: new ReceiptPipeline({ db: o.db, cas, now, hooks: o.hooks?.unitOfWork }),
+    receipts: new ReceiptPipeline({ db: o.db, cas, now, hooks: o.hooks?.unitOfWork, verifier }),
     repository: o.repository,
     now,
     log: o.log,
@@ -73,12 +77,16 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     ...(o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs }),
     listen: o.listen,
   }).catch(async (e: unknown) => {
-    await closeCredentials();
+    await Promise.all([closeCredentials(), verifier.close()]);
     throw e;
   });
   const server: DeviceChannelServer = {
     port: channel.port,
-    close: (graceMs) => channel.close(graceMs).then(closeCredentials),
+    close: (graceMs) =>
+      channel
+        .close(graceMs)
+        .then(closeCredentials)
+        .then(() => verifier.close()),
   };
   return { server, ctx };
 }

@@ -70,6 +70,22 @@ export function parseCertificateDer(der: Uint8Array): Certificate {
   }
 }
 
+/**
+ * The subjectPublicKeyInfo DER of a certificate, found by walking the tbsCertificate's first
+ * fields only (no names, extensions or key are read or checked): for telling whether a key
+ * parsed elsewhere is this certificate's key. CERT_INVALID when the bytes are not shaped so.
+ */
+export function certificateSpki(der: Uint8Array): Uint8Array {
+  try {
+    const [tbsT] = children(der, expectTag(readWhole(der), TAG.SEQUENCE, 'Certificate'));
+    const f = children(der, expectTag(tbsT, TAG.SEQUENCE, 'tbsCertificate'));
+    // [0] version (optional), serialNumber, signature, issuer, validity, subject, subjectPublicKeyInfo
+    return whole(der, expectTag(f[f[0]?.tag === 0xa0 ? 6 : 5], TAG.SEQUENCE, 'subjectPublicKeyInfo'));
+  } catch (e) {
+    throw new ReleaseError('CERT_INVALID', `certificate: ${(e as Error).message}`, { cause: e });
+  }
+}
+
 function parse(der: Uint8Array): Certificate {
   const [tbsT, sigAlgT, sigT, ...rest] = children(der, expectTag(readWhole(der), TAG.SEQUENCE, 'Certificate'));
   if (rest.length) throw new DerError('Certificate has extra fields');

@@ -10,18 +10,7 @@
  * inferred.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  checkReceiptAgainstRelease,
-  parseCertificateDer,
-  parseEnvelope,
-  sha256Digest,
-  verifyReceipt,
-  LIMITS,
-  RECEIPT_PAYLOAD_TYPE,
-  type Certificate,
-  type CryptoProvider,
-  type ReceiptPayload,
-} from '@svc/release-core';
+import { checkReceiptAgainstRelease, type CryptoProvider, type ReceiptPayload } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
 import { isUniqueViolation } from '../../store/tx.js';
@@ -31,6 +20,7 @@ import { deviceStateFromActivation, type DeviceState } from '../rollouts/states.
 import { deviceActor, type Command, type UnitOfWork } from '../unit-of-work.js';
 import { insertReceipts, receiptsByEnvelopeDigests, tenantDeviceCaDer, type NewReceipt } from './queries.js';
 import { signedDeploymentFor, type SignedDeployment } from './signed-deployments.js';
+import { verifyReceiptBytes, type ReceiptBytesInput, type VerifiedReceiptBytes } from './verify.js';
 
 /** spec §2.3 rule 6: the label of every accepted receipt (device keys are software-held). */
 export const SOFTWARE_KEY_LABEL = 'software-key';
@@ -70,37 +60,24 @@ export interface VerifiedUpload {
 /** Each receipt of a batch gets its own answer: accepted, duplicate, or its refusal. */
 export type ReceiptOutcome = { ok: AcceptedReceipt } | { refused: ServerError };
 
-/** Parsed tenant device CAs by the digest of their DER: a CA certificate's bytes never change meaning. */
-const MAX_CAS = 256;
-const parsedCas = new Map<string, Certificate>();
-
-function caCertificate(der: Uint8Array): Certificate {
-  const key = sha256Digest(der);
-  let ca = parsedCas.get(key);
-  if (ca === undefined) {
-    ca = parseCertificateDer(der);
-    if (parsedCas.size >= MAX_CAS) parsedCas.delete(parsedCas.keys().next().value as string);
-    parsedCas.set(key, ca);
-  }
-  return ca;
-}
-
 /**
  * The checks of spec §2.3 rule 5 that need no transaction: run before a receipt joins a batch,
  * so a refusal here touches nothing and no other receipt. `caDer` is the tenant device CA.
  */
-export async function verifyUpload(db: Db, args: AcceptReceiptInput & { tenant: string; now: Date; caDer: Uint8Array | undefined }): Promise<VerifiedUpload> {
+export async function verifyUpload(
+  db: Db,
+  args: AcceptReceiptInput & { tenant: string; now: Date; caDer: Uint8Array | undefined },
+  verify: (input: ReceiptBytesInput) => VerifiedReceiptBytes | Promise<VerifiedReceiptBytes> = verifyReceiptBytes,
+): Promise<VerifiedUpload> {
   const { tenant } = args;
-  const env = parseEnvelope(args.envelopeBytes, { maxBytes: LIMITS.receiptEnvelopeBytes, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
   if (!args.caDer) throw new ServerError('RECEIPT_UNEXPECTED', `tenant ${tenant} has no device CA: no device can have signed this receipt`);
-  // spec §2.3 rule 5: signature by the device key, certificate chains to the tenant device CA,
-  // names this device and tenant, and IS the certificate on the mTLS connection
-  const v = verifyReceipt(env, {
-    ca: caCertificate(args.caDer),
+  const v = await verify({
+    envelopeBytes: args.envelopeBytes,
+    caDer: args.caDer,
     tenant,
-    device: args.deviceName,
+    deviceName: args.deviceName,
     now: args.now,
-    connectionCertificate: args.connectionCertificateDer,
+    connectionCertificateDer: args.connectionCertificateDer,
     connectionCertificateVerified: args.connectionCertificateVerified === true,
     ...(args.crypto === undefined ? {} : { crypto: args.crypto }),
   });

@@ -1,0 +1,33 @@
+/**
+ * A receipt verification thread (receipt-verifier.ts): verifies each receipt it is handed with
+ * the same pure function the main thread would run, and answers with the result or the
+ * refusal's code and message.
+ */
+import { parentPort } from 'node:worker_threads';
+import { isReleaseError } from '@svc/release-core';
+import { isServerError } from '../errors/server-error.js';
+import { verifyReceiptBytes } from '../resources/release-receipts/verify.js';
+import { withConnectionKey } from './connections.js';
+import type { VerifierReply, VerifierRequest } from './receipt-verifier.js';
+
+if (parentPort === null) throw new Error('receipt-verifier-worker: not started as a worker thread');
+const port = parentPort;
+
+port.on('message', (m: VerifierRequest) => {
+  let reply: VerifierReply;
+  try {
+    const { publicKey, ...input } = m.input;
+    const crypto = publicKey === undefined ? undefined : withConnectionKey({ der: input.connectionCertificateDer, publicKey });
+    reply = { id: m.id, ok: verifyReceiptBytes({ ...input, ...(crypto === undefined ? {} : { crypto }) }) };
+  } catch (e) {
+    reply = {
+      id: m.id,
+      error: isReleaseError(e)
+        ? { kind: 'release', code: e.code, message: e.message, issues: [...e.issues] }
+        : isServerError(e)
+          ? { kind: 'server', code: e.code, message: e.message }
+          : { kind: 'error', message: e instanceof Error ? e.message : String(e) },
+    };
+  }
+  port.postMessage(reply);
+});

@@ -1,0 +1,143 @@
+/**
+ * Receipt verification off the event loop. Verifying a receipt (parsing the envelope and the
+ * embedded certificate, the device's P-256 signature, the payload rules) is about half of the
+ * server's CPU per receipt and needs nothing but the receipt's bytes, the tenant CA and the
+ * connection's certificate, so it runs in a few worker threads while the event loop carries
+ * the calls, TLS, HTTP/2 and the database. With no threads (`threads: 0`, or a one-core
+ * machine) it runs inline, the same function either way (resources/release-receipts/verify.ts).
+ *
+ * A refusal comes back as the same typed error (ReleaseError or ServerError, same code and
+ * message), so the call's status does not depend on where the receipt was verified. A thread
+ * that dies fails only the receipts it held (their devices retry) and is replaced.
+ */
+import { existsSync } from 'node:fs';
+import type { KeyObject } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { ReleaseError, type Issue, type ReleaseErrorCode } from '@svc/release-core';
+import { ServerError, type ServerErrorCode } from '../errors/server-error.js';
+import { verifyReceiptBytes, type ReceiptBytesInput, type VerifiedReceiptBytes } from '../resources/release-receipts/verify.js';
+import { withConnectionKey } from './connections.js';
+import type { ChannelLogger } from './grpc-status.js';
+
+/** One receipt to verify; `publicKey` is the connection certificate's key as its handshake decoded it. */
+export type VerifierInput = Omit<ReceiptBytesInput, 'crypto'> & { publicKey?: KeyObject };
+
+export interface VerifierRequest {
+  id: number;
+  input: VerifierInput;
+}
+
+export type VerifierReply =
+  | { id: number; ok: VerifiedReceiptBytes }
+  | {
+      id: number;
+      error:
+        | { kind: 'release'; code: ReleaseErrorCode; message: string; issues: Issue[] }
+        | { kind: 'server'; code: ServerErrorCode; message: string }
+        | { kind: 'error'; message: string };
+    };
+
+interface Pending {
+  resolve(v: VerifiedReceiptBytes): void;
+  reject(e: unknown): void;
+}
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
+/** The compiled worker next to this module; from the sources (tests), the built one in dist/. */
+function workerFile(): URL {
+  const here = new URL('./receipt-verifier-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here;
+  const built = new URL(here.href.replace('/src/device-channel/', '/dist/device-channel/'));
+  if (existsSync(fileURLToPath(built))) return built;
+  throw new Error(`receipt verification thread: ${fileURLToPath(here)} not found (build the server: pnpm --filter @svc/server build)`);
+}
+
+function inline(input: VerifierInput): VerifiedReceiptBytes {
+  const { publicKey, ...rest } = input;
+  return verifyReceiptBytes(publicKey === undefined ? rest : { ...rest, crypto: withConnectionKey({ der: rest.connectionCertificateDer, publicKey }) });
+}
+
+function revive(reply: Extract<VerifierReply, { error: unknown }>['error']): Error {
+  if (reply.kind === 'release') return new ReleaseError(reply.code, reply.message, { issues: reply.issues });
+  if (reply.kind === 'server') return new ServerError(reply.code, reply.message);
+  return new Error(`receipt verification failed: ${reply.message}`);
+}
+
+/**
+ * One thread per core but the event loop's, at most 4: the event loop keeps a core for the
+ * calls themselves, and a receipt's verification takes about as long as the rest of its work.
+ */
+export function defaultVerifyThreads(): number {
+  return Math.max(0, Math.min(4, availableParallelism() - 1));
+}
+
+export class ReceiptVerifier {
+  private readonly threads: Thread[] = [];
+  private nextId = 1;
+  private closing = false;
+
+  /** `threads` worker threads (0: verify inline on the event loop). */
+  constructor(
+    threads: number,
+    private readonly log: ChannelLogger,
+  ) {
+    if (threads > 0) {
+      const file = workerFile();
+      for (let i = 0; i < threads; i++) this.threads.push(this.spawn(file));
+    }
+  }
+
+  /** Threads running (0: inline). */
+  get size(): number {
+    return this.threads.length;
+  }
+
+  verify(input: VerifierInput): Promise<VerifiedReceiptBytes> {
+    if (this.threads.length === 0) return new Promise((resolve) => resolve(inline(input)));
+    // the thread with the fewest receipts in hand
+    let t = this.threads[0]!;
+    for (const c of this.threads) if (c.pending.size < t.pending.size) t = c;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      t.pending.set(id, { resolve, reject });
+      t.worker.postMessage({ id, input } satisfies VerifierRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const threads = this.threads.splice(0);
+    await Promise.all(threads.map((t) => t.worker.terminate()));
+  }
+
+  private spawn(file: URL): Thread {
+    const t: Thread = { worker: new Worker(file), pending: new Map() };
+    // an idle thread does not keep the process alive
+    t.worker.unref();
+    t.worker.on('message', (reply: VerifierReply) => {
+      const p = t.pending.get(reply.id);
+      if (p === undefined) return;
+      t.pending.delete(reply.id);
+      if ('ok' in reply) p.resolve(reply.ok);
+      else p.reject(revive(reply.error));
+    });
+    const lost = (why: string) => {
+      const held = [...t.pending.values()];
+      t.pending.clear();
+      for (const p of held) p.reject(new Error(`receipt verification thread stopped (${why}): nothing stored, send the receipt again`));
+      const i = this.threads.indexOf(t);
+      if (i < 0 || this.closing) return;
+      this.log.error({ why, receipts: held.length }, 'receipt verification thread stopped; starting another');
+      this.threads[i] = this.spawn(file);
+    };
+    t.worker.on('error', (err) => lost(err.message));
+    t.worker.on('exit', (code) => lost(`exit ${code}`));
+    return t;
+  }
+}
