@@ -7,9 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelopeBytes, signReceipt, type PrivateKey, type ReceiptPayload } from '@svc/release-core';
 import { acceptReceipt } from '../src/resources/release-receipts/commands.js';
-import { reportLegacyStatus } from '../src/resources/rollouts/commands.js';
+import { decommissionDevice } from '../src/resources/devices/commands.js';
+import { reportLegacyStatus, startSignedRollout } from '../src/resources/rollouts/commands.js';
 import { listAssignments } from '../src/resources/rollouts/queries.js';
-import { deviceActor, runUnitOfWork, type UnitOfWork } from '../src/resources/unit-of-work.js';
+import { deviceActor, runUnitOfWork, type Actor, type UnitOfWork } from '../src/resources/unit-of-work.js';
 import { availableDrivers } from './helpers/store.js';
 import { createPipelineFixture, deviceIdentity, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
 
@@ -44,13 +45,37 @@ describe.each(availableDrivers())('rollouts and decommissioned devices on %s', (
   }
   const decommission = (name: string) => f.api('DELETE', `/api/v1/devices/${name}`);
 
-  /** A two-component signed release to a new group of `members`, published; the start's answer. */
-  async function startSigned(group: string, members: string[], rollout: { waves?: unknown[]; failure_threshold?: unknown }) {
+  /** A two-component signed release to a new group of `members`, published. */
+  async function publish(group: string, members: string[], rollout: { waves?: unknown[]; failure_threshold?: unknown }) {
     const g = (await f.api('POST', '/api/v1/groups', { name: group, members })).body;
     const env = sign(releasePayload({ tenant, artifacts: arts, group: g, version: `1.0.${version++}`, ...rollout }), auth.key);
     const rel = (await f.api('POST', '/api/v1/releases', { envelope: env, expected_product: 'edge-gateway' })).body;
+    return { rel, group: g };
+  }
+  /** The same, started; the start's answer. */
+  async function startSigned(group: string, members: string[], rollout: { waves?: unknown[]; failure_threshold?: unknown }) {
+    const { rel, group: g } = await publish(group, members, rollout);
     return { rel, group: g, start: await f.api('POST', '/api/v1/rollouts', { release_id: rel.id }) };
   }
+  /** A unit of work as an operator that stays open, before COMMIT, until `release()` is called. */
+  function heldOpen<T>(fn: (uow: UnitOfWork) => Promise<T>) {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const atCommit = new Promise<void>((resolve) => (reached = resolve));
+    const operator: Actor = { name: 'ops@example.com', credential: 'session', requestId: null };
+    const done = runUnitOfWork(db(), { tenant, actor: operator, now: f.t.clock.now(), hooks: { beforeCommit: () => (reached(), gate) } }, fn);
+    return { atCommit, release, done };
+  }
+  /** Whether `p` is still unsettled after `ms`. */
+  const stillWaiting = (p: Promise<unknown>, ms = 300) =>
+    Promise.race([
+      p.then(
+        () => false,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), ms)),
+    ]);
 
   function receiptBytes(device: string, rel: any, start: any): Uint8Array {
     const payload: ReceiptPayload = {
@@ -243,5 +268,42 @@ describe.each(availableDrivers())('rollouts and decommissioned devices on %s', (
     await f.device('lg-2');
     await expect(legacyReport('lg-2', lg.id)).rejects.toThrow(`device: lg-2 was decommissioned while it was pending in rollout ${lg.id} (skipped)`);
     expect((await detail(lg.id)).progress).toEqual(d.progress);
+  });
+  // two transactions at once: PGlite runs one connection, so only PostgreSQL can interleave them
+  it.runIf(driver === 'postgres')('a decommission during a start waits for it, then skips the device in the new rollout', async () => {
+    const members = ['cs-1', 'cs-2'];
+    await devices(members);
+    const { rel } = await publish('concurrent-start', members, {});
+    const start = heldOpen((uow) => startSignedRollout(uow, { releaseId: rel.id }));
+    await start.atCommit;
+    const dec = decommission('cs-2');
+    expect(await stillWaiting(dec)).toBe(true);
+    start.release();
+    const s = await start.done;
+    expect((await dec).status).toBe(204);
+    const d = await detail(s.rollout_ids[0]!);
+    expect(d.device_count).toBe(2);
+    expect(d.devices.map((x: any) => [x.device, x.state])).toEqual([
+      ['cs-1', 'pending'],
+      ['cs-2', 'skipped'],
+    ]);
+    expect(d.progress).toMatchObject({ pending: 1, skipped: 1 });
+  });
+
+  it.runIf(driver === 'postgres')('a start during a decommission waits for it, then leaves the device out', async () => {
+    const members = ['cd-1', 'cd-2'];
+    await devices(members);
+    const { rel } = await publish('concurrent-decommission', members, {});
+    const dec = heldOpen((uow) => decommissionDevice(uow, { name: 'cd-2' }));
+    await dec.atCommit;
+    const start = f.api('POST', '/api/v1/rollouts', { release_id: rel.id });
+    expect(await stillWaiting(start)).toBe(true);
+    dec.release();
+    await dec.done;
+    const s = await start;
+    expect(s.status).toBe(201);
+    const d = await detail(s.body.id);
+    expect(d.device_count).toBe(1);
+    expect(d.devices.map((x: any) => x.device)).toEqual(['cd-1']);
   });
 });
