@@ -11,6 +11,10 @@
  * unit of work, so no device sees any work before every signed component is resolved.
  *
  * Legacy start: an artifact to a group, labelled `legacy` everywhere (spec §2.2 rule 3).
+ *
+ * Both starts reach the group's members in service only: a decommissioned device is refused on
+ * the device channel and would hold its wave forever. A device decommissioned later, while it
+ * is still pending, is settled as `skipped` (`skipDecommissionedDevice`).
  */
 import { randomUUID } from 'node:crypto';
 import {
