@@ -198,7 +198,7 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect(done.status).toBe('completed');
     const tx = await f.api('GET', `/api/v1/release-transactions/${start.transaction_id}`);
     expect(tx.body.state).toBe('rolled back');
-    expect(tx.body.devices).toEqual({ total: 3, pending: 0, committed: 2, rolled_back: 1, failed: 0 });
+    expect(tx.body.devices).toEqual({ total: 3, pending: 0, committed: 2, rolled_back: 1, failed: 0, skipped: 0 });
     expect((await f.api('POST', `/api/v1/rollouts/${start.id}/abort`)).status).toBe(409);
   });
 

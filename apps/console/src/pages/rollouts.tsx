@@ -6,9 +6,12 @@ import { Badge, ErrorNote, Field, Guard, PageTitle, Paged, Select, When, useList
 
 type Progress = Schema<'/api/v1/rollouts', 'get'>['rollouts'][number]['progress'];
 
-/** Committed, failed and pending devices of a rollout as one bar (a <meter> for screen readers). */
+/**
+ * Committed, failed and pending devices of a rollout as one bar (a <meter> for screen readers);
+ * devices decommissioned while pending (skipped) are finished, and named only when there are some.
+ */
 export function RolloutProgress({ progress, total }: { progress: Progress; total: number }) {
-  const done = progress.committed + progress.rolled_back + progress.failed;
+  const done = progress.committed + progress.rolled_back + progress.failed + progress.skipped;
   const pct = (n: number) => `${total > 0 ? (n / total) * 100 : 0}%`;
   return (
     <span className="progress-cell">
@@ -18,8 +21,9 @@ export function RolloutProgress({ progress, total }: { progress: Progress; total
       </span>
       <meter min={0} max={Math.max(1, total)} value={done} aria-label="devices finished" />
       <span>
-        {progress.committed} committed, {progress.failed + progress.rolled_back} failed or rolled back, {progress.pending + progress.installed} pending of{' '}
-        {total}
+        {progress.committed} committed, {progress.failed + progress.rolled_back} failed or rolled back,{' '}
+        {progress.skipped > 0 && `${progress.skipped} skipped (decommissioned), `}
+        {progress.pending + progress.installed} pending of {total}
       </span>
     </span>
   );

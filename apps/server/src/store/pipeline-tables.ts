@@ -102,6 +102,8 @@ export interface DeploymentsTable {
   n_rolled_back: Generated<number>;
   n_failed: Generated<number>;
   n_installed: Generated<number>;
+  /** devices decommissioned while they owed a result (`skipped`) */
+  n_skipped: Generated<number>;
   failure_threshold: Json<{ count?: number; percent?: number } | null> | null;
   aborted_at: Timestamp | null;
   created_at: Timestamp;

@@ -9561,6 +9561,8 @@ export interface paths {
                                     failed: number;
                                     pending: number;
                                     rolled_back: number;
+                                    /** @description devices decommissioned while they owed a receipt */
+                                    skipped: number;
                                     total: number;
                                 };
                                 /** Format: uuid */
@@ -9695,6 +9697,8 @@ export interface paths {
                                 failed: number;
                                 pending: number;
                                 rolled_back: number;
+                                /** @description devices decommissioned while they owed a receipt */
+                                skipped: number;
                                 total: number;
                             };
                             /** Format: uuid */
@@ -10650,6 +10654,8 @@ export interface paths {
                                     installed: number;
                                     pending: number;
                                     rolled_back: number;
+                                    /** @description devices decommissioned while they owed a result */
+                                    skipped: number;
                                 };
                                 release_id: string | null;
                                 status: "running" | "awaiting_approval" | "paused" | "completed" | "aborted";
@@ -10778,6 +10784,8 @@ export interface paths {
                                 installed: number;
                                 pending: number;
                                 rolled_back: number;
+                                /** @description devices decommissioned while they owed a result */
+                                skipped: number;
                             };
                             release_id: string | null;
                             rollouts: {
@@ -10929,6 +10937,8 @@ export interface paths {
                                 installed: number;
                                 pending: number;
                                 rolled_back: number;
+                                /** @description devices decommissioned while they owed a result */
+                                skipped: number;
                             };
                             release_id: string | null;
                             status: "running" | "awaiting_approval" | "paused" | "completed" | "aborted";
@@ -11079,6 +11089,8 @@ export interface paths {
                                 installed: number;
                                 pending: number;
                                 rolled_back: number;
+                                /** @description devices decommissioned while they owed a result */
+                                skipped: number;
                             };
                             release_id: string | null;
                             status: "running" | "awaiting_approval" | "paused" | "completed" | "aborted";
@@ -11227,6 +11239,8 @@ export interface paths {
                                 installed: number;
                                 pending: number;
                                 rolled_back: number;
+                                /** @description devices decommissioned while they owed a result */
+                                skipped: number;
                             };
                             release_id: string | null;
                             status: "running" | "awaiting_approval" | "paused" | "completed" | "aborted";
@@ -11375,6 +11389,8 @@ export interface paths {
                                 installed: number;
                                 pending: number;
                                 rolled_back: number;
+                                /** @description devices decommissioned while they owed a result */
+                                skipped: number;
                             };
                             release_id: string | null;
                             status: "running" | "awaiting_approval" | "paused" | "completed" | "aborted";

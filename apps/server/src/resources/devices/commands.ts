@@ -2,7 +2,9 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
 import { insertDeviceCertificate } from '../device-ca/queries.js';
 import { consumeEnrollToken } from '../enroll-tokens/queries.js';
+import { shareLockGroupsOf } from '../groups/queries.js';
 import { openLogRequests } from '../log-requests/queries.js';
+import { skipDecommissionedDevice } from '../rollouts/commands.js';
 import type { Command } from '../unit-of-work.js';
 import { addDeviceHistory, getDeviceByName, recordHeartbeat, setDecommissioned, upsertEnrolledDevice, type DeviceRecord } from './queries.js';
 
@@ -13,13 +15,23 @@ export async function deviceOr404(db: Db, tenant: string, name: string): Promise
   return device;
 }
 
-/** DELETE /devices/{name}: decommissioned, with a history entry; decommissioning twice changes nothing. */
+/**
+ * DELETE /devices/{name}: decommissioned, with a history entry, and every rollout result it
+ * still owes settled as `skipped` (a decommissioned device is refused on the device channel, so
+ * it would never report and its waves would never complete); decommissioning twice changes
+ * nothing. The groups it belongs to are share-locked first: a rollout start of one of them
+ * either commits before (and its pending row is skipped here) or counts it out.
+ */
 export const decommissionDevice: Command<{ name: string }, void> = async (uow, { name }) => {
   const existing = await deviceOr404(uow.trx, uow.tenant, name);
   if (existing.status === 'decommissioned') return;
-  const row = (await setDecommissioned(uow.trx, uow.tenant, existing.name, uow.now))!;
+  await shareLockGroupsOf(uow.trx, uow.tenant, existing.name);
+  const row = await setDecommissioned(uow.trx, uow.tenant, existing.name, uow.now);
+  // decommissioned meanwhile by another request, which settled its rollouts
+  if (row === undefined) return;
   await addDeviceHistory(uow.trx, uow.tenant, row.id, 'decommissioned', uow.now, { by: uow.actor.name });
   await uow.audit({ action: 'device.decommission', target: `device:${existing.name}` });
+  await skipDecommissionedDevice(uow, existing.name);
 };
 
 /** A device certificate signed by the tenant's CA, not yet recorded. */

@@ -299,13 +299,14 @@ export async function markStaleDevicesOffline(db: Db, before: Date): Promise<num
   return rows.length;
 }
 
-/** Sets a device's status to decommissioned; undefined when it does not exist. Counts follow by trigger. */
+/** Sets a device's status to decommissioned; undefined when it does not exist or already is. Counts follow by trigger. */
 export async function setDecommissioned(db: Db, tenantId: string, name: string, now: Date): Promise<DeviceRecord | undefined> {
   return db
     .updateTable('devices')
     .set({ status: 'decommissioned', updated_at: now })
     .where('tenant_id', '=', tenantId)
     .where('name', '=', name)
+    .where('status', '<>', 'decommissioned')
     .returning(COLUMNS)
     .executeTakeFirst();
 }

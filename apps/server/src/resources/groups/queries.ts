@@ -40,6 +40,23 @@ export async function lockGroup(db: Db, tenantId: string, groupId: string): Prom
   return db.selectFrom('device_groups').select('id').where('id', '=', uuid).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
 }
 
+/**
+ * Share-locks the rows of every group `device` belongs to, in id order. A rollout start holds
+ * its group row locked while it counts the members in service and assigns them, so a change of
+ * a member's status that takes this lock first waits for that start to commit (and then sees
+ * its rows), or makes the start wait and count without it.
+ */
+export async function shareLockGroupsOf(db: Db, tenantId: string, device: string): Promise<void> {
+  await db
+    .selectFrom('device_groups')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', (eb) => eb.selectFrom('device_group_members').select('group_id').where('tenant_id', '=', tenantId).where('device_name', '=', device))
+    .orderBy('id')
+    .forShare()
+    .execute();
+}
+
 /** The names among `names` that are devices of the tenant. */
 export async function existingDeviceNames(db: Db, tenantId: string, names: string[]): Promise<Set<string>> {
   if (names.length === 0) return new Set();

@@ -174,6 +174,8 @@ async function appendTurn(uow: UnitOfWork, items: readonly VerifiedUpload[]): Pr
       else if (dup !== undefined) outcomes[k] = { ok: { receipt_id: dup.id, duplicate: true } };
       // the device must be assigned to that rollout
       else if (dd === undefined) outcomes[k] = refused(`device: ${v.deviceName} is not assigned to rollout ${v.deployment.leadRolloutId}`);
+      // decommissioned while it owed this receipt: settled without one, and back in service it owes none
+      else if (dd.state === 'skipped') outcomes[k] = refused(`device: ${v.deviceName} was decommissioned while it was pending in this deployment (skipped)`);
       else if (dd.state !== 'pending') outcomes[k] = refused(`device: ${v.deviceName} already has a terminal receipt (${dd.state}) for this deployment`);
       else claims.push({ k, id: randomUUID(), state: deviceStateFromActivation(v.payload.activation) });
     }

@@ -16,6 +16,7 @@ export type TransactionRow = {
   n_rolled_back: number;
   n_failed: number;
   n_installed: number;
+  n_skipped: number;
   created_at: Date;
 };
 
@@ -31,6 +32,7 @@ const COLUMNS = [
   'n_rolled_back',
   'n_failed',
   'n_installed',
+  'n_skipped',
   'created_at',
 ] as const;
 
@@ -55,10 +57,10 @@ export async function transactionCountsByState(db: Db, tenantId: string): Promis
   const byState = await sql<{ state: TransactionState; n: string }>`
     SELECT CASE
       WHEN n_failed > 0 THEN 'failed'
-      WHEN device_count > n_committed + n_rolled_back + n_failed + n_installed AND aborted_at IS NULL THEN 'running'
+      WHEN device_count > n_committed + n_rolled_back + n_failed + n_installed + n_skipped AND aborted_at IS NULL THEN 'running'
       WHEN n_rolled_back > 0 THEN 'rolled back'
       WHEN n_committed + n_installed = 0 THEN 'failed'
-      WHEN device_count > n_committed + n_rolled_back + n_failed + n_installed THEN 'failed'
+      WHEN device_count > n_committed + n_rolled_back + n_failed + n_installed + n_skipped THEN 'failed'
       ELSE 'committed' END AS state, count(*) AS n
     FROM deployments WHERE tenant_id = ${tenantId} AND kind = 'signed' GROUP BY 1`.execute(db);
   const counts: Record<TransactionState, number> = { running: 0, committed: 0, 'rolled back': 0, failed: 0 };

@@ -20,13 +20,20 @@ export interface TransactionView {
   group_id: string;
   snapshot_digest: string;
   aborted: boolean;
-  devices: { total: number; pending: number; committed: number; rolled_back: number; failed: number };
+  devices: { total: number; pending: number; committed: number; rolled_back: number; failed: number; skipped: number };
   created_at: string;
 }
 
 function counts(d: TransactionRow): StateCounts {
-  const terminal = d.n_committed + d.n_rolled_back + d.n_failed + d.n_installed;
-  return { pending: d.device_count - terminal, committed: d.n_committed, 'rolled back': d.n_rolled_back, failed: d.n_failed, installed: d.n_installed };
+  const terminal = d.n_committed + d.n_rolled_back + d.n_failed + d.n_installed + d.n_skipped;
+  return {
+    pending: d.device_count - terminal,
+    committed: d.n_committed,
+    'rolled back': d.n_rolled_back,
+    failed: d.n_failed,
+    installed: d.n_installed,
+    skipped: d.n_skipped,
+  };
 }
 
 export function transactionJson(d: TransactionRow, members: ManifestMember[]): TransactionView {
@@ -47,7 +54,7 @@ export function transactionJson(d: TransactionRow, members: ManifestMember[]): T
     group_id: d.group_id,
     snapshot_digest: d.snapshot_digest,
     aborted: d.aborted_at !== null,
-    devices: { total: d.device_count, pending: c.pending, committed: c.committed, rolled_back: c['rolled back'], failed: c.failed },
+    devices: { total: d.device_count, pending: c.pending, committed: c.committed, rolled_back: c['rolled back'], failed: c.failed, skipped: c.skipped },
     created_at: d.created_at.toISOString(),
   };
 }

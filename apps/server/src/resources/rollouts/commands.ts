@@ -11,6 +11,10 @@
  * unit of work, so no device sees any work before every signed component is resolved.
  *
  * Legacy start: an artifact to a group, labelled `legacy` everywhere (spec §2.2 rule 3).
+ *
+ * Both starts reach the group's members in service only: a decommissioned device is refused on
+ * the device channel and would hold its wave forever. A device decommissioned later, while it
+ * is still pending, is settled as `skipped` (`skipDecommissionedDevice`).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -35,7 +39,8 @@ import type { Command, UnitOfWork } from '../unit-of-work.js';
 import { approve, initialWaves, recordResult, resume } from './progression.js';
 import {
   addDeviceResults,
-  deploymentDevice,
+  deploymentRollouts,
+  inServiceMemberCount,
   incompatibleDevices,
   insertDeployment,
   insertLegacyReport,
@@ -44,10 +49,12 @@ import {
   legacyArtifact,
   legacyRollout,
   lockDeployment,
+  lockDeploymentDevices,
   lockDeploymentWaves,
   lockRolloutDeployment,
   setAborted,
   setDeviceResult,
+  skipPendingDevice,
   wavesOf,
   writeWaves,
 } from './queries.js';
@@ -106,7 +113,10 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
   const snap = await computeSnapshotDigest(trx, tenant, g.id);
   checkTargetPolicyDigest(p, { id: g.id, digest: snap.digest });
   if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `rollout.target_group: group ${g.id} has no devices`);
-  // spec §4: device compatibility
+  // the digest covers every member; the rollout reaches the members still in service
+  const devices = await inServiceMemberCount(trx, tenant, g.id);
+  if (devices === 0) throw noDevicesInService('rollout.target_group', g.id, snap.count);
+  // spec §4: device compatibility (of the devices the rollout reaches)
   const bad = await incompatibleDevices(trx, tenant, g.id, p.compatibility.profiles, MAX_INCOMPATIBLE_SHOWN + 1);
   if (bad.length > 0) {
     const shown = bad.slice(0, MAX_INCOMPATIBLE_SHOWN).join(', ');
@@ -116,7 +126,7 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
     );
   }
   const deploymentId = randomUUID();
-  const plan = planWaves(snap.count, waves);
+  const plan = planWaves(devices, waves);
   const { gated, threshold: effective } = applyOverrides({ waves, threshold }, overrides, plan.length);
   await insertDeployment(trx, {
     id: deploymentId,
@@ -127,7 +137,7 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
     groupId: g.id,
     snapshot: snap.digest,
     memberCount: members.length,
-    deviceCount: snap.count,
+    deviceCount: devices,
     threshold: effective,
     now,
   });
@@ -156,7 +166,7 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
     plan.map((w) => ({ ...w, requires_approval: w.requires_approval || gated.has(w.index) })),
     now,
   );
-  await auditStart(uow, { kind: 'signed', releaseId: rel.id, deploymentId, rolloutIds, groupId: g.id, devices: snap.count });
+  await auditStart(uow, { kind: 'signed', releaseId: rel.id, deploymentId, rolloutIds, groupId: g.id, devices, decommissioned: snap.count - devices });
   return { deployment_id: deploymentId, rollout_ids: rolloutIds };
 };
 
@@ -194,6 +204,8 @@ export const startLegacyRollout: Command<{ artifactId: string; groupId: string; 
   if (!g) throw new ServerError('ROLLOUT_INVALID', `group_id: no group ${input.groupId}`);
   const snap = await computeSnapshotDigest(trx, tenant, g.id);
   if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `group_id: group ${g.id} has no devices`);
+  const devices = await inServiceMemberCount(trx, tenant, g.id);
+  if (devices === 0) throw noDevicesInService('group_id', g.id, snap.count);
   const deploymentId = randomUUID();
   await insertDeployment(trx, {
     id: deploymentId,
@@ -204,7 +216,7 @@ export const startLegacyRollout: Command<{ artifactId: string; groupId: string; 
     groupId: g.id,
     snapshot: snap.digest,
     memberCount: 1,
-    deviceCount: snap.count,
+    deviceCount: devices,
     threshold: undefined,
     now,
   });
@@ -221,27 +233,53 @@ export const startLegacyRollout: Command<{ artifactId: string; groupId: string; 
     position: 0,
     now,
   });
-  await insertWaves(trx, tenant, deploymentId, g.id, planWaves(snap.count, waves), now);
-  await auditStart(uow, { kind: 'legacy', releaseId: null, deploymentId, rolloutIds: [id], groupId: g.id, devices: snap.count });
+  await insertWaves(trx, tenant, deploymentId, g.id, planWaves(devices, waves), now);
+  await auditStart(uow, { kind: 'legacy', releaseId: null, deploymentId, rolloutIds: [id], groupId: g.id, devices, decommissioned: snap.count - devices });
   return { deployment_id: deploymentId, rollout_ids: [id] };
 };
 
+/** A group whose every member is decommissioned: nothing would ever report, so nothing starts. */
+function noDevicesInService(field: string, groupId: string, members: number): ServerError {
+  return new ServerError(
+    'ROLLOUT_INVALID',
+    `${field}: group ${groupId} has no devices in service (${members === 1 ? 'its one member is' : `all ${members} members are`} decommissioned)`,
+  );
+}
+
 async function insertWaves(db: Db, tenantId: string, deploymentId: string, groupId: string, plan: PlannedWave[], now: Date): Promise<void> {
   const rows = initialWaves(plan.map((w) => ({ index: w.index, size: w.size, requires_approval: w.requires_approval })));
-  await insertWavesAndDevices(
+  const bounds = waveBounds(plan);
+  const assigned = await insertWavesAndDevices(
     db,
     tenantId,
     deploymentId,
     groupId,
     rows.map((w, i) => ({ ...w, name: plan[i]!.name })),
-    waveBounds(plan),
+    bounds,
     now,
   );
+  // a member left (or came back to) service between the count and the assignment: the waves
+  // would not add up to the devices, so nothing is kept and the start is refused
+  const planned = bounds[bounds.length - 1] ?? 0;
+  if (assigned !== planned) {
+    throw new ServerError(
+      'CONFLICT',
+      `group ${groupId}: a member's status changed while the rollout started (${assigned} devices, ${planned} planned); start it again`,
+    );
+  }
 }
 
 async function auditStart(
   uow: UnitOfWork,
-  s: { kind: 'signed' | 'legacy'; releaseId: string | null; deploymentId: string; rolloutIds: string[]; groupId: string; devices: number },
+  s: {
+    kind: 'signed' | 'legacy';
+    releaseId: string | null;
+    deploymentId: string;
+    rolloutIds: string[];
+    groupId: string;
+    devices: number;
+    decommissioned: number;
+  },
 ): Promise<void> {
   await uow.audit({
     action: 'rollout.start',
@@ -253,6 +291,8 @@ async function auditStart(
       rollouts: s.rolloutIds,
       group_id: s.groupId,
       devices: s.devices,
+      // members left out because they are decommissioned
+      decommissioned: s.decommissioned,
     },
   });
 }
@@ -320,7 +360,7 @@ export async function recordDeviceResults(
   if (results.length === 0) return;
   const { failure_threshold, waves: before } = await lockDeploymentWaves(db, deploymentId);
   let after = before;
-  const counts = { committed: 0, 'rolled back': 0, failed: 0, installed: 0 };
+  const counts = { committed: 0, 'rolled back': 0, failed: 0, installed: 0, skipped: 0 };
   for (const r of results) {
     counts[r.state] += 1;
     // spec §4: the failure threshold from the constraints is evaluated as results arrive
@@ -344,9 +384,13 @@ export const reportLegacyStatus: Command<{ deviceName: string; rolloutId: string
   const rolloutUuid = normalizeUuid(args.rolloutId);
   const r = rolloutUuid === undefined ? undefined : await legacyRollout(uow.trx, uow.tenant, rolloutUuid);
   if (!r) throw new ServerError('RECEIPT_UNEXPECTED', `rollout_id: no legacy rollout ${args.rolloutId} in this tenant`);
+  // the device row before the deployment row, the order of the receipt path and of decommissioning
+  const dd = (await lockDeploymentDevices(uow.trx, r.deployment_id, [args.deviceName])).get(args.deviceName);
   const d = await lockDeployment(uow.trx, r.deployment_id);
-  const dd = await deploymentDevice(uow.trx, d.id, args.deviceName);
   if (!dd) throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} is not assigned to rollout ${args.rolloutId}`);
+  // settled when it was decommissioned: back in service, it reports nothing more to this rollout
+  if (dd.state === 'skipped')
+    throw new ServerError('RECEIPT_UNEXPECTED', `device: ${args.deviceName} was decommissioned while it was pending in rollout ${args.rolloutId} (skipped)`);
   await insertLegacyReport(uow.trx, {
     tenantId: uow.tenant,
     deploymentId: d.id,
@@ -360,3 +404,38 @@ export const reportLegacyStatus: Command<{ deviceName: string; rolloutId: string
   if (dd.state === 'pending') await recordDeviceResult(uow.trx, d, args.deviceName, dd.wave_idx, deviceStateFromLegacy(args.status), null, uow.now);
   await uow.audit({ action: 'rollout.legacy-status', target: `rollout:${r.id}`, detail: { status: args.status, label: 'device-reported' } });
 };
+
+/**
+ * A device decommissioned while it still owes results: each of its pending rows (in every
+ * deployment, whatever its wave, and so in every member rollout of a transaction) moves to
+ * `skipped`, and each deployment's counters and waves advance through `recordDeviceResults`
+ * (a skipped device is done and not failed), so a wave waiting only for it completes. One
+ * `rollout.device-skip` audit row per deployment, in the caller's unit of work. Rows already
+ * settled stay as they are: leaving the decommissioned status later brings none back.
+ */
+export async function skipDecommissionedDevice(uow: UnitOfWork, device: string): Promise<void> {
+  const moved = await skipPendingDevice(uow.trx, uow.tenant, device, uow.now);
+  if (moved.length === 0) return;
+  const rollouts = await deploymentRollouts(
+    uow.trx,
+    moved.map((m) => m.deployment_id),
+  );
+  await uow.auditMany(
+    moved.map((m) => {
+      const r = rollouts.get(m.deployment_id)!;
+      return {
+        action: 'rollout.device-skip',
+        target: `rollout:${r.rollout_ids[0]!}`,
+        detail: {
+          device,
+          reason: 'decommissioned',
+          wave: m.wave_idx,
+          transaction_id: transactionIdOf({ kind: r.kind, deployment_id: m.deployment_id }),
+          rollouts: r.rollout_ids,
+        },
+      };
+    }),
+  );
+  // counters and waves last, one deployment row at a time in id order, as the receipt path does
+  for (const m of moved) await recordDeviceResults(uow.trx, m.deployment_id, [{ waveIdx: m.wave_idx, state: 'skipped' }], uow.now);
+}

@@ -30,6 +30,7 @@ export type RolloutRow = {
   n_rolled_back: number;
   n_failed: number;
   n_installed: number;
+  n_skipped: number;
 };
 
 function rolloutsJoined(db: Db, tenantId: string) {
@@ -54,6 +55,7 @@ function rolloutsJoined(db: Db, tenantId: string) {
       'd.n_rolled_back',
       'd.n_failed',
       'd.n_installed',
+      'd.n_skipped',
     ]);
 }
 
@@ -190,22 +192,12 @@ export async function writeWaves(db: Db, deploymentId: string, before: WaveRow[]
   }
 }
 
-/** A device's row in a deployment (its wave and state), or undefined when it is not assigned. */
-export async function deploymentDevice(db: Db, deploymentId: string, device: string): Promise<{ wave_idx: number; state: DeviceState } | undefined> {
-  const row = await db
-    .selectFrom('deployment_devices')
-    .select(['wave_idx', 'state'])
-    .where('deployment_id', '=', deploymentId)
-    .where('device_name', '=', device)
-    .executeTakeFirst();
-  return row ? { wave_idx: row.wave_idx, state: row.state as DeviceState } : undefined;
-}
-
-const COUNTER: Record<Exclude<DeviceState, 'pending'>, 'n_committed' | 'n_rolled_back' | 'n_failed' | 'n_installed'> = {
+const COUNTER: Record<Exclude<DeviceState, 'pending'>, 'n_committed' | 'n_rolled_back' | 'n_failed' | 'n_installed' | 'n_skipped'> = {
   committed: 'n_committed',
   'rolled back': 'n_rolled_back',
   failed: 'n_failed',
   installed: 'n_installed',
+  skipped: 'n_skipped',
 };
 
 /** A device's terminal state and the deployment's counter for it. */
@@ -231,7 +223,25 @@ export async function setDeviceResult(
     .execute();
 }
 
-/** Devices of the group whose reported profile is not in `profiles` (or unknown), at most `max`. */
+/** The member `m` is no decommissioned device of its tenant (an anti-join against the few decommissioned). */
+const memberInService = sql<boolean>`NOT EXISTS (SELECT 1 FROM devices x WHERE x.tenant_id = m.tenant_id AND x.name = m.device_name AND x.status = 'decommissioned')`;
+
+/**
+ * How many members of the group a rollout starting now reaches: every member but the
+ * decommissioned devices (a decommissioned device never checks in, so it never reports).
+ */
+export async function inServiceMemberCount(db: Db, tenantId: string, groupId: string): Promise<number> {
+  const r = await db
+    .selectFrom('device_group_members as m')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.group_id', '=', groupId)
+    .where(memberInService)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Devices of the group still in service whose reported profile is not in `profiles` (or unknown), at most `max`. */
 export async function incompatibleDevices(db: Db, tenantId: string, groupId: string, profiles: string[], max: number): Promise<string[]> {
   // anti-join in member-key order: it stops at the first few offenders instead of sorting the group
   const rows = await db
@@ -250,6 +260,7 @@ export async function incompatibleDevices(db: Db, tenantId: string, groupId: str
         ),
       ),
     )
+    .where(memberInService)
     .orderBy('m.group_id')
     .orderBy('m.device_name')
     .limit(max)
@@ -330,9 +341,11 @@ export async function insertRollout(
 }
 
 /**
- * Waves and one row per device, assigned in SQL: devices ranked by sha256(deployment id ":"
- * name) (deterministic, the rule of waves.ts) and cut at the wave `bounds` (cumulative sizes).
- * One INSERT ... SELECT, so a 100k-device group never travels through the process.
+ * Waves and one row per device, assigned in SQL: the group's members still in service (the
+ * decommissioned are left out: they never report) ranked by sha256(deployment id ":" name)
+ * (deterministic, the rule of waves.ts) and cut at the wave `bounds` (cumulative sizes). One
+ * INSERT ... SELECT, so a 100k-device group never travels through the process. Returns the rows
+ * inserted: the caller planned the bounds for `inServiceMemberCount` and checks they agree.
  */
 export async function insertWavesAndDevices(
   db: Db,
@@ -342,7 +355,7 @@ export async function insertWavesAndDevices(
   waves: (WaveRow & { name: string })[],
   bounds: number[],
   now: Date,
-): Promise<void> {
+): Promise<number> {
   await db
     .insertInto('deployment_waves')
     .values(
@@ -362,13 +375,16 @@ export async function insertWavesAndDevices(
     bounds.map((b, i) => sql`WHEN rn <= ${sql.lit(b)} THEN ${sql.lit(i)}`),
     sql` `,
   );
-  await sql`
+  // a rank beyond the plan (a member back in service since it was counted) lands past the last
+  // wave, and the caller's count check refuses the start
+  const r = await sql`
     INSERT INTO deployment_devices (deployment_id, tenant_id, device_name, wave_idx)
-    SELECT ${deploymentId}::uuid, ${tenantId}::uuid, device_name, CASE ${cases} END
+    SELECT ${deploymentId}::uuid, ${tenantId}::uuid, device_name, CASE ${cases} ELSE ${sql.lit(bounds.length)} END
     FROM (
-      SELECT device_name, row_number() OVER (ORDER BY sha256(convert_to(${deploymentId + ':'} || device_name, 'UTF8'))) AS rn
-      FROM device_group_members WHERE tenant_id = ${tenantId} AND group_id = ${groupId}
+      SELECT m.device_name, row_number() OVER (ORDER BY sha256(convert_to(${deploymentId + ':'} || m.device_name, 'UTF8'))) AS rn
+      FROM device_group_members m WHERE m.tenant_id = ${tenantId} AND m.group_id = ${groupId} AND ${memberInService}
     ) ranked`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
 }
 
 /** A legacy member rollout of the tenant; `id` must be a UUID. */
@@ -529,6 +545,46 @@ export async function claimPendingDevices(
 }
 
 /**
+ * Moves every pending row of one device (across the tenant's deployments) to `skipped`: the
+ * rows are locked in deployment order first, as the receipt path locks them (before any
+ * deployment row), and a row a receipt settled meanwhile is no longer pending and left alone.
+ * Returns the moved rows by deployment, in deployment order.
+ */
+export async function skipPendingDevice(db: Db, tenantId: string, device: string, now: Date): Promise<{ deployment_id: string; wave_idx: number }[]> {
+  const rows = await sql<{ deployment_id: string; wave_idx: number }>`
+    WITH locked AS (
+      SELECT deployment_id FROM deployment_devices
+      WHERE tenant_id = ${tenantId} AND device_name = ${device} AND state = 'pending'
+      ORDER BY deployment_id
+      FOR UPDATE
+    )
+    UPDATE deployment_devices AS dd SET state = 'skipped', receipt_id = NULL, updated_at = ${now}
+    FROM locked
+    WHERE dd.deployment_id = locked.deployment_id AND dd.device_name = ${device} AND dd.state = 'pending'
+    RETURNING dd.deployment_id, dd.wave_idx`.execute(db);
+  return [...rows.rows].sort((a, b) => (a.deployment_id < b.deployment_id ? -1 : a.deployment_id > b.deployment_id ? 1 : 0));
+}
+
+/** The member rollouts of each deployment (ids in activation order) and its kind. */
+export async function deploymentRollouts(db: Db, deploymentIds: readonly string[]): Promise<Map<string, { kind: RolloutKind; rollout_ids: string[] }>> {
+  const out = new Map<string, { kind: RolloutKind; rollout_ids: string[] }>();
+  if (deploymentIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('rollouts')
+    .select(['id', 'deployment_id', 'kind'])
+    .where('deployment_id', 'in', [...deploymentIds])
+    .orderBy('deployment_id')
+    .orderBy('position')
+    .execute();
+  for (const r of rows) {
+    const d = out.get(r.deployment_id) ?? { kind: r.kind, rollout_ids: [] };
+    d.rollout_ids.push(r.id);
+    out.set(r.deployment_id, d);
+  }
+  return out;
+}
+
+/**
  * Locks the deployment row (taken last and held to COMMIT), then reads its waves and threshold.
  * Two statements on purpose: a read joined into the locking statement would see the waves as
  * of that statement's start, before the writer it waited for committed. FOR NO KEY UPDATE
@@ -570,6 +626,7 @@ export async function addDeviceResults(
       n_committed = n_committed + ${counts.committed}::int,
       n_rolled_back = n_rolled_back + ${counts['rolled back']}::int,
       n_failed = n_failed + ${counts.failed}::int,
-      n_installed = n_installed + ${counts.installed}::int
+      n_installed = n_installed + ${counts.installed}::int,
+      n_skipped = n_skipped + ${counts.skipped}::int
     WHERE id = ${deploymentId}::uuid`.execute(db);
 }

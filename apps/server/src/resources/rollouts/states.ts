@@ -7,8 +7,12 @@
  * function of those device states and whether the deployment was aborted.
  */
 
-/** Per-device state of one deployment. `pending` = no terminal evidence yet. */
-export type DeviceState = 'pending' | 'committed' | 'rolled back' | 'failed' | 'installed';
+/**
+ * Per-device state of one deployment. `pending` = no terminal evidence yet. `skipped` = the
+ * device was decommissioned while pending: it owes nothing any more, and its result is neither
+ * a success nor a failure (it never counts against the failure threshold).
+ */
+export type DeviceState = 'pending' | 'committed' | 'rolled back' | 'failed' | 'installed' | 'skipped';
 export type TransactionState = 'running' | 'committed' | 'rolled back' | 'failed';
 export type RolloutStatus = 'running' | 'awaiting_approval' | 'paused' | 'completed' | 'aborted';
 export type WaveState = 'pending' | 'awaiting_approval' | 'open' | 'paused' | 'done';
@@ -45,17 +49,19 @@ export interface StateCounts {
   'rolled back': number;
   failed: number;
   installed: number;
+  skipped: number;
 }
 
 export function emptyCounts(): StateCounts {
-  return { pending: 0, committed: 0, 'rolled back': 0, failed: 0, installed: 0 };
+  return { pending: 0, committed: 0, 'rolled back': 0, failed: 0, installed: 0, skipped: 0 };
 }
 
 /**
  * Displayed transaction state. A failure on any device is final for the transaction (it can
  * no longer commit fleet-wide), so `failed` wins at once. Otherwise the transaction runs while
  * devices still owe a receipt - unless it was aborted, which releases pending devices. Once
- * nothing is pending: `committed` when every device committed, else `rolled back`.
+ * nothing is pending: `committed` when every device still in service (not `skipped`)
+ * committed, else `rolled back`.
  */
 export function transactionState(c: StateCounts, aborted: boolean): TransactionState {
   if (c.failed > 0) return 'failed';

@@ -18,7 +18,7 @@ export interface RolloutView {
   device_count: number;
   /** legacy status is device-reported (spec §2.3 rule 6); signed results come from verified receipts */
   evidence: 'signed-receipt' | 'device-reported';
-  progress: { pending: number; committed: number; rolled_back: number; failed: number; installed: number };
+  progress: { pending: number; committed: number; rolled_back: number; failed: number; installed: number; skipped: number };
   created_at: string;
 }
 
@@ -36,7 +36,7 @@ export function transactionIdOf(r: { kind: 'signed' | 'legacy'; deployment_id: s
 }
 
 export function rolloutJson(r: RolloutRow, waves: WaveRow[]): RolloutView {
-  const terminal = r.n_committed + r.n_rolled_back + r.n_failed + r.n_installed;
+  const terminal = r.n_committed + r.n_rolled_back + r.n_failed + r.n_installed + r.n_skipped;
   return {
     id: r.id,
     kind: r.kind,
@@ -50,7 +50,14 @@ export function rolloutJson(r: RolloutRow, waves: WaveRow[]): RolloutView {
     group_id: r.group_id,
     device_count: r.device_count,
     evidence: r.kind === 'signed' ? 'signed-receipt' : 'device-reported',
-    progress: { pending: r.device_count - terminal, committed: r.n_committed, rolled_back: r.n_rolled_back, failed: r.n_failed, installed: r.n_installed },
+    progress: {
+      pending: r.device_count - terminal,
+      committed: r.n_committed,
+      rolled_back: r.n_rolled_back,
+      failed: r.n_failed,
+      installed: r.n_installed,
+      skipped: r.n_skipped,
+    },
     created_at: r.created_at.toISOString(),
   };
 }

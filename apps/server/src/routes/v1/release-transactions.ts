@@ -22,7 +22,14 @@ const TxFields = {
   group_id: Uuid,
   snapshot_digest: Type.String(),
   aborted: Type.Boolean(),
-  devices: Type.Object({ total: Type.Integer(), pending: Type.Integer(), committed: Type.Integer(), rolled_back: Type.Integer(), failed: Type.Integer() }),
+  devices: Type.Object({
+    total: Type.Integer(),
+    pending: Type.Integer(),
+    committed: Type.Integer(),
+    rolled_back: Type.Integer(),
+    failed: Type.Integer(),
+    skipped: Type.Integer({ description: 'devices decommissioned while they owed a receipt' }),
+  }),
   created_at: Type.String(),
 };
 const Transaction = Type.Object(TxFields, { additionalProperties: false });

@@ -17,6 +17,7 @@ const Progress = Type.Object({
   rolled_back: Type.Integer(),
   failed: Type.Integer(),
   installed: Type.Integer(),
+  skipped: Type.Integer({ description: 'devices decommissioned while they owed a result' }),
 });
 const RolloutFields = {
   id: Uuid,

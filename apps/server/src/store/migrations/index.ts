@@ -16,6 +16,7 @@ import * as m0035 from './0035_device_heartbeats.js';
 import * as m0036 from './0036_device_ca_notify.js';
 import * as m0041 from './0041_receipts_by_device.js';
 import * as m0042 from './0042_device_credential_notify.js';
+import * as m0043 from './0043_rollout_skipped_devices.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0036_device_ca_notify': m0036,
   '0041_receipts_by_device': m0041,
   '0042_device_credential_notify': m0042,
+  '0043_rollout_skipped_devices': m0043,
 };
