@@ -2,7 +2,7 @@ import { verify, type KeyObject, type X509Certificate } from 'node:crypto';
 import type { Http2SecureServer, Http2Server } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import type { Server } from '@grpc/grpc-js';
-import { certificateSpki, nodeCryptoProvider, type CryptoProvider, type PublicKey } from '@svc/release-core';
+import { certificateSpki, nodeCryptoProvider, sha256Digest, type CryptoProvider, type PublicKey } from '@svc/release-core';
 
 /**
  * grpc-js keeps its HTTP/2 servers in a private map; the device channel needs them (framing
@@ -18,6 +18,8 @@ export function grpcHttp2Servers(server: Server): Http2Server[] {
 export interface ConnectionCertificate {
   /** DER of the certificate. */
   der: Buffer;
+  /** `sha256:<hex>` of the DER, computed once per connection. */
+  fingerprint: string;
   /** Its public key, decoded once by the handshake (node:crypto would take ~0.1 ms to import it again). */
   publicKey: KeyObject;
 }
@@ -63,7 +65,7 @@ export class ConnectionCertificates {
     let cert = this.certificates.get(socket);
     if (cert === undefined) {
       const x509: X509Certificate | undefined = socket.getPeerX509Certificate();
-      cert = x509 === undefined ? null : { der: x509.raw, publicKey: x509.publicKey };
+      cert = x509 === undefined ? null : { der: x509.raw, fingerprint: sha256Digest(x509.raw), publicKey: x509.publicKey };
       this.certificates.set(socket, cert);
     }
     return cert ?? undefined;

@@ -106,7 +106,7 @@ export async function authenticatePeer(
   }
   // bounds the work a stranger can make us do before the chain check (the receipt's embedded certificate has the same bound)
   if (raw.length > LIMITS.certificateBytes) throw refuse('too large');
-  const fingerprint = sha256Digest(raw);
+  const fingerprint = connection?.fingerprint ?? sha256Digest(raw);
   const c = await checkCertificate(raw, fingerprint, cas);
   if (now < c.notBefore || now > c.notAfter) {
     throw refuse(`outside its validity (${c.notBefore.toISOString()} .. ${c.notAfter.toISOString()})`);
