@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withConnectionKey } from '../src/device-channel/connections.js';
 import {
   enrollDevice,
-  publishSignedRollout,
   refusal,
-  startChannelFixture,
+  startRolloutFixture,
   unary,
   type ChannelFixture,
   type EnrolledDevice,
@@ -77,17 +76,15 @@ describe.each(availableDrivers())('connection certificates on %s', (driver) => {
   let dev: EnrolledDevice;
   let other: EnrolledDevice;
 
+  let dispose: (() => Promise<void>) | undefined;
+
   beforeAll(async () => {
-    f = await startChannelFixture(driver);
-    dev = await enrollDevice(f, 'conn-1');
-    other = await enrollDevice(f, 'conn-2');
-    rel = await publishSignedRollout(f, { devices: [dev.name, other.name], bytes: Buffer.from('conn\n'), placementPath: '/etc/edge/conn.conf' });
+    const r = await startRolloutFixture(driver, ['conn-1', 'conn-2'], { bytes: Buffer.from('conn\n'), placementPath: '/etc/edge/conn.conf' });
+    ({ f, dispose } = r);
+    rel = r.rel;
+    [dev, other] = r.devs as [EnrolledDevice, EnrolledDevice];
   });
-  afterAll(async () => {
-    dev?.clients.close();
-    other?.clients.close();
-    await f?.dispose();
-  });
+  afterAll(() => dispose?.());
 
   // the enrollments' anonymous connections close a moment after their clients do
   const settledSize = async (n: number) => {

@@ -5,18 +5,17 @@
  */
 import 'reflect-metadata';
 import { status } from '@grpc/grpc-js';
-import { envelopeBytes, parsePrivateKeyPem, signReceipt, type ReceiptPayload } from '@svc/release-core';
 import type { CheckInResponse, UploadReceiptResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decommissionDevice } from '../src/resources/devices/commands.js';
 import { rolloutDetail } from '../src/resources/rollouts/views.js';
 import { runUnitOfWork, type Actor } from '../src/resources/unit-of-work.js';
 import { availableDrivers } from './helpers/store.js';
+import { signedReceipt } from './receipt-batches.fixture.js';
 import {
   enrollDevice,
-  publishSignedRollout,
   refusal,
-  startChannelFixture,
+  startRolloutFixture,
   unary,
   type ChannelFixture,
   type EnrolledDevice,
@@ -31,33 +30,17 @@ describe.each(availableDrivers())('device channel: a device decommissioned mid-r
   let b: EnrolledDevice;
   let pub: PublishedRelease;
 
-  beforeAll(async () => {
-    f = await startChannelFixture(driver);
-    a = await enrollDevice(f, 'dm-a');
-    b = await enrollDevice(f, 'dm-b');
-    pub = await publishSignedRollout(f, { devices: ['dm-a', 'dm-b'], bytes: Buffer.from('conf\n'), placementPath: '/etc/edge/dm.conf' });
-  });
-  afterAll(async () => {
-    a?.clients.close();
-    b?.clients.close();
-    await f?.dispose();
-  });
+  let dispose: (() => Promise<void>) | undefined;
 
-  function receipt(dev: EnrolledDevice): Buffer {
-    const payload: ReceiptPayload = {
-      tenant: f.tenantId,
-      device: { name: dev.name, certificate: Buffer.from(dev.certDer).toString('base64') },
-      release: { product: pub.product, version: pub.version, payload_digest: pub.payload_digest, envelope_digest: pub.envelope_digest } as never,
-      rollout: pub.rolloutId,
-      candidate_digest: pub.digest,
-      previous_digest: null,
-      resulting_digest: pub.digest,
-      activation: 'activated',
-      health: 'healthy',
-      timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    };
-    return Buffer.from(envelopeBytes(signReceipt(payload, parsePrivateKeyPem(dev.key.keyPem))));
-  }
+  beforeAll(async () => {
+    const r = await startRolloutFixture(driver, ['dm-a', 'dm-b'], { bytes: Buffer.from('conf\n'), placementPath: '/etc/edge/dm.conf' });
+    ({ f, dispose } = r);
+    pub = r.rel;
+    [a, b] = r.devs as [EnrolledDevice, EnrolledDevice];
+  });
+  afterAll(() => dispose?.());
+
+  const receipt = (dev: EnrolledDevice) => signedReceipt(f.tenantId, pub, dev);
   const checkIn = (dev: EnrolledDevice) => unary<CheckInResponse>((cb) => dev.clients.device.checkIn({ inventory: undefined }, cb));
   const upload = (dev: EnrolledDevice) => unary<UploadReceiptResponse>((cb) => dev.clients.device.uploadReceipt({ envelope: receipt(dev) }, cb));
   const detail = async () => (await rolloutDetail(f.t.store.db, f.tenantId, pub.rolloutId))!;

@@ -2,14 +2,7 @@ import 'reflect-metadata';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReceiptVerifier, type VerifierInput } from '../src/device-channel/receipt-verifier.js';
-import {
-  enrollDevice,
-  publishSignedRollout,
-  startChannelFixture,
-  type ChannelFixture,
-  type EnrolledDevice,
-  type PublishedRelease,
-} from './device-channel.fixture.js';
+import { startRolloutFixture, type ChannelFixture, type EnrolledDevice, type PublishedRelease } from './device-channel.fixture.js';
 import { signedReceipt } from './receipt-batches.fixture.js';
 
 /**
@@ -27,18 +20,18 @@ describe('receipt verification threads', () => {
   const threads = new ReceiptVerifier(2, log);
   const inline = new ReceiptVerifier(0, log);
 
+  let dispose: (() => Promise<void>) | undefined;
+
   beforeAll(async () => {
-    f = await startChannelFixture('pglite');
-    dev = await enrollDevice(f, 'verify-1');
-    other = await enrollDevice(f, 'verify-2');
-    rel = await publishSignedRollout(f, { devices: [dev.name, other.name], bytes: Buffer.from('verify\n'), placementPath: '/etc/edge/verify.conf' });
+    const r = await startRolloutFixture('pglite', ['verify-1', 'verify-2'], { bytes: Buffer.from('verify\n'), placementPath: '/etc/edge/verify.conf' });
+    ({ f, dispose } = r);
+    rel = r.rel;
+    [dev, other] = r.devs as [EnrolledDevice, EnrolledDevice];
     caDer = (await f.ctx.cas.certificateDer(f.tenantId))!;
   });
   afterAll(async () => {
     await Promise.all([threads.close(), inline.close()]);
-    dev?.clients.close();
-    other?.clients.close();
-    await f?.dispose();
+    await dispose?.();
   });
 
   const input = (d: EnrolledDevice, envelopeBytes: Uint8Array, over: Partial<VerifierInput> = {}): VerifierInput => ({

@@ -273,3 +273,24 @@ export async function publishSignedRollout(
     artifactTarget: art.target,
   };
 }
+
+/** A channel, enrolled devices and one signed rollout to all of them: the setup of the receipt suites. */
+export async function startRolloutFixture(
+  driver: Driver,
+  names: string[],
+  o: Omit<Parameters<typeof publishSignedRollout>[1], 'devices'>,
+): Promise<{ f: ChannelFixture; devs: EnrolledDevice[]; rel: PublishedRelease; dispose(): Promise<void> }> {
+  const f = await startChannelFixture(driver);
+  const devs: EnrolledDevice[] = [];
+  for (const name of names) devs.push(await enrollDevice(f, name));
+  const rel = await publishSignedRollout(f, { ...o, devices: names });
+  return {
+    f,
+    devs,
+    rel,
+    dispose: async () => {
+      for (const d of devs) d.clients.close();
+      await f.dispose();
+    },
+  };
+}
