@@ -77,7 +77,7 @@ export interface EnrolledDeviceInput {
 /**
  * Enrollment: creates the device (online) or re-enrolls it with its new certificate, with an
  * `enrolled` history entry. A decommissioned device that enrolls again becomes online again
- * (a fresh token was used). Two statements: run it in the enrollment's unit of work.
+ * (a fresh token was used). One statement (`upsertEnrolledDevices`).
  */
 export async function upsertEnrolledDevice(db: Db, input: EnrolledDeviceInput): Promise<DeviceRecord> {
   const [row] = await upsertEnrolledDevices(db, [input]);
@@ -85,11 +85,11 @@ export async function upsertEnrolledDevice(db: Db, input: EnrolledDeviceInput): 
 }
 
 /**
- * `upsertEnrolledDevice` for many devices with two statements (the devices, then their history
- * entries), so the counts and list-version triggers fire once for all of them. The rows are
- * written in (tenant, name) order, the order every batch locks them in; a (tenant, name) may
- * appear only once (PostgreSQL refuses to update one row twice in a statement). Returns the
- * rows in the order given.
+ * `upsertEnrolledDevice` for many devices with one statement (the devices, and their history
+ * entries from what the upsert returned), so the counts and list-version triggers fire once
+ * for all of them. The rows are written in (tenant, name) order, the order every batch locks
+ * them in; a (tenant, name) may appear only once (PostgreSQL refuses to update one row twice
+ * in a statement). Returns the rows in the order given.
  */
 export async function upsertEnrolledDevices(db: Db, inputs: readonly EnrolledDeviceInput[]): Promise<DeviceRecord[]> {
   for (const input of inputs) {
@@ -98,52 +98,61 @@ export async function upsertEnrolledDevices(db: Db, inputs: readonly EnrolledDev
   const keyOf = (tenantId: string, name: string) => `${tenantId}/${name}`;
   const ordered = [...inputs].sort((a, b) => (a.tenantId === b.tenantId ? cmp(a.name, b.name) : cmp(a.tenantId, b.tenantId)));
   const rows = await db
-    .insertInto('devices')
-    .values(
-      ordered.map((input) => ({
-        tenant_id: input.tenantId,
-        name: input.name,
-        status: 'online',
-        profile: input.profile ?? null,
-        agent_version: input.agentVersion ?? null,
-        last_seen: input.now,
-        cert_fingerprint: input.certFingerprint,
-        cert_not_after: input.certNotAfter,
-        updated_at: input.now,
-      })),
+    .with('enrolled', (qb) =>
+      qb
+        .insertInto('devices')
+        .values(
+          ordered.map((input) => ({
+            tenant_id: input.tenantId,
+            name: input.name,
+            status: 'online',
+            profile: input.profile ?? null,
+            agent_version: input.agentVersion ?? null,
+            last_seen: input.now,
+            cert_fingerprint: input.certFingerprint,
+            cert_not_after: input.certNotAfter,
+            updated_at: input.now,
+          })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
+            status: 'online',
+            profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
+            agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
+            last_seen: eb.ref('excluded.last_seen'),
+            cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
+            cert_not_after: eb.ref('excluded.cert_not_after'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        )
+        .returning(COLUMNS),
     )
-    .onConflict((oc) =>
-      oc.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
-        status: 'online',
-        profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
-        agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
-        last_seen: eb.ref('excluded.last_seen'),
-        cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
-        cert_not_after: eb.ref('excluded.cert_not_after'),
-        updated_at: eb.ref('excluded.updated_at'),
-      })),
+    // the history entry at the enrollment's time (updated_at), naming its certificate
+    .with('history', (qb) =>
+      qb
+        .insertInto('device_history')
+        .columns(['tenant_id', 'device_id', 'event', 'at', 'detail'])
+        .expression((eb) =>
+          eb
+            .selectFrom('enrolled')
+            .select([
+              'enrolled.tenant_id',
+              'enrolled.id',
+              sql.lit('enrolled').as('event'),
+              'enrolled.updated_at',
+              sql<string>`jsonb_build_object('cert_fingerprint', enrolled.cert_fingerprint)`.as('detail'),
+            ]),
+        ),
     )
-    .returning(COLUMNS)
+    .selectFrom('enrolled')
+    .select(COLUMNS)
     .execute();
   const byKey = new Map(rows.map((r) => [keyOf(r.tenant_id, r.name), r]));
-  const out = inputs.map((input) => {
+  return inputs.map((input) => {
     const row = byKey.get(keyOf(input.tenantId, input.name));
     if (!row) throw new Error(`device ${input.name}: not written`);
     return row;
   });
-  await db
-    .insertInto('device_history')
-    .values(
-      ordered.map((input) => ({
-        tenant_id: input.tenantId,
-        device_id: byKey.get(keyOf(input.tenantId, input.name))!.id,
-        event: 'enrolled',
-        at: input.now,
-        detail: JSON.stringify({ cert_fingerprint: input.certFingerprint }),
-      })),
-    )
-    .execute();
-  return out;
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
