@@ -18,8 +18,10 @@ interface Pending {
  * the same rows (the token's use count, the tenant's device counts and list version), and a
  * transaction holds those row locks until COMMIT: with one transaction per enrollment they
  * queue behind each other's round trips and commit flush (measured: most sessions waiting on
- * a transaction lock, about 120-220 enrollments/s). Here the first enrollment commits alone
- * at once; those arriving meanwhile wait for it and then commit together in one transaction
+ * a transaction lock, about 120-220 enrollments/s). Here an enrollment that finds no batch
+ * committing starts one at the next turn of the event loop, with every enrollment that
+ * arrived in the same turn; those arriving meanwhile wait for it and then commit together in
+ * one transaction
  * (`runUnitsOfWorkTogether`, `enrollDevices`): a handful of multi-row statements for the whole
  * batch (certificate log entries, devices, history entries, one token UPDATE per token, audit
  * rows), so a burst pays one commit and a few round trips per batch, the counts and
@@ -46,6 +48,10 @@ export class EnrollmentBatcher {
     if (this.running) return;
     this.running = true;
     try {
+      // the calls whose token check answered together reach here in one turn of the event
+      // loop: let them in before the first commit starts, so a burst does not begin with a
+      // batch of one
+      await new Promise<void>((r) => setImmediate(r));
       while (this.queue.length > 0) await this.commit(this.nextBatch());
     } finally {
       this.running = false;
