@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/auth/secrets.js';
 import { deviceScope } from '../src/device-channel/device-scope.js';
 import { EnrollmentBatcher } from '../src/device-channel/enroll-batch.js';
+import { enroll } from '../src/device-channel/enrollment-service.js';
 import type { Enrollment } from '../src/resources/devices/commands.js';
 import { createTenant } from '../src/resources/tenants/queries.js';
-import { startChannelFixture, type ChannelFixture } from './device-channel.fixture.js';
+import { csrFor, newDeviceKey, startChannelFixture, type ChannelFixture } from './device-channel.fixture.js';
 import { availableDrivers } from './helpers/store.js';
 
 /**
@@ -213,5 +214,33 @@ describe.each(availableDrivers())('enrollment batches on %s', (driver) => {
     const xmin = (name: string) => w.find((r) => r.name === name)!.xmin;
     expect(new Set([xmin('eb-twice-a'), xmin('eb-twice-b'), xmin('eb-twice-c')]).size).toBe(1);
     expect(xmin('eb-twice')).not.toBe(xmin('eb-twice-a'));
+  });
+
+  it('Enroll calls arriving together share their token check: each gets the answer of its own token', async () => {
+    const db = f.t.store.db;
+    const good = await f.newToken({ maxUses: 3 });
+    const expired = await f.newToken({ maxUses: 3, expiresAt: new Date(Date.now() - 1000) });
+    const unknown = `svce_00000000_${'A'.repeat(43)}`;
+    const tokens = [good, unknown, good, expired, good, unknown, expired];
+    const names = tokens.map((_, i) => `eb-check-${i}`);
+    const csrs = await Promise.all(names.map(async (n) => csrFor(await newDeviceKey(), n)));
+    const results = await Promise.allSettled(names.map((n, i) => enroll(f.ctx, { token: tokens[i]!, deviceName: n, csrDer: csrs[i]!, inventory: undefined })));
+    expect(
+      results.map((r) => (r.status === 'fulfilled' ? `ok ${r.value.deviceName}` : `${(r.reason as { code: string }).code}: ${(r.reason as Error).message}`)),
+    ).toEqual([
+      'ok eb-check-0',
+      'ENROLL_TOKEN_INVALID: enrollment token: unknown',
+      'ok eb-check-2',
+      'ENROLL_TOKEN_EXPIRED: enrollment token: expired',
+      'ok eb-check-4',
+      'ENROLL_TOKEN_INVALID: enrollment token: unknown',
+      'ENROLL_TOKEN_EXPIRED: enrollment token: expired',
+    ]);
+    expect([await uses(good), await uses(expired)]).toEqual([3, 0]);
+    expect((await db.selectFrom('devices').select('name').where('name', 'like', 'eb-check-%').orderBy('name').execute()).map((d) => d.name)).toEqual([
+      'eb-check-0',
+      'eb-check-2',
+      'eb-check-4',
+    ]);
   });
 });
