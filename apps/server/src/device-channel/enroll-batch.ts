@@ -21,11 +21,11 @@ interface Pending {
  * a transaction lock, about 120-220 enrollments/s). Here an enrollment that finds no batch
  * committing starts one at the next turn of the event loop, with every enrollment that
  * arrived in the same turn; those arriving meanwhile wait for it and then commit together in
- * one transaction
- * (`runUnitsOfWorkTogether`, `enrollDevices`): a handful of multi-row statements for the whole
- * batch (certificate log entries, devices, history entries, one token UPDATE per token, audit
- * rows), so a burst pays one commit and a few round trips per batch, the counts and
- * list-version triggers fire once per batch, and nothing waits on a lock inside this process.
+ * one transaction (`runUnitsOfWorkTogether`, `enrollDevices`): a handful of multi-row
+ * statements for the whole batch (certificate log entries, devices with their history
+ * entries, one token UPDATE per token, audit rows), so a burst pays one commit and a few round
+ * trips per batch, the counts and list-version triggers fire once per batch, and nothing waits
+ * on a lock inside this process.
  * Each enrollment keeps its own unit of work: its audit row, its actor, its clock, and its
  * token use spent last. A device name enrolling twice in one batch waits for the next one
  * (one statement cannot write a row twice). When a batch fails, its enrollments run again one

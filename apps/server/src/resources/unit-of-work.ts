@@ -5,6 +5,9 @@
  *
  * A command that makes many changes at once (a batch of device receipts) writes their rows with
  * one statement, `auditMany()`, each row naming its own actor when it is not the unit's.
+ * Many units of work committed together (the device channel's enrollments) run through
+ * `runUnitsOfWorkTogether()` and one `BatchCommand`, each unit keeping its own scope and
+ * audit row.
  *
  *   export const decommissionDevice: Command<{ name: string }, void> = async (uow, { name }) => {
  *     const row = await queries.setStatus(uow.trx, uow.tenant, name, 'decommissioned', uow.now);
@@ -136,30 +139,14 @@ export function runUnitOfWork<T>(db: Kysely<Database>, scope: UnitOfWorkScope, f
 }
 
 /**
- * Group commit: several units of work, one after the other in ONE transaction, each with its
- * own scope (tenant, actor, clock) and audit rows. All commit together or none does: the
- * first failure rolls back every one of them and is thrown, and the caller runs them again
- * one by one (`runUnitOfWork`) to tell which failed. Worth it where many small changes would
- * otherwise queue on the same rows (per-tenant counters) across their round trips.
- */
-export function runUnitsOfWork<T>(db: Kysely<Database>, units: readonly { scope: UnitOfWorkScope; fn: (uow: UnitOfWork) => Promise<T> }[]): Promise<T[]> {
-  return inTransaction(db, async (trx) => {
-    const results: T[] = [];
-    for (const u of units) {
-      const actions: string[] = [];
-      results.push(await u.fn(unitOf(trx, u.scope, actions)));
-      await u.scope.hooks?.beforeCommit?.(actions);
-    }
-    return results;
-  });
-}
-
-/**
- * Group commit with shared statements: like `runUnitsOfWork`, but one command handles every
- * unit at once (`BatchCommand`), so a batch of n changes costs a few multi-row statements
- * instead of n times each statement. Each unit keeps its own scope, audit row and hooks
- * (`afterAudit` per audited entry, `beforeCommit` with the unit's own actions). All commit
- * together or none does; on failure the caller runs the units again one by one.
+ * Group commit: several units of work in ONE transaction, each with its own scope (tenant,
+ * actor, clock), audit rows and hooks (`afterAudit` per audited entry, `beforeCommit` with the
+ * unit's own actions), handled by one command at once (`BatchCommand`), so a batch of n
+ * changes costs a few multi-row statements instead of n times each statement. Worth it where
+ * many small changes would otherwise queue on the same rows (per-tenant counters) across their
+ * round trips. All commit together or none does: the first failure rolls back every one of
+ * them and is thrown, and the caller runs them again one by one (`runUnitOfWork`) to tell
+ * which failed.
  */
 export function runUnitsOfWorkTogether<I, O>(
   db: Kysely<Database>,
