@@ -16,9 +16,10 @@
 // BENCH_CHANNEL_PHASES (default enroll,fleet,scale,agent) runs only the listed phases: `enroll`
 // (figure 1), `fleet` (figures 2 and 3), `scale` (figure 4), `agent` (agent RSS at rest); e.g.
 // BENCH_CHANNEL_PHASES=enroll for the enrollment figure alone. BENCH_SERVER_FLAGS are node flags
-// for the server processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/enroll-prof`). Next to each
-// enrollment rate the bench prints the server's CPU per call (user + system from /proc/<pid>/stat
-// over the timed calls): it moves far less with the machine's load than the rates.
+// for the server processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/enroll-prof`; bench/cpuprofile.mjs
+// sums a timed window of the profile by function). Next to each enrollment rate the bench
+// prints the server's CPU per call (user + system from /proc/<pid>/stat over the timed calls):
+// it moves far less with the machine's load than the rates.
 // Needs PostgreSQL (SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL; fresh schemas, dropped
 // after); without it the single-process figures run on embedded PGlite and scale-out is
 // skipped. Without /usr/sbin/haproxy scale-out is skipped (both say so loudly).
