@@ -13,6 +13,13 @@
 //      count (baseline: one process), and a signed rollout in three waves to all devices with
 //      one process killed mid-rollout at the largest count: receipts accepted exactly once.
 // Receipt acceptance itself is measured by bench/receipts.mjs.
+// BENCH_CHANNEL_PHASES (default enroll,fleet,scale,agent) runs only the listed phases: `enroll`
+// (figure 1), `fleet` (figures 2 and 3), `scale` (figure 4), `agent` (agent RSS at rest); e.g.
+// BENCH_CHANNEL_PHASES=enroll for the enrollment figure alone. BENCH_SERVER_FLAGS are node flags
+// for the server processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/enroll-prof`; bench/cpuprofile.mjs
+// sums a timed window of the profile by function). Next to each enrollment rate the bench
+// prints the server's CPU per call (user + system from /proc/<pid>/stat over the timed calls):
+// it moves far less with the machine's load than the rates.
 // Needs PostgreSQL (SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL; fresh schemas, dropped
 // after); without it the single-process figures run on embedded PGlite and scale-out is
 // skipped. Without /usr/sbin/haproxy scale-out is skipped (both say so loudly).
@@ -48,16 +55,22 @@ const intervalFor = (n) => Number(process.env.BENCH_CHANNEL_INTERVAL ?? Math.max
 const PG_URL = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password-123456' };
 const TARGETS = { enrollPerS: 500, checkInRatio: 0.8, rssKiB: 40 };
+const PHASES = new Set((process.env.BENCH_CHANNEL_PHASES ?? 'enroll,fleet,scale,agent').split(',').map((p) => p.trim()));
 const schemas = [];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const avg = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 const rssMiB = async (pid) => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 const verdict = (ok) => (ok ? 'met' : 'NOT MET');
+/** CPU seconds (user + system) a process has used, from /proc. */
+const cpuSeconds = async (pid) => {
+  const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
 
 /** Spawns `node file args`, handing every stdout/stderr JSON line to `onLine`. */
-function start(file, args, env, onLine) {
-  const child = spawn(process.execPath, [file, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(file, args, env, onLine, nodeFlags = []) {
+  const child = spawn(process.execPath, [...nodeFlags, file, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (l) => {
       try {
@@ -91,6 +104,7 @@ async function startServer(dataDir, schema) {
       if (m) http = m[1];
       if (j.msg === 'device channel listening') device = `127.0.0.1:${j.port}`;
     },
+    (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean),
   );
   for (let i = 0; i < 900 && !(http && device); i++) await sleep(100);
   if (!(http && device)) throw new Error('server did not start');
@@ -117,8 +131,11 @@ async function prebuiltCsrs(count, prefix) {
   return out;
 }
 
-/** Enroll calls for every prebuilt CSR, `concurrency` at a time over 4 connections; rate and failures. */
-async function enrollAll(addr, serverCaPem, token, csrs, concurrency = 64) {
+/**
+ * Enroll calls for every prebuilt CSR, `concurrency` at a time over 4 connections; rate,
+ * failures and the CPU the server process `pid` used per call meanwhile.
+ */
+async function enrollAll(addr, serverCaPem, token, csrs, pid, concurrency = 64) {
   const opts = { 'grpc.ssl_target_name_override': 'device-channel.svc.internal', 'grpc.default_authority': 'device-channel.svc.internal' };
   const lanes = Array.from(
     { length: 4 },
@@ -130,6 +147,8 @@ async function enrollAll(addr, serverCaPem, token, csrs, concurrency = 64) {
   let ok = 0;
   let refused = 0;
   let lastError;
+  const cpu0 = await cpuSeconds(pid);
+  const mono0 = process.hrtime.bigint() / 1000n;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -154,20 +173,22 @@ async function enrollAll(addr, serverCaPem, token, csrs, concurrency = 64) {
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  const window = [mono0, process.hrtime.bigint() / 1000n];
+  const cpuMsPerCall = (((await cpuSeconds(pid)) - cpu0) * 1000) / csrs.length;
   for (const l of lanes) l.close();
-  return { ok, refused, perS: csrs.length / seconds, lastError };
+  return { ok, refused, perS: csrs.length / seconds, cpuMsPerCall, window, lastError };
 }
 
 async function enrollmentFigure(s, cookie, dataDir) {
   const serverCaPem = await readFile(join(dataDir, 'ca/server/ca.pem'), 'utf8');
   // the tenant's CA exists before the clock starts (its creation is once per tenant)
   const warm = (await api(s, 'POST', '/enroll-tokens', { name: 'bench-warm', max_uses: 1 }, cookie)).json.token;
-  await enrollAll(s.device, serverCaPem, warm, await prebuiltCsrs(1, 'bench-warm'), 1);
+  await enrollAll(s.device, serverCaPem, warm, await prebuiltCsrs(1, 'bench-warm'), s.child.pid, 1);
   const csrs = await prebuiltCsrs(ENROLL_N, 'bench-enroll');
   // baseline: a well-formed token that does not exist (same CSR checks, one token read, refused)
-  const base = await enrollAll(s.device, serverCaPem, `svce_00000000_${'A'.repeat(43)}`, csrs);
+  const base = await enrollAll(s.device, serverCaPem, `svce_00000000_${'A'.repeat(43)}`, csrs, s.child.pid);
   const token = (await api(s, 'POST', '/enroll-tokens', { name: 'bench-enroll', max_uses: ENROLL_N }, cookie)).json.token;
-  const real = await enrollAll(s.device, serverCaPem, token, csrs);
+  const real = await enrollAll(s.device, serverCaPem, token, csrs, s.child.pid);
   return { base, real };
 }
 
@@ -406,46 +427,62 @@ try {
     `device channel bench: ${N} connected devices, ${ENROLL_N} timed enrollments, scale-out ${SCALE_N} devices on ${SCALE_PROCESSES.join('/')} processes (${db})`,
   );
 
-  const e = await enrollmentFigure(s, cookie, dataDir);
-  console.log(
-    `enrollment (CSR -> certificate, ${PG_URL ? 'PostgreSQL' : 'PGlite'}): ${e.real.perS.toFixed(0)}/s (${e.real.ok}/${ENROLL_N} issued${e.real.refused ? `, ${e.real.refused} refused: ${e.real.lastError}` : ''}); baseline ${e.base.perS.toFixed(0)}/s refused at the token check; ratio ${(e.real.perS / e.base.perS).toFixed(2)}x; target >= ${TARGETS.enrollPerS}/s: ${verdict(e.real.perS >= TARGETS.enrollPerS && e.real.ok === ENROLL_N)}`,
-  );
-
-  const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${N}`, max_uses: N }, cookie)).json.token;
-  const f = await fleetFigures(s.device, join(dataDir, 'ca/server/ca.pem'), token, N, `b${N}`, [s.child.pid], [s.device.split(':')[1]]);
-  sim = f.sim;
-  const ratio = f.checkIn / f.ping;
-  console.log(
-    `check-ins at ${N} devices (${f.connected} connected; each every ${intervalFor(N)} s): ${f.checkIn.toFixed(0)}/s; baseline Ping ${f.ping.toFixed(0)}/s; ratio ${ratio.toFixed(2)}x; target >= ${TARGETS.checkInRatio}x: ${verdict(ratio >= TARGETS.checkInRatio)} (simulator enrolled ${f.enrolled.devices} in ${f.enrolled.seconds.toFixed(0)} s; turns skipped with the in-flight window full ${f.skipped}; errors ${f.errors}${f.lastError ? `: ${f.lastError}` : ''})`,
-  );
-  console.log(
-    `server RSS per connected device: ${f.rssPerDeviceKiB.toFixed(1)} KiB (RSS with ${f.connected} of ${N} devices connected minus before); baseline: none, absolute; target <= ${TARGETS.rssKiB} KiB: ${verdict(f.rssPerDeviceKiB <= TARGETS.rssKiB)}; simulator ${f.simRss} MiB`,
-  );
-  await sim.stop();
-  sim = undefined;
-
-  if (!PG_URL) console.log('SKIPPED scale-out: needs PostgreSQL (SVC_TEST_DATABASE_URL)');
-  else if (!existsSync(HAPROXY)) console.log(`SKIPPED scale-out: ${HAPROXY} not installed (apt-get install haproxy)`);
-  else {
-    const rounds = [];
-    for (const p of SCALE_PROCESSES) {
-      const r = await scaleOut(dir, p, SCALE_N);
-      rounds.push(r);
-      const base = rounds[0];
-      const complete = r.state === 'committed' && r.receipts === SCALE_N && r.wavesDone;
+  if (PHASES.has('enroll')) {
+    const e = await enrollmentFigure(s, cookie, dataDir);
+    console.log(
+      `enrollment (CSR -> certificate, ${PG_URL ? 'PostgreSQL' : 'PGlite'}): ${e.real.perS.toFixed(0)}/s (${e.real.ok}/${ENROLL_N} issued${e.real.refused ? `, ${e.real.refused} refused: ${e.real.lastError}` : ''}); baseline ${e.base.perS.toFixed(0)}/s refused at the token check; ratio ${(e.real.perS / e.base.perS).toFixed(2)}x; target >= ${TARGETS.enrollPerS}/s: ${verdict(e.real.perS >= TARGETS.enrollPerS && e.real.ok === ENROLL_N)}`,
+    );
+    console.log(
+      `  server CPU per enrollment ${e.real.cpuMsPerCall.toFixed(3)} ms; baseline ${e.base.cpuMsPerCall.toFixed(3)} ms per refused call; ratio ${(e.real.cpuMsPerCall / e.base.cpuMsPerCall).toFixed(2)}x`,
+    );
+    if (process.env.BENCH_SERVER_FLAGS?.includes('--cpu-prof')) {
       console.log(
-        `scale-out ${p} process${p > 1 ? 'es' : ''} behind HAProxy, ${SCALE_N} devices (connections per process ${r.spread.join('/')}): check-ins ${r.checkIn.toFixed(0)}/s (Ping ${r.ping.toFixed(0)}/s; errors ${r.errors}); baseline 1 process ${base.checkIn.toFixed(0)}/s; ratio ${(r.checkIn / base.checkIn).toFixed(2)}x`,
-      );
-      console.log(
-        `  rollout (3 waves) ${r.state} after ${r.seconds.toFixed(0)} s: ${r.receipts}/${SCALE_N} receipts, ${(r.receipts / r.seconds).toFixed(1)}/s; baseline 1 process ${(base.receipts / base.seconds).toFixed(1)}/s; ratio ${(r.receipts / r.seconds / (base.receipts / base.seconds)).toFixed(2)}x; waves ${r.waves}${r.killedAt !== undefined ? `; process 2 SIGKILLed at ${r.killedAt} receipts` : ''}; no device counted twice (${r.receipts} receipts, ${r.distinct} devices): ${verdict(r.receipts === r.distinct)}; every receipt in and waves done within the window: ${verdict(complete)}`,
+        `  timed windows (CLOCK_MONOTONIC µs, as in the server's .cpuprofile): baseline ${e.base.window.join('-')}, enrollment ${e.real.window.join('-')}`,
       );
     }
   }
 
-  const a = await agentAtRest(s, cookie, dataDir, dir);
-  console.log(
-    `agent RSS at rest: ${a.lean.toFixed(1)} MiB as shipped (svc-agent: --max-semi-space-size=1 --lite-mode), ${a.rest.toFixed(1)} MiB under plain node, ${a.enrolling.toFixed(1)} MiB in the process that enrolled; baseline idle node ${a.node_idle_rss_mib.toFixed(1)} MiB; ratio ${(a.lean / a.node_idle_rss_mib).toFixed(2)}x; target < 60 MiB: ${verdict(a.lean < 60)}`,
-  );
+  if (PHASES.has('fleet')) {
+    const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${N}`, max_uses: N }, cookie)).json.token;
+    const f = await fleetFigures(s.device, join(dataDir, 'ca/server/ca.pem'), token, N, `b${N}`, [s.child.pid], [s.device.split(':')[1]]);
+    sim = f.sim;
+    const ratio = f.checkIn / f.ping;
+    console.log(
+      `check-ins at ${N} devices (${f.connected} connected; each every ${intervalFor(N)} s): ${f.checkIn.toFixed(0)}/s; baseline Ping ${f.ping.toFixed(0)}/s; ratio ${ratio.toFixed(2)}x; target >= ${TARGETS.checkInRatio}x: ${verdict(ratio >= TARGETS.checkInRatio)} (simulator enrolled ${f.enrolled.devices} in ${f.enrolled.seconds.toFixed(0)} s; turns skipped with the in-flight window full ${f.skipped}; errors ${f.errors}${f.lastError ? `: ${f.lastError}` : ''})`,
+    );
+    console.log(
+      `server RSS per connected device: ${f.rssPerDeviceKiB.toFixed(1)} KiB (RSS with ${f.connected} of ${N} devices connected minus before); baseline: none, absolute; target <= ${TARGETS.rssKiB} KiB: ${verdict(f.rssPerDeviceKiB <= TARGETS.rssKiB)}; simulator ${f.simRss} MiB`,
+    );
+    await sim.stop();
+    sim = undefined;
+  }
+
+  if (PHASES.has('scale')) {
+    if (!PG_URL) console.log('SKIPPED scale-out: needs PostgreSQL (SVC_TEST_DATABASE_URL)');
+    else if (!existsSync(HAPROXY)) console.log(`SKIPPED scale-out: ${HAPROXY} not installed (apt-get install haproxy)`);
+    else {
+      const rounds = [];
+      for (const p of SCALE_PROCESSES) {
+        const r = await scaleOut(dir, p, SCALE_N);
+        rounds.push(r);
+        const base = rounds[0];
+        const complete = r.state === 'committed' && r.receipts === SCALE_N && r.wavesDone;
+        console.log(
+          `scale-out ${p} process${p > 1 ? 'es' : ''} behind HAProxy, ${SCALE_N} devices (connections per process ${r.spread.join('/')}): check-ins ${r.checkIn.toFixed(0)}/s (Ping ${r.ping.toFixed(0)}/s; errors ${r.errors}); baseline 1 process ${base.checkIn.toFixed(0)}/s; ratio ${(r.checkIn / base.checkIn).toFixed(2)}x`,
+        );
+        console.log(
+          `  rollout (3 waves) ${r.state} after ${r.seconds.toFixed(0)} s: ${r.receipts}/${SCALE_N} receipts, ${(r.receipts / r.seconds).toFixed(1)}/s; baseline 1 process ${(base.receipts / base.seconds).toFixed(1)}/s; ratio ${(r.receipts / r.seconds / (base.receipts / base.seconds)).toFixed(2)}x; waves ${r.waves}${r.killedAt !== undefined ? `; process 2 SIGKILLed at ${r.killedAt} receipts` : ''}; no device counted twice (${r.receipts} receipts, ${r.distinct} devices): ${verdict(r.receipts === r.distinct)}; every receipt in and waves done within the window: ${verdict(complete)}`,
+        );
+      }
+    }
+  }
+
+  if (PHASES.has('agent')) {
+    const a = await agentAtRest(s, cookie, dataDir, dir);
+    console.log(
+      `agent RSS at rest: ${a.lean.toFixed(1)} MiB as shipped (svc-agent: --max-semi-space-size=1 --lite-mode), ${a.rest.toFixed(1)} MiB under plain node, ${a.enrolling.toFixed(1)} MiB in the process that enrolled; baseline idle node ${a.node_idle_rss_mib.toFixed(1)} MiB; ratio ${(a.lean / a.node_idle_rss_mib).toFixed(2)}x; target < 60 MiB: ${verdict(a.lean < 60)}`,
+    );
+  }
   console.log(`channel bench took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 } finally {
   await sim?.stop();

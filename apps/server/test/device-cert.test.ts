@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { createPublicKey, ECDH, generateKeyPairSync, sign, X509Certificate, type KeyObject } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import * as x509 from '@peculiar/x509';
 import { encodePem } from '@svc/release-core';
 import { describe, expect, it } from 'vitest';
 import { issueLeaf, readCsr } from '../src/device-channel/device-cert.js';
+import { seq, tlv } from '../src/device-channel/der.js';
 import { createCa, loadCa } from '../src/device-channel/pki.js';
 import { requireTool } from '../../../vitest.shared.js';
 import { csrFor, newDeviceKey } from './device-channel.fixture.js';
@@ -89,5 +90,44 @@ describe('device certificates in DER', () => {
     renamed[at + 6] = '3'.charCodeAt(0);
     expect(() => readCsr(renamed)).toThrow(/csr_der: signature does not verify/);
     expect(() => readCsr(der.subarray(0, der.length - 10))).toThrow(/not a DER PKCS#10/);
+  });
+
+  /** A CSR for CN=`cn` carrying `spki` as its key, signed (ecdsa-with-SHA256) by `signer`. */
+  function handMadeCsr(spki: Uint8Array, signer: KeyObject, cn: string): Buffer {
+    const subject = seq(tlv(0x31, seq(Buffer.from('0603550403', 'hex'), tlv(0x0c, Buffer.from(cn, 'utf8')))));
+    const info = seq(Buffer.from('020100', 'hex'), subject, spki, Buffer.from('a000', 'hex'));
+    const sigAlg = Buffer.from('300a06082a8648ce3d040302', 'hex');
+    return seq(info, sigAlg, tlv(0x03, Buffer.from([0]), sign('sha256', info, signer)));
+  }
+
+  it('reads the P-256 key in either point form and refuses a point that is not on the curve', () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const spki = publicKey.export({ format: 'der', type: 'spki' });
+    expect(spki.length).toBe(91);
+    expect(readCsr(handMadeCsr(spki, privateKey, 'gw-0003'))).toEqual({ commonName: 'gw-0003', spki: new Uint8Array(spki) });
+
+    // the same key with its point compressed (02/03 || x)
+    const point = spki.subarray(spki.length - 65);
+    const compressed = ECDH.convertKey(point, 'prime256v1', undefined, undefined, 'compressed') as Buffer;
+    const compressedSpki = seq(
+      seq(Buffer.from('06072a8648ce3d0201', 'hex'), Buffer.from('06082a8648ce3d030107', 'hex')),
+      tlv(0x03, Buffer.from([0]), compressed),
+    );
+    expect(createPublicKey({ key: compressedSpki, format: 'der', type: 'spki' }).export({ format: 'jwk' })).toEqual(publicKey.export({ format: 'jwk' }));
+    expect(readCsr(handMadeCsr(compressedSpki, privateKey, 'gw-0004')).commonName).toBe('gw-0004');
+
+    // y changed: no longer a point of P-256
+    const offCurve = Buffer.from(spki);
+    offCurve[offCurve.length - 1] = offCurve.at(-1)! ^ 1;
+    expect(() => readCsr(handMadeCsr(offCurve, privateKey, 'gw-0005'))).toThrow(/^csr_der: not a DER PKCS#10 certificate request \(public key: /);
+
+    // another curve in the same shape of SubjectPublicKeyInfo
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+    expect(() => readCsr(handMadeCsr(p384.publicKey.export({ format: 'der', type: 'spki' }), p384.privateKey, 'gw-0006'))).toThrow(
+      /^csr_der: key must be ECDSA P-256, got ec secp384r1$/,
+    );
+    // a CSR signed by another key than the one it carries
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    expect(() => readCsr(handMadeCsr(spki, other.privateKey, 'gw-0007'))).toThrow(/^csr_der: signature does not verify/);
   });
 });

@@ -30,6 +30,10 @@ const OID_SAN = Buffer.from('0603551d11', 'hex');
 const OID_AKI = Buffer.from('0603551d23', 'hex');
 const OID_SKI = Buffer.from('0603551d0e', 'hex');
 const OID_CN = Buffer.from('0603550403', 'hex');
+// SubjectPublicKeyInfo of an uncompressed P-256 key up to its point: SEQUENCE { SEQUENCE {
+// id-ecPublicKey, prime256v1 }, BIT STRING (no unused bits) 04 || x || y }
+const P256_SPKI_HEAD = Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex');
+const P256_SPKI_LENGTH = P256_SPKI_HEAD.length + 65;
 
 /** What a certificate is signed with: the CA's key, its subject (our issuer) and key id. */
 export interface CertSigner {
@@ -71,6 +75,38 @@ function cnOf(der: Uint8Array, name: ReturnType<typeof readTlv>): string[] {
 }
 
 /**
+ * The ECDSA P-256 public key of a SubjectPublicKeyInfo (contracts §4: device identity keys are
+ * P-256). The usual form, an uncompressed point under id-ecPublicKey and prime256v1, is told
+ * by its bytes and imported from its coordinates (a JWK): OpenSSL's DER decoder and the curve
+ * lookup cost about twice as much, and this is most of what reading a CSR costs. Anything else
+ * (a compressed point, another curve or algorithm) goes through the DER decoder, which accepts
+ * or names it. Either import refuses a point that is not on the curve.
+ */
+function p256Key(spki: Uint8Array, field: string): KeyObject {
+  if (spki.length === P256_SPKI_LENGTH && P256_SPKI_HEAD.equals(spki.subarray(0, P256_SPKI_HEAD.length)) && spki[P256_SPKI_HEAD.length] === 0x04) {
+    const point = Buffer.from(spki.buffer, spki.byteOffset + P256_SPKI_HEAD.length + 1, 64);
+    try {
+      return createPublicKey({
+        key: { kty: 'EC', crv: 'P-256', x: point.subarray(0, 32).toString('base64url'), y: point.subarray(32).toString('base64url') },
+        format: 'jwk',
+      });
+    } catch (cause) {
+      throw invalidInput(field, `not a DER PKCS#10 certificate request (public key: ${String(cause)})`);
+    }
+  }
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' });
+  } catch (cause) {
+    throw invalidInput(field, `not a DER PKCS#10 certificate request (public key: ${String(cause)})`);
+  }
+  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
+    throw invalidInput(field, `key must be ECDSA P-256, got ${key.asymmetricKeyType ?? '?'} ${key.asymmetricKeyDetails?.namedCurve ?? ''}`.trim());
+  }
+  return key;
+}
+
+/**
  * A CSR checked the way the CA needs it: DER within bounds, key ECDSA P-256, self-signature
  * valid (proof the requester holds the key), one CN. Returns the CN and the public key.
  */
@@ -96,16 +132,7 @@ export function readCsr(input: Uint8Array, field = 'csr_der'): CheckedCsr {
   } catch (cause) {
     throw invalidInput(field, `not a DER PKCS#10 certificate request (${cause instanceof Error ? cause.message : String(cause)})`);
   }
-  let key: KeyObject;
-  try {
-    key = createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' });
-  } catch (cause) {
-    throw invalidInput(field, `not a DER PKCS#10 certificate request (public key: ${String(cause)})`);
-  }
-  // contracts §4: device identity keys are ECDSA P-256
-  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-    throw invalidInput(field, `key must be ECDSA P-256, got ${key.asymmetricKeyType ?? '?'} ${key.asymmetricKeyDetails?.namedCurve ?? ''}`.trim());
-  }
+  const key = p256Key(spki, field);
   if (sigAlg !== ECDSA_SHA256) throw invalidInput(field, `signature cannot be checked (algorithm ${sigAlg}, expected ecdsa-with-SHA256)`);
   let ok: boolean;
   try {

@@ -12,6 +12,29 @@ import { readInventory } from './inventory.js';
 
 const MAX_TOKEN_LENGTH = 256;
 
+/** Token checks being read, per database, by secret. */
+const tokenChecks = new WeakMap<object, Map<string, Promise<{ tenantId: string }>>>();
+
+/**
+ * `usableEnrollToken`, one read shared by the Enroll calls that arrive while it is in flight
+ * for the same token (a fleet enrolling with one token sends many at once): they get its
+ * answer, read at most one round trip before they arrived. The check only saves a certificate
+ * for a token that cannot be used; the use itself is spent, and checked again atomically, in
+ * the unit of work.
+ */
+function checkToken(ctx: DeviceChannelContext, token: string, now: Date): Promise<{ tenantId: string }> {
+  let pending = tokenChecks.get(ctx.db);
+  if (!pending) {
+    pending = new Map<string, Promise<{ tenantId: string }>>();
+    tokenChecks.set(ctx.db, pending);
+  }
+  const inFlight = pending.get(token);
+  if (inFlight) return inFlight;
+  const check = usableEnrollToken(ctx.db, token, now).finally(() => pending.delete(token));
+  pending.set(token, check);
+  return check;
+}
+
 /**
  * Enroll: token + CSR -> certificate. The only call that runs without a client certificate.
  * The device made its P-256 key itself; the CSR's signature proves it holds it.
@@ -31,7 +54,7 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
   // Validation first, then the token: a malformed request never touches it, and a token that
   // cannot be used never makes a CA or a certificate. Its use is spent in the unit of work
   // that records the device, so a failure after this check costs no use.
-  const { tenantId } = await usableEnrollToken(ctx.db, req.token, now);
+  const { tenantId } = await checkToken(ctx, req.token, now);
   const cert = await issueDeviceCertificate(ctx, { tenantId, deviceName: req.deviceName, spki: csr.spki, now });
   // committed with the enrollments arriving meanwhile (enroll-batch.ts)
   await ctx.enrollments.submit(deviceScope(ctx, { tenantId, deviceName: req.deviceName }, now), {

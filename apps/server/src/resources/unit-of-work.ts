@@ -5,6 +5,9 @@
  *
  * A command that makes many changes at once (a batch of device receipts) writes their rows with
  * one statement, `auditMany()`, each row naming its own actor when it is not the unit's.
+ * Many units of work committed together (the device channel's enrollments) run through
+ * `runUnitsOfWorkTogether()` and one `BatchCommand`, each unit keeping its own scope and
+ * audit row.
  *
  *   export const decommissionDevice: Command<{ name: string }, void> = async (uow, { name }) => {
  *     const row = await queries.setStatus(uow.trx, uow.tenant, name, 'decommissioned', uow.now);
@@ -58,6 +61,27 @@ export interface UnitOfWork {
 
 /** A state change: everything it writes goes through `uow.trx`, and it audits itself. */
 export type Command<I, O> = (uow: UnitOfWork, input: I) => Promise<O>;
+
+/** One unit of work of a `UnitsOfWork` batch and its command's input. */
+export interface BatchUnit<I> {
+  readonly uow: UnitOfWork;
+  readonly input: I;
+}
+
+/**
+ * Several units of work in one transaction, handed to one command at once so it can write the
+ * rows of all of them with one statement per table. Each unit keeps its own scope (tenant,
+ * actor, clock) and its own audit row.
+ */
+export interface UnitsOfWork<I> {
+  readonly trx: Transaction<Database>;
+  readonly units: readonly BatchUnit<I>[];
+  /** Writes the audit rows of many units with one statement, each at its unit's `now`, by its unit's actor, for its unit's tenant. */
+  audit(entries: readonly { uow: UnitOfWork; entry: AuditEntry }[]): Promise<void>;
+}
+
+/** A state change made for many units of work at once; answers one result per unit, in order. */
+export type BatchCommand<I, O> = (batch: UnitsOfWork<I>) => Promise<O[]>;
 
 /**
  * Fault-injection seam (tests only set it, programmatically: no setting of the shipped process
@@ -115,22 +139,63 @@ export function runUnitOfWork<T>(db: Kysely<Database>, scope: UnitOfWorkScope, f
 }
 
 /**
- * Group commit: several units of work, one after the other in ONE transaction, each with its
- * own scope (tenant, actor, clock) and audit rows. All commit together or none does: the
- * first failure rolls back every one of them and is thrown, and the caller runs them again
- * one by one (`runUnitOfWork`) to tell which failed. Worth it where many small changes would
- * otherwise queue on the same rows (per-tenant counters) across their round trips.
+ * Group commit: several units of work in ONE transaction, each with its own scope (tenant,
+ * actor, clock), audit rows and hooks (`afterAudit` per audited entry, `beforeCommit` with the
+ * unit's own actions), handled by one command at once (`BatchCommand`), so a batch of n
+ * changes costs a few multi-row statements instead of n times each statement. Worth it where
+ * many small changes would otherwise queue on the same rows (per-tenant counters) across their
+ * round trips. All commit together or none does: the first failure rolls back every one of
+ * them and is thrown, and the caller runs them again one by one (`runUnitOfWork`) to tell
+ * which failed.
  */
-export function runUnitsOfWork<T>(db: Kysely<Database>, units: readonly { scope: UnitOfWorkScope; fn: (uow: UnitOfWork) => Promise<T> }[]): Promise<T[]> {
+export function runUnitsOfWorkTogether<I, O>(
+  db: Kysely<Database>,
+  units: readonly { scope: UnitOfWorkScope; input: I }[],
+  command: BatchCommand<I, O>,
+): Promise<O[]> {
   return inTransaction(db, async (trx) => {
-    const results: T[] = [];
-    for (const u of units) {
-      const actions: string[] = [];
-      results.push(await u.fn(unitOf(trx, u.scope, actions)));
-      await u.scope.hooks?.beforeCommit?.(actions);
-    }
+    const actions = new Map<UnitOfWork, string[]>();
+    const scopes = new Map<UnitOfWork, UnitOfWorkScope>();
+    const batchUnits = units.map((u) => {
+      const done: string[] = [];
+      const uow = unitOf(trx, u.scope, done);
+      actions.set(uow, done);
+      scopes.set(uow, u.scope);
+      return { uow, input: u.input };
+    });
+    const audit = async (entries: readonly { uow: UnitOfWork; entry: AuditEntry }[]) => {
+      await insertAuditRows(
+        trx,
+        entries.map(({ uow, entry }) => ({
+          tenantId: uow.tenant,
+          actor: uow.actor.name,
+          credential: uow.actor.credential,
+          action: entry.action,
+          target: entry.target,
+          requestId: uow.actor.requestId,
+          detail: entry.detail ?? {},
+          at: uow.now,
+        })),
+      );
+      for (const { uow, entry } of entries) {
+        actions.get(uow)?.push(entry.action);
+        await scopes.get(uow)?.hooks?.afterAudit?.(entry);
+      }
+    };
+    const results = await command({ trx, units: batchUnits, audit });
+    for (const u of batchUnits) await scopes.get(u.uow)?.hooks?.beforeCommit?.(actions.get(u.uow)!);
     return results;
   });
+}
+
+/** A batch command run for one unit of work inside that unit (its batch of one). */
+export async function runAlone<I, O>(uow: UnitOfWork, input: I, command: BatchCommand<I, O>): Promise<O> {
+  const [out] = await command({
+    trx: uow.trx,
+    units: [{ uow, input }],
+    audit: (entries) => uow.auditMany(entries.map((e) => e.entry)),
+  });
+  return out as O;
 }
 
 /** The actor of a background job (`system:<job>`). */

@@ -35,21 +35,37 @@ export async function insertDeviceCa(db: Db, tenantId: string, certDer: Uint8Arr
   return row !== undefined;
 }
 
-/** Appends an issued device certificate to the tenant's log (enrollment and renewal). */
-export async function insertDeviceCertificate(
-  db: Db,
-  c: { tenantId: string; deviceName: string; serial: string; fingerprint: string; notAfter: Date; reason: 'enroll' | 'renew'; issuedAt: Date },
-): Promise<void> {
+/** An issued device certificate's entry in its tenant's log (enrollment and renewal). */
+export interface DeviceCertificateEntry {
+  tenantId: string;
+  deviceName: string;
+  serial: string;
+  fingerprint: string;
+  notAfter: Date;
+  reason: 'enroll' | 'renew';
+  issuedAt: Date;
+}
+
+/** Appends an issued device certificate to the tenant's log. */
+export async function insertDeviceCertificate(db: Db, c: DeviceCertificateEntry): Promise<void> {
+  await insertDeviceCertificates(db, [c]);
+}
+
+/** Log entries of many issued certificates, one statement. */
+export async function insertDeviceCertificates(db: Db, entries: readonly DeviceCertificateEntry[]): Promise<void> {
+  if (entries.length === 0) return;
   await db
     .insertInto('device_certificates')
-    .values({
-      tenant_id: c.tenantId,
-      device_name: c.deviceName,
-      serial: c.serial,
-      fingerprint: c.fingerprint,
-      not_after: c.notAfter,
-      reason: c.reason,
-      issued_at: c.issuedAt,
-    })
+    .values(
+      entries.map((c) => ({
+        tenant_id: c.tenantId,
+        device_name: c.deviceName,
+        serial: c.serial,
+        fingerprint: c.fingerprint,
+        not_after: c.notAfter,
+        reason: c.reason,
+        issued_at: c.issuedAt,
+      })),
+    )
     .execute();
 }

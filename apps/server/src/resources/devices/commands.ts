@@ -1,12 +1,12 @@
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
-import { insertDeviceCertificate } from '../device-ca/queries.js';
+import { insertDeviceCertificate, insertDeviceCertificates } from '../device-ca/queries.js';
 import { consumeEnrollToken } from '../enroll-tokens/queries.js';
 import { shareLockGroupsOf } from '../groups/queries.js';
 import { openLogRequests } from '../log-requests/queries.js';
 import { skipDecommissionedDevice } from '../rollouts/commands.js';
-import type { Command } from '../unit-of-work.js';
-import { addDeviceHistory, getDeviceByName, recordHeartbeat, setDecommissioned, upsertEnrolledDevice, type DeviceRecord } from './queries.js';
+import { runAlone, type BatchCommand, type Command } from '../unit-of-work.js';
+import { addDeviceHistory, getDeviceByName, recordHeartbeat, setDecommissioned, upsertEnrolledDevices, type DeviceRecord } from './queries.js';
 
 /** A device of the unit of work's tenant, or 404 (another tenant's device is not found either: spec §7). */
 export async function deviceOr404(db: Db, tenant: string, name: string): Promise<DeviceRecord> {
@@ -56,38 +56,74 @@ export interface Enrollment {
  * failure anywhere costs the token nothing. The certificate was signed before (the tenant's
  * CA commits on its own the first time), after a read-only check of the token.
  */
-export const enrollDevice: Command<Enrollment, void> = async (uow, e) => {
-  const tenantId = uow.tenant;
-  const c = e.certificate;
-  await insertDeviceCertificate(uow.trx, {
-    tenantId,
-    deviceName: e.name,
-    serial: c.serial,
-    fingerprint: c.fingerprint,
-    notAfter: c.notAfter,
-    reason: 'enroll',
-    issuedAt: uow.now,
-  });
-  await upsertEnrolledDevice(uow.trx, {
-    tenantId,
-    name: e.name,
-    profile: e.profile,
-    agentVersion: e.agentVersion,
-    certFingerprint: c.fingerprint,
-    certNotAfter: c.notAfter,
-    now: uow.now,
-  });
-  // The use is spent last: its row lock (every enrollment with this token waits on it) is
-  // held only until COMMIT, not across the writes above.
-  const token = await consumeEnrollToken(uow.trx, e.token, uow.now);
-  // the token was read for this tenant before the certificate was signed
-  if (token.tenantId !== uow.tenant) throw new ServerError('ENROLL_TOKEN_INVALID', 'enrollment token: unknown');
+export const enrollDevice: Command<Enrollment, void> = (uow, e) => runAlone(uow, e, enrollDevices);
+
+/**
+ * Enrollments of many units of work at once (the device channel's group commit,
+ * device-channel/enroll-batch.ts), each unit its device's (`device:<name>`, its own clock): the
+ * certificate log entries, the device rows and their history entries, the token uses and the
+ * audit rows, each with one statement for the whole batch (one per distinct token for the
+ * uses). A (tenant, device name) may appear once per batch. Any refusal (a token used up,
+ * expired, or of another tenant) fails the whole batch: the caller then runs its enrollments
+ * one by one, so exactly the enrollments a token still allows commit.
+ */
+export const enrollDevices: BatchCommand<Enrollment, void> = async ({ trx, units, audit }) => {
+  await insertDeviceCertificates(
+    trx,
+    units.map(({ uow, input: e }) => ({
+      tenantId: uow.tenant,
+      deviceName: e.name,
+      serial: e.certificate.serial,
+      fingerprint: e.certificate.fingerprint,
+      notAfter: e.certificate.notAfter,
+      reason: 'enroll' as const,
+      issuedAt: uow.now,
+    })),
+  );
+  await upsertEnrolledDevices(
+    trx,
+    units.map(({ uow, input: e }) => ({
+      tenantId: uow.tenant,
+      name: e.name,
+      profile: e.profile,
+      agentVersion: e.agentVersion,
+      certFingerprint: e.certificate.fingerprint,
+      certNotAfter: e.certificate.notAfter,
+      now: uow.now,
+    })),
+  );
+  // The uses are spent last: the token's row lock (every enrollment with this token waits on
+  // it) is held only until COMMIT, not across the writes above. One UPDATE per token, all of
+  // its uses in this batch at once, tokens in one order (two processes' batches cannot
+  // deadlock on them); the latest clock of its enrollments decides whether it expired.
+  const byToken = new Map<string, { units: (typeof units)[number][]; now: Date }>();
+  for (const u of units) {
+    const t = byToken.get(u.input.token);
+    if (t) {
+      t.units.push(u);
+      if (u.uow.now > t.now) t.now = u.uow.now;
+    } else byToken.set(u.input.token, { units: [u], now: u.uow.now });
+  }
+  const tokenIds = new Map<string, string>();
+  for (const secret of [...byToken.keys()].sort()) {
+    const t = byToken.get(secret)!;
+    const token = await consumeEnrollToken(trx, secret, t.now, t.units.length);
+    // the token was read for this tenant before the certificate was signed
+    if (t.units.some((u) => u.uow.tenant !== token.tenantId)) throw new ServerError('ENROLL_TOKEN_INVALID', 'enrollment token: unknown');
+    tokenIds.set(secret, token.tokenId);
+  }
   // the credential was the enrollment token
-  await uow.audit({
-    action: 'device.enroll',
-    target: `device:${e.name}`,
-    detail: { enroll_token_id: token.tokenId, cert_fingerprint: c.fingerprint, not_after: c.notAfter.toISOString() },
-  });
+  await audit(
+    units.map(({ uow, input: e }) => ({
+      uow,
+      entry: {
+        action: 'device.enroll',
+        target: `device:${e.name}`,
+        detail: { enroll_token_id: tokenIds.get(e.token), cert_fingerprint: e.certificate.fingerprint, not_after: e.certificate.notAfter.toISOString() },
+      },
+    })),
+  );
+  return units.map(() => undefined);
 };
 
 /**

@@ -7,7 +7,7 @@ import { PREPARE_MARK } from '../../store/prepared.js';
 import type { Db } from '../../store/tx.js';
 
 /**
- * The devices' SQL. The device channel's commands call `upsertEnrolledDevice` on enrollment,
+ * The devices' SQL. The device channel's commands call `upsertEnrolledDevices` on enrollment,
  * `recordHeartbeat` on a check-in that changes the device (status, inventory), its
  * `last_seen` buffer `advanceLastSeen` and `markDevicesOnline` for all others; a check-in reads
  * `deviceHeartbeatState` to tell which. Its authentication reads `deviceCredentialRow` (when
@@ -63,53 +63,99 @@ export async function addDeviceHistory(
     .execute();
 }
 
+/** One device's enrollment, as `upsertEnrolledDevices` writes it. */
+export interface EnrolledDeviceInput {
+  tenantId: string;
+  name: string;
+  profile?: string | null;
+  agentVersion?: string | null;
+  certFingerprint: string;
+  certNotAfter: Date | null;
+  now: Date;
+}
+
 /**
  * Enrollment: creates the device (online) or re-enrolls it with its new certificate, with an
  * `enrolled` history entry. A decommissioned device that enrolls again becomes online again
- * (a fresh token was used). Two statements: run it in the enrollment's unit of work.
+ * (a fresh token was used). One statement (`upsertEnrolledDevices`).
  */
-export async function upsertEnrolledDevice(
-  db: Db,
-  input: {
-    tenantId: string;
-    name: string;
-    profile?: string | null;
-    agentVersion?: string | null;
-    certFingerprint: string;
-    certNotAfter: Date | null;
-    now: Date;
-  },
-): Promise<DeviceRecord> {
-  if (!IDENTIFIER_PATTERNS.deviceName.test(input.name)) throw new Error(`device name: must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
-  const row = await db
-    .insertInto('devices')
-    .values({
-      tenant_id: input.tenantId,
-      name: input.name,
-      status: 'online',
-      profile: input.profile ?? null,
-      agent_version: input.agentVersion ?? null,
-      last_seen: input.now,
-      cert_fingerprint: input.certFingerprint,
-      cert_not_after: input.certNotAfter,
-      updated_at: input.now,
-    })
-    .onConflict((oc) =>
-      oc.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
-        status: 'online',
-        profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
-        agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
-        last_seen: eb.ref('excluded.last_seen'),
-        cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
-        cert_not_after: eb.ref('excluded.cert_not_after'),
-        updated_at: eb.ref('excluded.updated_at'),
-      })),
-    )
-    .returning(COLUMNS)
-    .executeTakeFirstOrThrow();
-  await addDeviceHistory(db, input.tenantId, row.id, 'enrolled', input.now, { cert_fingerprint: input.certFingerprint });
-  return row;
+export async function upsertEnrolledDevice(db: Db, input: EnrolledDeviceInput): Promise<DeviceRecord> {
+  const [row] = await upsertEnrolledDevices(db, [input]);
+  return row!;
 }
+
+/**
+ * `upsertEnrolledDevice` for many devices with one statement (the devices, and their history
+ * entries from what the upsert returned), so the counts and list-version triggers fire once
+ * for all of them. The rows are written in (tenant, name) order, the order every batch locks
+ * them in; a (tenant, name) may appear only once (PostgreSQL refuses to update one row twice
+ * in a statement). Returns the rows in the order given.
+ */
+export async function upsertEnrolledDevices(db: Db, inputs: readonly EnrolledDeviceInput[]): Promise<DeviceRecord[]> {
+  for (const input of inputs) {
+    if (!IDENTIFIER_PATTERNS.deviceName.test(input.name)) throw new Error(`device name: must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
+  }
+  const keyOf = (tenantId: string, name: string) => `${tenantId}/${name}`;
+  const ordered = [...inputs].sort((a, b) => (a.tenantId === b.tenantId ? cmp(a.name, b.name) : cmp(a.tenantId, b.tenantId)));
+  const rows = await db
+    .with('enrolled', (qb) =>
+      qb
+        .insertInto('devices')
+        .values(
+          ordered.map((input) => ({
+            tenant_id: input.tenantId,
+            name: input.name,
+            status: 'online',
+            profile: input.profile ?? null,
+            agent_version: input.agentVersion ?? null,
+            last_seen: input.now,
+            cert_fingerprint: input.certFingerprint,
+            cert_not_after: input.certNotAfter,
+            updated_at: input.now,
+          })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['tenant_id', 'name']).doUpdateSet((eb) => ({
+            status: 'online',
+            profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
+            agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
+            last_seen: eb.ref('excluded.last_seen'),
+            cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
+            cert_not_after: eb.ref('excluded.cert_not_after'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        )
+        .returning(COLUMNS),
+    )
+    // the history entry at the enrollment's time (updated_at), naming its certificate
+    .with('history', (qb) =>
+      qb
+        .insertInto('device_history')
+        .columns(['tenant_id', 'device_id', 'event', 'at', 'detail'])
+        .expression((eb) =>
+          eb
+            .selectFrom('enrolled')
+            .select([
+              'enrolled.tenant_id',
+              'enrolled.id',
+              sql.lit('enrolled').as('event'),
+              'enrolled.updated_at',
+              sql<string>`jsonb_build_object('cert_fingerprint', enrolled.cert_fingerprint)`.as('detail'),
+            ]),
+        ),
+    )
+    .selectFrom('enrolled')
+    .select(COLUMNS)
+    .execute();
+  const byKey = new Map(rows.map((r) => [keyOf(r.tenant_id, r.name), r]));
+  return inputs.map((input) => {
+    const row = byKey.get(keyOf(input.tenantId, input.name));
+    if (!row) throw new Error(`device ${input.name}: not written`);
+    return row;
+  });
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** What the device channel's authentication reads of a device when its cache cannot answer (one indexed row). */
 export async function deviceCredentialRow(

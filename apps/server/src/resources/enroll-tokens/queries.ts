@@ -109,22 +109,25 @@ export async function usableEnrollToken(db: Db, secret: string, now: Date): Prom
 }
 
 /**
- * Spends one use of an enrollment token and returns its tenant. Atomic: one conditional
- * UPDATE (uses < max_uses AND not expired), so concurrent enrollments on any number of
- * processes never exceed the limit. On refusal, a second read says why (unknown, expired or
- * used up) for a clear error.
+ * Spends `uses` uses (one per enrollment) of an enrollment token and returns its tenant.
+ * Atomic: one conditional UPDATE (uses + n <= max_uses AND not expired), so concurrent
+ * enrollments on any number of processes never exceed the limit; all n or none. On refusal,
+ * a second read says why (unknown, expired or used up) for a clear error.
  */
-export async function consumeEnrollToken(db: Db, secret: string, now: Date): Promise<{ tenantId: string; tokenId: string }> {
+export async function consumeEnrollToken(db: Db, secret: string, now: Date, uses = 1): Promise<{ tenantId: string; tokenId: string }> {
   const hash = hashOf(secret);
   const row = await db
     .updateTable('enroll_tokens')
-    .set({ uses: sql`uses + 1` })
+    .set({ uses: sql`uses + ${uses}` })
     .where('secret_hash', '=', hash)
     .where('expires_at', '>', now)
-    .where(sql<boolean>`uses < max_uses`)
+    .where(sql<boolean>`uses + ${uses} <= max_uses`)
     .returning(['id', 'tenant_id'])
     .executeTakeFirst();
   if (row) return { tenantId: row.tenant_id, tokenId: row.id };
   // a concurrent enrollment may have changed the row since the UPDATE: still a refusal
-  throw refusal(await tokenState(db, hash), now) ?? new ServerError('ENROLL_TOKEN_EXHAUSTED', 'enrollment token: all uses spent');
+  throw (
+    refusal(await tokenState(db, hash), now) ??
+    new ServerError('ENROLL_TOKEN_EXHAUSTED', uses === 1 ? 'enrollment token: all uses spent' : `enrollment token: fewer than ${uses} uses left`)
+  );
 }
