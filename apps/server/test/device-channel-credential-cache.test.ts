@@ -124,6 +124,26 @@ describe.each(availableDrivers())('device authentication cache on %s', (driver) 
     await checkIn(d.clients);
   });
 
+  it("a first enrollment forgets nobody's authentication; a re-enrolled device's old certificate is refused at once", async () => {
+    const other = await enroll('stays-remembered');
+    const old = await enroll('re-enrolled');
+    await checkIn(other.clients);
+    await checkIn(old.clients);
+    expect(f.ctx.credentials.lookup(keyOf(other))).toBeDefined();
+    expect(f.ctx.credentials.lookup(keyOf(old))).toBeDefined();
+    // a first enrollment has nothing to forget
+    await enroll('brand-new');
+    expect(f.ctx.credentials.lookup(keyOf(other))).toBeDefined();
+    expect(f.ctx.credentials.lookup(keyOf(old))).toBeDefined();
+    // (the re-enrollment's notification, migration 0042, then clears the whole cache of every process)
+    const again = await enroll('re-enrolled');
+    expect(f.ctx.credentials.lookup(keyOf(old))).toBeUndefined();
+    const r = await refusal(checkIn(old.clients));
+    expect(r.code).toBe(status.PERMISSION_DENIED);
+    await checkIn(again.clients);
+    await checkIn(other.clients);
+  });
+
   it('a heartbeat never clears the caches, and still records the way back online', async () => {
     const d = await enroll('cached-2');
     await checkIn(d.clients);

@@ -30,6 +30,44 @@ export function credentialKey(tenantId: string, deviceName: string, fingerprint:
  * checked on every call, never cached here.
  */
 export class DeviceCredentialCache extends NotifiedCache<DeviceCredential> {
+  /** The keys remembered per device (`tenant/name`) since the last clear: what forgetDevice drops. */
+  private readonly byDevice = new Map<string, string[]>();
+  private readonly maxDevices: number;
+
+  constructor(listener: ConstructorParameters<typeof NotifiedCache<DeviceCredential>>[0], options: NotifiedCacheOptions = {}) {
+    super(listener, options);
+    this.maxDevices = 2 * (options.maxEntries ?? 10_000);
+  }
+
+  override remember(key: string, value: DeviceCredential, generation: number): void {
+    if (generation !== this.begin()) return;
+    const device = key.slice(0, key.lastIndexOf('/'));
+    const keys = this.byDevice.get(device);
+    if (keys === undefined) {
+      // the index outgrew the entries it tracks (evicted ones stay listed): start both afresh
+      if (this.byDevice.size >= this.maxDevices) this.clear();
+      this.byDevice.set(device, [key]);
+    } else if (!keys.includes(key)) keys.push(key);
+    super.remember(key, value, generation);
+  }
+
+  override clear(): void {
+    super.clear();
+    this.byDevice.clear();
+  }
+
+  /**
+   * Forgets every certificate remembered for one device (its re-enrollment made another one
+   * current), leaving the rest of the fleet's authentications in place. A device enrolled for
+   * the first time has nothing to forget.
+   */
+  forgetDevice(tenantId: string, deviceName: string): void {
+    const device = `${tenantId}/${deviceName}`;
+    const keys = this.byDevice.get(device);
+    this.byDevice.delete(device);
+    this.forget(keys ?? []);
+  }
+
   /** Opens the store's change listener and a cache cleared by it. */
   static async open(listen: Store['listen'], options: NotifiedCacheOptions = {}): Promise<{ cache: DeviceCredentialCache; close(): Promise<void> }> {
     // eslint-disable-next-line prefer-const -- assigned after the listener that reads it is opened

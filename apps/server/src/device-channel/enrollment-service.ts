@@ -65,8 +65,9 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
     certificate: cert,
   });
   // a re-enrolled device's older certificate stops working here at once, not when the
-  // database's notification arrives (other processes hear that, migration 0042)
-  ctx.credentials.clear();
+  // database's notification arrives (other processes hear that, migration 0042); the rest of
+  // the fleet's remembered authentications stay
+  ctx.credentials.forgetDevice(tenantId, req.deviceName);
   const ca = await ctx.cas.get(tenantId, now);
   return {
     tenantId,

@@ -71,4 +71,10 @@ export class NotifiedCache<V> {
     this.generation++;
     this.entries.clear();
   }
+
+  /** Drops these entries; lookups already running when this is called remember nothing. */
+  protected forget(keys: Iterable<string>): void {
+    this.generation++;
+    for (const key of keys) this.entries.delete(key);
+  }
 }
