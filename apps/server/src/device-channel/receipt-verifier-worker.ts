@@ -13,7 +13,10 @@ import type { VerifierReply, VerifierRequest } from './receipt-verifier.js';
 if (parentPort === null) throw new Error('receipt-verifier-worker: not started as a worker thread');
 const port = parentPort;
 
-port.on('message', (m: VerifierRequest) => {
+/** Requests arrive in batches (one message per turn of the main thread's event loop); so do the replies. */
+port.on('message', (batch: VerifierRequest[]) => port.postMessage(batch.map(verifyOne)));
+
+function verifyOne(m: VerifierRequest): VerifierReply {
   let reply: VerifierReply;
   try {
     const { publicKey, ...input } = m.input;
@@ -29,5 +32,5 @@ port.on('message', (m: VerifierRequest) => {
           : { kind: 'error', message: e instanceof Error ? e.message : String(e) },
     };
   }
-  port.postMessage(reply);
-});
+  return reply;
+}
