@@ -15,7 +15,7 @@
 // (default 2000), BENCH_RECEIPTS_IN_FLIGHT (concurrent uploads, default 1000).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +54,22 @@ const cpuSeconds = async (pid) => {
   return (Number(f[11]) + Number(f[12])) / 100;
 };
 const met = (ok) => (ok ? 'met' : 'NOT MET');
+/** CPU seconds used so far by every PostgreSQL process on this machine (its backends come and go; a finished one is not counted). */
+const postgresCpuSeconds = async () => {
+  let sum = 0;
+  for (const pid of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const f = stat.split(') ')[1].split(' ');
+      sum += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return sum;
+};
 /** Busy and total CPU time of the whole machine (all cores), from /proc/stat, in seconds. */
 const machineCpu = async () => {
   const f = (await readFile('/proc/stat', 'utf8')).split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -206,6 +222,7 @@ async function run(label, database, n) {
     const serverCpu0 = await cpuSeconds(s.child.pid);
     const benchCpu0 = process.cpuUsage();
     const machine0 = await machineCpu();
+    const postgres0 = database ? await postgresCpuSeconds() : 0;
 
     let lastSent = 0;
     let refused = 0;
@@ -226,6 +243,7 @@ async function run(label, database, n) {
     const serverCpuS = (await cpuSeconds(s.child.pid)) - serverCpu0;
     const benchCpu = process.cpuUsage(benchCpu0);
     const machine1 = await machineCpu();
+    const postgresS = database ? (await postgresCpuSeconds()) - postgres0 : undefined;
     const after = verifyOnly(devices, caDer);
     let completed;
     for (let i = 0; i < 1200; i++) {
@@ -252,6 +270,7 @@ async function run(label, database, n) {
       clientCpuMs: (benchCpu.user + benchCpu.system) / 1000 / n,
       // how much of the machine was busy during the phase, in cores (the server, the devices, the database, anything else)
       machineBusyCores: (machine1.busy - machine0.busy) / acceptS,
+      postgresCpuMs: postgresS === undefined ? undefined : (postgresS * 1000) / n,
       pingPerS,
       pingCpuMs,
       acceptedPerS: (n - refused - duplicates) / acceptS,
@@ -281,6 +300,7 @@ function report(label, r) {
   );
   console.log(
     `  during the phase: the devices' side (this process) ${r.clientCpuMs.toFixed(2)} ms CPU per upload; ` +
+      (r.postgresCpuMs === undefined ? '' : `PostgreSQL ${r.postgresCpuMs.toFixed(2)} ms per receipt; `) +
       `the machine ${r.machineBusyCores.toFixed(2)} of ${availableParallelism()} cores busy (server, devices, database, anything else running)`,
   );
 }
