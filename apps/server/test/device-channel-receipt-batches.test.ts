@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import type { UploadReceiptResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -191,5 +192,62 @@ describe.each(availableDrivers())('receipt batches on %s', (driver) => {
     } finally {
       for (const d of fleet) d.clients.close();
     }
+  });
+  it('what each device runs follows the receipts of a batch (migration 0044: one upsert per statement)', async () => {
+    const db = f.t.store.db;
+    const stored = await db.selectFrom('release_receipts').select(['id', 'device_name']).where('deployment_id', '=', rel.deploymentId).execute();
+    expect(stored.length).toBeGreaterThan(1);
+    const running = await db
+      .selectFrom('vuln_device_software')
+      .select(['device_name', 'component', 'digest', 'source', 'source_id'])
+      .where('tenant_id', '=', f.tenantId)
+      .where(
+        'device_name',
+        'in',
+        stored.map((r) => r.device_name),
+      )
+      .execute();
+    expect(running.map((r) => ({ ...r })).sort((a, b) => a.device_name.localeCompare(b.device_name))).toEqual(
+      stored
+        .map((r) => ({ device_name: r.device_name, component: 'edge-conf', digest: rel.digest, source: 'receipt', source_id: r.id }))
+        .sort((a, b) => a.device_name.localeCompare(b.device_name)),
+    );
+  });
+
+  it('several receipts naming one device and component in one statement: the latest accepted counts, then the one inserted last', async () => {
+    const db = f.t.store.db;
+    const [model] = await db.selectFrom('release_receipts').selectAll().where('deployment_id', '=', rel.deploymentId).limit(1).execute();
+    const at = (s: string) => new Date(s);
+    const copy = (n: number, acceptedAt: Date, digest: string) => ({
+      ...model!,
+      id: randomUUID(),
+      envelope_digest: `sha256:${String(n).repeat(64).slice(0, 64)}`,
+      device_name: 'statement-probe',
+      payload: JSON.stringify({ ...(model!.payload as object), resulting_digest: digest }),
+      accepted_at: acceptedAt,
+    });
+    const later = `sha256:${'b'.repeat(64)}`;
+    const last = `sha256:${'c'.repeat(64)}`;
+    // rolled back: release_receipts is append-only (migration 0006)
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await trx
+          .insertInto('release_receipts')
+          .values([copy(1, at('2030-01-02T00:00:00Z'), later), copy(2, at('2030-01-01T00:00:00Z'), `sha256:${'a'.repeat(64)}`)])
+          .execute();
+        const one = await trx.selectFrom('vuln_device_software').select('digest').where('device_name', '=', 'statement-probe').executeTakeFirstOrThrow();
+        expect(one.digest).toBe(later);
+        await trx
+          .insertInto('release_receipts')
+          .values([copy(3, at('2030-01-03T00:00:00Z'), `sha256:${'d'.repeat(64)}`), copy(4, at('2030-01-03T00:00:00Z'), last)])
+          .execute();
+        const two = await trx.selectFrom('vuln_device_software').select('digest').where('device_name', '=', 'statement-probe').executeTakeFirstOrThrow();
+        expect(two.digest).toBe(last);
+        throw new Error('rollback');
+      })
+      .catch((e: Error) => {
+        if (e.message !== 'rollback') throw e;
+      });
   });
 });
