@@ -16,6 +16,9 @@
 // Needs PostgreSQL (SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL; fresh schemas, dropped
 // after); without it the single-process figures run on embedded PGlite and scale-out is
 // skipped. Without /usr/sbin/haproxy scale-out is skipped (both say so loudly).
+// BENCH_CHANNEL_ONLY=rss runs figure 3 alone (no enrollment figure, no check-in phase, no
+// scale-out, no agent at rest): the fleet connects and pings for one interval plus 2 s, then the
+// server's RSS per connected device is printed.
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -45,6 +48,7 @@ const PHASE_S = Number(process.env.BENCH_CHANNEL_SECONDS ?? 20);
 // Every device asks once per interval: N/500 s (20 s at 10k), 500 calls/s of demand, more than
 // one process serves, so the rates are capacity (closed loop, calls in flight bounded).
 const intervalFor = (n) => Number(process.env.BENCH_CHANNEL_INTERVAL ?? Math.max(1, Math.ceil(n / 500)));
+const ONLY_RSS = process.env.BENCH_CHANNEL_ONLY === 'rss';
 const PG_URL = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password-123456' };
 const TARGETS = { enrollPerS: 500, checkInRatio: 0.8, rssKiB: 40 };
@@ -234,9 +238,10 @@ async function fleetFigures(server, serverCaFile, token, n, prefix, pids, ports)
   }
   const tPing = Date.now();
   // the first interval connects the fleet (staggered); rates count after it
-  await sleep((interval + 2 + phase) * 1000);
+  await sleep((interval + 2 + (ONLY_RSS ? 0 : phase)) * 1000);
   const rssConnected = (await Promise.all(pids.map(rssMiB))).reduce((a, b) => a + b, 0);
   const connected = await established(ports);
+  if (ONLY_RSS) return { sim, connected, rssPerDeviceKiB: ((rssConnected - rss0) * 1024) / Math.max(1, connected), rss0, rssConnected };
   const tCheck = Date.now() + interval * 1000;
   await sleep((interval + phase) * 1000);
   const stats = sim.stats();
@@ -406,47 +411,56 @@ try {
     `device channel bench: ${N} connected devices, ${ENROLL_N} timed enrollments, scale-out ${SCALE_N} devices on ${SCALE_PROCESSES.join('/')} processes (${db})`,
   );
 
-  const e = await enrollmentFigure(s, cookie, dataDir);
-  console.log(
-    `enrollment (CSR -> certificate, ${PG_URL ? 'PostgreSQL' : 'PGlite'}): ${e.real.perS.toFixed(0)}/s (${e.real.ok}/${ENROLL_N} issued${e.real.refused ? `, ${e.real.refused} refused: ${e.real.lastError}` : ''}); baseline ${e.base.perS.toFixed(0)}/s refused at the token check; ratio ${(e.real.perS / e.base.perS).toFixed(2)}x; target >= ${TARGETS.enrollPerS}/s: ${verdict(e.real.perS >= TARGETS.enrollPerS && e.real.ok === ENROLL_N)}`,
-  );
+  if (ONLY_RSS) {
+    const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${N}`, max_uses: N }, cookie)).json.token;
+    const f = await fleetFigures(s.device, join(dataDir, 'ca/server/ca.pem'), token, N, `b${N}`, [s.child.pid], [s.device.split(':')[1]]);
+    sim = f.sim;
+    console.log(
+      `server RSS per connected device: ${f.rssPerDeviceKiB.toFixed(1)} KiB (RSS ${f.rss0.toFixed(1)} -> ${f.rssConnected.toFixed(1)} MiB with ${f.connected} of ${N} devices connected); target <= ${TARGETS.rssKiB} KiB: ${verdict(f.rssPerDeviceKiB <= TARGETS.rssKiB)}`,
+    );
+  } else {
+    const e = await enrollmentFigure(s, cookie, dataDir);
+    console.log(
+      `enrollment (CSR -> certificate, ${PG_URL ? 'PostgreSQL' : 'PGlite'}): ${e.real.perS.toFixed(0)}/s (${e.real.ok}/${ENROLL_N} issued${e.real.refused ? `, ${e.real.refused} refused: ${e.real.lastError}` : ''}); baseline ${e.base.perS.toFixed(0)}/s refused at the token check; ratio ${(e.real.perS / e.base.perS).toFixed(2)}x; target >= ${TARGETS.enrollPerS}/s: ${verdict(e.real.perS >= TARGETS.enrollPerS && e.real.ok === ENROLL_N)}`,
+    );
 
-  const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${N}`, max_uses: N }, cookie)).json.token;
-  const f = await fleetFigures(s.device, join(dataDir, 'ca/server/ca.pem'), token, N, `b${N}`, [s.child.pid], [s.device.split(':')[1]]);
-  sim = f.sim;
-  const ratio = f.checkIn / f.ping;
-  console.log(
-    `check-ins at ${N} devices (${f.connected} connected; each every ${intervalFor(N)} s): ${f.checkIn.toFixed(0)}/s; baseline Ping ${f.ping.toFixed(0)}/s; ratio ${ratio.toFixed(2)}x; target >= ${TARGETS.checkInRatio}x: ${verdict(ratio >= TARGETS.checkInRatio)} (simulator enrolled ${f.enrolled.devices} in ${f.enrolled.seconds.toFixed(0)} s; turns skipped with the in-flight window full ${f.skipped}; errors ${f.errors}${f.lastError ? `: ${f.lastError}` : ''})`,
-  );
-  console.log(
-    `server RSS per connected device: ${f.rssPerDeviceKiB.toFixed(1)} KiB (RSS with ${f.connected} of ${N} devices connected minus before); baseline: none, absolute; target <= ${TARGETS.rssKiB} KiB: ${verdict(f.rssPerDeviceKiB <= TARGETS.rssKiB)}; simulator ${f.simRss} MiB`,
-  );
-  await sim.stop();
-  sim = undefined;
+    const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${N}`, max_uses: N }, cookie)).json.token;
+    const f = await fleetFigures(s.device, join(dataDir, 'ca/server/ca.pem'), token, N, `b${N}`, [s.child.pid], [s.device.split(':')[1]]);
+    sim = f.sim;
+    const ratio = f.checkIn / f.ping;
+    console.log(
+      `check-ins at ${N} devices (${f.connected} connected; each every ${intervalFor(N)} s): ${f.checkIn.toFixed(0)}/s; baseline Ping ${f.ping.toFixed(0)}/s; ratio ${ratio.toFixed(2)}x; target >= ${TARGETS.checkInRatio}x: ${verdict(ratio >= TARGETS.checkInRatio)} (simulator enrolled ${f.enrolled.devices} in ${f.enrolled.seconds.toFixed(0)} s; turns skipped with the in-flight window full ${f.skipped}; errors ${f.errors}${f.lastError ? `: ${f.lastError}` : ''})`,
+    );
+    console.log(
+      `server RSS per connected device: ${f.rssPerDeviceKiB.toFixed(1)} KiB (RSS with ${f.connected} of ${N} devices connected minus before); baseline: none, absolute; target <= ${TARGETS.rssKiB} KiB: ${verdict(f.rssPerDeviceKiB <= TARGETS.rssKiB)}; simulator ${f.simRss} MiB`,
+    );
+    await sim.stop();
+    sim = undefined;
 
-  if (!PG_URL) console.log('SKIPPED scale-out: needs PostgreSQL (SVC_TEST_DATABASE_URL)');
-  else if (!existsSync(HAPROXY)) console.log(`SKIPPED scale-out: ${HAPROXY} not installed (apt-get install haproxy)`);
-  else {
-    const rounds = [];
-    for (const p of SCALE_PROCESSES) {
-      const r = await scaleOut(dir, p, SCALE_N);
-      rounds.push(r);
-      const base = rounds[0];
-      const complete = r.state === 'committed' && r.receipts === SCALE_N && r.wavesDone;
-      console.log(
-        `scale-out ${p} process${p > 1 ? 'es' : ''} behind HAProxy, ${SCALE_N} devices (connections per process ${r.spread.join('/')}): check-ins ${r.checkIn.toFixed(0)}/s (Ping ${r.ping.toFixed(0)}/s; errors ${r.errors}); baseline 1 process ${base.checkIn.toFixed(0)}/s; ratio ${(r.checkIn / base.checkIn).toFixed(2)}x`,
-      );
-      console.log(
-        `  rollout (3 waves) ${r.state} after ${r.seconds.toFixed(0)} s: ${r.receipts}/${SCALE_N} receipts, ${(r.receipts / r.seconds).toFixed(1)}/s; baseline 1 process ${(base.receipts / base.seconds).toFixed(1)}/s; ratio ${(r.receipts / r.seconds / (base.receipts / base.seconds)).toFixed(2)}x; waves ${r.waves}${r.killedAt !== undefined ? `; process 2 SIGKILLed at ${r.killedAt} receipts` : ''}; no device counted twice (${r.receipts} receipts, ${r.distinct} devices): ${verdict(r.receipts === r.distinct)}; every receipt in and waves done within the window: ${verdict(complete)}`,
-      );
+    if (!PG_URL) console.log('SKIPPED scale-out: needs PostgreSQL (SVC_TEST_DATABASE_URL)');
+    else if (!existsSync(HAPROXY)) console.log(`SKIPPED scale-out: ${HAPROXY} not installed (apt-get install haproxy)`);
+    else {
+      const rounds = [];
+      for (const p of SCALE_PROCESSES) {
+        const r = await scaleOut(dir, p, SCALE_N);
+        rounds.push(r);
+        const base = rounds[0];
+        const complete = r.state === 'committed' && r.receipts === SCALE_N && r.wavesDone;
+        console.log(
+          `scale-out ${p} process${p > 1 ? 'es' : ''} behind HAProxy, ${SCALE_N} devices (connections per process ${r.spread.join('/')}): check-ins ${r.checkIn.toFixed(0)}/s (Ping ${r.ping.toFixed(0)}/s; errors ${r.errors}); baseline 1 process ${base.checkIn.toFixed(0)}/s; ratio ${(r.checkIn / base.checkIn).toFixed(2)}x`,
+        );
+        console.log(
+          `  rollout (3 waves) ${r.state} after ${r.seconds.toFixed(0)} s: ${r.receipts}/${SCALE_N} receipts, ${(r.receipts / r.seconds).toFixed(1)}/s; baseline 1 process ${(base.receipts / base.seconds).toFixed(1)}/s; ratio ${(r.receipts / r.seconds / (base.receipts / base.seconds)).toFixed(2)}x; waves ${r.waves}${r.killedAt !== undefined ? `; process 2 SIGKILLed at ${r.killedAt} receipts` : ''}; no device counted twice (${r.receipts} receipts, ${r.distinct} devices): ${verdict(r.receipts === r.distinct)}; every receipt in and waves done within the window: ${verdict(complete)}`,
+        );
+      }
     }
-  }
 
-  const a = await agentAtRest(s, cookie, dataDir, dir);
-  console.log(
-    `agent RSS at rest: ${a.lean.toFixed(1)} MiB as shipped (svc-agent: --max-semi-space-size=1 --lite-mode), ${a.rest.toFixed(1)} MiB under plain node, ${a.enrolling.toFixed(1)} MiB in the process that enrolled; baseline idle node ${a.node_idle_rss_mib.toFixed(1)} MiB; ratio ${(a.lean / a.node_idle_rss_mib).toFixed(2)}x; target < 60 MiB: ${verdict(a.lean < 60)}`,
-  );
-  console.log(`channel bench took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    const a = await agentAtRest(s, cookie, dataDir, dir);
+    console.log(
+      `agent RSS at rest: ${a.lean.toFixed(1)} MiB as shipped (svc-agent: --max-semi-space-size=1 --lite-mode), ${a.rest.toFixed(1)} MiB under plain node, ${a.enrolling.toFixed(1)} MiB in the process that enrolled; baseline idle node ${a.node_idle_rss_mib.toFixed(1)} MiB; ratio ${(a.lean / a.node_idle_rss_mib).toFixed(2)}x; target < 60 MiB: ${verdict(a.lean < 60)}`,
+    );
+    console.log(`channel bench took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  }
 } finally {
   await sim?.stop();
   s.child.kill('SIGTERM');
