@@ -408,7 +408,9 @@ try {
   const cookie = await login(s);
   const db = PG_URL ? `PostgreSQL, schema ${schema}` : 'embedded PGlite (set SVC_TEST_DATABASE_URL for PostgreSQL)';
   console.log(
-    `device channel bench: ${N} connected devices, ${ENROLL_N} timed enrollments, scale-out ${SCALE_N} devices on ${SCALE_PROCESSES.join('/')} processes (${db})`,
+    ONLY_RSS
+      ? `device channel bench, server RSS only (BENCH_CHANNEL_ONLY=rss): ${N} connected devices (${db})`
+      : `device channel bench: ${N} connected devices, ${ENROLL_N} timed enrollments, scale-out ${SCALE_N} devices on ${SCALE_PROCESSES.join('/')} processes (${db})`,
   );
 
   if (ONLY_RSS) {
