@@ -23,6 +23,9 @@
 // Needs PostgreSQL (SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL; fresh schemas, dropped
 // after); without it the single-process figures run on embedded PGlite and scale-out is
 // skipped. Without /usr/sbin/haproxy scale-out is skipped (both say so loudly).
+// BENCH_CHANNEL_ONLY=rss runs figure 3 alone (no enrollment figure, no check-in phase, no
+// scale-out, no agent at rest): the fleet connects and pings for one interval plus 2 s, then the
+// server's RSS per connected device is printed.
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -52,10 +55,11 @@ const PHASE_S = Number(process.env.BENCH_CHANNEL_SECONDS ?? 20);
 // Every device asks once per interval: N/500 s (20 s at 10k), 500 calls/s of demand, more than
 // one process serves, so the rates are capacity (closed loop, calls in flight bounded).
 const intervalFor = (n) => Number(process.env.BENCH_CHANNEL_INTERVAL ?? Math.max(1, Math.ceil(n / 500)));
+const ONLY_RSS = process.env.BENCH_CHANNEL_ONLY === 'rss';
 const PG_URL = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password-123456' };
 const TARGETS = { enrollPerS: 500, checkInRatio: 0.8, rssKiB: 40 };
-const PHASES = new Set((process.env.BENCH_CHANNEL_PHASES ?? 'enroll,fleet,scale,agent').split(',').map((p) => p.trim()));
+const PHASES = new Set(ONLY_RSS ? ['fleet'] : (process.env.BENCH_CHANNEL_PHASES ?? 'enroll,fleet,scale,agent').split(',').map((p) => p.trim()));
 const schemas = [];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -255,9 +259,10 @@ async function fleetFigures(server, serverCaFile, token, n, prefix, pids, ports)
   }
   const tPing = Date.now();
   // the first interval connects the fleet (staggered); rates count after it
-  await sleep((interval + 2 + phase) * 1000);
+  await sleep((interval + 2 + (ONLY_RSS ? 0 : phase)) * 1000);
   const rssConnected = (await Promise.all(pids.map(rssMiB))).reduce((a, b) => a + b, 0);
   const connected = await established(ports);
+  if (ONLY_RSS) return { sim, connected, rssPerDeviceKiB: ((rssConnected - rss0) * 1024) / Math.max(1, connected), rss0, rssConnected };
   const tCheck = Date.now() + interval * 1000;
   await sleep((interval + phase) * 1000);
   const stats = sim.stats();
@@ -424,7 +429,9 @@ try {
   const cookie = await login(s);
   const db = PG_URL ? `PostgreSQL, schema ${schema}` : 'embedded PGlite (set SVC_TEST_DATABASE_URL for PostgreSQL)';
   console.log(
-    `device channel bench: ${N} connected devices, ${ENROLL_N} timed enrollments, scale-out ${SCALE_N} devices on ${SCALE_PROCESSES.join('/')} processes (${db})`,
+    ONLY_RSS
+      ? `device channel bench, server RSS only (BENCH_CHANNEL_ONLY=rss): ${N} connected devices (${db})`
+      : `device channel bench: ${N} connected devices, ${ENROLL_N} timed enrollments, scale-out ${SCALE_N} devices on ${SCALE_PROCESSES.join('/')} processes (${db})`,
   );
 
   if (PHASES.has('enroll')) {
@@ -442,7 +449,14 @@ try {
     }
   }
 
-  if (PHASES.has('fleet')) {
+  if (PHASES.has('fleet') && ONLY_RSS) {
+    const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${N}`, max_uses: N }, cookie)).json.token;
+    const f = await fleetFigures(s.device, join(dataDir, 'ca/server/ca.pem'), token, N, `b${N}`, [s.child.pid], [s.device.split(':')[1]]);
+    sim = f.sim;
+    console.log(
+      `server RSS per connected device: ${f.rssPerDeviceKiB.toFixed(1)} KiB (RSS ${f.rss0.toFixed(1)} -> ${f.rssConnected.toFixed(1)} MiB with ${f.connected} of ${N} devices connected); target <= ${TARGETS.rssKiB} KiB: ${verdict(f.rssPerDeviceKiB <= TARGETS.rssKiB)}`,
+    );
+  } else if (PHASES.has('fleet')) {
     const token = (await api(s, 'POST', '/enroll-tokens', { name: `bench-${N}`, max_uses: N }, cookie)).json.token;
     const f = await fleetFigures(s.device, join(dataDir, 'ca/server/ca.pem'), token, N, `b${N}`, [s.child.pid], [s.device.split(':')[1]]);
     sim = f.sim;

@@ -2,11 +2,13 @@ import 'reflect-metadata';
 import { status } from '@grpc/grpc-js';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
+import { connect as connectTls, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodePem } from '@svc/release-core';
 import { hashSecret } from '../src/auth/secrets.js';
 import { insertLogRequest } from '../src/resources/log-requests/queries.js';
 import { issueCertificate } from '../src/device-channel/pki.js';
+import { DEVICE_CHANNEL_TLS_NAME } from '../src/device-channel/server-tls.js';
 import { createTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers } from './helpers/store.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
@@ -101,6 +103,41 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     // the token was never consumed by the refused requests
     const row = await f.t.store.db.selectFrom('enroll_tokens').select('uses').where('secret_hash', '=', hashSecret(token)).executeTakeFirstOrThrow();
     expect(row.uses).toBe(0);
+  });
+
+  it('resumes no TLS session: a device that offers the session of its last connection gets a full handshake', async () => {
+    const { key, certPem } = await enrollNamed('dev-no-resume');
+    const host = f.addr.split(':')[0];
+    const port = Number(f.addr.split(':')[1]);
+    const open = (session?: Buffer) =>
+      new Promise<{ socket: TLSSocket; offered: Promise<Buffer> }>((resolve, reject) => {
+        const socket = connectTls({
+          host,
+          port,
+          ca: f.serverCaPem,
+          key: key.keyPem,
+          cert: certPem,
+          servername: DEVICE_CHANNEL_TLS_NAME,
+          ALPNProtocols: ['h2'],
+          session,
+        });
+        // the session (and ticket) the server hands out after the handshake, for a later resumption
+        const offered = new Promise<Buffer>((r) => socket.once('session', r));
+        socket.once('secureConnect', () => resolve({ socket, offered }));
+        socket.once('error', reject);
+      });
+    const first = await open();
+    const saved = await first.offered;
+    expect(first.socket.getProtocol()).toBe('TLSv1.3');
+    expect(first.socket.authorized).toBe(true);
+    first.socket.destroy();
+    const second = await open(saved);
+    try {
+      expect(second.socket.isSessionReused()).toBe(false);
+      expect(second.socket.authorized).toBe(true);
+    } finally {
+      second.socket.destroy();
+    }
   });
 
   it('refuses device calls without a client certificate and with a foreign-CA certificate', async () => {
