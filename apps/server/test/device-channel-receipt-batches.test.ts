@@ -7,6 +7,7 @@ import type { AcceptedReceipt } from '../src/resources/release-receipts/commands
 import type { BatchAuditEntry } from '../src/resources/unit-of-work.js';
 import {
   enrollDevice,
+  enrollFleetWithRollout,
   publishSignedRollout,
   refusal,
   startChannelFixture,
@@ -160,10 +161,8 @@ describe.each(availableDrivers())('receipt batches on %s', (driver) => {
   });
 
   it('many devices uploading at once over their own mTLS connections: each accepted once, refusals answered alone', async () => {
-    const fleet: EnrolledDevice[] = [];
-    for (let i = 0; i < 12; i++) fleet.push(await enrollDevice(f, `burst-${String(i).padStart(2, '0')}`));
-    const burst = await publishSignedRollout(f, {
-      devices: fleet.map((d) => d.name),
+    const names = Array.from({ length: 12 }, (_, i) => `burst-${String(i).padStart(2, '0')}`);
+    const { devs: fleet, rel: burst } = await enrollFleetWithRollout(f, names, {
       bytes: Buffer.from('burst-config\n'),
       placementPath: '/etc/edge/burst.conf',
       version: '2.0.0',

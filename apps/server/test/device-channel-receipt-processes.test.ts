@@ -10,8 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   channelCredentials,
   clientsFor,
-  enrollDevice,
-  publishSignedRollout,
+  enrollFleetWithRollout,
   startChannelFixture,
   unary,
   type ChannelFixture,
@@ -94,10 +93,8 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
   };
 
   it('three processes accept receipts for one deployment: each stored once, duplicates across processes recognized, counters and waves right', async () => {
-    const fleet: EnrolledDevice[] = [];
-    for (let i = 0; i < 60; i++) fleet.push(await enrollDevice(f, `mp-${String(i).padStart(2, '0')}`));
-    const rel = await publishSignedRollout(f, {
-      devices: fleet.map((d) => d.name),
+    const names = Array.from({ length: 60 }, (_, i) => `mp-${String(i).padStart(2, '0')}`);
+    const { devs: fleet, rel } = await enrollFleetWithRollout(f, names, {
       bytes: Buffer.from('multi-process\n'),
       placementPath: '/etc/edge/mp.conf',
       version: '3.0.0',
@@ -132,10 +129,8 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
   });
 
   it('a process killed mid-batch loses no receipt it answered OK for; a retry stores the rest once', async () => {
-    const fleet: EnrolledDevice[] = [];
-    for (let i = 0; i < 8; i++) fleet.push(await enrollDevice(f, `crash-${i}`));
-    const rel = await publishSignedRollout(f, {
-      devices: fleet.map((d) => d.name),
+    const names = Array.from({ length: 8 }, (_, i) => `crash-${i}`);
+    const { devs: fleet, rel } = await enrollFleetWithRollout(f, names, {
       bytes: Buffer.from('crash\n'),
       placementPath: '/etc/edge/crash.conf',
       version: '4.0.0',
@@ -191,10 +186,8 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
   });
 
   it('a batch that waited for the deployment lock counts on the waves the holder committed', async () => {
-    const fleet: EnrolledDevice[] = [];
-    for (let i = 0; i < 2; i++) fleet.push(await enrollDevice(f, `lock-${i}`));
-    const rel = await publishSignedRollout(f, {
-      devices: fleet.map((d) => d.name),
+    const names = Array.from({ length: 2 }, (_, i) => `lock-${i}`);
+    const { devs: fleet, rel } = await enrollFleetWithRollout(f, names, {
       bytes: Buffer.from('lock\n'),
       placementPath: '/etc/edge/lock.conf',
       version: '5.0.0',

@@ -274,6 +274,17 @@ export async function publishSignedRollout(
   };
 }
 
+/** Devices enrolled under `names` and one signed rollout to all of them. */
+export async function enrollFleetWithRollout(
+  f: ChannelFixture,
+  names: string[],
+  o: Omit<Parameters<typeof publishSignedRollout>[1], 'devices'>,
+): Promise<{ devs: EnrolledDevice[]; rel: PublishedRelease }> {
+  const devs: EnrolledDevice[] = [];
+  for (const name of names) devs.push(await enrollDevice(f, name));
+  return { devs, rel: await publishSignedRollout(f, { ...o, devices: names }) };
+}
+
 /** A channel, enrolled devices and one signed rollout to all of them: the setup of the receipt suites. */
 export async function startRolloutFixture(
   driver: Driver,
@@ -281,9 +292,7 @@ export async function startRolloutFixture(
   o: Omit<Parameters<typeof publishSignedRollout>[1], 'devices'>,
 ): Promise<{ f: ChannelFixture; devs: EnrolledDevice[]; rel: PublishedRelease; dispose(): Promise<void> }> {
   const f = await startChannelFixture(driver);
-  const devs: EnrolledDevice[] = [];
-  for (const name of names) devs.push(await enrollDevice(f, name));
-  const rel = await publishSignedRollout(f, { ...o, devices: names });
+  const { devs, rel } = await enrollFleetWithRollout(f, names, o);
   return {
     f,
     devs,

@@ -52,10 +52,6 @@ export class ReceiptPipeline {
     this.writers = o.writers ?? 2;
   }
 
-  private get verifier(): ReceiptVerifier {
-    return this.o.verifier;
-  }
-
   /** Receipt verification threads (0: inline). */
   get verifyThreads(): number {
     return this.o.verifier.size;
@@ -85,7 +81,7 @@ export class ReceiptPipeline {
         caDer,
       },
       // in a verification thread, with the key the connection's handshake decoded (the device signs with its certificate's key)
-      (input) => this.verifier.verify({ ...input, ...(peer.publicKey === undefined ? {} : { publicKey: peer.publicKey }) }),
+      (input) => this.o.verifier.verify({ ...input, ...(peer.publicKey === undefined ? {} : { publicKey: peer.publicKey }) }),
     );
     return new Promise((resolve, reject) => {
       let q = this.queues.get(peer.tenantId);

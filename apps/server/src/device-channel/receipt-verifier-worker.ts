@@ -6,22 +6,18 @@
 import { parentPort } from 'node:worker_threads';
 import { isReleaseError } from '@svc/release-core';
 import { isServerError } from '../errors/server-error.js';
-import { verifyReceiptBytes } from '../resources/release-receipts/verify.js';
-import { withConnectionKey } from './connections.js';
-import type { VerifierReply, VerifierRequest } from './receipt-verifier.js';
+import { verifyOne, type VerifierReply, type VerifierRequest } from './receipt-verifier.js';
 
 if (parentPort === null) throw new Error('receipt-verifier-worker: not started as a worker thread');
 const port = parentPort;
 
 /** Requests arrive in batches (one message per turn of the main thread's event loop); so do the replies. */
-port.on('message', (batch: VerifierRequest[]) => port.postMessage(batch.map(verifyOne)));
+port.on('message', (batch: VerifierRequest[]) => port.postMessage(batch.map(answer)));
 
-function verifyOne(m: VerifierRequest): VerifierReply {
+function answer(m: VerifierRequest): VerifierReply {
   let reply: VerifierReply;
   try {
-    const { publicKey, ...input } = m.input;
-    const crypto = publicKey === undefined ? undefined : withConnectionKey({ der: input.connectionCertificateDer, publicKey });
-    reply = { id: m.id, ok: verifyReceiptBytes({ ...input, ...(crypto === undefined ? {} : { crypto }) }) };
+    reply = { id: m.id, ok: verifyOne(m.input) };
   } catch (e) {
     reply = {
       id: m.id,

@@ -63,7 +63,8 @@ function workerFile(): URL {
   throw new Error(`receipt verification thread: ${fileURLToPath(here)} not found (build the server: pnpm --filter @svc/server build)`);
 }
 
-function inline(input: VerifierInput): VerifiedReceiptBytes {
+/** Verifies one receipt here, with the connection's key when it came along: a thread runs this for each request. */
+export function verifyOne(input: VerifierInput): VerifiedReceiptBytes {
   const { publicKey, ...rest } = input;
   return verifyReceiptBytes(publicKey === undefined ? rest : { ...rest, crypto: withConnectionKey({ der: rest.connectionCertificateDer, publicKey }) });
 }
@@ -104,7 +105,7 @@ export class ReceiptVerifier {
   }
 
   verify(input: VerifierInput): Promise<VerifiedReceiptBytes> {
-    if (this.threads.length === 0) return new Promise((resolve) => resolve(inline(input)));
+    if (this.threads.length === 0) return new Promise((resolve) => resolve(verifyOne(input)));
     // the thread with the fewest receipts in hand
     let t = this.threads[0]!;
     for (const c of this.threads) if (c.pending.size < t.pending.size) t = c;

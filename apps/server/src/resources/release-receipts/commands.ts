@@ -10,7 +10,7 @@
  * inferred.
  */
 import { randomUUID } from 'node:crypto';
-import { checkReceiptAgainstRelease, type CryptoProvider, type ReceiptPayload } from '@svc/release-core';
+import { checkReceiptAgainstRelease, type ReceiptPayload } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
 import { isUniqueViolation } from '../../store/tx.js';
@@ -37,8 +37,6 @@ export interface AcceptReceiptInput {
    * is not verified a second time (release-core `connectionCertificateVerified`).
    */
   connectionCertificateVerified?: boolean;
-  /** The signature checks' crypto (release-core's default when absent). */
-  crypto?: CryptoProvider;
 }
 
 export interface AcceptedReceipt {
@@ -79,7 +77,6 @@ export async function verifyUpload(
     now: args.now,
     connectionCertificateDer: args.connectionCertificateDer,
     connectionCertificateVerified: args.connectionCertificateVerified === true,
-    ...(args.crypto === undefined ? {} : { crypto: args.crypto }),
   });
   const deployment = await signedDeploymentFor(db, tenant, v.payload);
   // spec §2.3 rule 5: every field against the signed rollout; for a transaction the complete member set
