@@ -84,17 +84,10 @@ export async function peekLogRequests(db: Db, deviceId: string): Promise<{ id: s
  * mid-upload tries again.
  */
 export async function openLogRequests(db: Db, deviceId: string): Promise<{ id: string; created_at: Date }[]> {
-  const rows = await db
-    .selectFrom('log_requests')
-    .select(['id', 'created_at', 'status'])
-    .where('device_id', '=', deviceId)
-    .where('status', 'in', ['pending', 'delivered'])
-    .orderBy('created_at')
-    .limit(20)
-    .execute();
-  const pending = rows.filter((r) => r.status === 'pending').map((r) => r.id);
+  const open = await peekLogRequests(db, deviceId);
+  const pending = open.filter((r) => r.pending).map((r) => r.id);
   if (pending.length > 0) {
     await db.updateTable('log_requests').set({ status: 'delivered' }).where('id', 'in', pending).where('status', '=', 'pending').execute();
   }
-  return rows.map((r) => ({ id: r.id, created_at: new Date(r.created_at) }));
+  return open.map((r) => ({ id: r.id, created_at: r.created_at }));
 }
