@@ -101,29 +101,34 @@ export interface UnitOfWorkScope {
   hooks?: UnitOfWorkHooks | undefined;
 }
 
+/** The audit row of `entry`, made in `scope` (its tenant, at its clock) by `actor`. */
+function auditRow(scope: Pick<UnitOfWorkScope, 'tenant' | 'now'>, actor: Actor, entry: AuditEntry) {
+  return {
+    tenantId: scope.tenant,
+    actor: actor.name,
+    credential: actor.credential,
+    action: entry.action,
+    target: entry.target,
+    requestId: actor.requestId,
+    detail: entry.detail ?? {},
+    at: scope.now,
+  };
+}
+
+/** After its row is written: the entry joins the unit's actions and its `afterAudit` hook runs. */
+async function audited(scope: UnitOfWorkScope, actions: string[], entry: AuditEntry): Promise<void> {
+  actions.push(entry.action);
+  await scope.hooks?.afterAudit?.(entry);
+}
+
 /** The unit of work of `scope` inside `trx`; `actions` collects what it audited. */
 function unitOf(trx: Transaction<Database>, scope: UnitOfWorkScope, actions: string[]): UnitOfWork {
   const auditMany = async (entries: readonly BatchAuditEntry[]) => {
     await insertAuditRows(
       trx,
-      entries.map((entry) => {
-        const actor = entry.actor ?? scope.actor;
-        return {
-          tenantId: scope.tenant,
-          actor: actor.name,
-          credential: actor.credential,
-          action: entry.action,
-          target: entry.target,
-          requestId: actor.requestId,
-          detail: entry.detail ?? {},
-          at: scope.now,
-        };
-      }),
+      entries.map((entry) => auditRow(scope, entry.actor ?? scope.actor, entry)),
     );
-    for (const entry of entries) {
-      actions.push(entry.action);
-      await scope.hooks?.afterAudit?.(entry);
-    }
+    for (const entry of entries) await audited(scope, actions, entry);
   };
   return { trx, now: scope.now, tenant: scope.tenant, actor: scope.actor, audit: (entry) => auditMany([entry]), auditMany };
 }
@@ -154,36 +159,23 @@ export function runUnitsOfWorkTogether<I, O>(
   command: BatchCommand<I, O>,
 ): Promise<O[]> {
   return inTransaction(db, async (trx) => {
-    const actions = new Map<UnitOfWork, string[]>();
-    const scopes = new Map<UnitOfWork, UnitOfWorkScope>();
-    const batchUnits = units.map((u) => {
-      const done: string[] = [];
-      const uow = unitOf(trx, u.scope, done);
-      actions.set(uow, done);
-      scopes.set(uow, u.scope);
-      return { uow, input: u.input };
+    const members = units.map((u) => {
+      const actions: string[] = [];
+      return { scope: u.scope, actions, uow: unitOf(trx, u.scope, actions), input: u.input };
     });
+    const byUnit = new Map(members.map((m) => [m.uow, m]));
     const audit = async (entries: readonly { uow: UnitOfWork; entry: AuditEntry }[]) => {
       await insertAuditRows(
         trx,
-        entries.map(({ uow, entry }) => ({
-          tenantId: uow.tenant,
-          actor: uow.actor.name,
-          credential: uow.actor.credential,
-          action: entry.action,
-          target: entry.target,
-          requestId: uow.actor.requestId,
-          detail: entry.detail ?? {},
-          at: uow.now,
-        })),
+        entries.map(({ uow, entry }) => auditRow(uow, uow.actor, entry)),
       );
       for (const { uow, entry } of entries) {
-        actions.get(uow)?.push(entry.action);
-        await scopes.get(uow)?.hooks?.afterAudit?.(entry);
+        const m = byUnit.get(uow);
+        if (m !== undefined) await audited(m.scope, m.actions, entry);
       }
     };
-    const results = await command({ trx, units: batchUnits, audit });
-    for (const u of batchUnits) await scopes.get(u.uow)?.hooks?.beforeCommit?.(actions.get(u.uow)!);
+    const results = await command({ trx, units: members.map(({ uow, input }) => ({ uow, input })), audit });
+    for (const m of members) await m.scope.hooks?.beforeCommit?.(m.actions);
     return results;
   });
 }
