@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { chmod, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
@@ -41,7 +41,12 @@ export class FsBlobStore implements BlobStore {
     const tmp = join(this.root, 'tmp', `${randomUUID()}.part`);
     const hash = createHash('sha256');
     let length = 0;
+    // The temp file exists before a byte is read: a source that fails at once (an upload over
+    // its bound) must not race a write stream still opening it, which would create the file
+    // after the cleanup below had already run.
+    let file: Awaited<ReturnType<typeof open>> | undefined;
     try {
+      file = await open(tmp, 'wx', 0o600);
       await pipeline(
         source,
         async function* measure(chunks: AsyncIterable<Uint8Array | string>) {
@@ -54,7 +59,7 @@ export class FsBlobStore implements BlobStore {
             yield chunk;
           }
         },
-        createWriteStream(tmp, { flags: 'wx', mode: 0o600 }),
+        file.createWriteStream(),
       );
       const digest = digestFromHex(hash.digest('hex'));
       if (options.expectedDigest !== undefined && options.expectedDigest !== digest) {
@@ -67,6 +72,7 @@ export class FsBlobStore implements BlobStore {
       await fsyncPath(join(this.root, 'sha256'), 'r');
       return { digest, length };
     } catch (e) {
+      if (file !== undefined) await file.close().catch(() => undefined);
       await unlink(tmp).catch(() => undefined);
       if (e instanceof BlobError) throw e;
       throw new BlobError('BLOB_WRITE_FAILED', `storing the upload failed: ${(e as Error).message}`, { cause: e });
