@@ -9,7 +9,7 @@ import { releasePayload, type PayloadOptions } from './release-payload.js';
 import { Api, type GroupRecord, type ReleaseRecord, type RolloutRecord } from './rest-client.js';
 import { startServer, type ServerOptions, type ServerProcess } from './server-process.js';
 import { readTar, type TarEntry } from './tar.js';
-import { waitFor } from './wait.js';
+import { waitFor, waitForProgress } from './wait.js';
 
 export const ADMIN = { email: 'admin@e2e.test', password: 'e2e-admin-password' } as const;
 export const PRODUCT = 'edge-gw';
@@ -157,15 +157,19 @@ export class Fleet {
     return this.api.json<RolloutRecord>('POST', '/rollouts', { release_id: releaseId }, 201);
   }
 
-  /** Waits until the transaction leaves `running` and returns it. */
-  waitSettled(txId: string, timeoutMs = 60_000): Promise<TransactionView> {
-    return waitFor(
+  /**
+   * Waits until the transaction leaves `running` and returns it. Bound by progress: it fails
+   * only after `idleMs` in which the transaction's view (its per-state device counts) did not
+   * change, so a large fleet on a busy machine is waited for as long as devices keep reporting.
+   */
+  waitSettled(txId: string, idleMs = 60_000): Promise<TransactionView> {
+    return waitForProgress(
       `transaction ${txId} to settle`,
       async () => {
         const tx = await this.api.get<TransactionView>(`/release-transactions/${txId}`);
-        return tx.state !== 'running' ? tx : undefined;
+        return tx.state !== 'running' ? { done: tx } : { progress: tx };
       },
-      timeoutMs,
+      idleMs,
       250,
     );
   }

@@ -47,10 +47,24 @@ export interface SimProcess {
   names: string[];
   /** Every JSON line printed so far (other lines are skipped). */
   events(): SimEvent[];
-  /** The first event (already printed or future) `match` accepts; fails on timeout or exit. */
-  waitForEvent(what: string, match: (e: SimEvent) => boolean, timeoutMs?: number): Promise<SimEvent>;
+  /**
+   * The first event (already printed or future) `match` accepts; fails on exit, or after
+   * `idleMs` in which the simulator's counters (enrolled or connected devices, receipts, errors
+   * of its latest line) did not change: bound by the fleet's progress, not by wall time.
+   */
+  waitForEvent(what: string, match: (e: SimEvent) => boolean, idleMs?: number): Promise<SimEvent>;
   /** SIGTERM; the `summary` line of a clean exit (status 0). */
   stop(): Promise<SimSummary>;
+}
+
+/**
+ * How far the simulated fleet has come: the counters of its latest line. Check-ins, rates and
+ * RSS are left out: devices check in while nothing else moves, which is no progress.
+ */
+function progressOf(events: SimEvent[]): string {
+  const e = events.at(-1);
+  if (e === undefined) return '';
+  return JSON.stringify([e.event, e.devices, e.receipts, e.errors]);
 }
 
 function parseEvents(lines: string[]): SimEvent[] {
@@ -100,13 +114,20 @@ export async function startSim(o: SimOptions): Promise<SimProcess> {
     proc,
     names: Array.from({ length: o.devices }, (_, i) => `${prefix}-${String(i).padStart(6, '0')}`),
     events,
-    waitForEvent: async (what, match, timeoutMs = 60_000) => {
-      const deadline = Date.now() + timeoutMs;
+    waitForEvent: async (what, match, idleMs = 60_000) => {
+      let last = '';
+      let lastChange = Date.now();
       for (;;) {
-        const hit = events().find(match);
+        const all = events();
+        const hit = all.find(match);
         if (hit !== undefined) return hit;
         if (!proc.running) throw new E2eError('PROCESS_EXITED', `sim exited before ${what}:\n${proc.tail()}`);
-        if (Date.now() > deadline) throw new E2eError('TIMEOUT', `sim: no ${what} within ${timeoutMs} ms:\n${proc.tail()}`);
+        const now = progressOf(all);
+        if (now !== last) {
+          last = now;
+          lastChange = Date.now();
+        }
+        if (Date.now() - lastChange > idleMs) throw new E2eError('TIMEOUT', `sim: no ${what} and no progress for ${idleMs} ms:\n${proc.tail()}`);
         await sleep(100);
       }
     },

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, Fleet, startHaproxy, startServer, startSim, waitFor, type Balancer, type ServerProcess, type SimProcess } from '../src/index.js';
+import { ADMIN, Fleet, startHaproxy, startServer, startSim, waitForProgress, type Balancer, type ServerProcess, type SimProcess } from '../src/index.js';
 import { freshSchema } from './helpers/postgres.js';
 import { tempRoot } from './helpers/temp.js';
 import { requireTool } from './helpers/tools.js';
@@ -53,18 +53,22 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
     const token = await fleet.api.enrollToken('scale-out', N);
     sim = await startSim({ deviceAddr: lb!.addr, serverCaFile: fleet.server.serverCaFile, token, devices: N, intervalS: 1, concurrency: 8 });
     expect(sim.events()[0]).toMatchObject({ event: 'enrolled', devices: N, errors: 0 });
-    await waitFor(
+    await waitForProgress(
       `${N} devices online`,
-      async () => (await fleet.api.get<{ counts: { online: number } }>('/devices?limit=1')).counts.online === N,
+      async () => {
+        const online = (await fleet.api.get<{ counts: { online: number } }>('/devices?limit=1')).counts.online;
+        return online === N ? { done: online } : { progress: online };
+      },
       60_000,
       500,
     );
     // every device holds its own mTLS connection, and every process holds a share of them
-    const spread = await waitFor(
+    const spread = await waitForProgress(
       `${N} device connections through HAProxy`,
       async () => {
         const s = await lb!.stats();
-        return s.reduce((n, b) => n + b.current, 0) >= N ? s : undefined;
+        const current = s.reduce((n, b) => n + b.current, 0);
+        return current >= N ? { done: s } : { progress: current };
       },
       60_000,
       500,
@@ -102,7 +106,7 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
     const atKill = Number(psql(`SELECT count(*) FROM "${schema.schema}".release_receipts WHERE deployment_id = '${txId}'`));
     expect(atKill).toBeLessThan(N / 2);
 
-    expect(await fleet.waitSettled(txId, 240_000)).toMatchObject({ id: txId, state: 'committed' });
+    expect(await fleet.waitSettled(txId, 120_000)).toMatchObject({ id: txId, state: 'committed' });
     // exactly one accepted receipt per device, none twice
     const [receipts, devices] = psql(
       `SELECT count(*), count(DISTINCT device_name) FROM "${schema.schema}".release_receipts WHERE deployment_id = '${txId}'`,
@@ -117,9 +121,12 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
     ]);
 
     // the killed process's devices came back through the others: every device checked in since
-    await waitFor(
+    await waitForProgress(
       'every device to check in after the kill',
-      () => Number(psql(`SELECT count(*) FROM "${schema.schema}".devices WHERE last_seen > '${killedAt.toISOString()}'`)) === N,
+      () => {
+        const seen = Number(psql(`SELECT count(*) FROM "${schema.schema}".devices WHERE last_seen > '${killedAt.toISOString()}'`));
+        return seen === N ? { done: seen } : { progress: seen };
+      },
       60_000,
       1000,
     );
