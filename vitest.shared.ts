@@ -1,8 +1,29 @@
 import { spawnSync } from 'node:child_process';
 import { resolve, basename } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { ViteUserConfig } from 'vitest/config';
+import type { Reporter, TestModule } from 'vitest/node';
 
 const root = import.meta.dirname;
+const reportsDir = resolve(root, '.vitest-reports');
+
+/**
+ * Writes each test file's own time (environment, import, setup, hooks and tests, as vitest
+ * measured them in its worker) to `.vitest-reports/<package>.timings.json`, so the closing
+ * summary can name the slowest files of the whole run.
+ */
+class FileTimingsReporter implements Reporter {
+  constructor(private readonly file: string) {}
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    const files = modules.map((m) => {
+      const d = m.diagnostic();
+      const ms = d.environmentSetupDuration + d.prepareDuration + d.collectDuration + d.setupDuration + d.duration;
+      return { file: m.relativeModuleId, ms: Math.round(ms), importMs: Math.round(d.collectDuration), state: m.state() };
+    });
+    mkdirSync(reportsDir, { recursive: true });
+    writeFileSync(this.file, JSON.stringify(files));
+  }
+}
 
 /**
  * One test configuration for every package. Workspace packages resolve to their
@@ -11,6 +32,7 @@ const root = import.meta.dirname;
  * "N passed, N failed" line CI reads.
  */
 export function sharedTestConfig(pkgDir: string): ViteUserConfig {
+  const name = `${basename(resolve(pkgDir, '..'))}-${basename(pkgDir)}`;
   return {
     resolve: {
       alias: {
@@ -23,7 +45,11 @@ export function sharedTestConfig(pkgDir: string): ViteUserConfig {
       testTimeout: 30_000,
       hookTimeout: 120_000,
       pool: 'forks',
-      reporters: ['default', ['json', { outputFile: resolve(root, '.vitest-reports', `${basename(resolve(pkgDir, '..'))}-${basename(pkgDir)}.json`) }]],
+      reporters: [
+        'default',
+        ['json', { outputFile: resolve(reportsDir, `${name}.json`) }],
+        new FileTimingsReporter(resolve(reportsDir, `${name}.timings.json`)),
+      ],
     },
   };
 }
