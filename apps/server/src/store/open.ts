@@ -50,10 +50,18 @@ export function defaultPoolSize(): number {
 
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** Starts PGlite with the extensions the migrations need (pg_trgm for device search). */
-export async function startPglite(dir?: string): Promise<PGlite> {
+/**
+ * Starts PGlite with the extensions the migrations need (pg_trgm for device search). With
+ * `image` (a `dumpDataDir()` tarball) an in-memory instance starts from that cluster instead
+ * of running initdb: about a second instead of three or four.
+ */
+export async function startPglite(dir?: string, image?: Blob): Promise<PGlite> {
   if (dir !== undefined) await mkdir(dir, { recursive: true });
-  const instance = new PGlite({ ...(dir === undefined ? {} : { dataDir: dir }), extensions: { pg_trgm } });
+  const instance = new PGlite({
+    ...(dir === undefined ? {} : { dataDir: dir }),
+    ...(image === undefined ? {} : { loadDataDir: image }),
+    extensions: { pg_trgm },
+  });
   await instance.waitReady;
   return instance;
 }

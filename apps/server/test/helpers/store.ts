@@ -8,15 +8,18 @@
  *   });
  *
  * - `availableDrivers()` is always `['pglite']`, plus `'postgres'` when SVC_TEST_DATABASE_URL is set.
- * - PGlite takes ~5 s to start, so ONE instance is shared per test file (per worker process);
+ * - PGlite takes ~5 s to start, so ONE instance is shared per test file (per worker process),
+ *   started from the cluster image the global setup made (helpers/global-setup.ts: no initdb);
  *   every `createTestStore` call gets its own randomly named schema on it, so tests isolate
  *   by schema (or by tenant inside one store).
  * - On PostgreSQL each call creates its own schema in the SVC_TEST_DATABASE_URL database and
  *   drops it (CASCADE) on dispose.
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
+import { inject } from 'vitest';
 import { migrateToLatest, SCHEMA_LOCK_KEY } from '../../src/store/migrate.js';
 import { openStore, startPglite, type Driver, type Store } from '../../src/store/open.js';
 
@@ -36,7 +39,7 @@ let sharedPglite: Promise<PGlite> | undefined;
 
 /** The one PGlite instance of this test file (started on first use). */
 export function filePglite(): Promise<PGlite> {
-  sharedPglite ??= startPglite();
+  sharedPglite ??= readFile(inject('pgliteImage')).then((image) => startPglite(undefined, new Blob([image])));
   return sharedPglite;
 }
 
