@@ -145,6 +145,7 @@ export const VALID_CONTENT = {
       severity: 'medium',
       user_measures: 'No action needed.',
       publisher_namespace: 'https://psirt.example.test',
+      information_url: 'https://psirt.example.test/incidents/build-system',
       sensitivity: 'TLP:CLEAR',
     },
   },

@@ -57,8 +57,10 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     f.t.clock.set(new Date('2026-10-01T12:00:00Z'));
     cases = {};
     requestIds = {};
+    // a security advisory names the affected products: the vulnerability links an artifact
+    const affected = await f.artifact('fields-fw', '1.0.0');
     for (const kind of CASE_KINDS) {
-      cases[kind] = await f.openCase({ kind, title: `fields ${kind}` });
+      cases[kind] = await f.openCase({ kind, title: `fields ${kind}`, ...(kind === 'exploited_vulnerability' ? { artifact_ids: [affected.id] } : {}) });
       requestIds[kind] = (
         await f.api('POST', `/api/v1/cases/${cases[kind].id}/intermediate-requests`, { requested_by: 'CSIRT FR', due_at: '2026-10-09T00:00:00Z' })
       ).body.request_id;

@@ -72,12 +72,14 @@ const userMeasures = f('user_measures', 'text', 'Corrective or mitigating measur
 const correctiveTaken = f('corrective_measures_taken', 'text', 'Corrective or mitigating measures taken');
 const productInformation = f('product_information', 'text', 'General information about the product');
 const intermediate = [f('request_id', 'uuid', 'Request answered'), f('status_update', 'text', 'Status update'), sensitivity];
-const advisory = [
+// CSAF 2.0 6.1.27.2: an incident response refers to the information published elsewhere, so its URL is required there
+const advisory = (informationRequired: boolean) => [
   f('title', 'text', 'Title'),
   f('summary', 'text', 'Summary for users'),
   f('severity', 'severity', 'Severity'),
   userMeasures,
   f('publisher_namespace', 'url', 'Publisher namespace (manufacturer URL)'),
+  f('information_url', 'url', 'Further information for users (URL)', informationRequired),
   f('sensitivity', 'tlp', 'Distribution (TLP)', false),
 ];
 
@@ -121,7 +123,7 @@ export const STAGE_FIELDS: Record<Stage, Record<CaseKind, readonly FieldSpec[]>>
       f('mitigation_measures', 'text', 'Applied and ongoing mitigation measures'),
     ],
   },
-  advisory: { exploited_vulnerability: advisory, severe_incident: advisory },
+  advisory: { exploited_vulnerability: advisory(false), severe_incident: advisory(true) },
 };
 
 export type SubmissionContent = Record<string, string | boolean | string[]>;

@@ -13,12 +13,13 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import { reportBranding } from '../../reports/pdf.js';
 import type { Db } from '../../store/tx.js';
 import { caseDeadlines, type CaseKind, type CaseState, type Deadline } from '../cases/deadlines.js';
-import { artifactsByIds, deadlineFacts, getCase, getIntermediateRequest, getRelease, tenantName, type CaseRow } from '../cases/queries.js';
+import { artifactsByIds, deadlineFacts, getCase, getIntermediateRequest, getRelease, releaseArtifacts, tenantName, type CaseRow } from '../cases/queries.js';
 import { assertCsaf, buildCsaf } from './csaf.js';
 import { submissionDocument, submissionPdf } from './document.js';
 import { checkContent, type Stage } from './fields.js';
 import { checkRecipients, type Recipient } from './commands.js';
 import { brandingSettings, getSubmission, submissionChain, supersededBy } from './queries.js';
+import type { EvidenceOptions } from './transport.js';
 
 export interface SubmissionRequest {
   caseId: string;
@@ -64,6 +65,7 @@ export async function prepareSubmission(
   actor: string,
   now: Date,
   req: SubmissionRequest,
+  evidence: EvidenceOptions | undefined,
 ): Promise<PreparedSubmission> {
   const c = await activeCase(db, tenantId, req.caseId);
   const kind = c.kind as CaseKind;
@@ -95,6 +97,13 @@ export async function prepareSubmission(
   const id = randomUUID();
   let csaf: Record<string, unknown> | undefined;
   if (req.stage === 'advisory') {
+    const fixing = release === undefined || c.corrective_at === null ? null : release;
+    // CSAF 2.0 6.1.27.4 and 6.1.27.6: a security advisory names the products it is about
+    if (kind === 'exploited_vulnerability' && artifacts.length === 0 && fixing === null)
+      throw new ServerError(
+        'SUBMISSION_INVALID',
+        `artifact_ids: case ${c.id} links no artifact and no corrective release: a CSAF security advisory names the affected products (link the artifacts the vulnerability affects first)`,
+      );
     const revisions = supersedes === null ? [] : (await submissionChain(db, tenantId, c.id, supersedes.id)).map((s) => ({ at: s.created_at }));
     csaf = buildCsaf({
       caseId: c.id,
@@ -104,10 +113,17 @@ export async function prepareSubmission(
       vulnerabilityIds: c.vulnerability_ids,
       artifacts,
       fixingRelease:
-        release === undefined || c.corrective_at === null
+        fixing === null || c.corrective_at === null
           ? null
-          : { id: release.id, product: release.product, version: release.version, availableAt: c.corrective_at },
+          : {
+              id: fixing.id,
+              product: fixing.product,
+              version: fixing.version,
+              availableAt: c.corrective_at,
+              artifacts: await releaseArtifacts(db, tenantId, fixing.id),
+            },
       revisions,
+      baseUrl: evidence?.csafBaseUrl,
       now,
     });
     assertCsaf(csaf);

@@ -52,22 +52,39 @@ export interface EvidenceOptions {
   outboxDir?: string | undefined;
   /** Webhook timeout in milliseconds (default 10 s). */
   webhookTimeoutMs?: number | undefined;
+  /** `SVC_CSAF_BASE_URL`: the https URL of the publisher's CSAF directory, where advisories are published (their canonical URL). */
+  csafBaseUrl?: string | undefined;
   /** Overrides of the attachment bounds (resources/case-attachments/limits.ts). */
   attachmentLimits?: Partial<AttachmentLimits> | undefined;
 }
 
-/** `SVC_EVIDENCE_WEBHOOK_URL` (optional, http or https): one clear line naming the variable when bad. */
+/**
+ * `SVC_EVIDENCE_WEBHOOK_URL` (optional, http or https) and `SVC_CSAF_BASE_URL` (optional,
+ * https): one clear line naming the variable when bad.
+ */
 export function evidenceOptionsFromEnv(env: NodeJS.ProcessEnv): EvidenceOptions {
-  const raw = env.SVC_EVIDENCE_WEBHOOK_URL?.trim();
-  if (raw === undefined || raw === '') return {};
+  const webhook = urlSetting(env, 'SVC_EVIDENCE_WEBHOOK_URL', ['http:', 'https:']);
+  const csafBase = urlSetting(env, 'SVC_CSAF_BASE_URL', ['https:']);
+  if (csafBase !== undefined && (csafBase.search !== '' || csafBase.hash !== '')) throw new ConfigError('SVC_CSAF_BASE_URL: must have no query or fragment');
+  return {
+    ...(webhook === undefined ? {} : { webhookUrl: webhook.toString() }),
+    // without a trailing slash: advisories' paths are appended to it
+    ...(csafBase === undefined ? {} : { csafBaseUrl: csafBase.toString().replace(/\/+$/, '') }),
+  };
+}
+
+function urlSetting(env: NodeJS.ProcessEnv, name: string, protocols: readonly string[]): URL | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError('SVC_EVIDENCE_WEBHOOK_URL: not a URL');
+    throw new ConfigError(`${name}: not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('SVC_EVIDENCE_WEBHOOK_URL: must be an http:// or https:// URL');
-  return { webhookUrl: url.toString() };
+  const expected = protocols.map((p) => `${p}//`).join(' or ');
+  if (!protocols.includes(url.protocol)) throw new ConfigError(`${name}: must be an ${expected} URL`);
+  return url;
 }
 
 export class FileTransport implements SubmissionTransport {

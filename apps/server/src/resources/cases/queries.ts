@@ -256,6 +256,19 @@ export async function getRelease(db: Db, tenantId: string, id: string) {
     .executeTakeFirst();
 }
 
+/** The files a release installs (the artifacts its payload names, from the index a trigger on releases keeps), by name and version. */
+export async function releaseArtifacts(db: Db, tenantId: string, releaseId: string) {
+  return db
+    .selectFrom('vuln_release_artifacts as r')
+    .innerJoin('artifacts as a', (j) => j.onRef('a.id', '=', 'r.artifact_id').onRef('a.tenant_id', '=', 'r.tenant_id'))
+    .select(['a.name', 'a.version', 'a.digest', 'a.filename'])
+    .where('r.tenant_id', '=', tenantId)
+    .where('r.release_id', '=', releaseId)
+    .orderBy('a.name')
+    .orderBy('a.version')
+    .execute();
+}
+
 export async function getRollout(db: Db, tenantId: string, id: string) {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return undefined;

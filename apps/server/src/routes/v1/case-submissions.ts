@@ -177,12 +177,20 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
       const tenantId = principalOf(request).tenantId;
       const b = request.body;
       // the document and its PDF are built and the PDF stored before the record (see preparation.ts)
-      const prepared = await prepareSubmission(db, blobsOf(ctx), tenantId, actorOf(request).name, ctx.now(), {
-        caseId: request.params.id,
-        stage: b.stage,
-        content: b.content,
-        supersedesId: b.supersedes_id,
-      });
+      const prepared = await prepareSubmission(
+        db,
+        blobsOf(ctx),
+        tenantId,
+        actorOf(request).name,
+        ctx.now(),
+        {
+          caseId: request.params.id,
+          stage: b.stage,
+          content: b.content,
+          supersedesId: b.supersedes_id,
+        },
+        ctx.evidence,
+      );
       const row = await execute(ctx, request, recordSubmission, prepared);
       return reply.code(201).send(await full(tenantId, row.case_id, row.id));
     },
