@@ -152,8 +152,18 @@ describe.each(availableDrivers())('vulnerability matching details on %s', (drive
     expect(imp).toMatchObject({ skipped: 0, ranges_skipped: 4 });
     expect(imp.ranges_skipped_detail).toEqual([
       { record: 'GHSA-unre-unre-unre', package: 'npm|unreadable-pkg', range_type: 'SEMVER', reason: 'fixed "next": not a version in the semver ordering' },
-      { record: 'GHSA-unre-unre-unre', package: 'PyPI|unreadable-py', range_type: 'ECOSYSTEM', reason: 'fixed "not a version": not a version in the pep440 ordering' },
-      { record: 'GHSA-unre-unre-unre', package: 'Debian:12|unreadable-deb', range_type: 'ECOSYSTEM', reason: 'fixed "1.0 beta": not a version in the dpkg ordering' },
+      {
+        record: 'GHSA-unre-unre-unre',
+        package: 'PyPI|unreadable-py',
+        range_type: 'ECOSYSTEM',
+        reason: 'fixed "not a version": not a version in the pep440 ordering',
+      },
+      {
+        record: 'GHSA-unre-unre-unre',
+        package: 'Debian:12|unreadable-deb',
+        range_type: 'ECOSYSTEM',
+        reason: 'fixed "1.0 beta": not a version in the dpkg ordering',
+      },
       {
         record: 'GHSA-unre-unre-unre',
         package: 'RubyGems|unreadable-gem',
@@ -163,13 +173,13 @@ describe.each(availableDrivers())('vulnerability matching details on %s', (drive
     ]);
     const one = (await f.api('GET', `/api/v1/vuln-feeds/imports/${imp.id}`)).body;
     expect(one).toMatchObject({ ranges_skipped: 4 });
-    const batch = await sql<{ detail: any }>`SELECT detail FROM audit_events WHERE action = 'vuln-feed.import.batch' AND target = ${`vuln-import:${imp.id}`}`.execute(
-      db(),
-    );
+    const batch = await sql<{
+      detail: any;
+    }>`SELECT detail FROM audit_events WHERE action = 'vuln-feed.import.batch' AND target = ${`vuln-import:${imp.id}`}`.execute(db());
     expect(batch.rows.map((r) => r.detail.ranges_skipped)).toEqual([4]);
-    const done = await sql<{ detail: any }>`SELECT detail FROM audit_events WHERE action = 'vuln-feed.import.complete' AND target = ${`vuln-import:${imp.id}`}`.execute(
-      db(),
-    );
+    const done = await sql<{
+      detail: any;
+    }>`SELECT detail FROM audit_events WHERE action = 'vuln-feed.import.complete' AND target = ${`vuln-import:${imp.id}`}`.execute(db());
     expect(done.rows[0]!.detail.ranges_skipped).toBe(4);
   });
 

@@ -8,7 +8,15 @@
  */
 import type { SbomComponent } from '../sboms/documents.js';
 import type { StoredAffected } from '../vuln-feeds/osv.js';
-import { fixedVersions, fixOrdering, matchAffected, orderVersions, type AffectedEntry, type MatchHow, type MatchResult } from '../vulnerabilities/osv-ranges.js';
+import {
+  fixedVersions,
+  fixOrdering,
+  matchAffected,
+  orderVersions,
+  type AffectedEntry,
+  type MatchHow,
+  type MatchResult,
+} from '../vulnerabilities/osv-ranges.js';
 import { maxSeverity, SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
 
 /** A component of the index, with the artifact it belongs to. */

@@ -176,7 +176,16 @@ export const importKevCatalog: Command<{ source: string; digest: string; catalog
   await advanceImport(
     uow.trx,
     row.id,
-    { entries_done: i.catalog.entries.length, added: c.added, updated: c.updated, unchanged: c.unchanged, skipped: 0, skipped_detail: [], ranges_skipped: 0, ranges_skipped_detail: [] },
+    {
+      entries_done: i.catalog.entries.length,
+      added: c.added,
+      updated: c.updated,
+      unchanged: c.unchanged,
+      skipped: 0,
+      skipped_detail: [],
+      ranges_skipped: 0,
+      ranges_skipped_detail: [],
+    },
     uow.now,
     true,
   );

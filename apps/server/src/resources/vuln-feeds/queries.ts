@@ -71,7 +71,8 @@ export async function advanceImport(db: Db, id: string, p: ImportProgress, now: 
       skipped_detail: JSON.stringify(p.skipped_detail),
       ranges_skipped_detail: JSON.stringify(p.ranges_skipped_detail),
       updated_at: now,
-      ...(completed ? { state: 'completed' as const, completed_at: now } : {}) })
+      ...(completed ? { state: 'completed' as const, completed_at: now } : {}),
+    })
     .where('id', '=', id)
     .execute();
 }

@@ -212,7 +212,7 @@ export function rangeProblems(entry: AffectedEntry): RangeProblem[] {
     }
     for (const e of r.events) {
       if (eventBound(e, o) !== undefined) continue;
-      const [kind, raw] = Object.entries(e)[0] ?? ['event', ''];
+      const [kind, raw] = (Object.entries(e) as [string, unknown][])[0] ?? ['event', ''];
       out.push({ range_type: r.type, reason: `${kind} ${JSON.stringify(raw)}: not a version in the ${o.name} ordering` });
       break;
     }

@@ -33,7 +33,8 @@ const Import = Type.Object({
     description: `the first ${FEED_LIMITS.keptSkipReasons} skipped records and why`,
   }),
   ranges_skipped: Type.Integer({
-    description: 'SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only)',
+    description:
+      'SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only)',
   }),
   ranges_skipped_detail: Type.Array(
     Type.Object({
