@@ -121,6 +121,40 @@ const rows: AuditCrashRow[] = [
     },
   },
   {
+    name: 'finding removed because its record was withdrawn, inside an SBOM attach',
+    action: 'vuln-finding.withdrawn',
+    prepare: async (f) => {
+      const rec = (withdrawn?: string) =>
+        osvRecord({
+          id: 'GHSA-with-draw-ncr1',
+          modified: withdrawn ?? '2024-01-01T00:00:00Z',
+          ...(withdrawn ? { withdrawn } : {}),
+          affected: [{ ecosystem: 'npm', name: 'withdrawn-crash', ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }],
+        });
+      const feed = async (r: Record<string, unknown>, source: string) =>
+        f.t.app.inject({
+          method: 'POST',
+          url: `/api/v1/vuln-feeds/osv?source=${source}`,
+          headers: { ...f.admin, 'content-type': 'application/x-tar' },
+          payload: await makeTar([{ name: 'r.json', data: JSON.stringify(r) }]),
+        });
+      await feed(rec(), 'crash-withdrawn-1');
+      const a = (await f.upload({ name: 'withdrawn-crash', version: '1.0.0', kind: 'config', bytes: 'withdrawn crash' })).body;
+      const attach = {
+        method: 'PUT' as const,
+        url: `/api/v1/artifacts/${a.id}/sbom`,
+        payload: cyclonedx(['pkg:npm/withdrawn-crash@1.0.0']),
+        headers: { 'content-type': 'application/vnd.cyclonedx+json' },
+      };
+      await f.t.app.inject({ ...attach, headers: { ...f.admin, ...attach.headers } });
+      const findings = () => count(f, sql<{ n: string }>`SELECT count(*) AS n FROM vuln_findings WHERE artifact_id = ${a.id}`);
+      expect(await findings()).toBe(1);
+      await feed(rec('2024-06-01T00:00:00Z'), 'crash-withdrawn-2');
+      // the SBOM attached again re-matches the artifact: its finding goes, with its audit row
+      return { request: attach, observe: findings };
+    },
+  },
+  {
     name: 'analysis run completion (its last batch: findings written, run completed); the restarted job takes over the lapsed lease and completes it',
     action: 'vuln-analysis.complete',
     prepare: async (f) => {

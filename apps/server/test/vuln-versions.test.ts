@@ -14,7 +14,7 @@ import { compareApk, isApkVersion } from '../src/resources/vulnerabilities/apk-v
 import { compareDpkg, parseDpkgVersion } from '../src/resources/vulnerabilities/dpkg-version.js';
 import { compareMaven } from '../src/resources/vulnerabilities/maven-version.js';
 import { ecosystemOrdering } from '../src/resources/vulnerabilities/ordering.js';
-import { matchAffected, type AffectedEntry } from '../src/resources/vulnerabilities/osv-ranges.js';
+import { fixedVersions, matchAffected, rangeProblems, type AffectedEntry } from '../src/resources/vulnerabilities/osv-ranges.js';
 
 const sign = (n: number) => (n < 0 ? '<' : n > 0 ? '>' : '=');
 
@@ -222,6 +222,14 @@ describe('npm SemVer and PEP 440', () => {
     expect(cmp('npm', '1.0.0-rc.1', '1.0.0-rc.1+build.5')).toBe('=');
     expect(cmp('Go', 'v1.2.3', 'v1.10.0')).toBe('<');
   });
+  it('a partial SemVer version is completed with zeros, as osv-scanner reads it', () => {
+    expect(cmp('npm', '1.0', '1.0.0')).toBe('=');
+    expect(cmp('npm', '1', '1.0.0')).toBe('=');
+    expect(cmp('npm', '1.2', '1.10.0')).toBe('<');
+    expect(cmp('npm', '2.0-rc.1', '2.0.0')).toBe('<');
+    expect(cmp('Go', 'v1.2', 'v1.2.0')).toBe('=');
+    for (const bad of ['next', '1.x', '1.2.3.4', '', 'v']) expect(ecosystemOrdering('npm')!.parse(bad), bad).toBeUndefined();
+  });
   it('PEP 440: dev < pre < release < post; epochs first', () => {
     expect(cmp('PyPI', '1.0.dev1', '1.0a1')).toBe('<');
     expect(cmp('PyPI', '1.0a1', '1.0rc1')).toBe('<');
@@ -277,7 +285,9 @@ describe('OSV range evaluation', () => {
 
   it('versions lists match exactly; an ecosystem without an ordering matches only by list', () => {
     const e = entry('RubyGems', [{ introduced: '0' }, { fixed: '2.0' }], ['1.5.0']);
-    expect(matchAffected('1.5.0', e)).toEqual({ affected: true, match: { how: 'versions', version: '1.5.0' } });
+    // without an ordering no fix can be shown to be above the installed version: none is named (the record's are, apart)
+    expect(matchAffected('1.5.0', e)).toEqual({ affected: true, match: { how: 'versions', version: '1.5.0' }, fixed_versions: [] });
+    expect(fixedVersions(e)).toEqual(['2.0']);
     expect(matchAffected('1.6.0', e)).toEqual({ affected: false, unsupported: true });
   });
 
@@ -285,11 +295,105 @@ describe('OSV range evaluation', () => {
     expect(matchAffected('1.2.0', entry('Maven', [{ introduced: '1.0' }, { fixed: '1.2.1' }]))).toEqual({
       affected: true,
       match: { how: 'range', range_type: 'ECOSYSTEM', ordering: 'maven', introduced: '1.0', fixed: '1.2.1', last_affected: null },
+      fixed_versions: ['1.2.1'],
     });
   });
 
   it('limit bounds a range', () => {
     const e = entry('npm', [{ introduced: '0' }, { limit: '2.0.0' }], [], 'SEMVER');
     expect([affected('1.9.9', e), affected('2.0.0', e)]).toEqual([true, false]);
+  });
+
+  const fixes = (v: string, e: AffectedEntry) => {
+    const m = matchAffected(v, e);
+    return m.affected ? m.fixed_versions : undefined;
+  };
+
+  it('the fixes of a match are those of the ranges that hold the installed version, never at or below it', () => {
+    // two ranges: fixed at 4.2.0, and introduced 5.0.0 fixed at 5.1.3
+    const jwt: AffectedEntry = {
+      ecosystem: 'npm',
+      versions: [],
+      ranges: [
+        { type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '4.2.0' }] },
+        { type: 'SEMVER', events: [{ introduced: '5.0.0' }, { fixed: '5.1.3' }] },
+      ],
+    };
+    expect(fixes('5.1.2', jwt)).toEqual(['5.1.3']);
+    expect(fixes('4.1.0', jwt)).toEqual(['4.2.0']);
+    expect(fixes('4.5.0', jwt)).toBeUndefined();
+    // the same intervals in one range
+    const one = entry('npm', [{ introduced: '0' }, { fixed: '4.2.0' }, { introduced: '5.0.0' }, { fixed: '5.1.3' }], [], 'SEMVER');
+    expect(fixes('5.1.2', one)).toEqual(['5.1.3']);
+    // last_affected names no fix
+    expect(fixes('2.0.0', entry('npm', [{ introduced: '0' }, { last_affected: '3.0.0' }], [], 'SEMVER'))).toEqual([]);
+    // the record's fixes, all of them, in the ecosystem's order
+    expect(fixedVersions(jwt)).toEqual(['4.2.0', '5.1.3']);
+    expect(fixedVersions(entry('npm', [{ introduced: '0' }, { fixed: '10.0.0' }, { introduced: '0' }, { fixed: '9.1.0' }], [], 'SEMVER'))).toEqual([
+      '9.1.0',
+      '10.0.0',
+    ]);
+  });
+
+  it('every range holding the version gives its fix, ordered by the ecosystem (not as text)', () => {
+    const both: AffectedEntry = {
+      ecosystem: 'npm',
+      versions: [],
+      ranges: [
+        { type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '10.0.0' }] },
+        { type: 'ECOSYSTEM', events: [{ introduced: '9.0.0' }, { fixed: '9.1.0' }] },
+      ],
+    };
+    expect(fixes('9.0.5', both)).toEqual(['9.1.0', '10.0.0']);
+    const deb: AffectedEntry = {
+      ecosystem: 'Debian',
+      versions: [],
+      ranges: [
+        { type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '1:1.0-1' }] },
+        { type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '2.0-1' }] },
+      ],
+    };
+    // an epoch sorts after every version without one
+    expect(fixes('1.5-1', deb)).toEqual(['2.0-1', '1:1.0-1']);
+  });
+
+  it('a match by the versions list takes the fixes of the ranges holding the version, else those above it', () => {
+    const e: AffectedEntry = {
+      ecosystem: 'npm',
+      versions: ['5.1.2'],
+      ranges: [
+        { type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '4.2.0' }] },
+        { type: 'SEMVER', events: [{ introduced: '6.0.0' }, { fixed: '6.0.1' }] },
+      ],
+    };
+    expect(matchAffected('5.1.2', e)).toEqual({ affected: true, match: { how: 'versions', version: '5.1.2' }, fixed_versions: ['6.0.1'] });
+  });
+
+  it('partial npm bounds are read (1.0 -> 1.0.0) and the range is evaluated', () => {
+    const e = entry('npm', [{ introduced: '1.0' }, { fixed: '1.2' }]);
+    expect(['0.9.9', '1.0.0', '1.1.5', '1.2.0'].map((v) => affected(v, e))).toEqual([false, true, true, false]);
+    expect(fixes('1.1.5', e)).toEqual(['1.2']);
+    expect(rangeProblems(e)).toEqual([]);
+  });
+
+  it('names every range no ordering can read, for every ecosystem', () => {
+    expect(rangeProblems(entry('npm', [{ introduced: '0' }, { fixed: 'next' }], [], 'SEMVER'))).toEqual([
+      { range_type: 'SEMVER', reason: 'fixed "next": not a version in the semver ordering' },
+    ]);
+    expect(rangeProblems(entry('PyPI', [{ introduced: 'one' }, { fixed: '2.0' }]))).toEqual([
+      { range_type: 'ECOSYSTEM', reason: 'introduced "one": not a version in the pep440 ordering' },
+    ]);
+    expect(rangeProblems(entry('Debian', [{ introduced: '0' }, { last_affected: '1.0 beta' }]))).toEqual([
+      { range_type: 'ECOSYSTEM', reason: 'last_affected "1.0 beta": not a version in the dpkg ordering' },
+    ]);
+    expect(rangeProblems(entry('Alpine', [{ introduced: '0' }, { fixed: '1.0 beta' }]))).toEqual([
+      { range_type: 'ECOSYSTEM', reason: 'fixed "1.0 beta": not a version in the apk ordering' },
+    ]);
+    expect(rangeProblems(entry('RubyGems', [{ introduced: '0' }, { fixed: '2.0' }]))).toEqual([
+      { range_type: 'ECOSYSTEM', reason: 'no version ordering for RubyGems: only the versions list is matched' },
+    ]);
+    // a GIT range names commits: never evaluated, by design, and not a problem of the record
+    expect(rangeProblems(entry('npm', [{ introduced: 'abc123' }], [], 'GIT'))).toEqual([]);
+    expect(rangeProblems(entry('Maven', [{ introduced: '0' }, { fixed: '2.15.0' }, { limit: '*' }]))).toEqual([]);
   });
 });

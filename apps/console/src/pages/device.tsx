@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
 import { useCan } from '../api/session';
-import { Badge, ConfirmButton, Download, ErrorNote, Guard, Loading, Mono, PageTitle, Paged, Table, When, useListParams } from '../ui/kit';
+import { Badge, ConfirmButton, Download, ErrorNote, FixedIn, Guard, Loading, Mono, PageTitle, Paged, Table, When, useListParams } from '../ui/kit';
 import { ReceiptsTable } from './receipts';
 
 /** One device: identity, history, log retrieval, receipts, decommission. */
@@ -209,7 +209,7 @@ function Findings({ name }: { name: string }) {
                 <td>
                   <Mono>{f.component.purl}</Mono>
                 </td>
-                <td>{f.fixed_versions.join(', ') || '—'}</td>
+                <FixedIn finding={f} />
               </tr>
             ))
           }

@@ -353,6 +353,16 @@ export function When({ at }: { at: string | null | undefined }) {
   return <time dateTime={at}>{d.toLocaleString()}</time>;
 }
 
+/**
+ * The versions that fix a finding's installed version (the API's `fixed_versions`); every fix
+ * its records name, other release lines included, is the cell's title when that says more.
+ */
+export function FixedIn({ finding }: { finding: { fixed_versions: string[]; record_fixed_versions: string[] } }) {
+  const all = finding.record_fixed_versions.join(', ');
+  const title = all !== finding.fixed_versions.join(', ') && all !== '' ? `fixes the records name: ${all}` : undefined;
+  return <td title={title}>{finding.fixed_versions.join(', ') || '—'}</td>;
+}
+
 export function Mono({ children }: { children: ReactNode }) {
   return <code className="mono">{children}</code>;
 }

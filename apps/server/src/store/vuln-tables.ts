@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 
 /**
- * Table interfaces of vulnerability intelligence (migration 0012_vulnerabilities). Composed
+ * Table interfaces of vulnerability intelligence (migration 0012_vulnerabilities, columns of 0045). Composed
  * into the server's `Database` in src/store/database.ts. Feed tables are global; the others
  * carry `tenant_id`.
  */
@@ -9,6 +9,14 @@ import type { ColumnType, Generated } from 'kysely';
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** jsonb: read parsed, written as a JSON string */
 type Json<T> = ColumnType<T, string, string>;
+
+/** A range an import stored that matching skips: the record, its package key, the range type and why. */
+export interface RangeSkip {
+  record: string;
+  package: string;
+  range_type: string;
+  reason: string;
+}
 
 export interface VulnImportsTable {
   id: Generated<string>;
@@ -23,6 +31,9 @@ export interface VulnImportsTable {
   unchanged: Generated<number>;
   skipped: Generated<number>;
   skipped_detail: ColumnType<{ entry: string; reason: string }[], string | undefined, string>;
+  /** ranges of the written records that matching cannot evaluate (migration 0045) */
+  ranges_skipped: Generated<number>;
+  ranges_skipped_detail: ColumnType<RangeSkip[], string | undefined, string>;
   catalog_version: string | null;
   released_at: Timestamp | null;
   tenant_id: string;
@@ -104,6 +115,7 @@ export interface VulnFindingsTable {
   severity_source: string;
   cvss_score: number | null;
   fixed_versions: string[];
+  record_fixed_versions: Generated<string[]>;
   matched_by: Json<unknown[]>;
   known_exploited: Generated<boolean>;
   kev_date_added: string | null;
@@ -143,6 +155,7 @@ export interface VulnAnalysisRunsTable {
   cursor: string | null;
   findings_added: Generated<number>;
   findings_removed: Generated<number>;
+  findings_withdrawn: Generated<number>;
   signals: Generated<number>;
   lease_owner: string | null;
   lease_until: Timestamp | null;

@@ -1150,6 +1150,7 @@ export interface paths {
                                 cvss_score: number | null;
                                 /** Format: date-time */
                                 first_seen_at: string;
+                                /** @description the versions that fix the installed one: the fixed bound of each range interval holding it, in the ecosystem's order, each above it; empty when no range names a fix (last_affected) or, for a match by the versions list alone, when no fix can be placed above it */
                                 fixed_versions: string[];
                                 id: string;
                                 kev_date_added: string | null;
@@ -1159,6 +1160,8 @@ export interface paths {
                                 matched_by: unknown[];
                                 /** @description not closed by VEX (no statement, affected or under_investigation) */
                                 open: boolean;
+                                /** @description every fixed version the matching records name for this package, other release lines included, in the ecosystem's order */
+                                record_fixed_versions: string[];
                                 severity: string;
                                 /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
                                 severity_source: string;
@@ -5218,6 +5221,7 @@ export interface paths {
                                 cvss_score: number | null;
                                 /** Format: date-time */
                                 first_seen_at: string;
+                                /** @description the versions that fix the installed one: the fixed bound of each range interval holding it, in the ecosystem's order, each above it; empty when no range names a fix (last_affected) or, for a match by the versions list alone, when no fix can be placed above it */
                                 fixed_versions: string[];
                                 id: string;
                                 kev_date_added: string | null;
@@ -5227,6 +5231,8 @@ export interface paths {
                                 matched_by: unknown[];
                                 /** @description not closed by VEX (no statement, affected or under_investigation) */
                                 open: boolean;
+                                /** @description every fixed version the matching records name for this package, other release lines included, in the ecosystem's order */
+                                record_fixed_versions: string[];
                                 severity: string;
                                 /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
                                 severity_source: string;
@@ -6910,6 +6916,7 @@ export interface paths {
                                 cvss_score: number | null;
                                 /** Format: date-time */
                                 first_seen_at: string;
+                                /** @description the versions that fix the installed one: the fixed bound of each range interval holding it, in the ecosystem's order, each above it; empty when no range names a fix (last_affected) or, for a match by the versions list alone, when no fix can be placed above it */
                                 fixed_versions: string[];
                                 id: string;
                                 kev_date_added: string | null;
@@ -6919,6 +6926,8 @@ export interface paths {
                                 matched_by: unknown[];
                                 /** @description not closed by VEX (no statement, affected or under_investigation) */
                                 open: boolean;
+                                /** @description every fixed version the matching records name for this package, other release lines included, in the ecosystem's order */
+                                record_fixed_versions: string[];
                                 severity: string;
                                 /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
                                 severity_source: string;
@@ -7830,6 +7839,7 @@ export interface paths {
                                 cvss_score: number | null;
                                 /** Format: date-time */
                                 first_seen_at: string;
+                                /** @description the versions that fix the installed one: the fixed bound of each range interval holding it, in the ecosystem's order, each above it; empty when no range names a fix (last_affected) or, for a match by the versions list alone, when no fix can be placed above it */
                                 fixed_versions: string[];
                                 id: string;
                                 kev_date_added: string | null;
@@ -7839,6 +7849,8 @@ export interface paths {
                                 matched_by: unknown[];
                                 /** @description not closed by VEX (no statement, affected or under_investigation) */
                                 open: boolean;
+                                /** @description every fixed version the matching records name for this package, other release lines included, in the ecosystem's order */
+                                record_fixed_versions: string[];
                                 severity: string;
                                 /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
                                 severity_source: string;
@@ -7967,6 +7979,7 @@ export interface paths {
                             cvss_score: number | null;
                             /** Format: date-time */
                             first_seen_at: string;
+                            /** @description the versions that fix the installed one: the fixed bound of each range interval holding it, in the ecosystem's order, each above it; empty when no range names a fix (last_affected) or, for a match by the versions list alone, when no fix can be placed above it */
                             fixed_versions: string[];
                             id: string;
                             kev_date_added: string | null;
@@ -7976,6 +7989,8 @@ export interface paths {
                             matched_by: unknown[];
                             /** @description not closed by VEX (no statement, affected or under_investigation) */
                             open: boolean;
+                            /** @description every fixed version the matching records name for this package, other release lines included, in the ecosystem's order */
+                            record_fixed_versions: string[];
                             severity: string;
                             /** @description database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none */
                             severity_source: string;
@@ -11885,7 +11900,10 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string;
                                 findings_added: number;
+                                /** @description findings no longer matched, removed */
                                 findings_removed: number;
+                                /** @description of the removed, those raised by a record now withdrawn (each audited as vuln-finding.withdrawn) */
+                                findings_withdrawn: number;
                                 id: string;
                                 reason: string;
                                 /** @description findings that became known exploited while devices run them */
@@ -11994,7 +12012,10 @@ export interface paths {
                             /** Format: date-time */
                             created_at: string;
                             findings_added: number;
+                            /** @description findings no longer matched, removed */
                             findings_removed: number;
+                            /** @description of the removed, those raised by a record now withdrawn (each audited as vuln-finding.withdrawn) */
+                            findings_withdrawn: number;
                             id: string;
                             reason: string;
                             /** @description findings that became known exploited while devices run them */
@@ -12217,6 +12238,17 @@ export interface paths {
                                 entries_total: number;
                                 id: string;
                                 kind: "osv" | "kev";
+                                /** @description SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only) */
+                                ranges_skipped: number;
+                                /** @description the first 100 of those ranges and why */
+                                ranges_skipped_detail: {
+                                    /** @description ecosystem|name as the record writes them */
+                                    package: string;
+                                    range_type: string;
+                                    /** @description no version ordering for the ecosystem, or the first bound its ordering cannot read */
+                                    reason: string;
+                                    record: string;
+                                }[];
                                 /** @description malformed, oversized or non-OSV records, counted */
                                 skipped: number;
                                 /** @description the first 100 skipped records and why */
@@ -12339,6 +12371,17 @@ export interface paths {
                             entries_total: number;
                             id: string;
                             kind: "osv" | "kev";
+                            /** @description SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only) */
+                            ranges_skipped: number;
+                            /** @description the first 100 of those ranges and why */
+                            ranges_skipped_detail: {
+                                /** @description ecosystem|name as the record writes them */
+                                package: string;
+                                range_type: string;
+                                /** @description no version ordering for the ecosystem, or the first bound its ordering cannot read */
+                                reason: string;
+                                record: string;
+                            }[];
                             /** @description malformed, oversized or non-OSV records, counted */
                             skipped: number;
                             /** @description the first 100 skipped records and why */
@@ -12464,6 +12507,17 @@ export interface paths {
                             entries_total: number;
                             id: string;
                             kind: "osv" | "kev";
+                            /** @description SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only) */
+                            ranges_skipped: number;
+                            /** @description the first 100 of those ranges and why */
+                            ranges_skipped_detail: {
+                                /** @description ecosystem|name as the record writes them */
+                                package: string;
+                                range_type: string;
+                                /** @description no version ordering for the ecosystem, or the first bound its ordering cannot read */
+                                reason: string;
+                                record: string;
+                            }[];
                             /** @description malformed, oversized or non-OSV records, counted */
                             skipped: number;
                             /** @description the first 100 skipped records and why */
@@ -12498,6 +12552,17 @@ export interface paths {
                             entries_total: number;
                             id: string;
                             kind: "osv" | "kev";
+                            /** @description SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only) */
+                            ranges_skipped: number;
+                            /** @description the first 100 of those ranges and why */
+                            ranges_skipped_detail: {
+                                /** @description ecosystem|name as the record writes them */
+                                package: string;
+                                range_type: string;
+                                /** @description no version ordering for the ecosystem, or the first bound its ordering cannot read */
+                                reason: string;
+                                record: string;
+                            }[];
                             /** @description malformed, oversized or non-OSV records, counted */
                             skipped: number;
                             /** @description the first 100 skipped records and why */
@@ -12625,6 +12690,17 @@ export interface paths {
                             entries_total: number;
                             id: string;
                             kind: "osv" | "kev";
+                            /** @description SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only) */
+                            ranges_skipped: number;
+                            /** @description the first 100 of those ranges and why */
+                            ranges_skipped_detail: {
+                                /** @description ecosystem|name as the record writes them */
+                                package: string;
+                                range_type: string;
+                                /** @description no version ordering for the ecosystem, or the first bound its ordering cannot read */
+                                reason: string;
+                                record: string;
+                            }[];
                             /** @description malformed, oversized or non-OSV records, counted */
                             skipped: number;
                             /** @description the first 100 skipped records and why */
@@ -12659,6 +12735,17 @@ export interface paths {
                             entries_total: number;
                             id: string;
                             kind: "osv" | "kev";
+                            /** @description SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only) */
+                            ranges_skipped: number;
+                            /** @description the first 100 of those ranges and why */
+                            ranges_skipped_detail: {
+                                /** @description ecosystem|name as the record writes them */
+                                package: string;
+                                range_type: string;
+                                /** @description no version ordering for the ecosystem, or the first bound its ordering cannot read */
+                                reason: string;
+                                record: string;
+                            }[];
                             /** @description malformed, oversized or non-OSV records, counted */
                             skipped: number;
                             /** @description the first 100 skipped records and why */

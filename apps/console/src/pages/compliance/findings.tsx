@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, ok } from '../../api/client';
-import { Badge, Mono, PageTitle, Paged, SearchBox, Select, useListParams } from '../../ui/kit';
+import { Badge, FixedIn, Mono, PageTitle, Paged, SearchBox, Select, useListParams } from '../../ui/kit';
 import { SEVERITIES, VEX_STATUSES, isSeverity, isVexStatus } from './common';
 
 const YES_NO: readonly (readonly [string, string])[] = [
@@ -87,7 +87,7 @@ export function FindingsPage() {
               <td>
                 <Mono>{f.component.purl}</Mono>
               </td>
-              <td>{f.fixed_versions.join(', ') || '—'}</td>
+              <FixedIn finding={f} />
               <td>{f.vex.status ? f.vex.status.replace(/_/g, ' ') : '—'}</td>
               <td>{f.open ? 'open' : 'closed'}</td>
             </tr>

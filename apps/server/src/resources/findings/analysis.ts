@@ -4,7 +4,9 @@
  * ones rewritten in place so their id and first-seen time stay, findings no longer matched
  * deleted), and raise the known-exploited signal: a finding that is known exploited while
  * devices run its artifact gets `exploited_signal_at` and an audit row
- * `vuln-finding.known-exploited` in the same transaction (the Article 14 signal), once.
+ * `vuln-finding.known-exploited` in the same transaction (the Article 14 signal), once. A
+ * finding removed because a record it came from is now withdrawn gets an audit row
+ * `vuln-finding.withdrawn` in the same transaction: nothing vanishes without a trace.
  */
 import type { Db } from '../../store/tx.js';
 import type { UnitOfWork } from '../unit-of-work.js';
@@ -20,7 +22,9 @@ import {
   setSignal,
   unsignalledExploited,
   vexFor,
+  withdrawnAdvisories,
   writeFindings,
+  type FindingRow,
 } from './queries.js';
 
 export interface AnalysisResult extends MatchStats {
@@ -30,6 +34,8 @@ export interface AnalysisResult extends MatchStats {
   /** existing findings whose columns changed (rewritten in place) */
   updated: number;
   removed: number;
+  /** of the removed, those a withdrawn record had raised */
+  withdrawn: number;
   signals: number;
 }
 
@@ -98,12 +104,34 @@ export async function analyzeArtifacts(uow: UnitOfWork, artifactIds: readonly st
     } else inserts.push(f);
   }
   await writeFindings(trx, tenant, inserts, updates, now);
+  const removed = [...existing.values()];
   await deleteFindings(
     trx,
-    [...existing.values()].map((e) => e.id),
+    removed.map((e) => e.id),
   );
+  const withdrawn = await auditWithdrawn(uow, removed);
   const signals = await raiseSignals(uow, artifactIds);
-  return { ...stats, findings: findings.length, added: inserts.length, updated: updates.length, removed: existing.size, signals };
+  return { ...stats, findings: findings.length, added: inserts.length, updated: updates.length, removed: removed.length, withdrawn, signals };
+}
+
+/** An audit row for each removed finding a now withdrawn record had raised (the ids of those records in `withdrawn`). */
+async function auditWithdrawn(uow: UnitOfWork, removed: readonly FindingRow[]): Promise<number> {
+  const withdrawn = await withdrawnAdvisories(
+    uow.trx,
+    removed.flatMap((r) => r.advisory_ids),
+  );
+  let n = 0;
+  for (const r of removed) {
+    const ids = r.advisory_ids.filter((id) => withdrawn.has(id));
+    if (ids.length === 0) continue;
+    n++;
+    await uow.audit({
+      action: 'vuln-finding.withdrawn',
+      target: `vuln-finding:${r.id}`,
+      detail: { vulnerability: r.vuln_key, artifact_id: r.artifact_id, component: r.component_purl, withdrawn: ids },
+    });
+  }
+  return n;
 }
 
 /**

@@ -8,7 +8,15 @@
  */
 import type { SbomComponent } from '../sboms/documents.js';
 import type { StoredAffected } from '../vuln-feeds/osv.js';
-import { fixedVersions, matchAffected, type AffectedEntry, type MatchHow, type MatchResult } from '../vulnerabilities/osv-ranges.js';
+import {
+  fixedVersions,
+  fixOrdering,
+  matchAffected,
+  orderVersions,
+  type AffectedEntry,
+  type MatchHow,
+  type MatchResult,
+} from '../vulnerabilities/osv-ranges.js';
 import { maxSeverity, SEVERITY_RANK, type Severity } from '../vulnerabilities/severity.js';
 
 /** A component of the index, with the artifact it belongs to. */
@@ -52,7 +60,10 @@ export interface FindingDraft {
   severity_rank: number;
   severity_source: string;
   cvss_score: number | null;
+  /** the versions that fix the installed one: the fixes of the matched range intervals, in the ecosystem's order */
   fixed_versions: string[];
+  /** every fix the matching records name for the package (other release lines too), in the ecosystem's order */
+  record_fixed_versions: string[];
   matched_by: MatchRecord[];
   known_exploited: boolean;
   kev_date_added: string | null;
@@ -144,6 +155,7 @@ export function matchInventory(
             severity_source: a.severity_source,
             cvss_score: a.cvss_score,
             fixed_versions: [],
+            record_fixed_versions: [],
             matched_by: [],
             known_exploited: false,
             kev_date_added: null,
@@ -163,13 +175,17 @@ export function matchInventory(
           f.cvss_score = a.cvss_score;
         }
         f.summary ??= a.summary;
-        for (const v of fixedVersions(entry)) if (!f.fixed_versions.includes(v)) f.fixed_versions.push(v);
+        f.fixed_versions.push(...m.fixed_versions);
+        f.record_fixed_versions.push(...fixedVersions(entry));
         f.matched_by.push({ advisory: a.id, ecosystem: entry.ecosystem, release: entry.release, ...m.match });
       }
     }
   }
   const findings = [...byId.values()];
   for (const f of findings) {
+    const order = fixOrdering(f.ecosystem);
+    f.fixed_versions = orderVersions(f.fixed_versions, order);
+    f.record_fixed_versions = orderVersions(f.record_fixed_versions, order);
     f.advisory_ids.sort();
     f.aliases.sort();
     for (const id of f.aliases) {

@@ -109,6 +109,7 @@ export function sameFinding(row: FindingRow, f: FindingDraft): boolean {
     severity_source: row.severity_source,
     cvss_score: row.cvss_score,
     fixed_versions: row.fixed_versions,
+    record_fixed_versions: row.record_fixed_versions,
     matched_by: row.matched_by as FindingDraft['matched_by'],
     known_exploited: row.known_exploited,
     kev_date_added: row.kev_date_added,
@@ -131,6 +132,7 @@ const draftColumns = (f: FindingDraft) => ({
   severity_source: f.severity_source,
   cvss_score: f.cvss_score,
   fixed_versions: f.fixed_versions,
+  record_fixed_versions: f.record_fixed_versions,
   matched_by: JSON.stringify(f.matched_by),
   known_exploited: f.known_exploited,
   kev_date_added: f.kev_date_added,
@@ -142,7 +144,7 @@ const draftColumns = (f: FindingDraft) => ({
 /** The columns of `draftColumns` as `jsonb_to_recordset` reads them back. */
 const DRAFT_RECORD = sql`x(artifact_id uuid, vuln_key text, component_purl text, component_name text, component_version text, ecosystem text,
   advisory_ids text[], aliases text[], summary text, severity text, severity_rank smallint, severity_source text, cvss_score real, fixed_versions text[],
-  matched_by jsonb, known_exploited boolean, kev_date_added text, vex_status text, vex_justification text, vex_statement_id uuid, id uuid)`;
+  record_fixed_versions text[], matched_by jsonb, known_exploited boolean, kev_date_added text, vex_status text, vex_justification text, vex_statement_id uuid, id uuid)`;
 
 const draftRecord = (f: FindingDraft, id?: string) => ({
   artifact_id: f.artifact_id,
@@ -168,21 +170,34 @@ export async function writeFindings(
   if (inserts.length > 0)
     await sql`
       INSERT INTO vuln_findings (tenant_id, artifact_id, vuln_key, component_purl, component_name, component_version, ecosystem, advisory_ids, aliases, summary,
-        severity, severity_rank, severity_source, cvss_score, fixed_versions, matched_by, known_exploited, kev_date_added, vex_status, vex_justification,
-        vex_statement_id, first_seen_at, updated_at)
+        severity, severity_rank, severity_source, cvss_score, fixed_versions, record_fixed_versions, matched_by, known_exploited, kev_date_added, vex_status,
+        vex_justification, vex_statement_id, first_seen_at, updated_at)
       SELECT ${tenantId}::uuid, x.artifact_id, x.vuln_key, x.component_purl, x.component_name, x.component_version, x.ecosystem, x.advisory_ids, x.aliases,
-        x.summary, x.severity, x.severity_rank, x.severity_source, x.cvss_score, x.fixed_versions, x.matched_by, x.known_exploited, x.kev_date_added,
+        x.summary, x.severity, x.severity_rank, x.severity_source, x.cvss_score, x.fixed_versions, x.record_fixed_versions, x.matched_by, x.known_exploited, x.kev_date_added,
         x.vex_status, x.vex_justification, x.vex_statement_id, ${now}::timestamptz, ${now}::timestamptz
       FROM jsonb_to_recordset(${JSON.stringify(inserts.map((f) => draftRecord(f)))}::jsonb) AS ${DRAFT_RECORD}`.execute(db);
   if (updates.length > 0)
     await sql`
       UPDATE vuln_findings f SET component_name = x.component_name, component_version = x.component_version, ecosystem = x.ecosystem,
         advisory_ids = x.advisory_ids, aliases = x.aliases, summary = x.summary, severity = x.severity, severity_rank = x.severity_rank,
-        severity_source = x.severity_source, cvss_score = x.cvss_score, fixed_versions = x.fixed_versions, matched_by = x.matched_by,
+        severity_source = x.severity_source, cvss_score = x.cvss_score, fixed_versions = x.fixed_versions,
+        record_fixed_versions = x.record_fixed_versions, matched_by = x.matched_by,
         known_exploited = x.known_exploited, kev_date_added = x.kev_date_added, vex_status = x.vex_status, vex_justification = x.vex_justification,
         vex_statement_id = x.vex_statement_id, updated_at = ${now}::timestamptz
       FROM jsonb_to_recordset(${JSON.stringify(updates.map((u) => draftRecord(u.draft, u.id)))}::jsonb) AS ${DRAFT_RECORD}
       WHERE f.id = x.id AND f.tenant_id = ${tenantId}::uuid`.execute(db);
+}
+
+/** The ids among these advisories whose stored record is withdrawn. */
+export async function withdrawnAdvisories(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('vuln_advisories')
+    .select('id')
+    .where(anyOf('id', [...new Set(ids)], 'text'))
+    .where('withdrawn', 'is not', null)
+    .execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 export async function deleteFindings(db: Db, ids: readonly string[]): Promise<void> {

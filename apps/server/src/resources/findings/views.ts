@@ -15,6 +15,7 @@ export function findingView(f: FindingListRow) {
     artifact: { id: f.artifact_id, name: f.artifact_name, version: f.artifact_version, digest: f.artifact_digest },
     component: { purl: f.component_purl, name: f.component_name, version: f.component_version, ecosystem: f.ecosystem },
     fixed_versions: f.fixed_versions,
+    record_fixed_versions: f.record_fixed_versions,
     matched_by: f.matched_by,
     known_exploited: f.known_exploited,
     kev_date_added: f.kev_date_added,

@@ -21,12 +21,13 @@ export const analyzeRunBatch: Command<{ runId: string; owner: string; advisories
   const run = await lockRun(uow.trx, runId);
   if (!run || run.state !== 'running' || run.lease_owner !== owner) return undefined;
   const { ids, more } = await nextArtifacts(uow.trx, uow.tenant, run.cursor, ANALYSIS_BATCH_ARTIFACTS, ANALYSIS_BATCH_COMPONENTS);
-  const r = ids.length > 0 ? await analyzeArtifacts(uow, ids, advisories) : { added: 0, removed: 0, signals: 0 };
+  const r = ids.length > 0 ? await analyzeArtifacts(uow, ids, advisories) : { added: 0, removed: 0, withdrawn: 0, signals: 0 };
   const next = {
     cursor: ids.at(-1) ?? run.cursor,
     artifacts_done: run.artifacts_done + ids.length,
     findings_added: run.findings_added + r.added,
     findings_removed: run.findings_removed + r.removed,
+    findings_withdrawn: run.findings_withdrawn + r.withdrawn,
     signals: run.signals + r.signals,
   };
   if (!more) {
@@ -39,6 +40,7 @@ export const analyzeRunBatch: Command<{ runId: string; owner: string; advisories
         artifacts: next.artifacts_done,
         findings_added: next.findings_added,
         findings_removed: next.findings_removed,
+        findings_withdrawn: next.findings_withdrawn,
         signals: next.signals,
       },
     });

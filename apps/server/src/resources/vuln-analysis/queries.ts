@@ -83,6 +83,7 @@ export async function advanceRun(
     artifacts_done: number;
     findings_added: number;
     findings_removed: number;
+    findings_withdrawn: number;
     signals: number;
     lease_until: Date | null;
     state?: 'completed';

@@ -64,8 +64,10 @@ export const importOsvBatch: Command<{ importId: string; from: number; to: numbe
     unchanged: row.unchanged,
     skipped: row.skipped,
     skipped_detail: [...row.skipped_detail],
+    ranges_skipped: row.ranges_skipped,
+    ranges_skipped_detail: [...row.ranges_skipped_detail],
   };
-  const counts = { added: 0, updated: 0, unchanged: 0, skipped: 0 };
+  const counts = { added: 0, updated: 0, unchanged: 0, skipped: 0, ranges_skipped: 0 };
   const skip = (entry: string, reason: string) => {
     counts.skipped++;
     if (p.skipped_detail.length < FEED_LIMITS.keptSkipReasons) p.skipped_detail.push({ entry, reason });
@@ -94,12 +96,18 @@ export const importOsvBatch: Command<{ importId: string; from: number; to: numbe
       continue;
     }
     write.push(a);
+    // the ranges of a written record that matching skips: counted, the first ones named
+    for (const r of a.rangeSkips) {
+      counts.ranges_skipped++;
+      if (p.ranges_skipped_detail.length < FEED_LIMITS.keptSkipReasons) p.ranges_skipped_detail.push(r);
+    }
   }
   await putAdvisories(uow.trx, write, stored, row.id, uow.now);
   p.added += counts.added;
   p.updated += counts.updated;
   p.unchanged += counts.unchanged;
   p.skipped += counts.skipped;
+  p.ranges_skipped += counts.ranges_skipped;
   await advanceImport(uow.trx, row.id, p, uow.now);
   await uow.audit({ action: 'vuln-feed.import.batch', target: `vuln-import:${row.id}`, detail: { from: b.from, to: b.to, ...counts } });
   return (await getImport(uow.trx, row.id))!;
@@ -119,6 +127,8 @@ export const completeOsvImport: Command<{ importId: string }, ImportRow> = async
       unchanged: row.unchanged,
       skipped: row.skipped,
       skipped_detail: row.skipped_detail,
+      ranges_skipped: row.ranges_skipped,
+      ranges_skipped_detail: row.ranges_skipped_detail,
     },
     uow.now,
     true,
@@ -134,6 +144,7 @@ export const completeOsvImport: Command<{ importId: string }, ImportRow> = async
       updated: row.updated,
       unchanged: row.unchanged,
       skipped: row.skipped,
+      ranges_skipped: row.ranges_skipped,
       analysis_runs: runs,
     },
   });
@@ -165,7 +176,16 @@ export const importKevCatalog: Command<{ source: string; digest: string; catalog
   await advanceImport(
     uow.trx,
     row.id,
-    { entries_done: i.catalog.entries.length, added: c.added, updated: c.updated, unchanged: c.unchanged, skipped: 0, skipped_detail: [] },
+    {
+      entries_done: i.catalog.entries.length,
+      added: c.added,
+      updated: c.updated,
+      unchanged: c.unchanged,
+      skipped: 0,
+      skipped_detail: [],
+      ranges_skipped: 0,
+      ranges_skipped_detail: [],
+    },
     uow.now,
     true,
   );

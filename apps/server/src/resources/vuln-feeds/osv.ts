@@ -2,12 +2,15 @@
  * One OSV record (OSV schema, validated by the official JSON schema) read into what the
  * server stores: its ids and aliases merged into one vulnerability key, its qualitative
  * severity, and its affected entries keyed like SBOM components (vulnerabilities/
- * ecosystems.ts). A record that fails is skipped with the reason, never stored in part.
+ * ecosystems.ts). A record that fails is skipped with the reason, never stored in part; a
+ * range matching cannot evaluate (no ordering for its ecosystem, a bound the ordering cannot
+ * read) is stored as written and named with its reason, for the import to count.
  * Pure.
  */
 import { validateAgainst } from '../json-schemas.js';
 import { osvPackageIdentity } from '../vulnerabilities/ecosystems.js';
-import type { AffectedEntry, OsvRange } from '../vulnerabilities/osv-ranges.js';
+import type { RangeSkip } from '../../store/vuln-tables.js';
+import { rangeProblems, type AffectedEntry, type OsvRange } from '../vulnerabilities/osv-ranges.js';
 import { rateOsvRecord, type RatedSeverity } from '../vulnerabilities/severity.js';
 import { FEED_LIMITS } from './limits.js';
 
@@ -28,6 +31,8 @@ export interface OsvAdvisory {
   summary: string | null;
   rating: RatedSeverity;
   affected: StoredAffected[];
+  /** the record's `SEMVER` and `ECOSYSTEM` ranges matching cannot evaluate (stored all the same), and why */
+  rangeSkips: RangeSkip[];
 }
 
 /**
@@ -75,19 +80,22 @@ export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
   const affectedRaw = r.affected ?? [];
   if (affectedRaw.length > FEED_LIMITS.maxAffected) return { skip: `affected: more than ${FEED_LIMITS.maxAffected} entries` };
   const affected: StoredAffected[] = [];
+  const rangeSkips: RangeSkip[] = [];
   for (const a of affectedRaw) {
     // an entry without a package names commits only (GIT ranges): nothing a version can match
     if (!a.package) continue;
     if ((a.versions?.length ?? 0) > FEED_LIMITS.maxVersions) return { skip: `affected.versions: more than ${FEED_LIMITS.maxVersions} versions` };
     const id = osvPackageIdentity(a.package);
-    affected.push({
+    const entry: StoredAffected = {
       key: id.key,
       ecosystem: id.ecosystem,
       release: id.release,
       name: a.package.name,
       versions: a.versions ?? [],
       ranges: (a.ranges ?? []).map((x) => ({ type: x.type, events: x.events })),
-    });
+    };
+    affected.push(entry);
+    for (const p of rangeProblems(entry)) rangeSkips.push({ record: r.id, package: `${a.package.ecosystem}|${a.package.name}`, ...p });
   }
   const aliases = [...new Set((r.aliases ?? []).filter((x) => x !== r.id))];
   const date = (s: string | undefined) => (s === undefined ? null : new Date(s));
@@ -102,5 +110,6 @@ export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
     summary: summary === '' ? null : summary.slice(0, 1000),
     rating: rateOsvRecord(r),
     affected,
+    rangeSkips,
   };
 }

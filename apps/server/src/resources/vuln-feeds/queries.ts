@@ -5,7 +5,7 @@
  */
 import { normalizeUuid } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
-import type { VulnImportsTable } from '../../store/vuln-tables.js';
+import type { RangeSkip, VulnImportsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { KevEntry } from './kev.js';
 import type { OsvAdvisory } from './osv.js';
@@ -59,12 +59,20 @@ export interface ImportProgress {
   unchanged: number;
   skipped: number;
   skipped_detail: { entry: string; reason: string }[];
+  ranges_skipped: number;
+  ranges_skipped_detail: RangeSkip[];
 }
 
 export async function advanceImport(db: Db, id: string, p: ImportProgress, now: Date, completed = false): Promise<void> {
   await db
     .updateTable('vuln_imports')
-    .set({ ...p, skipped_detail: JSON.stringify(p.skipped_detail), updated_at: now, ...(completed ? { state: 'completed' as const, completed_at: now } : {}) })
+    .set({
+      ...p,
+      skipped_detail: JSON.stringify(p.skipped_detail),
+      ranges_skipped_detail: JSON.stringify(p.ranges_skipped_detail),
+      updated_at: now,
+      ...(completed ? { state: 'completed' as const, completed_at: now } : {}),
+    })
     .where('id', '=', id)
     .execute();
 }

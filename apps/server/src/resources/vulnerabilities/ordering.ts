@@ -21,10 +21,24 @@ export interface Ordering {
   compare(a: unknown, b: unknown): number;
 }
 
-/** SemVer 2.0 (build metadata ignored); Go's leading `v` accepted. */
+/**
+ * A partial SemVer version completed with zeros (`1.0` -> `1.0.0`, `1` -> `1.0.0`, keeping a
+ * prerelease and build), as osv-scanner reads npm versions: records written by hand name
+ * bounds that way. Anything else is not a version.
+ */
+const PARTIAL_SEMVER = /^(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?((?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$/;
+function parseSemver(raw: string): semver.SemVer | undefined {
+  const v = raw.startsWith('v') ? raw.slice(1) : raw;
+  const full = semver.parse(v);
+  if (full) return full;
+  const m = PARTIAL_SEMVER.exec(v);
+  return m ? (semver.parse(`${m[1]}.${m[2] ?? '0'}.0${m[3]}`) ?? undefined) : undefined;
+}
+
+/** SemVer 2.0 (build metadata ignored); Go's leading `v` accepted; partial versions completed. */
 const SEMVER: Ordering = {
   name: 'semver',
-  parse: (v) => semver.parse(v.startsWith('v') ? v.slice(1) : v) ?? undefined,
+  parse: parseSemver,
   compare: (a, b) => semver.compare(a as semver.SemVer, b as semver.SemVer),
 };
 

@@ -38,7 +38,8 @@ export type MatchHow =
       last_affected: string | null;
     };
 
-export type MatchResult = { affected: true; match: MatchHow } | { affected: false; unsupported: boolean };
+/** `fixed_versions`: the versions that fix the matched version (matchAffected). */
+export type MatchResult = { affected: true; match: MatchHow; fixed_versions: string[] } | { affected: false; unsupported: boolean };
 
 type Bound = { kind: 'introduced' | 'fixed' | 'last_affected' | 'limit'; raw: string; parsed: unknown };
 
@@ -104,13 +105,64 @@ function inRange(
   return result;
 }
 
-/** Is `version` affected by this entry, and how (the first matching rule)? */
+/** The ordering a range is evaluated with: SemVer for `SEMVER`, the ecosystem's for `ECOSYSTEM`; none for `GIT`. */
+function rangeOrdering(r: OsvRange, ecosystem: string): Ordering | undefined {
+  return r.type === 'SEMVER' ? semverOrdering() : r.type === 'ECOSYSTEM' ? ecosystemOrdering(ecosystem) : undefined;
+}
+
+/** The order fix versions are listed in: the ecosystem's ordering, else SemVer's. */
+export function fixOrdering(ecosystem: string | null): Ordering {
+  return (ecosystem === null ? undefined : ecosystemOrdering(ecosystem)) ?? semverOrdering();
+}
+
+/**
+ * Distinct versions in the ordering's order; those it cannot read follow, in the order given
+ * (nothing is dropped for being unreadable).
+ */
+export function orderVersions(versions: readonly string[], o: Ordering): string[] {
+  const read: { raw: string; v: unknown }[] = [];
+  const unread: string[] = [];
+  for (const raw of new Set(versions)) {
+    const v = parseCached(o, raw);
+    if (v === undefined) unread.push(raw);
+    else read.push({ raw, v });
+  }
+  read.sort((a, b) => o.compare(a.v, b.v) || (a.raw < b.raw ? -1 : a.raw > b.raw ? 1 : 0));
+  return [...read.map((x) => x.raw), ...unread];
+}
+
+/** The entry's `fixed` versions that its orderings place above `version` (a version matched by the list alone). */
+function fixesAbove(version: string, entry: AffectedEntry): string[] {
+  const out: string[] = [];
+  for (const r of entry.ranges) {
+    const o = rangeOrdering(r, entry.ecosystem);
+    const v = o?.parse(version);
+    if (o === undefined || v === undefined) continue;
+    for (const e of r.events) {
+      if (typeof e.fixed !== 'string') continue;
+      const fixed = parseCached(o, e.fixed);
+      if (fixed !== undefined && o.compare(fixed, v) > 0) out.push(e.fixed);
+    }
+  }
+  return out;
+}
+
+/**
+ * Is `version` affected by this entry, how (the first matching rule: the versions list, then
+ * the ranges in record order), and which versions fix it: the `fixed` bound of every range
+ * interval that holds the version (a fix of another interval, e.g. an older release line's,
+ * does not fix what runs), in the ecosystem's order. A version matched by the list alone
+ * takes the entry's fixes its orderings place above it; with no ordering, none can be shown
+ * to be above it and none is named.
+ */
 export function matchAffected(version: string, entry: AffectedEntry): MatchResult {
-  if (entry.versions.includes(version)) return { affected: true, match: { how: 'versions', version } };
+  const listed = entry.versions.includes(version);
+  let match: MatchHow | undefined = listed ? { how: 'versions', version } : undefined;
   let unsupported = false;
+  const fixes: string[] = [];
   for (const r of entry.ranges) {
     if (r.type !== 'SEMVER' && r.type !== 'ECOSYSTEM') continue;
-    const o = r.type === 'SEMVER' ? semverOrdering() : ecosystemOrdering(entry.ecosystem);
+    const o = rangeOrdering(r, entry.ecosystem);
     if (o === undefined) {
       unsupported = true;
       continue;
@@ -122,14 +174,48 @@ export function matchAffected(version: string, entry: AffectedEntry): MatchResul
       unsupported = true;
       continue;
     }
-    if (hit) return { affected: true, match: { how: 'range', range_type: r.type, ordering: o.name, ...hit } };
+    if (!hit) continue;
+    match ??= { how: 'range', range_type: r.type, ordering: o.name, ...hit };
+    if (hit.fixed !== null) fixes.push(hit.fixed);
   }
-  return { affected: false, unsupported };
+  if (match === undefined) return { affected: false, unsupported };
+  if (listed && fixes.length === 0) fixes.push(...fixesAbove(version, entry));
+  return { affected: true, match, fixed_versions: orderVersions(fixes, fixOrdering(entry.ecosystem)) };
 }
 
-/** Every `fixed` version of the entry's ranges (the versions that fix it), in record order. */
+/** Every `fixed` version of the entry's ranges (the record's fixes, whatever runs), in the ecosystem's order. */
 export function fixedVersions(entry: AffectedEntry): string[] {
   const out: string[] = [];
-  for (const r of entry.ranges) for (const e of r.events) if (typeof e.fixed === 'string' && !out.includes(e.fixed)) out.push(e.fixed);
+  for (const r of entry.ranges) for (const e of r.events) if (typeof e.fixed === 'string') out.push(e.fixed);
+  return orderVersions(out, fixOrdering(entry.ecosystem));
+}
+
+/** A range of a record that matching cannot evaluate, and why. */
+export interface RangeProblem {
+  range_type: string;
+  reason: string;
+}
+
+/**
+ * The `SEMVER` and `ECOSYSTEM` ranges of an entry that matching skips, one reason each: no
+ * ordering for the ecosystem, or a bound the ordering cannot read (the first such bound).
+ * `GIT` ranges name commits and are never evaluated, by design: not listed.
+ */
+export function rangeProblems(entry: AffectedEntry): RangeProblem[] {
+  const out: RangeProblem[] = [];
+  for (const r of entry.ranges) {
+    if (r.type !== 'SEMVER' && r.type !== 'ECOSYSTEM') continue;
+    const o = rangeOrdering(r, entry.ecosystem);
+    if (o === undefined) {
+      out.push({ range_type: r.type, reason: `no version ordering for ${entry.ecosystem}: only the versions list is matched` });
+      continue;
+    }
+    for (const e of r.events) {
+      if (eventBound(e, o) !== undefined) continue;
+      const [kind, raw] = (Object.entries(e) as [string, unknown][])[0] ?? ['event', ''];
+      out.push({ range_type: r.type, reason: `${kind} ${JSON.stringify(raw)}: not a version in the ${o.name} ordering` });
+      break;
+    }
+  }
   return out;
 }

@@ -8,6 +8,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { VulnAdvisoriesTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
+import { fixOrdering, orderVersions } from './osv-ranges.js';
 
 export type AdvisoryRow = Selectable<VulnAdvisoriesTable>;
 
@@ -40,6 +41,22 @@ export interface ExposedArtifact {
   vex_statuses: string[];
 }
 
+interface FindingFixes {
+  ecosystem: string | null;
+  fixed: string[];
+}
+
+/**
+ * The union of an artifact's findings' fixes: each ecosystem's in its order (one ecosystem,
+ * almost always: the findings of one vulnerability in one artifact are usually one package),
+ * the ecosystems in the order of their first component.
+ */
+function mergeFixes(fixes: readonly FindingFixes[]): string[] {
+  const byEcosystem = new Map<string | null, string[]>();
+  for (const x of fixes) byEcosystem.set(x.ecosystem, [...(byEcosystem.get(x.ecosystem) ?? []), ...x.fixed]);
+  return [...new Set([...byEcosystem].flatMap(([eco, versions]) => orderVersions(versions, fixOrdering(eco))))];
+}
+
 const OPEN = sql<boolean>`(f.vex_status IS NULL OR f.vex_status IN ('affected', 'under_investigation'))`;
 
 /** The artifacts with a finding of the vulnerability (how many devices run each: `deviceCountsByDigest`). */
@@ -55,9 +72,10 @@ export async function exposedArtifacts(db: Db, tenantId: string, vulnKey: string
       (eb) => eb.fn.countAll<string>().as('findings'),
       sql<string>`count(*) FILTER (WHERE ${OPEN})`.as('open_findings'),
       sql<string[]>`array_agg(DISTINCT f.component_purl ORDER BY f.component_purl)`.as('components'),
-      // per artifact the union of its findings' fixed-in versions (an aggregate of arrays would need them all non-empty and of one length)
-      sql<string[]>`array(SELECT DISTINCT v FROM vuln_findings f2, unnest(f2.fixed_versions) v
-        WHERE f2.artifact_id = a.id AND f2.tenant_id = ${tenantId} AND f2.vuln_key = ${vulnKey} ORDER BY 1)`.as('fixed_versions'),
+      // per artifact its findings' fixed-in versions with their ecosystems, merged below in each ecosystem's order
+      // (an aggregate of arrays would need them all non-empty and of one length)
+      sql<FindingFixes[]>`coalesce((SELECT jsonb_agg(jsonb_build_object('ecosystem', f2.ecosystem, 'fixed', f2.fixed_versions) ORDER BY f2.component_purl)
+        FROM vuln_findings f2 WHERE f2.artifact_id = a.id AND f2.tenant_id = ${tenantId} AND f2.vuln_key = ${vulnKey}), '[]'::jsonb)`.as('fixes'),
       sql<string[]>`array_agg(DISTINCT coalesce(f.vex_status, 'none') ORDER BY coalesce(f.vex_status, 'none'))`.as('vex_statuses'),
     ])
     .where('f.tenant_id', '=', tenantId)
@@ -74,7 +92,7 @@ export async function exposedArtifacts(db: Db, tenantId: string, vulnKey: string
     findings: Number(r.findings),
     open_findings: Number(r.open_findings),
     components: r.components,
-    fixed_versions: r.fixed_versions,
+    fixed_versions: mergeFixes(r.fixes),
     vex_statuses: r.vex_statuses,
   }));
 }

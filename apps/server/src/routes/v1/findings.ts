@@ -28,7 +28,13 @@ export const Finding = Type.Object({
     version: Type.Union([Type.String(), Type.Null()]),
     ecosystem: Type.Union([Type.String(), Type.Null()]),
   }),
-  fixed_versions: Type.Array(Type.String()),
+  fixed_versions: Type.Array(Type.String(), {
+    description:
+      "the versions that fix the installed one: the fixed bound of each range interval holding it, in the ecosystem's order, each above it; empty when no range names a fix (last_affected) or, for a match by the versions list alone, when no fix can be placed above it",
+  }),
+  record_fixed_versions: Type.Array(Type.String(), {
+    description: "every fixed version the matching records name for this package, other release lines included, in the ecosystem's order",
+  }),
   matched_by: Type.Array(Type.Unknown(), {
     description: 'how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected)',
   }),
@@ -82,7 +88,8 @@ const Run = Type.Object({
   artifacts_total: Type.Integer(),
   artifacts_done: Type.Integer(),
   findings_added: Type.Integer(),
-  findings_removed: Type.Integer(),
+  findings_removed: Type.Integer({ description: 'findings no longer matched, removed' }),
+  findings_withdrawn: Type.Integer({ description: 'of the removed, those raised by a record now withdrawn (each audited as vuln-finding.withdrawn)' }),
   signals: Type.Integer({ description: 'findings that became known exploited while devices run them' }),
   created_at: Timestamp,
   started_at: NullableTimestamp,
@@ -96,6 +103,7 @@ const runView = (r: RunRow) => ({
   artifacts_done: r.artifacts_done,
   findings_added: r.findings_added,
   findings_removed: r.findings_removed,
+  findings_withdrawn: r.findings_withdrawn,
   signals: r.signals,
   created_at: iso(r.created_at),
   started_at: iso(r.started_at),

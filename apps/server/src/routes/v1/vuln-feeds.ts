@@ -32,6 +32,19 @@ const Import = Type.Object({
   skipped_detail: Type.Array(Type.Object({ entry: Type.String(), reason: Type.String() }), {
     description: `the first ${FEED_LIMITS.keptSkipReasons} skipped records and why`,
   }),
+  ranges_skipped: Type.Integer({
+    description:
+      'SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only)',
+  }),
+  ranges_skipped_detail: Type.Array(
+    Type.Object({
+      record: Type.String(),
+      package: Type.String({ description: 'ecosystem|name as the record writes them' }),
+      range_type: Type.String(),
+      reason: Type.String({ description: 'no version ordering for the ecosystem, or the first bound its ordering cannot read' }),
+    }),
+    { description: `the first ${FEED_LIMITS.keptSkipReasons} of those ranges and why` },
+  ),
   catalog_version: Type.Union([Type.String(), Type.Null()]),
   actor: Type.String(),
   started_at: Timestamp,
@@ -51,6 +64,8 @@ const importView = (r: ImportRow) => ({
   unchanged: r.unchanged,
   skipped: r.skipped,
   skipped_detail: r.skipped_detail,
+  ranges_skipped: r.ranges_skipped,
+  ranges_skipped_detail: r.ranges_skipped_detail,
   catalog_version: r.catalog_version,
   actor: r.actor,
   started_at: iso(r.started_at),
