@@ -47,25 +47,28 @@ function step(style: PathStyle, path: string, key: string | number): string {
 /**
  * Walks a decoded value (strings, arrays, plain objects and their keys; byte buffers are
  * data, not text, and so is a stream: a raw body a route reads itself) and names the first
- * string breaking the rule as `<path>: <problem>`. Iterative: a deeply nested body cannot
- * exhaust the stack.
+ * string breaking the rule as `<path>: <problem>`, or the first array or object nested
+ * deeper than `maxDepth`. Iterative: a deeply nested body cannot exhaust the stack.
  */
-export function findTextProblem(value: unknown, base: string, style: PathStyle = 'request'): string | undefined {
-  const stack: [unknown, string][] = [[value, base]];
+export function findTextProblem(value: unknown, base: string, style: PathStyle = 'request', maxDepth = Infinity): string | undefined {
+  const stack: [unknown, string, number][] = [[value, base, 1]];
   while (stack.length > 0) {
-    const [v, path] = stack.pop()!;
+    const [v, path, depth] = stack.pop()!;
+    const at = path || 'body';
     if (typeof v === 'string') {
       const problem = textProblem(v);
-      if (problem !== undefined) return `${path || 'body'}: ${problem}`;
+      if (problem !== undefined) return `${at}: ${problem}`;
     } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], step(style, path, i)]);
+      if (depth > maxDepth) return `${at}: nested deeper than ${maxDepth} levels`;
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], step(style, path, i), depth + 1]);
     } else if (isFieldObject(v)) {
+      if (depth > maxDepth) return `${at}: nested deeper than ${maxDepth} levels`;
       const keys = Object.keys(v);
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i]!;
         const problem = textProblem(key);
-        if (problem !== undefined) return `${path || 'body'}: field name ${problem}`;
-        stack.push([v[key], step(style, path, key)]);
+        if (problem !== undefined) return `${at}: field name ${problem}`;
+        stack.push([v[key], step(style, path, key), depth + 1]);
       }
     }
   }
@@ -81,10 +84,18 @@ export function assertText(value: unknown, field: string): void {
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
+ * Arrays and objects a document may nest: the schema validator and the readers recurse, and
+ * about a thousand levels of CycloneDX `components` exhaust the stack. Real documents nest
+ * a few levels (a CycloneDX component tree about 2 per level).
+ */
+export const MAX_DOCUMENT_DEPTH = 128;
+
+/**
  * The one reader of a JSON document the server parses itself (SBOMs, VEX, the KEV catalog,
- * each OSV record): at most `maxBytes`, strict UTF-8 JSON, an object, and every string and
- * key under the text rule, named by its document path (`packages[0].name: ...`). `fail`
- * makes the resource's error (SBOM_INVALID, VEX_INVALID, FEED_INVALID...).
+ * each OSV record): at most `maxBytes`, strict UTF-8 JSON, an object nested at most
+ * MAX_DOCUMENT_DEPTH levels, and every string and key under the text rule, named by its
+ * document path (`packages[0].name: ...`). `fail` makes the resource's error
+ * (SBOM_INVALID, VEX_INVALID, FEED_INVALID...).
  */
 export function parseJsonDocument(bytes: Uint8Array, maxBytes: number, fail: (message: string) => Error): Record<string, unknown> {
   if (bytes.length > maxBytes) throw fail(`body: larger than ${maxBytes} bytes`);
@@ -95,7 +106,7 @@ export function parseJsonDocument(bytes: Uint8Array, maxBytes: number, fail: (me
     throw fail('body: not UTF-8 JSON');
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw fail('body: must be a JSON object');
-  const problem = findTextProblem(doc, '', 'document');
+  const problem = findTextProblem(doc, '', 'document', MAX_DOCUMENT_DEPTH);
   if (problem !== undefined) throw fail(problem);
   return doc as Record<string, unknown>;
 }

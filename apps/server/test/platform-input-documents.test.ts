@@ -102,6 +102,19 @@ describe.each(availableDrivers())('document text on %s', (driver) => {
     });
   });
 
+  it('a document nested deeper than 128 levels is 400 (the readers recurse); 50 levels of CycloneDX components are read', async () => {
+    const nested = (depth: number) =>
+      `{"bomFormat":"CycloneDX","specVersion":"1.5","components":${'[{"type":"library","name":"n","components":'.repeat(depth)}[]${'}]'.repeat(depth)}}`;
+    for (const url of [`/api/v1/artifacts/${artifact}/sbom`, `/api/v1/artifacts/${artifact}/vex`]) {
+      const r = await send(url.endsWith('sbom') ? 'PUT' : 'POST', url, CDX, nested(2000), f.admin);
+      expect(r.status, url).toBe(400);
+      expect(r.body.error).toMatch(/^components(\[0\]\.components){63}\[0\]: nested deeper than 128 levels$/);
+    }
+    const ok = await send('PUT', `/api/v1/artifacts/${artifact}/sbom`, CDX, nested(50), f.admin);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.components).toBe(50);
+  });
+
   it('an OSV record breaking the rule is skipped with the field named; the KEV catalog is refused', async () => {
     const rec = (id: string, name: string, summary = `${id} summary`) =>
       osvRecord({ id, summary, affected: [{ ecosystem: 'npm', name, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }] });
