@@ -3,13 +3,15 @@ import { Stream } from 'node:stream';
  * The one rule for every string a caller hands the server, on both transports: path and
  * query values, JSON string fields and object keys, multipart text fields and file names,
  * every string and key of a document the server parses itself (SBOM, VEX, OSV record, KEV
- * catalog: `parseJsonDocument`), and every string of a device-channel message. A string must be well-formed Unicode
- * (no lone surrogate) and contain no control character other than TAB, LF and CR.
+ * catalog: `parseJsonDocument`), and every string of a device-channel message. A string
+ * must be well-formed Unicode (no lone surrogate) and contain no control character other
+ * than TAB, LF and CR.
  *
  * Why: PostgreSQL stores neither U+0000 in `text` nor a lone surrogate or `\u0000` in
  * `jsonb` (the driver would answer an error for the caller's bytes, or silently write
  * U+FFFD); ESC, CSI and the other controls in a name reach operators' terminals through the
- * CLI and the logs. Refused with 400 / INVALID_ARGUMENT naming the field (docs/errors.md).
+ * CLI and the logs. Refused with 400 / INVALID_ARGUMENT naming the field (docs/errors.md);
+ * a document answers with its own code (SBOM_INVALID, VEX_INVALID, FEED_INVALID).
  */
 import { ServerError } from './errors/server-error.js';
 
