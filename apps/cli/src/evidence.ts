@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { extract } from 'tar-stream';
-import { digestFromHex } from '@svc/release-core';
+import { digestFromHex, parseEnvelope, sha256Digest, verifyEnvelope, type Digest, type PublicKey } from '@svc/release-core';
 import { CliError } from './errors.js';
 
 /** DSSE payload type of a case-export manifest. */
@@ -132,4 +132,31 @@ export function checkFiles(manifest: EvidenceManifest, contents: ArchiveContents
     }
   }
   for (const path of contents.files.keys()) if (!listed.has(path)) throw invalid(`${path}: in the archive, not in the signed manifest`);
+}
+
+export interface VerifiedArchive {
+  manifest: EvidenceManifest;
+  /** Key id of the evidence key that signed the manifest. */
+  keyid: string;
+  /** SHA-256 of the signed manifest bytes. */
+  manifestDigest: Digest;
+}
+
+/**
+ * Verifies a read archive against the tenant's evidence key. The manifest is the envelope's
+ * signed payload, never the tar's manifest.json; that file must still be present and equal
+ * the payload byte for byte, so an archive is accepted only whole: every file listed, each with
+ * its length and digest, nothing more, and both manifest files.
+ */
+export function verifyArchive(contents: ArchiveContents, key: PublicKey, opts: { tenant?: string } = {}): VerifiedArchive {
+  if (contents.envelope === undefined) throw invalid(`${ENVELOPE}: missing from the archive`);
+  // verify the signature over the raw payload bytes, then parse
+  const envelope = parseEnvelope(contents.envelope, { payloadTypes: [EVIDENCE_MANIFEST_TYPE], maxBytes: MAX_MANIFEST_BYTES });
+  const verified = verifyEnvelope(envelope, [key], { payloadType: EVIDENCE_MANIFEST_TYPE, algorithms: ['ed25519'] });
+  if (contents.manifest === undefined) throw invalid(`${MANIFEST}: missing from the archive`);
+  if (!Buffer.from(verified.payload).equals(contents.manifest)) throw invalid(`${MANIFEST}: differs from the signed manifest`);
+  const manifest = parseManifest(verified.payload);
+  if (opts.tenant !== undefined && manifest.tenant !== opts.tenant) throw invalid(`manifest: names tenant ${manifest.tenant}, not ${opts.tenant}`);
+  checkFiles(manifest, contents);
+  return { manifest, keyid: verified.keyid, manifestDigest: sha256Digest(verified.payload) };
 }

@@ -88,56 +88,83 @@ describe('svc-release verify-evidence', () => {
     });
   });
 
-  it.each([
+  /** The untampered archive's bytes, for the tamper classes that cut or replace the tar itself. */
+  const goodTar = () => tar(archive(key, files));
+  const entries = (list: () => [string, Buffer][]) => () => tar(list());
+  const replaced = (name: string, bytes: Buffer) => entries(() => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === name ? bytes : b]));
+  const without = (name: string) => entries(() => archive(key, files).filter(([n]) => n !== name));
+
+  // Every tamper class: each exits 1 with one stderr line naming what is wrong.
+  it.each<[string, () => Promise<Buffer>, RegExp]>([
     [
-      'a changed file',
-      () => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === 'attachments/a/notes.txt' ? Buffer.from('triage notez\n') : b]),
+      'a byte changed in a file',
+      replaced('attachments/a/notes.txt', Buffer.from('triage notez\n')),
       /^refused: EVIDENCE_INVALID: attachments\/a\/notes\.txt: sha256:[0-9a-f]{64} \(13 bytes\) does not match the manifest's/,
     ],
+    ['a file removed', without('case.json'), /^refused: EVIDENCE_INVALID: case\.json: listed in the manifest, missing from the archive$/],
     [
-      'a missing file',
-      () => archive(key, files).filter(([n]) => n !== 'case.json'),
-      /^refused: EVIDENCE_INVALID: case\.json: listed in the manifest, missing from the archive$/,
-    ],
-    [
-      'an added file',
-      () => [['extra.bin', Buffer.from('x')] as [string, Buffer], ...archive(key, files)],
+      'a file added',
+      entries(() => [['extra.bin', Buffer.from('x')], ...archive(key, files)]),
       /^refused: EVIDENCE_INVALID: extra\.bin: in the archive, not in the signed manifest$/,
     ],
-    ['a file twice', () => [files[0]!, ...archive(key, files)], /^refused: EVIDENCE_INVALID: case\.json: appears twice/],
-    ['no signed manifest', () => archive(key, files).filter(([n]) => n !== 'manifest.dsse.json'), /^refused: EVIDENCE_INVALID: manifest\.dsse\.json: missing/],
+    ['a file twice', entries(() => [files[0]!, ...archive(key, files)]), /^refused: EVIDENCE_INVALID: case\.json: appears twice/],
+    ['the manifest edited', replaced('manifest.json', Buffer.from('{}')), /^refused: EVIDENCE_INVALID: manifest\.json: differs from the signed manifest$/],
     [
-      'a manifest.json that is not the signed one',
-      () => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === 'manifest.json' ? Buffer.from('{}') : b]),
+      'the manifest re-serialized (same JSON, other bytes)',
+      entries(() => {
+        const a = archive(key, files);
+        const manifest = JSON.parse(a.find(([n]) => n === 'manifest.json')![1].toString('utf8')) as unknown;
+        return a.map(([n, b]): [string, Buffer] => [n, n === 'manifest.json' ? Buffer.from(JSON.stringify(manifest, null, 2)) : b]);
+      }),
       /^refused: EVIDENCE_INVALID: manifest\.json: differs from the signed manifest$/,
     ],
-    ['another key', () => archive(other, files), /^refused: KEY_UNTRUSTED: /],
+    ['the manifest removed', without('manifest.json'), /^refused: EVIDENCE_INVALID: manifest\.json: missing from the archive$/],
+    ['the envelope removed', without('manifest.dsse.json'), /^refused: EVIDENCE_INVALID: manifest\.dsse\.json: missing from the archive$/],
+    ['both manifest files removed', entries(() => files), /^refused: EVIDENCE_INVALID: manifest\.dsse\.json: missing from the archive$/],
+    ['a signature by another key', entries(() => archive(other, files)), /^refused: KEY_UNTRUSTED: /],
     [
       'another payload type',
-      () => {
+      entries(() => {
         const a = archive(key, files);
         const payload = a.find(([n]) => n === 'manifest.json')![1];
         return a.map(([n, b]): [string, Buffer] => [
           n,
           n === 'manifest.dsse.json' ? Buffer.from(envelopeBytes(signEnvelope('svc.release.v1', payload, key))) : b,
         ]);
-      },
+      }),
       /^refused: PAYLOAD_TYPE_UNKNOWN: /,
     ],
     [
       'a manifest of another type',
-      () => archive(key, files, { manifest: { type: 'svc.other.v1' } }),
+      entries(() => archive(key, files, { manifest: { type: 'svc.other.v1' } })),
       /^refused: EVIDENCE_INVALID: manifest: type must be svc\.case-evidence\.v1$/,
     ],
-  ])('exit 1 on %s', async (_name, entries, error) => {
-    await write('bad.tar', entries());
+    [
+      'not a tar',
+      () => Promise.resolve(Buffer.from('this is not a tar archive at all, just text that goes on for a while '.repeat(20))),
+      /^refused: EVIDENCE_INVALID: not a readable tar archive/,
+    ],
+    ['an empty file', () => Promise.resolve(Buffer.alloc(0)), /^refused: EVIDENCE_INVALID: manifest\.dsse\.json: missing from the archive$/],
+    [
+      'a tar truncated inside an entry',
+      async () => {
+        const whole = await goodTar();
+        return whole.subarray(0, whole.length - 2048 - 100);
+      },
+      /^refused: EVIDENCE_INVALID: not a readable tar archive/,
+    ],
+    [
+      'a tar truncated after its first entry',
+      async () => (await goodTar()).subarray(0, 1024),
+      /^refused: EVIDENCE_INVALID: manifest\.dsse\.json: missing from the archive$/,
+    ],
+  ])('exit 1 on %s', async (_name, bytes, error) => {
+    await writeFile(p('bad.tar'), await bytes());
     expectFailure(await runCli(args('bad.tar')), 1, error);
   });
 
-  it('exit 1 on another tenant and on a file that is not a tar', async () => {
+  it('exit 1 on another tenant', async () => {
     expectFailure(await runCli(args('good.tar', '--tenant', '00000000-0000-4000-8000-000000000000')), 1, /^refused: EVIDENCE_INVALID: manifest: names tenant /);
-    await writeFile(p('not.tar'), 'this is not a tar archive at all, just text that goes on for a while '.repeat(20));
-    expectFailure(await runCli(args('not.tar')), 1, /^refused: EVIDENCE_INVALID: /);
   });
 
   it('exit 2 on a missing archive, a missing key file or a missing flag', async () => {

@@ -268,10 +268,13 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     added.set('extra.txt', Buffer.from('x'));
     expect(() => verifyWithNodeCrypto(added, publicKeyPem)).toThrow(/not listed/);
     await writeFile(join(dir, 'changed.tar'), await tar(changed));
+    const unlisted = new Map(files);
+    unlisted.delete('manifest.json');
+    await writeFile(join(dir, 'no-manifest.tar'), await tar(unlisted));
   });
 
   it.skipIf(!CLI_BUILT)(
-    'svc-release verify-evidence: exit 0 on the export, 1 on a tampered one or another key, 2 on a missing file',
+    'svc-release verify-evidence: exit 0 on the export, 1 on a tampered one, one without manifest.json or another key, 2 on a missing file',
     async () => {
       const ok = cli('verify-evidence', join(dir, 'case.tar'), '--key', join(dir, 'evidence.pub'), '--tenant', f.t.tenantId, '--json');
       expect(ok.stderr).toBe('');
@@ -284,6 +287,9 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
       const bad = cli('verify-evidence', join(dir, 'changed.tar'), '--key', join(dir, 'evidence.pub'));
       expect(bad.status).toBe(1);
       expect(bad.stderr).toMatch(/^refused: EVIDENCE_INVALID: attachments\/.*does not match the manifest/);
+      const noManifest = cli('verify-evidence', join(dir, 'no-manifest.tar'), '--key', join(dir, 'evidence.pub'));
+      expect(noManifest.status).toBe(1);
+      expect(noManifest.stderr).toBe('refused: EVIDENCE_INVALID: manifest.json: missing from the archive\n');
       const other = await f.t.newTenant();
       await writeFile(join(dir, 'other.pub'), (await f.api('GET', '/api/v1/evidence-key', undefined, await f.t.loginAs('viewer', other))).body.public_key_pem);
       const wrongKey = cli('verify-evidence', join(dir, 'case.tar'), '--key', join(dir, 'other.pub'));
@@ -295,7 +301,7 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
       expect((await readFile(join(dir, 'case.tar'))).equals(archive)).toBe(true);
     },
     120_000,
-  ); // five CLI processes: slow on a loaded machine
+  ); // six CLI processes: slow on a loaded machine
 
   it('is tenant-scoped: another tenant gets 404, a viewer may export, nothing is half-exported for an unknown case', async () => {
     const other = await f.t.newTenant();

@@ -70,7 +70,7 @@ class Server {
     if (req.credential === 'bad-cookie') headers.cookie = 'svc_session=svcs_0000000000000000';
     if (req.credential === 'bad-bearer') headers.authorization = 'Bearer svck_not-a-key';
     if (req.contentType !== undefined) headers['content-type'] = req.contentType;
-    const text = req.body === undefined ? undefined : req.utf16 === true ? Buffer.from(req.body, 'utf16le') : wtf8Bytes(req.body);
+    const text = req.bytes ?? (req.body === undefined ? undefined : req.utf16 === true ? Buffer.from(req.body, 'utf16le') : wtf8Bytes(req.body));
     const body = text === undefined ? undefined : req.padding === undefined ? text : Buffer.concat([text, Buffer.alloc(req.padding, ' ')]);
     return new Promise((resolve, reject) => {
       const r = httpRequest(

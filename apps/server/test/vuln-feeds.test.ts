@@ -114,7 +114,7 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
     const body = JSON.parse(res.body);
     expect(body).toMatchObject({ entries_total: 5, added: 1, skipped: 4 });
     expect(body.skipped_detail.map((s: any) => s.entry).sort()).toEqual(['big.json', 'broken.json', 'not-osv.json', 'nul.json']);
-    expect(body.skipped_detail.find((s: any) => s.entry === 'nul.json').reason).toBe('a NUL character (U+0000): not storable text');
+    expect(body.skipped_detail.find((s: any) => s.entry === 'nul.json').reason).toBe('summary: must not contain control characters (U+0000 at index 2)');
     expect(body.skipped_detail.find((s: any) => s.entry === 'not-osv.json').reason).toMatch(/^not an OSV record: id: must match pattern/);
   });
 

@@ -1,14 +1,14 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { CliError } from '../errors.js';
-import { checkFiles, EVIDENCE_MANIFEST_TYPE, MAX_MANIFEST_BYTES, parseManifest, readArchive } from '../evidence.js';
+import { readArchive, verifyArchive } from '../evidence.js';
 import { MAX_BYTES, readText } from '../io.js';
 
 export default class VerifyEvidence extends BaseCommand {
   static override summary = 'Verify a case evidence archive offline.';
   static override description =
     'Checks that manifest.dsse.json is a DSSE envelope (svc.case-evidence.v1) signed by the given ' +
-    'Ed25519 evidence key over the bytes of manifest.json, and that every other file of the tar is ' +
+    'Ed25519 evidence key, that manifest.json is present and is its signed payload byte for byte, ' +
+    'and that every other file of the tar is ' +
     'listed in that manifest with its exact length and SHA-256, and nothing else is in the archive. ' +
     'Prints the case, the tenant, the export time and the number of files. Exit 0 verified, 1 ' +
     'refused (one line on stderr), 2 usage error.';
@@ -35,19 +35,7 @@ export default class VerifyEvidence extends BaseCommand {
     const { args, flags } = await this.parse(VerifyEvidence);
     const keyPem = await readText(flags.key, 'public key', MAX_BYTES.pem);
     const rc = await import('@svc/release-core');
-    const key = rc.parsePublicKeyPem(keyPem);
-    const contents = await readArchive(args.archive);
-    if (contents.envelope === undefined) throw new CliError('EVIDENCE_INVALID', 'manifest.dsse.json: missing from the archive');
-    // verify the signature over the raw payload bytes, then parse
-    const envelope = rc.parseEnvelope(contents.envelope, { payloadTypes: [EVIDENCE_MANIFEST_TYPE], maxBytes: MAX_MANIFEST_BYTES });
-    const verified = rc.verifyEnvelope(envelope, [key], { payloadType: EVIDENCE_MANIFEST_TYPE, algorithms: ['ed25519'] });
-    if (contents.manifest !== undefined && !Buffer.from(verified.payload).equals(contents.manifest)) {
-      throw new CliError('EVIDENCE_INVALID', 'manifest.json: differs from the signed manifest');
-    }
-    const manifest = parseManifest(verified.payload);
-    if (flags.tenant !== undefined && manifest.tenant !== flags.tenant)
-      throw new CliError('EVIDENCE_INVALID', `manifest: names tenant ${manifest.tenant}, not ${flags.tenant}`);
-    checkFiles(manifest, contents);
+    const { manifest, keyid, manifestDigest } = verifyArchive(await readArchive(args.archive), rc.parsePublicKeyPem(keyPem), { tenant: flags.tenant });
     const summary = {
       case: manifest.case.id,
       kind: manifest.case.kind,
@@ -57,8 +45,8 @@ export default class VerifyEvidence extends BaseCommand {
       exported_at: manifest.exported_at,
       exported_by: manifest.exported_by,
       files: manifest.files.length,
-      keyid: verified.keyid,
-      manifest_digest: rc.sha256Digest(verified.payload),
+      keyid,
+      manifest_digest: manifestDigest,
     };
     if (flags.json) {
       this.outJson(summary);

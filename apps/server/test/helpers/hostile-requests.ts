@@ -6,11 +6,14 @@
  * one request per parameter and per body field with that one field made hostile (NUL, a
  * lone surrogate, an oversized string, a number beyond bigint, -1, the wrong JSON
  * type) and the body-level cases (invalid JSON, wrong content type, utf-16, deep nesting,
- * a body past the limit, every kind of broken multipart).
+ * a body past the limit, every kind of broken multipart); for a document body (SBOM, VEX,
+ * OSV archive, KEV catalog), a valid document with one stored field hostile
+ * (hostile-documents.ts).
  *
  * The document does not describe multipart fields, so their names come from MULTIPART_FIELDS.
  */
 import fc from 'fast-check';
+import { hostileDocument, hostileDocumentExamples, KEV_ROUTE } from './hostile-documents.js';
 import { CONTROL_CHARACTERS, deepJson, hostileJson, hostileString, numberLiteral, percentEncode, RawJson, writeJson, type Json } from './hostile-values.js';
 
 export interface Schema {
@@ -63,6 +66,8 @@ export interface HostileRequest {
   contentType?: string;
   /** The body text; lone surrogates are sent as WTF-8 bytes, or UTF-16LE with `utf16`. */
   body?: string;
+  /** A binary body (an archive), sent as is instead of `body`. */
+  bytes?: Buffer;
   utf16?: boolean;
   /** Spaces appended to the body (JSON allows them): a body past the 1 MiB limit stays readable here. */
   padding?: number;
@@ -212,6 +217,7 @@ function queryString(params: Param[], pool: Pool): fc.Arbitrary<string> {
 interface Body {
   contentType?: string;
   body?: string;
+  bytes?: Buffer;
   utf16?: boolean;
   padding?: number;
 }
@@ -269,7 +275,7 @@ function jsonBody(schema: Schema, pool: Pool): fc.Arbitrary<Body> {
 
 const SBOM_KEYS = ['bomFormat', 'specVersion', 'components', 'vulnerabilities', 'ratings', 'severity', 'spdxVersion', 'SPDXID', 'name', 'packages'];
 
-function documentBody(types: string[]): fc.Arbitrary<Body> {
+function documentBody(types: string[], template: string): fc.Arbitrary<Body> {
   const leaf = fc.oneof(hostileJson, fc.constantFrom('CycloneDX', '1.5', 'SPDX-2.3', 'SPDXRef-DOCUMENT', 'critical', 'high'));
   const tree = fc.letrec<{ node: Json }>((tie) => ({
     node: fc.oneof(
@@ -279,7 +285,10 @@ function documentBody(types: string[]): fc.Arbitrary<Body> {
       fc.dictionary(fc.constantFrom(...SBOM_KEYS), tie('node'), { maxKeys: 5 }),
     ),
   })).node;
+  // a valid document with hostile text in a stored field: random trees never pass the schemas
+  const valid = hostileDocument(types, template);
   return fc.oneof(
+    { weight: valid === undefined ? 0 : 8, arbitrary: valid ?? fc.constant({}) },
     { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...types), tree).map(([contentType, v]) => ({ contentType, body: writeJson(v) })) },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...types), fc.constantFrom(...MALFORMED_JSON)).map(([contentType, body]) => ({ contentType, body })) },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...WRONG_TYPES), tree).map(([contentType, v]) => ({ contentType, body: writeJson(v) })) },
@@ -354,12 +363,15 @@ function multipartBody(pool: Pool): fc.Arbitrary<Body> {
 
 function bodyOf(op: Operation, pool: Pool): fc.Arbitrary<Body> {
   switch (op.body?.kind) {
-    case 'json':
-      return jsonBody(op.body.schema, pool);
+    case 'json': {
+      const catalog = hostileDocument(['application/json'], op.template);
+      const json = jsonBody(op.body.schema, pool);
+      return catalog === undefined ? json : fc.oneof(json, catalog);
+    }
     case 'multipart':
       return multipartBody(pool);
     case 'document':
-      return documentBody(op.body.types);
+      return documentBody(op.body.types, op.template);
     default:
       return fc.oneof({ weight: 6, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: jsonBody({ type: 'object' }, pool) });
   }
@@ -440,7 +452,10 @@ export function fieldExamples(op: Operation, pool: Pool, seed: number): HostileR
   if (op.body?.kind === 'multipart') {
     for (const m of brokenMultiparts(pool)) out.push(request(basePath, '', renderMultipart(m)));
   }
+  if (op.body?.kind === 'json' && op.template === KEV_ROUTE)
+    for (const body of hostileDocumentExamples(['application/json'], op.template)) out.push(request(basePath, '', body));
   if (op.body?.kind === 'document') {
+    for (const body of hostileDocumentExamples(op.body.types, op.template)) out.push(request(basePath, '', body));
     const type = op.body.types[0]!;
     for (const body of ['{', '{"bomFormat":"CycloneDX\\u0000","specVersion":"1.5"}', '{"spdxVersion":"SPDX-2.3","SPDXID":"\\ud800"}'])
       out.push(request(basePath, '', { contentType: type, body }));

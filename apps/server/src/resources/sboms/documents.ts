@@ -8,6 +8,7 @@
  */
 import { PackageURL } from 'packageurl-js';
 import { ServerError } from '../../errors/server-error.js';
+import { identifierProblem, parseJsonDocument } from '../../input-text.js';
 import { validateAgainst } from '../json-schemas.js';
 import { parsePurl } from '../vulnerabilities/ecosystems.js';
 
@@ -46,19 +47,6 @@ export interface ParsedSbom {
 
 const invalid = (message: string) => new ServerError('SBOM_INVALID', message);
 
-/** Parses and validates bytes; reads the JSON once, refuses over the caps before any schema work. */
-export function parseJsonDocument(bytes: Uint8Array, maxBytes: number, fail: (message: string) => ServerError): Record<string, unknown> {
-  if (bytes.length > maxBytes) throw fail(`body: larger than ${maxBytes} bytes`);
-  let doc: unknown;
-  try {
-    doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    throw fail('body: not UTF-8 JSON');
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw fail('body: must be a JSON object');
-  return doc as Record<string, unknown>;
-}
-
 /** Validates the SBOM bytes for the declared content type and reads its components. */
 export function parseSbom(contentType: string, bytes: Uint8Array): ParsedSbom {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
@@ -83,6 +71,8 @@ function indexEntry(
     throw invalid(`${at}: not a package URL (${(e as Error).message})`);
   }
   purl = parsed.purl;
+  const long = identifierProblem(purl) ?? identifierProblem(parsed.identity.key);
+  if (long !== undefined) throw invalid(`${at}: package URL ${long}`);
   return {
     ordinal,
     purl,

@@ -9,8 +9,9 @@
  * one naming none applies to every component of the artifact. Pure.
  */
 import { ServerError } from '../../errors/server-error.js';
+import { identifierProblem, parseJsonDocument } from '../../input-text.js';
 import { validateAgainst } from '../json-schemas.js';
-import { CYCLONEDX_TYPE, CYCLONEDX_VERSIONS, parseJsonDocument } from '../sboms/documents.js';
+import { CYCLONEDX_TYPE, CYCLONEDX_VERSIONS } from '../sboms/documents.js';
 import { parsePurl } from '../vulnerabilities/ecosystems.js';
 
 export const OPENVEX_TYPE = 'application/openvex+json';
@@ -40,11 +41,22 @@ const CDX_STATE: Record<string, VexStatus> = {
 };
 
 function canonicalPurl(raw: string, at: string): string {
+  let purl: string;
   try {
-    return parsePurl(raw).purl;
+    purl = parsePurl(raw).purl;
   } catch (e) {
     throw invalid(`${at}: not a package URL (${(e as Error).message})`);
   }
+  const long = identifierProblem(purl);
+  if (long !== undefined) throw invalid(`${at}: package URL ${long}`);
+  return purl;
+}
+
+/** A statement's vulnerability id, which the statements index holds. */
+function vulnId(raw: string, at: string): string {
+  const long = identifierProblem(raw);
+  if (long !== undefined) throw invalid(`${at}: ${long}`);
+  return raw;
 }
 
 function time(raw: unknown, fallback: Date): Date {
@@ -95,7 +107,7 @@ function cyclonedxStatements(o: Record<string, unknown>, now: Date): ParsedState
     const status = CDX_STATE[state]!;
     const when = time(v.analysis?.lastUpdated ?? v.analysis?.firstIssued ?? v.updated, docTime);
     const base = {
-      vuln_id: v.id,
+      vuln_id: vulnId(v.id, `${at}.id`),
       status,
       justification: v.analysis?.justification ?? null,
       impact_statement: v.analysis?.detail ?? null,
@@ -138,7 +150,7 @@ function openvexStatements(o: Record<string, unknown>, now: Date): ParsedStateme
     if (s.status === 'not_affected' && !s.justification && !s.impact_statement)
       throw invalid(`${at}.justification: a not_affected statement needs a justification or an impact_statement`);
     const base = {
-      vuln_id: s.vulnerability.name,
+      vuln_id: vulnId(s.vulnerability.name, `${at}.vulnerability.name`),
       status: s.status,
       justification: s.justification ?? null,
       impact_statement: s.impact_statement ?? null,

@@ -3,8 +3,8 @@
  * entries keyed by CVE. Pure.
  */
 import { ServerError } from '../../errors/server-error.js';
+import { parseJsonDocument } from '../../input-text.js';
 import { validateAgainst } from '../json-schemas.js';
-import { parseJsonDocument } from '../sboms/documents.js';
 import { FEED_LIMITS } from './limits.js';
 
 export interface KevEntry {

@@ -7,6 +7,7 @@
  * read) is stored as written and named with its reason, for the import to count.
  * Pure.
  */
+import { identifierProblem, parseJsonDocument } from '../../input-text.js';
 import { validateAgainst } from '../json-schemas.js';
 import { osvPackageIdentity } from '../vulnerabilities/ecosystems.js';
 import type { RangeSkip } from '../../store/vuln-tables.js';
@@ -57,26 +58,18 @@ interface RawRecord {
   affected?: { package?: { ecosystem: string; name: string; purl?: string }; ranges?: OsvRange[]; versions?: string[] }[] | null;
 }
 
-/** Whether any string (or key) of a parsed JSON value holds U+0000, which PostgreSQL text and jsonb refuse. */
-function hasNul(v: unknown): boolean {
-  if (typeof v === 'string') return v.includes('\0');
-  if (Array.isArray(v)) return v.some(hasNul);
-  if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\0') || hasNul(x));
-  return false;
-}
-
 /** Reads a record's bytes: the advisory, or the reason it is skipped. */
 export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
-  let doc: unknown;
+  let doc: Record<string, unknown>;
   try {
-    doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    return { skip: 'not UTF-8 JSON' };
+    // the text rule of every stored string (input-text.ts), named by the record's field path
+    doc = parseJsonDocument(bytes, FEED_LIMITS.maxRecordBytes, (m) => new Error(m.replace(/^body: /, '')));
+  } catch (e) {
+    return { skip: (e as Error).message };
   }
-  if (hasNul(doc)) return { skip: 'a NUL character (U+0000): not storable text' };
   const problem = validateAgainst('osv', doc);
   if (problem !== undefined) return { skip: `not an OSV record: ${problem}` };
-  const r = doc as RawRecord;
+  const r = doc as unknown as RawRecord;
   const affectedRaw = r.affected ?? [];
   if (affectedRaw.length > FEED_LIMITS.maxAffected) return { skip: `affected: more than ${FEED_LIMITS.maxAffected} entries` };
   const affected: StoredAffected[] = [];
@@ -86,6 +79,8 @@ export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
     if (!a.package) continue;
     if ((a.versions?.length ?? 0) > FEED_LIMITS.maxVersions) return { skip: `affected.versions: more than ${FEED_LIMITS.maxVersions} versions` };
     const id = osvPackageIdentity(a.package);
+    const longKey = identifierProblem(id.key);
+    if (longKey !== undefined) return { skip: `affected[${affectedRaw.indexOf(a)}].package.name: ${longKey}` };
     const entry: StoredAffected = {
       key: id.key,
       ecosystem: id.ecosystem,
@@ -98,6 +93,10 @@ export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
     for (const p of rangeProblems(entry)) rangeSkips.push({ record: r.id, package: `${a.package.ecosystem}|${a.package.name}`, ...p });
   }
   const aliases = [...new Set((r.aliases ?? []).filter((x) => x !== r.id))];
+  for (const [field, value] of [['id', r.id], ...aliases.map((a) => ['aliases', a])] as const) {
+    const long = identifierProblem(value);
+    if (long !== undefined) return { skip: `${field}: ${long}` };
+  }
   const date = (s: string | undefined) => (s === undefined ? null : new Date(s));
   const summary = (r.summary ?? r.details ?? '').trim();
   return {
