@@ -66,7 +66,9 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
       const pem = await readFile(join(dir, `${role}.pem`), 'utf8');
       expect(root.signed.roles[role]?.keyIDs, role).toEqual([specKeyId(pem)]);
       expect(root.signed.keys[specKeyId(pem)]?.keyVal, role).toEqual({ public: rawEd25519Hex(pem) });
-      const md = JSON.parse((await f.repo.getMetadata(f.tenantId, `1.${role}.json`)).bytes.toString('utf8')) as { signatures: { keyid: string }[] };
+      const md = JSON.parse((await f.repo.getMetadata(f.tenantId, role === 'timestamp' ? 'timestamp.json' : `1.${role}.json`)).bytes.toString('utf8')) as {
+        signatures: { keyid: string }[];
+      };
       expect(
         md.signatures.map((sig) => sig.keyid),
         role,
