@@ -49,6 +49,8 @@ async function main(): Promise<void> {
   const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
   // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
   await signingRepo.ensureTenantRepo(tenantId);
+  // contracts §1: TUF metadata names keys by TUF key ids; older repositories move by a root rotation.
+  const keyIds = await signingRepo.upgradeKeyIds();
   const consoleDir = builtConsoleDir();
   // the device channel's remembered authentications, also cleared by a decommission through this process's REST API
   const deviceCredentials = await DeviceCredentialCache.open(store.listen);
@@ -64,6 +66,8 @@ async function main(): Promise<void> {
   });
   if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
+  for (const r of keyIds.rotated) app.log.info({ tenant: r.tenantId, root_version: r.rootVersion }, 'TUF root rotated to TUF key ids');
+  for (const p of keyIds.pending) app.log.warn({ tenant: p.tenantId, err: p.error }, 'TUF repository still names keys by sha256: ids');
   if (store.driver === 'pglite') {
     // PGlite keeps no table statistics across restarts and has no autovacuum: start clean.
     const t0 = performance.now();

@@ -14,6 +14,7 @@ import { generateSigningKey } from '../src/signing-repo/index.js';
 import { buildTimestamp, encodeMetadata } from '../src/signing-repo/metadata.js';
 import { tufExpires } from '../src/signing-repo/expiry.js';
 import { FsBlobStore } from '../src/blobs/index.js';
+import { specKeyId } from './helpers/legacy-tuf-repo.js';
 import { availableDrivers } from './helpers/store.js';
 import { createRepoFixture, serveRepo, type RepoFixture } from './signing-repo.fixture.js';
 
@@ -102,7 +103,7 @@ describe.each(availableDrivers())('tuf-js client against the signing repository 
     await u.refresh();
     expect(await trustedVersion(dev.metadataDir, 'root')).toBe(3);
     const trusted = JSON.parse(await readFile(join(dev.metadataDir, 'root.json'), 'utf8'));
-    expect(trusted.signed.roles.root.keyids).toEqual([last.keyId]);
+    expect(trusted.signed.roles.root.keyids).toEqual([specKeyId(last.pem)]);
     expect(await u.getTargetInfo('b.bin')).toBeDefined();
   });
 

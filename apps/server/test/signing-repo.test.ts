@@ -1,9 +1,10 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Metadata, MetadataKind, type Root } from '@tufjs/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningRepoError, generateSigningKey, type SigningRepository } from '../src/signing-repo/index.js';
+import { rawEd25519Hex, specKeyId } from './helpers/legacy-tuf-repo.js';
 import { availableDrivers } from './helpers/store.js';
 import { createRepoFixture, type RepoFixture } from './signing-repo.fixture.js';
 
@@ -60,7 +61,19 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
     const root = await rootOf(f.repo, f.tenantId);
     expect(root.signed.consistentSnapshot).toBe(true);
     root.verifyDelegate('root', root); // self-signed by its root key
-    for (const role of ['targets', 'snapshot', 'timestamp']) expect(root.signed.roles[role]?.keyIDs[0]).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // TUF specification key ids (contracts §1), computed here from the key files alone.
+    for (const role of ['root', 'targets', 'snapshot', 'timestamp'] as const) {
+      const pem = await readFile(join(dir, `${role}.pem`), 'utf8');
+      expect(root.signed.roles[role]?.keyIDs, role).toEqual([specKeyId(pem)]);
+      expect(root.signed.keys[specKeyId(pem)]?.keyVal, role).toEqual({ public: rawEd25519Hex(pem) });
+      const md = JSON.parse((await f.repo.getMetadata(f.tenantId, role === 'timestamp' ? 'timestamp.json' : `1.${role}.json`)).bytes.toString('utf8')) as {
+        signatures: { keyid: string }[];
+      };
+      expect(
+        md.signatures.map((sig) => sig.keyid),
+        role,
+      ).toEqual([specKeyId(pem)]);
+    }
     // Expiry periods: root one year from now.
     expect(Date.parse(root.signed.expires) - f.clock.now.getTime()).toBeGreaterThan(364 * DAY);
   });
@@ -72,7 +85,7 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
     expect(await versions(f, tenant)).toEqual({ root: 1, targets: 1, snapshot: 1, timestamp: 1 });
     const root = await rootOf(f.repo, tenant);
     const key = await f.repo.keys.load(tenant, 'timestamp');
-    expect(root.signed.roles['timestamp']?.keyIDs).toEqual([key?.keyId]);
+    expect(root.signed.roles['timestamp']?.keyIDs).toEqual([specKeyId(key!.pem)]);
   });
 
   it('publishes targets: bumps targets, snapshot and timestamp in one step, signed by the root-named keys', async () => {
@@ -238,7 +251,7 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
     expect(v2.signed.version).toBe(2);
     v1.verifyDelegate('root', v2); // old keys signed it
     v2.verifyDelegate('root', v2); // and the new ones
-    expect(v2.signed.roles['root']?.keyIDs).toEqual([fresh.keyId]);
+    expect(v2.signed.roles['root']?.keyIDs).toEqual([specKeyId(fresh.pem)]);
     // The new key stays offline: the server holds no root key.
     await expectRepoError(f.repo.exportRootKey(tenant), 'ROOT_KEY_UNAVAILABLE');
     // Publishing keeps working with the unchanged online keys.

@@ -19,6 +19,7 @@ export type { Digest } from './digest.js';
 export { decodePem, encodePem } from './keys/pem.js';
 export type { KeyAlgorithm, PublicKey, PrivateKey } from './keys/types.js';
 export { parsePublicKeyPem, parsePrivateKeyPem, publicKeyFromSpkiDer, privateKeyFromPkcs8Der, keyIdOf, generateKeyPair } from './keys/keys.js';
+export { tufKeyId } from './keys/tuf-key-id.js';
 
 // DSSE
 export { pae } from './dsse/pae.js';

@@ -58,6 +58,7 @@ describe('@svc/release-core exports', () => {
         'signRelease',
         'targetPolicyDigest',
         'transactionMembers',
+        'tufKeyId',
         'validateReceiptPayload',
         'validateReleasePayload',
         'checkHealthPolicy',

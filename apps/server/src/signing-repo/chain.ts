@@ -1,7 +1,7 @@
 import type { Metadata, Root, TargetFile } from '@tufjs/models';
 import { SigningRepoError } from './errors.js';
 import { tufExpires } from './expiry.js';
-import type { KeyStore, SigningKey } from './keys.js';
+import { keyAsNamedBy, type KeyStore, type SigningKey } from './keys.js';
 import { buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata } from './metadata.js';
 import { insertMetadata, latestMetadata, touchRepo, type MetadataRow, type RepoTx } from './repo-db.js';
 
@@ -10,7 +10,8 @@ export type OnlineKeys = Record<'targets' | 'snapshot' | 'timestamp', SigningKey
 /**
  * Loads the online keys and checks each is the key the current root names for its
  * role: a process whose keys directory is not the shared one must fail loudly
- * rather than publish metadata devices would reject.
+ * rather than publish metadata devices would reject. Each key signs under the id root
+ * names it by (keyAsNamedBy).
  */
 export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Metadata<Root>): Promise<OnlineKeys> {
   const out: Partial<OnlineKeys> = {};
@@ -22,10 +23,11 @@ export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Met
         `${role} key of tenant ${tenantId} is missing under ${keys.root}; server processes must share SVC_DATA_DIR/keys`,
       );
     }
-    if (!root.signed.roles[role]?.keyIDs.includes(key.keyId)) {
+    const named = keyAsNamedBy(root.signed, key);
+    if (!named || !root.signed.roles[role]?.keyIDs.includes(named.keyId)) {
       throw new SigningRepoError('KEY_MISMATCH', `${role} key file of tenant ${tenantId} is not the key root version ${root.signed.version} names`);
     }
-    out[role] = key;
+    out[role] = named;
   }
   return out as OnlineKeys;
 }

@@ -16,7 +16,8 @@
  *   await repo.refreshIfDue(tenantId, now); await repo.refreshAllDue(now)   // the refresh job (hourly is plenty)
  *   await repo.exportRootKey(tenantId); await repo.deleteRootKey(tenantId); // offline root custody
  *   await repo.rotateRoot(tenantId, { newRootKeyPems?, signWith?, threshold? })
- *   app.register(signingRepoRoutes, { repo, permission, authorizeTenant })   // GET /tuf/{tenant}/metadata|targets/...
+ *   await repo.upgradeKeyIds();                                     // server start: sha256: key ids -> TUF key ids by root rotation
+ *   app.register(signingRepoRoutes, { repo, permission, authorizeTenant })   // GET /tuf/{tenant}/metadata|targets/... (the app: /api/v1/tuf/...)
  *
  * Errors: SigningRepoError (codes in errors.ts) and BlobError (../blobs/errors.ts).
  * Tables: SigningRepoTables (tables.ts), migration store/migrations/0005_signing_repo.ts.
@@ -28,6 +29,7 @@ export type { PublishHooks } from './context.js';
 export type { PublishOptions, PublishResult } from './publish.js';
 export type { RefreshResult } from './refresh.js';
 export type { RotateRootOptions } from './root-rotation.js';
+export type { KeyIdUpgradeResult } from './key-id-upgrade.js';
 export type { RepoFile, MetadataFile } from './repo-files.js';
 export type { TargetEntry, TargetInfo } from './target-entry.js';
 export type { SigningRepoTables } from './tables.js';

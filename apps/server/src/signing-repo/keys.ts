@@ -1,16 +1,22 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { keyIdOf } from '@svc/release-core';
-import { Key, Signature } from '@tufjs/models';
+import { keyIdOf, tufKeyId } from '@svc/release-core';
+import { Key, Signature, type Root } from '@tufjs/models';
 import { SigningRepoError } from './errors.js';
 import type { TufRole } from './expiry.js';
 import { assertTenantId } from './tenant-id.js';
 
 /** An Ed25519 signing key with its TUF public form. */
 export interface SigningKey {
-  /** contracts §1: `sha256:` + hex SHA-256 of the SPKI DER (the same key id rule as release keys). */
+  /**
+   * contracts §1: the key id inside TUF metadata, the TUF specification's (release-core
+   * `tufKeyId`): what root names the key by and what its signatures carry.
+   */
   keyId: string;
+  /** contracts §1: `sha256:` + hex SHA-256 of the SPKI DER, the id outside TUF metadata. */
+  spkiKeyId: string;
+  /** The key as root lists it, under `keyId`. */
   tufKey: Key;
   privateKey: KeyObject;
   /** PKCS#8 PEM (contracts §1). */
@@ -41,15 +47,29 @@ export function signingKeyFromPem(pem: unknown, field = 'key'): SigningKey {
 
 function signingKeyFromObject(privateKey: KeyObject): SigningKey {
   const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
-  const keyId = keyIdOf(spki);
   // An Ed25519 SPKI is a fixed 12-byte prefix followed by the 32-byte public key.
-  const raw = spki.subarray(spki.length - 32);
-  const tufKey = new Key({ keyID: keyId, keyType: 'ed25519', scheme: 'ed25519', keyVal: { public: raw.toString('hex') } });
+  const keyVal = { public: spki.subarray(spki.length - 32).toString('hex') };
+  const keyId = tufKeyId('ed25519', 'ed25519', keyVal);
+  const tufKey = new Key({ keyID: keyId, keyType: 'ed25519', scheme: 'ed25519', keyVal });
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-  return { keyId, tufKey, privateKey, pem };
+  return { keyId, spkiKeyId: keyIdOf(spki), tufKey, privateKey, pem };
 }
 
-/** The signer callback @tufjs/models' Metadata.sign expects (hex Ed25519 signature). */
+/**
+ * The key as `root` names it: under its TUF key id, or under its `sha256:` + SPKI id in a
+ * repository whose root still uses that form (until the key id rotation, key-id-upgrade.ts).
+ * The returned key signs under that id. Undefined when root lists neither id with this
+ * public key.
+ */
+export function keyAsNamedBy(root: Root, key: SigningKey): SigningKey | undefined {
+  for (const id of [key.keyId, key.spkiKeyId]) {
+    const listed = root.keys[id];
+    if (listed?.keyType === 'ed25519' && listed.keyVal['public'] === key.tufKey.keyVal['public']) return id === key.keyId ? key : { ...key, keyId: id };
+  }
+  return undefined;
+}
+
+/** The signer callback @tufjs/models' Metadata.sign expects (hex Ed25519 signature), under `key.keyId`. */
 export function tufSigner(key: SigningKey): (data: Buffer) => Signature {
   return (data) => new Signature({ keyID: key.keyId, sig: sign(null, data, key.privateKey).toString('hex') });
 }

@@ -6,6 +6,7 @@ import type { BlobPutOptions, BlobStore, ByteRangeRequest } from '../blobs/index
 import { FsBlobStore } from '../blobs/index.js';
 import type { PublishHooks, RepoContext } from './context.js';
 import { SigningRepoError } from './errors.js';
+import { upgradeAllKeyIds, type KeyIdUpgradeResult } from './key-id-upgrade.js';
 import { KeyStore } from './keys.js';
 import { buildRoot, buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata, signWith } from './metadata.js';
 import { publishTargets, type PublishOptions, type PublishResult } from './publish.js';
@@ -158,6 +159,15 @@ export class SigningRepository {
   /** Deletes the server-held root key (after export); returns false when it was already gone. */
   deleteRootKey(tenantId: string): Promise<boolean> {
     return this.keys.remove(assertTenantId(tenantId), 'root');
+  }
+
+  /**
+   * Moves every repository whose root still names keys by `sha256:` + SPKI ids to TUF key
+   * ids through a root rotation (key-id-upgrade.ts); the server runs it at start. Safe in
+   * several processes at once, a no-op for repositories already on TUF key ids.
+   */
+  upgradeKeyIds(): Promise<KeyIdUpgradeResult> {
+    return upgradeAllKeyIds(this.#ctx);
   }
 
   /** Root N+1 signed by old and new root keys; see root-rotation.ts. */

@@ -1,10 +1,12 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Metadata, Root } from '@tufjs/models';
 import type { RepoContext } from './context.js';
-import { loadOnlineKeys, mustLatest } from './chain.js';
+import { bumpChain, loadOnlineKeys, mustLatest } from './chain.js';
 import { SigningRepoError } from './errors.js';
 import { tufExpires } from './expiry.js';
-import { generateSigningKey, signingKeyFromPem, type SigningKey } from './keys.js';
+import { generateSigningKey, keyAsNamedBy, signingKeyFromPem, type SigningKey } from './keys.js';
 import { buildRoot, decodeRoot, encodeMetadata, signWith } from './metadata.js';
-import { insertMetadata, lockRepo, touchRepo } from './repo-db.js';
+import { insertMetadata, lockRepo, touchRepo, type RepoTx } from './repo-db.js';
 
 export interface RotateRootOptions {
   /**
@@ -50,19 +52,7 @@ export async function rotateRoot(ctx: RepoContext, tenantId: string, opts: Rotat
     const current = decodeRoot((await mustLatest(trx, tenantId, 'root')).bytes);
     const online = await loadOnlineKeys(ctx.keys, tenantId, current);
     const next = buildRoot({ version: current.signed.version + 1, now, rootKeys: newKeys, rootThreshold: threshold, online });
-    const signers = new Map<string, SigningKey>();
-    for (const k of [...oldKeys, ...newKeys]) signers.set(k.keyId, k);
-    signWith(next, [...signers.values()]);
-    try {
-      // TUF 5.3.4: signed by a threshold of the trusted root's keys
-      current.verifyDelegate('root', next);
-    } catch (e) {
-      throw new SigningRepoError('ROOT_SIGNATURE_INSUFFICIENT', `signWith does not meet the threshold of root version ${current.signed.version}`, { cause: e });
-    }
-    // TUF 5.3.5: and by a threshold of its own keys
-    next.verifyDelegate('root', next);
-    await insertMetadata(trx, tenantId, 'root', next.signed.version, encodeMetadata(next), tufExpires(now, 'root'));
-    await touchRepo(trx, tenantId);
+    await commitNextRoot(ctx, trx, tenantId, now, current, next, [...oldKeys, ...newKeys]);
     return next.signed.version;
   });
 
@@ -71,6 +61,55 @@ export async function rotateRoot(ctx: RepoContext, tenantId: string, opts: Rotat
   if (keep && single) await ctx.keys.replace(tenantId, 'root', single);
   else await ctx.keys.remove(tenantId, 'root');
   return { version };
+}
+
+/**
+ * Signs root `next` with every key of `signers` under the id `current` names it by (what a
+ * client trusting `current` looks up) and under the id `next` names it by, checks both
+ * thresholds, and inserts it inside the caller's locked transaction. When `next` names an
+ * online role's keys by other ids than `current` (the key id rotation), targets, snapshot
+ * and timestamp are re-issued in the same transaction, signed under the new ids.
+ */
+export async function commitNextRoot(
+  ctx: RepoContext,
+  trx: RepoTx,
+  tenantId: string,
+  now: Date,
+  current: Metadata<Root>,
+  next: Metadata<Root>,
+  signers: SigningKey[],
+): Promise<void> {
+  const byId = new Map<string, SigningKey>();
+  for (const key of signers) {
+    for (const named of [keyAsNamedBy(current.signed, key), keyAsNamedBy(next.signed, key)]) if (named) byId.set(named.keyId, named);
+  }
+  signWith(next, [...byId.values()]);
+  try {
+    // TUF 5.3.4: signed by a threshold of the trusted root's keys
+    current.verifyDelegate('root', next);
+  } catch (e) {
+    throw new SigningRepoError(
+      'ROOT_SIGNATURE_INSUFFICIENT',
+      `the root keys signing (signWith, default the server-held root key) do not meet the threshold of root version ${current.signed.version}`,
+      { cause: e },
+    );
+  }
+  try {
+    // TUF 5.3.5: and by a threshold of its own keys
+    next.verifyDelegate('root', next);
+  } catch (e) {
+    throw new SigningRepoError(
+      'ROOT_SIGNATURE_INSUFFICIENT',
+      `the root keys signing do not meet the threshold of the new root version ${next.signed.version}`,
+      { cause: e },
+    );
+  }
+  await insertMetadata(trx, tenantId, 'root', next.signed.version, encodeMetadata(next), tufExpires(now, 'root'));
+  const renamed = (['targets', 'snapshot', 'timestamp'] as const).some(
+    (role) => !isDeepStrictEqual(current.signed.roles[role]?.keyIDs, next.signed.roles[role]?.keyIDs),
+  );
+  if (renamed) await bumpChain(trx, tenantId, now, await loadOnlineKeys(ctx.keys, tenantId, next), { resignTargets: true, resignSnapshot: true });
+  await touchRepo(trx, tenantId);
 }
 
 function parseKeys(pems: unknown, field: string): SigningKey[] {
