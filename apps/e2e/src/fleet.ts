@@ -163,7 +163,7 @@ export class Fleet {
    * change, so a large fleet on a busy machine is waited for as long as devices keep reporting.
    */
   waitSettled(txId: string, idleMs = 60_000): Promise<TransactionView> {
-    return waitForProgress(
+    return waitForProgress<TransactionView>(
       `transaction ${txId} to settle`,
       async () => {
         const tx = await this.api.get<TransactionView>(`/release-transactions/${txId}`);

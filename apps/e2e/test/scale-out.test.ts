@@ -53,7 +53,7 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
     const token = await fleet.api.enrollToken('scale-out', N);
     sim = await startSim({ deviceAddr: lb!.addr, serverCaFile: fleet.server.serverCaFile, token, devices: N, intervalS: 1, concurrency: 8 });
     expect(sim.events()[0]).toMatchObject({ event: 'enrolled', devices: N, errors: 0 });
-    await waitForProgress(
+    await waitForProgress<number>(
       `${N} devices online`,
       async () => {
         const online = (await fleet.api.get<{ counts: { online: number } }>('/devices?limit=1')).counts.online;
@@ -63,7 +63,7 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
       500,
     );
     // every device holds its own mTLS connection, and every process holds a share of them
-    const spread = await waitForProgress(
+    const spread = await waitForProgress<Awaited<ReturnType<Balancer['stats']>>>(
       `${N} device connections through HAProxy`,
       async () => {
         const s = await lb!.stats();
@@ -121,7 +121,7 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
     ]);
 
     // the killed process's devices came back through the others: every device checked in since
-    await waitForProgress(
+    await waitForProgress<number>(
       'every device to check in after the kill',
       () => {
         const seen = Number(psql(`SELECT count(*) FROM "${schema.schema}".devices WHERE last_seen > '${killedAt.toISOString()}'`));
