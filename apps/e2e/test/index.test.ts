@@ -28,6 +28,7 @@ describe('@svc/e2e public surface', () => {
         'startSim',
         'svcRelease',
         'waitFor',
+        'waitForProgress',
       ].sort(),
     );
   });
