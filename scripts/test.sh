@@ -6,9 +6,9 @@
 # failure fails the run.
 #
 # The suite is scheduled for a 2-core machine (docs/development.md, "The test run"): the light
-# packages first, two at a time; then the server, the end-to-end tests and the console one
-# after another, each alone, filling the cores with its own workers and processes. Arguments
-# (e.g. --filter=@svc/agent) run one turbo invocation with them instead.
+# packages first, two at a time; then the server alone (its workers fill both cores); then the
+# end-to-end tests beside the console's (each runs one file at a time and keeps about half the
+# machine busy). Arguments (e.g. --filter=@svc/agent) run one turbo invocation with them instead.
 set -u
 cd "$(dirname "$0")/.."
 export TURBO_TELEMETRY_DISABLED=1
@@ -27,9 +27,8 @@ if [ "$#" -gt 0 ]; then
   tests --concurrency=1 "$@" || rc=1
 else
   tests --concurrency=2 --filter=@svc/release-core --filter=@svc/device-proto --filter=@svc/cli --filter=@svc/agent || rc=1
-  for heavy in @svc/server @svc/e2e @svc/console; do
-    tests --concurrency=1 --filter="$heavy" || rc=1
-  done
+  tests --concurrency=1 --filter=@svc/server || rc=1
+  tests --concurrency=2 --filter=@svc/e2e --filter=@svc/console || rc=1
 fi
 node scripts/test-summary.mjs || rc=1
 [ "$lint" -eq 0 ] || rc=1
