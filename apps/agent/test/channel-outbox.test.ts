@@ -10,6 +10,7 @@ import { buildCsr } from '../src/channel/csr.js';
 import { generateIdentityKey, importIdentityKey, loadIdentity, saveIdentity } from '../src/channel/identity.js';
 import { uploadOutbox } from '../src/channel/outbox-uploader.js';
 import { parseSimArgs } from '../src/sim/args.js';
+import { simFailure } from '../src/sim/main.js';
 import { Outbox } from '../src/transaction/outbox.js';
 import { x509 } from '../src/channel/x509.js';
 
@@ -150,5 +151,23 @@ describe('simulator flags', () => {
     expect(parseSimArgs(['--token', 't'], {}).maxInFlight).toBe(64);
     expect(parseSimArgs(['--token', 't', '--max-in-flight', '8'], {}).maxInFlight).toBe(8);
     expect(() => parseSimArgs(['--max-in-flight', '0', '--token', 't'], {})).toThrow(/^--max-in-flight: must be an integer 1\.\.100000/);
+    expect(parseSimArgs(['--token', 't'], {}).maxErrors).toBe(0);
+    expect(parseSimArgs(['--token', 't', '--max-errors', '50'], {}).maxErrors).toBe(50);
+    expect(() => parseSimArgs(['--max-errors', '1.5', '--token', 't'], {})).toThrow(/^--max-errors: must be an integer 0\.\./);
+  });
+
+  it('fails the run when fewer devices enrolled than asked for, or more calls failed than --max-errors', () => {
+    const args = parseSimArgs(['--token', 't', '--devices', '3', '--max-errors', '2'], {});
+    const run = { pings: 0, checkIns: 9, receipts: 0, duplicates: 0, errors: 0, skipped: 0, enrolled: 3 };
+    expect(simFailure(args, run)).toBeUndefined();
+    expect(simFailure(args, { ...run, errors: 2, lastError: 'x' })).toBeUndefined();
+    expect(simFailure(args, { ...run, errors: 3, lastError: 'sim-000001: 14 UNAVAILABLE' })).toBe(
+      '3 errors (--max-errors 2; last error: sim-000001: 14 UNAVAILABLE)',
+    );
+    // an enrollment failure is never tolerated
+    expect(simFailure(args, { ...run, enrolled: 2, errors: 1, lastError: 'enroll sim-000002: 16 UNAUTHENTICATED' })).toBe(
+      'enrolled 2 of 3 devices (last error: enroll sim-000002: 16 UNAUTHENTICATED)',
+    );
+    expect(simFailure(args, { ...run, enrolled: 0 })).toBe('enrolled 0 of 3 devices (stopped before every enrollment was attempted)');
   });
 });

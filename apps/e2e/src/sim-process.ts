@@ -20,6 +20,11 @@ export interface SimOptions {
   concurrency?: number;
   /** --stats-every (seconds between `stats` lines); default 1. */
   statsEveryS?: number;
+  /**
+   * --max-errors: failed device calls the run tolerates; default 0, so `stop()` fails on any
+   * error. A scenario that makes calls fail on purpose (a server killed mid-run) raises it.
+   */
+  maxErrors?: number;
   echo?: boolean;
 }
 
@@ -53,7 +58,10 @@ export interface SimProcess {
    * of its latest line) did not change: bound by the fleet's progress, not by wall time.
    */
   waitForEvent(what: string, match: (e: SimEvent) => boolean, idleMs?: number): Promise<SimEvent>;
-  /** SIGTERM; the `summary` line of a clean exit (status 0). */
+  /**
+   * SIGTERM; the `summary` line of a clean exit (status 0: every device enrolled, at most
+   * `maxErrors` failed calls). Fails with the simulator's stderr reason otherwise.
+   */
   stop(): Promise<SimSummary>;
 }
 
@@ -106,6 +114,8 @@ export async function startSim(o: SimOptions): Promise<SimProcess> {
     String(o.concurrency ?? 4),
     '--stats-every',
     String(o.statsEveryS ?? 1),
+    '--max-errors',
+    String(o.maxErrors ?? 0),
   ];
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
   const proc = new Proc('sim', SIM_MAIN, args, env, { echo: o.echo ?? false });
@@ -134,8 +144,11 @@ export async function startSim(o: SimOptions): Promise<SimProcess> {
     stop: async () => {
       const exit = await proc.stop();
       const summary = events().find((e) => e.event === 'summary');
-      if (exit.code !== 0 || summary === undefined)
-        throw new E2eError('PROCESS_EXITED', `sim exited (${exit.code ?? exit.signal}) without a summary:\n${proc.tail()}`);
+      if (summary === undefined) throw new E2eError('PROCESS_EXITED', `sim exited (${exit.code ?? exit.signal}) without a summary:\n${proc.tail()}`);
+      if (exit.code !== 0) {
+        const reason = proc.lines.filter((l) => l.startsWith('svc-sim: ')).join('; ');
+        throw new E2eError('PROCESS_EXITED', `sim exited (${exit.code ?? exit.signal}): ${reason}\n${proc.tail()}`);
+      }
       const { event: _event, ...counts } = summary;
       return counts as unknown as SimSummary;
     },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Fleet, startSim, type SimProcess } from '../src/index.js';
+import { Fleet, Proc, SIM_MAIN, startSim, type SimProcess } from '../src/index.js';
 import { freshSchema, stores } from './helpers/postgres.js';
 import { tempRoot } from './helpers/temp.js';
 import { requireTool } from './helpers/tools.js';
@@ -95,5 +95,49 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('fleet simul
         .map((d) => [d.name, d.status])
         .sort(),
     ).toEqual(sim.names.map((n) => [n, 'online']));
+  });
+
+  it('exits 1 naming how many devices enrolled when the token is refused; the summary is still printed', async () => {
+    const args = ['--server', fleet.server.deviceAddr, '--server-ca', fleet.server.serverCaFile, '--token', 'svce_not-a-token', '--devices', '3'];
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+    // with no device enrolled there is nothing to run: the simulator stops before --duration
+    const proc = new Proc('sim-bad-token', SIM_MAIN, [...args, '--prefix', 'sim-bad', '--duration', '20'], env);
+    const exit = await proc.exited;
+    expect(exit, proc.tail()).toEqual({ code: 1, signal: null });
+    expect(proc.lines.filter((l) => l.startsWith('svc-sim: '))).toEqual([
+      expect.stringMatching(/^svc-sim: enrolled 0 of 3 devices \(last error: enroll sim-bad-\d{6}: .+\)$/),
+    ]);
+    const summary = proc.lines.find((l) => l.startsWith('{"event":"summary"'));
+    expect(JSON.parse(summary ?? '{}')).toMatchObject({ event: 'summary', enrolled: 0, errors: 3 });
+  });
+
+  it('exits 1 when a device call failed, unless --max-errors tolerates it', async () => {
+    const run = async (prefix: string, maxErrors: number | undefined): Promise<SimProcess> => {
+      const s = await startSim({
+        deviceAddr: fleet.server.deviceAddr,
+        serverCaFile: fleet.server.serverCaFile,
+        token: await fleet.api.enrollToken(prefix, 2),
+        devices: 2,
+        prefix,
+        intervalS: 1,
+        statsEveryS: 1,
+        ...(maxErrors === undefined ? {} : { maxErrors }),
+      });
+      await fleet.waitOnline(s.names);
+      // a decommissioned device's calls are refused: the simulator counts an error per turn
+      await fleet.api.raw('DELETE', `/devices/${s.names[0]}`);
+      await s.waitForEvent('a stats line counting an error', (e) => e.event === 'stats' && typeof e.errors === 'number' && e.errors >= 1);
+      return s;
+    };
+    sim = await run('sim-strict', undefined);
+    await expect(sim.stop()).rejects.toThrow(/sim exited \(1\)/);
+    expect(sim.proc.lines.filter((l) => l.startsWith('svc-sim: '))).toEqual([
+      expect.stringMatching(/^svc-sim: \d+ errors \(--max-errors 0; last error: sim-strict-000000: .+\)$/),
+    ]);
+    sim = await run('sim-tolerant', 1_000_000);
+    const summary = await sim.stop();
+    expect(summary).toMatchObject({ enrolled: 2 });
+    expect(summary.errors).toBeGreaterThanOrEqual(1);
+    expect(sim.proc.lines.filter((l) => l.startsWith('svc-sim: '))).toEqual([]);
   });
 });

@@ -15,11 +15,19 @@ export interface SimArgs {
   statsEveryS: number;
   /** Seconds of authenticated empty calls (Ping) before check-ins start: the benchmark baseline. */
   pingFirstS: number;
+  /** Failed calls (enrollments, pings, check-ins, receipts) tolerated before the exit status is 1. */
+  maxErrors: number;
 }
 
 export class UsageError extends Error {}
 
-/** `pnpm sim --devices N [--server host:port] [--token T] [--interval S] ...` */
+/** Printed with every usage error (exit status 2). */
+export const SIM_USAGE = `usage: pnpm sim --devices N --token T [--server host:port] [--server-ca PATH] [--interval S]
+  [--duration S] [--concurrency C] [--max-in-flight C] [--prefix P] [--ping-first S] [--stats-every S] [--max-errors N]
+Exit status: 0 when every device enrolled and at most --max-errors (default 0) calls failed;
+1 otherwise, with the reason on stderr (the summary line is still printed); 2 for a usage error.`;
+
+/** `pnpm sim --devices N [--server host:port] [--token T] [--interval S] ...` (SIM_USAGE) */
 export function parseSimArgs(argv: string[], env: Record<string, string | undefined> = process.env): SimArgs {
   const { values } = parseArgs({
     args: argv,
@@ -35,6 +43,7 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
       duration: { type: 'string', default: '0' },
       'stats-every': { type: 'string', default: '10' },
       'ping-first': { type: 'string', default: '0' },
+      'max-errors': { type: 'string', default: '0' },
     },
     strict: true,
   });
@@ -60,5 +69,6 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
     durationS: int('duration', values.duration, 0, 86_400),
     statsEveryS: int('stats-every', values['stats-every'], 1, 3600),
     pingFirstS: int('ping-first', values['ping-first'], 0, 3600),
+    maxErrors: int('max-errors', values['max-errors'], 0, Number.MAX_SAFE_INTEGER),
   };
 }

@@ -4,9 +4,11 @@
  * [--server-ca PATH] [--duration S] [--max-in-flight C]`. Enrolls N devices in ONE process against a running
  * server (real enrollment, real mTLS per device, real signed receipts) and keeps them
  * checking in. Prints one JSON stats line every --stats-every seconds and a summary at exit.
+ * Exits 1, the reason on stderr, when a device did not enroll or more than --max-errors calls
+ * failed (simFailure); 2 on a usage error (SIM_USAGE).
  */
 import { readFile } from 'node:fs/promises';
-import { parseSimArgs, UsageError, type SimArgs } from './args.js';
+import { parseSimArgs, SIM_USAGE, UsageError, type SimArgs } from './args.js';
 import { SimEnroller } from './clients.js';
 import { SimDevice, type ComponentCache, type SimStats } from './device.js';
 
@@ -19,7 +21,22 @@ async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Prom
   );
 }
 
-export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: string) => void): Promise<SimStats & { enrolled: number }> {
+export type SimSummary = SimStats & { enrolled: number };
+
+/**
+ * Why a finished run did not reach its goal, or undefined when it did: every device enrolled
+ * (an enrollment failure is never tolerated) and at most --max-errors calls failed.
+ */
+export function simFailure(args: SimArgs, s: SimSummary): string | undefined {
+  if (s.enrolled < args.devices) {
+    const why = s.lastError === undefined ? 'stopped before every enrollment was attempted' : `last error: ${s.lastError}`;
+    return `enrolled ${s.enrolled} of ${args.devices} devices (${why})`;
+  }
+  if (s.errors > args.maxErrors) return `${s.errors} errors (--max-errors ${args.maxErrors}; last error: ${s.lastError ?? 'none'})`;
+  return undefined;
+}
+
+export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: string) => void): Promise<SimSummary> {
   const serverCaPem = await readFile(args.serverCa, 'utf8');
   const devices = Array.from({ length: args.devices }, (_, i) => new SimDevice(`${args.prefix}-${String(i).padStart(6, '0')}`));
   const stats: SimStats = { pings: 0, checkIns: 0, receipts: 0, duplicates: 0, errors: 0, skipped: 0 };
@@ -38,6 +55,8 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   });
   enroller.close();
   print(JSON.stringify({ event: 'enrolled', devices: enrolled.length, seconds: (Date.now() - t0) / 1000, errors: stats.errors, last_error: stats.lastError }));
+  // no device to run: the run already failed (simFailure), waiting for --duration shows nothing
+  if (enrolled.length === 0) return { ...stats, enrolled: 0 };
 
   // Every device holds its connection from the start, whether or not its first turn finds room
   // in the in-flight window. The turns (and the --ping-first period) start once the handshakes
@@ -131,7 +150,7 @@ if (isMain) {
   try {
     args = parseSimArgs(process.argv.slice(2));
   } catch (e) {
-    process.stderr.write(`svc-sim: ${(e as Error).message}\n`);
+    process.stderr.write(`svc-sim: ${(e as Error).message}\n${SIM_USAGE}\n`);
     process.exit(2);
   }
   const stop = new AbortController();
@@ -140,7 +159,9 @@ if (isMain) {
   runSim(args, stop.signal, (l) => process.stdout.write(`${l}\n`)).then(
     (s) => {
       process.stdout.write(`${JSON.stringify({ event: 'summary', ...s })}\n`);
-      process.exit(0);
+      const failure = simFailure(args, s);
+      if (failure !== undefined) process.stderr.write(`svc-sim: ${failure}\n`);
+      process.exit(failure === undefined ? 0 : 1);
     },
     (e: unknown) => {
       process.stderr.write(`svc-sim: ${e instanceof UsageError ? '' : 'failed: '}${(e as Error).message}\n`);
