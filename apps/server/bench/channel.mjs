@@ -39,6 +39,7 @@ import * as x509 from '@peculiar/x509';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { EnrollmentServiceClient } from '@svc/device-proto';
 import { api, rollOut } from './fleet-api.mjs';
+import { meanOf, measured } from './measure.mjs';
 
 const here = import.meta.dirname;
 const SERVER_MAIN = resolve(here, '../dist/main.js');
@@ -63,7 +64,6 @@ const PHASES = new Set(ONLY_RSS ? ['fleet'] : (process.env.BENCH_CHANNEL_PHASES 
 const schemas = [];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const avg = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 const rssMiB = async (pid) => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 const verdict = (ok) => (ok ? 'met' : 'NOT MET');
 /** CPU seconds (user + system) a process has used, from /proc. */
@@ -252,6 +252,7 @@ async function fleetFigures(server, serverCaFile, token, n, prefix, pids, ports)
   const rss0 = (await Promise.all(pids.map(rssMiB))).reduce((a, b) => a + b, 0);
   const sim = startSim(server, serverCaFile, token, n, prefix, phase + interval + 2, interval);
   const enrolled = await sim.enrolled();
+  measured(enrolled.devices === n, `the simulator enrolled ${enrolled.devices} of ${n} devices (last error: ${enrolled.last_error})`);
   // the simulator opens every device's connection, then starts its turns (pings first)
   while (!sim.lines.some((l) => l.event === 'connected')) {
     if (sim.child.exitCode !== null) throw new Error('simulator exited before connecting');
@@ -266,8 +267,15 @@ async function fleetFigures(server, serverCaFile, token, n, prefix, pids, ports)
   const tCheck = Date.now() + interval * 1000;
   await sleep((interval + phase) * 1000);
   const stats = sim.stats();
-  const ping = avg(stats.filter((l) => l.mode === 'ping' && l.t > tPing + (interval + 1) * 1000).map((l) => l.pings_per_s));
-  const checkIn = avg(stats.filter((l) => l.mode === 'check-in' && l.t > tCheck).map((l) => l.check_ins_per_s));
+  const ping = meanOf(
+    stats.filter((l) => l.mode === 'ping' && l.t > tPing + (interval + 1) * 1000).map((l) => l.pings_per_s),
+    `Ping/s of ${n} simulated devices`,
+  );
+  const checkIn = meanOf(
+    stats.filter((l) => l.mode === 'check-in' && l.t > tCheck).map((l) => l.check_ins_per_s),
+    `check-ins/s of ${n} simulated devices`,
+  );
+  measured(ping > 0 && checkIn > 0, `${n} simulated devices: ${ping} Ping/s, ${checkIn} check-ins/s (last error: ${stats.at(-1)?.last_error})`);
   const last = stats.at(-1) ?? {};
   return {
     sim,
@@ -447,6 +455,12 @@ try {
         `  timed windows (CLOCK_MONOTONIC µs, as in the server's .cpuprofile): baseline ${e.base.window.join('-')}, enrollment ${e.real.window.join('-')}`,
       );
     }
+    // a refused enrollment is a failed call, not a slow one: the rate above did not measure issuance
+    measured(e.real.refused === 0, `enrollment: ${e.real.refused} of ${ENROLL_N} refused (last error: ${e.real.lastError})`);
+    measured(
+      e.base.ok === 0 && /token/.test(e.base.lastError ?? ''),
+      `enrollment baseline: ${e.base.ok} issued, last refusal ${e.base.lastError} (expected the token check)`,
+    );
   }
 
   if (PHASES.has('fleet') && ONLY_RSS) {

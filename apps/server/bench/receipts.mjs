@@ -21,6 +21,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { api, rollOut } from './fleet-api.mjs';
+import { measured } from './measure.mjs';
 import {
   buildReceiptPayload,
   decodePem,
@@ -288,6 +289,7 @@ async function run(label, database, n) {
   }
 }
 
+/** Prints the figures of `r`. */
 function report(label, r) {
   console.log(
     `${label}: ${r.n} devices enrolled in ${r.enrollS.toFixed(1)} s; ${r.n - r.refused - r.duplicates} receipts accepted in ${r.acceptS.toFixed(2)} s` +
@@ -324,6 +326,7 @@ if (PG_URL) {
       `  rollout completion of ${r.n} devices (3 waves): ${r.completionS.toFixed(2)} s after the last device reported ` +
         `(target < ${TARGETS.completionS} s${r.n < 10000 ? `, measured at ${r.n}, the target is for 10000` : ''}: ${met(r.completionS < TARGETS.completionS && r.n >= 10000)})`,
     );
+    measured(r.refused === 0, `PostgreSQL: ${r.refused} of ${r.n} receipts refused (${r.firstError})`);
   } finally {
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
@@ -339,5 +342,6 @@ if (EMBEDDED_DEVICES > 0) {
     `  receipts accepted/s on the embedded database: ${r.acceptedPerS.toFixed(0)}/s (target >= ${TARGETS.embeddedPerS}: ${met(r.acceptedPerS >= TARGETS.embeddedPerS && r.refused === 0)}); ` +
       `ratio to verify-only ${(r.acceptedPerS / r.verifyPerS).toFixed(2)}`,
   );
+  measured(r.refused === 0, `embedded: ${r.refused} of ${r.n} receipts refused (${r.firstError})`);
 }
 console.log(`receipt bench took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
