@@ -1,7 +1,8 @@
 // Runs the `bench` script of every workspace package that has one, one after the
 // other (benchmarks measure speed: running two at once on a shared machine would
 // measure each other). Output streams through with a header per package; the exit
-// status is non-zero when any benchmark failed, and the failures are named at the end.
+// status is non-zero when any benchmark failed (named at the end, on stderr) or when no
+// package has a bench script (nothing was measured).
 // `pnpm bench` builds everything first (turbo run build), so packages bench their dist.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -48,8 +49,8 @@ export function runBenches(rootDir = root, only = []) {
     benches = benches.filter((b) => only.includes(b.name));
   }
   if (benches.length === 0) {
-    console.log('bench: no workspace package has a bench script');
-    return 0;
+    console.error('bench: no workspace package has a bench script');
+    return 1;
   }
   const results = [];
   for (const b of benches) {
@@ -63,7 +64,9 @@ export function runBenches(rootDir = root, only = []) {
     results.push({ name: b.name, ok });
   }
   const failed = results.filter((r) => !r.ok);
-  console.log(`\nbench: ${results.length - failed.length} passed, ${failed.length} failed${failed.length ? `: ${failed.map((f) => f.name).join(', ')}` : ''}`);
+  const summary = `bench: ${results.length - failed.length} passed, ${failed.length} failed${failed.length ? `: ${failed.map((f) => f.name).join(', ')}` : ''}`;
+  if (failed.length === 0) console.log(`\n${summary}`);
+  else console.error(`\n${summary}`);
   return failed.length === 0 ? 0 : 1;
 }
 

@@ -16,7 +16,7 @@
  * the case archive exported and verified offline with `svc-release verify-evidence`. The
  * vulnerability and readiness reports are downloaded as PDFs into the temp dir (paths, sizes and
  * SHA-256 printed, each checked against its audit row). Everything is shut down and the temp
- * dir removed. Exit 0 on success; on failure one `demo: FAILED: ...` line and exit 1.
+ * dir removed. Exit 0 on success; on failure (cleanup included) one `demo: FAILED: ...` line on stderr and exit 1.
  * Bounded: gives up after DEMO_TIMEOUT_S (default 120) seconds.
  *
  * The harness is the one the end-to-end tests use (apps/e2e), so the demo cannot drift from
@@ -300,11 +300,15 @@ try {
   await Promise.race([run(state), timeout]);
   say('OK');
 } catch (e) {
-  process.stdout.write(`demo: FAILED: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);
+  process.stderr.write(`demo: FAILED: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);
   if (e instanceof Error && e.message.includes('\n')) process.stderr.write(`${e.message}\n`);
   code = 1;
 } finally {
   clearTimeout(timer);
-  await cleanup(state).catch((e) => process.stderr.write(`demo: cleanup failed: ${e.message}\n`));
+  // a process or temp dir left behind is a failure too, after a run that succeeded as well
+  await cleanup(state).catch((e) => {
+    process.stderr.write(`demo: FAILED: cleanup: ${e.message}\n`);
+    code = 1;
+  });
 }
 process.exit(code);

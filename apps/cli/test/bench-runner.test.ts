@@ -8,14 +8,19 @@ import { tempDir } from './helpers/cli.js';
 // it is plain ESM without types.
 const BENCH = resolve(import.meta.dirname, '..', '..', '..', 'scripts', 'bench.mjs');
 
-function run(args: string[]): Promise<{ code: number | null; out: string }> {
+/** `out`: stdout and stderr as they came; `err`: stderr alone. */
+function run(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((done, reject) => {
     const child = spawn(process.execPath, [BENCH, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      err += d;
+    });
     child.on('error', reject);
-    child.on('close', (code) => done({ code, out }));
+    child.on('close', (code) => done({ code, out, err }));
   });
 }
 
@@ -50,7 +55,7 @@ describe('scripts/bench.mjs', () => {
     expect(r.out).toContain('alpha-bench-ran');
     expect(r.out).toContain('=== @t/alpha: ok');
     expect(r.out).toMatch(/=== @t\/broken: FAILED/);
-    expect(r.out).toContain('bench: 1 passed, 1 failed: @t/broken');
+    expect(r.err).toMatch(/^bench: 1 passed, 1 failed: @t\/broken$/m);
     expect(r.out).not.toContain('@t/quiet');
   });
 
@@ -58,6 +63,20 @@ describe('scripts/bench.mjs', () => {
     expect((await run(['--root', tmp.dir, '@t/alpha'])).code).toBe(0);
     const unknown = await run(['--root', tmp.dir, '@t/nope']);
     expect(unknown.code).toBe(2);
-    expect(unknown.out).toContain('bench: no bench script in @t/nope');
+    expect(unknown.err).toBe('bench: no bench script in @t/nope\n');
+  });
+
+  it('exits 1 when no package has a bench script: nothing was measured', async () => {
+    const empty = await tempDir();
+    try {
+      await writeFile(join(empty.dir, 'package.json'), JSON.stringify({ name: 'empty', private: true }));
+      expect(await run(['--root', empty.dir])).toEqual({
+        code: 1,
+        out: 'bench: no workspace package has a bench script\n',
+        err: 'bench: no workspace package has a bench script\n',
+      });
+    } finally {
+      await empty.cleanup();
+    }
   });
 });
