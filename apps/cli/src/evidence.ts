@@ -219,7 +219,8 @@ export function verifyArchive(contents: ArchiveContents, trust: EvidenceTrust, o
     verified = verifyEnvelope(envelope, keys, { payloadType: EVIDENCE_MANIFEST_TYPE, algorithms: ['ed25519'] });
   } catch (e) {
     // a signature that names an evidence key and does not verify with it was made by another key
-    if (e instanceof ReleaseError && e.code === 'SIGNATURE_INVALID') throw new ReleaseError('KEY_UNTRUSTED', `not signed by the evidence key it names (${e.message})`, { cause: e });
+    if (e instanceof ReleaseError && e.code === 'SIGNATURE_INVALID')
+      throw new ReleaseError('KEY_UNTRUSTED', `not signed by the evidence key it names (${e.message})`, { cause: e });
     throw e;
   }
   if (contents.manifest === undefined) throw invalid(`${MANIFEST}: missing from the archive`);

@@ -207,8 +207,16 @@ describe('svc-release verify-evidence', () => {
     });
 
     it('exit 1 when the export time lies outside the signing key validity', async () => {
-      expectFailure(await runCli(withKeys('older-late.tar')), 1, /^refused: EVIDENCE_INVALID: manifest: exported at 2026-10-01T00:00:00.000Z, outside the validity of evidence key 1 /);
-      expectFailure(await runCli(withKeys('current-early.tar')), 1, /^refused: EVIDENCE_INVALID: manifest: exported at 2026-08-01T00:00:00.000Z, outside the validity of evidence key 2 /);
+      expectFailure(
+        await runCli(withKeys('older-late.tar')),
+        1,
+        /^refused: EVIDENCE_INVALID: manifest: exported at 2026-10-01T00:00:00.000Z, outside the validity of evidence key 1 /,
+      );
+      expectFailure(
+        await runCli(withKeys('current-early.tar')),
+        1,
+        /^refused: EVIDENCE_INVALID: manifest: exported at 2026-08-01T00:00:00.000Z, outside the validity of evidence key 2 /,
+      );
     });
 
     it('exit 1 on a signature by a key outside the history, or one claiming a listed key id', async () => {
@@ -225,10 +233,21 @@ describe('svc-release verify-evidence', () => {
     });
 
     it('exit 1 on a history that is not one, exit 2 on both or neither of --key and --keys', async () => {
-      await writeFile(p('bad-keys.json'), JSON.stringify({ evidence_keys: [{ ...entry(key, 1, '2026-01-01T00:00:00Z', null), keyid: older.publicKey.keyid }] }));
-      expectFailure(await runCli(withKeys('good.tar', 'bad-keys.json')), 1, /^refused: EVIDENCE_INVALID: key history: evidence_keys\[0\]\.keyid .* is not the key id of its public key/);
+      await writeFile(
+        p('bad-keys.json'),
+        JSON.stringify({ evidence_keys: [{ ...entry(key, 1, '2026-01-01T00:00:00Z', null), keyid: older.publicKey.keyid }] }),
+      );
+      expectFailure(
+        await runCli(withKeys('good.tar', 'bad-keys.json')),
+        1,
+        /^refused: EVIDENCE_INVALID: key history: evidence_keys\[0\]\.keyid .* is not the key id of its public key/,
+      );
       await writeFile(p('empty-keys.json'), '{"evidence_keys":[]}');
-      expectFailure(await runCli(withKeys('good.tar', 'empty-keys.json')), 1, /^refused: EVIDENCE_INVALID: key history: evidence_keys must be a non-empty array/);
+      expectFailure(
+        await runCli(withKeys('good.tar', 'empty-keys.json')),
+        1,
+        /^refused: EVIDENCE_INVALID: key history: evidence_keys must be a non-empty array/,
+      );
       expectFailure(await runCli([...withKeys('good.tar'), '--key', p('evidence.pub')]), 2, /^usage: USAGE: /);
     });
   });

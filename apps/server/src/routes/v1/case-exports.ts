@@ -78,7 +78,10 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
   app.get(
     '/evidence-key',
     {
-      config: { permission: 'evidence.read', summary: "The tenant's current evidence public key: it verifies case-export manifests (svc-release verify-evidence)" },
+      config: {
+        permission: 'evidence.read',
+        summary: "The tenant's current evidence public key: it verifies case-export manifests (svc-release verify-evidence)",
+      },
       schema: {
         response: {
           200: Type.Object({
@@ -103,7 +106,14 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       }
       if (row === undefined) throw new Error('no evidence key is recorded after its first use');
       const v = evidenceKeyView(row);
-      return { keyid: v.keyid, seq: v.seq, algorithm: v.algorithm, payload_type: EVIDENCE_MANIFEST_TYPE, public_key_pem: v.public_key_pem, valid_from: v.valid_from };
+      return {
+        keyid: v.keyid,
+        seq: v.seq,
+        algorithm: v.algorithm,
+        payload_type: EVIDENCE_MANIFEST_TYPE,
+        public_key_pem: v.public_key_pem,
+        valid_from: v.valid_from,
+      };
     },
   );
 
