@@ -53,7 +53,10 @@ export const rotateEvidenceKey: Command<{ previousKeyid: string; next: { keyid: 
 ) => {
   const current = await currentEvidenceKey(uow.trx, uow.tenant, 'update');
   if (current?.keyid !== previousKeyid) throw notCurrent(previousKeyid, current);
-  const row = await rotateEvidenceKeyRows(uow.trx, uow.tenant, current, next, uow.now, uow.actor.name);
+  // server processes' clocks may disagree: a key's validity never ends before it began
+  const validFrom = new Date(current.valid_from);
+  const at = uow.now < validFrom ? validFrom : uow.now;
+  const row = await rotateEvidenceKeyRows(uow.trx, uow.tenant, current, next, at, uow.actor.name);
   await uow.audit({
     action: 'evidence-key.rotate',
     target: `evidence-key:${next.keyid}`,
