@@ -175,6 +175,18 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
     120_000,
   );
 
+  it('a rotation interrupted after its commit (its key still in the pending file) is completed by the next use', async () => {
+    const pending = join(f.dataDir, 'keys', f.t.tenantId, `evidence.${key2.keyid.replace(/^sha256:/, '')}.pem`);
+    const current = await readFile(keyPath, 'utf8');
+    await rename(keyPath, pending);
+    await writeFile(keyPath, key1Private.pem, { mode: 0o600 });
+    const res = await f.t.app.inject({ method: 'GET', url: `/api/v1/cases/${caseId}/export`, headers: f.admin });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse((await untar(res.rawPayload)).get('manifest.json')!.toString()).key.keyid).toBe(key2.keyid);
+    expect(await readFile(keyPath, 'utf8')).toBe(current);
+    expect(existsSync(pending)).toBe(false);
+  });
+
   it('a lost or replaced key file makes the export answer 503 KEY_UNAVAILABLE, never a new key', async () => {
     const saved = `${keyPath}.saved`;
     await rename(keyPath, saved);
