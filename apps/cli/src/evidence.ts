@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { extract } from 'tar-stream';
-import { digestFromHex, parseEnvelope, sha256Digest, verifyEnvelope, type Digest, type PublicKey } from '@svc/release-core';
+import { digestFromHex, parseEnvelope, parsePublicKeyPem, ReleaseError, sha256Digest, verifyEnvelope, type Digest, type PublicKey } from '@svc/release-core';
 import { CliError } from './errors.js';
 
 /** DSSE payload type of a case-export manifest. */
@@ -142,21 +142,101 @@ export interface VerifiedArchive {
   manifestDigest: Digest;
 }
 
+/** One evidence key of the published history (`GET /api/v1/evidence-keys`). */
+export interface HistoryKey {
+  seq: number;
+  key: PublicKey;
+  validFrom: Date;
+  /** Undefined while the key is current. */
+  validUntil: Date | undefined;
+}
+
+/** Bytes of the published key history (`--keys`). */
+export const MAX_HISTORY_BYTES = 4 * 1024 * 1024;
+
+function historyInvalid(why: string): CliError<'EVIDENCE_INVALID'> {
+  return invalid(`key history: ${why}`);
+}
+
+function isoDate(value: unknown, field: string): Date {
+  const d = typeof value === 'string' ? new Date(value) : undefined;
+  if (d === undefined || Number.isNaN(d.getTime())) throw historyInvalid(`${field} must be an ISO 8601 time`);
+  return d;
+}
+
 /**
- * Verifies a read archive against the tenant's evidence key. The manifest is the envelope's
- * signed payload, never the tar's manifest.json; that file must still be present and equal
- * the payload byte for byte, so an archive is accepted only whole: every file listed, each with
- * its length and digest, nothing more, and both manifest files.
+ * The published evidence key history: the JSON `GET /api/v1/evidence-keys` answers
+ * (`{"evidence_keys": [{seq, keyid, public_key_pem, valid_from, valid_until}, ...]}`). Each
+ * key id must be its public key's; an entry that is not is refused, not skipped.
  */
-export function verifyArchive(contents: ArchiveContents, key: PublicKey, opts: { tenant?: string } = {}): VerifiedArchive {
+export function parseKeyHistory(text: string): HistoryKey[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw historyInvalid(`not JSON (${(e as Error).message})`);
+  }
+  const entries = (doc as { evidence_keys?: unknown } | null)?.evidence_keys;
+  if (!Array.isArray(entries) || entries.length === 0) throw historyInvalid('evidence_keys must be a non-empty array (the body of GET /api/v1/evidence-keys)');
+  return entries.map((e: Record<string, unknown> | null, i) => {
+    const at = `evidence_keys[${i}]`;
+    if (typeof e !== 'object' || e === null || typeof e['keyid'] !== 'string' || typeof e['public_key_pem'] !== 'string') {
+      throw historyInvalid(`${at} must have keyid and public_key_pem`);
+    }
+    let key: PublicKey;
+    try {
+      key = parsePublicKeyPem(e['public_key_pem']);
+    } catch (cause) {
+      throw historyInvalid(`${at}.public_key_pem: ${(cause as Error).message}`);
+    }
+    if (key.keyid !== e['keyid']) throw historyInvalid(`${at}.keyid ${e['keyid']} is not the key id of its public key (${key.keyid})`);
+    const validFrom = isoDate(e['valid_from'], `${at}.valid_from`);
+    const validUntil = e['valid_until'] === null ? undefined : isoDate(e['valid_until'], `${at}.valid_until`);
+    if (validUntil !== undefined && validUntil < validFrom) throw historyInvalid(`${at}: valid_until is before valid_from`);
+    return { seq: typeof e['seq'] === 'number' ? e['seq'] : i + 1, key, validFrom, validUntil };
+  });
+}
+
+/** Which keys an archive is checked against: one pinned key, or the published history. */
+export type EvidenceTrust = { key: PublicKey } | { history: readonly HistoryKey[] };
+
+/**
+ * Verifies a read archive against the tenant's evidence key: a pinned key, or the published
+ * history, where the key is picked by the id the signature names and the export time must lie
+ * within its validity period (an export signed by a retired key after it was retired, or
+ * dated before the key existed, is refused). The manifest is the envelope's signed payload,
+ * never the tar's manifest.json; that file must still be present and equal the payload byte
+ * for byte, so an archive is accepted only whole: every file listed, each with its length and
+ * digest, nothing more, and both manifest files. The manifest names the key that signed it.
+ */
+export function verifyArchive(contents: ArchiveContents, trust: EvidenceTrust, opts: { tenant?: string } = {}): VerifiedArchive {
   if (contents.envelope === undefined) throw invalid(`${ENVELOPE}: missing from the archive`);
   // verify the signature over the raw payload bytes, then parse
   const envelope = parseEnvelope(contents.envelope, { payloadTypes: [EVIDENCE_MANIFEST_TYPE], maxBytes: MAX_MANIFEST_BYTES });
-  const verified = verifyEnvelope(envelope, [key], { payloadType: EVIDENCE_MANIFEST_TYPE, algorithms: ['ed25519'] });
+  const keys = 'key' in trust ? [trust.key] : trust.history.map((h) => h.key);
+  let verified: ReturnType<typeof verifyEnvelope>;
+  try {
+    verified = verifyEnvelope(envelope, keys, { payloadType: EVIDENCE_MANIFEST_TYPE, algorithms: ['ed25519'] });
+  } catch (e) {
+    // a signature that names an evidence key and does not verify with it was made by another key
+    if (e instanceof ReleaseError && e.code === 'SIGNATURE_INVALID')
+      throw new ReleaseError('KEY_UNTRUSTED', `not signed by the evidence key it names (${e.message})`, { cause: e });
+    throw e;
+  }
   if (contents.manifest === undefined) throw invalid(`${MANIFEST}: missing from the archive`);
   if (!Buffer.from(verified.payload).equals(contents.manifest)) throw invalid(`${MANIFEST}: differs from the signed manifest`);
   const manifest = parseManifest(verified.payload);
+  if (manifest.key?.keyid !== verified.keyid) throw invalid(`manifest: names key ${String(manifest.key?.keyid)}, signed by ${verified.keyid}`);
   if (opts.tenant !== undefined && manifest.tenant !== opts.tenant) throw invalid(`manifest: names tenant ${manifest.tenant}, not ${opts.tenant}`);
+  if ('history' in trust) {
+    const key = trust.history.find((h) => h.key.keyid === verified.keyid)!;
+    const exportedAt = new Date(manifest.exported_at);
+    const period = `${key.validFrom.toISOString()} to ${key.validUntil?.toISOString() ?? 'now'}`;
+    if (Number.isNaN(exportedAt.getTime())) throw invalid(`manifest: exported_at ${manifest.exported_at} is not a time`);
+    if (exportedAt < key.validFrom || (key.validUntil !== undefined && exportedAt > key.validUntil)) {
+      throw invalid(`manifest: exported at ${manifest.exported_at}, outside the validity of evidence key ${key.seq} (${period})`);
+    }
+  }
   checkFiles(manifest, contents);
   return { manifest, keyid: verified.keyid, manifestDigest: sha256Digest(verified.payload) };
 }

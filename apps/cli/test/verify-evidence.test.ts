@@ -172,4 +172,83 @@ describe('svc-release verify-evidence', () => {
     expectFailure(await runCli(['verify-evidence', p('good.tar'), '--key', p('nope.pub')]), 2, /^usage: INPUT_UNREADABLE: public key/);
     expectFailure(await runCli(['verify-evidence', p('good.tar')]), 2, /^usage: USAGE: .*key/);
   });
+
+  describe('--keys: the published key history', () => {
+    const older = generateKeyPair('ed25519');
+    const entry = (k: PrivateKey, seq: number, from: string, until: string | null) => ({
+      seq,
+      keyid: k.publicKey.keyid,
+      algorithm: 'ed25519',
+      public_key_pem: k.publicKey.pem,
+      valid_from: from,
+      valid_until: until,
+    });
+    // `older` signed until 2026-09-01, `key` from then on; the fixtures' exports are dated 2026-10-01
+    const history = {
+      evidence_keys: [entry(older, 1, '2026-01-01T00:00:00.000Z', '2026-09-01T00:00:00.000Z'), entry(key, 2, '2026-09-01T00:00:00.000Z', null)],
+    };
+    const withKeys = (file: string, keys = 'keys.json') => ['verify-evidence', p(file), '--keys', p(keys), '--json'];
+    const dated = (k: PrivateKey, at: string) => archive(k, files, { manifest: { exported_at: at } });
+
+    beforeAll(async () => {
+      await writeFile(p('keys.json'), JSON.stringify(history));
+      await write('older.tar', dated(older, '2026-06-01T00:00:00.000Z'));
+      await write('older-late.tar', dated(older, '2026-10-01T00:00:00.000Z'));
+      await write('current-early.tar', dated(key, '2026-08-01T00:00:00.000Z'));
+    });
+
+    it('exit 0 for exports of the retired and the current key, each within its validity', async () => {
+      const old = await runCli(withKeys('older.tar'));
+      expect(old.stderr).toBe('');
+      expect(JSON.parse(old.stdout)).toMatchObject({ keyid: older.publicKey.keyid, exported_at: '2026-06-01T00:00:00.000Z' });
+      const current = await runCli(withKeys('good.tar'));
+      expect(current.stderr).toBe('');
+      expect(JSON.parse(current.stdout)).toMatchObject({ keyid: key.publicKey.keyid });
+    });
+
+    it('exit 1 when the export time lies outside the signing key validity', async () => {
+      expectFailure(
+        await runCli(withKeys('older-late.tar')),
+        1,
+        /^refused: EVIDENCE_INVALID: manifest: exported at 2026-10-01T00:00:00.000Z, outside the validity of evidence key 1 /,
+      );
+      expectFailure(
+        await runCli(withKeys('current-early.tar')),
+        1,
+        /^refused: EVIDENCE_INVALID: manifest: exported at 2026-08-01T00:00:00.000Z, outside the validity of evidence key 2 /,
+      );
+    });
+
+    it('exit 1 on a signature by a key outside the history, or one claiming a listed key id', async () => {
+      await write('other.tar', archive(other, files));
+      expectFailure(await runCli(withKeys('other.tar')), 1, /^refused: KEY_UNTRUSTED: /);
+      const forged = archive(other, files, { manifest: { key: { keyid: older.publicKey.keyid, algorithm: 'ed25519' } } }).map(([n, b]): [string, Buffer] => {
+        if (n !== 'manifest.dsse.json') return [n, b];
+        const env = JSON.parse(b.toString('utf8')) as { signatures: { keyid: string }[] };
+        env.signatures = env.signatures.map((sig) => ({ ...sig, keyid: older.publicKey.keyid }));
+        return [n, Buffer.from(JSON.stringify(env))];
+      });
+      await write('forged.tar', forged);
+      expectFailure(await runCli(withKeys('forged.tar')), 1, /^refused: KEY_UNTRUSTED: not signed by the evidence key it names/);
+    });
+
+    it('exit 1 on a history that is not one, exit 2 on both or neither of --key and --keys', async () => {
+      await writeFile(
+        p('bad-keys.json'),
+        JSON.stringify({ evidence_keys: [{ ...entry(key, 1, '2026-01-01T00:00:00Z', null), keyid: older.publicKey.keyid }] }),
+      );
+      expectFailure(
+        await runCli(withKeys('good.tar', 'bad-keys.json')),
+        1,
+        /^refused: EVIDENCE_INVALID: key history: evidence_keys\[0\]\.keyid .* is not the key id of its public key/,
+      );
+      await writeFile(p('empty-keys.json'), '{"evidence_keys":[]}');
+      expectFailure(
+        await runCli(withKeys('good.tar', 'empty-keys.json')),
+        1,
+        /^refused: EVIDENCE_INVALID: key history: evidence_keys must be a non-empty array/,
+      );
+      expectFailure(await runCli([...withKeys('good.tar'), '--key', p('evidence.pub')]), 2, /^usage: USAGE: /);
+    });
+  });
 });

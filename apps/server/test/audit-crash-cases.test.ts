@@ -185,4 +185,14 @@ auditCrashSuite('Article 14 cases', [
       return { request: { method: 'GET', url: `/api/v1/cases/${id}/export` }, observe: { method: 'GET', url: `/api/v1/cases/${id}/audit` } };
     },
   },
+  {
+    name: 'evidence key rotation (after the new key file is written)',
+    action: 'evidence-key.rotate',
+    prepare: async (f) => {
+      // key 1 is recorded on first use
+      const first = await f.api('GET', '/api/v1/evidence-key');
+      if (first.status !== 200) throw new Error(`evidence key: ${first.status} ${JSON.stringify(first.body)}`);
+      return { request: { method: 'POST', url: '/api/v1/evidence-keys/rotate' }, observe: { method: 'GET', url: '/api/v1/evidence-keys' } };
+    },
+  },
 ]);

@@ -138,6 +138,16 @@ const ROWS: ListRow[] = [
       SELECT ${t}, 'pg-key-' || i, 'pg-keyid-' || i, 'not read by the list', now() - i * interval '1 second' FROM generate_series(1, ${N}) i`,
   },
   {
+    url: '/evidence-keys',
+    key: 'evidence_keys',
+    counts: true,
+    // retired keys 1..N and the current key N+1 (one current per tenant)
+    seed: (t) => sql`INSERT INTO evidence_keys (tenant_id, seq, keyid, public_key_pem, valid_from, valid_until, created_by, retired_by)
+      SELECT ${t}, i, 'pg-keyid-' || i, 'not read by the list', now() - (${N} + 2 - i) * interval '1 second',
+        CASE WHEN i <= ${N} THEN now() - (${N} + 1 - i) * interval '1 second' END, 'pg', CASE WHEN i <= ${N} THEN 'pg' END
+      FROM generate_series(1, ${N} + 1) i`,
+  },
+  {
     url: '/releases',
     key: 'releases',
     counts: true,

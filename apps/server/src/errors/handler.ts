@@ -15,8 +15,9 @@ import { ServerError } from './server-error.js';
 export function toHttpError(error: unknown): { status: number; body: { error: string } } {
   const classified = classify(error);
   const { http } = mappingFor(classified.code);
-  // spec §7: the error is one line; a caller's value with a line break in it is shown escaped
-  return { status: http, body: { error: http >= 500 ? 'internal error' : classified.message.replace(/[\r\n]/g, (c) => (c === '\n' ? '\\n' : '\\r')) } };
+  // spec §7: the error is one line; a caller's value with a line break in it is shown escaped.
+  // A 500's message stays in the log; a 503 says what is unavailable.
+  return { status: http, body: { error: http === 500 ? 'internal error' : classified.message.replace(/[\r\n]/g, (c) => (c === '\n' ? '\\n' : '\\r')) } };
 }
 
 function classify(error: unknown): { code: string; message: string } {

@@ -58,6 +58,7 @@ export const SERVER_ERROR_CODES = [
   'ATTACHMENT_REDACTED', // 410 the attachment was redacted: its bytes are no longer served
   'TRANSPORT_UNAVAILABLE', // 400 the filing asks for a transport the server has not configured
   'TRANSPORT_FAILED', // 400 the transport did not accept the document (webhook error or timeout); nothing recorded
+  'KEY_UNAVAILABLE', // 503 a key the service needs is missing or does not match what the database recorded (the evidence key file)
   'INTERNAL',
   // vulnerability intelligence
   'FEED_INVALID', // 400 not an OSV archive or KEV catalog the server reads (unsafe entry name, malformed, unknown format)

@@ -90,6 +90,7 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   ATTACHMENT_REDACTED: { http: 410, grpc: 'NOT_FOUND' },
   TRANSPORT_UNAVAILABLE: { http: 400, grpc: 'FAILED_PRECONDITION' },
   TRANSPORT_FAILED: { http: 400, grpc: 'UNAVAILABLE' },
+  KEY_UNAVAILABLE: { http: 503, grpc: 'UNAVAILABLE' },
   // vulnerability intelligence (docs/vulnerabilities.md)
   FEED_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   FEED_TOO_LARGE: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },

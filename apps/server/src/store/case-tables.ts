@@ -154,6 +154,21 @@ export interface CaseAttachmentRedactionsTable {
   redacted_at: Timestamp;
 }
 
+/** The evidence keys of case exports (migration 0046_evidence_keys): one current per tenant. */
+export interface EvidenceKeysTable {
+  tenant_id: string;
+  /** 1 for the tenant's first key, one more per rotation. */
+  seq: number;
+  keyid: string;
+  algorithm: Generated<string>;
+  public_key_pem: string;
+  valid_from: Timestamp;
+  /** Null while the key is current. */
+  valid_until: Timestamp | null;
+  created_by: string;
+  retired_by: string | null;
+}
+
 export interface CaseTables {
   cases: CasesTable;
   case_awareness: CaseAwarenessTable;
@@ -164,4 +179,5 @@ export interface CaseTables {
   case_filings: CaseFilingsTable;
   case_attachments: CaseAttachmentsTable;
   case_attachment_redactions: CaseAttachmentRedactionsTable;
+  evidence_keys: EvidenceKeysTable;
 }

@@ -7682,7 +7682,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's evidence public key: it verifies case-export manifests (svc-release verify-evidence) */
+        /** The tenant's current evidence public key: it verifies case-export manifests (svc-release verify-evidence) */
         get: {
             parameters: {
                 query?: never;
@@ -7704,6 +7704,8 @@ export interface paths {
                             keyid: string;
                             payload_type: string;
                             public_key_pem: string;
+                            seq: number;
+                            valid_from: string;
                         };
                     };
                 };
@@ -7766,6 +7768,223 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evidence-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every evidence key that signed case exports, oldest first, with its validity period (svc-release verify-evidence --keys) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            counts: {
+                                current: number;
+                                retired: number;
+                            };
+                            evidence_keys: {
+                                /** @constant */
+                                algorithm: "ed25519";
+                                created_by: string;
+                                keyid: string;
+                                public_key_pem: string;
+                                retired_by: string | null;
+                                seq: number;
+                                valid_from: string;
+                                valid_until: string | null;
+                            }[];
+                            limit: number;
+                            offset: number;
+                            payload_type: string;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evidence-keys/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate the evidence key: the current key is retired (still published) and a new one signs from now on */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            algorithm: "ed25519";
+                            created_by: string;
+                            keyid: string;
+                            public_key_pem: string;
+                            retired_by: string | null;
+                            seq: number;
+                            valid_from: string;
+                            valid_until: string | null;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

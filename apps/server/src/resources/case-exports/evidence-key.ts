@@ -1,12 +1,21 @@
 /**
  * The per-tenant evidence key: an Ed25519 key the service signs case-export manifests with,
  * stored like the signing repository's keys (`<SVC_DATA_DIR>/keys/<tenant>/evidence.pem`,
- * directory 0700, file 0600, created once, shared by every server process through the same
- * exclusive-create rule). Its public key is downloadable (GET /evidence-key) so an auditor can
- * verify an export offline with `svc-release verify-evidence`.
+ * directory 0700, file 0600, shared by every server process through the same exclusive-create
+ * rule). The database records every evidence key's public key and validity period
+ * (`evidence_keys`); the file is used only when it holds the recorded current key. The first
+ * use creates and records key 1; after that a missing or different file is KEY_UNAVAILABLE,
+ * never a new key: a new key comes only from a rotation (`POST /evidence-keys/rotate`).
+ *
+ * A rotation writes the new key to `evidence.<key id hex>.pem` before its unit of work and
+ * moves it to `evidence.pem` after the commit; a process that died in between leaves the
+ * recorded key in that file, and the next use moves it into place.
  */
 import { parsePrivateKeyPem, type PrivateKey } from '@svc/release-core';
-import { KeyStore } from '../../signing-repo/keys.js';
+import { ServerError } from '../../errors/server-error.js';
+import { generateSigningKey, KeyStore } from '../../signing-repo/keys.js';
+import type { Db } from '../../store/tx.js';
+import { currentEvidenceKey, type EvidenceKeyRow } from './queries.js';
 
 export interface EvidenceKey {
   privateKey: PrivateKey;
@@ -14,9 +23,69 @@ export interface EvidenceKey {
   publicKeyPem: string;
 }
 
-/** `keysRoot` is the signing repository's key directory (`SigningRepository.keys.root`). */
-export async function evidenceKey(keysRoot: string, tenantId: string): Promise<EvidenceKey> {
-  const stored = await new KeyStore<'evidence'>(keysRoot).loadOrCreate(tenantId, 'evidence');
-  const privateKey = parsePrivateKeyPem(stored.pem);
+const CURRENT = 'evidence';
+/** The file a rotation writes its new key to until the rotation commits. */
+const pendingName = (keyid: string) => `evidence.${keyid.replace(/^sha256:/, '')}`;
+
+function storeOf(keysRoot: string): KeyStore<string> {
+  return new KeyStore<string>(keysRoot);
+}
+
+function asEvidenceKey(pem: string): EvidenceKey {
+  const privateKey = parsePrivateKeyPem(pem);
   return { privateKey, keyid: privateKey.publicKey.keyid, publicKeyPem: privateKey.publicKey.pem };
+}
+
+/** The key in `evidence.pem`, creating it when there is none (first use, before any key is recorded). */
+export async function loadOrCreateEvidenceKeyFile(keysRoot: string, tenantId: string): Promise<EvidenceKey> {
+  return asEvidenceKey((await storeOf(keysRoot).loadOrCreate(tenantId, CURRENT)).pem);
+}
+
+/**
+ * The private key of the recorded current evidence key. KEY_UNAVAILABLE when its file is
+ * missing or holds another key; an interrupted rotation's file is moved into place first.
+ */
+export async function recordedEvidenceKey(keysRoot: string, tenantId: string, recorded: EvidenceKeyRow): Promise<EvidenceKey> {
+  const store = storeOf(keysRoot);
+  const file = await store.load(tenantId, CURRENT);
+  if (file !== undefined && file.spkiKeyId === recorded.keyid) return asEvidenceKey(file.pem);
+  const pending = await store.load(tenantId, pendingName(recorded.keyid));
+  if (pending !== undefined && pending.spkiKeyId === recorded.keyid) {
+    await store.replace(tenantId, CURRENT, pending);
+    await store.remove(tenantId, pendingName(recorded.keyid));
+    return asEvidenceKey(pending.pem);
+  }
+  throw new ServerError(
+    'KEY_UNAVAILABLE',
+    file === undefined
+      ? `KEY_UNAVAILABLE: the evidence key file of key ${recorded.seq} (${recorded.keyid}) is missing; nothing was signed (restore it, or rotate the key)`
+      : `KEY_UNAVAILABLE: the evidence key file holds ${file.spkiKeyId}, which does not match the recorded current key ${recorded.seq} (${recorded.keyid}); nothing was signed`,
+  );
+}
+
+/** Answers the tenant's current key for signing: the recorded one, or undefined when none is recorded yet. */
+export async function currentSigningKey(db: Db, keysRoot: string, tenantId: string): Promise<EvidenceKey | undefined> {
+  const recorded = await currentEvidenceKey(db, tenantId);
+  return recorded === undefined ? undefined : recordedEvidenceKey(keysRoot, tenantId, recorded);
+}
+
+/** A new evidence key, written to its pending file (0600) until the rotation that records it commits. */
+export async function writePendingEvidenceKey(keysRoot: string, tenantId: string): Promise<EvidenceKey> {
+  const stored = generateSigningKey();
+  await storeOf(keysRoot).replace(tenantId, pendingName(stored.spkiKeyId), stored);
+  return asEvidenceKey(stored.pem);
+}
+
+/** After the rotation committed: its key becomes `evidence.pem`. */
+export async function promotePendingEvidenceKey(keysRoot: string, tenantId: string, keyid: string): Promise<void> {
+  const store = storeOf(keysRoot);
+  const pending = await store.load(tenantId, pendingName(keyid));
+  if (pending === undefined) return;
+  await store.replace(tenantId, CURRENT, pending);
+  await store.remove(tenantId, pendingName(keyid));
+}
+
+/** A rotation that did not commit leaves its pending file; it is removed. */
+export async function discardPendingEvidenceKey(keysRoot: string, tenantId: string, keyid: string): Promise<void> {
+  await storeOf(keysRoot).remove(tenantId, pendingName(keyid));
 }

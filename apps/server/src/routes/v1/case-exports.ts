@@ -1,11 +1,22 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { AppContext, V1Routes } from '../../http/context.js';
 import { actorOf, execute } from '../../http/execute.js';
-import { ErrorResponses, Strict } from '../../http/schemas.js';
+import { page } from '../../http/pagination.js';
+import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
 import { caseExportStream, EVIDENCE_MANIFEST_TYPE } from '../../resources/case-exports/archive.js';
-import { recordCaseExport } from '../../resources/case-exports/commands.js';
-import { evidenceKey } from '../../resources/case-exports/evidence-key.js';
+import { recordCaseExport, recordFirstEvidenceKey, rotateEvidenceKey } from '../../resources/case-exports/commands.js';
+import {
+  currentSigningKey,
+  discardPendingEvidenceKey,
+  loadOrCreateEvidenceKeyFile,
+  promotePendingEvidenceKey,
+  writePendingEvidenceKey,
+  type EvidenceKey,
+} from '../../resources/case-exports/evidence-key.js';
+import { currentEvidenceKey, evidenceKeyCounts, listEvidenceKeys, type EvidenceKeyRow } from '../../resources/case-exports/queries.js';
+import { inSnapshot } from '../../store/tx.js';
 import { caseOr404 } from '../../resources/cases/commands.js';
 import { getCase, latestAuditSeq } from '../../resources/cases/queries.js';
 import type { SigningRepository } from '../../signing-repo/index.js';
@@ -15,24 +26,162 @@ function repoOf(ctx: AppContext): SigningRepository {
   return ctx.signingRepo;
 }
 
-/** Case export (docs/article-14.md "Case export"): one signed, streamed tar per case, and the public key that verifies it. */
+const EvidenceKeyRecord = Type.Object(
+  {
+    seq: Type.Integer(),
+    keyid: Type.String(),
+    algorithm: Type.Literal('ed25519'),
+    public_key_pem: Type.String(),
+    valid_from: Type.String(),
+    valid_until: Type.Union([Type.String(), Type.Null()]),
+    created_by: Type.String(),
+    retired_by: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+function evidenceKeyView(k: EvidenceKeyRow) {
+  return {
+    seq: k.seq,
+    keyid: k.keyid,
+    algorithm: 'ed25519' as const,
+    public_key_pem: k.public_key_pem,
+    valid_from: new Date(k.valid_from).toISOString(),
+    valid_until: k.valid_until === null ? null : new Date(k.valid_until).toISOString(),
+    created_by: k.created_by,
+    retired_by: k.retired_by,
+  };
+}
+
+/**
+ * The key the tenant's exports are signed with: the recorded current key (KEY_UNAVAILABLE when
+ * its file is missing or holds another key), or on first use the key file, created once, which
+ * is recorded as key 1.
+ */
+async function signingKey(ctx: AppContext, request: FastifyRequest): Promise<EvidenceKey> {
+  const tenantId = principalOf(request).tenantId;
+  const root = repoOf(ctx).keys.root;
+  const recorded = await currentSigningKey(ctx.store.db, root, tenantId);
+  if (recorded !== undefined) return recorded;
+  const file = await loadOrCreateEvidenceKeyFile(root, tenantId);
+  await execute(ctx, request, recordFirstEvidenceKey, { keyid: file.keyid, publicKeyPem: file.publicKeyPem });
+  // what is recorded now decides (a concurrent first use recorded the same file's key)
+  const current = await currentSigningKey(ctx.store.db, root, tenantId);
+  if (current === undefined) throw new Error('the first evidence key was recorded and is not current');
+  return current;
+}
+
+/** Case export (docs/article-14.md "Case export"): one signed, streamed tar per case, and the public keys that verify them. */
 export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
   app.get(
     '/evidence-key',
     {
-      config: { permission: 'evidence.read', summary: "The tenant's evidence public key: it verifies case-export manifests (svc-release verify-evidence)" },
+      config: {
+        permission: 'evidence.read',
+        summary: "The tenant's current evidence public key: it verifies case-export manifests (svc-release verify-evidence)",
+      },
       schema: {
         response: {
-          200: Type.Object({ keyid: Type.String(), algorithm: Type.Literal('ed25519'), payload_type: Type.String(), public_key_pem: Type.String() }),
+          200: Type.Object({
+            keyid: Type.String(),
+            seq: Type.Integer(),
+            algorithm: Type.Literal('ed25519'),
+            payload_type: Type.String(),
+            public_key_pem: Type.String(),
+            valid_from: Type.String(),
+          }),
           ...ErrorResponses,
         },
       },
     },
     async (request) => {
-      const key = await evidenceKey(repoOf(ctx).keys.root, principalOf(request).tenantId);
-      return { keyid: key.keyid, algorithm: 'ed25519' as const, payload_type: EVIDENCE_MANIFEST_TYPE, public_key_pem: key.publicKeyPem };
+      const tenantId = principalOf(request).tenantId;
+      // published from the record: the public key stays readable even when its private key file is not
+      let row = await currentEvidenceKey(db, tenantId);
+      if (row === undefined) {
+        await signingKey(ctx, request);
+        row = await currentEvidenceKey(db, tenantId);
+      }
+      if (row === undefined) throw new Error('no evidence key is recorded after its first use');
+      const v = evidenceKeyView(row);
+      return {
+        keyid: v.keyid,
+        seq: v.seq,
+        algorithm: v.algorithm,
+        payload_type: EVIDENCE_MANIFEST_TYPE,
+        public_key_pem: v.public_key_pem,
+        valid_from: v.valid_from,
+      };
+    },
+  );
+
+  app.get(
+    '/evidence-keys',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary: 'Every evidence key that signed case exports, oldest first, with its validity period (svc-release verify-evidence --keys)',
+      },
+      schema: {
+        querystring: Strict({ ...PageQuery }),
+        response: {
+          200: Type.Object({
+            evidence_keys: Type.Array(EvidenceKeyRecord),
+            payload_type: Type.String(),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Object({ current: Type.Integer(), retired: Type.Integer() }),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) =>
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const { limit, offset } = page(request.query);
+        const rows = await listEvidenceKeys(snap, tenantId, limit, offset);
+        const { total, retired } = await evidenceKeyCounts(snap, tenantId);
+        return {
+          evidence_keys: rows.map(evidenceKeyView),
+          payload_type: EVIDENCE_MANIFEST_TYPE,
+          total,
+          limit,
+          offset,
+          counts: { current: total - retired, retired },
+        };
+      }),
+  );
+
+  app.post(
+    '/evidence-keys/rotate',
+    {
+      config: { permission: 'admin.manage', summary: 'Rotate the evidence key: the current key is retired (still published) and a new one signs from now on' },
+      schema: { response: { 200: EvidenceKeyRecord, ...ErrorResponses } },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const root = repoOf(ctx).keys.root;
+      // the key in use is recorded first (a key file older than the records keeps its exports verifiable)
+      let previous = await currentEvidenceKey(db, tenantId);
+      if (previous === undefined) {
+        await signingKey(ctx, request);
+        previous = await currentEvidenceKey(db, tenantId);
+      }
+      if (previous === undefined) throw new Error('no evidence key is recorded after its first use');
+      const next = await writePendingEvidenceKey(root, tenantId);
+      let row: EvidenceKeyRow;
+      try {
+        row = await execute(ctx, request, rotateEvidenceKey, { previousKeyid: previous.keyid, next: { keyid: next.keyid, publicKeyPem: next.publicKeyPem } });
+      } catch (e) {
+        await discardPendingEvidenceKey(root, tenantId, next.keyid);
+        throw e;
+      }
+      await promotePendingEvidenceKey(root, tenantId, next.keyid);
+      return evidenceKeyView(row);
     },
   );
 
@@ -52,8 +201,8 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       const tenantId = principalOf(request).tenantId;
       const repo = repoOf(ctx);
       const c = await caseOr404(db, tenantId, request.params.id, getCase);
-      // the key is ready (created on first use) before the audit row and the first byte
-      const key = await evidenceKey(repo.keys.root, tenantId);
+      // the key is ready (recorded on first use, its file checked) before the audit row and the first byte
+      const key = await signingKey(ctx, request);
       const { exportedAt } = await execute(ctx, request, recordCaseExport, { caseId: c.id, keyid: key.keyid });
       const auditCutoff = await latestAuditSeq(db, tenantId);
       const fresh = await caseOr404(db, tenantId, c.id, getCase);

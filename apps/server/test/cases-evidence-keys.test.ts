@@ -1,0 +1,210 @@
+/**
+ * The evidence key's history: every key that signed a case export is recorded (key id, public
+ * key, validity period) and published, rotation is an explicit audited change, and a lost or
+ * replaced key file makes exports fail (KEY_UNAVAILABLE) instead of silently minting a new key.
+ * An export made before a rotation still verifies with the built `svc-release verify-evidence`
+ * given the published history; a forged export claiming an old key id does not.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { canonicalize, envelopeBytes, generateKeyPair, parsePrivateKeyPem, signEnvelope, type PrivateKey } from '@svc/release-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCasesFixture, type CasesFixture } from './cases-fixture.js';
+import { availableDrivers } from './helpers/store.js';
+import { untar } from './pipeline-fixture.js';
+
+const CLI = resolve(import.meta.dirname, '../../cli/bin/run.js');
+const CLI_BUILT = existsSync(resolve(import.meta.dirname, '../../cli/dist/commands/verify-evidence.js'));
+if (!CLI_BUILT && process.env.CI === 'true') throw new Error('apps/cli is not built (dist/commands/verify-evidence.js missing): run pnpm build first');
+
+function cli(...args: string[]) {
+  return spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+}
+
+/** A tar of `files` in order. */
+async function tar(files: Map<string, Buffer>): Promise<Buffer> {
+  const { pack } = await import('tar-stream');
+  const p = pack();
+  for (const [name, bytes] of files) p.entry({ name, size: bytes.length }, bytes);
+  p.finalize();
+  const chunks: Buffer[] = [];
+  for await (const c of p as unknown as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks);
+}
+
+/** The export's files with its manifest rewritten by `edit` and signed by `key` under the key id `claim`. */
+function resigned(files: Map<string, Buffer>, key: PrivateKey, claim: string, edit: (m: any) => void): Map<string, Buffer> {
+  const manifest = JSON.parse(files.get('manifest.json')!.toString('utf8'));
+  edit(manifest);
+  const payload = canonicalize(manifest);
+  const envelope = signEnvelope('svc.case-evidence.v1', payload, key);
+  const forged = { ...envelope, signatures: envelope.signatures.map((s) => ({ ...s, keyid: claim })) };
+  const out = new Map(files);
+  out.set('manifest.json', Buffer.from(payload));
+  out.set('manifest.dsse.json', Buffer.from(envelopeBytes(forged)));
+  return out;
+}
+
+describe.each(availableDrivers())('evidence key history on %s', (driver) => {
+  let f: CasesFixture;
+  let dir: string;
+  let caseId: string;
+  let keyPath: string;
+  let before: Map<string, Buffer>;
+  let after: Map<string, Buffer>;
+  let key1: any;
+  let key2: any;
+  let key1Private: PrivateKey;
+  let rotatedAt: string;
+
+  const exportCase = async () => {
+    const res = await f.t.app.inject({ method: 'GET', url: `/api/v1/cases/${caseId}/export`, headers: await f.t.apiKeyHeaders('viewer') });
+    expect(res.statusCode, res.body).toBe(200);
+    return untar(res.rawPayload);
+  };
+
+  beforeAll(async () => {
+    f = await createCasesFixture(driver);
+    dir = await mkdtemp(join(tmpdir(), 'svc-evidence-keys-'));
+    keyPath = join(f.dataDir, 'keys', f.t.tenantId, 'evidence.pem');
+    caseId = (await f.openCase()).id;
+    expect((await f.api('GET', '/api/v1/evidence-keys')).body).toMatchObject({ evidence_keys: [], total: 0 });
+    before = await exportCase();
+    key1Private = parsePrivateKeyPem(await readFile(keyPath, 'utf8'));
+    f.t.clock.advance(60_000);
+    const rotate = await f.api('POST', '/api/v1/evidence-keys/rotate');
+    expect(rotate.status, JSON.stringify(rotate.body)).toBe(200);
+    rotatedAt = f.t.clock.now().toISOString();
+    f.t.clock.advance(60_000);
+    after = await exportCase();
+    const list = await f.api('GET', '/api/v1/evidence-keys');
+    expect(list.status).toBe(200);
+    [key1, key2] = list.body.evidence_keys;
+    await writeFile(join(dir, 'before.tar'), await tar(before));
+    await writeFile(join(dir, 'after.tar'), await tar(after));
+    await writeFile(join(dir, 'evidence-keys.json'), JSON.stringify(list.body));
+    await writeFile(join(dir, 'key1.pub'), key1.public_key_pem);
+  });
+  afterAll(async () => {
+    await f?.dispose();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('records every key with its id, public key and validity period; rotation ends one and starts the next', async () => {
+    const list = await f.api('GET', '/api/v1/evidence-keys');
+    expect(list.body).toMatchObject({ total: 2, limit: 50, offset: 0, counts: { current: 1, retired: 1 } });
+    expect(key1).toMatchObject({ seq: 1, algorithm: 'ed25519', valid_until: rotatedAt, retired_by: expect.stringMatching(/^api-key:/) });
+    expect(key2).toMatchObject({ seq: 2, algorithm: 'ed25519', valid_from: rotatedAt, valid_until: null, created_by: key1.retired_by, retired_by: null });
+    expect(key1.keyid).not.toBe(key2.keyid);
+    expect(key1.keyid).toBe(key1Private.publicKey.keyid);
+    const current = await f.api('GET', '/api/v1/evidence-key');
+    expect(current.body).toMatchObject({ keyid: key2.keyid, public_key_pem: key2.public_key_pem });
+    // each manifest names the key that signed it, and so does its envelope
+    for (const [files, key] of [
+      [before, key1],
+      [after, key2],
+    ] as const) {
+      expect(JSON.parse(files.get('manifest.json')!.toString()).key.keyid).toBe(key.keyid);
+      expect(JSON.parse(files.get('manifest.dsse.json')!.toString()).signatures.map((s: any) => s.keyid)).toEqual([key.keyid]);
+    }
+  });
+
+  it('audits the rotation, and only an administrator may rotate', async () => {
+    const audit = await f.api('GET', '/api/v1/audit?action=evidence-key.rotate');
+    expect(audit.status).toBe(200);
+    expect(audit.body.events.map((e: any) => [e.action, e.target, e.detail.previous_keyid, e.detail.keyid])).toEqual([
+      ['evidence-key.rotate', `evidence-key:${key2.keyid}`, key1.keyid, key2.keyid],
+    ]);
+    const denied = await f.api('POST', '/api/v1/evidence-keys/rotate', undefined, await f.t.apiKeyHeaders('viewer'));
+    expect(denied.status).toBe(403);
+    expect((await f.api('GET', '/api/v1/evidence-keys')).body.total).toBe(2);
+  });
+
+  it.skipIf(!CLI_BUILT)(
+    'svc-release verify-evidence --keys: exports from before and after the rotation verify with the key current when each was made',
+    () => {
+      const keys = join(dir, 'evidence-keys.json');
+      const old = cli('verify-evidence', join(dir, 'before.tar'), '--keys', keys, '--tenant', f.t.tenantId, '--json');
+      expect(old.stderr).toBe('');
+      expect(old.status).toBe(0);
+      expect(JSON.parse(old.stdout)).toMatchObject({ case: caseId, keyid: key1.keyid });
+      const fresh = cli('verify-evidence', join(dir, 'after.tar'), '--keys', keys, '--json');
+      expect(fresh.stderr).toBe('');
+      expect(JSON.parse(fresh.stdout)).toMatchObject({ case: caseId, keyid: key2.keyid });
+      // a pinned key still works, and pins: the newer export is not signed by it
+      expect(cli('verify-evidence', join(dir, 'before.tar'), '--key', join(dir, 'key1.pub')).status).toBe(0);
+      const pinned = cli('verify-evidence', join(dir, 'after.tar'), '--key', join(dir, 'key1.pub'));
+      expect(pinned.status).toBe(1);
+      expect(pinned.stderr).toMatch(/^refused: KEY_UNTRUSTED/);
+      expect(cli('verify-evidence', join(dir, 'after.tar'), '--keys', keys, '--key', join(dir, 'key1.pub')).status).toBe(2);
+    },
+    120_000,
+  );
+
+  it.skipIf(!CLI_BUILT)(
+    'a forged export claiming the old key id fails: signed by another key, or by the old key outside its validity',
+    async () => {
+      const keys = join(dir, 'evidence-keys.json');
+      const other = generateKeyPair('ed25519');
+      await writeFile(join(dir, 'forged-other.tar'), await tar(resigned(after, other, key1.keyid, (m) => (m.key.keyid = key1.keyid))));
+      const byOther = cli('verify-evidence', join(dir, 'forged-other.tar'), '--keys', keys);
+      expect(byOther.status).toBe(1);
+      expect(byOther.stderr).toMatch(/^refused: KEY_UNTRUSTED/);
+      // the retired key, stolen, signs an export dated after its validity ended
+      await writeFile(join(dir, 'forged-late.tar'), await tar(resigned(after, key1Private, key1.keyid, (m) => (m.key.keyid = key1.keyid))));
+      const late = cli('verify-evidence', join(dir, 'forged-late.tar'), '--keys', keys);
+      expect(late.status).toBe(1);
+      expect(late.stderr).toMatch(/^refused: EVIDENCE_INVALID: .*valid/);
+      // or back-dated before the key existed
+      await writeFile(
+        join(dir, 'forged-early.tar'),
+        await tar(
+          resigned(before, key1Private, key1.keyid, (m) => {
+            m.exported_at = '2001-01-01T00:00:00.000Z';
+          }),
+        ),
+      );
+      expect(cli('verify-evidence', join(dir, 'forged-early.tar'), '--keys', keys).stderr).toMatch(/^refused: EVIDENCE_INVALID: .*valid/);
+      // a manifest naming one key while signed by another
+      await writeFile(join(dir, 'forged-claim.tar'), await tar(resigned(before, key1Private, key1.keyid, (m) => (m.key.keyid = key2.keyid))));
+      expect(cli('verify-evidence', join(dir, 'forged-claim.tar'), '--keys', keys).status).toBe(1);
+    },
+    120_000,
+  );
+
+  it('a rotation interrupted after its commit (its key still in the pending file) is completed by the next use', async () => {
+    const pending = join(f.dataDir, 'keys', f.t.tenantId, `evidence.${key2.keyid.replace(/^sha256:/, '')}.pem`);
+    const current = await readFile(keyPath, 'utf8');
+    await rename(keyPath, pending);
+    await writeFile(keyPath, key1Private.pem, { mode: 0o600 });
+    const res = await f.t.app.inject({ method: 'GET', url: `/api/v1/cases/${caseId}/export`, headers: f.admin });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse((await untar(res.rawPayload)).get('manifest.json')!.toString()).key.keyid).toBe(key2.keyid);
+    expect(await readFile(keyPath, 'utf8')).toBe(current);
+    expect(existsSync(pending)).toBe(false);
+  });
+
+  it('a lost or replaced key file makes the export answer 503 KEY_UNAVAILABLE, never a new key', async () => {
+    const saved = `${keyPath}.saved`;
+    await rename(keyPath, saved);
+    try {
+      const lost = await f.api('GET', `/api/v1/cases/${caseId}/export`);
+      expect(lost.status).toBe(503);
+      expect(lost.body.error).toMatch(/^KEY_UNAVAILABLE: .*missing/);
+      expect(existsSync(keyPath)).toBe(false);
+      // the current public key is still published from the record
+      expect((await f.api('GET', '/api/v1/evidence-key')).body.keyid).toBe(key2.keyid);
+      await writeFile(keyPath, generateKeyPair('ed25519').pem, { mode: 0o600 });
+      const replaced = await f.api('GET', `/api/v1/cases/${caseId}/export`);
+      expect(replaced.status).toBe(503);
+      expect(replaced.body.error).toMatch(/^KEY_UNAVAILABLE: .*does not match/);
+      expect((await f.api('GET', '/api/v1/evidence-keys')).body.evidence_keys.map((k: any) => k.keyid)).toEqual([key1.keyid, key2.keyid]);
+    } finally {
+      await rename(saved, keyPath);
+    }
+    expect((await f.api('GET', `/api/v1/cases/${caseId}/export`)).status).toBe(200);
+  });
+});
