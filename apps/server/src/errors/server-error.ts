@@ -24,6 +24,7 @@ export const SERVER_ERROR_CODES = [
   'ENROLL_TOKEN_EXPIRED',
   'ENROLL_TOKEN_EXHAUSTED',
   'LOG_NOT_READY',
+  'KEY_UNAVAILABLE', // 503 a key the request needs is missing, unreadable or not the recorded one (docs/server.md)
   // publish and deploy
   'ARTIFACT_INVALID', // 400 bad multipart field (name, version, kind, media_type, file)
   'ARTIFACT_EXISTS', // 409 name + version already published
