@@ -3,7 +3,7 @@ import { SigningRepoError } from './errors.js';
 import { tufExpires } from './expiry.js';
 import { keyAsNamedBy, type KeyStore, type SigningKey } from './keys.js';
 import { buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata } from './metadata.js';
-import { insertMetadata, latestMetadata, touchRepo, type MetadataRow, type RepoTx } from './repo-db.js';
+import { insertMetadata, latestMetadata, touchRepo, type MetadataRow, type RepoDb, type RepoTx } from './repo-db.js';
 
 export type OnlineRole = 'targets' | 'snapshot' | 'timestamp';
 export type OnlineKeys = Record<OnlineRole, SigningKey>;
@@ -91,7 +91,7 @@ export async function bumpChain(
   return { targetsVersion: targets.version, snapshotVersion: snapshot.version, timestampVersion: curTimestamp.version + 1 };
 }
 
-export async function mustLatest(trx: RepoTx, tenantId: string, role: 'root' | 'targets' | 'snapshot' | 'timestamp'): Promise<MetadataRow> {
+export async function mustLatest(trx: RepoDb | RepoTx, tenantId: string, role: 'root' | 'targets' | 'snapshot' | 'timestamp'): Promise<MetadataRow> {
   const row = await latestMetadata(trx, tenantId, role);
   if (!row) throw new SigningRepoError('REPO_NOT_FOUND', `tenant ${tenantId} has no ${role} metadata`);
   return row;
