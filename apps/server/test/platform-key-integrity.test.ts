@@ -221,5 +221,4 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
     expect(noRoot.stderr.trim().split('\n')).toHaveLength(1);
     expect(noRoot.stderr).toMatch(new RegExp(`^svc-server: key check failed: TUF snapshot key of tenant ${tenant} is missing.*root key`));
   }, 120_000);
-
 });

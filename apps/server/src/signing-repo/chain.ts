@@ -25,9 +25,7 @@ export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Met
   return out as OnlineKeys;
 }
 
-export type RoleKeyState =
-  | { state: 'ok'; key: SigningKey }
-  | { state: 'missing' | 'unreadable' | 'mismatch'; problem: string };
+export type RoleKeyState = { state: 'ok'; key: SigningKey } | { state: 'missing' | 'unreadable' | 'mismatch'; problem: string };
 
 /**
  * The key file of `role` against the key `root` names for it: present, a readable Ed25519

@@ -48,11 +48,17 @@ export async function rotateLostOnlineKeys(ctx: RepoContext, tenantId: string): 
   const current = decodeRoot((await mustLatest(ctx.db, tenantId, 'root')).bytes);
   const rootKey = await inspectRoleKey(ctx.keys, tenantId, 'root', current);
   if (rootKey.state !== 'ok') {
-    throw new SigningRepoError('ROOT_KEY_UNAVAILABLE', `the TUF root key of tenant ${tenantId} is not on the server (or not usable), so no new root can be signed`);
+    throw new SigningRepoError(
+      'ROOT_KEY_UNAVAILABLE',
+      `the TUF root key of tenant ${tenantId} is not on the server (or not usable), so no new root can be signed`,
+    );
   }
   if (current.signed.roles['root']?.keyIDs.length !== 1) {
     // offline root keys beside the server's: only their holders can sign the next root
-    throw new SigningRepoError('ROOT_KEY_UNAVAILABLE', `the TUF root role of tenant ${tenantId} has keys in offline custody; rotate with them (rotateRoot signWith)`);
+    throw new SigningRepoError(
+      'ROOT_KEY_UNAVAILABLE',
+      `the TUF root role of tenant ${tenantId} has keys in offline custody; rotate with them (rotateRoot signWith)`,
+    );
   }
   const online = {} as Record<OnlineRole, SigningKey>;
   const replaced: OnlineRole[] = [];
@@ -70,7 +76,7 @@ export async function rotateLostOnlineKeys(ctx: RepoContext, tenantId: string): 
   const rootVersion = await ctx.db.transaction().execute(async (trx) => {
     if (!(await lockRepo(trx, tenantId))) throw new SigningRepoError('REPO_NOT_FOUND', `tenant ${tenantId} has no signing repository`);
     const latest = decodeRoot((await mustLatest(trx, tenantId, 'root')).bytes);
-      const next = buildRoot({ version: latest.signed.version + 1, now, rootKeys: [rootKey.key], rootThreshold: 1, online });
+    const next = buildRoot({ version: latest.signed.version + 1, now, rootKeys: [rootKey.key], rootThreshold: 1, online });
     await commitNextRoot(ctx, trx, tenantId, now, latest, next, [rootKey.key]);
     return next.signed.version;
   });
