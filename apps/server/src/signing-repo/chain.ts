@@ -19,7 +19,7 @@ export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Met
   for (const role of ['targets', 'snapshot', 'timestamp'] as const) {
     const found = await inspectRoleKey(keys, tenantId, role, root);
     // a missing or wrong key file is an operator's problem (docs/server.md, keys and their integrity), not the caller's
-    if (found.state !== 'ok') throw new SigningRepoError('KEY_UNAVAILABLE', found.problem);
+    if (found.state !== 'ok') throw new SigningRepoError('KEY_UNAVAILABLE', `${found.problem}; server processes must share SVC_DATA_DIR/keys`);
     out[role] = found.key;
   }
   return out as OnlineKeys;
