@@ -1,7 +1,8 @@
 /**
  * The server process: settings from the environment (contracts §6), open the store,
  * migrate, default tenant and first admin, build the app, listen, start jobs, and close
- * everything in order on SIGINT/SIGTERM. Bad settings fail with one line, exit status 2.
+ * everything in order on SIGINT/SIGTERM. Bad settings, and a key the database expects that
+ * is missing or not the recorded one (key-integrity/), fail with one line, exit status 2.
  */
 import { join } from 'node:path';
 import { buildApp } from './app.js';
@@ -19,14 +20,20 @@ import { ensureDefaultTenant } from './resources/tenants/queries.js';
 import { DeviceCredentialCache } from './device-channel/credential-cache.js';
 import { startDeviceChannelService } from './device-channel/wiring.js';
 import { SigningRepository } from './signing-repo/repository.js';
+import { keyCheckers } from './key-integrity/checkers.js';
+import { failureLine, keyRecoveryFromEnv, reportLine, runKeyCheck } from './key-integrity/key-check.js';
 import { evidenceOptionsFromEnv } from './resources/case-submissions/transport.js';
 
 async function main(): Promise<void> {
+  // `node dist/main.js check`: the start-up key check alone, exit 0 (every key in place) or 2
+  const checkOnly = process.argv[2] === 'check';
   let config;
   let evidence;
+  let keyRecovery;
   try {
     config = parseConfig(process.env);
     evidence = evidenceOptionsFromEnv(process.env);
+    keyRecovery = keyRecoveryFromEnv(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`svc-server: ${error.message}\n`);
@@ -43,10 +50,19 @@ async function main(): Promise<void> {
   });
   const applied = await migrateToLatest(store);
   const tenantId = await ensureDefaultTenant(store.db);
-  const adminCreated = await bootstrapAdmin(store.db, tenantId, config.admin);
-
   const now = () => new Date();
   const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
+
+  // Every key the database expects must be in place before anything signs with it (docs/server.md).
+  const keyCheck = await runKeyCheck(keyCheckers({ db: store.db, dataDir: config.dataDir, signingRepo }), checkOnly ? undefined : keyRecovery);
+  if (checkOnly) for (const r of keyCheck.reports) process.stdout.write(`${reportLine(r)}\n`);
+  if (keyCheck.failure !== undefined || checkOnly) {
+    await store.close();
+    if (keyCheck.failure !== undefined) process.stderr.write(`svc-server: ${failureLine(keyCheck.failure)}\n`);
+    process.exit(keyCheck.failure === undefined ? 0 : 2);
+  }
+
+  const adminCreated = await bootstrapAdmin(store.db, tenantId, config.admin);
   // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
   await signingRepo.ensureTenantRepo(tenantId);
   // contracts §1: TUF metadata names keys by TUF key ids; older repositories move by a root rotation.
@@ -66,6 +82,7 @@ async function main(): Promise<void> {
   });
   if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
+  for (const line of keyCheck.recovered) app.log.warn({ recovery: keyRecovery }, line);
   for (const r of keyIds.rotated) app.log.info({ tenant: r.tenantId, root_version: r.rootVersion }, 'TUF root rotated to TUF key ids');
   for (const p of keyIds.pending) app.log.warn({ tenant: p.tenantId, err: p.error }, 'TUF repository still names keys by sha256: ids');
   if (store.driver === 'pglite') {

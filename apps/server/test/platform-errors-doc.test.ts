@@ -36,7 +36,7 @@ describe('error table <-> docs/errors.md', () => {
     for (const code of SERVER_ERROR_CODES) {
       const { status, body } = toHttpError(new ServerError(code, `x: ${code}`));
       expect(status).toBe(ERROR_TABLE[code].http);
-      expect(body.error).toBe(status === 500 ? 'internal error' : `x: ${code}`);
+      expect(body.error).toBe(status === 500 || ERROR_TABLE[code].grpc === 'INTERNAL' ? 'internal error' : `x: ${code}`);
     }
     for (const code of RELEASE_ERROR_CODES) {
       const { status, body } = toHttpError(new ReleaseError(code, `refused: ${code}`, { issues: [{ path: 'a.b', message: 'bad' }] }));
@@ -46,12 +46,12 @@ describe('error table <-> docs/errors.md', () => {
     for (const code of SIGNING_REPO_ERROR_CODES) {
       const { status, body } = toHttpError(new SigningRepoError(code, 'why'));
       expect(status).toBe(ERROR_TABLE[code].http);
-      expect(body.error).toBe(status === 500 ? 'internal error' : `${code}: why`);
+      expect(body.error).toBe(status === 500 || ERROR_TABLE[code].grpc === 'INTERNAL' ? 'internal error' : `${code}: why`);
     }
     for (const code of BLOB_ERROR_CODES) {
       const { status, body } = toHttpError(new BlobError(code, 'why'));
       expect(status).toBe(ERROR_TABLE[code].http);
-      expect(body.error).toBe(status === 500 ? 'internal error' : `${code}: why`);
+      expect(body.error).toBe(status === 500 || ERROR_TABLE[code].grpc === 'INTERNAL' ? 'internal error' : `${code}: why`);
     }
     expect(toHttpError(new Error('secret detail'))).toEqual({ status: 500, body: { error: 'internal error' } });
   });

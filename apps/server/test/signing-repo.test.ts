@@ -225,7 +225,11 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
     try {
       const lonely = await f.second({ dataDir: otherDir });
       const blob = await lonely.blobs.put(Readable.from([Buffer.from('x')]));
-      await expectRepoError(lonely.publishTargets(tenant, [{ path: 'x', digest: blob.digest, length: 1 }]), 'KEY_MISMATCH', /must share SVC_DATA_DIR\/keys/);
+      await expectRepoError(
+        lonely.publishTargets(tenant, [{ path: 'x', digest: blob.digest, length: 1 }]),
+        'KEY_UNAVAILABLE',
+        /^TUF targets key of tenant \S+ is missing .*must share SVC_DATA_DIR\/keys/,
+      );
     } finally {
       await rm(otherDir, { recursive: true, force: true });
     }

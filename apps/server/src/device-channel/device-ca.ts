@@ -1,10 +1,12 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { X509Certificate as NodeX509 } from 'node:crypto';
 import { join } from 'node:path';
 import { digestHex, sha256Digest } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { allDeviceCaCertificates, deviceCaCertificate, getDeviceCa, insertDeviceCa } from '../resources/device-ca/queries.js';
 import type { Database } from '../store/database.js';
+import { ServerError } from '../errors/server-error.js';
+import { inspectCaKey } from './ca-key.js';
 import { createCa, loadCa, type CaMaterial } from './pki.js';
 
 /** A device CA lives ten years; device certificates are short-lived and renewed. */
@@ -97,8 +99,20 @@ export class DeviceCaStore {
     return this.open(tenantId, winner.certDer, winner.keyFile);
   }
 
-  private async open(tenantId: string, certDer: Uint8Array, keyFile: string): Promise<CaMaterial> {
-    const keyPem = await readFile(join(this.dir(tenantId), keyFile), 'utf8');
-    return loadCa(certDer, keyPem);
+  /** Where the tenant's CA key file (named by its `device_cas` row) lives. */
+  keyPath(tenantId: string, keyFile: string): string {
+    return join(this.dir(tenantId), keyFile);
   }
+
+  /** The CA with its key; KEY_UNAVAILABLE naming the key when it is missing, unreadable or not the certificate's. */
+  private async open(tenantId: string, certDer: Uint8Array, keyFile: string): Promise<CaMaterial> {
+    const found = await inspectCaKey(deviceCaKeyLabel(tenantId), certDer, this.keyPath(tenantId, keyFile));
+    if (found.state !== 'ok') throw new ServerError('KEY_UNAVAILABLE', `KEY_UNAVAILABLE: ${found.problem}`);
+    return loadCa(certDer, found.keyPem);
+  }
+}
+
+/** How a tenant's device CA key is named in failures and in the key check. */
+export function deviceCaKeyLabel(tenantId: string): string {
+  return `device CA key of tenant ${tenantId}`;
 }

@@ -20,6 +20,11 @@ export interface ServerTls {
   keyPem: string;
 }
 
+/** The server CA's directory: `ca.pem` (certificate) and `ca.key` (PKCS#8 key, 0600). */
+export function serverCaDir(dataDir: string): string {
+  return join(dataDir, 'ca', 'server');
+}
+
 async function readServerCa(dir: string): Promise<{ certDer: Uint8Array; keyPem: string } | undefined> {
   try {
     const certPem = await readFile(join(dir, 'ca.pem'), 'utf8');
@@ -38,7 +43,7 @@ async function readServerCa(dir: string): Promise<{ certDer: Uint8Array; keyPem:
  * this process, issued at every start. Only the CA is shared; leaves need not be.
  */
 export async function ensureServerTls(dataDir: string, hosts: string[], now: Date): Promise<ServerTls> {
-  const caDir = join(dataDir, 'ca', 'server');
+  const caDir = serverCaDir(dataDir);
   let ca = await readServerCa(caDir);
   if (ca === undefined) {
     await mkdir(join(dataDir, 'ca'), { recursive: true, mode: 0o700 });

@@ -10,14 +10,16 @@ import { ServerError } from './server-error.js';
 /**
  * Turns anything thrown by a route into `{"error": "<one line>"}` with the status from
  * the ONE table. Validation errors name the field; fastify's, its router's and multipart's
- * own refusals keep their 4xx (errors/framework.ts); internal errors never leak their message.
+ * own refusals keep their 4xx (errors/framework.ts); internal errors never leak their message,
+ * while a 503 (KEY_UNAVAILABLE) names what is unavailable so an operator can act on it.
  */
 export function toHttpError(error: unknown): { status: number; body: { error: string } } {
   const classified = classify(error);
-  const { http } = mappingFor(classified.code);
+  const { http, grpc } = mappingFor(classified.code);
   // spec §7: the error is one line; a caller's value with a line break in it is shown escaped.
-  // A 500's message stays in the log; a 503 says what is unavailable.
-  return { status: http, body: { error: http === 500 ? 'internal error' : classified.message.replace(/[\r\n]/g, (c) => (c === '\n' ? '\\n' : '\\r')) } };
+  // An internal failure's message stays in the log; a 503 says what is unavailable.
+  const hidden = http === 500 || grpc === 'INTERNAL';
+  return { status: http, body: { error: hidden ? 'internal error' : classified.message.replace(/[\r\n]/g, (c) => (c === '\n' ? '\\n' : '\\r')) } };
 }
 
 function classify(error: unknown): { code: string; message: string } {

@@ -24,6 +24,7 @@ export const SERVER_ERROR_CODES = [
   'ENROLL_TOKEN_EXPIRED',
   'ENROLL_TOKEN_EXHAUSTED',
   'LOG_NOT_READY',
+  'KEY_UNAVAILABLE', // 503 a key the request needs (TUF online key, device CA key, evidence key) is missing, unreadable or not the recorded one (docs/server.md)
   // publish and deploy
   'ARTIFACT_INVALID', // 400 bad multipart field (name, version, kind, media_type, file)
   'ARTIFACT_EXISTS', // 409 name + version already published
@@ -58,7 +59,6 @@ export const SERVER_ERROR_CODES = [
   'ATTACHMENT_REDACTED', // 410 the attachment was redacted: its bytes are no longer served
   'TRANSPORT_UNAVAILABLE', // 400 the filing asks for a transport the server has not configured
   'TRANSPORT_FAILED', // 400 the transport did not accept the document (webhook error or timeout); nothing recorded
-  'KEY_UNAVAILABLE', // 503 a key the service needs is missing or does not match what the database recorded (the evidence key file)
   'INTERNAL',
   // vulnerability intelligence
   'FEED_INVALID', // 400 not an OSV archive or KEV catalog the server reads (unsafe entry name, malformed, unknown format)

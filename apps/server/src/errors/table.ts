@@ -55,6 +55,7 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   ENROLL_TOKEN_EXPIRED: { http: 401, grpc: 'UNAUTHENTICATED' },
   ENROLL_TOKEN_EXHAUSTED: { http: 401, grpc: 'UNAUTHENTICATED' },
   LOG_NOT_READY: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  KEY_UNAVAILABLE: { http: 503, grpc: 'UNAVAILABLE' },
   INTERNAL: { http: 500, grpc: 'INTERNAL' },
   // publish-and-deploy pipeline (docs/pipeline.md)
   ARTIFACT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
@@ -90,7 +91,6 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   ATTACHMENT_REDACTED: { http: 410, grpc: 'NOT_FOUND' },
   TRANSPORT_UNAVAILABLE: { http: 400, grpc: 'FAILED_PRECONDITION' },
   TRANSPORT_FAILED: { http: 400, grpc: 'UNAVAILABLE' },
-  KEY_UNAVAILABLE: { http: 503, grpc: 'UNAVAILABLE' },
   // vulnerability intelligence (docs/vulnerabilities.md)
   FEED_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   FEED_TOO_LARGE: { http: 400, grpc: 'RESOURCE_EXHAUSTED' },

@@ -3,9 +3,10 @@ import { SigningRepoError } from './errors.js';
 import { tufExpires } from './expiry.js';
 import { keyAsNamedBy, type KeyStore, type SigningKey } from './keys.js';
 import { buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata } from './metadata.js';
-import { insertMetadata, latestMetadata, touchRepo, type MetadataRow, type RepoTx } from './repo-db.js';
+import { insertMetadata, latestMetadata, touchRepo, type MetadataRow, type RepoDb, type RepoTx } from './repo-db.js';
 
-export type OnlineKeys = Record<'targets' | 'snapshot' | 'timestamp', SigningKey>;
+export type OnlineRole = 'targets' | 'snapshot' | 'timestamp';
+export type OnlineKeys = Record<OnlineRole, SigningKey>;
 
 /**
  * Loads the online keys and checks each is the key the current root names for its
@@ -16,20 +17,35 @@ export type OnlineKeys = Record<'targets' | 'snapshot' | 'timestamp', SigningKey
 export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Metadata<Root>): Promise<OnlineKeys> {
   const out: Partial<OnlineKeys> = {};
   for (const role of ['targets', 'snapshot', 'timestamp'] as const) {
-    const key = await keys.load(tenantId, role);
-    if (!key) {
-      throw new SigningRepoError(
-        'KEY_MISMATCH',
-        `${role} key of tenant ${tenantId} is missing under ${keys.root}; server processes must share SVC_DATA_DIR/keys`,
-      );
-    }
-    const named = keyAsNamedBy(root.signed, key);
-    if (!named || !root.signed.roles[role]?.keyIDs.includes(named.keyId)) {
-      throw new SigningRepoError('KEY_MISMATCH', `${role} key file of tenant ${tenantId} is not the key root version ${root.signed.version} names`);
-    }
-    out[role] = named;
+    const found = await inspectRoleKey(keys, tenantId, role, root);
+    // a missing or wrong key file is an operator's problem (docs/server.md, keys and their integrity), not the caller's
+    if (found.state !== 'ok') throw new SigningRepoError('KEY_UNAVAILABLE', `${found.problem}; server processes must share SVC_DATA_DIR/keys`);
+    out[role] = found.key;
   }
   return out as OnlineKeys;
+}
+
+export type RoleKeyState = { state: 'ok'; key: SigningKey } | { state: 'missing' | 'unreadable' | 'mismatch'; problem: string };
+
+/**
+ * The key file of `role` against the key `root` names for it: present, a readable Ed25519
+ * PKCS#8 key, and listed for the role. `problem` is one line naming the key and its tenant.
+ */
+export async function inspectRoleKey(keys: KeyStore, tenantId: string, role: 'root' | OnlineRole, root: Metadata<Root>): Promise<RoleKeyState> {
+  const path = keys.pathOf(tenantId, role);
+  const label = `TUF ${role} key of tenant ${tenantId}`;
+  let key: SigningKey | undefined;
+  try {
+    key = await keys.load(tenantId, role);
+  } catch (e) {
+    return { state: 'unreadable', problem: `${label} is unreadable (${path}: ${e instanceof Error ? e.message : String(e)})` };
+  }
+  if (key === undefined) return { state: 'missing', problem: `${label} is missing (${path})` };
+  const named = keyAsNamedBy(root.signed, key);
+  if (!named || !root.signed.roles[role]?.keyIDs.includes(named.keyId)) {
+    return { state: 'mismatch', problem: `${label} does not match the key root version ${root.signed.version} names (${path})` };
+  }
+  return { state: 'ok', key: named };
 }
 
 export interface ChainVersions {
@@ -73,7 +89,7 @@ export async function bumpChain(
   return { targetsVersion: targets.version, snapshotVersion: snapshot.version, timestampVersion: curTimestamp.version + 1 };
 }
 
-export async function mustLatest(trx: RepoTx, tenantId: string, role: 'root' | 'targets' | 'snapshot' | 'timestamp'): Promise<MetadataRow> {
+export async function mustLatest(trx: RepoDb | RepoTx, tenantId: string, role: 'root' | 'targets' | 'snapshot' | 'timestamp'): Promise<MetadataRow> {
   const row = await latestMetadata(trx, tenantId, role);
   if (!row) throw new SigningRepoError('REPO_NOT_FOUND', `tenant ${tenantId} has no ${role} metadata`);
   return row;

@@ -14,7 +14,8 @@ export type SigningRepoErrorCode =
   | 'ROOT_KEY_UNAVAILABLE' // root key not on the server (exported and deleted) and none supplied (409 / FAILED_PRECONDITION)
   | 'ROOT_SIGNATURE_INSUFFICIENT' // supplied keys do not meet the current root threshold (400 / INVALID_ARGUMENT)
   | 'KEY_INVALID' // a supplied PEM is not an Ed25519 PKCS#8 private key (400 / INVALID_ARGUMENT)
-  | 'KEY_MISMATCH'; // a key file does not match the key the root metadata names (500 / INTERNAL)
+  | 'KEY_MISMATCH' // a key file vanished while being created (500 / INTERNAL)
+  | 'KEY_UNAVAILABLE'; // an online key file is missing, unreadable or not the key root names (503 / UNAVAILABLE)
 
 export const SIGNING_REPO_ERROR_CODES: readonly SigningRepoErrorCode[] = [
   'REPO_NOT_FOUND',
@@ -28,6 +29,7 @@ export const SIGNING_REPO_ERROR_CODES: readonly SigningRepoErrorCode[] = [
   'ROOT_SIGNATURE_INSUFFICIENT',
   'KEY_INVALID',
   'KEY_MISMATCH',
+  'KEY_UNAVAILABLE',
 ];
 
 export class SigningRepoError extends Error {

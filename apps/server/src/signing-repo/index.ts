@@ -30,6 +30,7 @@ export type { PublishOptions, PublishResult } from './publish.js';
 export type { RefreshResult } from './refresh.js';
 export type { RotateRootOptions } from './root-rotation.js';
 export type { KeyIdUpgradeResult } from './key-id-upgrade.js';
+export type { RoleKeyReport } from './key-inspection.js';
 export type { RepoFile, MetadataFile } from './repo-files.js';
 export type { TargetEntry, TargetInfo } from './target-entry.js';
 export type { SigningRepoTables } from './tables.js';

@@ -8,6 +8,8 @@ import type { PublishHooks, RepoContext } from './context.js';
 import { SigningRepoError } from './errors.js';
 import { upgradeAllKeyIds, type KeyIdUpgradeResult } from './key-id-upgrade.js';
 import { KeyStore } from './keys.js';
+import { inspectAllRoleKeys, rotateLostOnlineKeys, type RoleKeyReport } from './key-inspection.js';
+import type { OnlineRole } from './chain.js';
 import { buildRoot, buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata, signWith } from './metadata.js';
 import { publishTargets, type PublishOptions, type PublishResult } from './publish.js';
 import { refreshAllDue, refreshIfDue, type RefreshResult } from './refresh.js';
@@ -168,6 +170,16 @@ export class SigningRepository {
    */
   upgradeKeyIds(): Promise<KeyIdUpgradeResult> {
     return upgradeAllKeyIds(this.#ctx);
+  }
+
+  /** Every role key file of every tenant against its current root (the start-up key check, key-inspection.ts). */
+  inspectRoleKeys(): Promise<RoleKeyReport[]> {
+    return inspectAllRoleKeys(this.#ctx);
+  }
+
+  /** New online keys for those lost or wrong, through a root update the server-held root key signs; see key-inspection.ts. */
+  rotateLostOnlineKeys(tenantId: string): Promise<{ roles: OnlineRole[]; rootVersion: number } | undefined> {
+    return rotateLostOnlineKeys(this.#ctx, assertTenantId(tenantId));
   }
 
   /** Root N+1 signed by old and new root keys; see root-rotation.ts. */

@@ -18,6 +18,12 @@ export async function getDeviceCa(db: Db, tenantId: string): Promise<{ certDer: 
   return row === undefined ? undefined : { certDer: new Uint8Array(row.cert_der), keyFile: row.key_file };
 }
 
+/** Every tenant's CA certificate and key file name, oldest first (the start-up key check). */
+export async function allDeviceCas(db: Db): Promise<{ tenantId: string; certDer: Uint8Array; keyFile: string }[]> {
+  const rows = await db.selectFrom('device_cas').select(['tenant_id', 'cert_der', 'key_file']).orderBy('created_at').execute();
+  return rows.map((r) => ({ tenantId: r.tenant_id, certDer: new Uint8Array(r.cert_der), keyFile: r.key_file }));
+}
+
 /** Every tenant's CA certificate (DER), oldest first: the TLS trust store of the device port. */
 export async function allDeviceCaCertificates(db: Db): Promise<Uint8Array[]> {
   const rows = await db.selectFrom('device_cas').select('cert_der').orderBy('created_at').execute();

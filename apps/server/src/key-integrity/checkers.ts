@@ -1,0 +1,115 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { inspectCaKey } from '../device-channel/ca-key.js';
+import { DeviceCaStore, deviceCaKeyLabel } from '../device-channel/device-ca.js';
+import { serverCaDir } from '../device-channel/server-tls.js';
+import { allDeviceCas } from '../resources/device-ca/queries.js';
+import type { SigningRepository } from '../signing-repo/repository.js';
+import type { Database } from '../store/database.js';
+import { KEY_DOC, type KeyChecker, type KeyReport } from './key-check.js';
+
+/**
+ * TUF role keys of every tenant repository against the keys its current root names. A
+ * missing root key is legitimate (offline custody); a lost online key can be replaced by a
+ * root update the server-held root key signs (SVC_KEY_RECOVERY=tuf-online-rotate).
+ */
+export function tufRoleKeysChecker(repo: SigningRepository): KeyChecker {
+  return {
+    name: 'tuf-role-keys',
+    async check() {
+      const found = await repo.inspectRoleKeys();
+      const rootHeld = new Set(found.filter((r) => r.role === 'root' && r.state === 'ok').map((r) => r.tenantId));
+      return found.map((r): KeyReport => {
+        const key = `TUF ${r.role} key of tenant ${r.tenantId}`;
+        if (r.state === 'ok') return { key, tenantId: r.tenantId, state: 'ok' };
+        if (r.state === 'absent') return { key, tenantId: r.tenantId, state: 'absent', note: 'offline custody' };
+        const remedy =
+          r.role === 'root'
+            ? `restore the key file, or remove it if the root key is in offline custody; see ${KEY_DOC}`
+            : rootHeld.has(r.tenantId)
+              ? `restore the key file, or start once with SVC_KEY_RECOVERY=tuf-online-rotate to replace it through a root update; see ${KEY_DOC}`
+              : `restore the key file; the TUF root key is not on the server, so SVC_KEY_RECOVERY=tuf-online-rotate cannot sign a new root: see ${KEY_DOC}`;
+        return { key, tenantId: r.tenantId, state: r.state, ...(r.problem !== undefined ? { problem: r.problem } : {}), remedy };
+      });
+    },
+    recovery: {
+      mode: 'tuf-online-rotate',
+      async run(failed) {
+        const done: string[] = [];
+        for (const tenantId of new Set(failed.map((r) => r.tenantId))) {
+          if (tenantId === undefined) continue;
+          try {
+            const rotated = await repo.rotateLostOnlineKeys(tenantId);
+            if (rotated) done.push(`TUF online keys rotated: tenant ${tenantId}, roles ${rotated.roles.join(', ')}, root version ${rotated.rootVersion}`);
+          } catch (e) {
+            // the check that follows still fails and names the key; this line says why no rotation happened
+            done.push(`TUF online keys of tenant ${tenantId} not rotated: ${e instanceof Error ? e.message : String(e)}`);
+          }
+        }
+        return done;
+      },
+    },
+  };
+}
+
+/** Each tenant's device CA key (its file named by the `device_cas` row) against the CA certificate stored there. */
+export function deviceCaKeysChecker(db: Kysely<Database>, dataDir: string): KeyChecker {
+  const store = new DeviceCaStore(db, dataDir);
+  return {
+    name: 'device-ca-keys',
+    async check() {
+      const out: KeyReport[] = [];
+      for (const ca of await allDeviceCas(db)) {
+        const key = deviceCaKeyLabel(ca.tenantId);
+        const found = await inspectCaKey(key, ca.certDer, store.keyPath(ca.tenantId, ca.keyFile));
+        out.push(
+          found.state === 'ok'
+            ? { key, state: 'ok' }
+            : { key, state: found.state, problem: found.problem, remedy: `restore the key file; without it, replace the device CA: see ${KEY_DOC}` },
+        );
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * The server CA devices pin at enrollment (`ca/server/ca.pem` and `ca.key`): expected once a
+ * device CA exists (a device may have enrolled) or its certificate is on disk; before that
+ * the device channel creates it at its first start.
+ */
+export function serverCaKeyChecker(db: Kysely<Database>, dataDir: string): KeyChecker {
+  return {
+    name: 'server-ca-key',
+    async check() {
+      const key = 'server CA key';
+      const remedy = `restore ca.pem and ca.key from a backup; without them, replace the server CA: see ${KEY_DOC}`;
+      const certPath = join(serverCaDir(dataDir), 'ca.pem');
+      let certPem: string | undefined;
+      try {
+        certPem = await readFile(certPath, 'utf8');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      }
+      if (certPem === undefined) {
+        if ((await allDeviceCas(db)).length === 0) return [{ key, state: 'absent', note: 'created when the device channel first starts' }];
+        return [{ key, state: 'missing', problem: `server CA certificate is missing (${certPath}) while devices may have pinned it`, remedy }];
+      }
+      let certDer: Uint8Array;
+      try {
+        certDer = new Uint8Array(new X509Certificate(certPem).raw);
+      } catch (e) {
+        return [{ key, state: 'unreadable', problem: `server CA certificate is unreadable (${certPath}: ${(e as Error).message})`, remedy }];
+      }
+      const found = await inspectCaKey(key, certDer, join(serverCaDir(dataDir), 'ca.key'));
+      return [found.state === 'ok' ? { key, state: 'ok' } : { key, state: found.state, problem: found.problem, remedy }];
+    },
+  };
+}
+
+/** Every checker, in the order failures are reported. One more kind of key is one more entry. */
+export function keyCheckers(o: { db: Kysely<Database>; dataDir: string; signingRepo: SigningRepository }): KeyChecker[] {
+  return [tufRoleKeysChecker(o.signingRepo), deviceCaKeysChecker(o.db, o.dataDir), serverCaKeyChecker(o.db, o.dataDir)];
+}
