@@ -144,6 +144,9 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
     expect(after[1]!.status).toBe('DOWN');
     expect(after[0]!.current + after[2]!.current).toBeGreaterThanOrEqual(N);
 
+    // a device whose receipt answer was lost with the killed process sends it again on a later
+    // turn, which may come after its first check-in through another process: wait for those
+    await sim.waitForEvent(`a stats line counting ${N} receipts`, (e) => e.event === 'stats' && typeof e.receipts === 'number' && e.receipts >= N, 60_000);
     const summary = await sim.stop();
     sim = undefined;
     console.log(`scale-out: ${atKill} receipts accepted when B was killed; simulator ${JSON.stringify(summary)}`);

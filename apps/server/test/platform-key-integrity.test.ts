@@ -3,7 +3,8 @@
  * corrupted while the database stayed intact: the start (and `node dist/main.js check`) fails
  * with exit status 2 and one line naming the key and its tenant; with every key in place the
  * check passes; SVC_KEY_RECOVERY=tuf-online-rotate replaces lost TUF online keys through a
- * root update signed by the root key; and a TUF key that disappears while the server runs
+ * root update signed by the root key, SVC_KEY_RECOVERY=evidence-rotate retires a lost evidence
+ * key through the audited rotation; and a TUF key that disappears while the server runs
  * makes a publish answer 503 KEY_UNAVAILABLE naming it. Needs the build.
  */
 import { spawn } from 'node:child_process';
@@ -16,6 +17,9 @@ import { createCa } from '../src/device-channel/pki.js';
 import { ensureServerTls } from '../src/device-channel/server-tls.js';
 import { getDeviceCa } from '../src/resources/device-ca/queries.js';
 import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
+import { recordFirstEvidenceKey } from '../src/resources/case-exports/commands.js';
+import { loadOrCreateEvidenceKeyFile } from '../src/resources/case-exports/evidence-key.js';
+import { runUnitOfWork, systemActor } from '../src/resources/unit-of-work.js';
 import { generateSigningKey } from '../src/signing-repo/keys.js';
 import { SigningRepository } from '../src/signing-repo/repository.js';
 import { migrateToLatest } from '../src/store/migrate.js';
@@ -83,6 +87,11 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
       await new DeviceCaStore(store.db, dir).get(tenant, new Date());
       await ensureServerTls(dir, [], new Date());
       deviceCaKeyFile = (await getDeviceCa(store.db, tenant))!.keyFile;
+      // the evidence key as its first export records it
+      const evidence = await loadOrCreateEvidenceKeyFile(join(dir, 'keys'), tenant);
+      await runUnitOfWork(store.db, { tenant, actor: systemActor('test'), now: new Date() }, (uow) =>
+        recordFirstEvidenceKey(uow, { keyid: evidence.keyid, publicKeyPem: evidence.publicKeyPem }),
+      );
     } finally {
       await store.close();
     }
@@ -102,6 +111,13 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
       tufKey('timestamp'),
       { label: 'device CA key', path: join('ca', tenant, deviceCaKeyFile), otherKey: caKey, required: true, perTenant: true },
       { label: 'server CA key', path: join('ca', 'server', 'ca.key'), otherKey: caKey, required: true, perTenant: false },
+      {
+        label: 'evidence key 1 \\(sha256:[0-9a-f]{64}\\)',
+        path: join('keys', tenant, 'evidence.pem'),
+        otherKey: () => Promise.resolve(generateSigningKey().pem),
+        required: true,
+        perTenant: true,
+      },
     ];
   });
   afterAll(async () => {
@@ -124,7 +140,7 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
     const r = await runMain(['check'], { SVC_DATA_DIR: dir });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    for (const label of ['TUF root key', 'TUF targets key', 'TUF snapshot key', 'TUF timestamp key', 'device CA key', 'server CA key']) {
+    for (const label of ['TUF root key', 'TUF targets key', 'TUF snapshot key', 'TUF timestamp key', 'device CA key', 'server CA key', 'evidence key 1']) {
       expect(r.stdout).toContain(label);
     }
   }, 60_000);
@@ -187,6 +203,37 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
       expect(await stopMain(m.child)).toBe(0);
     }
   }, 120_000);
+  it('SVC_KEY_RECOVERY=evidence-rotate retires a lost evidence key through the audited rotation; the next start needs no recovery', async () => {
+    await restore();
+    await unlink(join(dir, 'keys', tenant, 'evidence.pem'));
+    const refused = await runMain(['check'], { SVC_DATA_DIR: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/SVC_KEY_RECOVERY=evidence-rotate/);
+    const m = await startMain({ SVC_DATA_DIR: dir, SVC_KEY_RECOVERY: 'evidence-rotate', SVC_LOG_LEVEL: 'info', ...admin });
+    try {
+      expect(m.output()).toMatch(/evidence key rotated/);
+    } finally {
+      expect(await stopMain(m.child)).toBe(0);
+    }
+    const store = await openStore({ pgliteDir: join(dir, 'db') });
+    try {
+      const keys = await store.db.selectFrom('evidence_keys').select(['seq', 'valid_until']).where('tenant_id', '=', tenant).orderBy('seq').execute();
+      expect(keys.map((k) => [k.seq, k.valid_until === null])).toEqual([
+        [1, false],
+        [2, true],
+      ]);
+      const audit = await store.db.selectFrom('audit_events').select(['action', 'actor']).where('action', '=', 'evidence-key.rotate').execute();
+      expect(audit).toEqual([{ action: 'evidence-key.rotate', actor: 'system:key-recovery' }]);
+    } finally {
+      await store.close();
+    }
+    const after = await runMain(['check'], { SVC_DATA_DIR: dir });
+    expect(after.stderr).toBe('');
+    expect(after.code).toBe(0);
+    // the pristine copy now holds the retired key: put the new one there for what follows
+    await cp(join(dir, 'keys', tenant, 'evidence.pem'), join(pristine, 'keys', tenant, 'evidence.pem'));
+  }, 120_000);
+
   // last: the recovery changes the database, which restore() does not put back
   it('SVC_KEY_RECOVERY=tuf-online-rotate replaces lost TUF online keys through a root update; the next start needs no recovery', async () => {
     await restore();

@@ -77,6 +77,11 @@ export class SimDevice {
   async tick(stats: SimStats, cache: ComponentCache): Promise<void> {
     const res = await call<CheckInResponse>((md, opts, cb) => this.clients.device.checkIn({ inventory: INVENTORY }, md, opts, cb));
     stats.checkIns += 1;
+    const listed = new Set(res.assignments.map((a) => a.transaction?.id ?? a.rolloutId));
+    // A receipt whose answer was lost (the server went away mid-call) may have been accepted, and
+    // then its assignment is no longer listed: like the agent's outbox, it is sent again from the
+    // same bytes on the next turn whatever the check-in lists, and answered as a duplicate.
+    for (const [key, bytes] of this.unsent) if (!listed.has(key)) await this.upload(key, bytes, stats);
     for (const a of res.assignments) {
       const key = a.transaction?.id ?? a.rolloutId;
       if (this.done.has(key) || a.release === undefined) continue;
@@ -86,12 +91,16 @@ export class SimDevice {
         bytes = envelopeBytes(signReceipt(this.receipt(a, digests), this.key));
         this.unsent.set(key, bytes);
       }
-      const r = await call<UploadReceiptResponse>((md, opts, cb) => this.clients.device.uploadReceipt({ envelope: Buffer.from(bytes) }, md, opts, cb));
-      stats.receipts += 1;
-      if (r.duplicate) stats.duplicates += 1;
-      this.unsent.delete(key);
-      this.done.add(key);
+      await this.upload(key, bytes, stats);
     }
+  }
+
+  private async upload(key: string, bytes: Uint8Array, stats: SimStats): Promise<void> {
+    const r = await call<UploadReceiptResponse>((md, opts, cb) => this.clients.device.uploadReceipt({ envelope: Buffer.from(bytes) }, md, opts, cb));
+    stats.receipts += 1;
+    if (r.duplicate) stats.duplicates += 1;
+    this.unsent.delete(key);
+    this.done.add(key);
   }
 
   close(): void {

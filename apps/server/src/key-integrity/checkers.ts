@@ -6,6 +6,11 @@ import { inspectCaKey } from '../device-channel/ca-key.js';
 import { DeviceCaStore, deviceCaKeyLabel } from '../device-channel/device-ca.js';
 import { serverCaDir } from '../device-channel/server-tls.js';
 import { allDeviceCas } from '../resources/device-ca/queries.js';
+import { discardPendingEvidenceKey, promotePendingEvidenceKey, recordedEvidenceKey, writePendingEvidenceKey } from '../resources/case-exports/evidence-key.js';
+import { rotateEvidenceKey } from '../resources/case-exports/commands.js';
+import { runUnitOfWork, systemActor } from '../resources/unit-of-work.js';
+import { allCurrentEvidenceKeys } from '../resources/case-exports/queries.js';
+import { ServerError } from '../errors/server-error.js';
 import type { SigningRepository } from '../signing-repo/repository.js';
 import type { Database } from '../store/database.js';
 import { KEY_DOC, type KeyChecker, type KeyReport } from './key-check.js';
@@ -109,7 +114,70 @@ export function serverCaKeyChecker(db: Kysely<Database>, dataDir: string): KeyCh
   };
 }
 
+/**
+ * Each tenant's current evidence key (the `evidence_keys` row without `valid_until`) against its
+ * file. A tenant that never exported has no recorded key yet: nothing to check. An interrupted
+ * rotation's pending file is moved into place here, as at the next export. The recovery
+ * (SVC_KEY_RECOVERY=evidence-rotate) is the audited rotation the API does: the lost key stays
+ * published for the exports it signed, and a new key signs from now on.
+ */
+export function evidenceKeysChecker(db: Kysely<Database>, keysRoot: string): KeyChecker {
+  return {
+    name: 'evidence-keys',
+    async check() {
+      const out: KeyReport[] = [];
+      for (const row of await allCurrentEvidenceKeys(db)) {
+        const key = `evidence key ${row.seq} (${row.keyid}) of tenant ${row.tenant_id}`;
+        try {
+          await recordedEvidenceKey(keysRoot, row.tenant_id, row);
+          out.push({ key, tenantId: row.tenant_id, state: 'ok' });
+        } catch (e) {
+          const unavailable = e instanceof ServerError && e.code === 'KEY_UNAVAILABLE';
+          const state = !unavailable ? 'unreadable' : /is missing/.test(e.message) ? 'missing' : 'mismatch';
+          const what =
+            state === 'unreadable' ? `is unreadable (${(e as Error).message})` : state === 'missing' ? 'is missing' : 'does not match the recorded public key';
+          out.push({
+            key,
+            tenantId: row.tenant_id,
+            state,
+            problem: `${key} ${what} (${keysRoot}/${row.tenant_id}/evidence.pem)`,
+            remedy: `restore the key file, or start once with SVC_KEY_RECOVERY=evidence-rotate to retire it (its exports still verify against GET /api/v1/evidence-keys) and sign with a new one: see ${KEY_DOC}`,
+          });
+        }
+      }
+      return out;
+    },
+    recovery: {
+      mode: 'evidence-rotate',
+      async run(failed) {
+        const done: string[] = [];
+        for (const row of await allCurrentEvidenceKeys(db)) {
+          if (!failed.some((r) => r.tenantId === row.tenant_id)) continue;
+          const next = await writePendingEvidenceKey(keysRoot, row.tenant_id);
+          try {
+            const scope = { tenant: row.tenant_id, actor: systemActor('key-recovery'), now: new Date() };
+            const rotated = await runUnitOfWork(db, scope, (uow) =>
+              rotateEvidenceKey(uow, { previousKeyid: row.keyid, next: { keyid: next.keyid, publicKeyPem: next.publicKeyPem } }),
+            );
+            await promotePendingEvidenceKey(keysRoot, row.tenant_id, next.keyid);
+            done.push(`evidence key rotated: tenant ${row.tenant_id}, key ${row.seq} (${row.keyid}) retired, key ${rotated.seq} (${next.keyid}) current`);
+          } catch (e) {
+            await discardPendingEvidenceKey(keysRoot, row.tenant_id, next.keyid);
+            done.push(`evidence key of tenant ${row.tenant_id} not rotated: ${e instanceof Error ? e.message : String(e)}`);
+          }
+        }
+        return done;
+      },
+    },
+  };
+}
+
 /** Every checker, in the order failures are reported. One more kind of key is one more entry. */
 export function keyCheckers(o: { db: Kysely<Database>; dataDir: string; signingRepo: SigningRepository }): KeyChecker[] {
-  return [tufRoleKeysChecker(o.signingRepo), deviceCaKeysChecker(o.db, o.dataDir), serverCaKeyChecker(o.db, o.dataDir)];
+  return [
+    tufRoleKeysChecker(o.signingRepo),
+    deviceCaKeysChecker(o.db, o.dataDir),
+    serverCaKeyChecker(o.db, o.dataDir),
+    evidenceKeysChecker(o.db, o.signingRepo.keys.root),
+  ];
 }

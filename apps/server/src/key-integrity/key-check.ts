@@ -10,7 +10,7 @@ import { ConfigError } from '../config.js';
 export const KEY_DOC = 'docs/server.md#keys-and-their-integrity';
 
 /** The recoveries an operator can ask for with SVC_KEY_RECOVERY. */
-export const KEY_RECOVERIES = ['tuf-online-rotate'] as const;
+export const KEY_RECOVERIES = ['tuf-online-rotate', 'evidence-rotate'] as const;
 export type KeyRecovery = (typeof KEY_RECOVERIES)[number];
 
 export interface KeyReport {

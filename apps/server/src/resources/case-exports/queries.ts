@@ -70,6 +70,11 @@ export async function currentEvidenceKey(db: Db, tenantId: string, lock?: 'updat
   return q.executeTakeFirst();
 }
 
+/** Every tenant's current evidence key record (the start-up key check). */
+export async function allCurrentEvidenceKeys(db: Db): Promise<EvidenceKeyRow[]> {
+  return db.selectFrom('evidence_keys').selectAll().where('valid_until', 'is', null).orderBy('tenant_id').execute();
+}
+
 /** Every evidence key of the tenant, oldest first. */
 export async function listEvidenceKeys(db: Db, tenantId: string, limit: number, offset: number): Promise<EvidenceKeyRow[]> {
   return db.selectFrom('evidence_keys').selectAll().where('tenant_id', '=', tenantId).orderBy('seq').limit(limit).offset(offset).execute();
