@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The server process: settings from the environment (contracts §6), open the store,
  * migrate, default tenant and first admin, build the app, listen, start jobs, and close

@@ -143,6 +143,15 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
     for (const label of ['TUF root key', 'TUF targets key', 'TUF snapshot key', 'TUF timestamp key', 'device CA key', 'server CA key', 'evidence key 1']) {
       expect(r.stdout).toContain(label);
     }
+    // the same check through the package's binary, as an operator runs it (pnpm exec svc-server check)
+    const bin = await new Promise<number | null>((resolve) => {
+      const child = spawn(join(import.meta.dirname, '..', '..', '..', 'node_modules', '.bin', 'svc-server'), ['check'], {
+        env: { PATH: process.env.PATH ?? '', SVC_DATA_DIR: dir, SVC_LOG_LEVEL: 'warn' },
+        stdio: 'ignore',
+      });
+      child.on('exit', resolve);
+    });
+    expect(bin).toBe(0);
   }, 60_000);
 
   it('a deleted key file fails the start and `check` with exit 2 and one line naming it', async () => {
