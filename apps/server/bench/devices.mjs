@@ -128,7 +128,11 @@ async function drive(url, headers = {}, seconds = DURATION_S) {
     const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0);
     const scale = { us: 0.001, ms: 1, s: 1000 };
     if (non2xx > 0) throw new Error(`${url}: ${non2xx} non-2xx responses`);
-    return { rps, p99Ms: p99 ? Number(p99[1]) * scale[p99[2]] : NaN };
+    // wrk counts a refused, reset or timed-out connection apart from the requests: any is a failed run
+    const sockets = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+    if (sockets && sockets.slice(1).some((n) => Number(n) > 0)) throw new Error(`${url}: wrk socket errors (${sockets[0]})`);
+    if (!(rps > 0) || !p99) throw new Error(`${url}: wrk measured no requests:\n${stdout}`);
+    return { rps, p99Ms: Number(p99[1]) * scale[p99[2]] };
   }
   const bin = resolve(here, '../node_modules/.bin/autocannon');
   const stdout = await run(bin, [
@@ -142,6 +146,8 @@ async function drive(url, headers = {}, seconds = DURATION_S) {
   ]);
   const j = JSON.parse(stdout);
   if (j.non2xx > 0) throw new Error(`${url}: ${j.non2xx} non-2xx responses`);
+  if (j.errors > 0 || j.timeouts > 0) throw new Error(`${url}: ${j.errors} connection errors, ${j.timeouts} timeouts`);
+  if (!(j.requests.average > 0)) throw new Error(`${url}: autocannon measured no requests`);
   return { rps: j.requests.average, p99Ms: j.latency.p99 };
 }
 
