@@ -14,7 +14,7 @@ import { canonicalize, envelopeBytes, generateKeyPair, parsePrivateKeyPem, signE
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCasesFixture, type CasesFixture } from './cases-fixture.js';
 import { availableDrivers } from './helpers/store.js';
-import { untar } from './pipeline-fixture.js';
+import { tar, untar } from './pipeline-fixture.js';
 
 const CLI = resolve(import.meta.dirname, '../../cli/bin/run.js');
 const CLI_BUILT = existsSync(resolve(import.meta.dirname, '../../cli/dist/commands/verify-evidence.js'));
@@ -22,17 +22,6 @@ if (!CLI_BUILT && process.env.CI === 'true') throw new Error('apps/cli is not bu
 
 function cli(...args: string[]) {
   return spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
-}
-
-/** A tar of `files` in order. */
-async function tar(files: Map<string, Buffer>): Promise<Buffer> {
-  const { pack } = await import('tar-stream');
-  const p = pack();
-  for (const [name, bytes] of files) p.entry({ name, size: bytes.length }, bytes);
-  p.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of p as unknown as AsyncIterable<Buffer>) chunks.push(c);
-  return Buffer.concat(chunks);
 }
 
 /** The export's files with its manifest rewritten by `edit` and signed by `key` under the key id `claim`. */

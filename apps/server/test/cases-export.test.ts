@@ -15,7 +15,7 @@ import { acceptReceipt } from '../src/resources/release-receipts/commands.js';
 import { deviceActor, runUnitOfWork } from '../src/resources/unit-of-work.js';
 import { createCasesFixture, VALID_CONTENT, type CasesFixture } from './cases-fixture.js';
 import { availableDrivers } from './helpers/store.js';
-import { deviceIdentity, newAuthorizer, releasePayload, sign, untar } from './pipeline-fixture.js';
+import { deviceIdentity, newAuthorizer, releasePayload, sign, tar, untar } from './pipeline-fixture.js';
 import { attachmentMultipart } from './cases-multipart.js';
 
 const CLI = resolve(import.meta.dirname, '../../cli/bin/run.js');
@@ -56,17 +56,6 @@ function verifyWithNodeCrypto(files: Map<string, Buffer>, publicKeyPem: string):
   }
   for (const name of files.keys()) if (!listed.has(name) && name !== 'manifest.json' && name !== 'manifest.dsse.json') throw new Error(`${name} not listed`);
   return manifest;
-}
-
-/** A tar of `files` in order (to tamper with an export). */
-async function tar(files: Map<string, Buffer>): Promise<Buffer> {
-  const { pack } = await import('tar-stream');
-  const p = pack();
-  for (const [name, bytes] of files) p.entry({ name, size: bytes.length }, bytes);
-  p.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of p as unknown as AsyncIterable<Buffer>) chunks.push(c);
-  return Buffer.concat(chunks);
 }
 
 describe.each(availableDrivers())('case export on %s', (driver) => {

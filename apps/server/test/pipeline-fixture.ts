@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { extract } from 'tar-stream';
+import { extract, pack } from 'tar-stream';
 import { generateKeyPair, parsePrivateKeyPem, signRelease, type PrivateKey, type ReleasePayload } from '@svc/release-core';
 import { DeviceCaStore } from '../src/device-channel/device-ca.js';
 import { issueCertificate } from '../src/device-channel/pki.js';
@@ -162,6 +162,16 @@ export async function deviceIdentity(f: PipelineFixture, deviceName: string, ten
     notAfter: new Date(now.getTime() + 30 * 86_400_000),
   });
   return { certDer: der, key: parsePrivateKeyPem(kp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()) };
+}
+
+/** A tar of `files` in order (to build or tamper with an export). */
+export async function tar(files: Map<string, Buffer>): Promise<Buffer> {
+  const p = pack();
+  for (const [name, bytes] of files) p.entry({ name, size: bytes.length }, bytes);
+  p.finalize();
+  const chunks: Buffer[] = [];
+  for await (const c of p as unknown as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks);
 }
 
 /** Every entry of a tar (bytes or a stream) by name. */
