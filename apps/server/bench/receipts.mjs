@@ -55,21 +55,33 @@ const cpuSeconds = async (pid) => {
   return (Number(f[11]) + Number(f[12])) / 100;
 };
 const met = (ok) => (ok ? 'met' : 'NOT MET');
-/** CPU seconds used so far by every PostgreSQL process on this machine (its backends come and go; a finished one is not counted). */
+/**
+ * CPU seconds used so far by PostgreSQL on this machine, monotonic: every live postgres
+ * process's own time, plus the time of the backends that ended, which the kernel adds to their
+ * parent's (the postmaster's) children's time when it reaps them. Summing the live processes
+ * alone went backwards when backends ended during a phase (a negative figure per receipt).
+ */
 const postgresCpuSeconds = async () => {
-  let sum = 0;
+  const procs = new Map();
   for (const pid of await readdir('/proc').catch(() => [])) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
       if (!stat.includes('(postgres)')) continue;
+      // after "pid (comm) ": state, ppid, ..., utime (11), stime (12), cutime (13), cstime (14)
       const f = stat.split(') ')[1].split(' ');
-      sum += (Number(f[11]) + Number(f[12])) / 100;
+      procs.set(pid, { ppid: f[1], own: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) });
     } catch {
-      // the process ended meanwhile
+      // the process ended meanwhile: its time is in its parent's children's time once reaped
     }
   }
-  return sum;
+  let ticks = 0;
+  for (const p of procs.values()) {
+    ticks += p.own;
+    // a postmaster (its parent is not postgres) carries its ended backends' time
+    if (!procs.has(p.ppid)) ticks += p.children;
+  }
+  return ticks / 100;
 };
 /** Busy and total CPU time of the whole machine (all cores), from /proc/stat, in seconds. */
 const machineCpu = async () => {
