@@ -190,6 +190,11 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
       const replaced = await f.api('GET', `/api/v1/cases/${caseId}/export`);
       expect(replaced.status).toBe(503);
       expect(replaced.body.error).toMatch(/^KEY_UNAVAILABLE: .*does not match/);
+      // a file of garbage bytes is the service's missing key too, not a caller's bad input
+      await writeFile(keyPath, Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a]), { mode: 0o600 });
+      const garbage = await f.api('GET', `/api/v1/cases/${caseId}/export`);
+      expect(garbage.status).toBe(503);
+      expect(garbage.body.error).toMatch(/^KEY_UNAVAILABLE: .*is unreadable/);
       expect((await f.api('GET', '/api/v1/evidence-keys')).body.evidence_keys.map((k: any) => k.keyid)).toEqual([key1.keyid, key2.keyid]);
     } finally {
       await rename(saved, keyPath);

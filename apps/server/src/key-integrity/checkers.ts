@@ -6,11 +6,10 @@ import { inspectCaKey } from '../device-channel/ca-key.js';
 import { DeviceCaStore, deviceCaKeyLabel } from '../device-channel/device-ca.js';
 import { serverCaDir } from '../device-channel/server-tls.js';
 import { allDeviceCas } from '../resources/device-ca/queries.js';
-import { discardPendingEvidenceKey, promotePendingEvidenceKey, recordedEvidenceKey, writePendingEvidenceKey } from '../resources/case-exports/evidence-key.js';
+import { discardPendingEvidenceKey, inspectEvidenceKey, promotePendingEvidenceKey, writePendingEvidenceKey } from '../resources/case-exports/evidence-key.js';
 import { rotateEvidenceKey } from '../resources/case-exports/commands.js';
 import { runUnitOfWork, systemActor } from '../resources/unit-of-work.js';
 import { allCurrentEvidenceKeys } from '../resources/case-exports/queries.js';
-import { ServerError } from '../errors/server-error.js';
 import type { SigningRepository } from '../signing-repo/repository.js';
 import type { Database } from '../store/database.js';
 import { KEY_DOC, type KeyChecker, type KeyReport } from './key-check.js';
@@ -128,22 +127,18 @@ export function evidenceKeysChecker(db: Kysely<Database>, keysRoot: string): Key
       const out: KeyReport[] = [];
       for (const row of await allCurrentEvidenceKeys(db)) {
         const key = `evidence key ${row.seq} (${row.keyid}) of tenant ${row.tenant_id}`;
-        try {
-          await recordedEvidenceKey(keysRoot, row.tenant_id, row);
-          out.push({ key, tenantId: row.tenant_id, state: 'ok' });
-        } catch (e) {
-          const unavailable = e instanceof ServerError && e.code === 'KEY_UNAVAILABLE';
-          const state = !unavailable ? 'unreadable' : /is missing/.test(e.message) ? 'missing' : 'mismatch';
-          const what =
-            state === 'unreadable' ? `is unreadable (${(e as Error).message})` : state === 'missing' ? 'is missing' : 'does not match the recorded public key';
-          out.push({
-            key,
-            tenantId: row.tenant_id,
-            state,
-            problem: `${key} ${what} (${keysRoot}/${row.tenant_id}/evidence.pem)`,
-            remedy: `restore the key file, or start once with SVC_KEY_RECOVERY=evidence-rotate to retire it (its exports still verify against GET /api/v1/evidence-keys) and sign with a new one: see ${KEY_DOC}`,
-          });
-        }
+        const found = await inspectEvidenceKey(keysRoot, row.tenant_id, row);
+        out.push(
+          found.state === 'ok'
+            ? { key, tenantId: row.tenant_id, state: 'ok' }
+            : {
+                key,
+                tenantId: row.tenant_id,
+                state: found.state,
+                problem: found.problem,
+                remedy: `restore the key file, or start once with SVC_KEY_RECOVERY=evidence-rotate to retire it (its exports still verify against GET /api/v1/evidence-keys) and sign with a new one: see ${KEY_DOC}`,
+              },
+        );
       }
       return out;
     },

@@ -13,7 +13,7 @@
  */
 import { parsePrivateKeyPem, type PrivateKey } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
-import { generateSigningKey, KeyStore } from '../../signing-repo/keys.js';
+import { generateSigningKey, KeyStore, type SigningKey } from '../../signing-repo/keys.js';
 import type { Db } from '../../store/tx.js';
 import { currentEvidenceKey, type EvidenceKeyRow } from './queries.js';
 
@@ -41,26 +41,42 @@ export async function loadOrCreateEvidenceKeyFile(keysRoot: string, tenantId: st
   return asEvidenceKey((await storeOf(keysRoot).loadOrCreate(tenantId, CURRENT)).pem);
 }
 
+/** The recorded key's file as it stands: usable, or why not, in one line naming the key, its tenant and its file. */
+export type EvidenceKeyState = { state: 'ok'; key: EvidenceKey } | { state: 'missing' | 'unreadable' | 'mismatch'; problem: string };
+
 /**
- * The private key of the recorded current evidence key. KEY_UNAVAILABLE when its file is
- * missing or holds another key; an interrupted rotation's file is moved into place first.
+ * The file of the recorded current evidence key against the record: present, a readable
+ * Ed25519 key, and the recorded one. An interrupted rotation's pending file holding the
+ * recorded key is moved into place first. Used before signing and by the start-up key check.
  */
-export async function recordedEvidenceKey(keysRoot: string, tenantId: string, recorded: EvidenceKeyRow): Promise<EvidenceKey> {
+export async function inspectEvidenceKey(keysRoot: string, tenantId: string, recorded: EvidenceKeyRow): Promise<EvidenceKeyState> {
   const store = storeOf(keysRoot);
-  const file = await store.load(tenantId, CURRENT);
-  if (file !== undefined && file.spkiKeyId === recorded.keyid) return asEvidenceKey(file.pem);
-  const pending = await store.load(tenantId, pendingName(recorded.keyid));
+  const path = store.pathOf(tenantId, CURRENT);
+  const label = `evidence key ${recorded.seq} (${recorded.keyid}) of tenant ${tenantId}`;
+  let file: SigningKey | undefined;
+  let unreadable: string | undefined;
+  try {
+    file = await store.load(tenantId, CURRENT);
+  } catch (e) {
+    unreadable = e instanceof Error ? e.message : String(e);
+  }
+  if (file !== undefined && file.spkiKeyId === recorded.keyid) return { state: 'ok', key: asEvidenceKey(file.pem) };
+  const pending = await store.load(tenantId, pendingName(recorded.keyid)).catch(() => undefined);
   if (pending !== undefined && pending.spkiKeyId === recorded.keyid) {
     await store.replace(tenantId, CURRENT, pending);
     await store.remove(tenantId, pendingName(recorded.keyid));
-    return asEvidenceKey(pending.pem);
+    return { state: 'ok', key: asEvidenceKey(pending.pem) };
   }
-  throw new ServerError(
-    'KEY_UNAVAILABLE',
-    file === undefined
-      ? `KEY_UNAVAILABLE: the evidence key file of key ${recorded.seq} (${recorded.keyid}) is missing; nothing was signed (restore it, or rotate the key)`
-      : `KEY_UNAVAILABLE: the evidence key file holds ${file.spkiKeyId}, which does not match the recorded current key ${recorded.seq} (${recorded.keyid}); nothing was signed`,
-  );
+  if (unreadable !== undefined) return { state: 'unreadable', problem: `${label} is unreadable (${path}: ${unreadable})` };
+  if (file === undefined) return { state: 'missing', problem: `${label} is missing (${path})` };
+  return { state: 'mismatch', problem: `${label} does not match the recorded public key: the file holds ${file.spkiKeyId} (${path})` };
+}
+
+/** The private key of the recorded current evidence key; KEY_UNAVAILABLE (503) naming it when its file is not usable. */
+export async function recordedEvidenceKey(keysRoot: string, tenantId: string, recorded: EvidenceKeyRow): Promise<EvidenceKey> {
+  const found = await inspectEvidenceKey(keysRoot, tenantId, recorded);
+  if (found.state === 'ok') return found.key;
+  throw new ServerError('KEY_UNAVAILABLE', `KEY_UNAVAILABLE: ${found.problem}; nothing was signed (restore it, or rotate the key)`);
 }
 
 /** Answers the tenant's current key for signing: the recorded one, or undefined when none is recorded yet. */
