@@ -6,7 +6,7 @@ import { inspectCaKey } from '../device-channel/ca-key.js';
 import { DeviceCaStore, deviceCaKeyLabel } from '../device-channel/device-ca.js';
 import { serverCaDir } from '../device-channel/server-tls.js';
 import { allDeviceCas } from '../resources/device-ca/queries.js';
-import { discardPendingEvidenceKey, inspectEvidenceKey, promotePendingEvidenceKey, writePendingEvidenceKey } from '../resources/case-exports/evidence-key.js';
+import { inspectEvidenceKey, rotateEvidenceKeyFile } from '../resources/case-exports/evidence-key.js';
 import { rotateEvidenceKey } from '../resources/case-exports/commands.js';
 import { runUnitOfWork, systemActor } from '../resources/unit-of-work.js';
 import { allCurrentEvidenceKeys } from '../resources/case-exports/queries.js';
@@ -148,16 +148,13 @@ export function evidenceKeysChecker(db: Kysely<Database>, keysRoot: string): Key
         const done: string[] = [];
         for (const row of await allCurrentEvidenceKeys(db)) {
           if (!failed.some((r) => r.tenantId === row.tenant_id)) continue;
-          const next = await writePendingEvidenceKey(keysRoot, row.tenant_id);
           try {
             const scope = { tenant: row.tenant_id, actor: systemActor('key-recovery'), now: new Date() };
-            const rotated = await runUnitOfWork(db, scope, (uow) =>
-              rotateEvidenceKey(uow, { previousKeyid: row.keyid, next: { keyid: next.keyid, publicKeyPem: next.publicKeyPem } }),
+            const rotated = await rotateEvidenceKeyFile(keysRoot, row.tenant_id, (next) =>
+              runUnitOfWork(db, scope, (uow) => rotateEvidenceKey(uow, { previousKeyid: row.keyid, next })),
             );
-            await promotePendingEvidenceKey(keysRoot, row.tenant_id, next.keyid);
-            done.push(`evidence key rotated: tenant ${row.tenant_id}, key ${row.seq} (${row.keyid}) retired, key ${rotated.seq} (${next.keyid}) current`);
+            done.push(`evidence key rotated: tenant ${row.tenant_id}, key ${row.seq} (${row.keyid}) retired, key ${rotated.seq} (${rotated.keyid}) current`);
           } catch (e) {
-            await discardPendingEvidenceKey(keysRoot, row.tenant_id, next.keyid);
             done.push(`evidence key of tenant ${row.tenant_id} not rotated: ${e instanceof Error ? e.message : String(e)}`);
           }
         }

@@ -85,23 +85,29 @@ export async function currentSigningKey(db: Db, keysRoot: string, tenantId: stri
   return recorded === undefined ? undefined : recordedEvidenceKey(keysRoot, tenantId, recorded);
 }
 
-/** A new evidence key, written to its pending file (0600) until the rotation that records it commits. */
-export async function writePendingEvidenceKey(keysRoot: string, tenantId: string): Promise<EvidenceKey> {
-  const stored = generateSigningKey();
-  await storeOf(keysRoot).replace(tenantId, pendingName(stored.spkiKeyId), stored);
-  return asEvidenceKey(stored.pem);
-}
-
-/** After the rotation committed: its key becomes `evidence.pem`. */
-export async function promotePendingEvidenceKey(keysRoot: string, tenantId: string, keyid: string): Promise<void> {
+/**
+ * A rotation's files around its unit of work: the new key is written to its pending file
+ * (0600), `commit` records it (the rotation's unit of work, given the new key's id and public
+ * key), then the file becomes `evidence.pem`; a commit that fails leaves no pending file.
+ */
+export async function rotateEvidenceKeyFile<T>(
+  keysRoot: string,
+  tenantId: string,
+  commit: (next: { keyid: string; publicKeyPem: string }) => Promise<T>,
+): Promise<T> {
   const store = storeOf(keysRoot);
-  const pending = await store.load(tenantId, pendingName(keyid));
-  if (pending === undefined) return;
-  await store.replace(tenantId, CURRENT, pending);
-  await store.remove(tenantId, pendingName(keyid));
-}
-
-/** A rotation that did not commit leaves its pending file; it is removed. */
-export async function discardPendingEvidenceKey(keysRoot: string, tenantId: string, keyid: string): Promise<void> {
-  await storeOf(keysRoot).remove(tenantId, pendingName(keyid));
+  const stored = generateSigningKey();
+  const pending = pendingName(stored.spkiKeyId);
+  await store.replace(tenantId, pending, stored);
+  const next = asEvidenceKey(stored.pem);
+  let committed: T;
+  try {
+    committed = await commit({ keyid: next.keyid, publicKeyPem: next.publicKeyPem });
+  } catch (e) {
+    await store.remove(tenantId, pending);
+    throw e;
+  }
+  await store.replace(tenantId, CURRENT, stored);
+  await store.remove(tenantId, pending);
+  return committed;
 }

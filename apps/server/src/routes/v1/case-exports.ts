@@ -7,14 +7,7 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
 import { caseExportStream, EVIDENCE_MANIFEST_TYPE } from '../../resources/case-exports/archive.js';
 import { recordCaseExport, recordFirstEvidenceKey, rotateEvidenceKey } from '../../resources/case-exports/commands.js';
-import {
-  currentSigningKey,
-  discardPendingEvidenceKey,
-  loadOrCreateEvidenceKeyFile,
-  promotePendingEvidenceKey,
-  writePendingEvidenceKey,
-  type EvidenceKey,
-} from '../../resources/case-exports/evidence-key.js';
+import { currentSigningKey, loadOrCreateEvidenceKeyFile, rotateEvidenceKeyFile, type EvidenceKey } from '../../resources/case-exports/evidence-key.js';
 import { currentEvidenceKey, evidenceKeyCounts, listEvidenceKeys, type EvidenceKeyRow } from '../../resources/case-exports/queries.js';
 import { inSnapshot } from '../../store/tx.js';
 import { caseOr404 } from '../../resources/cases/commands.js';
@@ -71,6 +64,18 @@ async function signingKey(ctx: AppContext, request: FastifyRequest): Promise<Evi
   return current;
 }
 
+/** The tenant's current evidence key record, recording the key file on first use (signingKey). */
+async function currentKeyRecord(ctx: AppContext, request: FastifyRequest): Promise<EvidenceKeyRow> {
+  const tenantId = principalOf(request).tenantId;
+  let row = await currentEvidenceKey(ctx.store.db, tenantId);
+  if (row === undefined) {
+    await signingKey(ctx, request);
+    row = await currentEvidenceKey(ctx.store.db, tenantId);
+  }
+  if (row === undefined) throw new Error('no evidence key is recorded after its first use');
+  return row;
+}
+
 /** Case export (docs/article-14.md "Case export"): one signed, streamed tar per case, and the public keys that verify them. */
 export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
@@ -97,15 +102,8 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       },
     },
     async (request) => {
-      const tenantId = principalOf(request).tenantId;
       // published from the record: the public key stays readable even when its private key file is not
-      let row = await currentEvidenceKey(db, tenantId);
-      if (row === undefined) {
-        await signingKey(ctx, request);
-        row = await currentEvidenceKey(db, tenantId);
-      }
-      if (row === undefined) throw new Error('no evidence key is recorded after its first use');
-      const v = evidenceKeyView(row);
+      const v = evidenceKeyView(await currentKeyRecord(ctx, request));
       return {
         keyid: v.keyid,
         seq: v.seq,
@@ -163,24 +161,11 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       schema: { response: { 200: EvidenceKeyRecord, ...ErrorResponses } },
     },
     async (request) => {
-      const tenantId = principalOf(request).tenantId;
-      const root = repoOf(ctx).keys.root;
       // the key in use is recorded first (a key file older than the records keeps its exports verifiable)
-      let previous = await currentEvidenceKey(db, tenantId);
-      if (previous === undefined) {
-        await signingKey(ctx, request);
-        previous = await currentEvidenceKey(db, tenantId);
-      }
-      if (previous === undefined) throw new Error('no evidence key is recorded after its first use');
-      const next = await writePendingEvidenceKey(root, tenantId);
-      let row: EvidenceKeyRow;
-      try {
-        row = await execute(ctx, request, rotateEvidenceKey, { previousKeyid: previous.keyid, next: { keyid: next.keyid, publicKeyPem: next.publicKeyPem } });
-      } catch (e) {
-        await discardPendingEvidenceKey(root, tenantId, next.keyid);
-        throw e;
-      }
-      await promotePendingEvidenceKey(root, tenantId, next.keyid);
+      const previous = await currentKeyRecord(ctx, request);
+      const row = await rotateEvidenceKeyFile(repoOf(ctx).keys.root, principalOf(request).tenantId, (next) =>
+        execute(ctx, request, rotateEvidenceKey, { previousKeyid: previous.keyid, next }),
+      );
       return evidenceKeyView(row);
     },
   );
