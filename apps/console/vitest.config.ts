@@ -4,8 +4,9 @@ import { sharedTestConfig } from '../../vitest.shared.js';
 const shared = sharedTestConfig(import.meta.dirname);
 
 // Every browser test file starts a real server (and agents) and drives one Chromium: one file
-// at a time on a 2-core machine.
+// at a time on a 2-core machine. Heavy writes are awaited without a time limit (clickForAnswer);
+// the test timeout is only the backstop for a run that stopped making progress.
 export default defineConfig({
   ...shared,
-  test: { ...shared.test, fileParallelism: false, testTimeout: 120_000 },
+  test: { ...shared.test, fileParallelism: false, testTimeout: 600_000 },
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { readTar } from '@svc/e2e';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
+import { clickForAnswer, hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
 import { ADMIN, startConsoleServer, type ConsoleServer } from './helpers/server';
 
 const VULN = 'PYSEC-2026-4242';
@@ -110,7 +110,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
       mimeType: 'application/x-tar',
       buffer: tarOf([{ name: `PyPI/${VULN}.json`, data: JSON.stringify(record) }]),
     });
-    await page.getByRole('button', { name: 'Import' }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Import' }), /\/api\/v1\/vuln-feeds\/osv$/);
     await page.getByText('Imported: 1 added').waitFor();
     await page.getByRole('cell', { name: 'osv:console-test' }).first().waitFor();
     await check(page, 'admin-vuln-feeds-imported');
@@ -181,7 +181,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await page.getByLabel('Products').fill('edge-gw');
     await page.getByLabel('Vulnerability ids').fill(VULN);
     await page.getByLabel('Awareness evidence').fill('CSIRT advisory mail of this morning');
-    await page.getByRole('button', { name: 'Open case' }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Open case' }), /\/api\/v1\/cases$/);
     await page.waitForURL(/\/cases\/[0-9a-f-]{36}$/);
     caseId = new URL(page.url()).pathname.split('/').pop()!;
     await page.getByRole('heading', { level: 1, name: 'Case: ONNX loader exploited' }).waitFor();
@@ -196,12 +196,12 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await check(page, 'admin-case-opened');
 
     await page.getByLabel('Rationale').fill('Exploited in the wild; our gateways run the affected loader.');
-    await page.getByRole('button', { name: 'Record assessment' }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Record assessment' }), /\/assessments$/);
     await page.getByText(/reportable by /).waitFor();
 
     await page.getByLabel('Member States where the product is made available').selectOption(['DE', 'FR']);
     await page.getByLabel('Sensitivity of the information (TLP)').selectOption('TLP:AMBER');
-    await page.getByRole('button', { name: 'Produce submission' }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Produce submission' }), /\/submissions$/);
     await page.getByText(/^Produced the early warning submission/).waitFor();
     const listed = await s.api<{ submissions: { id: string; digest: string; stage: string }[] }>('GET', `/cases/${caseId}/submissions`);
     expect(listed.submissions.map((x) => x.stage)).toEqual(['early_warning']);
@@ -218,7 +218,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
 
     await page.getByLabel('Coordinator CSIRT Member State for the early warning submission').selectOption('DE');
     await page.getByLabel('External reference for the early warning submission').fill('CSIRT-DE-42');
-    await page.getByRole('button', { name: 'Record filing of the early warning submission' }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Record filing of the early warning submission' }), /\/filings$/);
     await page.getByText('Filed to CSIRT (recorded as filed by you), reference CSIRT-DE-42.').waitFor();
     // the early warning deadline is met by the filing to the CSIRT
     await early.getByText('met', { exact: true }).waitFor();
@@ -227,7 +227,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
 
     // a corrective measure starts the final report's clock: due 14 days after it
     await page.getByLabel('Measure description').fill('onnx 1.16.0 in release edge-gw 2026.2.0');
-    await page.getByRole('button', { name: 'Record measure' }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Record measure' }), /\/corrective-measure$/);
     await page
       .getByRole('row')
       .filter({ hasText: /^final report/ })
@@ -240,10 +240,10 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
       .getByLabel('Attachment file')
       .setInputFiles({ name: 'mail.txt', mimeType: 'text/plain', buffer: Buffer.from('From: csirt@example.test\nexploited\n') });
     await page.getByLabel('Attachment description').fill('the CSIRT mail');
-    await page.getByRole('button', { name: 'Attach', exact: true }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Attach', exact: true }), /\/attachments$/);
     await page.getByRole('link', { name: 'mail.txt' }).waitFor();
     await page.getByLabel('Redaction reason for mail.txt').fill('contains a personal address');
-    await page.getByRole('button', { name: 'Redact mail.txt' }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Redact mail.txt' }), /\/redaction$/);
     await page.getByText('contains a personal address').waitFor();
     expect(await page.getByRole('link', { name: 'mail.txt' }).count()).toBe(0);
     await check(page, 'admin-case-filed');
@@ -399,12 +399,12 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await page.getByLabel(`Coordinator CSIRT Member State for ${label}`).selectOption('DE');
     await page.getByLabel(`Transport for ${label}`).selectOption('webhook');
     expect(await page.getByLabel(`External reference for ${label}`).count()).toBe(0);
-    await page.getByRole('button', { name: `Deliver and record filing of ${label}` }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: `Deliver and record filing of ${label}` }), /\/filings$/);
     await page.getByRole('alert').getByText('Error: transport: the webhook transport is not configured on this server (SVC_EVIDENCE_WEBHOOK_URL)').waitFor();
     expect((await s.api<{ filings: unknown[] }>('GET', `/cases/${caseId}/submissions/${sid}`)).filings.length).toBe(filingsBefore);
 
     await page.getByLabel(`Transport for ${label}`).selectOption('file');
-    await page.getByRole('button', { name: `Deliver and record filing of ${label}` }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: `Deliver and record filing of ${label}` }), /\/filings$/);
     await page.getByText('Filed to CSIRT by the file transport.').waitFor();
     const written = await page.getByRole('status').filter({ hasText: 'by the file transport' }).locator('code').allTextContents();
     const json = written.find((t) => t.endsWith(`${sid}.json`));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ADMIN, Fleet, PRODUCT, readTar, releasePayload, svcRelease, type ArtifactRecord, type GroupRecord } from '@svc/e2e';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
+import { clickForAnswer, hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
 
 /**
  * The release manager's whole flow in the console, in Chromium, against a real server and
@@ -77,9 +77,10 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
       await form.getByLabel('File').setInputFiles({ name: a.file, mimeType: 'application/octet-stream', buffer: a.bytes });
       // the request is held back a moment so the progress bar can be seen before the answer
       await page.route('**/api/v1/artifacts', (route) => void setTimeout(() => void route.continue(), 700));
-      await form.getByRole('button', { name: 'Upload' }).click();
+      const answered = clickForAnswer(page, form.getByRole('button', { name: 'Upload' }), /^\/api\/v1\/artifacts$/);
       await page.getByRole('progressbar').waitFor();
       expect(await page.getByText(/Upload progress/).count()).toBe(1);
+      await answered;
       await page.getByText(`Published ${a.name} ${a.version}`).waitFor();
       await page.unroute('**/api/v1/artifacts');
       expect(await page.getByRole('progressbar').count()).toBe(0);
@@ -160,7 +161,7 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await page.getByText(/^Verified: signed by authorizer key/).waitFor();
     await screenshot(page, 'flow-release-verified');
     expect(await seriousViolations(page)).toEqual([]);
-    await page.getByRole('button', { name: 'Submit release' }).click();
+    await clickForAnswer(page, page.getByRole('button', { name: 'Submit release' }), /^\/api\/v1\/releases$/);
     await page.getByText(/Release edge-gw 2026\.1\.0 published as TUF target/).waitFor();
     const envelope = JSON.parse(await readFile(envelopeFile, 'utf8')) as { payload: string };
     expect(envelope.payload.length).toBeGreaterThan(0);
@@ -254,9 +255,7 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     // no feed is imported here: the device's open findings list is empty, read from the server
     await page.getByRole('region', { name: 'Open findings' }).getByText('No findings').waitFor();
     await page.getByRole('heading', { name: 'History' }).waitFor();
-    const requested = page.waitForResponse((r) => r.url().endsWith('/api/v1/devices/gw-0001/log-requests') && r.request().method() === 'POST');
-    await page.getByRole('button', { name: 'Request logs' }).click();
-    const response = await requested;
+    const response = await clickForAnswer(page, page.getByRole('button', { name: 'Request logs' }), /^\/api\/v1\/devices\/gw-0001\/log-requests$/);
     expect(response.status()).toBe(202);
     expect((await response.json()) as { status: string }).toMatchObject({ status: 'pending' });
     // the agent answers at its next check-in (every second here) with a gzip log bundle

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page, type Response } from 'playwright-core';
 import { requireTool } from '../../../../vitest.shared.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -46,4 +46,19 @@ export async function logIn(page: Page, base: string, email: string, password: s
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL((u) => u.pathname === path.split('?')[0]);
+}
+
+/**
+ * Clicks `target` and waits, with no time limit, for the server's answer to the write the click
+ * sends (`method` on a path matching `path`). On a busy machine a heavy request (a feed import,
+ * a submission with its PDF, an upload) is slow, not lost: the request in flight is the progress,
+ * and the test's own timeout is the backstop. What the page shows after the answer is then a
+ * short wait of the usual kind.
+ */
+export async function clickForAnswer(page: Page, target: Locator, path: RegExp, method = 'POST'): Promise<Response> {
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === method && path.test(new URL(r.url()).pathname), { timeout: 0 }),
+    target.click(),
+  ]);
+  return response;
 }
