@@ -54,6 +54,8 @@ describe('receipt verification threads', () => {
   it('answers every receipt as the event loop would: the result, or the same typed refusal', async () => {
     expect(threads.size).toBe(2);
     expect(inline.size).toBe(0);
+    // the threads start with the first receipt, not with the server
+    expect(threads.started).toBe(0);
     const cases: VerifierInput[] = [
       input(dev, signedReceipt(f.tenantId, rel, dev)),
       input(other, signedReceipt(f.tenantId, rel, other)),
@@ -68,6 +70,7 @@ describe('receipt verification threads', () => {
       input(dev, signedReceipt(f.tenantId, rel, dev), { publicKey: undefined }),
     ];
     const there = await Promise.all(cases.map((c) => outcome(threads.verify(c))));
+    expect(threads.started).toBe(2);
     const here = await Promise.all(cases.map((c) => outcome(inline.verify(c))));
     expect(there).toEqual(here);
     expect(there.map((o) => ('ok' in o ? 'ok' : o.code))).toEqual([

@@ -10,12 +10,11 @@
  * message), so the call's status does not depend on where the receipt was verified. A thread
  * that dies fails only the receipts it held (their devices retry) and is replaced.
  */
-import { existsSync } from 'node:fs';
 import type { KeyObject } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ReleaseError, type Issue, type ReleaseErrorCode } from '@svc/release-core';
+import { builtFile } from '../built-file.js';
 import { ServerError, type ServerErrorCode } from '../errors/server-error.js';
 import { verifyReceiptBytes, type ReceiptBytesInput, type VerifiedReceiptBytes } from '../resources/release-receipts/verify.js';
 import { withConnectionKey } from './connections.js';
@@ -55,13 +54,7 @@ interface Thread {
 const MAX_BATCH = 32;
 
 /** The compiled worker next to this module; from the sources (tests), the built one in dist/. */
-function workerFile(): URL {
-  const here = new URL('./receipt-verifier-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  const built = new URL(here.href.replace('/src/device-channel/', '/dist/device-channel/'));
-  if (existsSync(fileURLToPath(built))) return built;
-  throw new Error(`receipt verification thread: ${fileURLToPath(here)} not found (build the server: pnpm --filter @svc/server build)`);
-}
+const workerFile = (): URL => builtFile('./receipt-verifier-worker.js', import.meta.url, 'receipt verification thread');
 
 /** Verifies one receipt here, with the connection's key when it came along: a thread runs this for each request. */
 export function verifyOne(input: VerifierInput): VerifiedReceiptBytes {
@@ -85,27 +78,37 @@ export function defaultVerifyThreads(): number {
 
 export class ReceiptVerifier {
   private readonly threads: Thread[] = [];
+  private readonly file: URL | undefined;
   private nextId = 1;
   private closing = false;
 
-  /** `threads` worker threads (0: verify inline on the event loop). */
+  /**
+   * `threads` worker threads (0: verify inline on the event loop). They start with the first
+   * receipt: a thread is a V8 isolate of its own (about 30 MB), which a server that receives
+   * no receipts, or not yet, does not pay for.
+   */
   constructor(
-    threads: number,
+    private readonly threadCount: number,
     private readonly log: ChannelLogger,
   ) {
-    if (threads > 0) {
-      const file = workerFile();
-      for (let i = 0; i < threads; i++) this.threads.push(this.spawn(file));
-    }
+    // the worker's file is resolved now, so a server without it fails at start, not at the first receipt
+    this.file = threadCount > 0 ? workerFile() : undefined;
   }
 
-  /** Threads running (0: inline). */
+  /** Threads to run (0: inline); they start with the first receipt. */
   get size(): number {
+    return this.threadCount;
+  }
+
+  /** Threads started so far. */
+  get started(): number {
     return this.threads.length;
   }
 
   verify(input: VerifierInput): Promise<VerifiedReceiptBytes> {
-    if (this.threads.length === 0) return new Promise((resolve) => resolve(verifyOne(input)));
+    if (this.file === undefined) return new Promise((resolve) => resolve(verifyOne(input)));
+    if (this.closing) return Promise.reject(new Error('receipt verification is closing: nothing stored, send the receipt again'));
+    if (this.threads.length === 0) for (let i = 0; i < this.threadCount; i++) this.threads.push(this.spawn(this.file));
     // the thread with the fewest receipts in hand
     let t = this.threads[0]!;
     for (const c of this.threads) if (c.pending.size < t.pending.size) t = c;
@@ -150,7 +153,7 @@ export class ReceiptVerifier {
       const i = this.threads.indexOf(t);
       if (i < 0 || this.closing) return;
       this.log.error({ why, receipts: held.length }, 'receipt verification thread stopped; starting another');
-      this.threads[i] = this.spawn(file);
+      this.threads[i] = this.spawn(this.file!);
     };
     t.worker.on('error', (err) => lost(err.message));
     t.worker.on('exit', (code) => lost(`exit ${code}`));

@@ -1,11 +1,16 @@
-import { mkdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
+import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
+import { builtFile } from '../built-file.js';
 import { bindSearchPath } from './pglite-schema.js';
 import { listenPglite, listenPostgres, type ChangeListener, type OnChange } from './notify.js';
 import { preparePooledStatements } from './prepared.js';
@@ -51,19 +56,65 @@ export function defaultPoolSize(): number {
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
+ * PostgreSQL settings of the embedded database, sized for a gateway-class server (1 GiB of
+ * memory). PGlite starts with PostgreSQL's defaults, made for a database host: 128 MB of
+ * `shared_buffers` alone is a quarter of such a box, and PGlite's WebAssembly memory never
+ * shrinks once grown. The embedded database serves one process and its files stay in the
+ * operating system's page cache, so a small buffer pool costs little (docs/server.md, "Memory
+ * of the embedded server"; `pnpm bench` prints the RSS).
+ */
+export const EMBEDDED_PG_SETTINGS: Readonly<Record<string, string>> = {
+  shared_buffers: '32MB',
+  temp_buffers: '4MB',
+  wal_buffers: '1MB',
+  maintenance_work_mem: '16MB',
+};
+
+const embeddedStartParams = (): string[] => [...PGlite.defaultStartParams, ...Object.entries(EMBEDDED_PG_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+
+/**
  * Starts PGlite with the extensions the migrations need (pg_trgm for device search). With
  * `image` (a `dumpDataDir()` tarball) an in-memory instance starts from that cluster instead
- * of running initdb: about a second instead of three or four.
+ * of running initdb: about a second instead of three or four. A directory that holds no
+ * cluster yet is initialised by a short-lived child process (`pglite-init.ts`): PGlite's
+ * initdb runs three WebAssembly instances at once (about 450 MB) whose memory this process
+ * would otherwise keep, since WebAssembly memory is only returned when collected.
  */
 export async function startPglite(dir?: string, image?: Blob): Promise<PGlite> {
-  if (dir !== undefined) await mkdir(dir, { recursive: true });
+  if (dir !== undefined && image === undefined) await initPgliteDir(dir);
+  else if (dir !== undefined) await mkdir(dir, { recursive: true });
   const instance = new PGlite({
     ...(dir === undefined ? {} : { dataDir: dir }),
     ...(image === undefined ? {} : { loadDataDir: image }),
     extensions: { pg_trgm },
+    startParams: embeddedStartParams(),
   });
   await instance.waitReady;
   return instance;
+}
+
+/**
+ * Makes `dir` a PGlite cluster when it is not one yet: initdb runs in a child process into a
+ * sibling directory that is renamed into place once complete, so a start interrupted during
+ * initdb leaves no half-made cluster behind.
+ */
+async function initPgliteDir(dir: string): Promise<void> {
+  if (existsSync(join(dir, 'PG_VERSION'))) return;
+  await mkdir(dirname(dir), { recursive: true });
+  const pending = `${dir}.initdb`;
+  await rm(pending, { recursive: true, force: true });
+  const child = spawn(process.execPath, [fileURLToPath(builtFile('./pglite-init.js', import.meta.url, 'embedded database initdb')), pending], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-2000)));
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  if (code !== 0) throw new Error(`embedded database: initdb of ${dir} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`);
+  // an empty directory made by an earlier version or by hand is replaced; one with files is not
+  await rmdir(dir).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'ENOENT') throw new Error(`embedded database: ${dir} exists, is not empty and holds no cluster (no PG_VERSION)`);
+  });
+  await rename(pending, dir);
 }
 
 /**

@@ -15,7 +15,14 @@ import ts from 'typescript';
 export const serverDir = join(import.meta.dirname, '..', '..');
 
 /** What a child needs to open the store (src/store/open.ts and what it imports). */
-export const STORE_FILES = ['src/store/open.ts', 'src/store/pglite-schema.ts', 'src/store/notify.ts', 'src/store/prepared.ts'];
+export const STORE_FILES = [
+  'src/store/open.ts',
+  'src/store/pglite-init.ts',
+  'src/built-file.ts',
+  'src/store/pglite-schema.ts',
+  'src/store/notify.ts',
+  'src/store/prepared.ts',
+];
 
 /** Transpiles `files` plus every .ts file of `dirs` (paths relative to apps/server) and writes `child.mjs`. */
 export async function transpileForChild(name: string, opts: { files: string[]; dirs: string[]; childSource: string }): Promise<string> {
