@@ -147,7 +147,10 @@ export async function listPackets(
   const [rows, total, counts] = await Promise.all([
     q.select(PACKET_META).orderBy('seq').limit(limit).offset(offset).execute(),
     q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-    all.select(['stage', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('stage').execute(),
+    all
+      .select(['stage', (eb) => eb.fn.countAll<string>().as('n')])
+      .groupBy('stage')
+      .execute(),
   ]);
   return { rows, total: Number(total.n), counts: Object.fromEntries(counts.map((r) => [r.stage, Number(r.n)])) };
 }

@@ -299,7 +299,7 @@ const FIELDS: readonly SrpField[] = [
     label: 'Sensitivity of the notified information (TLP)',
     section: 'vulnerability',
     stages: { early_warning: R, notification: R, final_report: O },
-    basis: 'Art. 14(2)(b), Art. 16(1)',
+    basis: 'Art. 14(2)(a) and (b), Art. 16',
     from: "the latest stage submission's `sensitivity`",
     value: (s) => text(latest(s, 'sensitivity')),
   },
@@ -393,7 +393,7 @@ const FIELDS: readonly SrpField[] = [
     label: 'Cross-border impact (Member States concerned)',
     section: 'incident',
     stages: { early_warning: O, notification: O, final_report: O },
-    basis: 'Art. 14(4)(a), Art. 16(1)',
+    basis: 'Art. 14(4)(a), Art. 16',
     from: "the latest stage submission's `member_states`",
     value: (s) => {
       const ms = memberStates(s);
@@ -443,7 +443,7 @@ const FIELDS: readonly SrpField[] = [
     label: 'Sensitivity of the notified information (TLP)',
     section: 'incident',
     stages: { early_warning: R, notification: R, final_report: O },
-    basis: 'Art. 14(4)(b), Art. 16(1)',
+    basis: 'Art. 14(4)(b), Art. 16',
     from: "the latest stage submission's `sensitivity`",
     value: (s) => text(latest(s, 'sensitivity')),
   },

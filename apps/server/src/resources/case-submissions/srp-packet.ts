@@ -105,7 +105,9 @@ async function packetSources(db: Db, tenantId: string, c: CaseRow, stage: SrpSta
       })),
       devices: evidence.affected.devices_total,
       groups: evidence.affected.groups.map((g) => g.name),
-      fixedBy: [...new Map(evidence.exposure.flatMap((e) => e.fixed_by).map((f) => [`${f.product} ${f.version}`, { product: f.product, version: f.version }])).values()],
+      fixedBy: [
+        ...new Map(evidence.exposure.flatMap((e) => e.fixed_by).map((f) => [`${f.product} ${f.version}`, { product: f.product, version: f.version }])).values(),
+      ],
     },
   };
   return { sources, submissions, findingsTotal: evidence.findings_total };
@@ -187,7 +189,7 @@ export const recordPacket: Command<PacketInput, { meta: PacketMeta; document: Pa
     throw new ServerError('CASE_STATE', `case ${c.id} is ${c.state}: no packet can be prepared (reopen it first)`);
   const { sources, submissions, findingsTotal } = await packetSources(uow.trx, uow.tenant, c, input.stage, input.productCategory ?? null);
   const document = packetDocument(randomUUID(), c, sources, submissions, findingsTotal, uow.actor.name, uow.now);
-  const bytes = canonicalize(document as unknown as Record<string, unknown>);
+  const bytes = canonicalize(document);
   const digest = sha256Digest(bytes);
   const meta = await insertPacket(uow.trx, {
     id: document.id,

@@ -42,10 +42,9 @@ const Packet = Type.Object({
   fields: Type.Array(PacketField, { description: "the form's fields for the stage and case kind, in the form's order" }),
   missing: Type.Array(Type.Object({ id: Type.String(), label: Type.String() }), { description: 'the required fields without a value' }),
   sources: Type.Object({
-    submissions: Type.Object(
-      Object.fromEntries(SRP_STAGES.map((s) => [s, SubmissionRef])) as Record<(typeof SRP_STAGES)[number], typeof SubmissionRef>,
-      { description: "the latest submission of each stage the values came from (null: none produced yet)" },
-    ),
+    submissions: Type.Object(Object.fromEntries(SRP_STAGES.map((s) => [s, SubmissionRef])) as Record<(typeof SRP_STAGES)[number], typeof SubmissionRef>, {
+      description: 'the latest submission of each stage the values came from (null: none produced yet)',
+    }),
     findings_total: Type.Integer(),
     devices_total: Type.Integer(),
   }),
@@ -181,7 +180,10 @@ export const casePacketsRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const p = await packetOr404(principalOf(request).tenantId, request.params.id, request.params.pid);
-      return reply.type('text/plain; charset=utf-8').header('x-content-digest', p.digest).send(packetText(parse(p.document), p.digest));
+      return reply
+        .type('text/plain; charset=utf-8')
+        .header('x-content-digest', p.digest)
+        .send(packetText(parse(p.document), p.digest));
     },
   );
 };
