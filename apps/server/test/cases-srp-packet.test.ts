@@ -19,6 +19,7 @@ import { deviceActor, runUnitOfWork } from '../src/resources/unit-of-work.js';
 import { createCasesFixture, VALID_CONTENT, type CasesFixture } from './cases-fixture.js';
 import { cyclonedx, osvRecord, osvZip } from './helpers/feeds.js';
 import { availableDrivers } from './helpers/store.js';
+import { untar } from './pipeline-fixture.js';
 
 const LODASH = osvRecord({
   id: 'GHSA-35jh-r3h4-6jhm',
@@ -240,6 +241,31 @@ describe.each(availableDrivers())('reporting-platform packets on %s', (driver) =
     // what a transport filing the correction is handed with it
     expect((await latestPacketOf(db(), f.t.tenantId, fix.body.id))?.id).toBe(p.id);
     expect(await latestPacketOf(db(), f.t.tenantId, first.id)).toBeUndefined();
+
+    // the evidence archive carries the exact packet, its text and an index, listed in the signed manifest
+    const res = await f.t.app.inject({ method: 'GET', url: `/api/v1/cases/${c.id}/export`, headers: f.admin });
+    expect(res.statusCode, res.body).toBe(200);
+    const files = await untar(res.rawPayload);
+    const index = JSON.parse(files.get('packets/index.json')!.toString());
+    expect(index).toEqual([
+      {
+        id: p.id,
+        stage: 'early_warning',
+        form_version: SRP_FORM.version,
+        submission_id: fix.body.id,
+        digest: p.digest,
+        missing: 0,
+        created_by: p.created_by,
+        created_at: p.created_at,
+        document: `packets/001-early_warning-${p.id}.json`,
+        text: `packets/001-early_warning-${p.id}.txt`,
+      },
+    ]);
+    const bytes = files.get(index[0].document)!;
+    expect(`sha256:${createHash('sha256').update(bytes).digest('hex')}`).toBe(p.digest);
+    expect(files.get(index[0].text)!.toString('utf8')).toBe(p.text);
+    const manifest = JSON.parse(files.get('manifest.json')!.toString());
+    for (const path of ['packets/index.json', index[0].document, index[0].text]) expect(manifest.files.map((x: any) => x.path)).toContain(path);
   });
 
   it('bad inputs are refused naming the field; nothing is recorded', async () => {

@@ -155,6 +155,11 @@ export async function listPackets(
   return { rows, total: Number(total.n), counts: Object.fromEntries(counts.map((r) => [r.stage, Number(r.n)])) };
 }
 
+/** Every packet of a case with its document, oldest first (the case export). */
+export async function casePacketsWithDocuments(db: Db, tenantId: string, caseId: string): Promise<PacketRow[]> {
+  return db.selectFrom('case_srp_packets').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('seq').execute();
+}
+
 /** The latest packet prepared from a submission, if any (what a platform transport would send with it). */
 export async function latestPacketOf(db: Db, tenantId: string, submissionId: string): Promise<PacketRow | undefined> {
   return db
