@@ -308,7 +308,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await page.goto(`${s.url}/cases/${caseId}`);
     await page.getByRole('heading', { level: 1, name: 'Case: ONNX loader exploited' }).waitFor();
     await page.getByText(reason).first().waitFor();
-    for (const name of ['Save changes', 'Record correction', 'Record measure', 'Record request', 'Produce submission', 'Attach'])
+    for (const name of ['Save changes', 'Record correction', 'Record measure', 'Record request', 'Produce submission', 'Prepare packet', 'Attach'])
       expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
     expect(await page.getByRole('button', { name: 'Record filing of the early warning submission' }).isDisabled()).toBe(true);
     expect(await page.getByLabel('Transport for the early warning submission').isDisabled()).toBe(true);
@@ -419,6 +419,64 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     expect(filings.length).toBe(filingsBefore + 1);
     expect(filings.find((f) => f.transport === 'file')?.delivery.files).toContain(json);
     await check(page, 'admin-case-edited-filed-by-file');
+    await context.close();
+  });
+
+  it('the reporting-platform packet: prepared on the case page, its fields in the form order, the missing required values named, copied per field and whole', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, `/cases/${caseId}`);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: s.url });
+    await page.getByRole('heading', { level: 1, name: /^Case: / }).waitFor();
+    const section = page.getByRole('region', { name: 'Reporting-platform packet (ENISA)' });
+    await section.getByText('No packet prepared yet.').waitFor();
+    type Packet = {
+      id: string;
+      stage: string;
+      text: string;
+      fields: { id: string; label: string; value: string | null }[];
+      missing: { id: string; label: string }[];
+    };
+    // bound by the server's answer, however long the packet takes on a busy machine
+    const prepare = async (stage: string): Promise<Packet> => {
+      await section.getByLabel('Packet stage').selectOption(stage);
+      const [res] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/api/v1/cases/${caseId}/srp-packets`, { timeout: 0 }),
+        section.getByRole('button', { name: 'Prepare packet' }).click(),
+      ]);
+      expect(res.status()).toBe(201);
+      return (await res.json()) as Packet;
+    };
+    const shownFields = () => section.locator('ol.packet-fields > li').evaluateAll((els) => els.map((e) => e.getAttribute('data-field')));
+    const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+
+    // the early warning produced in the browser before fills every required field
+    const early = await prepare('early_warning');
+    await section.getByRole('heading', { name: /^Early warning packet, prepared by / }).waitFor();
+    expect(early.missing).toEqual([]);
+    expect(await shownFields()).toEqual(early.fields.map((f) => f.id));
+    await section.getByText('Every required field has a value.').waitFor();
+    const states = 'Member States where the product is made available';
+    expect(early.fields.find((f) => f.id === 'member_states')?.value).toBe('DE, FR');
+    await section.getByRole('button', { name: `Copy ${states}` }).click();
+    await section.getByRole('status').getByText(`Copied ${states}.`).waitFor();
+    expect(await clipboard()).toBe('DE, FR');
+
+    // the notification is not produced yet: what it still has to give is named above the fields
+    const notification = await prepare('notification');
+    await section.getByRole('heading', { name: /^Notification packet, prepared by / }).waitFor();
+    expect(notification.missing.map((m) => m.id)).toEqual(['product_information', 'vulnerability_nature', 'exploit_nature', 'user_measures']);
+    const missing = section.getByRole('region', { name: `Missing required values (${notification.missing.length})` });
+    expect(await missing.getByRole('listitem').allTextContents()).toEqual(notification.missing.map((m) => m.label));
+    expect(await shownFields()).toEqual(notification.fields.map((f) => f.id));
+    expect(await section.locator('li[data-field="user_measures"]').getByText('(no value)').count()).toBe(1);
+    await section.getByRole('button', { name: 'Copy the whole packet' }).click();
+    await section.getByRole('status').getByText('Copied the whole packet.').waitFor();
+    expect(await clipboard()).toBe(notification.text);
+    expect(notification.text).toContain(`Missing required values (4): ${notification.missing.map((m) => m.label).join('; ')}`);
+    // both recorded with the case
+    const listed = await s.api<{ packets: { id: string }[] }>('GET', `/cases/${caseId}/srp-packets`);
+    expect(listed.packets.map((p) => p.id)).toEqual([early.id, notification.id]);
+    await page.getByRole('cell', { name: 'case.packet-create', exact: true }).first().waitFor();
+    await check(page, 'admin-case-srp-packet');
     await context.close();
   });
 });

@@ -32,6 +32,7 @@ import { artifactsRoutes } from './routes/v1/artifacts.js';
 import { authorizerKeysRoutes } from './routes/v1/authorizer-keys.js';
 import { casesRoutes } from './routes/v1/cases.js';
 import { caseSubmissionsRoutes } from './routes/v1/case-submissions.js';
+import { casePacketsRoutes } from './routes/v1/case-packets.js';
 import { caseAttachmentsRoutes } from './routes/v1/case-attachments.js';
 import { caseExportsRoutes } from './routes/v1/case-exports.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
@@ -76,6 +77,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   releaseReceiptsRoutes,
   casesRoutes,
   caseSubmissionsRoutes,
+  casePacketsRoutes,
   caseAttachmentsRoutes,
   caseExportsRoutes,
   vulnFeedsRoutes,

@@ -151,6 +151,18 @@ auditCrashSuite('Article 14 cases', [
     },
   },
   {
+    name: 'reporting-platform packet',
+    action: 'case.packet-create',
+    prepare: async (f) => {
+      const id = await opened(f, 'crash-packet');
+      await submitted(f, id, 'early_warning');
+      return {
+        request: { method: 'POST', url: `/api/v1/cases/${id}/srp-packets`, payload: { stage: 'early_warning' } },
+        observe: { method: 'GET', url: `/api/v1/cases/${id}/srp-packets` },
+      };
+    },
+  },
+  {
     name: 'attachment (after its bytes are stored)',
     action: 'case.attachment-add',
     prepare: async (f) => {

@@ -44,6 +44,7 @@ const newCase = (t: string, id: string) =>
 const CASE_SUBMISSIONS = '7b0c0a11-0000-4000-8000-000000000001';
 const CASE_ATTACHMENTS = '7b0c0a11-0000-4000-8000-000000000002';
 const CASE_AUDIT = '7b0c0a11-0000-4000-8000-000000000003';
+const CASE_PACKETS = '7b0c0a11-0000-4000-8000-000000000004';
 
 /** One artifact with a fixed id (a list under it names the id), in a CTE of a seed; `digit` fills its digest. */
 const newArtifact = (t: string, id: string, name: string, digit: string) =>
@@ -207,6 +208,17 @@ const ROWS: ListRow[] = [
       INSERT INTO case_submissions (id, tenant_id, case_id, stage, document, digest, pdf_digest, pdf_length, created_by, created_at)
       SELECT gen_random_uuid(), ${t}, c.id, CASE WHEN i % 2 = 0 THEN 'early_warning' ELSE 'notification' END, convert_to('{}', 'UTF8'),
         'sha256:' || lpad(to_hex(i), 64, '0'), 'sha256:' || repeat('4', 64), 1, 'pg', now() - i * interval '1 second'
+      FROM c, generate_series(1, ${N}) i`,
+  },
+  {
+    url: `/cases/${CASE_PACKETS}/srp-packets`,
+    route: '/cases/{id}/srp-packets',
+    key: 'packets',
+    counts: true,
+    seed: (t) => sql`WITH c AS (${newCase(t, CASE_PACKETS)})
+      INSERT INTO case_srp_packets (id, tenant_id, case_id, stage, form_version, document, digest, missing, created_by, created_at)
+      SELECT gen_random_uuid(), ${t}, c.id, CASE WHEN i % 2 = 0 THEN 'early_warning' ELSE 'final_report' END, 'pg', convert_to('{}', 'UTF8'),
+        'sha256:' || lpad(to_hex(i), 64, '0'), 0, 'pg', now() - i * interval '1 second'
       FROM c, generate_series(1, ${N}) i`,
   },
   {

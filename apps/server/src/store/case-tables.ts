@@ -113,6 +113,27 @@ export interface CaseSubmissionsTable {
   created_at: Timestamp;
 }
 
+/** A reporting-platform packet (migration 0047): the form's fields of one stage, as prepared. */
+export interface CaseSrpPacketsTable {
+  id: string;
+  /** Write order (an identity column). */
+  seq: ColumnType<string, never, never>;
+  tenant_id: string;
+  case_id: string;
+  stage: string;
+  /** The version of the form's field table the packet follows. */
+  form_version: string;
+  /** The stage submission the packet's stage fields came from (null: none produced yet). */
+  submission_id: string | null;
+  /** The exact packet: RFC 8785 canonical JSON. */
+  document: Uint8Array;
+  digest: string;
+  /** How many required fields have no value. */
+  missing: number;
+  created_by: string;
+  created_at: Timestamp;
+}
+
 export interface CaseFilingsTable {
   id: Generated<string>;
   /** Write order (an identity column). */
@@ -177,6 +198,7 @@ export interface CaseTables {
   case_intermediate_requests: CaseIntermediateRequestsTable;
   case_submissions: CaseSubmissionsTable;
   case_filings: CaseFilingsTable;
+  case_srp_packets: CaseSrpPacketsTable;
   case_attachments: CaseAttachmentsTable;
   case_attachment_redactions: CaseAttachmentRedactionsTable;
   evidence_keys: EvidenceKeysTable;

@@ -5769,6 +5769,479 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cases/{id}/srp-packets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A case's reporting-platform packets, oldest first (filter: stage; counts by stage) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    stage?: "early_warning" | "notification" | "final_report";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the case's packets by stage, whatever the filter */
+                            counts: {
+                                [key: string]: number;
+                            };
+                            limit: number;
+                            offset: number;
+                            packets: {
+                                /** Format: uuid */
+                                case_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string;
+                                /** @description sha256 of the exact canonical JSON packet */
+                                digest: string;
+                                /** @description the version of the form field table the packet follows */
+                                form_version: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description how many required fields have no value */
+                                missing: number;
+                                /** @enum {unknown} */
+                                stage: "early_warning" | "notification" | "final_report";
+                                /** @description the stage's submission its stage fields came from (null: none produced yet) */
+                                submission_id: string | null;
+                            }[];
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Prepare and record the reporting-platform packet of a stage: the single reporting platform form's fields in order, filled from the case and the fleet, required ones marked, missing ones named */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description the CRA product category (Annex III, IV)
+                         * @enum {unknown}
+                         */
+                        product_category?: "default" | "important_class_i" | "important_class_ii" | "critical";
+                        /**
+                         * @description early_warning, notification or final_report
+                         * @enum {unknown}
+                         */
+                        stage: "early_warning" | "notification" | "final_report";
+                    };
+                };
+            };
+            responses: {
+                /** @description 201 */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            case_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            /** @description sha256 of the exact canonical JSON packet */
+                            digest: string;
+                            /** @description the form's fields for the stage and case kind, in the form's order */
+                            fields: {
+                                id: string;
+                                /** @description the label of the form field */
+                                label: string;
+                                /** @description required and without a value */
+                                missing: boolean;
+                                /** @description required at this stage */
+                                required: boolean;
+                                /** @enum {unknown} */
+                                section: "common" | "vulnerability" | "incident";
+                                /** @description paste-ready text; null when the case, its submissions and the fleet do not know it */
+                                value: string | null;
+                            }[];
+                            form: {
+                                name: string;
+                                source: string;
+                                version: string;
+                            };
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            /** @description the required fields without a value */
+                            missing: {
+                                id: string;
+                                label: string;
+                            }[];
+                            sources: {
+                                devices_total: number;
+                                findings_total: number;
+                                /** @description the latest submission of each stage the values came from (null: none produced yet) */
+                                submissions: {
+                                    early_warning: {
+                                        digest: string;
+                                        /** Format: uuid */
+                                        id: string;
+                                    } | null;
+                                    final_report: {
+                                        digest: string;
+                                        /** Format: uuid */
+                                        id: string;
+                                    } | null;
+                                    notification: {
+                                        digest: string;
+                                        /** Format: uuid */
+                                        id: string;
+                                    } | null;
+                                };
+                            };
+                            /** @enum {unknown} */
+                            stage: "early_warning" | "notification" | "final_report";
+                            submission_id: string | null;
+                            /** @description the text/plain rendering (GET .../text) */
+                            text: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/srp-packets/{pid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One reporting-platform packet: its fields in order, the missing required ones, and its text */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            case_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            /** @description sha256 of the exact canonical JSON packet */
+                            digest: string;
+                            /** @description the form's fields for the stage and case kind, in the form's order */
+                            fields: {
+                                id: string;
+                                /** @description the label of the form field */
+                                label: string;
+                                /** @description required and without a value */
+                                missing: boolean;
+                                /** @description required at this stage */
+                                required: boolean;
+                                /** @enum {unknown} */
+                                section: "common" | "vulnerability" | "incident";
+                                /** @description paste-ready text; null when the case, its submissions and the fleet do not know it */
+                                value: string | null;
+                            }[];
+                            form: {
+                                name: string;
+                                source: string;
+                                version: string;
+                            };
+                            /** Format: uuid */
+                            id: string;
+                            kind: string;
+                            /** @description the required fields without a value */
+                            missing: {
+                                id: string;
+                                label: string;
+                            }[];
+                            sources: {
+                                devices_total: number;
+                                findings_total: number;
+                                /** @description the latest submission of each stage the values came from (null: none produced yet) */
+                                submissions: {
+                                    early_warning: {
+                                        digest: string;
+                                        /** Format: uuid */
+                                        id: string;
+                                    } | null;
+                                    final_report: {
+                                        digest: string;
+                                        /** Format: uuid */
+                                        id: string;
+                                    } | null;
+                                    notification: {
+                                        digest: string;
+                                        /** Format: uuid */
+                                        id: string;
+                                    } | null;
+                                };
+                            };
+                            /** @enum {unknown} */
+                            stage: "early_warning" | "notification" | "final_report";
+                            submission_id: string | null;
+                            /** @description the text/plain rendering (GET .../text) */
+                            text: string;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/{id}/srp-packets/{pid}/text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A reporting-platform packet as text/plain, in the form order */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    pid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description response */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cases/{id}/submissions": {
         parameters: {
             query?: never;

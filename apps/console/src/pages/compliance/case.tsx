@@ -21,6 +21,7 @@ import {
 } from '../../ui/kit';
 import { isoOfLocal, kindWords, localNow } from './cases';
 import { DeadlineClock } from './common';
+import { ReportingPlatformPacket } from './srp-packet';
 
 type Case = Schema<'/api/v1/cases/{id}', 'get'>;
 type Fields = Schema<'/api/v1/case-submission-fields', 'get'>;
@@ -90,6 +91,7 @@ export function CasePage() {
           <Awareness c={d} />
           <MeasuresAndRequests c={d} />
           <Submissions c={d} />
+          <ReportingPlatformPacket caseId={id} editable={d.state === 'open' || d.state === 'reportable'} />
           <Attachments caseId={id} />
           <CloseOrReopen c={d} />
           <CaseAudit caseId={id} />

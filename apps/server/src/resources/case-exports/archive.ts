@@ -8,6 +8,8 @@
  *   submissions/index.json                 every submission with its filings
  *   submissions/NNN-<stage>-<id>.json      the exact submission documents
  *   submissions/NNN-<stage>-<id>.pdf       their PDFs
+ *   packets/index.json                     every reporting-platform packet
+ *   packets/NNN-<stage>-<id>.json, .txt    the exact packets and their text
  *   attachments/index.json                 every attachment, redactions included
  *   attachments/<id>/<filename>            the bytes of those not redacted
  *   findings/findings-and-exposure.json    linked findings and exposure at export time
@@ -31,7 +33,8 @@ import type { BlobStore } from '../../blobs/index.js';
 import type { Db } from '../../store/tx.js';
 import { allAttachments } from '../case-attachments/queries.js';
 import { attachmentView } from '../case-attachments/views.js';
-import { caseSubmissionsWithDocuments, listFilings } from '../case-submissions/queries.js';
+import { casePacketsWithDocuments, caseSubmissionsWithDocuments, listFilings } from '../case-submissions/queries.js';
+import { packetText, type PacketDocument } from '../case-submissions/srp-packet.js';
 import { linkedEvidence } from '../cases/evidence.js';
 import { iterateCaseAudit, listMeasures, type CaseRow } from '../cases/queries.js';
 import { caseRecords } from '../cases/records.js';
@@ -173,6 +176,31 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
   for (const [i, s] of submissions.entries()) {
     await w.bytes(`${names[i]}.json`, s.document);
     await w.blob(`${names[i]}.pdf`, input.blobs, s.pdf_digest);
+  }
+
+  const packets = await casePacketsWithDocuments(db, tenantId, c.id);
+  const packetNames = packets.map((p, i) => `packets/${pad(i + 1, 3)}-${p.stage}-${p.id}`);
+  await w.bytes(
+    'packets/index.json',
+    json(
+      packets.map((p, i) => ({
+        id: p.id,
+        stage: p.stage,
+        form_version: p.form_version,
+        submission_id: p.submission_id,
+        digest: p.digest,
+        missing: p.missing,
+        created_by: p.created_by,
+        created_at: p.created_at.toISOString(),
+        document: `${packetNames[i]}.json`,
+        text: `${packetNames[i]}.txt`,
+      })),
+    ),
+  );
+  for (const [i, p] of packets.entries()) {
+    await w.bytes(`${packetNames[i]}.json`, p.document);
+    const doc = JSON.parse(Buffer.from(p.document).toString('utf8')) as PacketDocument;
+    await w.bytes(`${packetNames[i]}.txt`, Buffer.from(packetText(doc, p.digest), 'utf8'));
   }
 
   const attachments = await allAttachments(db, tenantId, c.id);

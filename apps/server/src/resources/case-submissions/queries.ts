@@ -5,11 +5,14 @@
  */
 import { normalizeUuid } from '@svc/release-core';
 import type { Insertable, Selectable } from 'kysely';
-import type { CaseFilingsTable, CaseSubmissionsTable } from '../../store/case-tables.js';
+import type { CaseFilingsTable, CaseSrpPacketsTable, CaseSubmissionsTable } from '../../store/case-tables.js';
 import type { Db } from '../../store/tx.js';
 
 export type SubmissionRow = Selectable<CaseSubmissionsTable>;
 export type FilingRow = Selectable<CaseFilingsTable>;
+export type PacketRow = Selectable<CaseSrpPacketsTable>;
+/** A packet without its document bytes (lists). */
+export type PacketMeta = Omit<PacketRow, 'document' | 'seq'>;
 /** A submission without its document bytes (lists). */
 export type SubmissionMeta = Omit<SubmissionRow, 'document' | 'seq'>;
 
@@ -108,5 +111,63 @@ export async function brandingSettings(db: Db, tenantId: string) {
     .selectFrom('branding')
     .select(['company_name', 'primary_color', 'accent_color', 'logo_data_url'])
     .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+}
+
+const PACKET_META = ['id', 'tenant_id', 'case_id', 'stage', 'form_version', 'submission_id', 'digest', 'missing', 'created_by', 'created_at'] as const;
+
+export async function insertPacket(db: Db, row: Insertable<CaseSrpPacketsTable>): Promise<PacketMeta> {
+  return db.insertInto('case_srp_packets').values(row).returning(PACKET_META).executeTakeFirstOrThrow();
+}
+
+export async function getPacket(db: Db, tenantId: string, caseId: string, id: string): Promise<PacketRow | undefined> {
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  return db
+    .selectFrom('case_srp_packets')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('case_id', '=', caseId)
+    .where('id', '=', uuid)
+    .executeTakeFirst();
+}
+
+/** A case's reporting-platform packets, oldest first, and how many there are per stage (whatever the filter). */
+export async function listPackets(
+  db: Db,
+  tenantId: string,
+  caseId: string,
+  stage: string | undefined,
+  limit: number,
+  offset: number,
+): Promise<{ rows: PacketMeta[]; total: number; counts: Record<string, number> }> {
+  let q = db.selectFrom('case_srp_packets').where('tenant_id', '=', tenantId).where('case_id', '=', caseId);
+  const all = q;
+  if (stage !== undefined) q = q.where('stage', '=', stage);
+  const [rows, total, counts] = await Promise.all([
+    q.select(PACKET_META).orderBy('seq').limit(limit).offset(offset).execute(),
+    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+    all
+      .select(['stage', (eb) => eb.fn.countAll<string>().as('n')])
+      .groupBy('stage')
+      .execute(),
+  ]);
+  return { rows, total: Number(total.n), counts: Object.fromEntries(counts.map((r) => [r.stage, Number(r.n)])) };
+}
+
+/** Every packet of a case with its document, oldest first (the case export). */
+export async function casePacketsWithDocuments(db: Db, tenantId: string, caseId: string): Promise<PacketRow[]> {
+  return db.selectFrom('case_srp_packets').selectAll().where('tenant_id', '=', tenantId).where('case_id', '=', caseId).orderBy('seq').execute();
+}
+
+/** The latest packet prepared from a submission, if any (what a platform transport would send with it). */
+export async function latestPacketOf(db: Db, tenantId: string, submissionId: string): Promise<PacketRow | undefined> {
+  return db
+    .selectFrom('case_srp_packets')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('submission_id', '=', submissionId)
+    .orderBy('seq', 'desc')
+    .limit(1)
     .executeTakeFirst();
 }

@@ -30,6 +30,21 @@ export interface OutgoingSubmission {
   /** The exact canonical JSON document. */
   json: Uint8Array;
   pdf: Uint8Array;
+  /**
+   * The latest reporting-platform packet prepared from this submission (srp-packet.ts), null
+   * when none was: the single reporting platform's form fields in the form's order. An adapter
+   * for a platform API maps these to the API's fields; the file and webhook transports send the
+   * document alone.
+   */
+  packet?: OutgoingPacket | null;
+}
+
+export interface OutgoingPacket {
+  id: string;
+  digest: string;
+  /** The version of the form's field table the packet followed (srp-form.ts SRP_FORM.version). */
+  formVersion: string;
+  fields: { id: string; label: string; value: string | null; required: boolean }[];
 }
 
 export interface Delivery {

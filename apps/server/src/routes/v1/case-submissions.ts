@@ -13,14 +13,17 @@ import { MEMBER_STATES, SEVERITIES, STAGE_FIELDS, STAGE_TITLES, STAGES, TLP_LABE
 import { prepareFiling, prepareSubmission } from '../../resources/case-submissions/preparation.js';
 import {
   getSubmission,
+  latestPacketOf,
   listFilings,
   listSubmissions,
   submissionStageCounts,
   supersededBy,
   type FilingRow,
+  type PacketRow,
   type SubmissionMeta,
 } from '../../resources/case-submissions/queries.js';
-import { transportFor } from '../../resources/case-submissions/transport.js';
+import type { PacketDocument } from '../../resources/case-submissions/srp-packet.js';
+import { transportFor, type OutgoingPacket } from '../../resources/case-submissions/transport.js';
 import { inSnapshot } from '../../store/tx.js';
 
 const Record_ = Type.Record(Type.String(), Type.Unknown());
@@ -86,6 +89,17 @@ function filingView(f: FilingRow) {
 
 function documentJson(bytes: Uint8Array): Record<string, unknown> {
   return JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>;
+}
+
+/** What a transport gets of a packet: its form version and ordered fields. */
+function outgoingPacket(p: PacketRow): OutgoingPacket {
+  const doc = documentJson(p.document) as unknown as PacketDocument;
+  return {
+    id: p.id,
+    digest: p.digest,
+    formVersion: p.form_version,
+    fields: doc.fields.map((f) => ({ id: f.id, label: f.label, value: f.value, required: f.required })),
+  };
 }
 
 function blobsOf(ctx: AppContext): BlobStore {
@@ -322,6 +336,7 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
         const { stream } = await blobsOf(ctx).get(s.pdf_digest as never);
         const chunks: Buffer[] = [];
         for await (const chunk of stream) chunks.push(chunk as Buffer);
+        const packet = await latestPacketOf(db, tenantId, s.id);
         // delivered before the filing is recorded: the record says it left the server
         delivery = await t.deliver({
           tenantId,
@@ -331,6 +346,7 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
           digest: s.digest,
           json: s.document,
           pdf: Buffer.concat(chunks),
+          packet: packet === undefined ? null : outgoingPacket(packet),
         });
       }
       const row = await execute(ctx, request, recordFiling, {

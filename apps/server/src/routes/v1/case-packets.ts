@@ -1,0 +1,189 @@
+import { Type } from 'typebox';
+import { principalOf } from '../../auth/principal.js';
+import { notFound } from '../../errors/server-error.js';
+import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
+import { page } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { caseOr404 } from '../../resources/cases/commands.js';
+import { getCase } from '../../resources/cases/queries.js';
+import { getPacket, listPackets, type PacketMeta } from '../../resources/case-submissions/queries.js';
+import { PRODUCT_CATEGORIES, SRP_STAGES } from '../../resources/case-submissions/srp-form.js';
+import { packetText, recordPacket, type PacketDocument } from '../../resources/case-submissions/srp-packet.js';
+import { inSnapshot } from '../../store/tx.js';
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const PacketItem = Type.Object({
+  id: Uuid,
+  case_id: Uuid,
+  stage: Type.Enum(SRP_STAGES),
+  form_version: Type.String({ description: 'the version of the form field table the packet follows' }),
+  submission_id: Type.Union([Uuid, Type.Null()], { description: "the stage's submission its stage fields came from (null: none produced yet)" }),
+  digest: Type.String({ description: 'sha256 of the exact canonical JSON packet' }),
+  missing: Type.Integer({ description: 'how many required fields have no value' }),
+  created_by: Type.String(),
+  created_at: Timestamp,
+});
+const SubmissionRef = Type.Union([Type.Object({ id: Uuid, digest: Type.String() }), Type.Null()]);
+const PacketField = Type.Object({
+  id: Type.String(),
+  label: Type.String({ description: 'the label of the form field' }),
+  section: Type.Enum(['common', 'vulnerability', 'incident'] as const),
+  value: Type.Union([Type.String(), Type.Null()], { description: 'paste-ready text; null when the case, its submissions and the fleet do not know it' }),
+  required: Type.Boolean({ description: 'required at this stage' }),
+  missing: Type.Boolean({ description: 'required and without a value' }),
+});
+const Packet = Type.Object({
+  id: Uuid,
+  case_id: Uuid,
+  stage: Type.Enum(SRP_STAGES),
+  kind: Type.String(),
+  form: Type.Object({ name: Type.String(), source: Type.String(), version: Type.String() }),
+  fields: Type.Array(PacketField, { description: "the form's fields for the stage and case kind, in the form's order" }),
+  missing: Type.Array(Type.Object({ id: Type.String(), label: Type.String() }), { description: 'the required fields without a value' }),
+  sources: Type.Object({
+    submissions: Type.Object(Object.fromEntries(SRP_STAGES.map((s) => [s, SubmissionRef])) as Record<(typeof SRP_STAGES)[number], typeof SubmissionRef>, {
+      description: 'the latest submission of each stage the values came from (null: none produced yet)',
+    }),
+    findings_total: Type.Integer(),
+    devices_total: Type.Integer(),
+  }),
+  digest: Type.String({ description: 'sha256 of the exact canonical JSON packet' }),
+  text: Type.String({ description: 'the text/plain rendering (GET .../text)' }),
+  created_by: Type.String(),
+  created_at: Timestamp,
+  submission_id: NullableString,
+});
+const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
+const PacketParams = Strict({ id: Type.String({ maxLength: 64 }), pid: Type.String({ maxLength: 64 }) });
+
+function itemView(p: PacketMeta) {
+  return {
+    id: p.id,
+    case_id: p.case_id,
+    stage: p.stage as (typeof SRP_STAGES)[number],
+    form_version: p.form_version,
+    submission_id: p.submission_id,
+    digest: p.digest,
+    missing: p.missing,
+    created_by: p.created_by,
+    created_at: iso(p.created_at),
+  };
+}
+
+function packetView(p: PacketMeta, doc: PacketDocument) {
+  return {
+    id: p.id,
+    case_id: p.case_id,
+    stage: doc.stage,
+    kind: doc.kind,
+    form: doc.form,
+    fields: doc.fields,
+    missing: doc.missing,
+    sources: doc.sources,
+    digest: p.digest,
+    text: packetText(doc, p.digest),
+    created_by: p.created_by,
+    created_at: iso(p.created_at),
+    submission_id: p.submission_id,
+  };
+}
+
+const parse = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString('utf8')) as PacketDocument;
+
+/**
+ * Reporting-platform packets (docs/article-14.md "Reporting-platform packet"): the fields of
+ * ENISA's single reporting platform form for a stage, filled from the case and the fleet,
+ * recorded with the case; as JSON and as text/plain.
+ */
+export const casePacketsRoutes: V1Routes = async (app, { ctx }) => {
+  const db = ctx.store.db;
+  const packetOr404 = async (tenantId: string, caseId: string, pid: string) => {
+    const c = await caseOr404(db, tenantId, caseId, getCase);
+    const p = await getPacket(db, tenantId, c.id, pid);
+    if (!p) throw notFound(`packet ${pid}`);
+    return p;
+  };
+
+  app.post(
+    '/cases/:id/srp-packets',
+    {
+      config: {
+        permission: 'evidence.write',
+        summary:
+          "Prepare and record the reporting-platform packet of a stage: the single reporting platform form's fields in order, filled from the case and the fleet, required ones marked, missing ones named",
+      },
+      schema: {
+        params: CaseParams,
+        body: Strict({
+          stage: Type.Enum(SRP_STAGES, { description: 'early_warning, notification or final_report' }),
+          product_category: Type.Optional(
+            Type.Enum(Object.keys(PRODUCT_CATEGORIES) as (keyof typeof PRODUCT_CATEGORIES)[], { description: 'the CRA product category (Annex III, IV)' }),
+          ),
+        }),
+        response: { 201: Packet, ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const { meta, document } = await execute(ctx, request, recordPacket, { caseId: request.params.id, stage: b.stage, productCategory: b.product_category });
+      return reply.code(201).send(packetView(meta, document));
+    },
+  );
+
+  app.get(
+    '/cases/:id/srp-packets',
+    {
+      config: { permission: 'evidence.read', summary: "A case's reporting-platform packets, oldest first (filter: stage; counts by stage)" },
+      schema: {
+        params: CaseParams,
+        querystring: Strict({ ...PageQuery, stage: Type.Optional(Type.Enum(SRP_STAGES)) }),
+        response: {
+          200: Type.Object({
+            packets: Type.Array(PacketItem),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's packets by stage, whatever the filter" }),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) =>
+      inSnapshot(db, async (snap) => {
+        const tenantId = principalOf(request).tenantId;
+        const c = await caseOr404(snap, tenantId, request.params.id, getCase);
+        const { limit, offset } = page(request.query);
+        const { rows, total, counts } = await listPackets(snap, tenantId, c.id, request.query.stage, limit, offset);
+        return { packets: rows.map(itemView), total, limit, offset, counts: { ...Object.fromEntries(SRP_STAGES.map((s) => [s, 0])), ...counts } };
+      }),
+  );
+
+  app.get(
+    '/cases/:id/srp-packets/:pid',
+    {
+      config: { permission: 'evidence.read', summary: 'One reporting-platform packet: its fields in order, the missing required ones, and its text' },
+      schema: { params: PacketParams, response: { 200: Packet, ...ErrorResponses } },
+    },
+    async (request) => {
+      const p = await packetOr404(principalOf(request).tenantId, request.params.id, request.params.pid);
+      return packetView(p, parse(p.document));
+    },
+  );
+
+  app.get(
+    '/cases/:id/srp-packets/:pid/text',
+    {
+      config: { permission: 'evidence.read', summary: 'A reporting-platform packet as text/plain, in the form order' },
+      schema: { params: PacketParams },
+    },
+    async (request, reply) => {
+      const p = await packetOr404(principalOf(request).tenantId, request.params.id, request.params.pid);
+      return reply
+        .type('text/plain; charset=utf-8')
+        .header('x-content-digest', p.digest)
+        .send(packetText(parse(p.document), p.digest));
+    },
+  );
+};
