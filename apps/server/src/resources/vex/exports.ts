@@ -14,9 +14,9 @@
  * aside). Decisions and mappings: docs/vulnerabilities.md, "VEX exports".
  */
 import { createHash } from 'node:crypto';
-import { digestHex, type Digest } from '@svc/release-core';
+import { canonicalize, digestHex, type Digest } from '@svc/release-core';
 import { PackageURL } from 'packageurl-js';
-import { CSAF_LANG, csafFileHashes, productNameBranches } from '../case-submissions/csaf.js';
+import { CSAF_LANG, csafCanonicalUrl, csafFileHashes, csafFilename, productNameBranches } from '../case-submissions/csaf.js';
 import type { VexStatus } from './documents.js';
 import type { ExportArtifactRow, ExportFindingRow, StatementRow } from './queries.js';
 
@@ -90,6 +90,8 @@ export interface VexExportFacts {
   publisherName: string;
   /** The publisher's namespace (an https URL in production): CSAF `publisher.namespace`, the base of the OpenVEX `@id`. */
   namespace: string;
+  /** `SVC_CSAF_BASE_URL`: the publisher's CSAF directory (the canonical URL of the CSAF document); unset, `/.well-known/csaf` at the namespace. */
+  csafBaseUrl: string | undefined;
   artifacts: readonly ExportArtifactRow[];
   /** The product's releases, oldest first. */
   releases: readonly VexRelease[];
@@ -140,6 +142,7 @@ export interface VexModel {
   product: string;
   publisherName: string;
   namespace: string;
+  csafBaseUrl: string | undefined;
   vulnerabilities: VexVulnerability[];
   /** Each attached document, oldest first. */
   revisions: VexRevision[];
@@ -228,6 +231,7 @@ export function vexModel(f: VexExportFacts): VexModel {
     product: f.product,
     publisherName: f.publisherName,
     namespace: f.namespace,
+    csafBaseUrl: f.csafBaseUrl,
     vulnerabilities,
     revisions: [...revisions.values()].sort((a, b) => a.at.getTime() - b.at.getTime() || artifactOrder(a.artifact, b.artifact) || byText(a.digest, b.digest)),
     now: f.now,
@@ -359,12 +363,25 @@ export function buildCsafVex(m: VexModel): Record<string, unknown> {
       remediations.push({ category: RESPONSE_REMEDIATION[responsesOf(action)?.[0] ?? ''] ?? 'mitigation', details: action, product_ids: list.map(productId) });
     const bare = affected.filter((s) => s.action === null);
     if (bare.length > 0 && v.update === undefined) remediations.push({ category: 'none_available', details: NO_FIX, product_ids: bare.map(productId) });
+    // CSAF 2.0 6.2.2: a product under investigation has a remediation too: the release with the fix, else none yet
+    const investigated = v.statements.filter((s) => s.status === 'under_investigation').map(productId);
+    if (investigated.length > 0)
+      remediations.push(
+        v.update !== undefined
+          ? { category: 'vendor_fix', details: updateText(m.product, v.update), date: iso(v.update.created_at), product_ids: investigated }
+          : { category: 'none_available', details: 'Under investigation: no fix is available yet.', product_ids: investigated },
+      );
     const cve = /^CVE-[0-9]{4}-[0-9]{4,}$/.test(v.key) ? v.key : undefined;
     const others = v.ids.filter((i) => i !== cve);
     return {
       ...(cve !== undefined ? { cve } : {}),
       ...(others.length > 0 ? { ids: others.map((text) => ({ system_name: systemName(text), text })) } : {}),
-      ...(v.summary !== null ? { notes: [{ category: 'summary', title: 'Summary', text: v.summary }] } : {}),
+      // CSAF 2.0 6.1.27.5: every vulnerability of a VEX has notes; without an imported advisory, they say where the status comes from
+      notes: [
+        v.summary !== null
+          ? { category: 'summary', title: 'Summary', text: v.summary }
+          : { category: 'general', title: 'Source', text: `No imported advisory describes ${v.key}: the status is the vendor's VEX statements alone.` },
+      ],
       product_status: productStatus,
       ...(flags.length > 0 ? { flags } : {}),
       ...(threats.length > 0 ? { threats } : {}),
@@ -378,6 +395,15 @@ export function buildCsafVex(m: VexModel): Record<string, unknown> {
       lang: CSAF_LANG,
       publisher: { category: 'vendor', name: m.publisherName, namespace: m.namespace },
       title: `${m.product}: VEX`,
+      // a VEX is for the product's users: TLP:CLEAR (CSAF 2.0 still calls it WHITE)
+      distribution: { tlp: { label: 'WHITE', url: 'https://www.first.org/tlp/' } },
+      references: [
+        {
+          category: 'self',
+          summary: 'Canonical URL of this document',
+          url: csafCanonicalUrl(m.csafBaseUrl, m.namespace, 'WHITE', first.at, csafVexTrackingId(m.product)),
+        },
+      ],
       notes: [
         {
           category: 'summary',
@@ -545,4 +571,26 @@ export function buildCycloneDxVex(m: VexModel): Record<string, unknown> {
     components,
     vulnerabilities,
   };
+}
+
+/** The serialized export of one format: the body, its media type and the file name it downloads as. */
+export interface VexExport {
+  body: string;
+  contentType: string;
+  filename: string;
+}
+
+export const VEX_EXPORT_TYPES: Record<VexExportFormat, { contentType: string; filename: (product: string) => string }> = {
+  // CSAF 2.0 section 5.1: the file name is the tracking id, lower-case, other runs as `_`
+  csaf: { contentType: 'application/json', filename: (p) => csafFilename(csafVexTrackingId(p)) },
+  openvex: { contentType: 'application/openvex+json', filename: (p) => `${p}.openvex.json` },
+  // CycloneDX: `.cdx.json`, the media type with its version parameter
+  cyclonedx: { contentType: 'application/vnd.cyclonedx+json; version=1.6', filename: (p) => `${p}.cdx.json` },
+};
+
+/** Builds one format of the model. */
+export function renderVex(m: VexModel, format: VexExportFormat): VexExport {
+  // CSAF 2.0 6.2.13: the CSAF document's keys sorted (JCS, RFC 8785); the others keep their formats' customary order
+  const body = format === 'csaf' ? Buffer.from(canonicalize(buildCsafVex(m))).toString('utf8') : JSON.stringify(format === 'openvex' ? buildOpenVex(m) : buildCycloneDxVex(m));
+  return { body, contentType: VEX_EXPORT_TYPES[format].contentType, filename: VEX_EXPORT_TYPES[format].filename(m.product) };
 }
