@@ -79,7 +79,13 @@ const FEED = [
     id: 'GHSA-jfh8-c2jp-5v3q',
     aliases: ['CVE-2021-44228'],
     summary: 'Remote code injection in Log4j',
-    affected: [{ ecosystem: 'Maven', name: 'org.apache.logging.log4j:log4j-core', ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '2.0-beta9' }, { fixed: '2.15.0' }] }] }],
+    affected: [
+      {
+        ecosystem: 'Maven',
+        name: 'org.apache.logging.log4j:log4j-core',
+        ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '2.0-beta9' }, { fixed: '2.15.0' }] }],
+      },
+    ],
   }),
   osvRecord({ id: 'OSV-2022-1', affected: [{ ecosystem: 'OSS-Fuzz', name: 'zlib', purl: 'pkg:generic/zlib', versions: ['1.2.11'] }] }),
 ];
@@ -108,7 +114,9 @@ interface Row {
   justification: string | null;
 }
 const sortRows = (rows: Row[]) =>
-  [...rows].sort((a, b) => JSON.stringify([a.vulnerability, a.artifact, a.component ?? '']).localeCompare(JSON.stringify([b.vulnerability, b.artifact, b.component ?? ''])));
+  [...rows].sort((a, b) =>
+    JSON.stringify([a.vulnerability, a.artifact, a.component ?? '']).localeCompare(JSON.stringify([b.vulnerability, b.artifact, b.component ?? ''])),
+  );
 
 /** The CSAF document read back: each product status of each vulnerability, the artifact (and component) it names, its VEX flag. */
 function csafRows(doc: any): Row[] {
@@ -123,7 +131,12 @@ function csafRows(doc: any): Row[] {
   const purls = new Map<string, string>((doc.product_tree.full_product_names ?? []).map((p: any) => [p.product_id, p.product_identification_helper.purl]));
   for (const r of doc.product_tree.relationships ?? [])
     names.set(r.full_product_name.product_id, { artifact: names.get(r.relates_to_product_reference)!.artifact, component: purls.get(r.product_reference)! });
-  const STATUS: Record<string, string> = { known_affected: 'affected', known_not_affected: 'not_affected', fixed: 'fixed', under_investigation: 'under_investigation' };
+  const STATUS: Record<string, string> = {
+    known_affected: 'affected',
+    known_not_affected: 'not_affected',
+    fixed: 'fixed',
+    under_investigation: 'under_investigation',
+  };
   return doc.vulnerabilities.flatMap((v: any) =>
     Object.entries(v.product_status).flatMap(([field, ids]) =>
       (ids as string[]).map((id) => ({
@@ -293,7 +306,13 @@ describe.each(availableDrivers())('VEX exports of a product on %s', (driver) => 
       { vulnerability: 'CVE-2021-23337', artifact: 'fw@2.0.0', component: null, status: 'fixed', justification: null },
       { vulnerability: 'CVE-2021-44228', artifact: 'fw@1.0.0', component: null, status: 'affected', justification: null },
       { vulnerability: 'CVE-2021-44228', artifact: 'fw@2.0.0', component: null, status: 'fixed', justification: null },
-      ...JUSTIFICATIONS.map((j, i) => ({ vulnerability: `CVE-2026-100${i + 1}`, artifact: 'fw@1.0.0', component: null, status: 'not_affected', justification: j })),
+      ...JUSTIFICATIONS.map((j, i) => ({
+        vulnerability: `CVE-2026-100${i + 1}`,
+        artifact: 'fw@1.0.0',
+        component: null,
+        status: 'not_affected',
+        justification: j,
+      })),
       { vulnerability: 'OSV-2022-1', artifact: 'fw@1.0.0', component: ZLIB, status: 'not_affected', justification: 'vulnerable_code_not_in_execute_path' },
       { vulnerability: 'CVE-2026-2000', artifact: 'agent@1.0.0', component: null, status: 'under_investigation', justification: null },
       { vulnerability: 'CVE-2026-2001', artifact: 'agent@1.0.0', component: null, status: 'not_affected', justification: 'inline_mitigations_already_exist' },
@@ -338,7 +357,10 @@ describe.each(availableDrivers())('VEX exports of a product on %s', (driver) => 
     ]);
     const byKey = new Map((doc.vulnerabilities as any[]).map((v) => [v.cve ?? v.ids[0].text, v]));
     // the GHSA statement and the CVE one are one vulnerability; the finding gives its ids and summary
-    expect(byKey.get('CVE-2021-23337')).toMatchObject({ ids: [{ system_name: 'GHSA', text: 'GHSA-35jh-r3h4-6jhm' }], notes: [{ text: 'Command injection in lodash' }] });
+    expect(byKey.get('CVE-2021-23337')).toMatchObject({
+      ids: [{ system_name: 'GHSA', text: 'GHSA-35jh-r3h4-6jhm' }],
+      notes: [{ text: 'Command injection in lodash' }],
+    });
     // fixed: the release that first ships the fixed artifact; affected: update to it, and the action statement
     const remediations = (key: string) => byKey.get(key).remediations.map((r: any) => [r.category, r.details, r.product_ids]);
     expect(remediations('CVE-2021-23337')).toEqual([
@@ -349,7 +371,9 @@ describe.each(availableDrivers())('VEX exports of a product on %s', (driver) => 
     expect(remediations('CVE-2021-44228')[2]).toEqual(['vendor_fix', 'update', [`CSAFPID-A-${fw1.id}`]]);
     expect(byKey.get('CVE-2021-23337').remediations[0].date).toBe(rel2.created_at);
     // not affected: a flag per justification; an impact statement where there is one, or where no flag can say it
-    expect(byKey.get('OSV-2022-1').threats).toEqual([{ category: 'impact', details: 'The inflate path is never used.', product_ids: [expect.stringMatching(/-C-1$/)] }]);
+    expect(byKey.get('OSV-2022-1').threats).toEqual([
+      { category: 'impact', details: 'The inflate path is never used.', product_ids: [expect.stringMatching(/-C-1$/)] },
+    ]);
     expect(byKey.get('CVE-2026-2002').threats).toEqual([{ category: 'impact', details: 'Not affected.', product_ids: [`CSAFPID-A-${agent.id}`] }]);
     expect(byKey.get('CVE-2026-2002').flags).toBeUndefined();
     // the artifacts are identified by their SHA-256; an artifact no statement names is not in the tree
@@ -365,7 +389,8 @@ describe.each(availableDrivers())('VEX exports of a product on %s', (driver) => 
     expect(res.headers['content-disposition']).toBe('attachment; filename="edge-gateway.openvex.json"');
     expect(schemaErrors('openvex', doc)).toEqual([]);
     const purls = new Map<string, string>();
-    for (const a of [fw1, fw2, agent]) purls.set(`pkg:generic/${a.name}@${a.version}?checksum=sha256:${a.digest.slice('sha256:'.length)}`, `${a.name}@${a.version}`);
+    for (const a of [fw1, fw2, agent])
+      purls.set(`pkg:generic/${a.name}@${a.version}?checksum=sha256:${a.digest.slice('sha256:'.length)}`, `${a.name}@${a.version}`);
     expect(sortRows(openvexRows(doc, (p) => purls.get(decodeURIComponent(p)) ?? p))).toEqual(sortRows(expected));
     const one = (name: string, artifact: any) =>
       doc.statements.find((s: any) => s.vulnerability.name === name && s.products[0].hashes['sha-256'] === artifact.digest.slice('sha256:'.length));

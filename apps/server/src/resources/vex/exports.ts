@@ -59,7 +59,12 @@ export const OPENVEX_TO_CYCLONEDX: Record<OpenVexJustification, string> = {
 };
 
 const CYCLONEDX_RESPONSES = new Set(['can_not_fix', 'will_not_fix', 'update', 'rollback', 'workaround_available']);
-const CYCLONEDX_STATE: Record<VexStatus, string> = { affected: 'exploitable', fixed: 'resolved', not_affected: 'not_affected', under_investigation: 'in_triage' };
+const CYCLONEDX_STATE: Record<VexStatus, string> = {
+  affected: 'exploitable',
+  fixed: 'resolved',
+  not_affected: 'not_affected',
+  under_investigation: 'in_triage',
+};
 /** CSAF remediation category of an action statement made of CycloneDX responses (its first one); free text is a mitigation. */
 const RESPONSE_REMEDIATION: Record<string, string> = {
   can_not_fix: 'none_available',
@@ -223,7 +228,10 @@ export function vexModel(f: VexExportFacts): VexModel {
         const r = firstRelease.get(s.artifact.id);
         if (s.status === 'fixed' && r !== undefined) fixedIn.set(s.artifact.id, r);
       }
-      const update = [...fixedIn.values()].reduce<VexRelease | undefined>((best, r) => (best === undefined || r.created_at > best.created_at ? r : best), undefined);
+      const update = [...fixedIn.values()].reduce<VexRelease | undefined>(
+        (best, r) => (best === undefined || r.created_at > best.created_at ? r : best),
+        undefined,
+      );
       const ids = [key, ...[...idsOf.get(key)!].filter((i) => i !== key).sort(byText)];
       return { key, ids, summary: summaryOf.get(key) ?? null, statements, fixedIn, update };
     });
@@ -255,7 +263,8 @@ const updateText = (product: string, r: VexRelease) => `Update to ${releaseName(
 const NO_FIX = 'No fix is available yet.';
 const isOpenVexJustification = (j: string | null): j is OpenVexJustification => j !== null && (OPENVEX_JUSTIFICATIONS as readonly string[]).includes(j);
 /** The statement's justification as an OpenVEX/CSAF one, when it is one or maps to one. */
-export const openvexJustification = (j: string | null): OpenVexJustification | undefined => (isOpenVexJustification(j) ? j : j === null ? undefined : CYCLONEDX_TO_OPENVEX[j]);
+export const openvexJustification = (j: string | null): OpenVexJustification | undefined =>
+  isOpenVexJustification(j) ? j : j === null ? undefined : CYCLONEDX_TO_OPENVEX[j];
 /** The statement's justification as a CycloneDX one, when it is one or maps to one. */
 export const cyclonedxJustification = (j: string | null): string | undefined =>
   j === null ? undefined : j in CYCLONEDX_TO_OPENVEX ? j : isOpenVexJustification(j) ? OPENVEX_TO_CYCLONEDX[j] : undefined;
@@ -268,7 +277,7 @@ const responsesOf = (action: string | null) => {
 
 /** The artifact as a package URL (generic, with its SHA-256 checksum): the OpenVEX product `@id`. */
 export function artifactPurl(a: ExportArtifactRow): string {
-  return new PackageURL('generic', undefined, a.name, a.version, { checksum: `sha256:${hex(a)}` }, undefined).toString();
+  return new PackageURL('generic', undefined, a.name, a.version, { checksum: a.digest }, undefined).toString();
 }
 
 /** The tracking id of the CSAF VEX of a product (also its file name, CSAF 2.0 section 5.1). */
@@ -297,7 +306,8 @@ export function buildCsafVex(m: VexModel): Record<string, unknown> {
   const artifactId = (a: ExportArtifactRow) => `CSAFPID-A-${a.id}`;
   const purls = [...new Set(m.vulnerabilities.flatMap((v) => v.statements.flatMap((s) => (s.component ? [s.component.purl] : []))))].sort(byText);
   const componentId = (c: Component) => `CSAFPID-C-${purls.indexOf(c.purl) + 1}`;
-  const productId = (s: EffectiveStatement) => (s.component === null ? artifactId(s.artifact) : `${artifactId(s.artifact)}-${componentId(s.component).slice('CSAFPID-'.length)}`);
+  const productId = (s: EffectiveStatement) =>
+    s.component === null ? artifactId(s.artifact) : `${artifactId(s.artifact)}-${componentId(s.component).slice('CSAFPID-'.length)}`;
 
   const used = new Map<string, ExportArtifactRow>();
   const componentsOf = new Map<string, Component>();
@@ -342,8 +352,11 @@ export function buildCsafVex(m: VexModel): Record<string, unknown> {
     const flags = [...group(notAffected, (s) => openvexJustification(s.justification))].map(([label, list]) => ({ label, product_ids: list.map(productId) }));
     // CSAF 2.0 6.1.27.9: every known_not_affected product has a flag or an impact statement
     const threats = [
-      ...group(notAffected, (s) =>
-        s.impact ?? (openvexJustification(s.justification) !== undefined ? undefined : s.justification !== null ? `Not affected: ${s.justification}.` : 'Not affected.'),
+      ...group(
+        notAffected,
+        (s) =>
+          s.impact ??
+          (openvexJustification(s.justification) !== undefined ? undefined : s.justification !== null ? `Not affected: ${s.justification}.` : 'Not affected.'),
       ),
     ].map(([details, list]) => ({ category: 'impact', details, product_ids: list.map(productId) }));
     const affected = v.statements.filter((s) => s.status === 'affected');
@@ -358,7 +371,12 @@ export function buildCsafVex(m: VexModel): Record<string, unknown> {
     }
     // CSAF 2.0 6.1.27.10: every known_affected product has a remediation
     if (affected.length > 0 && v.update !== undefined)
-      remediations.push({ category: 'vendor_fix', details: updateText(m.product, v.update), date: iso(v.update.created_at), product_ids: affected.map(productId) });
+      remediations.push({
+        category: 'vendor_fix',
+        details: updateText(m.product, v.update),
+        date: iso(v.update.created_at),
+        product_ids: affected.map(productId),
+      });
     for (const [action, list] of group(affected, (s) => s.action ?? undefined))
       remediations.push({ category: RESPONSE_REMEDIATION[responsesOf(action)?.[0] ?? ''] ?? 'mitigation', details: action, product_ids: list.map(productId) });
     const bare = affected.filter((s) => s.action === null);
@@ -428,7 +446,9 @@ export function buildCsafVex(m: VexModel): Record<string, unknown> {
       },
     },
     product_tree: {
-      branches: [{ category: 'vendor', name: m.publisherName, branches: [{ category: 'product_family', name: m.product, branches: productNameBranches(names) }] }],
+      branches: [
+        { category: 'vendor', name: m.publisherName, branches: [{ category: 'product_family', name: m.product, branches: productNameBranches(names) }] },
+      ],
       ...(componentsOf.size > 0
         ? {
             full_product_names: [...componentsOf.values()]
@@ -454,9 +474,16 @@ export function buildOpenVex(m: VexModel): Record<string, unknown> {
       const justification = s.status === 'not_affected' ? openvexJustification(s.justification) : undefined;
       // OpenVEX: not_affected needs a justification or an impact statement, affected an action statement
       const impact =
-        s.impact ?? (s.status === 'not_affected' && justification === undefined ? (s.justification !== null ? `Not affected: ${s.justification}.` : 'Not affected.') : undefined);
+        s.impact ??
+        (s.status === 'not_affected' && justification === undefined
+          ? s.justification !== null
+            ? `Not affected: ${s.justification}.`
+            : 'Not affected.'
+          : undefined);
       const action =
-        s.status === 'affected' ? [s.action, v.update === undefined ? undefined : updateText(m.product, v.update)].filter((x) => x).join(' ') || NO_FIX : (s.action ?? undefined);
+        s.status === 'affected'
+          ? [s.action, v.update === undefined ? undefined : updateText(m.product, v.update)].filter((x) => x).join(' ') || NO_FIX
+          : (s.action ?? undefined);
       const fixedIn = s.status === 'fixed' ? v.fixedIn.get(s.artifact.id) : undefined;
       const purl = artifactPurl(s.artifact);
       return {
@@ -520,7 +547,13 @@ export function buildCycloneDxVex(m: VexModel): Record<string, unknown> {
         ? {
             components: [...inner.values()]
               .sort((x, y) => byText(x.purl, y.purl))
-              .map((c) => ({ type: 'library', 'bom-ref': `${artifactRef(a)}:${c.purl}`, name: c.name, ...(c.version !== null ? { version: c.version } : {}), purl: c.purl })),
+              .map((c) => ({
+                type: 'library',
+                'bom-ref': `${artifactRef(a)}:${c.purl}`,
+                name: c.name,
+                ...(c.version !== null ? { version: c.version } : {}),
+                purl: c.purl,
+              })),
           }
         : {}),
     }));
@@ -535,7 +568,11 @@ export function buildCycloneDxVex(m: VexModel): Record<string, unknown> {
       if (update && !responses.includes('update')) responses.push('update');
       const recommendation =
         [responsesOf(s.action) === undefined ? s.action : null, update ? updateText(m.product, v.update!) : null].filter((x) => x).join(' ') || undefined;
-      return { s, analysis: { state: CYCLONEDX_STATE[s.status], justification, response: responses.length > 0 ? responses : undefined, detail }, recommendation };
+      return {
+        s,
+        analysis: { state: CYCLONEDX_STATE[s.status], justification, response: responses.length > 0 ? responses : undefined, detail },
+        recommendation,
+      };
     });
     return [...group(analysed, (x) => JSON.stringify([x.analysis, x.recommendation ?? null]))].map(([, list]) => {
       const times = list.map((x) => x.s.at.getTime());
@@ -591,6 +628,9 @@ export const VEX_EXPORT_TYPES: Record<VexExportFormat, { contentType: string; fi
 /** Builds one format of the model. */
 export function renderVex(m: VexModel, format: VexExportFormat): VexExport {
   // CSAF 2.0 6.2.13: the CSAF document's keys sorted (JCS, RFC 8785); the others keep their formats' customary order
-  const body = format === 'csaf' ? Buffer.from(canonicalize(buildCsafVex(m))).toString('utf8') : JSON.stringify(format === 'openvex' ? buildOpenVex(m) : buildCycloneDxVex(m));
+  const body =
+    format === 'csaf'
+      ? Buffer.from(canonicalize(buildCsafVex(m))).toString('utf8')
+      : JSON.stringify(format === 'openvex' ? buildOpenVex(m) : buildCycloneDxVex(m));
   return { body, contentType: VEX_EXPORT_TYPES[format].contentType, filename: VEX_EXPORT_TYPES[format].filename(m.product) };
 }

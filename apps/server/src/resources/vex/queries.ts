@@ -66,7 +66,11 @@ export async function productExists(db: Db, tenantId: string, product: string): 
 }
 
 /** The product's releases, oldest first, each with the artifacts its signed payload names. */
-export async function productReleases(db: Db, tenantId: string, product: string): Promise<{ id: string; version: string; created_at: Date; artifact_ids: string[] }[]> {
+export async function productReleases(
+  db: Db,
+  tenantId: string,
+  product: string,
+): Promise<{ id: string; version: string; created_at: Date; artifact_ids: string[] }[]> {
   const rows = await db
     .selectFrom('vuln_release_artifacts')
     .select(['release_id', 'version', 'created_at', 'artifact_id'])

@@ -114,7 +114,9 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
             limit: Type.Integer(),
             offset: Type.Integer(),
             counts: Type.Record(Type.String(), Type.Integer()),
-            products: Type.Array(Type.String(), { description: "the products whose releases name the artifact: each has a VEX export, GET /products/{product}/vex" }),
+            products: Type.Array(Type.String(), {
+              description: 'the products whose releases name the artifact: each has a VEX export, GET /products/{product}/vex',
+            }),
           }),
           ...ErrorResponses,
         },
@@ -153,7 +155,10 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
             ),
           ),
         }),
-        response: { 200: Type.Unknown({ description: `application/json (CSAF), ${OPENVEX_TYPE} or ${CYCLONEDX_TYPE}; version=1.6, as an attachment` }), ...ErrorResponses },
+        response: {
+          200: Type.Unknown({ description: `application/json (CSAF), ${OPENVEX_TYPE} or ${CYCLONEDX_TYPE}; version=1.6, as an attachment` }),
+          ...ErrorResponses,
+        },
       },
     },
     async (request, reply) => {
