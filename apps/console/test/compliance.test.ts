@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readTar } from '@svc/e2e';
+import { generateKeyPair, signRelease, type ReleasePayload } from '@svc/release-core';
+import { readTar, releasePayload, type ArtifactRecord, type GroupRecord } from '@svc/e2e';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickForAnswer, hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
@@ -72,6 +73,22 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
       body: JSON.stringify(sbom),
     });
     expect(put.status).toBe(200);
+    // a release of a product naming the artifact, so that its VEX page offers the product's VEX exports
+    const key = generateKeyPair('ed25519');
+    await s.api('POST', '/authorizer-keys', { name: 'compliance', public_key_pem: key.publicKey.pem }, 201);
+    const group = await s.api<GroupRecord>('POST', '/groups', { name: 'compliance', members: [] }, 201);
+    const me = await s.api<{ tenant_id: string }>('GET', '/auth/me');
+    const artifact = await s.api<ArtifactRecord>('GET', `/artifacts/${artifactId}`);
+    const payload = releasePayload({
+      tenant: me.tenant_id,
+      product: 'anomaly-detector',
+      version: '2.1.0',
+      components: [{ name: 'anomaly-model', artifact, placement: { path: '/var/lib/svc/anomaly.onnx' } }],
+      orderedGroups: [['anomaly-model']],
+      group,
+      probes: [{ name: 'up', type: 'command', command: ['/bin/true'], timeout_s: 5 }],
+    });
+    await s.api('POST', '/releases', { envelope: signRelease(payload as unknown as ReleasePayload, key), expected_product: 'anomaly-detector' }, 201);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -170,6 +187,22 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     // a fresh visit reads the statements again: right after the write, GET /artifacts/{id}/vex has answered total 1 with no rows on the embedded database
     await page.reload();
     await page.getByRole('cell', { name: 'not affected' }).waitFor();
+    // the product's VEX in the three formats, downloaded with the session
+    const exports = page.getByRole('region', { name: 'VEX exports' });
+    for (const [label, type, filename] of [
+      ['CSAF 2.0 VEX', 'application/json', 'svc-vex-anomaly-detector.json'],
+      ['OpenVEX', 'application/openvex+json', 'anomaly-detector.openvex.json'],
+      ['CycloneDX VEX', 'application/vnd.cyclonedx+json', 'anomaly-detector.cdx.json'],
+    ] as const) {
+      const download = page.waitForEvent('download');
+      await exports.getByRole('link', { name: label }).click();
+      const file = await download;
+      expect(file.suggestedFilename()).toBe(filename);
+      const text = await readFile(await file.path(), 'utf8');
+      expect(text, label).toContain(VULN);
+      const res = await page.request.get(`${s.url}${(await exports.getByRole('link', { name: label }).getAttribute('href'))!}`);
+      expect(res.headers()['content-type'], label).toContain(type);
+    }
     await check(page, 'admin-vex');
     await context.close();
   });

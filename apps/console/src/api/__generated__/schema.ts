@@ -1466,6 +1466,8 @@ export interface paths {
                             };
                             limit: number;
                             offset: number;
+                            /** @description the products whose releases name the artifact: each has a VEX export, GET /products/{product}/vex */
+                            products: string[];
                             statements: {
                                 action_statement: string | null;
                                 actor: string;
@@ -9219,6 +9221,103 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/products/{product}/vex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A product's VEX (the statements in effect on the artifacts its releases name) as CSAF 2.0 csaf_vex, OpenVEX 0.2.0 or CycloneDX 1.6 */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description csaf (default): CSAF 2.0 csaf_vex; openvex: OpenVEX 0.2.0; cyclonedx: CycloneDX 1.6 VEX */
+                    format?: "csaf" | "openvex" | "cyclonedx";
+                };
+                header?: never;
+                path: {
+                    /** @description a release product */
+                    product: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description application/json (CSAF), application/openvex+json or application/vnd.cyclonedx+json; version=1.6, as an attachment */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
                 };
             };
         };

@@ -1,9 +1,37 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from 'react-router';
 import { ApiError, api, describe, ok, writeHeaders } from '../../api/client';
-import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../../ui/kit';
+import { Download, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../../ui/kit';
 
 const VEX_TYPES = { openvex: 'application/openvex+json', cyclonedx: 'application/vnd.cyclonedx+json' } as const;
+/** The formats of a product's VEX export (GET /products/{product}/vex?format=). */
+const EXPORTS = [
+  ['csaf', 'CSAF 2.0 VEX'],
+  ['openvex', 'OpenVEX'],
+  ['cyclonedx', 'CycloneDX VEX'],
+] as const;
+
+/** Downloads of the VEX of each product whose releases name the artifact. */
+function ProductExports({ products }: { products: readonly string[] }) {
+  if (products.length === 0) return <p>No release names this artifact yet: a product&apos;s VEX export covers the artifacts of its releases.</p>;
+  return (
+    <section aria-label="VEX exports">
+      <h2>VEX exports</h2>
+      <ul className="plain">
+        {products.map((p) => (
+          <li key={p}>
+            Product <Mono>{p}</Mono>:{' '}
+            {EXPORTS.map(([format, label]) => (
+              <span key={format}>
+                <Download href={`/api/v1/products/${encodeURIComponent(p)}/vex?format=${format}`}>{label}</Download>{' '}
+              </span>
+            ))}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
 
 /** An artifact's VEX statements (newest first, paged) and attaching a VEX document. */
 export function VexPage() {
@@ -41,6 +69,7 @@ export function VexPage() {
           Artifact {a.name} {a.version} <Mono>{a.digest}</Mono>
         </p>
       ) : null}
+      {statements.data && <ProductExports products={statements.data.products} />}
       <Guard perm="evidence.write" legend="Attach a VEX document">
         <Field label="VEX document (OpenVEX or CycloneDX JSON)">
           {(fid) => <input id={fid} type="file" accept=".json,application/json" onChange={(e) => e.target.files?.[0] && attach.mutate(e.target.files[0])} />}

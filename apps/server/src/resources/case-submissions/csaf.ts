@@ -53,7 +53,7 @@ const TLP_V1: Record<string, 'WHITE' | 'GREEN' | 'AMBER' | 'RED'> = {
 /** The language of the advisory: its fixed texts (headings, the vendor fix) are English, and so are the operator's fields. */
 export const CSAF_LANG = 'en';
 
-interface FileFacts {
+export interface FileFacts {
   name: string;
   version: string;
   digest: string;
@@ -91,8 +91,14 @@ export function csafCanonicalUrl(baseUrl: string | undefined, namespace: string,
   return `${base}/${tlp.toLowerCase()}/${initialRelease.getUTCFullYear()}/${csafFilename(trackingId)}`;
 }
 
-function hashes(files: readonly FileFacts[]): Record<string, unknown> {
+/** A product identification helper naming files by their SHA-256 (the case advisories and the product VEX export). */
+export function csafFileHashes(files: readonly FileFacts[]): Record<string, unknown> {
   return { hashes: files.map((a) => ({ file_hashes: [{ algorithm: 'sha256', value: digestHex(a.digest as Digest) }], filename: a.filename })) };
+}
+
+/** The `product_name` branches of a product tree: one per name, each holding its `product_version` branches. */
+export function productNameBranches(products: ReadonlyMap<string, Record<string, unknown>[]>): Record<string, unknown>[] {
+  return [...products].map(([name, versions]) => ({ category: 'product_name', name, branches: versions }));
 }
 
 /** The CSAF 2.0 advisory of a case; CSAF_INVALID-free by construction, checked by `assertCsaf`. */
@@ -110,7 +116,7 @@ export function buildCsaf(f: CsafFacts): Record<string, unknown> {
     add(a.name, {
       category: 'product_version',
       name: a.version,
-      product: { name: `${a.name} ${a.version}`, product_id: `CSAFPID-A-${a.id}`, product_identification_helper: hashes([a]) },
+      product: { name: `${a.name} ${a.version}`, product_id: `CSAFPID-A-${a.id}`, product_identification_helper: csafFileHashes([a]) },
     });
   }
   if (f.fixingRelease !== null) {
@@ -122,7 +128,7 @@ export function buildCsaf(f: CsafFacts): Record<string, unknown> {
         name: `${r.product} ${r.version}`,
         product_id: `CSAFPID-R-${r.id}`,
         // the release is identified by the files it installs
-        ...(r.artifacts.length > 0 ? { product_identification_helper: hashes(r.artifacts) } : {}),
+        ...(r.artifacts.length > 0 ? { product_identification_helper: csafFileHashes(r.artifacts) } : {}),
       },
     });
   }
@@ -204,7 +210,7 @@ export function buildCsaf(f: CsafFacts): Record<string, unknown> {
               {
                 category: 'vendor',
                 name: f.publisherName,
-                branches: [...products].map(([name, versions]) => ({ category: 'product_name', name, branches: versions })),
+                branches: productNameBranches(products),
               },
             ],
           },

@@ -1,15 +1,28 @@
 import { Type } from 'typebox';
+import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { principalOf } from '../../auth/principal.js';
-import { notFound } from '../../errors/server-error.js';
+import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
+import { getBranding } from '../../resources/branding/queries.js';
+import { tenantName } from '../../resources/cases/queries.js';
 import { CYCLONEDX_TYPE } from '../../resources/sboms/documents.js';
 import { attachVex } from '../../resources/vex/commands.js';
 import { OPENVEX_TYPE, VEX_LIMITS } from '../../resources/vex/documents.js';
-import { listStatements, type StatementRow } from '../../resources/vex/queries.js';
+import { renderVex, VEX_EXPORT_FORMATS, VEX_EXPORT_LIMITS, vexModel, type VexExportFormat } from '../../resources/vex/exports.js';
+import {
+  artifactProducts,
+  exportArtifacts,
+  exportFindings,
+  listStatements,
+  productExists,
+  productReleases,
+  statementsOf,
+  type StatementRow,
+} from '../../resources/vex/queries.js';
 import { inSnapshot } from '../../store/tx.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
@@ -101,6 +114,9 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
             limit: Type.Integer(),
             offset: Type.Integer(),
             counts: Type.Record(Type.String(), Type.Integer()),
+            products: Type.Array(Type.String(), {
+              description: 'the products whose releases name the artifact: each has a VEX export, GET /products/{product}/vex',
+            }),
           }),
           ...ErrorResponses,
         },
@@ -112,9 +128,65 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
       // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
       const r = await inSnapshot(db, async (snap) => {
         if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-        return listStatements(snap, tenantId, request.params.id, request.query.vulnerability, limit, offset);
+        const [list, products] = await Promise.all([
+          listStatements(snap, tenantId, request.params.id, request.query.vulnerability, limit, offset),
+          artifactProducts(snap, tenantId, request.params.id),
+        ]);
+        return { ...list, products };
       });
-      return { statements: r.rows.map(statementView), total: r.total, limit, offset, counts: r.counts };
+      return { statements: r.rows.map(statementView), total: r.total, limit, offset, counts: r.counts, products: r.products };
+    },
+  );
+
+  app.get(
+    '/products/:product/vex',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary: "A product's VEX (the statements in effect on the artifacts its releases name) as CSAF 2.0 csaf_vex, OpenVEX 0.2.0 or CycloneDX 1.6",
+      },
+      schema: {
+        params: Strict({ product: Type.String({ pattern: IDENTIFIER_PATTERNS.product.source, description: 'a release product' }) }),
+        querystring: Strict({
+          format: Type.Optional(
+            Type.Union(
+              VEX_EXPORT_FORMATS.map((f) => Type.Literal(f)),
+              { description: 'csaf (default): CSAF 2.0 csaf_vex; openvex: OpenVEX 0.2.0; cyclonedx: CycloneDX 1.6 VEX' },
+            ),
+          ),
+        }),
+        response: {
+          200: Type.Unknown({ description: `application/json (CSAF), ${OPENVEX_TYPE} or ${CYCLONEDX_TYPE}; version=1.6, as an attachment` }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = principalOf(request).tenantId;
+      const product = request.params.product;
+      const format: VexExportFormat = request.query.format ?? 'csaf';
+      // the publisher's namespace: the origin of SVC_CSAF_BASE_URL, else the host the request came to, over https (CSAF 2.0 7.1.3: TLS)
+      const base = ctx.evidence?.csafBaseUrl;
+      const namespace = base !== undefined ? new URL(base).origin : `https://${request.host}`;
+      const facts = await inSnapshot(db, async (snap) => {
+        if (!(await productExists(snap, tenantId, product))) throw new ServerError('NOT_FOUND', `product: no release of product ${product}`);
+        const releases = await productReleases(snap, tenantId, product);
+        const ids = [...new Set(releases.flatMap((r) => r.artifact_ids))];
+        const [artifacts, statements, findings, branding, tenant] = await Promise.all([
+          exportArtifacts(snap, tenantId, ids),
+          statementsOf(snap, tenantId, ids, VEX_EXPORT_LIMITS.maxStatements + 1),
+          exportFindings(snap, tenantId, ids),
+          getBranding(snap, tenantId),
+          tenantName(snap, tenantId),
+        ]);
+        return { releases, artifacts, statements, findings, publisherName: branding.company_name.trim() || tenant || 'Manufacturer' };
+      });
+      if (facts.statements.length > VEX_EXPORT_LIMITS.maxStatements)
+        throw new ServerError('INVALID_INPUT', `product: ${product} has more than ${VEX_EXPORT_LIMITS.maxStatements} VEX statements on its artifacts`);
+      const model = vexModel({ product, namespace, csafBaseUrl: base, now: ctx.now(), ...facts });
+      if (model.vulnerabilities.length === 0) throw new ServerError('NOT_FOUND', `product: no VEX statement on the artifacts of the releases of ${product}`);
+      const out = renderVex(model, format);
+      return reply.type(out.contentType).header('content-disposition', `attachment; filename="${out.filename}"`).send(out.body);
     },
   );
 };
