@@ -27,7 +27,7 @@ describe.each(availableDrivers())('GET /api/v1/device-ca on %s', (driver) => {
 
     const cas = new DeviceCaStore(t.testStore.store.db, dataDir);
     await cas.get(t.tenantId, new Date());
-    const [der] = await cas.allCertificates();
+    const [der] = await cas.allCertificates(new Date());
 
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/device-ca', headers });
     expect(res.statusCode).toBe(200);
