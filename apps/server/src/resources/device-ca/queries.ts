@@ -1,3 +1,4 @@
+import { encodePem } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 
 /**
@@ -63,6 +64,15 @@ export async function getDeviceCa(db: Db, tenantId: string, lock?: 'update'): Pr
 export async function tenantDeviceCas(db: Db, tenantId: string): Promise<DeviceCaRow[]> {
   const rows = await db.selectFrom('device_cas').select(CA_COLUMNS).where('tenant_id', '=', tenantId).orderBy('seq', 'desc').execute();
   return rows.map(caRow);
+}
+
+/**
+ * Every CA certificate the tenant has had, current first, as one PEM bundle: what an export
+ * carries so its receipts verify offline (`svc-release verify-receipt --ca`), whichever CA
+ * issued the certificate in each. Empty before the tenant's first enrollment.
+ */
+export async function tenantDeviceCaBundlePem(db: Db, tenantId: string): Promise<string> {
+  return (await tenantDeviceCas(db, tenantId)).map((ca) => encodePem(ca.certDer, 'CERTIFICATE')).join('');
 }
 
 /** Every tenant's current CA, oldest first (the start-up key check: only a current CA needs its key). */
