@@ -6398,7 +6398,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant device CA certificate */
+        /** The tenant device CA certificate, and the retired ones still kept for verification */
         get: {
             parameters: {
                 query?: never;
@@ -6418,6 +6418,15 @@ export interface paths {
                             certificate_pem: string;
                             fingerprint: string;
                             not_after: string;
+                            retired: {
+                                certificate_pem: string;
+                                fingerprint: string;
+                                not_after: string;
+                                retired_at: string;
+                                seq: number;
+                                trusted_until: string;
+                            }[];
+                            seq: number;
                             tenant_id: string;
                         };
                     };
@@ -6494,7 +6503,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant device CA certificate as PEM */
+        /** Every device CA certificate of the tenant as PEM, current first */
         get: {
             parameters: {
                 query?: never;
@@ -9665,7 +9674,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Export accepted receipts as a tar (receipts/<digest>.dsse.json + index.jsonl) */
+        /** Export accepted receipts as a tar (device-cas.pem, receipts/<digest>.dsse.json, index.jsonl) */
         get: {
             parameters: {
                 query?: {
