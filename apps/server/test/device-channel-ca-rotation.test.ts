@@ -147,7 +147,11 @@ describe.each(availableDrivers())('device CA rotation on %s', (driver) => {
     expect(existsSync(join(f.dataDir, 'ca', f.tenantId, current.keyFile))).toBe(true);
     const row = await db.selectFrom('device_cas').select(['retired_by']).where('tenant_id', '=', f.tenantId).where('seq', '=', 1).executeTakeFirstOrThrow();
     expect(row.retired_by).toBe('system:key-recovery');
-    const audit = await db.selectFrom('audit_events').select(['action', 'actor', 'target', 'detail', 'tenant_id']).where('action', '=', 'device-ca.rotate').execute();
+    const audit = await db
+      .selectFrom('audit_events')
+      .select(['action', 'actor', 'target', 'detail', 'tenant_id'])
+      .where('action', '=', 'device-ca.rotate')
+      .execute();
     expect(audit).toEqual([
       {
         action: 'device-ca.rotate',
@@ -208,39 +212,45 @@ describe.each(availableDrivers())('device CA rotation on %s', (driver) => {
     expect(stale.details).toBe('device old-2: certificate revoked or superseded');
   });
 
-  it.skipIf(!CLI_BUILT)('the receipts export carries both CAs: each receipt verifies offline with svc-release verify-receipt', async () => {
-    const db = f.t.store.db;
-    const files = await untar(receiptExportStream(iterateReceipts(db, f.tenantId, {}), new Date(), await tenantDeviceCaBundlePem(db, f.tenantId)));
-    const index = files
-      .get('index.jsonl')!
-      .toString()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { file: string; device: string });
-    expect(index.map((r) => r.device).sort()).toEqual(['old-1', 'old-2']);
-    const bundle = join(dir, 'device-cas.pem');
-    await writeFile(bundle, files.get('device-cas.pem')!);
-    const onlyNew = join(dir, 'new-ca.pem');
-    const [current] = await tenantDeviceCas(db, f.tenantId);
-    await writeFile(onlyNew, encodePem(current!.certDer, 'CERTIFICATE'));
-    for (const r of index) {
-      const receipt = join(dir, r.device + '.dsse.json');
-      await writeFile(receipt, files.get(r.file)!);
-      const verify = (ca: string) =>
-        spawnSync(process.execPath, [CLI, 'verify-receipt', receipt, '--ca', ca, '--tenant', f.tenantId, '--device', r.device, '--json'], { encoding: 'utf8' });
-      const ok = verify(bundle);
-      expect(ok.status, ok.stderr).toBe(0);
-      expect(JSON.parse(ok.stdout)).toMatchObject({ device: r.device, tenant: f.tenantId });
-      // old-1's certificate is the retired CA's: the new CA alone does not verify it
-      if (r.device === 'old-1') {
-        const refused = verify(onlyNew);
-        expect(refused.status).toBe(1);
-        expect(refused.stderr).toMatch(/CERT_UNTRUSTED/);
+  it.skipIf(!CLI_BUILT)(
+    'the receipts export carries both CAs: each receipt verifies offline with svc-release verify-receipt',
+    async () => {
+      const db = f.t.store.db;
+      const files = await untar(receiptExportStream(iterateReceipts(db, f.tenantId, {}), new Date(), await tenantDeviceCaBundlePem(db, f.tenantId)));
+      const index = files
+        .get('index.jsonl')!
+        .toString()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { file: string; device: string });
+      expect(index.map((r) => r.device).sort()).toEqual(['old-1', 'old-2']);
+      const bundle = join(dir, 'device-cas.pem');
+      await writeFile(bundle, files.get('device-cas.pem')!);
+      const onlyNew = join(dir, 'new-ca.pem');
+      const [current] = await tenantDeviceCas(db, f.tenantId);
+      await writeFile(onlyNew, encodePem(current!.certDer, 'CERTIFICATE'));
+      for (const r of index) {
+        const receipt = join(dir, r.device + '.dsse.json');
+        await writeFile(receipt, files.get(r.file)!);
+        const verify = (ca: string) =>
+          spawnSync(process.execPath, [CLI, 'verify-receipt', receipt, '--ca', ca, '--tenant', f.tenantId, '--device', r.device, '--json'], {
+            encoding: 'utf8',
+          });
+        const ok = verify(bundle);
+        expect(ok.status, ok.stderr).toBe(0);
+        expect(JSON.parse(ok.stdout)).toMatchObject({ device: r.device, tenant: f.tenantId });
+        // old-1's certificate is the retired CA's: the new CA alone does not verify it
+        if (r.device === 'old-1') {
+          const refused = verify(onlyNew);
+          expect(refused.status).toBe(1);
+          expect(refused.stderr).toMatch(/CERT_UNTRUSTED/);
+        }
       }
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
-  it("a certificate of the retired CA past its trust window is refused: by the peer check, then by TLS once the trust store is re-read", async () => {
+  it('a certificate of the retired CA past its trust window is refused: by the peer check, then by TLS once the trust store is re-read', async () => {
     const retired = (await tenantDeviceCas(f.t.store.db, f.tenantId)).find((c) => c.seq === 1)!;
     const old3 = before[2]!;
     // inside the window (the rotation's time) it is still accepted

@@ -20,7 +20,8 @@ export default class VerifyReceipt extends BaseCommand {
     },
     {
       description: 'A receipt of a receipts export, against the CA certificates it carries',
-      command: '<%= config.bin %> <%= command.id %> receipts/<digest>.dsse.json --ca device-cas.pem --tenant 3f1c2a9e-8a4b-4c1e-9d2f-6b7a8c9d0e1f --device gw-0042',
+      command:
+        '<%= config.bin %> <%= command.id %> receipts/<digest>.dsse.json --ca device-cas.pem --tenant 3f1c2a9e-8a4b-4c1e-9d2f-6b7a8c9d0e1f --device gw-0042',
     },
     {
       description: 'As JSON, at the time the receipt was uploaded',

@@ -85,7 +85,9 @@ export function keyRecoveryFromEnv(env: NodeJS.ProcessEnv): ReadonlySet<KeyRecov
   if (value === undefined || value.trim() === '') return out;
   for (const item of value.split(',').map((v) => v.trim())) {
     if (!(KEY_RECOVERIES as readonly string[]).includes(item)) {
-      throw new ConfigError(`SVC_KEY_RECOVERY: expected a comma-separated list of ${KEY_RECOVERIES.join(', ')}, got ${JSON.stringify(item)} in ${JSON.stringify(value)}`);
+      throw new ConfigError(
+        `SVC_KEY_RECOVERY: expected a comma-separated list of ${KEY_RECOVERIES.join(', ')}, got ${JSON.stringify(item)} in ${JSON.stringify(value)}`,
+      );
     }
     if (out.has(item as KeyRecovery)) throw new ConfigError(`SVC_KEY_RECOVERY: ${item} is listed twice in ${JSON.stringify(value)}`);
     out.add(item as KeyRecovery);

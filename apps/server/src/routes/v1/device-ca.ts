@@ -28,7 +28,11 @@ const DeviceCa = Type.Object({
 });
 
 function certificateFacts(der: Uint8Array) {
-  return { certificate_pem: encodePem(der, 'CERTIFICATE'), fingerprint: sha256Digest(der), not_after: new Date(new X509Certificate(der).validTo).toISOString() };
+  return {
+    certificate_pem: encodePem(der, 'CERTIFICATE'),
+    fingerprint: sha256Digest(der),
+    not_after: new Date(new X509Certificate(der).validTo).toISOString(),
+  };
 }
 
 /**
