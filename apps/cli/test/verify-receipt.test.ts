@@ -45,6 +45,14 @@ describe.skipIf(!hasOpenssl)('svc-release verify-receipt', () => {
   });
   afterAll(() => tmp.cleanup());
 
+  it('a CA bundle (a device CA rotation: current and retired CAs, e.g. device-cas.pem of an export) verifies with the CA that issued the certificate', async () => {
+    await writeFile(p('bundle.pem'), `${await readFile(foreignCa.cert, 'utf8')}${await readFile(ca.cert, 'utf8')}`);
+    const r = await runCli(['verify-receipt', p('receipt.json'), '--ca', p('bundle.pem'), '--tenant', TENANT, '--device', DEVICE, '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ device: DEVICE, tenant: TENANT });
+  });
+
   it('exit 0 with a summary: device, release, activation, health, digests', async () => {
     const r = await runCli(args(p('receipt.json')));
     expect(r.stderr).toBe('');
@@ -90,6 +98,12 @@ describe.skipIf(!hasOpenssl)('svc-release verify-receipt', () => {
 
     it('foreign CA', async () => {
       const r = await runCli(['verify-receipt', p('receipt.json'), '--ca', foreignCa.cert, '--tenant', TENANT, '--device', DEVICE]);
+      expectFailure(r, 1, /^refused: CERT_UNTRUSTED: /);
+    });
+
+    it('a CA bundle without the issuing CA', async () => {
+      await writeFile(p('foreign-bundle.pem'), (await readFile(foreignCa.cert, 'utf8')) + (await readFile(foreignCa.cert, 'utf8')));
+      const r = await runCli(['verify-receipt', p('receipt.json'), '--ca', p('foreign-bundle.pem'), '--tenant', TENANT, '--device', DEVICE]);
       expectFailure(r, 1, /^refused: CERT_UNTRUSTED: /);
     });
 

@@ -50,8 +50,9 @@ describe('legacy rollout on a real agent', () => {
     expect(txs.total).toBe(0);
     const res = await fleet.api.raw('GET', '/release-receipts/export', undefined, 200);
     const entries = readTar(Buffer.from(await res.arrayBuffer()));
-    expect(entries.map((e) => e.name)).toEqual(['index.jsonl']);
-    expect(entries[0]!.bytes.length).toBe(0);
+    // the tenant's device CA certificates (for offline verification) and an empty index
+    expect(entries.map((e) => e.name)).toEqual(['device-cas.pem', 'index.jsonl']);
+    expect(entries[1]!.bytes.length).toBe(0);
     const list = await fleet.api.get<{ rollouts: { id: string; kind: string; evidence: string }[] }>('/rollouts?kind=legacy');
     expect(list.rollouts).toEqual([expect.objectContaining({ id: started.id, kind: 'legacy', evidence: 'device-reported' })]);
   });

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
 
   // Every key the database expects must be in place before anything signs with it (docs/server.md).
-  const keyCheck = await runKeyCheck(keyCheckers({ db: store.db, dataDir: config.dataDir, signingRepo }), checkOnly ? undefined : keyRecovery);
+  const keyCheck = await runKeyCheck(keyCheckers({ db: store.db, dataDir: config.dataDir, signingRepo }), checkOnly ? new Set() : keyRecovery);
   if (checkOnly) for (const r of keyCheck.reports) process.stdout.write(`${reportLine(r)}\n`);
   if (keyCheck.failure !== undefined || checkOnly) {
     await store.close();
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
   });
   if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
   app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
-  for (const line of keyCheck.recovered) app.log.warn({ recovery: keyRecovery }, line);
+  for (const line of keyCheck.recovered) app.log.warn({ recovery: [...keyRecovery] }, line);
   for (const r of keyIds.rotated) app.log.info({ tenant: r.tenantId, root_version: r.rootVersion }, 'TUF root rotated to TUF key ids');
   for (const p of keyIds.pending) app.log.warn({ tenant: p.tenantId, err: p.error }, 'TUF repository still names keys by sha256: ids');
   if (store.driver === 'pglite') {

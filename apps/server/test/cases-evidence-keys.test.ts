@@ -7,9 +7,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { canonicalize, envelopeBytes, generateKeyPair, parsePrivateKeyPem, signEnvelope, type PrivateKey } from '@svc/release-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCasesFixture, type CasesFixture } from './cases-fixture.js';
@@ -61,6 +61,14 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
     keyPath = join(f.dataDir, 'keys', f.t.tenantId, 'evidence.pem');
     caseId = (await f.openCase()).id;
     expect((await f.api('GET', '/api/v1/evidence-keys')).body).toMatchObject({ evidence_keys: [], total: 0 });
+    // no key recorded yet and a key file of garbage bytes: the service's unusable key (503), not the caller's bad input (400)
+    await mkdir(dirname(keyPath), { recursive: true, mode: 0o700 });
+    await writeFile(keyPath, Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a]), { mode: 0o600 });
+    const garbage = await f.api('GET', `/api/v1/cases/${caseId}/export`);
+    expect(garbage.status).toBe(503);
+    expect(garbage.body.error).toMatch(new RegExp(`^KEY_UNAVAILABLE: evidence key of tenant ${f.t.tenantId} is unreadable \\(${keyPath}: `));
+    expect((await f.api('GET', '/api/v1/evidence-keys')).body).toMatchObject({ evidence_keys: [], total: 0 });
+    await rm(keyPath);
     before = await exportCase();
     key1Private = parsePrivateKeyPem(await readFile(keyPath, 'utf8'));
     f.t.clock.advance(60_000);

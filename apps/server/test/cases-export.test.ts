@@ -185,6 +185,8 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     expect(paths.filter((p: string) => p.startsWith('submissions/') && p.endsWith('.json') && p !== 'submissions/index.json')).toHaveLength(3);
     expect(paths.filter((p: string) => p.endsWith('.pdf'))).toHaveLength(3);
     expect(paths.filter((p: string) => p.startsWith('receipts/') && p.endsWith('.dsse.json'))).toHaveLength(2);
+    // the tenant's device CA certificates travel with the receipts (offline verification)
+    expect(paths).toContain('receipts/device-cas.pem');
     expect(paths).toContain('findings/findings-and-exposure.json');
     expect(paths).toContain('evidence-key.pub.pem');
   });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceCaStore } from '../src/device-channel/device-ca.js';
+import { systemActor } from '../src/resources/unit-of-work.js';
 import { availableDrivers } from './helpers/store.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 
@@ -27,7 +28,7 @@ describe.each(availableDrivers())('GET /api/v1/device-ca on %s', (driver) => {
 
     const cas = new DeviceCaStore(t.testStore.store.db, dataDir);
     await cas.get(t.tenantId, new Date());
-    const [der] = await cas.allCertificates();
+    const [der] = await cas.allCertificates(new Date());
 
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/device-ca', headers });
     expect(res.statusCode).toBe(200);
@@ -41,10 +42,22 @@ describe.each(availableDrivers())('GET /api/v1/device-ca on %s', (driver) => {
     expect(Buffer.compare(outDer, Buffer.from(der!))).toBe(0);
     expect(Date.parse(body.not_after)).toBeGreaterThan(Date.now());
 
+    expect(body).toMatchObject({ seq: 1, retired: [] });
+
     const pem = await t.app.inject({ method: 'GET', url: '/api/v1/device-ca.pem', headers });
     expect(pem.statusCode).toBe(200);
     expect(pem.headers['content-type']).toMatch(/^application\/x-pem-file/);
     expect(pem.body).toBe(body.certificate_pem);
+
+    // after a rotation: the new CA is current, the old one listed as retired, the PEM is both (current first)
+    const rotated = await cas.rotate(t.tenantId, new Date(), systemActor('test'));
+    const after = (await t.app.inject({ method: 'GET', url: '/api/v1/device-ca', headers })).json();
+    expect(after).toMatchObject({ seq: 2, retired: [{ seq: 1, certificate_pem: body.certificate_pem, fingerprint: body.fingerprint }] });
+    expect(after.certificate_pem).not.toBe(body.certificate_pem);
+    expect(after.retired[0].retired_at).toBe(rotated.previous.retiredAt.toISOString());
+    expect(after.retired[0].trusted_until).toBe(rotated.previous.trustedUntil.toISOString());
+    const bundle = await t.app.inject({ method: 'GET', url: '/api/v1/device-ca.pem', headers });
+    expect(bundle.body).toBe(after.certificate_pem + body.certificate_pem);
   });
 
   it('needs a credential and shows only the caller tenant', async () => {

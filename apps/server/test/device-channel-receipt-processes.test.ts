@@ -195,7 +195,7 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
     // a second connection pool on the same schema: another process as far as PostgreSQL can tell
     const other = await openStore(f.t.openOptions);
     try {
-      const caDer = await f.ctx.cas.certificateDer(f.tenantId);
+      const caDers = await f.ctx.cas.certificatesDer(f.tenantId, new Date());
       const [va, vb] = await Promise.all(
         fleet.map((d) =>
           verifyUpload(f.t.store.db, {
@@ -204,7 +204,7 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
             connectionCertificateDer: d.certDer,
             envelopeBytes: signedReceipt(f.tenantId, rel, d),
             now: new Date(),
-            caDer,
+            caDers,
           }),
         ),
       );

@@ -15,7 +15,7 @@ describe('receipt verification threads', () => {
   let rel: PublishedRelease;
   let dev: EnrolledDevice;
   let other: EnrolledDevice;
-  let caDer: Uint8Array;
+  let caDers: Uint8Array[];
   const log = { errors: [] as string[], error: (_o: object, msg: string) => void log.errors.push(msg) };
   const threads = new ReceiptVerifier(2, log);
   const inline = new ReceiptVerifier(0, log);
@@ -27,7 +27,7 @@ describe('receipt verification threads', () => {
     ({ f, dispose } = r);
     rel = r.rel;
     [dev, other] = r.devs as [EnrolledDevice, EnrolledDevice];
-    caDer = (await f.ctx.cas.certificateDer(f.tenantId))!;
+    caDers = await f.ctx.cas.certificatesDer(f.tenantId, new Date());
   });
   afterAll(async () => {
     await Promise.all([threads.close(), inline.close()]);
@@ -36,7 +36,7 @@ describe('receipt verification threads', () => {
 
   const input = (d: EnrolledDevice, envelopeBytes: Uint8Array, over: Partial<VerifierInput> = {}): VerifierInput => ({
     envelopeBytes,
-    caDer,
+    caDers,
     tenant: f.tenantId,
     deviceName: d.name,
     now: new Date(),

@@ -48,7 +48,7 @@ export interface ChannelFixture {
 /** The real device channel (real pipeline seam, enrollment tokens, signing repository). */
 export async function startChannelFixture(
   driver: Driver,
-  o: { now?: () => Date; checkInIntervalS?: number; hooks?: { unitOfWork?: UnitOfWorkHooks } } = {},
+  o: { now?: () => Date; checkInIntervalS?: number; trustRefreshMs?: number; hooks?: { unitOfWork?: UnitOfWorkHooks } } = {},
 ): Promise<ChannelFixture> {
   const t = await createTestStore(driver);
   const db = t.store.db;
@@ -65,6 +65,7 @@ export async function startChannelFixture(
     log: { error: (obj, msg) => console.error(msg, obj) },
     ...(o.now ? { now: o.now } : {}),
     ...(o.checkInIntervalS ? { checkInIntervalS: o.checkInIntervalS } : {}),
+    ...(o.trustRefreshMs ? { trustRefreshMs: o.trustRefreshMs } : {}),
     ...(o.hooks ? { hooks: o.hooks } : {}),
   });
   return {

@@ -3,8 +3,9 @@
  * corrupted while the database stayed intact: the start (and `node dist/main.js check`) fails
  * with exit status 2 and one line naming the key and its tenant; with every key in place the
  * check passes; SVC_KEY_RECOVERY=tuf-online-rotate replaces lost TUF online keys through a
- * root update signed by the root key, SVC_KEY_RECOVERY=evidence-rotate retires a lost evidence
- * key through the audited rotation; and a TUF key that disappears while the server runs
+ * root update signed by the root key, SVC_KEY_RECOVERY=evidence-rotate,device-ca-rotate retires
+ * a lost evidence key and a lost device CA key through their audited rotations (the device
+ * side of the CA rotation is device-channel-ca-rotation.test.ts); and a TUF key that disappears while the server runs
  * makes a publish answer 503 KEY_UNAVAILABLE naming it. Needs the build.
  */
 import { spawn } from 'node:child_process';
@@ -67,6 +68,7 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
   let pristine: string;
   let tenant: string;
   let keyFiles: KeyFile[];
+  let deviceCaKeyFile: string;
 
   const restore = async () => {
     for (const sub of ['keys', 'ca']) {
@@ -79,7 +81,6 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-keys-'));
     pristine = await mkdtemp(join(tmpdir(), 'svc-keys-pristine-'));
     const store = await openStore({ pgliteDir: join(dir, 'db') });
-    let deviceCaKeyFile: string;
     try {
       await migrateToLatest(store);
       tenant = await ensureDefaultTenant(store.db);
@@ -212,15 +213,17 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
       expect(await stopMain(m.child)).toBe(0);
     }
   }, 120_000);
-  it('SVC_KEY_RECOVERY=evidence-rotate retires a lost evidence key through the audited rotation; the next start needs no recovery', async () => {
+  it('SVC_KEY_RECOVERY=evidence-rotate,device-ca-rotate retires a lost evidence key and a lost device CA key through their audited rotations; the next start needs no recovery', async () => {
     await restore();
     await unlink(join(dir, 'keys', tenant, 'evidence.pem'));
+    await unlink(join(dir, 'ca', tenant, deviceCaKeyFile));
     const refused = await runMain(['check'], { SVC_DATA_DIR: dir });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/SVC_KEY_RECOVERY=evidence-rotate/);
-    const m = await startMain({ SVC_DATA_DIR: dir, SVC_KEY_RECOVERY: 'evidence-rotate', SVC_LOG_LEVEL: 'info', ...admin });
+    expect(refused.stderr).toMatch(/SVC_KEY_RECOVERY=device-ca-rotate/);
+    const m = await startMain({ SVC_DATA_DIR: dir, SVC_KEY_RECOVERY: 'device-ca-rotate, evidence-rotate', SVC_LOG_LEVEL: 'info', ...admin });
     try {
       expect(m.output()).toMatch(/evidence key rotated/);
+      expect(m.output()).toMatch(new RegExp(`device CA rotated: tenant ${tenant}, CA 1 retired \\(trusted until [^)]+\\), CA 2 current`));
     } finally {
       expect(await stopMain(m.child)).toBe(0);
     }
@@ -231,16 +234,30 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
         [1, false],
         [2, true],
       ]);
-      const audit = await store.db.selectFrom('audit_events').select(['action', 'actor']).where('action', '=', 'evidence-key.rotate').execute();
-      expect(audit).toEqual([{ action: 'evidence-key.rotate', actor: 'system:key-recovery' }]);
+      const cas = await store.db.selectFrom('device_cas').select(['seq', 'retired_at', 'retired_by']).where('tenant_id', '=', tenant).orderBy('seq').execute();
+      expect(cas.map((c) => [c.seq, c.retired_at === null, c.retired_by])).toEqual([
+        [1, false, 'system:key-recovery'],
+        [2, true, null],
+      ]);
+      const audit = await store.db
+        .selectFrom('audit_events')
+        .select(['action', 'actor'])
+        .where('action', 'in', ['evidence-key.rotate', 'device-ca.rotate'])
+        .orderBy('action')
+        .execute();
+      expect(audit).toEqual([
+        { action: 'device-ca.rotate', actor: 'system:key-recovery' },
+        { action: 'evidence-key.rotate', actor: 'system:key-recovery' },
+      ]);
     } finally {
       await store.close();
     }
     const after = await runMain(['check'], { SVC_DATA_DIR: dir });
     expect(after.stderr).toBe('');
     expect(after.code).toBe(0);
-    // the pristine copy now holds the retired key: put the new one there for what follows
+    // the pristine copy now holds the retired keys: put the new ones there for what follows
     await cp(join(dir, 'keys', tenant, 'evidence.pem'), join(pristine, 'keys', tenant, 'evidence.pem'));
+    await cp(join(dir, 'ca'), join(pristine, 'ca'), { recursive: true });
   }, 120_000);
 
   // last: the recovery changes the database, which restore() does not put back

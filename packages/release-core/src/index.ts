@@ -64,9 +64,9 @@ export type { WaveSource } from './release/waves.js';
 export { hashedTargetPath } from './target-path.js';
 
 // X.509 and receipts
-export { certificateSpki, parseCertificatePem, parseCertificateDer } from './x509/certificate.js';
+export { certificateSpki, parseCertificatePem, parseCertificatesPem, parseCertificateDer } from './x509/certificate.js';
 export type { Certificate } from './x509/certificate.js';
-export { verifyCertificateChain, deviceIdentity } from './x509/chain.js';
+export { verifyCertificateChain, verifyCertificateChainToAny, deviceIdentity } from './x509/chain.js';
 export type { VerifyChainOptions } from './x509/chain.js';
 export { RECEIPT_PAYLOAD_TYPE } from './receipt/types.js';
 export type { ReceiptPayload, ReceiptMember, OsResult, ActivationOutcome, HealthVerdict, MemberVerdict } from './receipt/types.js';

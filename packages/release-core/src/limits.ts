@@ -13,6 +13,12 @@ export const LIMITS = Object.freeze({
   signatures: 16,
   /** One DER certificate; a device certificate is a few hundred bytes. */
   certificateBytes: 16 * 1024,
+  /**
+   * CA certificates one receipt may be verified against: a tenant's current device CA and the
+   * retired ones still trusted (a rotation keeps the old CA until its last certificate expired),
+   * and a CA bundle given to `svc-release verify-receipt --ca`.
+   */
+  deviceCaCertificates: 16,
   /** A log bundle answering a log request, as the device uploads it. */
   logBundleBytes: 16 * 1024 * 1024,
   /**

@@ -10,7 +10,9 @@ import {
   nodeCryptoProvider,
   pae,
   parseCertificatePem,
+  parseCertificatesPem,
   parsePrivateKeyPem,
+  LIMITS,
   signReceipt,
   validateReceiptPayload,
   verifyReceipt,
@@ -59,6 +61,32 @@ describe('receipt payload rules', () => {
     expect(err.issues.map((i) => i.path)).toContain(path);
   });
   it('first install: previous_digest null', () => expect(() => validateReceiptPayload(single)).not.toThrow());
+});
+
+describe('verifyReceipt against several CAs (a device CA rotation keeps the retired one)', () => {
+  const caPem = readFileSync(key('device-ca.cert.pem'), 'utf8');
+  const otherPem = readFileSync(key('other-ca.cert.pem'), 'utf8');
+  const otherCa = parseCertificatePem(otherPem);
+  const fromOther = receipts.bad.find((b: any) => b.name === 'certificate from another CA').envelope;
+  const good = receipts.good.find((g: any) => g.name === 'single').envelope;
+
+  it('the CA that issued the certificate is the anchor, wherever it is in the list', () => {
+    expect(verifyReceipt(good, { ...opts, ca: [otherCa, ca] }).certificate.subjectCN).toBe('edge-01');
+    expect(verifyReceipt(fromOther, { ...opts, ca: [ca, otherCa] }).certificate.subjectCN).toBe('edge-01');
+    // without the CA that issued it: refused as with one CA
+    expect(refusal(() => verifyReceipt(fromOther, { ...opts, ca: [ca] })).code).toBe('CERT_UNTRUSTED');
+    expect(refusal(() => verifyReceipt(good, { ...opts, ca: [otherCa] })).code).toBe('CERT_UNTRUSTED');
+    expect(refusal(() => verifyReceipt(good, { ...opts, ca: [] })).code).toBe('CERT_UNTRUSTED');
+    expect(refusal(() => verifyReceipt(good, { ...opts, ca: new Array(LIMITS.deviceCaCertificates + 1).fill(ca) })).code).toBe('SIZE_LIMIT');
+  });
+
+  it('parseCertificatesPem reads a bundle, at most LIMITS.deviceCaCertificates certificates', () => {
+    const bundle = parseCertificatesPem(`# current\n${caPem}\n# retired\n${otherPem}`);
+    expect(bundle.map((c) => c.subjectCN)).toEqual([ca.subjectCN, otherCa.subjectCN]);
+    expect(parseCertificatesPem(caPem)).toHaveLength(1);
+    expect(refusal(() => parseCertificatesPem(caPem.repeat(LIMITS.deviceCaCertificates + 1))).code).toBe('SIZE_LIMIT');
+    expect(refusal(() => parseCertificatesPem('not a certificate')).code).toBe('CERT_INVALID');
+  });
 });
 
 describe('verifyReceipt details', () => {

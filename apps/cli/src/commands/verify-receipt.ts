@@ -6,7 +6,9 @@ import { parseTimestamp } from '../time.js';
 export default class VerifyReceipt extends BaseCommand {
   static override summary = 'Verify a device-signed release receipt offline.';
   static override description =
-    'Checks that the certificate embedded in the receipt chains to the tenant device CA, names the ' +
+    'Checks that the certificate embedded in the receipt chains to the tenant device CA (or, given a ' +
+    'bundle of several CA certificates such as device-cas.pem of an export, to the one that issued it: ' +
+    'a device CA rotation keeps the old CA for the certificates it issued), names the ' +
     'device (CN and SAN spiffe://<tenant>/device/<name>) and the tenant, and signed the receipt ' +
     '(ECDSA P-256 over the DSSE PAE), and that the receipt passes the svc.release-receipt.v1 rules. ' +
     'Prints a summary: device, release, activation, health and digests. Exit 0 verified, 1 refused ' +
@@ -15,6 +17,11 @@ export default class VerifyReceipt extends BaseCommand {
     {
       description: 'Verify a receipt exported from the service',
       command: '<%= config.bin %> <%= command.id %> receipt.json --ca device-ca.pem --tenant 3f1c2a9e-8a4b-4c1e-9d2f-6b7a8c9d0e1f --device gw-0042',
+    },
+    {
+      description: 'A receipt of a receipts export, against the CA certificates it carries',
+      command:
+        '<%= config.bin %> <%= command.id %> receipts/<digest>.dsse.json --ca device-cas.pem --tenant 3f1c2a9e-8a4b-4c1e-9d2f-6b7a8c9d0e1f --device gw-0042',
     },
     {
       description: 'As JSON, at the time the receipt was uploaded',
@@ -26,7 +33,11 @@ export default class VerifyReceipt extends BaseCommand {
     receipt: Args.string({ description: 'receipt DSSE envelope JSON (svc.release-receipt.v1)', required: true }),
   };
   static override flags = {
-    ca: Flags.string({ description: 'tenant device CA certificate, PEM', required: true, helpValue: 'CA.pem' }),
+    ca: Flags.string({
+      description: 'tenant device CA certificate, PEM; or several concatenated (current and retired CAs, e.g. device-cas.pem of an export)',
+      required: true,
+      helpValue: 'CA.pem',
+    }),
     tenant: Flags.string({ description: 'tenant UUID the device certificate must name', required: true, helpValue: 'UUID' }),
     device: Flags.string({ description: 'device name the certificate must name', required: true, helpValue: 'NAME' }),
     at: Flags.string({ description: 'check certificate validity at this RFC 3339 time instead of now', helpValue: 'TIMESTAMP' }),
@@ -39,7 +50,7 @@ export default class VerifyReceipt extends BaseCommand {
     const caPem = await readText(flags.ca, 'CA certificate', MAX_BYTES.pem);
     const bytes = await readInput(args.receipt, 'receipt', MAX_BYTES.document);
     const rc = await import('@svc/release-core');
-    const ca = rc.parseCertificatePem(caPem);
+    const ca = rc.parseCertificatesPem(caPem);
     // a receipt is small; the same cap the service applies to uploads.
     const envelope = rc.parseEnvelope(bytes, { payloadTypes: [rc.RECEIPT_PAYLOAD_TYPE], maxBytes: rc.LIMITS.receiptEnvelopeBytes });
     // spec §2.3 rule 2 / contracts §4: chain to the tenant CA, identity = device + tenant, P-256

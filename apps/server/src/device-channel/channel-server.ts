@@ -1,4 +1,5 @@
 import { Server } from '@grpc/grpc-js';
+import { sha256Digest } from '@svc/release-core';
 import { DeviceServiceService, EnrollmentServiceService, RepositoryServiceService } from '@svc/device-proto';
 import type { DeviceChannelContext } from './context.js';
 import { DeviceChannelCredentials } from './credentials.js';
@@ -27,16 +28,26 @@ export async function startDeviceChannel(
   addr: string,
   opts: { trustRefreshMs?: number; listen?: Store['listen'] } = {},
 ): Promise<DeviceChannelServer> {
-  const creds = new DeviceChannelCredentials(tls, await ctx.cas.allCertificates());
-  // Another server process may create a tenant CA: its NOTIFY (migration 0036) re-reads the
-  // set at once; the periodic re-read covers the time the listener is reconnecting. This
-  // process's own new CAs are trusted at once.
+  const initial = await ctx.cas.allCertificates(ctx.now());
+  const creds = new DeviceChannelCredentials(tls, initial);
+  let trusted = trustKey(initial);
+  // Another server process may create or rotate a tenant CA: its NOTIFY (migration 0036)
+  // re-reads the set at once; the periodic re-read covers the time the listener is
+  // reconnecting and drops a retired CA whose trust window ended. This process's own changes
+  // are trusted at once. A changed set also makes the CA store forget what it read, so a
+  // rotation done elsewhere issues from the new CA here too.
   const refresh = (): Promise<void> =>
-    ctx.cas.allCertificates().then(
-      (ders) => creds.setDeviceCas(ders),
+    ctx.cas.allCertificates(ctx.now()).then(
+      (ders) => {
+        const key = trustKey(ders);
+        if (key === trusted) return;
+        trusted = key;
+        creds.setDeviceCas(ders);
+        ctx.cas.invalidate();
+      },
       (err: unknown) => ctx.log.error({ err }, 'device CA trust refresh failed'),
     );
-  ctx.cas.onCreated = refresh;
+  ctx.cas.onChanged = refresh;
   const listener = opts.listen === undefined ? undefined : await opts.listen(DEVICE_CAS_CHANNEL, () => void refresh());
   const timer = setInterval(() => void refresh(), opts.trustRefreshMs ?? 30_000);
   timer.unref();
@@ -66,7 +77,7 @@ export async function startDeviceChannel(
       new Promise<void>((resolve) => {
         clearInterval(timer);
         void listener?.close();
-        ctx.cas.onCreated = undefined;
+        ctx.cas.onChanged = undefined;
         const forceTimer = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -77,4 +88,9 @@ export async function startDeviceChannel(
         });
       }).then(() => ctx.lastSeen.close()),
   };
+}
+
+/** The identity of a set of trusted CA certificates (their digests in order). */
+function trustKey(ders: readonly Uint8Array[]): string {
+  return ders.map((d) => sha256Digest(d)).join(' ');
 }

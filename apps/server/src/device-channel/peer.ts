@@ -31,16 +31,21 @@ interface CertFacts {
   deviceName: string;
   notBefore: Date;
   notAfter: Date;
+  /** The issuing CA is a retired one: trusted until then (docs/device-channel.md "Device CA rotation"). */
+  caSeq: number;
+  caTrustedUntil: Date | undefined;
+  /** The CA store's generation the facts were derived in (a rotation makes them stale). */
+  generation: number;
 }
 
 /**
- * Parsing and chain-checking a certificate is a pure function of its bytes and the (immutable)
- * tenant CA, so the result is cached by fingerprint. Bounded; oldest entries go first.
- * Revocation is never cached here: the device row decides it (through the notified
- * DeviceCredentialCache).
+ * Parsing and chain-checking a certificate is a pure function of its bytes and the tenant's
+ * CAs, so the result is cached by fingerprint, per CA store, until the store's set of CAs
+ * changes (its generation). Bounded; oldest entries go first. Revocation is never cached
+ * here: the device row decides it (through the notified DeviceCredentialCache).
  */
 const MAX_CACHED = 50_000;
-const checked = new Map<string, CertFacts>();
+const checkedBy = new WeakMap<DeviceCaStore, Map<string, CertFacts>>();
 
 function refuse(msg: string): ServerError {
   return new ServerError('UNAUTHENTICATED', `client certificate: ${msg}`);
@@ -58,8 +63,14 @@ function identityOf(cert: X509Certificate): { tenantId: string; deviceName: stri
 }
 
 async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaStore): Promise<CertFacts> {
+  let checked = checkedBy.get(cas);
+  if (checked === undefined) {
+    checked = new Map();
+    checkedBy.set(cas, checked);
+  }
+  const generation = cas.generation;
   const hit = checked.get(fingerprint);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined && hit.generation === generation) return hit;
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(raw);
@@ -67,11 +78,19 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
     throw refuse('not parseable');
   }
   const { tenantId, deviceName } = identityOf(cert);
-  const ca = await cas.verifier(tenantId);
-  // contracts §4: issued by THIS tenant's device CA (TLS only proved it chains to some tenant's)
-  if (ca === undefined || !cert.checkIssued(ca) || !cert.verify(ca.publicKey)) throw refuse('not issued by the tenant device CA');
+  // contracts §4: issued by one of THIS tenant's device CAs, current or retired (TLS only proved it chains to some tenant's)
+  const ca = (await cas.tenantCas(tenantId)).find((c) => cert.checkIssued(c.x509) && cert.verify(c.x509.publicKey));
+  if (ca === undefined) throw refuse('not issued by the tenant device CA');
   if (!(cert.keyUsage ?? []).includes(CLIENT_AUTH)) throw refuse('lacks the clientAuth extended key usage');
-  const facts = { tenantId, deviceName, notBefore: new Date(cert.validFrom), notAfter: new Date(cert.validTo) };
+  const facts: CertFacts = {
+    tenantId,
+    deviceName,
+    notBefore: new Date(cert.validFrom),
+    notAfter: new Date(cert.validTo),
+    caSeq: ca.seq,
+    caTrustedUntil: ca.trustedUntil,
+    generation,
+  };
   if (checked.size >= MAX_CACHED) checked.delete(checked.keys().next().value as string);
   checked.set(fingerprint, facts);
   return facts;
@@ -79,7 +98,8 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
 
 /**
  * spec §5 rule 7: every device call except enrollment is mTLS. The certificate on the connection
- * must chain to the tenant's device CA, be inside its validity, name an existing device
+ * must chain to a device CA of the tenant (the current one, or a retired one inside its trust
+ * window), be inside its validity, name an existing device
  * that is not decommissioned, and be that device's CURRENT certificate (re-enrollment
  * replaces the fingerprint, so an older certificate stops working at once; a renewed one
  * becomes current at its first use, and the one it replaces stops working then).
@@ -108,6 +128,10 @@ export async function authenticatePeer(
   if (raw.length > LIMITS.certificateBytes) throw refuse('too large');
   const fingerprint = connection?.fingerprint ?? sha256Digest(raw);
   const c = await checkCertificate(raw, fingerprint, cas);
+  // a retired device CA verifies only inside its trust window (the TLS trust store drops it at its next refresh)
+  if (c.caTrustedUntil !== undefined && now > c.caTrustedUntil) {
+    throw refuse(`issued by the retired device CA ${c.caSeq} of the tenant, trusted until ${c.caTrustedUntil.toISOString()} (enroll again)`);
+  }
   if (now < c.notBefore || now > c.notAfter) {
     throw refuse(`outside its validity (${c.notBefore.toISOString()} .. ${c.notAfter.toISOString()})`);
   }

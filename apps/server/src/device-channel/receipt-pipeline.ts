@@ -60,7 +60,7 @@ export class ReceiptPipeline {
   /**
    * Verifies one uploaded receipt, then resolves once its batch committed (or rejects with its
    * refusal). `peer` is the device authenticated on the call's connection (peer.ts): its
-   * certificate was verified against the tenant device CA there, and `publicKey` is that
+   * certificate was verified against a device CA of the tenant there, and `publicKey` is that
    * certificate's key as the handshake decoded it.
    */
   async accept(
@@ -68,7 +68,8 @@ export class ReceiptPipeline {
     envelopeBytes: Uint8Array,
     now: Date,
   ): Promise<AcceptedReceipt> {
-    const caDer = await this.o.cas.certificateDer(peer.tenantId);
+    // the tenant's CAs trusted now: the current one and the retired ones inside their trust window
+    const caDers = await this.o.cas.certificatesDer(peer.tenantId, now);
     const v = await verifyUpload(
       this.o.db,
       {
@@ -78,7 +79,7 @@ export class ReceiptPipeline {
         connectionCertificateVerified: true,
         envelopeBytes,
         now,
-        caDer,
+        caDers,
       },
       // in a verification thread, with the key the connection's handshake decoded (the device signs with its certificate's key)
       (input) => this.o.verifier.verify({ ...input, ...(peer.publicKey === undefined ? {} : { publicKey: peer.publicKey }) }),

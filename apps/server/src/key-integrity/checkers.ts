@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { inspectCaKey } from '../device-channel/ca-key.js';
 import { DeviceCaStore, deviceCaKeyLabel } from '../device-channel/device-ca.js';
 import { serverCaDir } from '../device-channel/server-tls.js';
-import { allDeviceCas } from '../resources/device-ca/queries.js';
+import { anyDeviceCa, currentDeviceCas } from '../resources/device-ca/queries.js';
 import { inspectEvidenceKey, rotateEvidenceKeyFile } from '../resources/case-exports/evidence-key.js';
 import { rotateEvidenceKey } from '../resources/case-exports/commands.js';
 import { runUnitOfWork, systemActor } from '../resources/unit-of-work.js';
@@ -58,23 +58,53 @@ export function tufRoleKeysChecker(repo: SigningRepository): KeyChecker {
   };
 }
 
-/** Each tenant's device CA key (its file named by the `device_cas` row) against the CA certificate stored there. */
-export function deviceCaKeysChecker(db: Kysely<Database>, dataDir: string): KeyChecker {
+/**
+ * Each tenant's current device CA key (its file named by the `device_cas` row) against the CA
+ * certificate stored there; a retired CA needs no key. The recovery
+ * (SVC_KEY_RECOVERY=device-ca-rotate) replaces a failing CA by a new one and keeps the old
+ * certificate trusted for verification until the last certificate it issued expires
+ * (docs/device-channel.md "Device CA rotation").
+ */
+export function deviceCaKeysChecker(db: Kysely<Database>, dataDir: string, clock: () => Date = () => new Date()): KeyChecker {
   const store = new DeviceCaStore(db, dataDir);
   return {
     name: 'device-ca-keys',
     async check() {
       const out: KeyReport[] = [];
-      for (const ca of await allDeviceCas(db)) {
+      for (const ca of await currentDeviceCas(db)) {
         const key = deviceCaKeyLabel(ca.tenantId);
         const found = await inspectCaKey(key, ca.certDer, store.keyPath(ca.tenantId, ca.keyFile));
         out.push(
           found.state === 'ok'
-            ? { key, state: 'ok' }
-            : { key, state: found.state, problem: found.problem, remedy: `restore the key file; without it, replace the device CA: see ${KEY_DOC}` },
+            ? { key, tenantId: ca.tenantId, state: 'ok' }
+            : {
+                key,
+                tenantId: ca.tenantId,
+                state: found.state,
+                problem: found.problem,
+                remedy: `restore the key file, or start once with SVC_KEY_RECOVERY=device-ca-rotate to replace the CA (the old one stays trusted until its certificates expire; devices move to the new one as they renew): see ${KEY_DOC}`,
+              },
         );
       }
       return out;
+    },
+    recovery: {
+      mode: 'device-ca-rotate',
+      async run(failed) {
+        const done: string[] = [];
+        for (const tenantId of new Set(failed.map((r) => r.tenantId))) {
+          if (tenantId === undefined) continue;
+          try {
+            const r = await store.rotate(tenantId, clock(), systemActor('key-recovery'));
+            done.push(
+              `device CA rotated: tenant ${tenantId}, CA ${r.previous.seq} retired (trusted until ${r.previous.trustedUntil.toISOString()}), CA ${r.current.seq} current`,
+            );
+          } catch (e) {
+            done.push(`device CA of tenant ${tenantId} not rotated: ${e instanceof Error ? e.message : String(e)}`);
+          }
+        }
+        return done;
+      },
     },
   };
 }
@@ -98,7 +128,7 @@ export function serverCaKeyChecker(db: Kysely<Database>, dataDir: string): KeyCh
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       }
       if (certPem === undefined) {
-        if ((await allDeviceCas(db)).length === 0) return [{ key, state: 'absent', note: 'created when the device channel first starts' }];
+        if (!(await anyDeviceCa(db))) return [{ key, state: 'absent', note: 'created when the device channel first starts' }];
         return [{ key, state: 'missing', problem: `server CA certificate is missing (${certPath}) while devices may have pinned it`, remedy }];
       }
       let certDer: Uint8Array;

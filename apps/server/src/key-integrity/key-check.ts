@@ -10,7 +10,7 @@ import { ConfigError } from '../config.js';
 export const KEY_DOC = 'docs/server.md#keys-and-their-integrity';
 
 /** The recoveries an operator can ask for with SVC_KEY_RECOVERY. */
-export const KEY_RECOVERIES = ['tuf-online-rotate', 'evidence-rotate'] as const;
+export const KEY_RECOVERIES = ['tuf-online-rotate', 'evidence-rotate', 'device-ca-rotate'] as const;
 export type KeyRecovery = (typeof KEY_RECOVERIES)[number];
 
 export interface KeyReport {
@@ -47,14 +47,14 @@ export function isFailing(r: KeyReport): boolean {
   return r.state !== 'ok' && r.state !== 'absent';
 }
 
-/** Runs every checker; with `recovery`, the checkers offering it repair what they can and check again. */
-export async function runKeyCheck(checkers: readonly KeyChecker[], recovery?: KeyRecovery): Promise<KeyCheckResult> {
+/** Runs every checker; the checkers offering one of `recoveries` repair what they can and check again. */
+export async function runKeyCheck(checkers: readonly KeyChecker[], recoveries: ReadonlySet<KeyRecovery> = new Set()): Promise<KeyCheckResult> {
   const reports: KeyReport[] = [];
   const recovered: string[] = [];
   for (const checker of checkers) {
     let found = await checker.check();
     const failed = found.filter(isFailing);
-    if (failed.length > 0 && recovery !== undefined && checker.recovery?.mode === recovery) {
+    if (failed.length > 0 && checker.recovery !== undefined && recoveries.has(checker.recovery.mode)) {
       recovered.push(...(await checker.recovery.run(failed)));
       found = await checker.check();
     }
@@ -75,10 +75,22 @@ export function reportLine(r: KeyReport): string {
   return `FAILED  ${r.problem ?? r.key}`;
 }
 
-/** SVC_KEY_RECOVERY: unset, or one of KEY_RECOVERIES. */
-export function keyRecoveryFromEnv(env: NodeJS.ProcessEnv): KeyRecovery | undefined {
+/**
+ * SVC_KEY_RECOVERY: unset, or a comma-separated list of KEY_RECOVERIES (spaces around the
+ * commas allowed, each at most once), e.g. `device-ca-rotate,evidence-rotate`.
+ */
+export function keyRecoveryFromEnv(env: NodeJS.ProcessEnv): ReadonlySet<KeyRecovery> {
   const value = env.SVC_KEY_RECOVERY;
-  if (value === undefined || value === '') return undefined;
-  if ((KEY_RECOVERIES as readonly string[]).includes(value)) return value as KeyRecovery;
-  throw new ConfigError(`SVC_KEY_RECOVERY: must be one of ${KEY_RECOVERIES.join(', ')}, got ${JSON.stringify(value)}`);
+  const out = new Set<KeyRecovery>();
+  if (value === undefined || value.trim() === '') return out;
+  for (const item of value.split(',').map((v) => v.trim())) {
+    if (!(KEY_RECOVERIES as readonly string[]).includes(item)) {
+      throw new ConfigError(
+        `SVC_KEY_RECOVERY: expected a comma-separated list of ${KEY_RECOVERIES.join(', ')}, got ${JSON.stringify(item)} in ${JSON.stringify(value)}`,
+      );
+    }
+    if (out.has(item as KeyRecovery)) throw new ConfigError(`SVC_KEY_RECOVERY: ${item} is listed twice in ${JSON.stringify(value)}`);
+    out.add(item as KeyRecovery);
+  }
+  return out;
 }

@@ -9,13 +9,17 @@ import { ReleaseError } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import { cachedCertificate } from '../x509/cache.js';
 import type { Certificate } from '../x509/certificate.js';
-import { deviceIdentity, verifyCertificateChain } from '../x509/chain.js';
+import { deviceIdentity, verifyCertificateChainToAny } from '../x509/chain.js';
 import { RECEIPT_PAYLOAD_TYPE, type ReceiptPayload } from './types.js';
 import { validateReceiptPayload } from './validate.js';
 
 export interface VerifyReceiptOptions {
-  /** the tenant device CA (parse once with parseCertificatePem and keep it) */
-  ca: Certificate;
+  /**
+   * the tenant device CA (parse once with parseCertificatePem and keep it), or several: the
+   * current one and the retired ones still trusted after a rotation; the one that issued the
+   * embedded certificate is its anchor (at most LIMITS.deviceCaCertificates)
+   */
+  ca: Certificate | readonly Certificate[];
   tenant: string;
   device: string;
   now: Date;
@@ -66,8 +70,8 @@ export function verifyReceipt(env: Envelope | unknown, opts: VerifyReceiptOption
   // spec §2.3 rule 5: the embedded certificate must be the certificate on the mTLS connection
   if (opts.connectionCertificate !== undefined && !bytesEqual(certificate.der, opts.connectionCertificate))
     throw new ReleaseError('CERT_IDENTITY_MISMATCH', 'the embedded device certificate is not the certificate of this connection');
-  // contracts §4: issued by the per-tenant device CA, valid now
-  verifyCertificateChain(certificate, opts.ca, {
+  // contracts §4: issued by the per-tenant device CA (one of them after a rotation), valid now
+  verifyCertificateChainToAny(certificate, isCertificateList(opts.ca) ? opts.ca : [opts.ca], {
     now: opts.now,
     crypto,
     signatureVerified: opts.connectionCertificate !== undefined && opts.connectionCertificateVerified === true,
@@ -88,6 +92,10 @@ export function verifyReceipt(env: Envelope | unknown, opts: VerifyReceiptOption
       `receipt names device ${JSON.stringify(payload.device.name)}, its certificate ${JSON.stringify(id.device)}`,
     );
   return { payload, payloadDigest: sha256Digest(bytes, crypto), envelopeDigest: envelopeDigest(parsed, crypto), certificate };
+}
+
+function isCertificateList(ca: Certificate | readonly Certificate[]): ca is readonly Certificate[] {
+  return Array.isArray(ca);
 }
 
 function embeddedCertificate(value: unknown): Certificate {

@@ -58,6 +58,20 @@ export function parseCertificatePem(pem: string): Certificate {
   return cert;
 }
 
+/**
+ * One or more concatenated PEM `CERTIFICATE` blocks (a CA bundle: a tenant's current device
+ * CA and the retired ones it still trusts), at most `LIMITS.deviceCaCertificates`. Text
+ * outside the blocks (e.g. comment lines) is ignored, as OpenSSL does.
+ */
+export function parseCertificatesPem(pem: string): Certificate[] {
+  if (typeof pem !== 'string') throw new ReleaseError('CERT_INVALID', 'expected a PEM string (CERTIFICATE)');
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) return [parseCertificatePem(pem)];
+  if (blocks.length > LIMITS.deviceCaCertificates)
+    throw new ReleaseError('SIZE_LIMIT', `${blocks.length} certificates, over the limit of ${LIMITS.deviceCaCertificates}`);
+  return blocks.map((b) => parseCertificatePem(b));
+}
+
 export function parseCertificateDer(der: Uint8Array): Certificate {
   if (!(der instanceof Uint8Array)) throw new ReleaseError('CERT_INVALID', 'certificate: expected DER bytes');
   if (der.length > LIMITS.certificateBytes)

@@ -3,6 +3,7 @@ import type { CryptoProvider } from '../crypto/provider.js';
 import { bytesEqual } from '../encoding/bytes.js';
 import { ReleaseError } from '../errors.js';
 import { isDeviceName, isUuid } from '../identifiers.js';
+import { LIMITS } from '../limits.js';
 import type { Certificate } from './certificate.js';
 
 export interface VerifyChainOptions {
@@ -51,6 +52,36 @@ export function verifyCertificateChain(leaf: Certificate, ca: Certificate, opts:
   }
   if (leaf.keyUsage && !leaf.keyUsage.digitalSignature)
     throw new ReleaseError('CERT_UNTRUSTED', 'device certificate key may not sign (keyUsage lacks digitalSignature)');
+}
+
+/**
+ * A device certificate issued by one of several CAs of its tenant (the current device CA and
+ * retired ones still trusted after a rotation): the CA whose subject is the leaf's issuer and
+ * whose key signed it is the anchor, checked as `verifyCertificateChain` does. Returns that
+ * CA. When none fits, the refusal is the one the first candidate (or the first CA) gives.
+ */
+export function verifyCertificateChainToAny(leaf: Certificate, cas: readonly Certificate[], opts: VerifyChainOptions): Certificate {
+  if (cas.length === 0) throw new ReleaseError('CERT_UNTRUSTED', 'no device CA to verify the device certificate against');
+  if (cas.length > LIMITS.deviceCaCertificates)
+    throw new ReleaseError('SIZE_LIMIT', `${cas.length} CA certificates, over the limit of ${LIMITS.deviceCaCertificates}`);
+  const named = cas.filter((ca) => bytesEqual(leaf.issuer, ca.subject));
+  if (named.length <= 1) {
+    const ca = named[0] ?? cas[0]!;
+    verifyCertificateChain(leaf, ca, opts);
+    return ca;
+  }
+  // several CAs with the leaf's issuer name: the signature decides, so it is checked here even
+  // when the caller verified it against one of them
+  let first: unknown;
+  for (const ca of named) {
+    try {
+      verifyCertificateChain(leaf, ca, { ...opts, signatureVerified: false });
+      return ca;
+    } catch (e) {
+      first ??= e;
+    }
+  }
+  throw first;
 }
 
 const SPIFFE = /^spiffe:\/\/([^/]+)\/device\/([^/]+)$/;

@@ -6873,7 +6873,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant device CA certificate */
+        /** The tenant device CA certificate, and the retired ones still kept for verification */
         get: {
             parameters: {
                 query?: never;
@@ -6893,6 +6893,15 @@ export interface paths {
                             certificate_pem: string;
                             fingerprint: string;
                             not_after: string;
+                            retired: {
+                                certificate_pem: string;
+                                fingerprint: string;
+                                not_after: string;
+                                retired_at: string;
+                                seq: number;
+                                trusted_until: string;
+                            }[];
+                            seq: number;
                             tenant_id: string;
                         };
                     };
@@ -6969,7 +6978,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant device CA certificate as PEM */
+        /** Every device CA certificate of the tenant as PEM, current first */
         get: {
             parameters: {
                 query?: never;
@@ -10237,7 +10246,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Export accepted receipts as a tar (receipts/<digest>.dsse.json + index.jsonl) */
+        /** Export accepted receipts as a tar (device-cas.pem, receipts/<digest>.dsse.json, index.jsonl) */
         get: {
             parameters: {
                 query?: {

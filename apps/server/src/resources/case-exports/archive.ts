@@ -15,6 +15,7 @@
  *   findings/findings-and-exposure.json    linked findings and exposure at export time
  *   receipts/<digest>.dsse.json            the device-signed receipts that bear on the case
  *   receipts/index-NNNNNN.jsonl            what each receipt is, 1000 per file
+ *   receipts/device-cas.pem                every device CA certificate of the tenant (current and retired): the receipts verify offline
  *   audit/events-NNNNNN.jsonl              the case's audit-trail slice, 1000 events per file
  *   evidence-key.pub.pem                   the public key (verify with a key obtained separately)
  *   manifest.json                          the signed payload: every file above with its digest
@@ -39,6 +40,7 @@ import { linkedEvidence } from '../cases/evidence.js';
 import { iterateCaseAudit, listMeasures, type CaseRow } from '../cases/queries.js';
 import { caseRecords } from '../cases/records.js';
 import { caseView, decisionView } from '../cases/views.js';
+import { tenantDeviceCaBundlePem } from '../device-ca/queries.js';
 import { exportFileName } from '../release-receipts/export.js';
 import type { EvidenceKey } from './evidence-key.js';
 import { iterateCaseReceipts } from './queries.js';
@@ -246,6 +248,8 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
     if (index.length === EXPORT_LIMITS.linesPerFile) await flushIndex();
   }
   await flushIndex();
+  // whichever of the tenant's device CAs issued a receipt's certificate (a rotation retires one), it is here
+  if (receiptCount > 0) await w.bytes('receipts/device-cas.pem', Buffer.from(await tenantDeviceCaBundlePem(db, tenantId)));
 
   let auditFiles = 0;
   let auditEvents = 0;

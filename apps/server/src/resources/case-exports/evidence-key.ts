@@ -13,6 +13,7 @@
  */
 import { parsePrivateKeyPem, type PrivateKey } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
+import { SigningRepoError } from '../../signing-repo/errors.js';
 import { generateSigningKey, KeyStore, type SigningKey } from '../../signing-repo/keys.js';
 import type { Db } from '../../store/tx.js';
 import { currentEvidenceKey, type EvidenceKeyRow } from './queries.js';
@@ -36,9 +37,23 @@ function asEvidenceKey(pem: string): EvidenceKey {
   return { privateKey, keyid: privateKey.publicKey.keyid, publicKeyPem: privateKey.publicKey.pem };
 }
 
-/** The key in `evidence.pem`, creating it when there is none (first use, before any key is recorded). */
+/**
+ * The key in `evidence.pem`, creating it when there is none (first use, before any key is
+ * recorded). A file there that is not a readable key is the service's unusable key, like a
+ * recorded key's (inspectEvidenceKey): KEY_UNAVAILABLE (503) naming it, never a caller's 400.
+ */
 export async function loadOrCreateEvidenceKeyFile(keysRoot: string, tenantId: string): Promise<EvidenceKey> {
-  return asEvidenceKey((await storeOf(keysRoot).loadOrCreate(tenantId, CURRENT)).pem);
+  const store = storeOf(keysRoot);
+  try {
+    return asEvidenceKey((await store.loadOrCreate(tenantId, CURRENT)).pem);
+  } catch (e) {
+    if (!(e instanceof SigningRepoError) || e.code !== 'KEY_INVALID') throw e;
+    const path = store.pathOf(tenantId, CURRENT);
+    throw new ServerError(
+      'KEY_UNAVAILABLE',
+      `KEY_UNAVAILABLE: evidence key of tenant ${tenantId} is unreadable (${path}: ${e instanceof Error ? e.message : String(e)}); nothing was signed (no evidence key is recorded yet: restore the file, or remove it and the next export creates key 1)`,
+    );
+  }
 }
 
 /** The recorded key's file as it stands: usable, or why not, in one line naming the key, its tenant and its file. */

@@ -1,3 +1,4 @@
+import { encodePem } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 
 /**
@@ -6,39 +7,144 @@ import type { Db } from '../../store/tx.js';
  * names it.
  */
 
-/** The tenant's CA certificate (DER), or undefined before its first enrollment. */
+/** One device CA of a tenant: the current one (it issues) or a retired one (kept for verification). */
+export interface DeviceCaRow {
+  tenantId: string;
+  seq: number;
+  certDer: Uint8Array;
+  keyFile: string;
+  createdAt: Date;
+  /** undefined for the current CA */
+  retiredAt: Date | undefined;
+  /** a retired CA verifies certificates until then */
+  trustedUntil: Date | undefined;
+}
+
+const CA_COLUMNS = ['tenant_id', 'seq', 'cert_der', 'key_file', 'created_at', 'retired_at', 'trusted_until'] as const;
+
+function caRow(r: {
+  tenant_id: string;
+  seq: number;
+  cert_der: Uint8Array;
+  key_file: string;
+  created_at: Date | string;
+  retired_at: Date | string | null;
+  trusted_until: Date | string | null;
+}): DeviceCaRow {
+  return {
+    tenantId: r.tenant_id,
+    seq: r.seq,
+    certDer: new Uint8Array(r.cert_der),
+    keyFile: r.key_file,
+    createdAt: new Date(r.created_at),
+    retiredAt: r.retired_at === null ? undefined : new Date(r.retired_at),
+    trustedUntil: r.trusted_until === null ? undefined : new Date(r.trusted_until),
+  };
+}
+
+/** Whether a CA verifies certificates at `at`: the current one always, a retired one until its `trusted_until`. */
+export function caTrustedAt(ca: Pick<DeviceCaRow, 'retiredAt' | 'trustedUntil'>, at: Date): boolean {
+  return ca.trustedUntil === undefined || at.getTime() <= ca.trustedUntil.getTime();
+}
+
+/** The tenant's current CA certificate (DER), or undefined before its first enrollment. */
 export async function deviceCaCertificate(db: Db, tenantId: string): Promise<Uint8Array | undefined> {
-  const row = await db.selectFrom('device_cas').select('cert_der').where('tenant_id', '=', tenantId).executeTakeFirst();
-  return row === undefined ? undefined : new Uint8Array(row.cert_der);
+  return (await getDeviceCa(db, tenantId))?.certDer;
 }
 
-/** The tenant's CA certificate and the name of its key file. */
-export async function getDeviceCa(db: Db, tenantId: string): Promise<{ certDer: Uint8Array; keyFile: string } | undefined> {
-  const row = await db.selectFrom('device_cas').select(['cert_der', 'key_file']).where('tenant_id', '=', tenantId).executeTakeFirst();
-  return row === undefined ? undefined : { certDer: new Uint8Array(row.cert_der), keyFile: row.key_file };
+/** The tenant's current CA (the one that issues); `lock` takes its row for a rotation. */
+export async function getDeviceCa(db: Db, tenantId: string, lock?: 'update'): Promise<DeviceCaRow | undefined> {
+  let q = db.selectFrom('device_cas').select(CA_COLUMNS).where('tenant_id', '=', tenantId).where('retired_at', 'is', null);
+  if (lock === 'update') q = q.forUpdate();
+  const row = await q.executeTakeFirst();
+  return row === undefined ? undefined : caRow(row);
 }
 
-/** Every tenant's CA certificate and key file name, oldest first (the start-up key check). */
-export async function allDeviceCas(db: Db): Promise<{ tenantId: string; certDer: Uint8Array; keyFile: string }[]> {
-  const rows = await db.selectFrom('device_cas').select(['tenant_id', 'cert_der', 'key_file']).orderBy('created_at').execute();
-  return rows.map((r) => ({ tenantId: r.tenant_id, certDer: new Uint8Array(r.cert_der), keyFile: r.key_file }));
+/** Every device CA of the tenant, current and retired, newest first. */
+export async function tenantDeviceCas(db: Db, tenantId: string): Promise<DeviceCaRow[]> {
+  const rows = await db.selectFrom('device_cas').select(CA_COLUMNS).where('tenant_id', '=', tenantId).orderBy('seq', 'desc').execute();
+  return rows.map(caRow);
 }
 
-/** Every tenant's CA certificate (DER), oldest first: the TLS trust store of the device port. */
-export async function allDeviceCaCertificates(db: Db): Promise<Uint8Array[]> {
-  const rows = await db.selectFrom('device_cas').select('cert_der').orderBy('created_at').execute();
+/**
+ * Every CA certificate the tenant has had, current first, as one PEM bundle: what an export
+ * carries so its receipts verify offline (`svc-release verify-receipt --ca`), whichever CA
+ * issued the certificate in each. Empty before the tenant's first enrollment.
+ */
+export async function tenantDeviceCaBundlePem(db: Db, tenantId: string): Promise<string> {
+  return (await tenantDeviceCas(db, tenantId)).map((ca) => encodePem(ca.certDer, 'CERTIFICATE')).join('');
+}
+
+/** Every tenant's current CA, oldest first (the start-up key check: only a current CA needs its key). */
+export async function currentDeviceCas(db: Db): Promise<DeviceCaRow[]> {
+  const rows = await db.selectFrom('device_cas').select(CA_COLUMNS).where('retired_at', 'is', null).orderBy('created_at').orderBy('tenant_id').execute();
+  return rows.map(caRow);
+}
+
+/** Whether any tenant has a device CA (current or retired): a device may have enrolled. */
+export async function anyDeviceCa(db: Db): Promise<boolean> {
+  return (await db.selectFrom('device_cas').select('tenant_id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/**
+ * Every CA certificate (DER) of every tenant trusted at `at`, oldest first: the TLS trust store
+ * of the device port. A retired CA past its `trusted_until` is left out.
+ */
+export async function allDeviceCaCertificates(db: Db, at: Date): Promise<Uint8Array[]> {
+  const rows = await db
+    .selectFrom('device_cas')
+    .select('cert_der')
+    .where((eb) => eb.or([eb('trusted_until', 'is', null), eb('trusted_until', '>=', at)]))
+    .orderBy('created_at')
+    .orderBy('tenant_id')
+    .orderBy('seq')
+    .execute();
   return rows.map((r) => new Uint8Array(r.cert_der));
 }
 
-/** Records the tenant's CA unless another process recorded one first; true when this one won. */
+/** Records the tenant's first CA unless another process recorded one first; true when this one won. */
 export async function insertDeviceCa(db: Db, tenantId: string, certDer: Uint8Array, keyFile: string): Promise<boolean> {
   const row = await db
     .insertInto('device_cas')
     .values({ tenant_id: tenantId, cert_der: certDer, key_file: keyFile })
-    .onConflict((oc) => oc.column('tenant_id').doNothing())
+    // the primary key (tenant, seq 1) or the one current CA per tenant: either way another process won
+    .onConflict((oc) => oc.doNothing())
     .returning('tenant_id')
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** Retires the tenant's current CA `seq` (locked by the caller); false when it is not current any more. */
+export async function retireDeviceCa(db: Db, tenantId: string, seq: number, at: Date, trustedUntil: Date, by: string): Promise<boolean> {
+  const row = await db
+    .updateTable('device_cas')
+    .set({ retired_at: at, trusted_until: trustedUntil, retired_by: by })
+    .where('tenant_id', '=', tenantId)
+    .where('seq', '=', seq)
+    .where('retired_at', 'is', null)
+    .returning('seq')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Records the tenant's next CA as its current one (after `retireDeviceCa`, in the same transaction). */
+export async function insertNextDeviceCa(db: Db, tenantId: string, seq: number, certDer: Uint8Array, keyFile: string, at: Date): Promise<DeviceCaRow> {
+  const row = await db
+    .insertInto('device_cas')
+    .values({ tenant_id: tenantId, seq, cert_der: certDer, key_file: keyFile, created_at: at })
+    .returning(CA_COLUMNS)
+    .executeTakeFirstOrThrow();
+  return caRow(row);
+}
+
+/** The expiry of the last device certificate the tenant was issued (enrollment or renewal), if any. */
+export async function lastDeviceCertificateExpiry(db: Db, tenantId: string): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('device_certificates')
+    .select((eb) => eb.fn.max('not_after').as('last'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  return row?.last == null ? undefined : new Date(row.last);
 }
 
 /** An issued device certificate's entry in its tenant's log (enrollment and renewal). */

@@ -18,7 +18,7 @@ import { recordDeviceResults } from '../rollouts/commands.js';
 import { claimPendingDevices, lockDeploymentDevices } from '../rollouts/queries.js';
 import { deviceStateFromActivation, type DeviceState } from '../rollouts/states.js';
 import { deviceActor, type Command, type UnitOfWork } from '../unit-of-work.js';
-import { insertReceipts, receiptsByEnvelopeDigests, tenantDeviceCaDer, type NewReceipt } from './queries.js';
+import { insertReceipts, receiptsByEnvelopeDigests, tenantDeviceCaDers, type NewReceipt } from './queries.js';
 import { signedDeploymentFor, type SignedDeployment } from './signed-deployments.js';
 import { verifyReceiptBytes, type ReceiptBytesInput, type VerifiedReceiptBytes } from './verify.js';
 
@@ -60,18 +60,19 @@ export type ReceiptOutcome = { ok: AcceptedReceipt } | { refused: ServerError };
 
 /**
  * The checks of spec §2.3 rule 5 that need no transaction: run before a receipt joins a batch,
- * so a refusal here touches nothing and no other receipt. `caDer` is the tenant device CA.
+ * so a refusal here touches nothing and no other receipt. `caDers` are the tenant device CAs
+ * trusted now (the current one and retired ones inside their trust window).
  */
 export async function verifyUpload(
   db: Db,
-  args: AcceptReceiptInput & { tenant: string; now: Date; caDer: Uint8Array | undefined },
+  args: AcceptReceiptInput & { tenant: string; now: Date; caDers: readonly Uint8Array[] },
   verify: (input: ReceiptBytesInput) => VerifiedReceiptBytes | Promise<VerifiedReceiptBytes> = verifyReceiptBytes,
 ): Promise<VerifiedUpload> {
   const { tenant } = args;
-  if (!args.caDer) throw new ServerError('RECEIPT_UNEXPECTED', `tenant ${tenant} has no device CA: no device can have signed this receipt`);
+  if (args.caDers.length === 0) throw new ServerError('RECEIPT_UNEXPECTED', `tenant ${tenant} has no device CA: no device can have signed this receipt`);
   const v = await verify({
     envelopeBytes: args.envelopeBytes,
-    caDer: args.caDer,
+    caDers: args.caDers,
     tenant,
     deviceName: args.deviceName,
     now: args.now,
@@ -235,8 +236,8 @@ async function appendTurn(uow: UnitOfWork, items: readonly VerifiedUpload[]): Pr
  * of one. The device channel batches through `ReceiptPipeline` (receipt-pipeline.ts) instead.
  */
 export const acceptReceipt: Command<AcceptReceiptInput, AcceptedReceipt> = async (uow, args) => {
-  const caDer = await tenantDeviceCaDer(uow.trx, uow.tenant);
-  const v = await verifyUpload(uow.trx, { ...args, tenant: uow.tenant, now: uow.now, caDer });
+  const caDers = await tenantDeviceCaDers(uow.trx, uow.tenant, uow.now);
+  const v = await verifyUpload(uow.trx, { ...args, tenant: uow.tenant, now: uow.now, caDers });
   const [out] = await appendReceipts(uow, [v]);
   if (out === undefined || 'refused' in out) throw out?.refused ?? new Error('appendReceipts: no outcome');
   return out.ok;

@@ -1,6 +1,8 @@
 /**
  * The receipts evidence export (spec §4 `GET /release-receipts/export`): a tar of the exact
- * receipt envelope bytes as accepted, plus `index.jsonl` describing each file. Streamed: the
+ * receipt envelope bytes as accepted, `device-cas.pem` (every device CA certificate of the
+ * tenant, current and retired, so each receipt verifies offline with `svc-release
+ * verify-receipt --ca device-cas.pem`), plus `index.jsonl` describing each file. Streamed: the
  * rows come from an async iterator (keyset-paged from the database) and each entry is written
  * as it arrives; the index is the LAST entry because it is only complete after the last
  * receipt (a reader that needs it first can buffer just the index).
@@ -27,12 +29,13 @@ export function exportFileName(row: Pick<ExportRow, 'envelope_digest'>): string 
   return `receipts/${digestHex(row.envelope_digest as Digest)}.dsse.json`;
 }
 
-export function receiptExportStream(rows: AsyncIterable<ExportRow>, now: Date): Readable {
+export function receiptExportStream(rows: AsyncIterable<ExportRow>, now: Date, deviceCasPem = ''): Readable {
   const pack = tarPack();
   const mtime = now;
   void (async () => {
     const index: string[] = [];
     try {
+      if (deviceCasPem !== '') await entry(pack, 'device-cas.pem', new TextEncoder().encode(deviceCasPem), mtime);
       for await (const r of rows) {
         const name = exportFileName(r);
         await entry(pack, name, r.envelope_bytes, mtime);

@@ -3,10 +3,20 @@ import { sql } from 'kysely';
 import type { Db } from '../../store/tx.js';
 import type { ExportRow } from './export.js';
 
-/** The tenant device CA certificate (DER), or undefined before the tenant's first enrollment. */
-export async function tenantDeviceCaDer(db: Db, tenantId: string): Promise<Uint8Array | undefined> {
-  const row = await db.selectFrom('device_cas').select('cert_der').where('tenant_id', '=', tenantId).executeTakeFirst();
-  return row ? new Uint8Array(row.cert_der) : undefined;
+/**
+ * The tenant device CA certificates (DER) trusted at `at`, current first: the current CA and the
+ * retired ones whose trust window holds `at` (docs/device-channel.md "Device CA rotation").
+ * Empty before the tenant's first enrollment.
+ */
+export async function tenantDeviceCaDers(db: Db, tenantId: string, at: Date): Promise<Uint8Array[]> {
+  const rows = await db
+    .selectFrom('device_cas')
+    .select('cert_der')
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([eb('trusted_until', 'is', null), eb('trusted_until', '>=', at)]))
+    .orderBy('seq', 'desc')
+    .execute();
+  return rows.map((r) => new Uint8Array(r.cert_der));
 }
 
 /** Receipts with these exact envelope bytes, in any tenant (the digest is unique). */

@@ -18,8 +18,8 @@ import {
 
 export interface ReceiptBytesInput {
   envelopeBytes: Uint8Array;
-  /** DER of the tenant device CA. */
-  caDer: Uint8Array;
+  /** DER of the tenant device CAs trusted now (the current one, and retired ones inside their trust window). */
+  caDers: readonly Uint8Array[];
   tenant: string;
   deviceName: string;
   now: Date;
@@ -54,10 +54,10 @@ function caCertificate(der: Uint8Array): Certificate {
 
 export function verifyReceiptBytes(input: ReceiptBytesInput): VerifiedReceiptBytes {
   const env = parseEnvelope(input.envelopeBytes, { maxBytes: LIMITS.receiptEnvelopeBytes, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
-  // spec §2.3 rule 5: signature by the device key, certificate chains to the tenant device CA,
+  // spec §2.3 rule 5: signature by the device key, certificate chains to a device CA of the tenant,
   // names this device and tenant, and IS the certificate on the mTLS connection
   const v = verifyReceipt(env, {
-    ca: caCertificate(input.caDer),
+    ca: input.caDers.map(caCertificate),
     tenant: input.tenant,
     device: input.deviceName,
     now: input.now,

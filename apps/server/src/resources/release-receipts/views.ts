@@ -9,7 +9,7 @@ import {
   normalizeUuid,
 } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
-import { receiptById, tenantDeviceCaDer, type ReceiptRow } from './queries.js';
+import { receiptById, tenantDeviceCaDers, type ReceiptRow } from './queries.js';
 
 export interface ReceiptView {
   id: string;
@@ -26,7 +26,7 @@ export interface ReceiptView {
   accepted_at: string;
 }
 
-/** The stored envelope verified again, now, against the tenant device CA. */
+/** The stored envelope verified again, now, against the tenant device CAs trusted when it was accepted. */
 export interface ReceiptVerification {
   verified: boolean;
   /** when this check ran */
@@ -70,11 +70,12 @@ export async function receiptDetail(db: Db, tenantId: string, id: string, now: D
   const r = await receiptById(db, tenantId, uuid);
   if (!r) return undefined;
   const envelope = JSON.parse(Buffer.from(r.envelope_bytes).toString('utf8')) as ReceiptDetail['envelope'];
-  const caDer = await tenantDeviceCaDer(db, tenantId);
-  return { ...receiptJson(r), envelope, payload: r.payload, verification: verify(r, caDer, tenantId, now) };
+  // the CAs trusted when the receipt was accepted: a rotation since then does not unverify it
+  const caDers = await tenantDeviceCaDers(db, tenantId, r.accepted_at);
+  return { ...receiptJson(r), envelope, payload: r.payload, verification: verify(r, caDers, tenantId, now) };
 }
 
-function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDer: Uint8Array | undefined, tenantId: string, now: Date): ReceiptVerification {
+function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDers: readonly Uint8Array[], tenantId: string, now: Date): ReceiptVerification {
   const out: ReceiptVerification = {
     verified: false,
     checked_at: now.toISOString(),
@@ -82,10 +83,10 @@ function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDer: Uint8Arra
     error: null,
     device_certificate: null,
   };
-  if (!caDer) return { ...out, error: 'RECEIPT_UNEXPECTED: the tenant has no device CA' };
+  if (caDers.length === 0) return { ...out, error: 'RECEIPT_UNEXPECTED: the tenant has no device CA' };
   try {
     const env = parseEnvelope(r.envelope_bytes, { maxBytes: LIMITS.receiptEnvelopeBytes, payloadTypes: [RECEIPT_PAYLOAD_TYPE] });
-    const v = verifyReceipt(env, { ca: parseCertificateDer(caDer), tenant: tenantId, device: r.device_name, now: r.accepted_at });
+    const v = verifyReceipt(env, { ca: caDers.map((der) => parseCertificateDer(der)), tenant: tenantId, device: r.device_name, now: r.accepted_at });
     const c = v.certificate;
     out.device_certificate = {
       fingerprint: sha256Digest(c.der),

@@ -5,42 +5,74 @@ import { principalOf } from '../../auth/principal.js';
 import { ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { ErrorResponses } from '../../http/schemas.js';
-import { deviceCaCertificate } from '../../resources/device-ca/queries.js';
+import { tenantDeviceCas } from '../../resources/device-ca/queries.js';
 
-const DeviceCa = Type.Object({
-  tenant_id: Type.String(),
+const RetiredDeviceCa = Type.Object({
+  seq: Type.Integer(),
   certificate_pem: Type.String(),
   fingerprint: Type.String(),
   not_after: Type.String(),
+  retired_at: Type.String(),
+  /** certificates it issued are accepted until then (docs/device-channel.md "Device CA rotation") */
+  trusted_until: Type.String(),
 });
 
+const DeviceCa = Type.Object({
+  tenant_id: Type.String(),
+  seq: Type.Integer(),
+  certificate_pem: Type.String(),
+  fingerprint: Type.String(),
+  not_after: Type.String(),
+  /** CAs a rotation replaced, newest first: they verify the receipts of the certificates they issued */
+  retired: Type.Array(RetiredDeviceCa),
+});
+
+function certificateFacts(der: Uint8Array) {
+  return {
+    certificate_pem: encodePem(der, 'CERTIFICATE'),
+    fingerprint: sha256Digest(der),
+    not_after: new Date(new X509Certificate(der).validTo).toISOString(),
+  };
+}
+
 /**
- * The tenant's device CA certificate (contracts §4), so an operator or integrator has an
- * independent source for `svc-release verify-receipt --ca`. Public material, read-only; the
- * CA is created at the tenant's first enrollment, so before that this is a 404.
+ * The tenant's device CA certificates (contracts §4), so an operator or integrator has an
+ * independent source for `svc-release verify-receipt --ca`: the current CA, and the ones a
+ * rotation retired (docs/device-channel.md "Device CA rotation"). The `.pem` form is all of
+ * them, current first: a receipt signed under any of them verifies against it. Public
+ * material, read-only; the CA is created at the tenant's first enrollment, so before that this
+ * is a 404.
  */
 export const deviceCaRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   const load = async (tenantId: string) => {
-    const der = await deviceCaCertificate(db, tenantId);
-    if (der === undefined) throw new ServerError('NOT_FOUND', 'device CA not found: the tenant has none until its first enrollment');
-    return der;
+    const cas = await tenantDeviceCas(db, tenantId);
+    const current = cas.find((ca) => ca.retiredAt === undefined);
+    if (current === undefined) throw new ServerError('NOT_FOUND', 'device CA not found: the tenant has none until its first enrollment');
+    return { current, cas };
   };
 
   app.get(
     '/device-ca',
     {
-      config: { permission: 'devices.read', summary: 'The tenant device CA certificate' },
+      config: { permission: 'devices.read', summary: 'The tenant device CA certificate, and the retired ones still kept for verification' },
       schema: { response: { 200: DeviceCa, ...ErrorResponses } },
     },
     async (request) => {
       const p = principalOf(request);
-      const der = await load(p.tenantId);
+      const { current, cas } = await load(p.tenantId);
       return {
         tenant_id: p.tenantId,
-        certificate_pem: encodePem(der, 'CERTIFICATE'),
-        fingerprint: sha256Digest(der),
-        not_after: new Date(new X509Certificate(der).validTo).toISOString(),
+        seq: current.seq,
+        ...certificateFacts(current.certDer),
+        retired: cas
+          .filter((ca) => ca.retiredAt !== undefined)
+          .map((ca) => ({
+            seq: ca.seq,
+            ...certificateFacts(ca.certDer),
+            retired_at: ca.retiredAt!.toISOString(),
+            trusted_until: ca.trustedUntil!.toISOString(),
+          })),
       };
     },
   );
@@ -48,11 +80,11 @@ export const deviceCaRoutes: V1Routes = async (app, { ctx }) => {
   app.get(
     '/device-ca.pem',
     {
-      config: { permission: 'devices.read', summary: 'The tenant device CA certificate as PEM' },
+      config: { permission: 'devices.read', summary: 'Every device CA certificate of the tenant as PEM, current first' },
     },
     async (request, reply) => {
-      const der = await load(principalOf(request).tenantId);
-      return reply.type('application/x-pem-file').send(encodePem(der, 'CERTIFICATE'));
+      const { cas } = await load(principalOf(request).tenantId);
+      return reply.type('application/x-pem-file').send(cas.map((ca) => encodePem(ca.certDer, 'CERTIFICATE')).join(''));
     },
   );
 };

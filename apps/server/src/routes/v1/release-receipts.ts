@@ -5,6 +5,7 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { tenantDeviceCaBundlePem } from '../../resources/device-ca/queries.js';
 import { recordReceiptExport } from '../../resources/release-receipts/commands.js';
 import { receiptExportStream } from '../../resources/release-receipts/export.js';
 import { ACTIVATIONS, iterateReceipts, receiptCountsByActivation, receiptPage } from '../../resources/release-receipts/queries.js';
@@ -100,7 +101,7 @@ export const releaseReceiptsRoutes: V1Routes = async (app, { ctx }) => {
   app.get(
     '/release-receipts/export',
     {
-      config: { permission: 'receipts.read', summary: 'Export accepted receipts as a tar (receipts/<digest>.dsse.json + index.jsonl)' },
+      config: { permission: 'receipts.read', summary: 'Export accepted receipts as a tar (device-cas.pem, receipts/<digest>.dsse.json, index.jsonl)' },
       schema: {
         querystring: Strict({
           since: Type.Optional(Type.String({ format: 'date-time' })),
@@ -120,7 +121,7 @@ export const releaseReceiptsRoutes: V1Routes = async (app, { ctx }) => {
       const now = ctx.now();
       await execute(ctx, request, recordReceiptExport, q);
       void reply.type('application/x-tar').header('content-disposition', `attachment; filename="receipts-${now.toISOString().replace(/[:.]/g, '')}.tar"`);
-      return reply.send(receiptExportStream(iterateReceipts(db, tenantId, filter), now));
+      return reply.send(receiptExportStream(iterateReceipts(db, tenantId, filter), now, await tenantDeviceCaBundlePem(db, tenantId)));
     },
   );
 

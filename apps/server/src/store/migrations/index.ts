@@ -21,6 +21,7 @@ import * as m0044 from './0044_receipt_software_per_statement.js';
 import * as m0045 from './0045_vuln_matching_details.js';
 import * as m0046 from './0046_evidence_keys.js';
 import * as m0047 from './0047_case_srp_packets.js';
+import * as m0048 from './0048_device_ca_rotation.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0045_vuln_matching_details': m0045,
   '0046_evidence_keys': m0046,
   '0047_case_srp_packets': m0047,
+  '0048_device_ca_rotation': m0048,
 };
