@@ -165,7 +165,7 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(figure(text, 'Devices exposed to known-exploited')).toBe(String(s.exposed_devices_known_exploited));
     expect(figure(text, 'OSV advisories stored')).toBe(String(j.freshness.advisories));
     expect(figure(text, 'KEV catalog')).toMatch(
-      new RegExp(`^version ${escape(j.freshness.kev.catalog_version)}, ${j.freshness.kev.entries} entries, imported`),
+      new RegExp(`^version ${escape(j.freshness.kev.catalog_version)}, ${j.freshness.kev.entries} ${j.freshness.kev.entries === 1 ? 'entry' : 'entries'}, imported`),
     );
     // the severity chart's values are the open counts (with the VEX-closed ones noted)
     expect(text).toMatch(new RegExp(`^\\s*critical\\s+${s.by_severity.critical.open}\\s*$`, 'm'));

@@ -91,11 +91,14 @@ const require = createRequire(import.meta.url);
 export const FONT_FILES = {
   regular: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf'),
   bold: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf'),
+  condensed: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSansCondensed.ttf'),
+  condensedBold: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSansCondensed-Bold.ttf'),
   cjk: require.resolve('@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf'),
 } as const;
 
 type Face = keyof typeof FONT_FILES;
-export type TextStyle = 'regular' | 'bold';
+/** Body text, headings; condensed for table cells and figure labels (more characters per column). */
+export type TextStyle = Exclude<Face, 'cjk'>;
 
 interface LoadedFont {
   bytes: Buffer;
@@ -114,7 +117,15 @@ function fontOf(face: Face): LoadedFont {
   return f;
 }
 
-const FACE_NAMES: Record<Face, string> = { regular: 'Sans', bold: 'Sans-Bold', cjk: 'CJK' };
+// the fonts' PostScript names: pdfkit caches an opened font under its PostScript name, so a
+// registered name that differs would open the font again on every switch
+const FACE_NAMES: Record<Face, string> = {
+  regular: 'DejaVuSans',
+  bold: 'DejaVuSans-Bold',
+  condensed: 'DejaVuSansCondensed',
+  condensedBold: 'DejaVuSansCondensed-Bold',
+  cjk: 'NotoSansSC-Regular',
+};
 const REPLACEMENT = '\uFFFD';
 
 /** NFC text without control characters (newline kept, others a space). */
@@ -327,7 +338,7 @@ export class BrandedPdf {
       lang: 'en',
       displayTitle: true,
       bufferPages: true,
-      font: FONT_FILES.regular,
+      font: fontOf('regular').bytes as unknown as string,
       autoFirstPage: false,
     });
     for (const face of Object.keys(FONT_FILES) as Face[]) {
@@ -336,7 +347,10 @@ export class BrandedPdf {
     }
     this.#xmp(info, o.generatedAt);
     this.doc.addPage();
-    this.#block(o.title, { style: 'bold', size: 18, color: o.branding.accentColor });
+    // the title on one line when it fits at 13 pt or more, else wrapped at 13 pt
+    let titleSize = 18;
+    while (titleSize > 13 && !fits(cleanText(o.title), 'bold', titleSize, this.contentWidth)) titleSize -= 0.5;
+    this.#block(o.title, { style: 'bold', size: titleSize, color: o.branding.accentColor });
     if (o.subtitle !== undefined) this.#block(o.subtitle, { size: 11 });
     this.#block(`Generated ${timeText(o.generatedAt, o.branding.timeZone)}${o.documentId === undefined ? '' : `  |  ${o.documentId}`}`, {
       size: 8,
@@ -578,15 +592,15 @@ export class BrandedPdf {
    */
   figures(rows: readonly (readonly [string, string])[]): this {
     const d = this.doc;
-    const valueWidth = this.contentWidth - 260;
+    const valueWidth = this.contentWidth - 290;
     for (const [label, raw] of rows) {
       const value = raw === '' ? '-' : raw;
       const lines = this.layout(value, { style: 'bold', size: 9, width: valueWidth });
       const h = Math.max(13, lines.length * 9 * LEADING + 2);
       this.reserve(h);
       const y = d.y;
-      this.#label(label, MARGIN, y, { size: 9, color: LABEL, width: 250 });
-      this.#drawLines(lines, MARGIN + 260, y, { size: 9, color: this.branding.primaryColor, width: valueWidth });
+      this.#label(label, MARGIN, y, { size: 9, color: LABEL, width: 280, style: 'condensed' });
+      this.#drawLines(lines, MARGIN + 290, y, { size: 9, color: this.branding.primaryColor, width: valueWidth });
       d.y = y + h;
     }
     d.y += 4;
@@ -803,7 +817,7 @@ export class PdfTable {
 
   #cells(cells: readonly string[], style: TextStyle): { lines: Line[][]; height: number } {
     const widths = this.#widths();
-    const lines = cells.map((c, i) => this.#tools.layout(c === '' ? '-' : c, { style, size: TABLE_FONT, width: widths[i]! - 2 * CELL_PAD }));
+    const lines = cells.map((c, i) => this.#tools.layout(c === '' ? '-' : c, { style: style === 'bold' ? 'condensedBold' : 'condensed', size: TABLE_FONT, width: widths[i]! - 2 * CELL_PAD }));
     return { lines, height: Math.max(...lines.map((l) => l.length), 1) * TABLE_FONT * LEADING + 2 * CELL_PAD };
   }
 
@@ -824,8 +838,9 @@ export class PdfTable {
       this.#columns.map((c) => c.header),
       'bold',
     );
-    this.#drawCells(h.lines, d.y, h.height, { color: '#ffffff', fill: this.#pdf.branding.accentColor });
-    d.y += h.height;
+    const y = d.y;
+    this.#drawCells(h.lines, y, h.height, { color: '#ffffff', fill: this.#pdf.branding.accentColor });
+    d.y = y + h.height;
   }
 
   /**
