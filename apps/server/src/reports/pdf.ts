@@ -592,15 +592,15 @@ export class BrandedPdf {
    */
   figures(rows: readonly (readonly [string, string])[]): this {
     const d = this.doc;
-    const valueWidth = this.contentWidth - 290;
+    const valueWidth = this.contentWidth - 252;
     for (const [label, raw] of rows) {
       const value = raw === '' ? '-' : raw;
       const lines = this.layout(value, { style: 'bold', size: 9, width: valueWidth });
       const h = Math.max(13, lines.length * 9 * LEADING + 2);
       this.reserve(h);
       const y = d.y;
-      this.#label(label, MARGIN, y, { size: 9, color: LABEL, width: 280, style: 'condensed' });
-      this.#drawLines(lines, MARGIN + 290, y, { size: 9, color: this.branding.primaryColor, width: valueWidth });
+      this.#label(label, MARGIN, y, { size: 9, color: LABEL, width: 245, style: 'condensed' });
+      this.#drawLines(lines, MARGIN + 252, y, { size: 9, color: this.branding.primaryColor, width: valueWidth });
       d.y = y + h;
     }
     d.y += 4;
