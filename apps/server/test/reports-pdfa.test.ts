@@ -65,8 +65,23 @@ function report(findings: number): VulnerabilityReport {
     data_cutoff: { at: AT.toISOString(), audit_seq: '42' },
     scope: { product: null, severity: null },
   };
-  const bySeverity = { critical: { total: 2, open: 1 }, high: { total: 3, open: 2 }, medium: { total: 0, open: 0 }, low: { total: 0, open: 0 }, none: { total: 0, open: 0 }, unknown: { total: 0, open: 0 } };
-  const counts = { findings, open: findings - Math.ceil(findings / 3), closed: Math.ceil(findings / 3), known_exploited: 1, known_exploited_open: 1, by_severity: bySeverity, by_vex_status: { none: 2, affected: 0, under_investigation: 0, not_affected: 1, fixed: 0 } };
+  const bySeverity = {
+    critical: { total: 2, open: 1 },
+    high: { total: 3, open: 2 },
+    medium: { total: 0, open: 0 },
+    low: { total: 0, open: 0 },
+    none: { total: 0, open: 0 },
+    unknown: { total: 0, open: 0 },
+  };
+  const counts = {
+    findings,
+    open: findings - Math.ceil(findings / 3),
+    closed: Math.ceil(findings / 3),
+    known_exploited: 1,
+    known_exploited_open: 1,
+    by_severity: bySeverity,
+    by_vex_status: { none: 2, affected: 0, under_investigation: 0, not_affected: 1, fixed: 0 },
+  };
   return {
     report: header,
     freshness: {
@@ -77,7 +92,12 @@ function report(findings: number): VulnerabilityReport {
       analysis: { pending_runs: 0, latest_run: { state: 'completed', created_at: '2026-11-26T01:02:04.000Z', completed_at: '2026-11-26T01:02:09.000Z' } },
     },
     summary: { ...counts, artifacts_with_findings: 1, artifacts_with_open_findings: 1, exposed_devices: 3, exposed_devices_known_exploited: 1 },
-    previous: { generated_at: '2026-11-20T07:00:00.000Z', audit_seq: '17', format: 'pdf', figures: { findings: findings - 2, open: counts.open - 1, known_exploited_open: 0, exposed_devices: 3, exposed_devices_known_exploited: 0 } },
+    previous: {
+      generated_at: '2026-11-20T07:00:00.000Z',
+      audit_seq: '17',
+      format: 'pdf',
+      figures: { findings: findings - 2, open: counts.open - 1, known_exploited_open: 0, exposed_devices: 3, exposed_devices_known_exploited: 0 },
+    },
     known_exploited: list([
       {
         ...finding(1),
@@ -102,7 +122,12 @@ function report(findings: number): VulnerabilityReport {
             sbom: true,
             releases: ['1.0.0', '2.0.0'],
             devices: 3,
-            counts: { total: findings, open: counts.open, known_exploited: 1, open_by_severity: { critical: 1, high: 2, medium: 0, low: 0, none: 0, unknown: 0 } },
+            counts: {
+              total: findings,
+              open: counts.open,
+              known_exploited: 1,
+              open_by_severity: { critical: 1, high: 2, medium: 0, low: 0, none: 0, unknown: 0 },
+            },
             findings: list(Array.from({ length: findings }, (_, i) => finding(i + 1))),
           },
         ]),
@@ -120,7 +145,15 @@ async function draw(findings: number, twin: Buffer): Promise<Buffer> {
   return pdf.bytes();
 }
 
-const HEADINGS = ['Executive summary', 'Summary', 'Data freshness', 'Known exploited vulnerabilities', 'Product edge-gateway', `gateway-rootfs ${VERSION} (rootfs)`, 'Definitions'];
+const HEADINGS = [
+  'Executive summary',
+  'Summary',
+  'Data freshness',
+  'Known exploited vulnerabilities',
+  'Product edge-gateway',
+  `gateway-rootfs ${VERSION} (rootfs)`,
+  'Definitions',
+];
 const FOOTER = 70; // the bottom margin: the footer lives below it
 
 describe.skipIf(!POPPLER)('archival PDFs (PDF/A-3b) and their layout', () => {
@@ -138,7 +171,13 @@ describe.skipIf(!POPPLER)('archival PDFs (PDF/A-3b) and their layout', () => {
 
   it('embeds every font it uses (pdffonts), subset, with Unicode maps', () => {
     const fonts = pdfFonts(bytes);
-    expect(fonts.map((f) => f.name.replace(/^[A-Z]{6}\+/, '')).sort()).toEqual(['DejaVuSans', 'DejaVuSans-Bold', 'DejaVuSansCondensed', 'DejaVuSansCondensed-Bold', 'NotoSansSC-Regular']);
+    expect(fonts.map((f) => f.name.replace(/^[A-Z]{6}\+/, '')).sort()).toEqual([
+      'DejaVuSans',
+      'DejaVuSans-Bold',
+      'DejaVuSansCondensed',
+      'DejaVuSansCondensed-Bold',
+      'NotoSansSC-Regular',
+    ]);
     for (const f of fonts) expect(f, f.name).toMatchObject({ embedded: true, subset: true });
   });
 
@@ -154,7 +193,9 @@ describe.skipIf(!POPPLER)('archival PDFs (PDF/A-3b) and their layout', () => {
     expect(xmp).toMatch(/<pdfaid:conformance>B<\/pdfaid:conformance>/);
     expect(xmp).toContain('<rdf:li xml:lang="x-default">Vulnerability report</rdf:li>');
     // the company name escaped: the XMP stays well-formed XML
-    expect(xmp).toContain(`<dc:creator><rdf:Seq><rdf:li>${COMPANY.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</rdf:li></rdf:Seq></dc:creator>`);
+    expect(xmp).toContain(
+      `<dc:creator><rdf:Seq><rdf:li>${COMPANY.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</rdf:li></rdf:Seq></dc:creator>`,
+    );
     expect(xmp).toContain('<xmp:CreateDate>2026-11-27T07:45:38Z</xmp:CreateDate>');
     // the sRGB output intent and the associated file are in the catalog
     const raw = bytes.toString('latin1');
@@ -206,16 +247,18 @@ describe.skipIf(!POPPLER)('archival PDFs (PDF/A-3b) and their layout', () => {
       expect(HEADINGS, `last line of page ${p}: ${last.text}`).not.toContain(last.text);
     }
     // and each heading is followed, on its page, by its content
-    for (const h of HEADINGS) expect(lines.some((l) => l.text === h), h).toBe(true);
+    for (const h of HEADINGS)
+      expect(
+        lines.some((l) => l.text === h),
+        h,
+      ).toBe(true);
   });
 
   it('never splits an identifier inside a table cell; the finding detail prints summary, CVSS vector, devices and fixing release', () => {
     const words = lines.flatMap((l) => l.words.map((w) => w.text.replace(/[,.;]$/, '')));
     // every finding prints its fixed-in version and component version: all of them whole
     expect(words.filter((w) => w === VERSION).length).toBeGreaterThanOrEqual(40 * 2);
-    expect(
-      lines.filter((l) => l.words.some((w) => w.text.startsWith('0.9.4') && w.text.replace(/[,.;]$/, '') !== VERSION)).map((l) => l.text),
-    ).toEqual([]);
+    expect(lines.filter((l) => l.words.some((w) => w.text.startsWith('0.9.4') && w.text.replace(/[,.;]$/, '') !== VERSION)).map((l) => l.text)).toEqual([]);
     expect(words.filter((w) => w.startsWith('vulnerable_') && w !== JUSTIFICATION)).toEqual([]);
     expect(words.filter((w) => w === JUSTIFICATION).length).toBe(Math.floor(40 / 3));
     expect(words.filter((w) => w.startsWith('GHSA-') && w !== GHSA)).toEqual([]);
@@ -242,6 +285,8 @@ describe.skipIf(!POPPLER)('archival PDFs (PDF/A-3b) and their layout', () => {
 
   it('says what changed since the previous report in the executive summary', () => {
     const text = pdfToText(bytes).replace(/\s+/g, ' ');
-    expect(text).toContain('Since the previous report (2026-11-20 07:00 UTC, audit event #17): findings 40 (+2), open 26 (+1), known exploited and open 1 (+1), exposed devices 3 (unchanged).');
+    expect(text).toContain(
+      'Since the previous report (2026-11-20 07:00 UTC, audit event #17): findings 40 (+2), open 26 (+1), known exploited and open 1 (+1), exposed devices 3 (unchanged).',
+    );
   });
 });

@@ -166,7 +166,9 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(figure(text, 'Devices exposed to known-exploited')).toBe(String(s.exposed_devices_known_exploited));
     expect(figure(text, 'OSV advisories stored')).toBe(String(j.freshness.advisories));
     expect(figure(text, 'KEV catalog')).toMatch(
-      new RegExp(`^version ${escape(j.freshness.kev.catalog_version)}, ${j.freshness.kev.entries} ${j.freshness.kev.entries === 1 ? 'entry' : 'entries'}, imported`),
+      new RegExp(
+        `^version ${escape(j.freshness.kev.catalog_version)}, ${j.freshness.kev.entries} ${j.freshness.kev.entries === 1 ? 'entry' : 'entries'}, imported`,
+      ),
     );
     // the severity chart's values are the open counts (with the VEX-closed ones noted)
     expect(text).toMatch(new RegExp(`^\\s*critical\\s+${s.by_severity.critical.open}\\s*$`, 'm'));
@@ -345,47 +347,50 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     });
   });
 
-  it.skipIf(!POPPLER)('each PDF is PDF/A-3b with every font embedded and carries its JSON twin: the API twin byte for byte but for the one audit event between them', async () => {
-    for (const kind of ['vulnerability', 'readiness'] as const) {
-      const p = await get(`/api/v1/reports/${kind}.pdf`);
-      expect(p.status).toBe(200);
-      const fonts = pdfFonts(p.raw);
-      expect(fonts.length).toBeGreaterThan(0);
-      for (const f of fonts) expect(f, `${kind}: ${f.name}`).toMatchObject({ embedded: true, subset: true });
-      const info = pdfTool(p.raw, 'pdfinfo', ['-enc', 'UTF-8', '{}']);
-      expect(info).toMatch(/^PDF version:\s+1\.7$/m);
-      expect(info).toMatch(new RegExp(`^Author:\\s+${escape(BRANDING.company_name)}$`, 'm'));
-      expect(info).toMatch(new RegExp(`^Title:\\s+${kind === 'vulnerability' ? 'Vulnerability' : 'Readiness'} report$`, 'm'));
-      const xmp = pdfTool(p.raw, 'pdfinfo', ['-meta', '{}']);
-      expect(xmp).toContain('<pdfaid:part>3</pdfaid:part>');
-      expect(xmp).toContain('<pdfaid:conformance>B</pdfaid:conformance>');
+  it.skipIf(!POPPLER)(
+    'each PDF is PDF/A-3b with every font embedded and carries its JSON twin: the API twin byte for byte but for the one audit event between them',
+    async () => {
+      for (const kind of ['vulnerability', 'readiness'] as const) {
+        const p = await get(`/api/v1/reports/${kind}.pdf`);
+        expect(p.status).toBe(200);
+        const fonts = pdfFonts(p.raw);
+        expect(fonts.length).toBeGreaterThan(0);
+        for (const f of fonts) expect(f, `${kind}: ${f.name}`).toMatchObject({ embedded: true, subset: true });
+        const info = pdfTool(p.raw, 'pdfinfo', ['-enc', 'UTF-8', '{}']);
+        expect(info).toMatch(/^PDF version:\s+1\.7$/m);
+        expect(info).toMatch(new RegExp(`^Author:\\s+${escape(BRANDING.company_name)}$`, 'm'));
+        expect(info).toMatch(new RegExp(`^Title:\\s+${kind === 'vulnerability' ? 'Vulnerability' : 'Readiness'} report$`, 'm'));
+        const xmp = pdfTool(p.raw, 'pdfinfo', ['-meta', '{}']);
+        expect(xmp).toContain('<pdfaid:part>3</pdfaid:part>');
+        expect(xmp).toContain('<pdfaid:conformance>B</pdfaid:conformance>');
 
-      const twin = pdfAttachments(p.raw).get(`${kind}-report.json`);
-      expect(twin, kind).toBeDefined();
-      // the audit row of the PDF names its twin's digest
-      const row = (await reportAudits()).events[0];
-      expect(row.detail).toMatchObject({ format: 'pdf', sha256: sha256(p.raw), twin_sha256: sha256(twin!) });
+        const twin = pdfAttachments(p.raw).get(`${kind}-report.json`);
+        expect(twin, kind).toBeDefined();
+        // the audit row of the PDF names its twin's digest
+        const row = (await reportAudits()).events[0];
+        expect(row.detail).toMatchObject({ format: 'pdf', sha256: sha256(p.raw), twin_sha256: sha256(twin!) });
 
-      // the API's twin, generated right after at the same instant, differs only by the PDF's own audit
-      // event: the data cut-off's audit_seq (and, for the vulnerability report, the previous report)
-      const j = await get(`/api/v1/reports/${kind}.json`);
-      const [t, a] = [JSON.parse(twin!.toString('utf8')), j.json()];
-      expect(BigInt(a.report.data_cutoff.audit_seq)).toBe(BigInt(t.report.data_cutoff.audit_seq) + 1n);
-      let expected = twin!.toString('utf8').replace(JSON.stringify(t.report.data_cutoff), JSON.stringify(a.report.data_cutoff));
-      if (kind === 'vulnerability') {
-        expect(a.previous).toMatchObject({ format: 'pdf', audit_seq: a.report.data_cutoff.audit_seq, generated_at: t.report.generated_at });
-        expect(a.previous.figures).toEqual({
-          findings: t.summary.findings,
-          open: t.summary.open,
-          known_exploited_open: t.summary.known_exploited_open,
-          exposed_devices: t.summary.exposed_devices,
-          exposed_devices_known_exploited: t.summary.exposed_devices_known_exploited,
-        });
-        expected = expected.replace(`"previous":${JSON.stringify(t.previous)}`, `"previous":${JSON.stringify(a.previous)}`);
+        // the API's twin, generated right after at the same instant, differs only by the PDF's own audit
+        // event: the data cut-off's audit_seq (and, for the vulnerability report, the previous report)
+        const j = await get(`/api/v1/reports/${kind}.json`);
+        const [t, a] = [JSON.parse(twin!.toString('utf8')), j.json()];
+        expect(BigInt(a.report.data_cutoff.audit_seq)).toBe(BigInt(t.report.data_cutoff.audit_seq) + 1n);
+        let expected = twin!.toString('utf8').replace(JSON.stringify(t.report.data_cutoff), JSON.stringify(a.report.data_cutoff));
+        if (kind === 'vulnerability') {
+          expect(a.previous).toMatchObject({ format: 'pdf', audit_seq: a.report.data_cutoff.audit_seq, generated_at: t.report.generated_at });
+          expect(a.previous.figures).toEqual({
+            findings: t.summary.findings,
+            open: t.summary.open,
+            known_exploited_open: t.summary.known_exploited_open,
+            exposed_devices: t.summary.exposed_devices,
+            exposed_devices_known_exploited: t.summary.exposed_devices_known_exploited,
+          });
+          expected = expected.replace(`"previous":${JSON.stringify(t.previous)}`, `"previous":${JSON.stringify(a.previous)}`);
+        }
+        expect(Buffer.from(expected, 'utf8').equals(j.raw), kind).toBe(true);
       }
-      expect(Buffer.from(expected, 'utf8').equals(j.raw), kind).toBe(true);
-    }
-  });
+    },
+  );
 
   it.skipIf(!POPPLER)('the vulnerability report says what changed since the previous one', async () => {
     const before = (await get('/api/v1/reports/vulnerability.json')).json();

@@ -165,7 +165,7 @@ function faceFor(ch: string, style: TextStyle): [Face, string] {
 /** The advance of `ch` in `face` at size 1 (kerning aside: fitting keeps a margin for it). */
 function advance(face: Face, ch: string): number {
   let m = advanceCache.get(face);
-  if (m === undefined) advanceCache.set(face, (m = new Map()));
+  if (m === undefined) advanceCache.set(face, (m = new Map<string, number>()));
   let w = m.get(ch);
   if (w === undefined) {
     const f = fontOf(face).font;
@@ -434,7 +434,6 @@ export class BrandedPdf {
           continue;
         }
         if (cur !== '') lines.push(cur);
-        cur = '';
         const pieces = fits(word, style, o.size, o.width) ? [word] : BrandedPdf.splitToken(word, style, o.size, o.width);
         lines.push(...pieces.slice(0, -1));
         cur = pieces[pieces.length - 1]!;
@@ -452,10 +451,7 @@ export class BrandedPdf {
       let lx = o.align === 'right' ? x + o.width - line.width : x;
       const base = y + o.size * 0.95;
       for (const r of line.runs) {
-        d.font(FACE_NAMES[r.face])
-          .fontSize(o.size)
-          .fillColor(o.color)
-          .text(r.text, lx, base, { lineBreak: false, baseline: 'alphabetic' });
+        d.font(FACE_NAMES[r.face]).fontSize(o.size).fillColor(o.color).text(r.text, lx, base, { lineBreak: false, baseline: 'alphabetic' });
         lx += r.width;
       }
       y += lh;
@@ -728,7 +724,12 @@ export class BrandedPdf {
           // an unreadable logo is left out rather than failing the document
         }
       }
-      this.#label(this.branding.name, nameX, MARGIN - 2, { size: 12, style: 'bold', color: this.branding.primaryColor, width: this.contentWidth - (nameX - MARGIN) });
+      this.#label(this.branding.name, nameX, MARGIN - 2, {
+        size: 12,
+        style: 'bold',
+        color: this.branding.primaryColor,
+        width: this.contentWidth - (nameX - MARGIN),
+      });
       d.moveTo(MARGIN, MARGIN + 28)
         .lineTo(d.page.width - MARGIN, MARGIN + 28)
         .lineWidth(2)
@@ -817,7 +818,9 @@ export class PdfTable {
 
   #cells(cells: readonly string[], style: TextStyle): { lines: Line[][]; height: number } {
     const widths = this.#widths();
-    const lines = cells.map((c, i) => this.#tools.layout(c === '' ? '-' : c, { style: style === 'bold' ? 'condensedBold' : 'condensed', size: TABLE_FONT, width: widths[i]! - 2 * CELL_PAD }));
+    const lines = cells.map((c, i) =>
+      this.#tools.layout(c === '' ? '-' : c, { style: style === 'bold' ? 'condensedBold' : 'condensed', size: TABLE_FONT, width: widths[i]! - 2 * CELL_PAD }),
+    );
     return { lines, height: Math.max(...lines.map((l) => l.length), 1) * TABLE_FONT * LEADING + 2 * CELL_PAD };
   }
 
@@ -827,7 +830,12 @@ export class PdfTable {
     if (o.fill !== undefined) d.rect(MARGIN, y, this.#pdf.contentWidth, h).fill(o.fill);
     let x = MARGIN;
     lines.forEach((cell, i) => {
-      this.#tools.draw(cell, x + CELL_PAD, y + CELL_PAD, { size: TABLE_FONT, color: o.color, width: widths[i]! - 2 * CELL_PAD, align: this.#columns[i]!.align ?? 'left' });
+      this.#tools.draw(cell, x + CELL_PAD, y + CELL_PAD, {
+        size: TABLE_FONT,
+        color: o.color,
+        width: widths[i]! - 2 * CELL_PAD,
+        align: this.#columns[i]!.align ?? 'left',
+      });
       x += widths[i]!;
     });
   }
@@ -870,7 +878,8 @@ export class PdfTable {
     const y = d.y;
     const color = o.color ?? this.#pdf.branding.primaryColor;
     this.#drawCells(body.lines, y, h, { color, ...(this.#rows % 2 === 0 ? { fill: ZEBRA } : {}) });
-    if (detail.length > 0) this.#tools.draw(detail, MARGIN + CELL_PAD, y + body.height - CELL_PAD / 2, { size: TABLE_FONT - 0.5, color: MUTED, width: detailWidth });
+    if (detail.length > 0)
+      this.#tools.draw(detail, MARGIN + CELL_PAD, y + body.height - CELL_PAD / 2, { size: TABLE_FONT - 0.5, color: MUTED, width: detailWidth });
     d.y = y + h;
     return this;
   }

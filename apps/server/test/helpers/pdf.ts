@@ -103,7 +103,12 @@ export function solidPng(width: number, height: number, hex: string): Buffer {
 
 /** Runs a poppler tool on the PDF (`{}` in `args` is the file); answers its standard output. */
 export function pdfTool(bytes: Uint8Array, cmd: string, args: string[]): string {
-  return withPdf(bytes, (file) => run(cmd, args.map((a) => (a === '{}' ? file : a))));
+  return withPdf(bytes, (file) =>
+    run(
+      cmd,
+      args.map((a) => (a === '{}' ? file : a)),
+    ),
+  );
 }
 
 /** Every embedded file (`pdfdetach -saveall`), by name. */
@@ -125,7 +130,10 @@ export function pdfAttachments(bytes: Uint8Array): Map<string, Buffer> {
 
 /** `pdffonts` rows: name, type, whether embedded. */
 export function pdfFonts(bytes: Uint8Array): { name: string; type: string; embedded: boolean; subset: boolean }[] {
-  const lines = pdfTool(bytes, 'pdffonts', ['{}']).split('\n').slice(2).filter((l) => l.trim() !== '');
+  const lines = pdfTool(bytes, 'pdffonts', ['{}'])
+    .split('\n')
+    .slice(2)
+    .filter((l) => l.trim() !== '');
   return lines.map((l) => {
     // the last columns are fixed: emb sub uni object ID
     const m = /^(\S+)\s+(.+?)\s+(\S+)\s+(yes|no)\s+(yes|no)\s+(yes|no)\s+\d+\s+\d+\s*$/.exec(l);
@@ -144,7 +152,13 @@ export interface TextLine {
   text: string;
 }
 
-const unescapeXml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+const unescapeXml = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 
 /**
  * The rendered text as lines with positions (`pdftotext -bbox`): words whose baselines agree

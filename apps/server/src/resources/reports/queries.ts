@@ -410,7 +410,12 @@ export async function signingRepoState(db: Db, tenantId: string): Promise<{ role
 /** The CVSS vectors of these advisories (those that have one). */
 export async function advisoryVectors(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('vuln_advisories').select(['id', 'cvss_vector']).where('id', 'in', [...new Set(ids)]).where('cvss_vector', 'is not', null).execute();
+  const rows = await db
+    .selectFrom('vuln_advisories')
+    .select(['id', 'cvss_vector'])
+    .where('id', 'in', [...new Set(ids)])
+    .where('cvss_vector', 'is not', null)
+    .execute();
   return new Map(rows.map((r) => [r.id, r.cvss_vector!]));
 }
 

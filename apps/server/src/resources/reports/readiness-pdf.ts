@@ -46,7 +46,9 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     ['Active authorizer keys', String(r.keys.authorizer.active)],
     [
       'Signing repository root',
-      sig.root === null ? 'no repository' : `version ${sig.root.version}, expires ${timeText(sig.roles.find((x) => x.role === 'root')?.expires_at ?? null, tz)}`,
+      sig.root === null
+        ? 'no repository'
+        : `version ${sig.root.version}, expires ${timeText(sig.roles.find((x) => x.role === 'root')?.expires_at ?? null, tz)}`,
     ],
     ['Open Article 14 cases', String(activeCases)],
   ]);
