@@ -141,7 +141,20 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
       open: false,
       vex: { status: 'not_affected', justification: 'vulnerable_code_not_in_execute_path' },
       fixed_versions: ['2.31.0'],
+      fixed_by: [],
     });
+    // an open finding: the advisory's CVSS vector, and the newest release of the product in which it is
+    // no longer open (edge-gateway 2.0.0 ships lodash 4.17.21); the vector as the feed gave it
+    const lodash = edge.artifacts[0].findings.find((f: any) => f.aliases.includes('CVE-2021-23337'));
+    expect(lodash).toMatchObject({
+      open: true,
+      cvss_vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H',
+      fixed_versions: ['4.17.21'],
+      fixed_by: [{ product: 'edge-gateway', version: '2.0.0' }],
+    });
+    // the same rule as the known-exploited section's fixing release
+    const log4j = edge.artifacts[0].findings.find((f: any) => f.vulnerability === 'CVE-2021-44228');
+    expect(log4j.fixed_by).toEqual(j.known_exploited.find((k: any) => k.vulnerability === 'CVE-2021-44228').fixed_by);
     expect(sensor.artifacts).toMatchObject([{ name: 'tool', sbom: false, devices: 1, counts: { total: 0 }, findings: [] }]);
     expect(j.unreleased_artifacts).toMatchObject([
       { name: 'lib', version: '0.1.0', releases: [], devices: 0, counts: { total: 1, open: 1, open_by_severity: { medium: 1 } } },
