@@ -227,6 +227,22 @@ describe.skipIf(!POPPLER)('archival PDFs (PDF/A-3b) and their layout', () => {
     for (const h of ['Executive summary', 'Known exploited vulnerabilities', 'Definitions']) expect(raw).toContain(`/Title (${h})`);
   });
 
+  it('is tagged: headings, paragraphs, tables (header cells TH) and charts (Figure) in reading order; page furniture is not content', async () => {
+    expect(pdfTool(bytes, 'pdfinfo', ['{}'])).toMatch(/^Tagged:\s+yes$/m);
+    // poppler reads the structure with its text slowly: a short report of the same renderer
+    const short = await draw(4, twin);
+    const tree = pdfTool(short, 'pdfinfo', ['-struct-text', '-enc', 'UTF-8', '{}']);
+    const elements = [...tree.matchAll(/^\s*(\w+)(?: \(\w+\))?\n\s*"([^"]*)"/gm)].map((m) => [m[1]!, m[2]!]);
+    const headings = elements.filter(([t]) => /^H\d$/.test(t!)).map(([t, text]) => `${t} ${text}`);
+    expect(headings).toEqual(['H1 Vulnerability report', ...HEADINGS.map((h) => `${h.startsWith('gateway-rootfs') ? 'H3' : 'H2'} ${h}`)]);
+    // every findings table: its first row the header cells, one TR per finding (the header repeated on later pages is an artifact)
+    expect(tree).toMatch(/Table \(block\)\n\s+TR\n\s+TH\n\s+"Vulnerability"\n\s+TH\n\s+"Severity"/);
+    expect((tree.match(/^\s+TH\n\s+"Vulnerability"$/gm) ?? []).length).toBe(2); // the known-exploited table and the artifact's
+    expect(tree).toContain('Figure');
+    // the page header and footer are artifacts: the company name is in the tree only where the content says it
+    expect(tree).not.toContain('page 1 of');
+  }, 120_000);
+
   it('"page N of M" on every page; times to the minute with their zone, no raw ISO instants', () => {
     pages.forEach((_, i) => {
       const footer = lines.filter((l) => l.page === i + 1 && l.yMin > pages[i]!.height - FOOTER);

@@ -15,7 +15,9 @@
  * - the JSON twin embedded as an associated file (`AFRelationship /Data`, `attach`), so one file
  *   carries the document and its data;
  * - an outline (bookmarks) of the headings, and "page N of M" (pages are buffered until the end,
- *   see `end`).
+ *   see `end`);
+ * - tagged: a structure tree (H1-H3, P, Table/TR/TH/TD, Figure) in reading order, the page
+ *   header and footer and table backgrounds marked as artifacts (`tag`, `group`, `artifact`).
  *
  *   const pdf = new BrandedPdf({ title: 'Early warning', branding, generatedAt: now, documentId: digest });
  *   pdf.heading('Case');
@@ -315,6 +317,8 @@ export class BrandedPdf {
   #pending: { height: number; draw: () => void }[] = [];
   #section: PDFKit.PDFOutline | null = null;
   #ended = false;
+  /** The structure tree's root element (`Document`): headings, paragraphs, tables and figures under it. */
+  readonly #root: PDFKit.PDFStructureElement;
 
   constructor(o: BrandedPdfOptions) {
     this.branding = o.branding;
@@ -338,6 +342,7 @@ export class BrandedPdf {
       lang: 'en',
       displayTitle: true,
       bufferPages: true,
+      tagged: true,
       font: fontOf('regular').bytes as unknown as string,
       autoFirstPage: false,
     });
@@ -346,12 +351,20 @@ export class BrandedPdf {
       this.doc.registerFont(FACE_NAMES[face], face === 'cjk' ? FONT_FILES.cjk : fontOf(face).bytes);
     }
     this.#xmp(info, o.generatedAt);
+    this.#root = this.doc.struct('Document');
+    this.doc.addStructure(this.#root);
     this.doc.addPage();
     // the title on one line when it fits at 13 pt or more, else wrapped at 13 pt
     let titleSize = 18;
     while (titleSize > 13 && !fits(cleanText(o.title), 'bold', titleSize, this.contentWidth)) titleSize -= 0.5;
-    this.#block(o.title, { style: 'bold', size: titleSize, color: o.branding.accentColor });
-    if (o.subtitle !== undefined) this.#block(o.subtitle, { size: 11 });
+    this.tag('H1', () => this.#block(o.title, { style: 'bold', size: titleSize, color: o.branding.accentColor }));
+    const subtitle = o.subtitle;
+    if (subtitle !== undefined) this.tag('P', () => this.#block(subtitle, { size: 11 }));
+    this.tag('P', () => this.#docInfo(o));
+    this.doc.y += 10;
+  }
+
+  #docInfo(o: BrandedPdfOptions): void {
     this.#block(`Generated ${timeText(o.generatedAt, o.branding.timeZone)}${o.documentId === undefined ? '' : `  |  ${o.documentId}`}`, {
       size: 8,
       color: MUTED,
@@ -363,7 +376,33 @@ export class BrandedPdf {
       });
     }
     this.#block(`Times are ${o.branding.timeZone}, to the minute; the embedded JSON twin has the exact instants.`, { size: 8, color: MUTED });
-    this.doc.y += 10;
+  }
+
+  // ---- structure (tagged PDF)
+
+  /** Draws `draw` as the content of a new structure element `type` (H1, P, TD, ...) under `parent`. */
+  tag(type: string, draw: () => void, parent: PDFKit.PDFStructureElement = this.#root): void {
+    const el = this.doc.struct(type);
+    parent.add(el);
+    const content = this.doc.markStructureContent(type);
+    draw();
+    this.doc.endMarkedContent();
+    el.add(content);
+    el.end();
+  }
+
+  /** A structure element holding others (Table, TR, Figure); `end()` it when its last child is added. */
+  group(type: string, parent: PDFKit.PDFStructureElement = this.#root, options: PDFKit.Mixins.StructureElementOptions = {}): PDFKit.PDFStructureElement {
+    const el = this.doc.struct(type, options);
+    parent.add(el);
+    return el;
+  }
+
+  /** Draws `draw` as an artifact: page furniture and backgrounds, not part of the content. */
+  artifact(draw: () => void, type: 'Pagination' | 'Layout' = 'Layout'): void {
+    this.doc.markContent('Artifact', { type });
+    draw();
+    this.doc.endMarkedContent();
   }
 
   /** The XMP pdfkit writes, with its values escaped and the modification date PDF/A wants beside the Info dictionary's. */
@@ -524,7 +563,7 @@ export class BrandedPdf {
       draw: () => {
         if (this.doc.y > TOP + 1) this.doc.y += 8;
         this.#section = this.doc.outline.addItem(cleanText(text));
-        this.#block(text, { style: 'bold', size, color: this.branding.accentColor });
+        this.tag('H2', () => this.#block(text, { style: 'bold', size, color: this.branding.accentColor }));
         this.doc.y += 4;
       },
     });
@@ -540,7 +579,7 @@ export class BrandedPdf {
       draw: () => {
         this.doc.y += 4;
         (this.#section ?? this.doc.outline).addItem(cleanText(text));
-        this.#block(text, { style: 'bold', size });
+        this.tag('H3', () => this.#block(text, { style: 'bold', size }));
         this.doc.y += 2;
       },
     });
@@ -549,7 +588,7 @@ export class BrandedPdf {
 
   paragraph(text: string): this {
     this.reserve(this.#blockHeight(text, { size: 10 }));
-    this.#block(text, { size: 10 });
+    this.tag('P', () => this.#block(text, { size: 10 }));
     this.doc.y += 4;
     return this;
   }
@@ -558,7 +597,7 @@ export class BrandedPdf {
   note(text: string, o: { keepWithNext?: boolean } = {}): this {
     const height = this.#blockHeight(text, { size: 8 }) + 3;
     const draw = () => {
-      this.#block(text, { size: 8, color: MUTED });
+      this.tag('P', () => this.#block(text, { size: 8, color: MUTED }));
       this.doc.y += 3;
     };
     if (o.keepWithNext === true) this.#pending.push({ height, draw });
@@ -575,8 +614,10 @@ export class BrandedPdf {
       const value = raw === '' ? '-' : raw;
       // a label is never left at the foot of a page without its value
       this.reserve(this.#blockHeight(label, { style: 'bold', size: 9 }) + this.#blockHeight(value, { size: 10 }) + 3);
-      this.#block(label, { style: 'bold', size: 9, color: LABEL });
-      this.#block(value, { size: 10 });
+      this.tag('P', () => {
+        this.#block(label, { style: 'bold', size: 9, color: LABEL });
+        this.#block(value, { size: 10 });
+      });
       this.doc.y += 3;
     }
     return this;
@@ -589,24 +630,37 @@ export class BrandedPdf {
   figures(rows: readonly (readonly [string, string])[]): this {
     const d = this.doc;
     const valueWidth = this.contentWidth - 252;
+    let table: PDFKit.PDFStructureElement | null = null;
     for (const [label, raw] of rows) {
       const value = raw === '' ? '-' : raw;
       const lines = this.layout(value, { style: 'bold', size: 9, width: valueWidth });
       const h = Math.max(13, lines.length * 9 * LEADING + 2);
       this.reserve(h);
       const y = d.y;
-      this.#label(label, MARGIN, y, { size: 9, color: LABEL, width: 245, style: 'condensed' });
-      this.#drawLines(lines, MARGIN + 252, y, { size: 9, color: this.branding.primaryColor, width: valueWidth });
+      table ??= this.group('Table');
+      const tr = this.group('TR', table);
+      this.tag('TH', () => this.#label(label, MARGIN, y, { size: 9, color: LABEL, width: 245, style: 'condensed' }), tr);
+      this.tag('TD', () => this.#drawLines(lines, MARGIN + 252, y, { size: 9, color: this.branding.primaryColor, width: valueWidth }), tr);
+      tr.end();
       d.y = y + h;
     }
+    table?.end();
     d.y += 4;
     return this;
   }
 
-  #chartTitle(title: string, rows: number): void {
+  /** Starts a chart: room for it, its title, and a Figure element (alt text: the title) its drawing is marked in; answers the end. */
+  #chartStart(title: string, rows: number): () => void {
     this.reserve(16 + rows * ROW_H);
+    const figure = this.group('Figure', this.#root, { alt: `${cleanText(title)} (chart; every value is printed beside its bar)` });
+    const content = this.doc.markStructureContent('Figure');
     this.#block(title, { style: 'bold', size: 9, color: LABEL });
     this.doc.y += 2;
+    return () => {
+      this.doc.endMarkedContent();
+      figure.add(content);
+      figure.end();
+    };
   }
 
   #rowLabel(label: string, y: number): void {
@@ -620,7 +674,7 @@ export class BrandedPdf {
   /** Horizontal bars (vector rectangles) scaled to the largest value (or `max`), each value printed after its bar. */
   barChart(title: string, bars: readonly ChartBar[], o: { max?: number } = {}): this {
     const d = this.doc;
-    this.#chartTitle(title, bars.length);
+    const done = this.#chartStart(title, bars.length);
     const max = Math.max(o.max ?? 0, ...bars.map((b) => b.value), 1);
     for (const b of bars) {
       const y = d.y;
@@ -630,6 +684,7 @@ export class BrandedPdf {
       this.#rowValue(`${b.value}${b.note === undefined ? '' : ` ${b.note}`}`, BAR_X + w + 6, y);
       d.y = y + ROW_H;
     }
+    done();
     d.y += 6;
     return this;
   }
@@ -637,7 +692,7 @@ export class BrandedPdf {
   /** Stacked horizontal bars: one row per label, one segment per series, scaled to the largest total; a legend below. */
   stackedBars(title: string, series: readonly ChartSeries[], rows: readonly { label: string; values: readonly number[] }[]): this {
     const d = this.doc;
-    this.#chartTitle(title, rows.length + 1);
+    const done = this.#chartStart(title, rows.length + 1);
     const total = (r: { values: readonly number[] }) => r.values.reduce((a, b) => a + b, 0);
     const max = Math.max(1, ...rows.map(total));
     for (const r of rows) {
@@ -662,13 +717,14 @@ export class BrandedPdf {
       x += 11 + w + 12;
     }
     d.y = y + ROW_H + 4;
+    done();
     return this;
   }
 
   /** Coverage bars: a grey track filled in the accent colour to `part / whole`, `n of m (p%)` after it. */
   coverage(title: string, rows: readonly CoverageRow[]): this {
     const d = this.doc;
-    this.#chartTitle(title, rows.length);
+    const done = this.#chartStart(title, rows.length);
     for (const r of rows) {
       const y = d.y;
       this.#rowLabel(r.label, y);
@@ -678,13 +734,15 @@ export class BrandedPdf {
       this.#rowValue(shareText(r.part, r.whole), BAR_X + BAR_W + 6, y);
       d.y = y + ROW_H;
     }
+    done();
     d.y += 6;
     return this;
   }
 
   /** A table whose rows are added as they arrive (`.row(...)`); the header repeats on every new page. */
   table(columns: readonly TableColumn[]): PdfTable {
-    return new PdfTable(this, columns, {
+    // the Table element is made with the first row, after the headings waiting for it: reading order
+    return new PdfTable(this, () => this.group('Table'), columns, {
       layout: (text, o) => this.layout(text, o),
       draw: (lines, x, y, o) => this.#drawLines(lines, x, y, o),
     });
@@ -713,6 +771,7 @@ export class BrandedPdf {
     const pages = range.count;
     for (let i = range.start; i < range.start + pages; i++) {
       d.switchToPage(i);
+      d.markContent('Artifact', { type: 'Pagination' });
       const bottom = d.page.margins.bottom;
       d.page.margins.bottom = 0; // drawing in the margin must not start a new page
       let nameX = MARGIN;
@@ -741,6 +800,7 @@ export class BrandedPdf {
       const line = this.#line(page, 'regular', 8);
       this.#drawLines([line], d.page.width - MARGIN - 80, y, { size: 8, color: MUTED, width: 80, align: 'right' });
       d.page.margins.bottom = bottom;
+      d.endMarkedContent();
     }
   }
 
@@ -748,6 +808,7 @@ export class BrandedPdf {
     if (this.#ended) return;
     this.#ended = true;
     if (this.#pending.length > 0) this.reserve(0);
+    this.#root.end();
     this.#decorate();
     this.doc.end();
   }
@@ -804,10 +865,14 @@ export class PdfTable {
   readonly #pdf: BrandedPdf;
   readonly #columns: readonly TableColumn[];
   readonly #tools: TableTools;
+  /** The table's structure element: a TR per row, the header's cells TH, the repeated header an artifact. */
+  #element: PDFKit.PDFStructureElement | null = null;
+  readonly #newElement: () => PDFKit.PDFStructureElement;
   #rows = 0;
 
-  constructor(pdf: BrandedPdf, columns: readonly TableColumn[], tools: TableTools) {
+  constructor(pdf: BrandedPdf, element: () => PDFKit.PDFStructureElement, columns: readonly TableColumn[], tools: TableTools) {
     this.#pdf = pdf;
+    this.#newElement = element;
     this.#columns = columns;
     this.#tools = tools;
   }
@@ -824,18 +889,28 @@ export class PdfTable {
     return { lines, height: Math.max(...lines.map((l) => l.length), 1) * TABLE_FONT * LEADING + 2 * CELL_PAD };
   }
 
-  #drawCells(lines: Line[][], y: number, h: number, o: { color: string; fill?: string }): void {
-    const d = this.#pdf.doc;
+  /** The cells of one row; `cell` is the structure element type of each (TH, TD), none when the row is an artifact. */
+  #drawCells(lines: Line[][], y: number, h: number, o: { color: string; fill?: string; tr?: PDFKit.PDFStructureElement; cell?: 'TH' | 'TD' }): void {
+    const pdf = this.#pdf;
     const widths = this.#widths();
-    if (o.fill !== undefined) d.rect(MARGIN, y, this.#pdf.contentWidth, h).fill(o.fill);
+    const fill = o.fill;
+    if (fill !== undefined) {
+      const background = () => pdf.doc.rect(MARGIN, y, pdf.contentWidth, h).fill(fill);
+      if (o.tr === undefined) background();
+      else pdf.artifact(background);
+    }
     let x = MARGIN;
     lines.forEach((cell, i) => {
-      this.#tools.draw(cell, x + CELL_PAD, y + CELL_PAD, {
-        size: TABLE_FONT,
-        color: o.color,
-        width: widths[i]! - 2 * CELL_PAD,
-        align: this.#columns[i]!.align ?? 'left',
-      });
+      const cx = x;
+      const draw = () =>
+        this.#tools.draw(cell, cx + CELL_PAD, y + CELL_PAD, {
+          size: TABLE_FONT,
+          color: o.color,
+          width: widths[i]! - 2 * CELL_PAD,
+          align: this.#columns[i]!.align ?? 'left',
+        });
+      if (o.tr === undefined || o.cell === undefined) draw();
+      else pdf.tag(o.cell, draw, o.tr);
       x += widths[i]!;
     });
   }
@@ -847,7 +922,14 @@ export class PdfTable {
       'bold',
     );
     const y = d.y;
-    this.#drawCells(h.lines, y, h.height, { color: '#ffffff', fill: this.#pdf.branding.accentColor });
+    const o = { color: '#ffffff', fill: this.#pdf.branding.accentColor };
+    // the header row: a TR of TH cells the first time, an artifact when repeated on a new page
+    if (this.#rows === 0) {
+      this.#element = this.#newElement();
+      const tr = this.#pdf.group('TR', this.#element);
+      this.#drawCells(h.lines, y, h.height, { ...o, tr, cell: 'TH' });
+      tr.end();
+    } else this.#pdf.artifact(() => this.#drawCells(h.lines, y, h.height, o), 'Pagination');
     d.y = y + h.height;
   }
 
@@ -877,15 +959,23 @@ export class PdfTable {
     this.#rows += 1;
     const y = d.y;
     const color = o.color ?? this.#pdf.branding.primaryColor;
-    this.#drawCells(body.lines, y, h, { color, ...(this.#rows % 2 === 0 ? { fill: ZEBRA } : {}) });
-    if (detail.length > 0)
-      this.#tools.draw(detail, MARGIN + CELL_PAD, y + body.height - CELL_PAD / 2, { size: TABLE_FONT - 0.5, color: MUTED, width: detailWidth });
+    const tr = this.#pdf.group('TR', this.#element ?? undefined);
+    this.#drawCells(body.lines, y, h, { color, tr, cell: 'TD', ...(this.#rows % 2 === 0 ? { fill: ZEBRA } : {}) });
+    if (detail.length > 0) {
+      this.#pdf.tag(
+        'TD',
+        () => this.#tools.draw(detail, MARGIN + CELL_PAD, y + body.height - CELL_PAD / 2, { size: TABLE_FONT - 0.5, color: MUTED, width: detailWidth }),
+        tr,
+      );
+    }
+    tr.end();
     d.y = y + h;
     return this;
   }
 
   /** Ends the table with a little space below it. */
   end(): void {
+    this.#element?.end();
     this.#pdf.doc.y += 8;
   }
 }
