@@ -17,10 +17,11 @@ import { csafSchemaIssues } from '../src/resources/case-submissions/csaf.js';
 import { STAGE_FIELDS, STAGES } from '../src/resources/case-submissions/fields.js';
 import { CASE_KINDS } from '../src/resources/cases/deadlines.js';
 import { createCasesFixture, VALID_CONTENT, type CasesFixture } from './cases-fixture.js';
+import { pdfAttachments, pdfFonts, pdfTool } from './helpers/pdf.js';
 import { availableDrivers } from './helpers/store.js';
 import { requireTool } from '../../../vitest.shared.js';
 
-const hasPdftotext = requireTool('pdftotext', 'poppler-utils');
+const hasPdftotext = ['pdftotext', 'pdfinfo', 'pdffonts', 'pdfdetach'].every((t) => requireTool(t, 'poppler-utils'));
 // a 1x1 PNG
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -240,6 +241,16 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
       expect(text).toContain(want);
     }
     expect(s.document.manufacturer.name).toBe('Acme Devices GmbH');
+    // archival: PDF/A-3b, every font embedded, the exact document attached (the bytes /document serves)
+    for (const font of pdfFonts(pdf.raw)) expect(font, font.name).toMatchObject({ embedded: true, subset: true });
+    expect(pdfTool(pdf.raw, 'pdfinfo', ['-meta', '{}'])).toMatch(/<pdfaid:part>3<\/pdfaid:part>[\s\S]*<pdfaid:conformance>B<\/pdfaid:conformance>/);
+    expect(pdfTool(pdf.raw, 'pdfinfo', ['-enc', 'UTF-8', '{}'])).toMatch(/^Author:\s+Acme Devices GmbH$/m);
+    const document = await f.api('GET', `/api/v1/cases/${cases.exploited_vulnerability.id}/submissions/${s.id}/document`);
+    expect(document.status).toBe(200);
+    const attached = pdfAttachments(pdf.raw);
+    expect([...attached.keys()]).toEqual([`early_warning-${s.id}.json`]);
+    expect(attached.get(`early_warning-${s.id}.json`)!.equals(document.raw)).toBe(true);
+    expect(`sha256:${createHash('sha256').update(document.raw).digest('hex')}`).toBe(s.digest);
     // the logo is embedded: one 1x1 image (pdfimages lists the page's images)
     const dir = await mkdtemp(join(tmpdir(), 'svc-case-pdf-'));
     await writeFile(join(dir, 's.pdf'), pdf.raw);

@@ -11,14 +11,15 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireTool } from '../../../vitest.shared.js';
+import { timeText } from '../src/reports/pdf.js';
 import { REPORT_PAGE } from '../src/resources/reports/document.js';
 import { availableDrivers } from './helpers/store.js';
 import { cyclonedx, osvRecord, osvZip } from './helpers/feeds.js';
-import { countColor, pdfPageCount, pdfToText, renderPage } from './helpers/pdf.js';
+import { countColor, pdfAttachments, pdfFonts, pdfPageCount, pdfTool, pdfToText, renderPage } from './helpers/pdf.js';
 import { createPipelineFixture, newAuthorizer, releasePayload, sign } from './pipeline-fixture.js';
 import { BRANDING, buildReportsWorld, type ReportsWorld } from './reports-fixture.js';
 
-const POPPLER = requireTool('pdftotext', 'poppler-utils') && requireTool('pdftoppm', 'poppler-utils') && requireTool('pdfinfo', 'poppler-utils');
+const POPPLER = ['pdftotext', 'pdftoppm', 'pdfinfo', 'pdffonts', 'pdfdetach'].every((t) => requireTool(t, 'poppler-utils'));
 
 const sha256 = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -140,7 +141,20 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
       open: false,
       vex: { status: 'not_affected', justification: 'vulnerable_code_not_in_execute_path' },
       fixed_versions: ['2.31.0'],
+      fixed_by: [],
     });
+    // an open finding: the advisory's CVSS vector, and the newest release of the product in which it is
+    // no longer open (edge-gateway 2.0.0 ships lodash 4.17.21); the vector as the feed gave it
+    const lodash = edge.artifacts[0].findings.find((f: any) => f.aliases.includes('CVE-2021-23337'));
+    expect(lodash).toMatchObject({
+      open: true,
+      cvss_vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H',
+      fixed_versions: ['4.17.21'],
+      fixed_by: [{ product: 'edge-gateway', version: '2.0.0' }],
+    });
+    // the same rule as the known-exploited section's fixing release
+    const log4j = edge.artifacts[0].findings.find((f: any) => f.vulnerability === 'CVE-2021-44228');
+    expect(log4j.fixed_by).toEqual(j.known_exploited.find((k: any) => k.vulnerability === 'CVE-2021-44228').fixed_by);
     expect(sensor.artifacts).toMatchObject([{ name: 'tool', sbom: false, devices: 1, counts: { total: 0 }, findings: [] }]);
     expect(j.unreleased_artifacts).toMatchObject([
       { name: 'lib', version: '0.1.0', releases: [], devices: 0, counts: { total: 1, open: 1, open_by_severity: { medium: 1 } } },
@@ -165,7 +179,9 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(figure(text, 'Devices exposed to known-exploited')).toBe(String(s.exposed_devices_known_exploited));
     expect(figure(text, 'OSV advisories stored')).toBe(String(j.freshness.advisories));
     expect(figure(text, 'KEV catalog')).toMatch(
-      new RegExp(`^version ${escape(j.freshness.kev.catalog_version)}, ${j.freshness.kev.entries} entries, imported`),
+      new RegExp(
+        `^version ${escape(j.freshness.kev.catalog_version)}, ${j.freshness.kev.entries} ${j.freshness.kev.entries === 1 ? 'entry' : 'entries'}, imported`,
+      ),
     );
     // the severity chart's values are the open counts (with the VEX-closed ones noted)
     expect(text).toMatch(new RegExp(`^\\s*critical\\s+${s.by_severity.critical.open}\\s*$`, 'm'));
@@ -186,13 +202,14 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(text).toContain('Artifacts in no release');
 
     // generation time and data cut-off printed; branding on every page
-    expect(text).toContain(`Generated ${j.report.generated_at}`);
-    expect(text).toMatch(new RegExp(`Data cut-off ${escape(j.report.data_cutoff.at)} \\| one database snapshot; audit events up to #\\d+`));
+    // times printed to the minute with their zone (the twin keeps the exact instants)
+    expect(text).toContain(`Generated ${timeText(j.report.generated_at)}`);
+    expect(text).toMatch(new RegExp(`Data cut-off ${escape(timeText(j.report.data_cutoff.at))} \\| one database snapshot; audit events up to #\\d+`));
     const pages = text.split('\f').filter((x) => x.trim() !== '');
     expect(pages.length).toBe(pdfPageCount(p.raw));
     pages.forEach((page, i) => {
       expect(page).toContain(BRANDING.company_name);
-      expect(page).toMatch(new RegExp(`${escape(BRANDING.company_name)} - Confidential\\s+page ${i + 1}`));
+      expect(page).toMatch(new RegExp(`${escape(BRANDING.company_name)} - Confidential\\s+page ${i + 1} of ${pages.length}`));
     });
     // the logo (magenta) in the header's top-left corner and the accent colour (violet) drawn on page 1
     const page1 = renderPage(p.raw, 1, 60);
@@ -302,7 +319,7 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     for (const x of j.products) {
       expect(text).toMatch(
         new RegExp(
-          `^\\s*${escape(x.product)}\\s+${escape(x.latest_release.version)} \\(${x.releases} releases\\)\\s+\\S+\\s+${x.devices}\\s+${escape(share(x.on_latest, x.devices))}\\s+${escape(share(x.with_receipt, x.devices))}\\s*$`,
+          `^\\s*${escape(x.product)}\\s+${escape(x.latest_release.version)} \\(${x.releases} ${x.releases === 1 ? 'release' : 'releases'}\\)\\s+\\S+\\s+${x.devices}\\s+${escape(share(x.on_latest, x.devices))}\\s+${escape(share(x.with_receipt, x.devices))}\\s*$`,
           'm',
         ),
       );
@@ -312,8 +329,8 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
     expect(text).toMatch(new RegExp(`^\\s*critical\\s+${j.findings.by_severity.critical.join('\\s+')}\\s+2\\s*$`, 'm'));
     // cases and their clocks
     expect(text).toContain('Log4Shell in the gateway app');
-    expect(text).toMatch(/early warning\s+\S+\s+overdue\s+overdue 6h 0m/);
-    expect(text).toContain(`Data cut-off ${j.report.data_cutoff.at}`);
+    expect(text).toMatch(/early warning\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC\s+overdue\s+overdue 6h 0m/);
+    expect(text).toContain(`Data cut-off ${timeText(j.report.data_cutoff.at)}`);
     const page1 = renderPage(p.raw, 1, 60);
     expect(countColor(page1, BRANDING.accent_color)).toBeGreaterThan(2000);
   });
@@ -341,6 +358,58 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
       expect(row.detail).toMatchObject({ format: s.format, sha256: sha256(s.raw), bytes: s.raw.length, product: 'edge-gateway' });
       expect(s.digest).toBe(`sha-256=:${createHash('sha256').update(s.raw).digest('base64')}:`);
     });
+  });
+
+  it.skipIf(!POPPLER)(
+    'each PDF is PDF/A-3b with every font embedded and carries its JSON twin: the API twin byte for byte but for the one audit event between them',
+    async () => {
+      for (const kind of ['vulnerability', 'readiness'] as const) {
+        const p = await get(`/api/v1/reports/${kind}.pdf`);
+        expect(p.status).toBe(200);
+        const fonts = pdfFonts(p.raw);
+        expect(fonts.length).toBeGreaterThan(0);
+        for (const f of fonts) expect(f, `${kind}: ${f.name}`).toMatchObject({ embedded: true, subset: true });
+        const info = pdfTool(p.raw, 'pdfinfo', ['-enc', 'UTF-8', '{}']);
+        expect(info).toMatch(/^PDF version:\s+1\.7$/m);
+        expect(info).toMatch(new RegExp(`^Author:\\s+${escape(BRANDING.company_name)}$`, 'm'));
+        expect(info).toMatch(new RegExp(`^Title:\\s+${kind === 'vulnerability' ? 'Vulnerability' : 'Readiness'} report$`, 'm'));
+        const xmp = pdfTool(p.raw, 'pdfinfo', ['-meta', '{}']);
+        expect(xmp).toContain('<pdfaid:part>3</pdfaid:part>');
+        expect(xmp).toContain('<pdfaid:conformance>B</pdfaid:conformance>');
+
+        const twin = pdfAttachments(p.raw).get(`${kind}-report.json`);
+        expect(twin, kind).toBeDefined();
+        // the audit row of the PDF names its twin's digest
+        const row = (await reportAudits()).events[0];
+        expect(row.detail).toMatchObject({ format: 'pdf', sha256: sha256(p.raw), twin_sha256: sha256(twin!) });
+
+        // the API's twin, generated right after at the same instant, differs only by the PDF's own audit
+        // event: the data cut-off's audit_seq (and, for the vulnerability report, the previous report)
+        const j = await get(`/api/v1/reports/${kind}.json`);
+        const [t, a] = [JSON.parse(twin!.toString('utf8')), j.json()];
+        expect(BigInt(a.report.data_cutoff.audit_seq)).toBe(BigInt(t.report.data_cutoff.audit_seq) + 1n);
+        let expected = twin!.toString('utf8').replace(JSON.stringify(t.report.data_cutoff), JSON.stringify(a.report.data_cutoff));
+        if (kind === 'vulnerability') {
+          expect(a.previous).toMatchObject({ format: 'pdf', audit_seq: a.report.data_cutoff.audit_seq, generated_at: t.report.generated_at });
+          expect(a.previous.figures).toEqual({
+            findings: t.summary.findings,
+            open: t.summary.open,
+            known_exploited_open: t.summary.known_exploited_open,
+            exposed_devices: t.summary.exposed_devices,
+            exposed_devices_known_exploited: t.summary.exposed_devices_known_exploited,
+          });
+          expected = expected.replace(`"previous":${JSON.stringify(t.previous)}`, `"previous":${JSON.stringify(a.previous)}`);
+        }
+        expect(Buffer.from(expected, 'utf8').equals(j.raw), kind).toBe(true);
+      }
+    },
+  );
+
+  it.skipIf(!POPPLER)('the vulnerability report says what changed since the previous one', async () => {
+    const before = (await get('/api/v1/reports/vulnerability.json')).json();
+    const text = pdfToText((await get('/api/v1/reports/vulnerability.pdf')).raw).replace(/\s+/g, ' ');
+    expect(text).toContain(`Since the previous report (`);
+    expect(text).toContain(`findings ${before.summary.findings} (unchanged), open ${before.summary.open} (unchanged)`);
   });
 
   it('scope: a product narrows every figure to it; a severity narrows the findings listed, not the counts', async () => {

@@ -100,3 +100,99 @@ export function solidPng(width: number, height: number, hex: string): Buffer {
     chunk('IEND', Buffer.alloc(0)),
   ]);
 }
+
+/** Runs a poppler tool on the PDF (`{}` in `args` is the file); answers its standard output. */
+export function pdfTool(bytes: Uint8Array, cmd: string, args: string[]): string {
+  return withPdf(bytes, (file) =>
+    run(
+      cmd,
+      args.map((a) => (a === '{}' ? file : a)),
+    ),
+  );
+}
+
+/** Every embedded file (`pdfdetach -saveall`), by name. */
+export function pdfAttachments(bytes: Uint8Array): Map<string, Buffer> {
+  return withPdf(bytes, (file, dir) => {
+    const names = run('pdfdetach', ['-list', '-enc', 'UTF-8', file])
+      .split('\n')
+      .map((l) => /^\d+: (.*)$/.exec(l)?.[1])
+      .filter((n): n is string => n !== undefined);
+    const out = new Map<string, Buffer>();
+    names.forEach((name, i) => {
+      const target = join(dir, `attachment-${i + 1}`);
+      run('pdfdetach', ['-save', String(i + 1), '-o', target, file]);
+      out.set(name, readFileSync(target));
+    });
+    return out;
+  });
+}
+
+/** `pdffonts` rows: name, type, whether embedded. */
+export function pdfFonts(bytes: Uint8Array): { name: string; type: string; embedded: boolean; subset: boolean }[] {
+  const lines = pdfTool(bytes, 'pdffonts', ['{}'])
+    .split('\n')
+    .slice(2)
+    .filter((l) => l.trim() !== '');
+  return lines.map((l) => {
+    // the last columns are fixed: emb sub uni object ID
+    const m = /^(\S+)\s+(.+?)\s+(\S+)\s+(yes|no)\s+(yes|no)\s+(yes|no)\s+\d+\s+\d+\s*$/.exec(l);
+    if (m === null) throw new Error(`unexpected pdffonts line: ${l}`);
+    return { name: m[1]!, type: m[2]!, embedded: m[4] === 'yes', subset: m[5] === 'yes' };
+  });
+}
+
+export interface TextLine {
+  page: number;
+  /** Top and bottom of the line, points from the top of the page. */
+  yMin: number;
+  yMax: number;
+  xMin: number;
+  words: { text: string; xMin: number; xMax: number }[];
+  text: string;
+}
+
+const unescapeXml = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+
+/**
+ * The rendered text as lines with positions (`pdftotext -bbox`): words whose baselines agree
+ * (within 1.5 pt) form a line, ordered top to bottom; and each page's height.
+ */
+export function pdfTextLines(bytes: Uint8Array): { pages: { width: number; height: number }[]; lines: TextLine[] } {
+  const html = pdfTool(bytes, 'pdftotext', ['-bbox', '-enc', 'UTF-8', '{}', '-']);
+  const pages: { width: number; height: number }[] = [];
+  const lines: TextLine[] = [];
+  for (const [i, chunk] of html.split('<page ').slice(1).entries()) {
+    const size = /width="([\d.]+)" height="([\d.]+)"/.exec(chunk)!;
+    pages.push({ width: Number(size[1]), height: Number(size[2]) });
+    const words = [...chunk.matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
+      xMin: Number(m[1]),
+      yMin: Number(m[2]),
+      xMax: Number(m[3]),
+      yMax: Number(m[4]),
+      text: unescapeXml(m[5]!),
+    }));
+    const pageLines: TextLine[] = [];
+    for (const w of words.sort((a, b) => a.yMax - b.yMax || a.xMin - b.xMin)) {
+      const line = pageLines.find((l) => Math.abs(l.yMax - w.yMax) < 1.5);
+      if (line === undefined) pageLines.push({ page: i + 1, yMin: w.yMin, yMax: w.yMax, xMin: w.xMin, words: [w], text: '' });
+      else {
+        line.words.push(w);
+        line.yMin = Math.min(line.yMin, w.yMin);
+        line.xMin = Math.min(line.xMin, w.xMin);
+      }
+    }
+    for (const l of pageLines) {
+      l.words.sort((a, b) => a.xMin - b.xMin);
+      l.text = l.words.map((w) => w.text).join(' ');
+    }
+    lines.push(...pageLines.sort((a, b) => a.yMax - b.yMax));
+  }
+  return { pages, lines };
+}

@@ -2,10 +2,11 @@
  * The exact document of a stage submission (`svc.cra-article14-submission.v1`): what the
  * operator files with the CSIRT and ENISA (through the single reporting platform) or publishes
  * to users. It is RFC 8785 canonical JSON, so its SHA-256 (the submission's digest) is a
- * function of its content; the PDF is the same document drawn with the tenant's branding.
+ * function of its content; the PDF is the same document drawn with the tenant's branding, and
+ * carries these exact bytes as an associated file (PDF/A-3, `AFRelationship /Data`).
  */
 import { canonicalize, sha256Digest, type Digest } from '@svc/release-core';
-import { BrandedPdf, type ReportBranding } from '../../reports/pdf.js';
+import { BrandedPdf, timeText, type ReportBranding } from '../../reports/pdf.js';
 import type { Deadline } from '../cases/deadlines.js';
 import { STAGE_FIELDS, STAGE_TITLES, type Stage, type SubmissionContent } from './fields.js';
 
@@ -90,12 +91,20 @@ function show(v: unknown): string {
 /** The branded PDF of a submission document: the case, the stage's fields in the table's order, and the document digest. */
 export function submissionPdf(f: SubmissionFacts, doc: SubmissionDocument, branding: ReportBranding): BrandedPdf {
   const c = f.case;
+  const t = (d: Date) => timeText(d, branding.timeZone);
   const pdf = new BrandedPdf({
     title: `${STAGE_TITLES[f.stage]}: ${c.title}`,
     subtitle: `Regulation (EU) 2024/2847, ${ARTICLE[f.stage][c.kind]}`,
+    subject: `Article 14 submission (${SUBMISSION_DOCUMENT_TYPE}); the canonical JSON document is attached`,
     branding,
     generatedAt: f.submittedAt,
     documentId: doc.digest,
+  });
+  pdf.attach({
+    name: `${f.stage}-${f.id}.json`,
+    bytes: doc.bytes,
+    description: `The submission document (${SUBMISSION_DOCUMENT_TYPE}, RFC 8785 canonical JSON); its SHA-256 is ${doc.digest}`,
+    at: f.submittedAt,
   });
   pdf
     .heading('Case')
@@ -106,24 +115,24 @@ export function submissionPdf(f: SubmissionFacts, doc: SubmissionDocument, brand
       ['Products', show(c.products)],
       ['Vulnerabilities', show(c.vulnerability_ids)],
       ['Artifacts', c.artifacts.length === 0 ? 'none' : c.artifacts.map((a) => `${a.name} ${a.version} (${a.digest})`).join('\n')],
-      ['Aware since', c.aware_at.toISOString()],
+      ['Aware since', t(c.aware_at)],
       ...(c.corrective_measure === null
         ? []
         : ([
             [
               'Corrective or mitigating measure available',
-              `${c.corrective_measure.available_at.toISOString()}${c.corrective_measure.release === null ? '' : ` (${c.corrective_measure.release.product} ${c.corrective_measure.release.version})`}`,
+              `${t(c.corrective_measure.available_at)}${c.corrective_measure.release === null ? '' : ` (${c.corrective_measure.release.product} ${c.corrective_measure.release.version})`}`,
             ],
           ] as [string, string][])),
     ]);
   if (f.deadline !== null) {
-    pdf.fields([['Deadline', `${f.deadline.due_at?.toISOString() ?? 'not yet running'} (${f.deadline.basis})`]]);
+    pdf.fields([['Deadline', `${f.deadline.due_at === null ? 'not yet running' : t(f.deadline.due_at)} (${f.deadline.basis})`]]);
   }
   pdf.heading(STAGE_TITLES[f.stage]).fields(STAGE_FIELDS[f.stage][c.kind].map((s) => [s.label, show(f.content[s.name])] as const));
   pdf.heading('Submission').fields([
     ['Submission', f.id],
     ['Submitted by', f.submittedBy],
-    ['Submitted at', f.submittedAt.toISOString()],
+    ['Submitted at', t(f.submittedAt)],
     ['Supersedes', f.supersedes === null ? 'none' : `${f.supersedes.id} (${f.supersedes.digest})`],
     ['Document digest (SHA-256 of the canonical JSON)', doc.digest],
   ]);

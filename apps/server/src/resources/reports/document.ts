@@ -107,6 +107,8 @@ export interface ReportFinding {
   summary: string | null;
   severity: string;
   cvss_score: number | null;
+  /** The CVSS vector of the advisory the score came from (null when the feed gave none). */
+  cvss_vector: string | null;
   known_exploited: boolean;
   kev_date_added: string | null;
   component: { purl: string; name: string; version: string | null };
@@ -116,7 +118,8 @@ export interface ReportFinding {
   first_seen_at: string;
 }
 
-export function reportFinding(f: FindingListRow): ReportFinding {
+/** A finding as the report prints it; `vectors` maps advisory ids to their CVSS vector (advisoryVectors). */
+export function reportFinding(f: FindingListRow, vectors: ReadonlyMap<string, string> = new Map()): ReportFinding {
   return {
     id: f.id,
     vulnerability: f.vuln_key,
@@ -124,6 +127,7 @@ export function reportFinding(f: FindingListRow): ReportFinding {
     summary: f.summary,
     severity: f.severity,
     cvss_score: f.cvss_score,
+    cvss_vector: f.advisory_ids.map((id) => vectors.get(id)).find((v) => v !== undefined) ?? null,
     known_exploited: f.known_exploited,
     kev_date_added: f.kev_date_added,
     component: { purl: f.component_purl, name: f.component_name, version: f.component_version },

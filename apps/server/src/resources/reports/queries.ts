@@ -406,3 +406,44 @@ export async function signingRepoState(db: Db, tenantId: string): Promise<{ role
     .executeTakeFirst();
   return { roles: roles.rows.map((x) => ({ role: x.role, version: n(x.version), expires_at: new Date(x.expires_at) })), root: root?.bytes ?? null };
 }
+
+/** The CVSS vectors of these advisories (those that have one). */
+export async function advisoryVectors(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('vuln_advisories')
+    .select(['id', 'cvss_vector'])
+    .where('id', 'in', [...new Set(ids)])
+    .where('cvss_vector', 'is not', null)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.cvss_vector!]));
+}
+
+/** The figures a vulnerability report compares with its predecessor (recorded on its audit row). */
+export interface ReportFigures {
+  findings: number;
+  open: number;
+  known_exploited_open: number;
+  exposed_devices: number;
+  exposed_devices_known_exploited: number;
+}
+
+/**
+ * The newest earlier generation of the vulnerability report of the same scope whose audit row
+ * recorded its figures (reports generated before figures were recorded are skipped).
+ */
+export async function previousVulnerabilityReport(
+  db: Db,
+  tenantId: string,
+  scope: { product?: string | undefined; severity?: string | undefined },
+): Promise<{ generated_at: string; audit_seq: string; format: string; figures: ReportFigures } | null> {
+  const row = await sql<{ seq: string; at: Date; detail: { format: string; data_cutoff: string; figures: ReportFigures } }>`
+    SELECT seq, at, detail FROM audit_events
+    WHERE tenant_id = ${tenantId} AND action = 'report.generate' AND target = 'report:vulnerability'
+      AND detail ? 'figures'
+      AND coalesce(detail->>'product', '') = ${scope.product ?? ''}
+    ORDER BY seq DESC LIMIT 1`.execute(db);
+  const r = row.rows[0];
+  if (r === undefined) return null;
+  return { generated_at: new Date(r.detail.data_cutoff).toISOString(), audit_seq: String(r.seq), format: r.detail.format, figures: r.detail.figures };
+}

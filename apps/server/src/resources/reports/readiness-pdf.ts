@@ -3,7 +3,7 @@
  * chart first, then release adoption, device evidence, SBOM coverage, open findings by
  * severity and age, key hygiene and the open Article 14 cases with their deadlines.
  */
-import { shareText, type BrandedPdf, type PdfTable } from '../../reports/pdf.js';
+import { plural, shareText, timeText, type BrandedPdf, type PdfTable } from '../../reports/pdf.js';
 import { SEVERITIES } from '../vulnerabilities/severity.js';
 import { day, SEVERITY_COLORS } from './document.js';
 import type { CaseSection, ReadinessReport } from './readiness.js';
@@ -28,6 +28,7 @@ function deadlineRemaining(d: CaseSection['deadlines'][number]): string {
 }
 
 export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): Promise<void> {
+  const tz = pdf.branding.timeZone;
   const e = r.evidence;
   const sig = r.keys.signing_repository;
   const activeCases = r.cases.counts.open + r.cases.counts.reportable;
@@ -45,7 +46,9 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     ['Active authorizer keys', String(r.keys.authorizer.active)],
     [
       'Signing repository root',
-      sig.root === null ? 'no repository' : `version ${sig.root.version}, expires ${sig.roles.find((x) => x.role === 'root')?.expires_at ?? '-'}`,
+      sig.root === null
+        ? 'no repository'
+        : `version ${sig.root.version}, expires ${timeText(sig.roles.find((x) => x.role === 'root')?.expires_at ?? null, tz)}`,
     ],
     ['Open Article 14 cases', String(activeCases)],
   ]);
@@ -70,7 +73,7 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     for (const p of r.products)
       t.row([
         p.product,
-        `${p.latest_release.version} (${p.releases} releases)`,
+        `${p.latest_release.version} (${plural(p.releases, 'release')})`,
         day(p.latest_release.created_at),
         String(p.devices),
         shareText(p.on_latest, p.devices),
@@ -153,7 +156,7 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
   ages.end();
   pdf.figures([
     ['Open findings', String(r.findings.open)],
-    ['Oldest open finding first seen', r.findings.oldest_open_first_seen_at ?? '-'],
+    ['Oldest open finding first seen', timeText(r.findings.oldest_open_first_seen_at, tz)],
   ]);
 
   pdf.heading('Key hygiene');
@@ -163,19 +166,19 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     ['Revoked authorizer keys', String(a.revoked)],
     ['Registered in the last 365 days', String(a.registered_last_365_days)],
     ['Rotations (revocations) in the last 365 days', String(a.revoked_last_365_days)],
-    ['Oldest active key registered', a.oldest_active_registered_at ?? '-'],
-    ['Last rotation', a.last_revoked_at ?? 'never'],
+    ['Oldest active key registered', timeText(a.oldest_active_registered_at, tz)],
+    ['Last rotation', a.last_revoked_at === null ? 'never' : timeText(a.last_revoked_at, tz)],
   ]);
   let keys: PdfTable | null = null;
   for await (const k of a.keys) {
+    // the key id (64 hex digits) on the row's full-width line: never broken inside a column
     keys ??= pdf.table([
-      { header: 'Authorizer key', share: 0.22 },
-      { header: 'Key id', share: 0.34 },
-      { header: 'Registered', share: 0.14 },
-      { header: 'Revoked', share: 0.14 },
-      { header: 'Age (days)', share: 0.16, align: 'right' },
+      { header: 'Authorizer key', share: 0.4 },
+      { header: 'Registered', share: 0.2 },
+      { header: 'Revoked', share: 0.2 },
+      { header: 'Age (days)', share: 0.2, align: 'right' },
     ]);
-    keys.row([k.name, k.keyid, day(k.registered_at), k.revoked_at === null ? 'active' : day(k.revoked_at), String(k.age_days)]);
+    keys.row([k.name, day(k.registered_at), k.revoked_at === null ? 'active' : day(k.revoked_at), String(k.age_days)], { detail: `Key id ${k.keyid}` });
   }
   keys?.end();
   if (sig.roles.length > 0) {
@@ -185,8 +188,11 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
       { header: 'Expires', share: 0.35 },
       { header: 'Days left', share: 0.2, align: 'right' },
     ]);
-    for (const x of sig.roles) t.row([x.role, String(x.version), x.expires_at, String(x.days_left)], x.days_left < 0 ? { color: '#991b1b' } : {});
+    for (const x of sig.roles) t.row([x.role, String(x.version), timeText(x.expires_at, tz), String(x.days_left)], x.days_left < 0 ? { color: '#991b1b' } : {});
     t.end();
+    pdf.note(
+      'Days left: whole days until the role expires, rounded down; 0 means it expires within the next 24 hours (normal for the timestamp role, which the server re-signs before it expires), a negative number that it has expired.',
+    );
   }
   if (sig.root !== null) {
     pdf.figures([
@@ -219,9 +225,9 @@ export async function drawReadinessReport(r: ReadinessReport, pdf: BrandedPdf): 
     c.deadlines.forEach((d, i) => {
       cases!.row(
         [
-          i === 0 ? `${c.title}\n${c.kind}, ${c.state}, aware ${c.aware_at}\n${c.id}` : '',
+          i === 0 ? `${c.title}\n${c.kind.replace(/_/g, ' ')}, ${c.state}, aware ${timeText(c.aware_at, tz)}\n${c.id}` : '',
           d.obligation.replace('_', ' '),
-          d.due_at ?? '-',
+          timeText(d.due_at, tz),
           d.status,
           deadlineRemaining(d),
         ],

@@ -201,6 +201,31 @@ export async function releasesWithArtifacts(db: Db, tenantId: string, artifactId
 }
 
 /**
+ * Per vulnerability of `vulnKeys`, the newest release of `product` that fixes it (the rule of
+ * `fixingReleases`), in one query: a report's page of findings asks once, not once per finding.
+ */
+export async function newestFixingReleases(
+  db: Db,
+  tenantId: string,
+  product: string,
+  vulnKeys: readonly string[],
+): Promise<Map<string, { product: string; version: string }>> {
+  if (vulnKeys.length === 0) return new Map();
+  const r = await sql<{ vuln_key: string; product: string; version: string }>`
+    SELECT DISTINCT ON (k.vuln_key) k.vuln_key, r.product, r.version
+    FROM unnest(${[...new Set(vulnKeys)]}::text[]) AS k(vuln_key)
+    JOIN vuln_release_artifacts r ON r.tenant_id = ${tenantId} AND r.product = ${product}
+    WHERE NOT EXISTS (
+        SELECT 1 FROM vuln_release_artifacts ra JOIN vuln_findings f ON f.artifact_id = ra.artifact_id
+        WHERE ra.release_id = r.release_id AND f.vuln_key = k.vuln_key AND ${OPEN})
+      AND NOT EXISTS (
+        SELECT 1 FROM vuln_release_artifacts ra LEFT JOIN artifact_sboms s ON s.artifact_id = ra.artifact_id
+        WHERE ra.release_id = r.release_id AND s.artifact_id IS NULL)
+    ORDER BY k.vuln_key, r.created_at DESC, r.version DESC`.execute(db);
+  return new Map(r.rows.map((x) => [x.vuln_key, { product: x.product, version: x.version }]));
+}
+
+/**
  * Releases of the products that fix the vulnerability: every artifact they name has an SBOM
  * and none has an open finding of it. Newest first per product.
  */
