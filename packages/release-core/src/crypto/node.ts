@@ -1,26 +1,55 @@
 import * as nodeCrypto from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import type { PrivateKey, PublicKey } from '../keys/types.js';
+import { LIMITS } from '../limits.js';
 import type { CryptoProvider } from './provider.js';
 
 /*
  * The only module (besides tests and scripts) that imports node:crypto, so a browser bundle
  * can swap it out and use the noble provider.
  *
- * KeyObjects are cached per key object: building one from DER costs about as much as a
- * verification, and a server or agent verifies with the same few trusted keys all day.
- * A WeakMap lets the cache die with the key.
+ * Building a KeyObject from DER costs about as much as a verification, and a server or agent
+ * verifies with the same few keys all day. Public keys are remembered by key id, because the
+ * server reads its authorizer keys from the database per request and so hands in a new
+ * PublicKey object each time; an entry is used only when its SPKI bytes equal the key's, so a
+ * key object that claims another key's id gets its own import, never the other key. Bounded
+ * by LIMITS.keyObjectCacheEntries, least recently used out first. Private keys (signing, a
+ * handful per process) stay cached per key object.
  */
-const publicKeyObjects = new WeakMap<PublicKey, KeyObject>();
+interface CachedPublicKey {
+  readonly spki: Uint8Array;
+  readonly ko: KeyObject;
+}
+const publicKeyObjects = new Map<string, CachedPublicKey>();
 const privateKeyObjects = new WeakMap<PrivateKey, KeyObject>();
 
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function publicKeyObject(key: PublicKey): KeyObject {
-  let ko = publicKeyObjects.get(key);
-  if (!ko) {
-    ko = nodeCrypto.createPublicKey({ key: Buffer.from(key.spki), format: 'der', type: 'spki' });
-    publicKeyObjects.set(key, ko);
+  const hit = publicKeyObjects.get(key.keyid);
+  if (hit && sameBytes(hit.spki, key.spki)) {
+    // most recently used goes last
+    publicKeyObjects.delete(key.keyid);
+    publicKeyObjects.set(key.keyid, hit);
+    return hit.ko;
   }
+  // Own copy of the bytes compared on later hits: the caller's array may change.
+  const spki = key.spki.slice();
+  const ko = nodeCrypto.createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' });
+  publicKeyObjects.delete(key.keyid);
+  publicKeyObjects.set(key.keyid, { spki, ko });
+  if (publicKeyObjects.size > LIMITS.keyObjectCacheEntries) publicKeyObjects.delete(publicKeyObjects.keys().next().value!);
   return ko;
+}
+
+/** Public KeyObjects held now (tests check the bound). */
+export function keyObjectCacheSize(): number {
+  return publicKeyObjects.size;
 }
 
 function privateKeyObject(key: PrivateKey): KeyObject {
