@@ -21,30 +21,35 @@ interface CachedPublicKey {
   readonly ko: KeyObject;
 }
 const publicKeyObjects = new Map<string, CachedPublicKey>();
+/** the entry last used with a key object, so the same object skips the id lookup (still SPKI-checked) */
+const lastEntry = new WeakMap<PublicKey, CachedPublicKey>();
 const privateKeyObjects = new WeakMap<PrivateKey, KeyObject>();
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
 function publicKeyObject(key: PublicKey): KeyObject {
+  const last = lastEntry.get(key);
+  if (last && publicKeyObjects.get(key.keyid) === last && sameBytes(last.spki, key.spki)) return last.ko;
   const hit = publicKeyObjects.get(key.keyid);
   if (hit && sameBytes(hit.spki, key.spki)) {
     // most recently used goes last
     publicKeyObjects.delete(key.keyid);
     publicKeyObjects.set(key.keyid, hit);
+    lastEntry.set(key, hit);
     return hit.ko;
   }
   // Own copy of the bytes compared on later hits: the caller's array may change.
   const spki = key.spki.slice();
-  const ko = nodeCrypto.createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' });
+  const entry = { spki, ko: nodeCrypto.createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' }) };
   publicKeyObjects.delete(key.keyid);
-  publicKeyObjects.set(key.keyid, { spki, ko });
+  publicKeyObjects.set(key.keyid, entry);
+  lastEntry.set(key, entry);
   if (publicKeyObjects.size > LIMITS.keyObjectCacheEntries) publicKeyObjects.delete(publicKeyObjects.keys().next().value!);
-  return ko;
+  return entry.ko;
 }
 
 /** Public KeyObjects held now (tests check the bound). */
@@ -84,7 +89,8 @@ export const nodeCryptoProvider: CryptoProvider = {
   verifyP256(key, message, derSignature) {
     if (key.alg !== 'p256') return false;
     try {
-      return nodeCrypto.verify('sha256', message, { key: publicKeyObject(key), dsaEncoding: 'der' }, derSignature);
+      // a KeyObject's dsaEncoding defaults to 'der'; no options object to parse per call
+      return nodeCrypto.verify('sha256', message, publicKeyObject(key), derSignature);
     } catch {
       // OpenSSL throws on some malformed DER instead of returning false.
       return false;

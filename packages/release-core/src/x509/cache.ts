@@ -27,3 +27,8 @@ export function cachedCertificate(base64: string, der: () => Uint8Array): Certif
 export function certificateCacheSize(): number {
   return cache.size;
 }
+
+/** Whether this exact base64 text is a certificate already decoded and parsed (so it is canonical base64). */
+export function isCachedCertificateText(base64: string): boolean {
+  return cache.has(base64);
+}
