@@ -12,25 +12,35 @@ const here = dirname(fileURLToPath(import.meta.url));
 const vec = (f) => JSON.parse(readFileSync(join(here, '..', 'vectors', f), 'utf8'));
 const MS = Number(process.env.BENCH_MS ?? 1000);
 
-/** ops/s of fn over ~ms milliseconds. */
+/** CPU microseconds (user + system) this process has used. */
+function cpuMicros() {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/**
+ * ops per CPU second of fn over ~ms milliseconds of wall time. On a shared machine the process
+ * is often off the CPU; wall time would count those stretches against whichever side was
+ * running, CPU time counts only the work done (both sides run on this one thread).
+ */
 function rate(fn, ms) {
   let n = 0;
   const start = performance.now();
-  let now = start;
-  while (now - start < ms) {
+  const cpu0 = cpuMicros();
+  while (performance.now() - start < ms) {
     for (let i = 0; i < 8; i++) fn();
     n += 8;
-    now = performance.now();
   }
-  return (n * 1000) / (now - start);
+  return (n * 1e6) / Math.max(1, cpuMicros() - cpu0);
 }
 
 /*
- * The machine is shared, so one slow stretch would skew a single long measurement. Each
- * function gets ROUNDS short slices, interleaved with the others of its row, and the best
- * slice counts: the ratio then compares both sides at their undisturbed speed.
+ * The machine is shared, so one slow stretch (cache and memory bandwidth taken by the
+ * neighbours) would skew a single long measurement. Each function gets ROUNDS short slices,
+ * interleaved with the others of its row, and the best slice counts: the ratio then compares
+ * both sides at their undisturbed speed.
  */
-const ROUNDS = 5;
+const ROUNDS = 10;
 function measureRow(fns) {
   for (const fn of fns) rate(fn, MS / 10); // warm-up
   const best = fns.map(() => 0);
@@ -149,7 +159,9 @@ const line = (cells) =>
     .map((c, i) => (i === 0 || i === 4 || i === 6 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
     .join('  ')
     .trimEnd();
-console.log(`@svc/release-core bench (node ${process.version}, ${MS} ms per measurement, best of ${ROUNDS} interleaved slices, json ${json4kText.length} B)`);
+console.log(
+  `@svc/release-core bench (node ${process.version}, ${MS} ms per measurement, ops per CPU second, best of ${ROUNDS} interleaved slices, json ${json4kText.length} B)`,
+);
 console.log(line(head));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const b of body) console.log(line(b));

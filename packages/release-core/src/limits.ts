@@ -47,6 +47,8 @@ export const LIMITS = Object.freeze({
    * costs about as much as a verification. Authorizer keys of every tenant plus CA keys fit.
    */
   keyObjectCacheEntries: 256,
+  /** Parsed certificates by PEM text (`parseCertificatePem`): tenant CAs parsed again per request or per CLI run. */
+  certificatePemCacheEntries: 64,
   /** Parsed device certificates, by their exact DER (base64): one per active device in a burst of receipts. */
   certificateCacheEntries: 512,
   /** Validated release payloads, by the SHA-256 of their bytes: the releases in rollout at once. */
