@@ -41,6 +41,18 @@ export const LIMITS = Object.freeze({
   maxOfflineAgeSeconds: 10 * 365 * 24 * 3600,
   /** One hour per probe. */
   probeTimeoutSeconds: 3600,
+  /**
+   * node:crypto KeyObjects imported from public keys, remembered by key id (the SPKI bytes are
+   * compared on every hit): a server reads its authorizer keys per request, and importing a key
+   * costs about as much as a verification. Authorizer keys of every tenant plus CA keys fit.
+   */
+  keyObjectCacheEntries: 256,
+  /** Parsed certificates by PEM text (`parseCertificatePem`): tenant CAs parsed again per request or per CLI run. */
+  certificatePemCacheEntries: 64,
+  /** Parsed device certificates, by their exact DER (base64): one per active device in a burst of receipts. */
+  certificateCacheEntries: 512,
+  /** Validated release payloads, by the SHA-256 of their bytes: the releases in rollout at once. */
+  releasePayloadCacheEntries: 128,
 } as const);
 
 export type Limits = typeof LIMITS;

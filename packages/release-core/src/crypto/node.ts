@@ -1,26 +1,60 @@
 import * as nodeCrypto from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import type { PrivateKey, PublicKey } from '../keys/types.js';
+import { LIMITS } from '../limits.js';
 import type { CryptoProvider } from './provider.js';
 
 /*
  * The only module (besides tests and scripts) that imports node:crypto, so a browser bundle
  * can swap it out and use the noble provider.
  *
- * KeyObjects are cached per key object: building one from DER costs about as much as a
- * verification, and a server or agent verifies with the same few trusted keys all day.
- * A WeakMap lets the cache die with the key.
+ * Building a KeyObject from DER costs about as much as a verification, and a server or agent
+ * verifies with the same few keys all day. Public keys are remembered by key id, because the
+ * server reads its authorizer keys from the database per request and so hands in a new
+ * PublicKey object each time; an entry is used only when its SPKI bytes equal the key's, so a
+ * key object that claims another key's id gets its own import, never the other key. Bounded
+ * by LIMITS.keyObjectCacheEntries, least recently used out first. Private keys (signing, a
+ * handful per process) stay cached per key object.
  */
-const publicKeyObjects = new WeakMap<PublicKey, KeyObject>();
+interface CachedPublicKey {
+  readonly spki: Uint8Array;
+  readonly ko: KeyObject;
+}
+const publicKeyObjects = new Map<string, CachedPublicKey>();
+/** the entry last used with a key object, so the same object skips the id lookup (still SPKI-checked) */
+const lastEntry = new WeakMap<PublicKey, CachedPublicKey>();
 const privateKeyObjects = new WeakMap<PrivateKey, KeyObject>();
 
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function publicKeyObject(key: PublicKey): KeyObject {
-  let ko = publicKeyObjects.get(key);
-  if (!ko) {
-    ko = nodeCrypto.createPublicKey({ key: Buffer.from(key.spki), format: 'der', type: 'spki' });
-    publicKeyObjects.set(key, ko);
+  const last = lastEntry.get(key);
+  if (last && publicKeyObjects.get(key.keyid) === last && sameBytes(last.spki, key.spki)) return last.ko;
+  const hit = publicKeyObjects.get(key.keyid);
+  if (hit && sameBytes(hit.spki, key.spki)) {
+    // most recently used goes last
+    publicKeyObjects.delete(key.keyid);
+    publicKeyObjects.set(key.keyid, hit);
+    lastEntry.set(key, hit);
+    return hit.ko;
   }
-  return ko;
+  // Own copy of the bytes compared on later hits: the caller's array may change.
+  const spki = key.spki.slice();
+  const entry = { spki, ko: nodeCrypto.createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' }) };
+  publicKeyObjects.delete(key.keyid);
+  publicKeyObjects.set(key.keyid, entry);
+  lastEntry.set(key, entry);
+  if (publicKeyObjects.size > LIMITS.keyObjectCacheEntries) publicKeyObjects.delete(publicKeyObjects.keys().next().value!);
+  return entry.ko;
+}
+
+/** Public KeyObjects held now (tests check the bound). */
+export function keyObjectCacheSize(): number {
+  return publicKeyObjects.size;
 }
 
 function privateKeyObject(key: PrivateKey): KeyObject {
@@ -55,7 +89,8 @@ export const nodeCryptoProvider: CryptoProvider = {
   verifyP256(key, message, derSignature) {
     if (key.alg !== 'p256') return false;
     try {
-      return nodeCrypto.verify('sha256', message, { key: publicKeyObject(key), dsaEncoding: 'der' }, derSignature);
+      // a KeyObject's dsaEncoding defaults to 'der'; no options object to parse per call
+      return nodeCrypto.verify('sha256', message, publicKeyObject(key), derSignature);
     } catch {
       // OpenSSL throws on some malformed DER instead of returning false.
       return false;

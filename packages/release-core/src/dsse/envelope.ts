@@ -8,6 +8,7 @@ import { LIMITS } from '../limits.js';
 import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { type Digest, isDigest, sha256Digest } from '../digest.js';
+import { pae } from './pae.js';
 
 export interface Signature {
   keyid: string;
@@ -97,20 +98,60 @@ export function parseEnvelope(input: string | Uint8Array | unknown, opts: ParseE
     return { keyid: s.keyid, sig: s.sig };
   });
   const env: Envelope = Object.freeze({ payloadType, payload, signatures: Object.freeze(sigs.map((s) => Object.freeze(s))) as Signature[] });
-  decodedPayloads.set(env, payloadBytes);
+  parsedParts.set(env, { payload: payloadBytes });
   return env;
 }
 
 /*
  * parseEnvelope already decoded (and validated) the payload; verification needs the bytes
- * again. The parsed envelope is frozen, so remembering the bytes per envelope object is safe
- * and saves a second decode of a multi-kilobyte string on the hot path.
+ * again, and from them the PAE message, the signature bytes and two digests. The parsed
+ * envelope is frozen, so each of these is a function of the object: it is computed on first
+ * use and remembered with the object (a WeakMap, so it dies with the envelope). Verifying the
+ * same parsed envelope again (the agent on each check, a verifier with several keys) then costs
+ * the signature check and the release rules, not a decode, a copy and two SHA-256 passes.
+ * Nothing here is a verdict: every signature is checked on every call.
  */
-const decodedPayloads = new WeakMap<Envelope, Uint8Array>();
+interface ParsedParts {
+  readonly payload: Uint8Array;
+  pae?: Uint8Array;
+  signatures?: (Uint8Array | undefined)[];
+  /** digests, remembered for one provider (the one that computed them) */
+  digests?: { crypto: CryptoProvider; payload?: Digest; envelope?: Digest };
+}
+const parsedParts = new WeakMap<Envelope, ParsedParts>();
 
 /** The payload bytes of an envelope returned by parseEnvelope; undefined for any other object. */
 export function parsedPayloadBytes(env: Envelope): Uint8Array | undefined {
-  return decodedPayloads.get(env);
+  return parsedParts.get(env)?.payload;
+}
+
+/** PAE(payloadType, payload) of a parsed envelope (callers must not change it); undefined for any other object. */
+export function parsedPae(env: Envelope): Uint8Array | undefined {
+  const parts = parsedParts.get(env);
+  if (!parts) return undefined;
+  return (parts.pae ??= pae(env.payloadType, parts.payload));
+}
+
+/** The decoded bytes of signature `i` of a parsed envelope (callers must not change them). */
+export function parsedSignatureBytes(env: Envelope, i: number): Uint8Array | undefined {
+  const parts = parsedParts.get(env);
+  if (!parts) return fromBase64Strict(env.signatures[i]!.sig);
+  parts.signatures ??= [];
+  if (!(i in parts.signatures)) parts.signatures[i] = fromBase64Strict(env.signatures[i]!.sig);
+  return parts.signatures[i];
+}
+
+function digestsOf(parts: ParsedParts, crypto: CryptoProvider): { crypto: CryptoProvider; payload?: Digest; envelope?: Digest } {
+  if (parts.digests?.crypto !== crypto) parts.digests = { crypto };
+  return parts.digests;
+}
+
+/** sha256 over the payload bytes; remembered for an envelope returned by parseEnvelope. */
+export function payloadDigest(env: Envelope, payload: Uint8Array, crypto: CryptoProvider = defaultCryptoProvider): Digest {
+  const parts = parsedParts.get(env);
+  if (!parts || parts.payload !== payload) return sha256Digest(payload, crypto);
+  const d = digestsOf(parts, crypto);
+  return (d.payload ??= sha256Digest(payload, crypto));
 }
 
 /** contracts §1: JCS(envelope), exactly the bytes of the published TUF target. */
@@ -118,7 +159,7 @@ export function envelopeBytes(env: Envelope): Uint8Array {
   // A parsed envelope has only ASCII base64 and key ids, so the JCS text can be written
   // directly (keys in UTF-16 order: payload < payloadType < signatures, keyid < sig); this
   // runs on every verification and the generic canonicalizer walks the whole payload string.
-  if (decodedPayloads.has(env) && !LONE_SURROGATE.test(env.payloadType)) {
+  if (parsedParts.has(env) && !LONE_SURROGATE.test(env.payloadType)) {
     let sigs = '';
     for (const s of env.signatures) sigs += `${sigs ? ',' : ''}{"keyid":"${s.keyid}","sig":"${s.sig}"}`;
     const text = `{"payload":"${env.payload}","payloadType":${JSON.stringify(env.payloadType)},"signatures":[${sigs}]}`;
@@ -130,5 +171,8 @@ export function envelopeBytes(env: Envelope): Uint8Array {
 
 /** contracts §1: sha256 over JCS(envelope). */
 export function envelopeDigest(env: Envelope, crypto: CryptoProvider = defaultCryptoProvider): Digest {
-  return sha256Digest(envelopeBytes(env), crypto);
+  const parts = parsedParts.get(env);
+  if (!parts) return sha256Digest(envelopeBytes(env), crypto);
+  const d = digestsOf(parts, crypto);
+  return (d.envelope ??= sha256Digest(envelopeBytes(env), crypto));
 }

@@ -1,10 +1,8 @@
 import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
-import { fromBase64Strict } from '../encoding/bytes.js';
 import { ReleaseError } from '../errors.js';
 import type { KeyAlgorithm, PublicKey } from '../keys/types.js';
-import { type Envelope, parseEnvelope, parsedPayloadBytes } from './envelope.js';
-import { pae } from './pae.js';
+import { type Envelope, parseEnvelope, parsedPae, parsedPayloadBytes, parsedSignatureBytes } from './envelope.js';
 
 export interface VerifyEnvelopeOptions {
   /** Required payload type; refused with PAYLOAD_TYPE_UNKNOWN otherwise. */
@@ -46,11 +44,11 @@ export function verifyEnvelope(env: Envelope, trustedKeys: readonly PublicKey[],
   let message: Uint8Array | undefined;
   const verified: string[] = [];
   let failedKeyid: string | undefined;
-  for (const s of env.signatures) {
-    const key = findKey(trustedKeys, s.keyid, opts.algorithms);
+  for (let i = 0; i < env.signatures.length; i++) {
+    const key = findKey(trustedKeys, env.signatures[i]!.keyid, opts.algorithms);
     if (!key) continue;
-    const sig = fromBase64Strict(s.sig);
-    message ??= pae(env.payloadType, payload);
+    const sig = parsedSignatureBytes(env, i);
+    message ??= parsedPae(env)!;
     const ok = sig !== undefined && (key.alg === 'ed25519' ? crypto.verifyEd25519(key, message, sig) : crypto.verifyP256(key, message, sig));
     if (ok) {
       if (!verified.includes(key.keyid)) verified.push(key.keyid);

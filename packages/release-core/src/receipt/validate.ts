@@ -3,6 +3,7 @@ import { ReleaseError } from '../errors.js';
 import { IDENTIFIER_PATTERNS as P } from '../identifiers.js';
 import { Checker, join } from '../schema/checker.js';
 import { LIMITS } from '../limits.js';
+import { isCachedCertificateText } from '../x509/cache.js';
 import type { ReceiptPayload } from './types.js';
 
 const SLOT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -25,7 +26,9 @@ export function validateReceiptPayload(value: unknown): ReceiptPayload {
     if (dev) {
       c.string(dev.name, 'device.name', { pattern: P.deviceName, what: 'device name' });
       const cert = c.string(dev.certificate, 'device.certificate', { max: 22000 });
-      if (cert !== undefined && !fromBase64Strict(cert)) c.add('device.certificate', 'not canonical standard base64 with padding');
+      // a certificate verifyReceipt just decoded from this text is known canonical: not decoded twice
+      if (cert !== undefined && !isCachedCertificateText(cert) && !fromBase64Strict(cert))
+        c.add('device.certificate', 'not canonical standard base64 with padding');
     }
     const rel = c.object(p.release, 'release', ['product', 'version', 'payload_digest', 'envelope_digest']);
     if (rel) {

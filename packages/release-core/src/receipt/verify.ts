@@ -1,7 +1,7 @@
 import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
-import { type Digest, sha256Digest } from '../digest.js';
-import { type Envelope, envelopeDigest, parseEnvelope, parsedPayloadBytes } from '../dsse/envelope.js';
+import type { Digest } from '../digest.js';
+import { type Envelope, envelopeDigest, parseEnvelope, parsedPayloadBytes, payloadDigest as payloadDigestOf } from '../dsse/envelope.js';
 import { verifyEnvelope } from '../dsse/verify.js';
 import { bytesEqual, fromBase64Strict } from '../encoding/bytes.js';
 import { parseCanonical } from '../encoding/jcs.js';
@@ -91,7 +91,7 @@ export function verifyReceipt(env: Envelope | unknown, opts: VerifyReceiptOption
       'CERT_IDENTITY_MISMATCH',
       `receipt names device ${JSON.stringify(payload.device.name)}, its certificate ${JSON.stringify(id.device)}`,
     );
-  return { payload, payloadDigest: sha256Digest(bytes, crypto), envelopeDigest: envelopeDigest(parsed, crypto), certificate };
+  return { payload, payloadDigest: payloadDigestOf(parsed, bytes, crypto), envelopeDigest: envelopeDigest(parsed, crypto), certificate };
 }
 
 function isCertificateList(ca: Certificate | readonly Certificate[]): ca is readonly Certificate[] {

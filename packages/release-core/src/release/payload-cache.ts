@@ -1,6 +1,7 @@
 import type { Digest } from '../digest.js';
 import { parseCanonical } from '../encoding/jcs.js';
 import { ReleaseError } from '../errors.js';
+import { LIMITS } from '../limits.js';
 import type { ReleasePayload } from './types.js';
 import { validateReleasePayload } from './validate.js';
 
@@ -12,7 +13,6 @@ import { validateReleasePayload } from './validate.js';
  * signature checks. The signature itself is never cached: it is checked on every call, before
  * this is consulted. Entries are deep-frozen so callers cannot change what others receive.
  */
-const MAX_ENTRIES = 128;
 /** bigger payloads are validated every time rather than pinned in memory */
 const MAX_CACHED_BYTES = 64 * 1024;
 const cache = new Map<Digest, ReleasePayload>();
@@ -26,7 +26,7 @@ export function parseReleasePayload(bytes: Uint8Array, digest: Digest): ReleaseP
   const payload = deepFreeze(validateReleasePayload(canon.value));
   if (bytes.length <= MAX_CACHED_BYTES) {
     cache.set(digest, payload);
-    if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+    if (cache.size > LIMITS.releasePayloadCacheEntries) cache.delete(cache.keys().next().value!);
   }
   return payload;
 }
@@ -37,4 +37,9 @@ function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value)) deepFreeze(v);
   }
   return value;
+}
+
+/** Entries held now (tests check the bound). */
+export function releasePayloadCacheSize(): number {
+  return cache.size;
 }

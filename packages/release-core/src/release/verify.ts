@@ -1,7 +1,7 @@
 import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
-import { type Digest, sha256Digest } from '../digest.js';
-import { type Envelope, envelopeDigest, parseEnvelope, parsedPayloadBytes } from '../dsse/envelope.js';
+import type { Digest } from '../digest.js';
+import { type Envelope, envelopeDigest, parseEnvelope, parsedPayloadBytes, payloadDigest as payloadDigestOf } from '../dsse/envelope.js';
 import { verifyEnvelope } from '../dsse/verify.js';
 import { ReleaseError } from '../errors.js';
 import type { PublicKey } from '../keys/types.js';
@@ -51,7 +51,7 @@ export function verifyRelease(env: Envelope | unknown, opts: VerifyReleaseOption
       : parseEnvelope(env, { payloadTypes: [RELEASE_PAYLOAD_TYPE], ...(opts.maxBytes ? { maxBytes: opts.maxBytes } : {}) });
   // spec §4 (svc-release verify): DSSE signature by a registered authorizer key; contracts §1: Ed25519
   const { payload: bytes, keyid } = verifyEnvelope(parsed, opts.trustedKeys, { payloadType: RELEASE_PAYLOAD_TYPE, algorithms: ['ed25519'], crypto });
-  const payloadDigest = sha256Digest(bytes, crypto);
+  const payloadDigest = payloadDigestOf(parsed, bytes, crypto);
   // canonical bytes (contracts §1), then JSON, then the schema; remembered per payload digest
   const payload = parseReleasePayload(bytes, payloadDigest);
   // spec §4 release submission 1: tenant and product

@@ -47,14 +47,13 @@ const SIG_ALGS: Record<string, Certificate['signatureAlgorithm']> = {
  * frozen so sharing them is safe.
  */
 const pemCache = new Map<string, Certificate>();
-const PEM_CACHE_ENTRIES = 64;
 
 export function parseCertificatePem(pem: string): Certificate {
   const hit = typeof pem === 'string' ? pemCache.get(pem) : undefined;
   if (hit) return hit;
   const cert = Object.freeze(parseCertificateDer(decodePem(pem, 'CERTIFICATE', 'CERT_INVALID')));
   pemCache.set(pem, cert);
-  if (pemCache.size > PEM_CACHE_ENTRIES) pemCache.delete(pemCache.keys().next().value!);
+  if (pemCache.size > LIMITS.certificatePemCacheEntries) pemCache.delete(pemCache.keys().next().value!);
   return cert;
 }
 
