@@ -361,7 +361,7 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
   });
 
   it.skipIf(!POPPLER)(
-    'each PDF is PDF/A-3b with every font embedded and carries its JSON twin: the API twin byte for byte but for the one audit event between them',
+    'each PDF is PDF/A-3b with every font embedded and carries its JSON twin, served byte for byte by its digest; a report generated again differs only by the one audit event between them',
     async () => {
       for (const kind of ['vulnerability', 'readiness'] as const) {
         const p = await get(`/api/v1/reports/${kind}.pdf`);
@@ -382,6 +382,10 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
         // the audit row of the PDF names its twin's digest
         const row = (await reportAudits()).events[0];
         expect(row.detail).toMatchObject({ format: 'pdf', sha256: sha256(p.raw), twin_sha256: sha256(twin!) });
+        // the API serves the twin the PDF carries, byte for byte, by that digest
+        const kept = await get(`/api/v1/reports/twins/${sha256(twin!)}`);
+        expect(kept.status, kind).toBe(200);
+        expect(kept.raw.equals(twin!), kind).toBe(true);
 
         // the API's twin, generated right after at the same instant, differs only by the PDF's own audit
         // event: the data cut-off's audit_seq (and, for the vulnerability report, the previous report)
@@ -402,6 +406,12 @@ describe.each(availableDrivers())('reports on %s', (driver) => {
         }
         expect(Buffer.from(expected, 'utf8').equals(j.raw), kind).toBe(true);
       }
+      // a digest no report of this tenant names, and one that is not a digest
+      const unknown = await get(`/api/v1/reports/twins/sha256:${'0'.repeat(64)}`);
+      expect(unknown.status).toBe(404);
+      const malformed = await get('/api/v1/reports/twins/sha256:XYZ');
+      expect(malformed.status).toBe(400);
+      expect(malformed.json().error).toContain('params.digest');
     },
   );
 

@@ -12,6 +12,8 @@
  * report records its headline figures, which the next report compares with (`previous`).
  */
 import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import type { BlobStore } from '../../blobs/index.js';
 import { BrandedPdf } from '../../reports/pdf.js';
 import type { Command, UnitOfWork } from '../unit-of-work.js';
 import { REPORT_TITLES, reportContext, type ReportFormat, type ReportHeader, type ReportKind, type ReportScope } from './document.js';
@@ -30,6 +32,12 @@ export interface GenerateReportInput {
   scope: ReportScope;
   /** Readiness: whether the tenant's root private key is on the server (null: unknown). */
   rootKeyOnServer: boolean | null;
+  /**
+   * Where a PDF's JSON twin is kept, by its digest, so `GET /reports/twins/{digest}` serves the
+   * very bytes the PDF carries (a report generated again a moment later differs: its data
+   * cut-off counts the first one's audit row).
+   */
+  twins?: BlobStore;
 }
 
 export interface GeneratedReport extends WrittenReport {
@@ -96,6 +104,7 @@ export const generateReport: Command<GenerateReportInput, GeneratedReport> = asy
     } else {
       const twin = await twinBytes(report.data);
       twinSha256 = twin.sha256;
+      if (input.twins !== undefined) await input.twins.put(Readable.from([twin.bytes]));
       const pdf = new BrandedPdf({
         title: REPORT_TITLES[kind],
         subtitle: `${branding.name}${scope.product === undefined ? '' : ` - product ${scope.product}`}`,

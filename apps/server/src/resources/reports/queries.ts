@@ -447,3 +447,12 @@ export async function previousVulnerabilityReport(
   if (r === undefined) return null;
   return { generated_at: new Date(r.detail.data_cutoff).toISOString(), audit_seq: String(r.seq), format: r.detail.format, figures: r.detail.figures };
 }
+
+/** Whether a PDF report of the tenant carries the JSON twin with this digest (its `report.generate` audit row names it). */
+export async function reportTwinRecorded(db: Db, tenantId: string, digest: string): Promise<boolean> {
+  const row = await sql<{ seq: string }>`
+    SELECT seq FROM audit_events
+    WHERE tenant_id = ${tenantId} AND action = 'report.generate' AND detail->>'twin_sha256' = ${digest}
+    LIMIT 1`.execute(db);
+  return row.rows.length > 0;
+}

@@ -2,11 +2,13 @@ import { Type } from 'typebox';
 import { digestHex, IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
+import { notFound } from '../../errors/server-error.js';
 import { execute } from '../../http/execute.js';
 import { ErrorResponses, Strict } from '../../http/schemas.js';
 import { generateReport } from '../../resources/reports/commands.js';
 import { REPORT_FORMATS, REPORT_KINDS, REPORT_TITLES, type ReportFormat, type ReportKind } from '../../resources/reports/document.js';
 import { serveReportFile } from '../../resources/reports/file.js';
+import { reportTwinRecorded } from '../../resources/reports/queries.js';
 import { rootKeyOnServer } from '../../resources/reports/readiness.js';
 import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
 
@@ -53,6 +55,7 @@ export const reportsRoutes: V1Routes = async (app, { ctx }) => {
             format,
             scope: { product: q.product, severity: q.severity },
             rootKeyOnServer: kind === 'readiness' ? await rootKeyOnServer(ctx.signingRepo, tenantId) : null,
+            ...(format === 'pdf' && ctx.signingRepo !== undefined ? { twins: ctx.signingRepo.blobs } : {}),
           });
           void reply
             .type(r.contentType)
@@ -66,4 +69,30 @@ export const reportsRoutes: V1Routes = async (app, { ctx }) => {
       );
     }
   }
+
+  app.get(
+    '/reports/twins/:digest',
+    {
+      config: {
+        permission: 'evidence.read',
+        summary: "The JSON twin a generated PDF report carries, byte for byte, by its digest (the report's audit row names it: twin_sha256)",
+      },
+      schema: {
+        params: Strict({ digest: Type.String({ pattern: '^sha256:[0-9a-f]{64}$', description: 'sha256:<64 lowercase hex>' }) }),
+        response: { 200: Type.Unknown({ description: 'the JSON twin (application/json)' }), ...ErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { digest } = request.params;
+      const tenantId = principalOf(request).tenantId;
+      if (ctx.signingRepo === undefined || !(await reportTwinRecorded(ctx.store.db, tenantId, digest))) throw notFound(`report twin ${digest}`);
+      const { stream, totalLength } = await ctx.signingRepo.blobs.get(digest as never);
+      return reply
+        .type('application/json')
+        .header('content-length', totalLength)
+        .header('repr-digest', `sha-256=:${Buffer.from(digestHex(digest as never), 'hex').toString('base64')}:`)
+        .header('cache-control', 'no-store')
+        .send(stream);
+    },
+  );
 };
