@@ -7896,6 +7896,11 @@ export interface paths {
                                 max_uses: number;
                                 name: string;
                                 prefix: string;
+                                /**
+                                 * @description at the server clock: expired once expires_at has passed (whatever its uses), exhausted when uses reached max_uses, else active
+                                 * @enum {unknown}
+                                 */
+                                status: "active" | "expired" | "exhausted";
                                 uses: number;
                             }[];
                             limit: number;
@@ -7999,6 +8004,11 @@ export interface paths {
                             max_uses: number;
                             name: string;
                             prefix: string;
+                            /**
+                             * @description at the server clock: expired once expires_at has passed (whatever its uses), exhausted when uses reached max_uses, else active
+                             * @enum {unknown}
+                             */
+                            status: "active" | "expired" | "exhausted";
                             uses: number;
                         } & {
                             token: string;
