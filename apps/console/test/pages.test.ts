@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGES } from '../src/pages';
-import { hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
+import { clickForAnswer, hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
 import { ADMIN, startConsoleServer, type ConsoleServer } from './helpers/server';
 
 describe.skipIf(!hasChromium())('the console in Chromium against a real server', () => {
@@ -123,6 +123,30 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
       expect(await seriousViolations(page), path).toEqual([]);
       await screenshot(page, `viewer${path}`);
     }
+    await context.close();
+  });
+
+  it('an enrollment token shows its status, and the form empties after a create (no twin on a second click)', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/enroll-tokens');
+    await page.getByLabel('Name').fill('line-c');
+    await page.getByLabel('Maximum uses').fill('3');
+    const made = await clickForAnswer(page, page.getByRole('button', { name: 'Create token' }), /^\/api\/v1\/enroll-tokens$/);
+    expect(made.status()).toBe(201);
+    await page.getByRole('textbox', { name: 'Enrollment token line-c' }).waitFor();
+    const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'line-c', exact: true }) });
+    await row.getByText('active', { exact: true }).waitFor();
+    expect(await page.getByLabel('Name').inputValue()).toBe('');
+    expect(await page.getByLabel('Maximum uses').inputValue()).toBe('10');
+    // a second click with the emptied form sends nothing: the name is required
+    let posted = 0;
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/enroll-tokens') posted++;
+    });
+    await page.getByRole('button', { name: 'Create token' }).click();
+    expect(await page.getByLabel('Name').evaluate((el) => (el as HTMLInputElement).validity.valueMissing)).toBe(true);
+    expect(posted).toBe(0);
+    const listed = await s.api<{ enroll_tokens: { name: string; status: string }[] }>('GET', '/enroll-tokens');
+    expect(listed.enroll_tokens.filter((x) => x.name === 'line-c').map((x) => x.status)).toEqual(['active']);
     await context.close();
   });
 

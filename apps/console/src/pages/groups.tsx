@@ -18,7 +18,7 @@ export function GroupsPage() {
   const create = useWrite(() => ok(api.POST('/api/v1/groups', { body: { name, members: [] } })), 'groups');
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate(undefined);
+    create.mutate(undefined, { onSuccess: () => setName('') });
   };
   return (
     <>
