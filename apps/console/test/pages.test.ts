@@ -150,6 +150,34 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     await context.close();
   });
 
+  it("a user's role is changed from its selector; the last admin's selector and the admin's own delete say why they are disabled", async () => {
+    const op = await s.user('operator');
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/admin/users');
+    const mine = page.getByRole('combobox', { name: `Role of ${ADMIN.email}` });
+    await mine.waitFor();
+    expect(await mine.isDisabled()).toBe(true);
+    expect(await mine.getAttribute('title')).toBe('The last admin cannot be demoted: make another user admin first.');
+    expect(await page.getByRole('button', { name: `Delete ${ADMIN.email}` }).getAttribute('aria-describedby')).toBeTruthy();
+    const theirs = page.getByRole('combobox', { name: `Role of ${op.email}` });
+    const [changed] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'PATCH' && /^\/api\/v1\/users\/[0-9a-f-]+$/.test(new URL(r.url()).pathname), { timeout: 0 }),
+      theirs.selectOption('admin'),
+    ]);
+    expect(changed.status()).toBe(200);
+    await page.getByText(`${op.email} is now admin.`).waitFor();
+    // two admins now: the caller's own selector is enabled
+    await page.getByRole('combobox', { name: `Role of ${ADMIN.email}`, disabled: false }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-users-role');
+    await s.api(
+      'PATCH',
+      `/users/${(await s.api<{ users: { id: string; email: string }[] }>('GET', '/users?limit=200')).users.find((u) => u.email === op.email)!.id}`,
+      { role: 'operator' },
+      204,
+    );
+    await context.close();
+  });
+
   it('works by keyboard: skip link, navigation, a confirmation dialog that Escape cancels', async () => {
     const { context, page } = await session(ADMIN.email, ADMIN.password, '/');
     await page.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
@@ -277,7 +305,7 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     const { context, page } = await session(ADMIN.email, ADMIN.password, '/admin/users');
     await page.getByLabel('Email').fill('new-operator@console.test');
     await page.getByLabel('Initial password').fill('first-password-1');
-    await page.getByLabel('Role').selectOption('operator');
+    await page.getByLabel('Role', { exact: true }).selectOption('operator');
     await page.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('cell', { name: 'new-operator@console.test', exact: true }).waitFor();
 
