@@ -70,6 +70,10 @@ describe.each(availableDrivers())('group member removal and group delete on %s',
     const again = await f.api('POST', '/api/v1/groups', { name: 'short-lived' });
     expect(again.status).toBe(201);
     expect(again.body.id).not.toBe(g.id);
+    // among live groups the name stays unique
+    const twin = await f.api('POST', '/api/v1/groups', { name: 'short-lived' });
+    expect(twin.status).toBe(409);
+    expect(twin.body.error).toMatch(/^name: /);
     const audit = (await f.api('GET', '/api/v1/audit?action=group.delete')).body.events;
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ target: `group:${g.id}`, detail: { name: 'short-lived', members: 2 } });
