@@ -278,10 +278,11 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     expect(device.status).toBe('decommissioned');
   });
 
-  it('a legacy rollout starts with waves from the form and is aborted after confirmation', async () => {
+  let inService: GroupRecord;
+  it('a legacy rollout starts with waves from the form, keeps its group from being deleted, and is aborted after confirmation', async () => {
     // gw-0003 was decommissioned above: the rollout goes to the devices still in service (a
     // wave waits for every member it holds, and a decommissioned one never reports)
-    await fleet.api.json('POST', '/groups', { name: 'gateways-in-service', members: ['gw-0001', 'gw-0002'] });
+    inService = await fleet.api.json<GroupRecord>('POST', '/groups', { name: 'gateways-in-service', members: ['gw-0001', 'gw-0002'] });
     await page.goto(at('/rollouts'));
     await page.getByLabel('Rollout kind').selectOption('legacy');
     await expect.poll(async () => (await page.getByLabel('Artifact').locator('option').count()) > 1).toBe(true);
@@ -299,6 +300,20 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     ]);
     await page.getByText('device-reported results only (no device signature)').waitFor();
     await page.getByText('awaiting approval').first().waitFor({ timeout: 60_000 });
+    const rolloutUrl = page.url();
+    const running = new URL(rolloutUrl).pathname.split('/').pop()!;
+    // its group cannot be deleted while it runs: the refusal names the rollout
+    await page.goto(at(`/groups/${inService.id}`));
+    await page.getByRole('button', { name: 'Delete group…' }).click();
+    const refused = await clickForAnswer(
+      page,
+      page.getByRole('dialog').getByRole('button', { name: 'Delete group' }),
+      /^\/api\/v1\/groups\/[0-9a-f-]+$/,
+      'DELETE',
+    );
+    expect(refused.status()).toBe(409);
+    await page.getByRole('alert').filter({ hasText: running }).waitFor();
+    await page.goto(rolloutUrl);
     await page.getByRole('button', { name: 'Abort…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Abort rollout' }).click();
     await page.getByText('aborted').first().waitFor();
@@ -306,5 +321,27 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     const id = new URL(page.url()).pathname.split('/').pop()!;
     expect(await fleet.api.get<{ status: string; kind: string }>(`/rollouts/${id}`)).toMatchObject({ status: 'aborted', kind: 'legacy' });
     await screenshot(page, 'flow-legacy-aborted');
+  });
+
+  it('a member is removed from a group, and the group (its rollout aborted) is deleted after confirmation', async () => {
+    await page.goto(at(`/groups/${inService.id}`));
+    await page.getByRole('heading', { level: 1, name: 'Group gateways-in-service' }).waitFor();
+    const removed = await clickForAnswer(page, page.getByRole('button', { name: 'Remove gw-0002' }), /\/members\/remove$/);
+    expect(removed.status()).toBe(200);
+    await page.getByRole('button', { name: 'Remove gw-0002' }).waitFor({ state: 'detached' });
+    expect((await fleet.api.get<GroupRecord>(`/groups/${inService.id}`)).members).toEqual(['gw-0001']);
+    await page.getByRole('button', { name: 'Delete group…' }).click();
+    await screenshot(page, 'flow-group-delete-confirm');
+    const deleted = await clickForAnswer(
+      page,
+      page.getByRole('dialog').getByRole('button', { name: 'Delete group' }),
+      /^\/api\/v1\/groups\/[0-9a-f-]+$/,
+      'DELETE',
+    );
+    expect(deleted.status()).toBe(204);
+    await page.waitForURL((u) => u.pathname === '/groups');
+    await page.getByText('Group gateways-in-service deleted.').waitFor();
+    expect(await page.getByRole('link', { name: 'gateways-in-service' }).count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGES } from '../src/pages';
-import { hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
+import { clickForAnswer, hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
 import { ADMIN, startConsoleServer, type ConsoleServer } from './helpers/server';
 
 describe.skipIf(!hasChromium())('the console in Chromium against a real server', () => {
@@ -123,6 +123,58 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
       expect(await seriousViolations(page), path).toEqual([]);
       await screenshot(page, `viewer${path}`);
     }
+    await context.close();
+  });
+
+  it('an enrollment token shows its status, and the form empties after a create (no twin on a second click)', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/enroll-tokens');
+    await page.getByLabel('Name').fill('line-c');
+    await page.getByLabel('Maximum uses').fill('3');
+    const made = await clickForAnswer(page, page.getByRole('button', { name: 'Create token' }), /^\/api\/v1\/enroll-tokens$/);
+    expect(made.status()).toBe(201);
+    await page.getByRole('textbox', { name: 'Enrollment token line-c' }).waitFor();
+    const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'line-c', exact: true }) });
+    await row.getByText('active', { exact: true }).waitFor();
+    expect(await page.getByLabel('Name').inputValue()).toBe('');
+    expect(await page.getByLabel('Maximum uses').inputValue()).toBe('10');
+    // a second click with the emptied form sends nothing: the name is required
+    let posted = 0;
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/enroll-tokens') posted++;
+    });
+    await page.getByRole('button', { name: 'Create token' }).click();
+    expect(await page.getByLabel('Name').evaluate((el) => (el as HTMLInputElement).validity.valueMissing)).toBe(true);
+    expect(posted).toBe(0);
+    const listed = await s.api<{ enroll_tokens: { name: string; status: string }[] }>('GET', '/enroll-tokens');
+    expect(listed.enroll_tokens.filter((x) => x.name === 'line-c').map((x) => x.status)).toEqual(['active']);
+    await context.close();
+  });
+
+  it("a user's role is changed from its selector; the last admin's selector and the admin's own delete say why they are disabled", async () => {
+    const op = await s.user('operator');
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/admin/users');
+    const mine = page.getByRole('combobox', { name: `Role of ${ADMIN.email}` });
+    await mine.waitFor();
+    expect(await mine.isDisabled()).toBe(true);
+    expect(await mine.getAttribute('title')).toBe('The last admin cannot be demoted: make another user admin first.');
+    expect(await page.getByRole('button', { name: `Delete ${ADMIN.email}` }).getAttribute('aria-describedby')).toBeTruthy();
+    const theirs = page.getByRole('combobox', { name: `Role of ${op.email}` });
+    const [changed] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'PATCH' && /^\/api\/v1\/users\/[0-9a-f-]+$/.test(new URL(r.url()).pathname), { timeout: 0 }),
+      theirs.selectOption('admin'),
+    ]);
+    expect(changed.status()).toBe(200);
+    await page.getByText(`${op.email} is now admin.`).waitFor();
+    // two admins now: the caller's own selector is enabled
+    await page.getByRole('combobox', { name: `Role of ${ADMIN.email}`, disabled: false }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-users-role');
+    await s.api(
+      'PATCH',
+      `/users/${(await s.api<{ users: { id: string; email: string }[] }>('GET', '/users?limit=200')).users.find((u) => u.email === op.email)!.id}`,
+      { role: 'operator' },
+      204,
+    );
     await context.close();
   });
 
@@ -253,7 +305,7 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     const { context, page } = await session(ADMIN.email, ADMIN.password, '/admin/users');
     await page.getByLabel('Email').fill('new-operator@console.test');
     await page.getByLabel('Initial password').fill('first-password-1');
-    await page.getByLabel('Role').selectOption('operator');
+    await page.getByLabel('Role', { exact: true }).selectOption('operator');
     await page.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('cell', { name: 'new-operator@console.test', exact: true }).waitFor();
 

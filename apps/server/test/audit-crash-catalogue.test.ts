@@ -91,6 +91,39 @@ const rows: AuditCrashRow[] = [
     },
   },
   {
+    name: 'group members remove',
+    action: 'group.members.remove',
+    prepare: async (f) => {
+      await f.device('crash-removed');
+      const g = json(
+        await f.t.app.inject({ method: 'POST', url: '/api/v1/groups', headers: f.admin, payload: { name: 'crash-shrinking', members: ['crash-removed'] } }),
+      );
+      return {
+        request: { method: 'POST', url: `/api/v1/groups/${g.id}/members/remove`, payload: { devices: ['crash-removed'] } },
+        observe: { method: 'GET', url: `/api/v1/groups/${g.id}` },
+      };
+    },
+  },
+  {
+    name: 'group delete',
+    action: 'group.delete',
+    prepare: async (f) => {
+      await f.device('crash-deleted-member');
+      const g = json(
+        await f.t.app.inject({
+          method: 'POST',
+          url: '/api/v1/groups',
+          headers: f.admin,
+          payload: { name: 'crash-deleted', members: ['crash-deleted-member'] },
+        }),
+      );
+      return {
+        request: { method: 'DELETE', url: `/api/v1/groups/${g.id}` },
+        observe: { method: 'GET', url: `/api/v1/groups/${g.id}` },
+      };
+    },
+  },
+  {
     name: 'authorizer key register',
     action: 'authorizer-key.register',
     prepare: async () => ({

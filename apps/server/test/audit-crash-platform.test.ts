@@ -47,6 +47,17 @@ auditCrashSuite('sessions, profile, users, API keys, enrollment tokens and brand
     }),
   },
   {
+    name: 'user role change',
+    action: 'user.role.change',
+    prepare: async (f) => {
+      const user = await f.t.createUser('viewer');
+      return {
+        request: { method: 'PATCH', url: `/api/v1/users/${user.id}`, payload: { role: 'operator' } },
+        observe: { method: 'GET', url: '/api/v1/users?limit=200' },
+      };
+    },
+  },
+  {
     name: 'user delete',
     action: 'user.delete',
     prepare: async (f) => {

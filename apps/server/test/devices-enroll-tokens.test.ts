@@ -79,4 +79,35 @@ describe.each(availableDrivers())('enrollment tokens on %s', (driver) => {
       error: 'missing permission: enroll-tokens.write',
     });
   });
+
+  it('each token carries its status at the server clock, computed by the rule of the counts', async () => {
+    const tenant = await t.newTenant();
+    const op = await t.loginAs('operator', tenant);
+    const make = async (payload: Record<string, unknown>) => {
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/enroll-tokens', headers: op, payload });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json<{ id: string; token: string; status: string }>();
+    };
+    const fresh = await make({ name: 'fresh', max_uses: 2, ttl_seconds: 3600 });
+    expect(fresh.status).toBe('active');
+    const spent = await make({ name: 'spent', max_uses: 1, ttl_seconds: 3600 });
+    await consumeEnrollToken(t.testStore.store.db, spent.token, t.clock.now());
+    // used up and then expired: expired wins, as enrollment reports it
+    const spentThenExpired = await make({ name: 'spent-then-expired', max_uses: 1, ttl_seconds: 60 });
+    await consumeEnrollToken(t.testStore.store.db, spentThenExpired.token, t.clock.now());
+    await make({ name: 'short', max_uses: 5, ttl_seconds: 60 });
+    t.clock.set(new Date(t.clock.now().getTime() + 60_000)); // expires_at <= now: expired
+    const list = (await t.app.inject({ method: 'GET', url: '/api/v1/enroll-tokens', headers: op })).json();
+    const byName = Object.fromEntries(list.enroll_tokens.map((x: { name: string; status: string }) => [x.name, x.status]));
+    expect(byName).toEqual({ fresh: 'active', spent: 'exhausted', 'spent-then-expired': 'expired', short: 'expired' });
+    const tally = { active: 0, expired: 0, exhausted: 0 } as Record<string, number>;
+    for (const x of list.enroll_tokens as { status: string }[]) tally[x.status]! += 1;
+    expect(list.counts).toEqual(tally);
+    const viewer = await t.loginAs('viewer', tenant);
+    const seen = (await t.app.inject({ method: 'GET', url: '/api/v1/enroll-tokens', headers: viewer })).json();
+    expect(seen.enroll_tokens.map((x: { status: string }) => x.status)).toEqual(list.enroll_tokens.map((x: { status: string }) => x.status));
+    const bad = await t.app.inject({ method: 'POST', url: '/api/v1/enroll-tokens', headers: op, payload: { name: 'x', max_uses: 0 } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/max_uses/);
+  });
 });

@@ -4,6 +4,12 @@ import { api, ok } from '../api/client';
 import { useCan } from '../api/session';
 import { ConfirmButton, ErrorNote, Field, Guard, PageTitle, Paged, SecretOnce, When, useListParams, useWrite } from '../ui/kit';
 
+const DEFAULT_USES = '10';
+const DEFAULT_HOURS = '24';
+
+/** The server's status of a token (at its clock, the rule of the counts), in the operator's words. */
+const STATUS_LABEL = { active: 'active', expired: 'expired', exhausted: 'used up' } as const;
+
 export function EnrollTokensPage() {
   const list = useListParams();
   const canWrite = useCan('enroll-tokens.write');
@@ -14,8 +20,8 @@ export function EnrollTokensPage() {
     placeholderData: keepPreviousData,
   });
   const [name, setName] = useState('');
-  const [maxUses, setMaxUses] = useState('10');
-  const [ttlHours, setTtlHours] = useState('24');
+  const [maxUses, setMaxUses] = useState(DEFAULT_USES);
+  const [ttlHours, setTtlHours] = useState(DEFAULT_HOURS);
   const create = useWrite(
     () => ok(api.POST('/api/v1/enroll-tokens', { body: { name, max_uses: Number(maxUses), ttl_seconds: Math.round(Number(ttlHours) * 3600) } })),
     'enroll-tokens',
@@ -23,7 +29,14 @@ export function EnrollTokensPage() {
   const remove = useWrite((id: string) => ok(api.DELETE('/api/v1/enroll-tokens/{id}', { params: { path: { id } } })), 'enroll-tokens');
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate(undefined);
+    // the form empties once the token exists: a second click cannot make a twin with the same name
+    create.mutate(undefined, {
+      onSuccess: () => {
+        setName('');
+        setMaxUses(DEFAULT_USES);
+        setTtlHours(DEFAULT_HOURS);
+      },
+    });
   };
   return (
     <>
@@ -45,11 +58,14 @@ export function EnrollTokensPage() {
       </Guard>
       {create.data && <SecretOnce label={`Enrollment token ${create.data.name}`} secret={create.data.token} />}
       <ErrorNote error={remove.error} />
-      <Paged what="tokens" result={tokens} list={list} head={['Name', 'Prefix', 'Uses', 'Expires', 'Created', '']}>
+      <Paged what="tokens" result={tokens} list={list} head={['Name', 'Status', 'Prefix', 'Uses', 'Expires', 'Created', '']}>
         {(t) =>
           t.enroll_tokens.map((tok) => (
             <tr key={tok.id}>
               <td>{tok.name}</td>
+              <td>
+                <span className={`badge badge-${tok.status}`}>{STATUS_LABEL[tok.status]}</span>
+              </td>
               <td>
                 <code>{tok.prefix}</code>
               </td>

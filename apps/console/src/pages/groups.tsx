@@ -1,8 +1,9 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { RETURN_REPRESENTATION, api, ok } from '../api/client';
-import { ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams, useWrite } from '../ui/kit';
+import { useCan } from '../api/session';
+import { ConfirmButton, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams, useWrite } from '../ui/kit';
 
 export function GroupsPage() {
   const list = useListParams();
@@ -12,15 +13,17 @@ export function GroupsPage() {
     queryFn: () => ok(api.GET('/api/v1/groups', { params: { query } })),
     placeholderData: keepPreviousData,
   });
+  const notice = (useLocation().state as { notice?: string } | null)?.notice;
   const [name, setName] = useState('');
   const create = useWrite(() => ok(api.POST('/api/v1/groups', { body: { name, members: [] } })), 'groups');
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    create.mutate(undefined);
+    create.mutate(undefined, { onSuccess: () => setName('') });
   };
   return (
     <>
       <PageTitle>Groups</PageTitle>
+      {notice !== undefined && <p role="status">{notice}</p>}
       <Guard perm="groups.write" legend="New group">
         <form onSubmit={submit} className="filters">
           <Field label="Group name">{(id) => <input id={id} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
@@ -75,6 +78,24 @@ export function GroupPage() {
       return client.invalidateQueries({ queryKey: ['group', id] });
     },
   });
+  const remove = useMutation({
+    mutationFn: (devices: string[]) =>
+      ok(api.POST('/api/v1/groups/{id}/members/remove', { params: { path: { id } }, body: { devices }, headers: RETURN_REPRESENTATION })),
+    onSuccess: (updated) => {
+      if (updated) client.setQueryData(['group', id], updated);
+      return client.invalidateQueries({ queryKey: ['group', id] });
+    },
+  });
+  const navigate = useNavigate();
+  const drop = useMutation({
+    mutationFn: () => ok(api.DELETE('/api/v1/groups/{id}', { params: { path: { id } } })),
+    onSuccess: async () => {
+      client.removeQueries({ queryKey: ['group', id] });
+      await client.invalidateQueries({ queryKey: ['groups'] });
+      await navigate('/groups', { state: { notice: `Group ${group.data?.name ?? id} deleted.` } });
+    },
+  });
+  const canWrite = useCan('groups.write');
   const g = group.data;
   const members = new Set(g?.members ?? []);
   return (
@@ -117,13 +138,32 @@ export function GroupPage() {
             )}
           </Guard>
           <h2>Members</h2>
+          <ErrorNote error={remove.error} />
           <ul className="columns">
             {g.members.map((m) => (
               <li key={m}>
                 <Link to={`/devices/${encodeURIComponent(m)}`}>{m}</Link>
+                {canWrite.ok && (
+                  <>
+                    {' '}
+                    <button type="button" disabled={remove.isPending} onClick={() => remove.mutate([m])}>
+                      Remove<span className="sr-only"> {m}</span>
+                    </button>
+                  </>
+                )}
               </li>
             ))}
           </ul>
+          <Guard perm="groups.write" legend="Delete">
+            <ConfirmButton
+              label="Delete group…"
+              danger
+              question={`Delete group ${g.name}? Its ${g.member_count} devices stay enrolled; rollouts that targeted it keep naming it. A group with a running rollout cannot be deleted.`}
+              confirm="Delete group"
+              onConfirm={() => drop.mutate()}
+            />
+            <ErrorNote error={drop.error} />
+          </Guard>
         </>
       ) : null}
     </>

@@ -45,14 +45,37 @@ export function Guard({ perm, children, legend }: { perm: Permission; children: 
 }
 
 /** A button that asks first, in a modal <dialog> (focus trapped, Escape cancels). */
-export function ConfirmButton(props: { label: string; question: string; confirm: string; onConfirm: () => void; danger?: boolean; disabled?: boolean }) {
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  confirm: string;
+  onConfirm: () => void;
+  danger?: boolean;
+  disabled?: boolean;
+  /** why the button is disabled: its title and accessible description */
+  disabledReason?: string;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
+  const reasonId = useId();
+  const reason = props.disabled && props.disabledReason !== undefined ? props.disabledReason : undefined;
   return (
     <>
-      <button type="button" className={props.danger ? 'danger' : undefined} disabled={props.disabled} onClick={() => ref.current?.showModal()}>
+      <button
+        type="button"
+        className={props.danger ? 'danger' : undefined}
+        disabled={props.disabled}
+        title={reason}
+        aria-describedby={reason !== undefined ? reasonId : undefined}
+        onClick={() => ref.current?.showModal()}
+      >
         {props.label}
       </button>
+      {reason !== undefined && (
+        <span id={reasonId} className="sr-only">
+          {reason}
+        </span>
+      )}
       <dialog ref={ref} aria-labelledby={titleId}>
         <form method="dialog">
           <p id={titleId}>{props.question}</p>

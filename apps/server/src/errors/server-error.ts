@@ -35,6 +35,7 @@ export const SERVER_ERROR_CODES = [
   'REGISTRY_UNREACHABLE', // 400 the registry answered an error or did not answer
   'GROUP_INVALID', // 400 bad group field or unknown member device
   'GROUP_EXISTS', // 409 group name taken
+  'GROUP_IN_USE', // 409 group targeted by a running rollout (cannot be deleted)
   'AUTHORIZER_KEY_INVALID', // 400 not an Ed25519 SPKI PEM
   'AUTHORIZER_KEY_EXISTS', // 409 key already registered
   'RELEASE_INVALID', // 400 bad release submission body (envelope not an object, expected_product pattern)

@@ -67,6 +67,7 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   REGISTRY_UNREACHABLE: { http: 400, grpc: 'UNAVAILABLE' },
   GROUP_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   GROUP_EXISTS: { http: 409, grpc: 'ALREADY_EXISTS' },
+  GROUP_IN_USE: { http: 409, grpc: 'FAILED_PRECONDITION' },
   AUTHORIZER_KEY_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   AUTHORIZER_KEY_EXISTS: { http: 409, grpc: 'ALREADY_EXISTS' },
   RELEASE_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },

@@ -66,6 +66,8 @@ export interface DeviceGroupsTable {
   snapshot_digest: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** set when the group is deleted (migration 0049); the row stays for the deployments naming it */
+  deleted_at: Timestamp | null;
 }
 
 export interface DeviceGroupMembersTable {

@@ -36,6 +36,19 @@ export async function insertEnrollToken(
     .executeTakeFirstOrThrow();
 }
 
+export const ENROLL_TOKEN_STATUSES = ['active', 'expired', 'exhausted'] as const;
+export type EnrollTokenStatus = (typeof ENROLL_TOKEN_STATUSES)[number];
+
+/**
+ * One token's state at `now`, by the rule of the counts below and of enrollment
+ * (`refusal`): expired whatever its uses once `expires_at` has passed, else used up.
+ */
+export function enrollTokenStatus(t: { expires_at: Date; uses: number; max_uses: number }, now: Date): EnrollTokenStatus {
+  if (t.expires_at <= now) return 'expired';
+  if (t.uses >= t.max_uses) return 'exhausted';
+  return 'active';
+}
+
 /** A token's state at `now`: an expired token is `expired` whatever its uses (as enrollment reports it). */
 export interface EnrollTokenCounts {
   active: number;

@@ -1,12 +1,23 @@
 /**
- * Device groups (spec §2): membership is additive, and every change recomputes the
+ * Device groups (spec §2): members are added and removed, and every change recomputes the
  * target-policy digest (contracts §2) in its own transaction, so a read never hashes a huge
  * group and a rollout start compares against the value the change committed.
  */
 import { notFound, ServerError } from '../../errors/server-error.js';
 import { isUniqueViolation } from '../../store/tx.js';
 import type { Command, UnitOfWork } from '../unit-of-work.js';
-import { existingDeviceNames, insertGroup, insertMembers, lockGroup, setSnapshot } from './queries.js';
+import {
+  deleteMembers,
+  existingDeviceNames,
+  getGroup,
+  insertGroup,
+  insertMembers,
+  lockGroup,
+  markGroupDeleted,
+  memberNames,
+  runningRolloutsOf,
+  setSnapshot,
+} from './queries.js';
 import { computeSnapshotDigest } from './snapshot.js';
 import { groupWithMembers, type GroupView } from './views.js';
 
@@ -67,4 +78,51 @@ export const addGroupMembers: Command<{ id: string; devices: unknown }, { id: st
   const snapshot = await addMembers(uow, g.id, devices, 'devices');
   await uow.audit({ action: 'group.members.add', target: `group:${g.id}`, detail: { added: (input as unknown[]).length, snapshot_digest: snapshot.digest } });
   return { id: g.id, snapshot_digest: snapshot.digest };
+};
+
+/**
+ * POST /groups/{id}/members/remove: every name must be a member (a typo is refused, naming it,
+ * rather than silently ignored); answers the group's id and new digest.
+ */
+export const removeGroupMembers: Command<{ id: string; devices: unknown }, { id: string; snapshot_digest: string }> = async (uow, { id, devices: input }) => {
+  const devices = checkDeviceList(input, 'devices');
+  const g = await lockGroup(uow.trx, uow.tenant, id);
+  if (!g) throw notFound(`group ${id}`);
+  const members = await memberNames(uow.trx, uow.tenant, g.id, devices);
+  const strangers = devices.filter((d) => !members.has(d));
+  if (strangers.length > 0) {
+    const shown = strangers
+      .slice(0, 5)
+      .map((d) => JSON.stringify(d))
+      .join(', ');
+    throw new ServerError('GROUP_INVALID', `devices: not a member ${shown}${strangers.length > 5 ? ` and ${strangers.length - 5} more` : ''}`);
+  }
+  await deleteMembers(uow.trx, uow.tenant, g.id, devices);
+  const snapshot = await computeSnapshotDigest(uow.trx, uow.tenant, g.id);
+  await setSnapshot(uow.trx, uow.tenant, g.id, snapshot, uow.now);
+  await uow.audit({ action: 'group.members.remove', target: `group:${g.id}`, detail: { removed: devices.length, snapshot_digest: snapshot.digest } });
+  return { id: g.id, snapshot_digest: snapshot.digest };
+};
+
+/** Running rollouts named in the refusal of a group delete (the first few; the count is exact enough for a message). */
+const ROLLOUTS_NAMED = 5;
+
+/**
+ * DELETE /groups/{id}: refused while a rollout to the group runs (GROUP_IN_USE names it). The
+ * row lock is the one a rollout start takes, so a start and a delete never both succeed.
+ */
+export const deleteGroup: Command<{ id: string }, void> = async (uow, { id }) => {
+  const g = await lockGroup(uow.trx, uow.tenant, id);
+  if (!g) throw notFound(`group ${id}`);
+  const running = await runningRolloutsOf(uow.trx, uow.tenant, g.id, ROLLOUTS_NAMED + 1);
+  if (running.length > 0) {
+    const shown = running.slice(0, ROLLOUTS_NAMED).join(', ');
+    throw new ServerError(
+      'GROUP_IN_USE',
+      `id: group ${g.id} is the target of running rollout ${shown}${running.length > ROLLOUTS_NAMED ? ' and more' : ''}; abort or finish it first`,
+    );
+  }
+  const before = (await getGroup(uow.trx, uow.tenant, g.id))!;
+  await markGroupDeleted(uow.trx, uow.tenant, g.id, uow.now);
+  await uow.audit({ action: 'group.delete', target: `group:${g.id}`, detail: { name: before.name, members: before.member_count } });
 };

@@ -37,7 +37,14 @@ export async function insertGroup(db: Db, tenantId: string, name: string, now: D
 export async function lockGroup(db: Db, tenantId: string, groupId: string): Promise<{ id: string } | undefined> {
   const uuid = normalizeUuid(groupId);
   if (uuid === undefined) return undefined;
-  return db.selectFrom('device_groups').select('id').where('id', '=', uuid).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
+  return db
+    .selectFrom('device_groups')
+    .select('id')
+    .where('id', '=', uuid)
+    .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /**
@@ -74,6 +81,59 @@ export async function insertMembers(db: Db, tenantId: string, groupId: string, d
     .execute();
 }
 
+/** Removes members; answers the names that were members (the others were not). */
+export async function deleteMembers(db: Db, tenantId: string, groupId: string, devices: string[]): Promise<Set<string>> {
+  if (devices.length === 0) return new Set();
+  const rows = await db
+    .deleteFrom('device_group_members')
+    .where('tenant_id', '=', tenantId)
+    .where('group_id', '=', groupId)
+    .where('device_name', 'in', devices)
+    .returning('device_name')
+    .execute();
+  return new Set(rows.map((r) => r.device_name));
+}
+
+/** The names among `devices` that are members of the group. */
+export async function memberNames(db: Db, tenantId: string, groupId: string, devices: string[]): Promise<Set<string>> {
+  if (devices.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('device_group_members')
+    .select('device_name')
+    .where('tenant_id', '=', tenantId)
+    .where('group_id', '=', groupId)
+    .where('device_name', 'in', devices)
+    .execute();
+  return new Set(rows.map((r) => r.device_name));
+}
+
+/**
+ * Rollouts of deployments to the group that still run (not aborted, a wave not done: the
+ * `running`, `paused` and `awaiting_approval` statuses of resources/rollouts/states.ts), first
+ * created first; at most `limit`.
+ */
+export async function runningRolloutsOf(db: Db, tenantId: string, groupId: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('rollouts as r')
+    .innerJoin('deployments as d', 'd.id', 'r.deployment_id')
+    .select('r.id')
+    .where('d.tenant_id', '=', tenantId)
+    .where('d.group_id', '=', groupId)
+    .where('d.aborted_at', 'is', null)
+    .where((eb) => eb.exists(eb.selectFrom('deployment_waves as w').select('w.idx').whereRef('w.deployment_id', '=', 'd.id').where('w.state', '<>', 'done')))
+    .orderBy('r.created_at')
+    .orderBy('r.position')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Marks the (locked) group deleted and removes its members; the row stays for the deployments naming it. */
+export async function markGroupDeleted(db: Db, tenantId: string, groupId: string, now: Date): Promise<void> {
+  await db.deleteFrom('device_group_members').where('tenant_id', '=', tenantId).where('group_id', '=', groupId).execute();
+  await db.updateTable('device_groups').set({ deleted_at: now, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', groupId).execute();
+}
+
 export async function setSnapshot(db: Db, tenantId: string, groupId: string, snapshot: { digest: string; count: number }, now: Date): Promise<void> {
   await db
     .updateTable('device_groups')
@@ -86,11 +146,20 @@ export async function setSnapshot(db: Db, tenantId: string, groupId: string, sna
 export async function getGroup(db: Db, tenantId: string, groupId: string): Promise<GroupRow | undefined> {
   const uuid = normalizeUuid(groupId);
   if (uuid === undefined) return undefined;
-  return db.selectFrom('device_groups').selectAll().where('id', '=', uuid).where('tenant_id', '=', tenantId).executeTakeFirst();
+  return db.selectFrom('device_groups').selectAll().where('id', '=', uuid).where('tenant_id', '=', tenantId).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 export async function listGroups(db: Db, tenantId: string, limit: number, offset: number): Promise<GroupRow[]> {
-  return db.selectFrom('device_groups').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute();
+  return db
+    .selectFrom('device_groups')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
 }
 
 /** spec §8: the tenant's groups, how many, and how many have no member yet. */
@@ -99,6 +168,7 @@ export async function groupCounts(db: Db, tenantId: string): Promise<{ total: nu
     .selectFrom('device_groups')
     .select((eb) => [eb.fn.countAll<string>().as('total'), eb.fn.count<string>(eb.case().when('member_count', '=', 0).then(1).end()).as('empty')])
     .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
   return { total: Number(r.total), empty: Number(r.empty) };
 }

@@ -94,7 +94,12 @@ export async function targetGroup(
   groupId: string,
   opts: { lock?: boolean } = {},
 ): Promise<{ id: string; snapshot_digest: string } | undefined> {
-  let q = db.selectFrom('device_groups').select(['id', 'snapshot_digest']).where('tenant_id', '=', tenantId).where('id', '=', groupId);
+  let q = db
+    .selectFrom('device_groups')
+    .select(['id', 'snapshot_digest'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', groupId)
+    .where('deleted_at', 'is', null);
   if (opts.lock) q = q.forUpdate();
   return q.executeTakeFirst();
 }

@@ -4,7 +4,7 @@ import { EMAIL } from '../../config.js';
 import { invalidInput, notFound, ServerError } from '../../errors/server-error.js';
 import { isUniqueViolation, type Db } from '../../store/tx.js';
 import type { Command } from '../unit-of-work.js';
-import { deleteUser, getUserWithHash, insertUser, updateUser, type UserRecord } from './queries.js';
+import { deleteUser, getUser, getUserWithHash, insertUser, lockAdmins, setUserRole, updateUser, type UserRecord } from './queries.js';
 
 export interface NewUser {
   email: string;
@@ -41,6 +41,24 @@ export const removeUser: Command<{ id: string; callerUserId: string | null }, vo
   const user = await deleteUser(uow.trx, uow.tenant, id);
   if (!user) throw notFound(`user ${id}`);
   await uow.audit({ action: 'user.delete', target: `user:${user.id}`, detail: { email: user.email } });
+};
+
+/**
+ * PATCH /users/{id} `{role}`. A tenant keeps at least one admin: demoting the last one is a
+ * 409 naming that rule (the admins are counted under their row locks). The same role again
+ * changes nothing and writes no audit row.
+ */
+export const changeUserRole: Command<{ id: string; role: Role }, UserRecord> = async (uow, { id, role }) => {
+  const admins = await lockAdmins(uow.trx, uow.tenant);
+  const user = await getUser(uow.trx, uow.tenant, id);
+  if (!user) throw notFound(`user ${id}`);
+  if (user.role === role) return user;
+  if (user.role === 'admin' && admins.length <= 1) {
+    throw new ServerError('CONFLICT', `role: ${user.email} is the last admin of the tenant; a tenant keeps at least one admin (make another user admin first)`);
+  }
+  const updated = (await setUserRole(uow.trx, uow.tenant, id, role))!;
+  await uow.audit({ action: 'user.role.change', target: `user:${user.id}`, detail: { email: user.email, from: user.role, to: role } });
+  return updated;
 };
 
 export interface ProfilePatch {

@@ -86,3 +86,17 @@ export async function countUsers(db: Db): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/**
+ * Locks the tenant's admin rows in id order and answers their ids: a role change that could
+ * leave no admin counts them under the lock, so two admins demoting each other at once cannot
+ * both succeed.
+ */
+export async function lockAdmins(db: Db, tenantId: string): Promise<string[]> {
+  const rows = await db.selectFrom('users').select('id').where('tenant_id', '=', tenantId).where('role', '=', 'admin').orderBy('id').forUpdate().execute();
+  return rows.map((r) => r.id);
+}
+
+export async function setUserRole(db: Db, tenantId: string, id: string, role: Role): Promise<UserRecord | undefined> {
+  return db.updateTable('users').set({ role }).where('tenant_id', '=', tenantId).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+}

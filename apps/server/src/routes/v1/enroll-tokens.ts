@@ -5,7 +5,7 @@ import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { createEnrollToken, MAX_TOKEN_TTL_SECONDS, MAX_TOKEN_USES, removeEnrollToken } from '../../resources/enroll-tokens/commands.js';
-import { listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
+import { ENROLL_TOKEN_STATUSES, enrollTokenStatus, listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
 import { inSnapshot } from '../../store/tx.js';
 
 const EnrollToken = Type.Object({
@@ -17,10 +17,13 @@ const EnrollToken = Type.Object({
   expires_at: Timestamp,
   created_at: Timestamp,
   created_by: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Enum(ENROLL_TOKEN_STATUSES, {
+    description: 'at the server clock: expired once expires_at has passed (whatever its uses), exhausted when uses reached max_uses, else active',
+  }),
 });
 const EnrollTokenCounts = Type.Object({ active: Type.Integer(), expired: Type.Integer(), exhausted: Type.Integer() });
 
-function tokenJson(t: EnrollTokenRecord) {
+function tokenJson(t: EnrollTokenRecord, now: Date) {
   return {
     id: t.id,
     name: t.name,
@@ -30,6 +33,7 @@ function tokenJson(t: EnrollTokenRecord) {
     expires_at: iso(t.expires_at),
     created_at: iso(t.created_at),
     created_by: t.created_by,
+    status: enrollTokenStatus(t, now),
   };
 }
 
@@ -53,7 +57,7 @@ export const enrollTokensRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const { token, plaintext } = await execute(ctx, request, createEnrollToken, request.body);
-      return reply.code(201).send({ ...tokenJson(token), token: plaintext });
+      return reply.code(201).send({ ...tokenJson(token, ctx.now()), token: plaintext });
     },
   );
 
@@ -79,8 +83,10 @@ export const enrollTokensRoutes: V1Routes = async (app, { ctx }) => {
       // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
       inSnapshot(db, async (snap) => {
         const { limit, offset } = page(request.query);
-        const { rows, total, counts } = await listEnrollTokens(snap, principalOf(request).tenantId, ctx.now(), limit, offset);
-        return { enroll_tokens: rows.map(tokenJson), total, limit, offset, counts };
+        const now = ctx.now();
+        const { rows, total, counts } = await listEnrollTokens(snap, principalOf(request).tenantId, now, limit, offset);
+        // each row's status at the same instant as the counts, so the two always agree
+        return { enroll_tokens: rows.map((t) => tokenJson(t, now)), total, limit, offset, counts };
       }),
   );
 

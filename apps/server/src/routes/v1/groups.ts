@@ -6,7 +6,7 @@ import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { addGroupMembers, createGroup, MAX_MEMBERS_PER_CALL } from '../../resources/groups/commands.js';
+import { addGroupMembers, createGroup, deleteGroup, MAX_MEMBERS_PER_CALL, removeGroupMembers } from '../../resources/groups/commands.js';
 import { groupCounts, listGroups } from '../../resources/groups/queries.js';
 import { groupView, groupWithMembers, MAX_MEMBERS_SHOWN } from '../../resources/groups/views.js';
 import { inSnapshot } from '../../store/tx.js';
@@ -30,7 +30,7 @@ const Counts = Type.Object({
   populated: Type.Integer({ description: 'groups with at least one member' }),
 });
 
-/** spec §2 Group: membership added additively, snapshot digest kept current on every change. */
+/** spec §2 Group: members added and removed, snapshot digest kept current on every change; a group not targeted by a running rollout can be deleted. */
 export const groupsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
@@ -93,6 +93,33 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
       const { id } = await execute(ctx, request, addGroupMembers, { id: request.params.id, devices: request.body.devices });
       // read after the commit, and only when asked: a group's member names can be many
       return sendUpdated(request, reply, async () => (await groupWithMembers(db, principalOf(request).tenantId, id))!);
+    },
+  );
+
+  app.post(
+    '/groups/:id/members/remove',
+    {
+      config: {
+        permission: 'groups.write',
+        summary: 'Remove devices from a group (each must be a member); 204, or 200 with Prefer: return=representation',
+      },
+      schema: { params: IdParams, body: Strict({ devices: DeviceNames }), response: { ...updateResponses(Group), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const { id } = await execute(ctx, request, removeGroupMembers, { id: request.params.id, devices: request.body.devices });
+      return sendUpdated(request, reply, async () => (await groupWithMembers(db, principalOf(request).tenantId, id))!);
+    },
+  );
+
+  app.delete(
+    '/groups/:id',
+    {
+      config: { permission: 'groups.write', summary: 'Delete a group; 409 GROUP_IN_USE while a rollout to it runs (past rollouts keep naming it)' },
+      schema: { params: IdParams, response: { 204: Type.Null(), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      await execute(ctx, request, deleteGroup, { id: request.params.id });
+      return reply.code(204).send(null);
     },
   );
 };

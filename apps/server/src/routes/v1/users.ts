@@ -4,9 +4,10 @@ import { ROLES } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
+import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
-import { createUser, prepareNewUser, removeUser } from '../../resources/users/commands.js';
+import { changeUserRole, createUser, prepareNewUser, removeUser } from '../../resources/users/commands.js';
 import { listUsers, type UserRecord } from '../../resources/users/queries.js';
 import { inSnapshot } from '../../store/tx.js';
 
@@ -72,6 +73,21 @@ export const usersRoutes: V1Routes = async (app, { ctx }) => {
     async (request, reply) => {
       await execute(ctx, request, removeUser, { id: request.params.id, callerUserId: principalOf(request).userId });
       return reply.code(204).send(null);
+    },
+  );
+
+  app.patch(
+    '/users/:id',
+    {
+      config: {
+        ...config,
+        summary: "Change a user's role (the last admin of the tenant cannot be demoted: 409); 204, or 200 with Prefer: return=representation",
+      },
+      schema: { params: Strict({ id: Uuid }), body: Strict({ role: Type.Enum(ROLES) }), response: { ...updateResponses(User), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const user = await execute(ctx, request, changeUserRole, { id: request.params.id, role: request.body.role });
+      return sendUpdated(request, reply, () => userJson(user));
     },
   );
 };

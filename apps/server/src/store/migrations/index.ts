@@ -22,6 +22,7 @@ import * as m0045 from './0045_vuln_matching_details.js';
 import * as m0046 from './0046_evidence_keys.js';
 import * as m0047 from './0047_case_srp_packets.js';
 import * as m0048 from './0048_device_ca_rotation.js';
+import * as m0049 from './0049_group_delete.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '0046_evidence_keys': m0046,
   '0047_case_srp_packets': m0047,
   '0048_device_ca_rotation': m0048,
+  '0049_group_delete': m0049,
 };
