@@ -28,6 +28,7 @@ function requestFor(method: string, route: string, now: Date): { payload?: unkno
     'POST /cases/:id/submissions': { stage: 'early_warning', content: VALID_CONTENT.early_warning.exploited_vulnerability },
     'POST /cases/:id/submissions/:sid/filings': { recipients: ['csirt'], member_state: 'DE' },
     'POST /cases/:id/attachments/:aid/redaction': { reason: 'x' },
+    'POST /cases/:id/srp-packets': { stage: 'early_warning' },
   };
   const body = bodies[`${method} ${route}`];
   if (body === undefined) throw new Error(`no body for ${method} ${route}: add one`);
@@ -41,7 +42,8 @@ describe.each(availableDrivers())('Article 14 routes are tenant-scoped on %s', (
     f.t.app.collectedRoutes
       .map((r) => ({ method: r.method, route: r.url.replace(/^\/api\/v1/, '') }))
       .filter((r) => r.route.startsWith('/cases/:id') && r.method !== 'HEAD');
-  const fill = (route: string, o: Record<string, string>) => route.replace(':id', o['id']!).replace(':sid', o['sid']!).replace(':aid', o['aid']!);
+  const fill = (route: string, o: Record<string, string>) =>
+    route.replace(':id', o['id']!).replace(':sid', o['sid']!).replace(':aid', o['aid']!).replace(':pid', o['pid']!);
 
   beforeAll(async () => {
     f = await createCasesFixture(driver);
@@ -58,6 +60,9 @@ describe.each(availableDrivers())('Article 14 routes are tenant-scoped on %s', (
     const a = await f.t.app.inject({ method: 'POST', url: `/api/v1/cases/${c.id}/attachments`, headers: { ...f.admin, 'content-type': contentType }, payload });
     expect(a.statusCode, a.body).toBe(201);
     ids['aid'] = JSON.parse(a.body).id;
+    const p = await f.api('POST', `/api/v1/cases/${c.id}/srp-packets`, { stage: 'early_warning' });
+    expect(p.status, JSON.stringify(p.body)).toBe(201);
+    ids['pid'] = p.body.id;
   });
   afterAll(async () => {
     await f?.dispose();
@@ -85,12 +90,12 @@ describe.each(availableDrivers())('Article 14 routes are tenant-scoped on %s', (
     expect((await f.api('GET', `/api/v1/cases/${ids['id']}`)).body).toMatchObject({ title: 'Heap overflow in the gateway firmware', state: 'open' });
   });
 
-  it("this tenant's submission and attachment ids under the other tenant's own case are 404s", async () => {
+  it("this tenant's submission, attachment and packet ids under the other tenant's own case are 404s", async () => {
     const tenant = await f.t.newTenant();
     const other = await f.t.apiKeyHeaders('admin', tenant);
     const theirs = await f.openCase({}, other);
     const mixed = { ...ids, id: theirs.id };
-    for (const { method, route } of routes().filter((r) => r.route.includes(':sid') || r.route.includes(':aid'))) {
+    for (const { method, route } of routes().filter((r) => r.route.includes(':sid') || r.route.includes(':aid') || r.route.includes(':pid'))) {
       const { payload, headers } = requestFor(method, route, f.t.clock.now());
       const res = await f.t.app.inject({
         method: method as 'GET',
