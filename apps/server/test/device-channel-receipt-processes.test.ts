@@ -126,7 +126,7 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
       ['done', 24, 24],
       ['done', 24, 24],
     ]);
-  });
+  }, 180_000);
 
   it('a process killed mid-batch loses no receipt it answered OK for; a retry stores the rest once', async () => {
     const names = Array.from({ length: 8 }, (_, i) => `crash-${i}`);
@@ -183,7 +183,7 @@ describe.skipIf(url === undefined)('receipts across server processes on one Post
       ['done', 4],
       ['done', 4],
     ]);
-  });
+  }, 180_000);
 
   it('a batch that waited for the deployment lock counts on the waves the holder committed', async () => {
     const names = Array.from({ length: 2 }, (_, i) => `lock-${i}`);

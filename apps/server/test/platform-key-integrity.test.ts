@@ -153,7 +153,7 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
       child.on('exit', resolve);
     });
     expect(bin).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   it('a deleted key file fails the start and `check` with exit 2 and one line naming it', async () => {
     for (const k of keyFiles) {
