@@ -10,6 +10,7 @@ import { caseDeadlines, nextDue, type CaseKind, type CaseState } from './deadlin
 import { checkLinks, pastTime, type CaseLinks } from './fields.js';
 import {
   deadlineFacts,
+  getCase,
   getRelease,
   getRollout,
   insertAwareness,
@@ -33,6 +34,24 @@ export async function caseOr404(
 ): Promise<CaseRow> {
   const row = await lookup(db, tenantId, id);
   if (!row) throw notFound(`case ${id}`);
+  return row;
+}
+
+/**
+ * A record that belongs to a case (a submission, an attachment, a packet): 404 for the case
+ * first, then `<what> <id>` when the case exists but holds no such record.
+ */
+export async function caseRecordOr404<R>(
+  db: Db,
+  tenantId: string,
+  caseId: string,
+  what: string,
+  id: string,
+  lookup: (db: Db, tenantId: string, caseId: string, id: string) => Promise<R | undefined>,
+): Promise<R> {
+  const c = await caseOr404(db, tenantId, caseId, getCase);
+  const row = await lookup(db, tenantId, c.id, id);
+  if (!row) throw notFound(`${what} ${id}`);
   return row;
 }
 

@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
-import { notFound, ServerError } from '../../errors/server-error.js';
+import { ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
@@ -11,7 +11,7 @@ import { attachmentLimits, sanitizeFilename } from '../../resources/case-attachm
 import { attachmentTotals, getAttachment, listAttachments } from '../../resources/case-attachments/queries.js';
 import { attachmentView } from '../../resources/case-attachments/views.js';
 import { byteBound, storeAttachmentBytes, type StoredAttachment } from '../../resources/case-attachments/storage.js';
-import { caseOr404 } from '../../resources/cases/commands.js';
+import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { CASE_LIMITS } from '../../resources/cases/fields.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { inSnapshot } from '../../store/tx.js';
@@ -129,12 +129,7 @@ export const caseAttachmentsRoutes: V1Routes = async (app, { ctx }) => {
       }),
   );
 
-  const attachmentOr404 = async (tenantId: string, caseId: string, aid: string) => {
-    const c = await caseOr404(db, tenantId, caseId, getCase);
-    const a = await getAttachment(db, tenantId, c.id, aid);
-    if (!a) throw notFound(`attachment ${aid}`);
-    return a;
-  };
+  const attachmentOr404 = (tenantId: string, caseId: string, aid: string) => caseRecordOr404(db, tenantId, caseId, 'attachment', aid, getAttachment);
 
   app.get(
     '/cases/:id/attachments/:aid',

@@ -1,11 +1,10 @@
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
-import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
-import { caseOr404 } from '../../resources/cases/commands.js';
+import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { getPacket, listPackets, type PacketMeta } from '../../resources/case-submissions/queries.js';
 import { PRODUCT_CATEGORIES, SRP_STAGES } from '../../resources/case-submissions/srp-form.js';
@@ -98,12 +97,7 @@ const parse = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString('utf
  */
 export const casePacketsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
-  const packetOr404 = async (tenantId: string, caseId: string, pid: string) => {
-    const c = await caseOr404(db, tenantId, caseId, getCase);
-    const p = await getPacket(db, tenantId, c.id, pid);
-    if (!p) throw notFound(`packet ${pid}`);
-    return p;
-  };
+  const packetOr404 = (tenantId: string, caseId: string, pid: string) => caseRecordOr404(db, tenantId, caseId, 'packet', pid, getPacket);
 
   app.post(
     '/cases/:id/srp-packets',

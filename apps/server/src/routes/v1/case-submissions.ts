@@ -6,7 +6,7 @@ import type { AppContext, V1Routes } from '../../http/context.js';
 import { actorOf, execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
-import { caseOr404 } from '../../resources/cases/commands.js';
+import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { RECIPIENTS, recordFiling, recordSubmission } from '../../resources/case-submissions/commands.js';
 import { MEMBER_STATES, SEVERITIES, STAGE_FIELDS, STAGE_TITLES, STAGES, TLP_LABELS } from '../../resources/case-submissions/fields.js';
@@ -115,12 +115,7 @@ function blobsOf(ctx: AppContext): BlobStore {
 export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
 
-  const submissionOr404 = async (tenantId: string, caseId: string, sid: string) => {
-    const c = await caseOr404(db, tenantId, caseId, getCase);
-    const s = await getSubmission(db, tenantId, c.id, sid);
-    if (!s) throw notFound(`submission ${sid}`);
-    return s;
-  };
+  const submissionOr404 = (tenantId: string, caseId: string, sid: string) => caseRecordOr404(db, tenantId, caseId, 'submission', sid, getSubmission);
   const full = async (tenantId: string, caseId: string, sid: string) => {
     const s = await submissionOr404(tenantId, caseId, sid);
     const [newer, filings] = await Promise.all([supersededBy(db, tenantId, s.id), listFilings(db, tenantId, s.case_id, s.id)]);
