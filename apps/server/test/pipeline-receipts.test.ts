@@ -200,6 +200,24 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     expect(tx.body.state).toBe('rolled back');
     expect(tx.body.devices).toEqual({ total: 3, pending: 0, committed: 2, rolled_back: 1, failed: 0, skipped: 0 });
     expect((await f.api('POST', `/api/v1/rollouts/${start.id}/abort`)).status).toBe(409);
+
+    // the rollout names what it rolls out, and its activity tells how it went
+    expect(done).toMatchObject({ product: rel.product, version: rel.version, group_name: 'rx' });
+    const activity = (await f.api('GET', `/api/v1/rollouts/${start.rollouts[1].rollout_id}/activity`)).body;
+    expect(activity.timeline.map((e: any) => [e.action, e.detail.wave ?? null, e.detail.from ?? null, e.detail.to ?? null])).toEqual([
+      ['rollout.start', null, null, null],
+      ['rollout.wave', 0, 'open', 'done'],
+      ['rollout.wave', 1, 'pending', 'awaiting_approval'],
+      ['rollout.approve', null, null, null],
+      ['rollout.wave', 1, 'open', 'paused'],
+      ['rollout.resume', null, null, null],
+      ['rollout.wave', 1, 'open', 'done'],
+    ]);
+    expect(activity.timeline.filter((e: any) => e.action === 'rollout.wave').every((e: any) => e.actor === 'system:rollout')).toBe(true);
+    expect(activity.timeline_truncated).toBe(false);
+    expect(activity.failures).toEqual([{ reason: 'rolled-back, health unhealthy', count: 1, devices: [pending[0]] }]);
+    expect((await f.api('GET', '/api/v1/rollouts/00000000-0000-4000-8000-000000000000/activity')).status).toBe(404);
+    expect((await f.api('GET', '/api/v1/rollouts/not-an-id/activity')).status).toBe(404);
   });
 
   it("the device view shows the release of the device's newest activated receipt, its member digests, and the software by evidence source", async () => {
@@ -416,6 +434,11 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
     await expect(legacyReport('rx-3', lg.body.id, 'installed')).rejects.toThrow(/not assigned/);
     const d = (await f.api('GET', `/api/v1/rollouts/${lg.body.id}`)).body;
     expect(d.progress).toMatchObject({ installed: 1, pending: 1 });
+    expect(d).toMatchObject({ product: 'rx-conf', version: '1.0.0', group_name: 'legacy' });
+    await asDevice('rx-2', (uow) => reportLegacyStatus(uow, { deviceName: 'rx-2', rolloutId: lg.body.id, status: 'failed', detail: 'disk full' }));
+    const activity = (await f.api('GET', `/api/v1/rollouts/${lg.body.id}/activity`)).body;
+    expect(activity.failures).toEqual([{ reason: 'disk full', count: 1, devices: ['rx-2'] }]);
+    expect(activity.timeline.map((e: any) => e.action)).toEqual(['rollout.start', 'rollout.wave']);
     const list = await f.api('GET', '/api/v1/rollouts?kind=legacy');
     expect(list.body.rollouts.map((r: any) => r.kind)).toEqual(['legacy']);
     // legacy work never appears as a release transaction

@@ -85,6 +85,20 @@ export function auditEventJson(r: Row) {
   };
 }
 
+/** The events of some targets and actions, oldest first, at most `limit` (served by the tenant/target/seq index). */
+export async function auditOfTargets(db: Db, tenantId: string, targets: readonly string[], actions: readonly string[], limit: number): Promise<Row[]> {
+  if (targets.length === 0 || actions.length === 0) return [];
+  return await db
+    .selectFrom('audit_events')
+    .select(COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('target', 'in', targets)
+    .where('action', 'in', actions)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+}
+
 /** Who wrote an audit row: the credential kind that authenticated the change. */
 export type AuditCredential = 'session' | 'api-key' | 'device' | 'system' | 'anonymous';
 

@@ -227,7 +227,7 @@ async function appendTurn(uow: UnitOfWork, items: readonly VerifiedUpload[]): Pr
     })),
   );
   // counters and waves last: the deployment rows are locked from here to COMMIT, in one order
-  for (const deploymentId of deploymentIds) await recordDeviceResults(trx, deploymentId, results.get(deploymentId)!, now);
+  for (const deploymentId of deploymentIds) await recordDeviceResults(uow, deploymentId, results.get(deploymentId)!);
   return outcomes as ReceiptOutcome[];
 }
 

@@ -35,8 +35,8 @@ import { computeSnapshotDigest } from '../groups/snapshot.js';
 import type { Db } from '../../store/tx.js';
 import { getReleaseWithEnvelope, targetGroup } from '../releases/queries.js';
 import { checkComponentArtifacts, checkTargetPolicyDigest, parseStoredEnvelope } from '../releases/rules.js';
-import type { Command, UnitOfWork } from '../unit-of-work.js';
-import { approve, initialWaves, recordResult, resume } from './progression.js';
+import { systemActor, type Command, type UnitOfWork } from '../unit-of-work.js';
+import { approve, initialWaves, recordResult, resume, type WaveRow } from './progression.js';
 import {
   addDeviceResults,
   deploymentRollouts,
@@ -329,20 +329,42 @@ export const controlRollout: Command<{ id: string; action: RolloutAction }, void
 };
 
 /** Device state, deployment counters and wave progression of one terminal result (deployment row locked by the caller). */
-export async function recordDeviceResult(
-  db: Db,
+async function recordDeviceResult(
+  uow: UnitOfWork,
   d: { id: string; failure_threshold: FailureThreshold | null },
   device: string,
   waveIdx: number,
   state: Exclude<DeviceState, 'pending'>,
   receiptId: string | null,
-  now: Date,
 ): Promise<void> {
-  await setDeviceResult(db, d.id, device, state, receiptId, now);
-  const before = (await wavesOf(db, [d.id])).get(d.id) ?? [];
+  await setDeviceResult(uow.trx, d.id, device, state, receiptId, uow.now);
+  const before = (await wavesOf(uow.trx, [d.id])).get(d.id) ?? [];
   // spec §4: the failure threshold from the constraints is evaluated as results arrive
   const after = recordResult(before, waveIdx, isFailure(state), d.failure_threshold ?? undefined);
-  await writeWaves(db, d.id, before, after, now);
+  await writeWaves(uow.trx, d.id, before, after, uow.now);
+  await auditWaveChanges(uow, d.id, before, after);
+}
+
+/**
+ * One `rollout.wave` audit row (actor `system:rollout`) per wave whose state a result moved
+ * (opened, paused by the failure threshold, done), in the result's unit of work: the rollout's
+ * timeline reads them. Results that move no wave write none.
+ */
+async function auditWaveChanges(uow: UnitOfWork, deploymentId: string, before: readonly WaveRow[], after: readonly WaveRow[]): Promise<void> {
+  const moved = after.flatMap((w) => {
+    const from = before.find((b) => b.index === w.index)?.state;
+    return from !== undefined && from !== w.state ? [{ wave: w.index, from, to: w.state }] : [];
+  });
+  if (moved.length === 0) return;
+  const r = (await deploymentRollouts(uow.trx, [deploymentId])).get(deploymentId)!;
+  await uow.auditMany(
+    moved.map((m) => ({
+      action: 'rollout.wave',
+      target: `rollout:${r.rollout_ids[0]!}`,
+      actor: systemActor('rollout'),
+      detail: { ...m, transaction_id: transactionIdOf({ kind: r.kind, deployment_id: deploymentId }) },
+    })),
+  );
 }
 
 /**
@@ -352,13 +374,12 @@ export async function recordDeviceResult(
  * `recordResult` as a single one, so a batch ends where one-by-one acceptance would.
  */
 export async function recordDeviceResults(
-  db: Db,
+  uow: UnitOfWork,
   deploymentId: string,
   results: readonly { waveIdx: number; state: Exclude<DeviceState, 'pending'> }[],
-  now: Date,
 ): Promise<void> {
   if (results.length === 0) return;
-  const { failure_threshold, waves: before } = await lockDeploymentWaves(db, deploymentId);
+  const { failure_threshold, waves: before } = await lockDeploymentWaves(uow.trx, deploymentId);
   let after = before;
   const counts = { committed: 0, 'rolled back': 0, failed: 0, installed: 0, skipped: 0 };
   for (const r of results) {
@@ -366,7 +387,8 @@ export async function recordDeviceResults(
     // spec §4: the failure threshold from the constraints is evaluated as results arrive
     after = recordResult(after, r.waveIdx, isFailure(r.state), failure_threshold ?? undefined);
   }
-  await addDeviceResults(db, deploymentId, counts, before, after, now);
+  await addDeviceResults(uow.trx, deploymentId, counts, before, after, uow.now);
+  await auditWaveChanges(uow, deploymentId, before, after);
 }
 
 /**
@@ -401,7 +423,7 @@ export const reportLegacyStatus: Command<{ deviceName: string; rolloutId: string
     now: uow.now,
   });
   // the first terminal report counts; later reports are kept as history only
-  if (dd.state === 'pending') await recordDeviceResult(uow.trx, d, args.deviceName, dd.wave_idx, deviceStateFromLegacy(args.status), null, uow.now);
+  if (dd.state === 'pending') await recordDeviceResult(uow, d, args.deviceName, dd.wave_idx, deviceStateFromLegacy(args.status), null);
   await uow.audit({ action: 'rollout.legacy-status', target: `rollout:${r.id}`, detail: { status: args.status, label: 'device-reported' } });
 };
 
@@ -437,5 +459,5 @@ export async function skipDecommissionedDevice(uow: UnitOfWork, device: string):
     }),
   );
   // counters and waves last, one deployment row at a time in id order, as the receipt path does
-  for (const m of moved) await recordDeviceResults(uow.trx, m.deployment_id, [{ waveIdx: m.wave_idx, state: 'skipped' }], uow.now);
+  for (const m of moved) await recordDeviceResults(uow, m.deployment_id, [{ waveIdx: m.wave_idx, state: 'skipped' }]);
 }

@@ -24,6 +24,12 @@ export type RolloutRow = {
   position: number;
   created_at: Date;
   group_id: string;
+  /** The release's product, or the artifact's name for a legacy rollout. */
+  product: string;
+  /** The release's version, or the artifact's version for a legacy rollout. */
+  version: string;
+  /** The target group's name (kept after the group is deleted). */
+  group_name: string;
   device_count: number;
   aborted_at: Date | null;
   n_committed: number;
@@ -37,7 +43,11 @@ function rolloutsJoined(db: Db, tenantId: string) {
   return db
     .selectFrom('rollouts as r')
     .innerJoin('deployments as d', 'd.id', 'r.deployment_id')
+    .innerJoin('device_groups as g', 'g.id', 'd.group_id')
+    .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
+    .leftJoin('releases as rel', 'rel.id', 'r.release_id')
     .where('r.tenant_id', '=', tenantId)
+    .select((eb) => [eb.fn.coalesce('rel.product', 'a.name').as('product'), eb.fn.coalesce('rel.version', 'a.version').as('version'), 'g.name as group_name'])
     .select([
       'r.id',
       'r.kind',
@@ -150,6 +160,43 @@ export async function deploymentDevicePage(db: Db, tenantId: string, deploymentI
     .limit(limit)
     .offset(offset)
     .execute();
+}
+
+/** Devices of one failure reason: how many, and the first by name. */
+export interface FailureReasonRow {
+  reason: string;
+  count: number;
+  devices: string[];
+}
+
+/**
+ * The deployment's failed and rolled-back devices grouped by what their evidence says, most
+ * frequent first: for signed work the receipt's activation and health and the members it marks
+ * failed; for legacy work the detail of the device's first failure report.
+ */
+export async function deploymentFailureReasons(
+  db: Db,
+  tenantId: string,
+  deploymentId: string,
+  kind: RolloutKind,
+  bounds: { reasons: number; devicesPerReason: number },
+): Promise<FailureReasonRow[]> {
+  const reason =
+    kind === 'signed'
+      ? sql<string>`(SELECT rr.activation || ', health ' || rr.health || coalesce(': failed ' || (
+            SELECT string_agg(m->>'component', ', ' ORDER BY (m->>'position')::int)
+            FROM jsonb_array_elements(coalesce(rr.payload->'members', '[]'::jsonb)) AS m
+            WHERE m->>'verdict' = 'failed'), '')
+          FROM release_receipts rr WHERE rr.id = dd.receipt_id)`
+      : sql<string>`(SELECT l.detail FROM legacy_status_reports l
+          WHERE l.deployment_id = dd.deployment_id AND l.device_name = dd.device_name AND l.status = 'failed'
+          ORDER BY l.reported_at LIMIT 1)`;
+  const rows = await sql<{ reason: string | null; n: number; devices: string[] }>`
+    SELECT reason, count(*)::int AS n, (array_agg(device_name ORDER BY device_name COLLATE "C"))[1:${bounds.devicesPerReason}] AS devices
+    FROM (SELECT dd.device_name, ${reason} AS reason FROM deployment_devices dd
+          WHERE dd.tenant_id = ${tenantId} AND dd.deployment_id = ${deploymentId}::uuid AND dd.state IN ('failed', 'rolled back')) AS f
+    GROUP BY reason ORDER BY n DESC, reason COLLATE "C" LIMIT ${bounds.reasons}`.execute(db);
+  return rows.rows.map((r) => ({ reason: r.reason ?? (kind === 'signed' ? 'no receipt' : 'failed (no detail reported)'), count: r.n, devices: r.devices }));
 }
 
 /** The deployment of a member rollout of this tenant, row-locked; `rolloutId` must be a UUID. */

@@ -1,7 +1,9 @@
 import { normalizeUuid, type FailureThreshold } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 import type { WaveRow } from './progression.js';
-import { deploymentDevicePage, deploymentMembers, deploymentThreshold, rolloutById, wavesOf, type RolloutRow } from './queries.js';
+import { auditEventJson, auditOfTargets } from '../audit/queries.js';
+import { SERVER_LIMITS } from '../../limits.js';
+import { deploymentDevicePage, deploymentFailureReasons, deploymentMembers, deploymentThreshold, rolloutById, wavesOf, type RolloutRow } from './queries.js';
 import { rolloutStatus, type RolloutStatus, type WaveState } from './states.js';
 
 export interface RolloutView {
@@ -15,6 +17,10 @@ export interface RolloutView {
   group: number;
   position: number;
   group_id: string;
+  /** The release's product and version (the artifact's name and version for legacy) and the target group's name. */
+  product: string;
+  version: string;
+  group_name: string;
   device_count: number;
   /** legacy status is device-reported (spec §2.3 rule 6); signed results come from verified receipts */
   evidence: 'signed-receipt' | 'device-reported';
@@ -48,6 +54,9 @@ export function rolloutJson(r: RolloutRow, waves: WaveRow[]): RolloutView {
     group: r.group_index,
     position: r.position,
     group_id: r.group_id,
+    product: r.product,
+    version: r.version,
+    group_name: r.group_name,
     device_count: r.device_count,
     evidence: r.kind === 'signed' ? 'signed-receipt' : 'device-reported',
     progress: {
@@ -96,4 +105,37 @@ export async function rolloutDetail(db: Db, tenantId: string, id: string, device
     devices: devices.map((d) => ({ device: d.device_name, wave: d.wave_idx, state: d.state, updated_at: d.updated_at ? d.updated_at.toISOString() : null })),
     devices_total: r.device_count,
   };
+}
+
+/** What a rollout's timeline shows: its start, wave moves, operator controls. Per-device rows are in the failures and the device list. */
+const TIMELINE_ACTIONS = ['rollout.start', 'rollout.wave', 'rollout.approve', 'rollout.resume', 'rollout.abort'] as const;
+
+export interface RolloutActivity {
+  timeline: ReturnType<typeof auditEventJson>[];
+  /** true when the timeline holds `SERVER_LIMITS.rolloutTimelineEvents` events and may have more */
+  timeline_truncated: boolean;
+  failures: { reason: string; count: number; devices: string[] }[];
+}
+
+/** A rollout's timeline from the audit rows of its members, and its failed devices grouped by reason. */
+export async function rolloutActivity(db: Db, tenantId: string, id: string): Promise<RolloutActivity | undefined> {
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  const r = await rolloutById(db, tenantId, uuid);
+  if (!r) return undefined;
+  const members = await deploymentMembers(db, r.deployment_id);
+  const [events, failures] = await Promise.all([
+    auditOfTargets(
+      db,
+      tenantId,
+      members.map((m) => `rollout:${m.id}`),
+      TIMELINE_ACTIONS,
+      SERVER_LIMITS.rolloutTimelineEvents,
+    ),
+    deploymentFailureReasons(db, tenantId, r.deployment_id, r.kind, {
+      reasons: SERVER_LIMITS.rolloutFailureReasons,
+      devicesPerReason: SERVER_LIMITS.devicesPerFailureReason,
+    }),
+  ]);
+  return { timeline: events.map(auditEventJson), timeline_truncated: events.length === SERVER_LIMITS.rolloutTimelineEvents, failures };
 }

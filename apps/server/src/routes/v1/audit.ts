@@ -4,6 +4,7 @@ import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
+import { AuditEvent } from '../../resources/audit/schemas.js';
 import { auditEventJson, auditPage, iterateAuditEvents } from '../../resources/audit/queries.js';
 import { inSnapshot } from '../../store/tx.js';
 
@@ -12,18 +13,6 @@ const Filters = {
   until: Type.Optional(Type.String({ format: 'date-time' })),
   action: Type.Optional(Type.String({ maxLength: 100 })),
 };
-
-const AuditEvent = Type.Object({
-  id: Type.String(),
-  at: Type.String(),
-  actor: Type.String(),
-  credential: Type.String(),
-  tenant_id: Type.String(),
-  action: Type.String(),
-  target: Type.String(),
-  request_id: Type.Union([Type.String(), Type.Null()]),
-  detail: Type.Record(Type.String(), Type.Unknown()),
-});
 
 /** spec §6 rule 1: audit events and audit-trail export (JSON Lines, streamed in keyset batches). */
 export const auditRoutes: V1Routes = async (app, { ctx }) => {

@@ -8,7 +8,8 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { controlRollout, startLegacyRollout, startSignedRollout, type RolloutAction, type RolloutOverrides } from '../../resources/rollouts/commands.js';
 import { rolloutCountsByKind, rolloutPage } from '../../resources/rollouts/queries.js';
-import { rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
+import { rolloutActivity, rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
+import { AuditEvent } from '../../resources/audit/schemas.js';
 import { inSnapshot } from '../../store/tx.js';
 
 const Progress = Type.Object({
@@ -30,6 +31,9 @@ const RolloutFields = {
   group: Type.Integer({ description: 'index in activation.ordered_groups' }),
   position: Type.Integer({ description: 'global activation position' }),
   group_id: Uuid,
+  product: Type.String({ description: "the release's product (the artifact's name for legacy)" }),
+  version: Type.String({ description: "the release's version (the artifact's version for legacy)" }),
+  group_name: Type.String({ description: "the target group's name" }),
   device_count: Type.Integer(),
   evidence: Type.Union([Type.Literal('signed-receipt'), Type.Literal('device-reported')]),
   progress: Progress,
@@ -57,6 +61,19 @@ const RolloutDetail = Type.Object(
       Type.Object({ device: Type.String(), wave: Type.Integer(), state: Type.String(), updated_at: Type.Union([Type.String(), Type.Null()]) }),
     ),
     devices_total: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+const Activity = Type.Object(
+  {
+    timeline: Type.Array(AuditEvent),
+    timeline_truncated: Type.Boolean(),
+    failures: Type.Array(
+      Type.Object(
+        { reason: Type.String(), count: Type.Integer(), devices: Type.Array(Type.String(), { description: 'the first devices by name' }) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -166,6 +183,23 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
         const r = await rolloutDetail(snap, principalOf(request).tenantId, request.params.id, page(request.query));
         if (!r) throw notFound(`rollout ${request.params.id}`);
         return r;
+      }),
+  );
+
+  app.get(
+    '/rollouts/:id/activity',
+    {
+      config: {
+        permission: 'rollouts.read',
+        summary: 'Rollout activity: its timeline (start, wave moves, approvals, pauses, abort) from its audit rows, and its failed devices grouped by reason',
+      },
+      schema: { params: IdParams, response: { 200: Activity, ...ErrorResponses } },
+    },
+    async (request) =>
+      inSnapshot(db, async (snap) => {
+        const a = await rolloutActivity(snap, principalOf(request).tenantId, request.params.id);
+        if (!a) throw notFound(`rollout ${request.params.id}`);
+        return a;
       }),
   );
 
