@@ -169,6 +169,8 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
 
   let txId: string;
   it('a rollout starts from the release, waits at the gated wave, and is approved', async () => {
+    // the release list offers the rollout too; the status line's link leads to the same form
+    await page.getByRole('link', { name: 'Roll out edge-gw 2026.1.0' }).waitFor();
     await page.getByRole('link', { name: 'Start a rollout' }).click();
     await page.getByRole('heading', { level: 1, name: 'Rollouts' }).waitFor();
     await expect.poll(() => page.getByLabel('Release').inputValue()).not.toBe('');
@@ -180,9 +182,24 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await page.getByRole('button', { name: 'Approve next wave…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Approve' }).click();
     await page.getByText('completed').first().waitFor({ timeout: 60_000 });
-    const link = page.getByRole('link', { name: /^[0-9a-f-]{36}$/ });
-    txId = (await link.textContent())!;
-    await link.click();
+    // the rollout names what it rolls out; its timeline tells the story in words
+    const title = (await page.getByRole('heading', { level: 1 }).textContent())!;
+    expect(title).toMatch(/^Rollout of edge-gw 2026\.1\.0 to \S+$/);
+    const timeline = page.getByRole('region', { name: 'Timeline' });
+    await timeline.getByText(/Started a signed rollout to 3 devices/).waitFor();
+    await timeline.getByText(/Approved the next wave/).waitFor();
+    await timeline.getByText('Wave 1 went from open to done').waitFor();
+    await page.getByRole('region', { name: 'Failures by reason' }).getByText('No device has failed or rolled back.').waitFor();
+    await screenshot(page, 'flow-rollout-timeline');
+    expect(await seriousViolations(page)).toEqual([]);
+    // the transaction id is shortened, whole on hover, and copied by its button
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.getByRole('button', { name: 'Copy transaction id' }).click();
+    await page.getByText('Copied').waitFor();
+    txId = await page.evaluate(() => navigator.clipboard.readText());
+    expect(await page.locator(`abbr[title="${txId}"]`).count()).toBe(1);
+    await page.getByRole('link', { name: 'Transaction of edge-gw 2026.1.0' }).click();
+    expect(page.url()).toMatch(new RegExp(`/transactions/${txId}$`));
   });
 
   it('the transaction view shows the commit and the result manifest; receipts download', async () => {
@@ -250,7 +267,7 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await current.getByText(/device-signed receipt \(key label software-key\)/).waitFor();
     for (const a of artifacts) {
       const row = current.getByRole('row').filter({ hasText: a.name }).first();
-      expect(await row.getByRole('cell').nth(1).textContent(), a.name).toBe(a.digest);
+      expect(await row.getByRole('cell').nth(1).locator('code').textContent(), a.name).toBe(a.digest);
     }
     // no feed is imported here: the device's open findings list is empty, read from the server
     await page.getByRole('region', { name: 'Open findings' }).getByText('No findings').waitFor();

@@ -298,6 +298,20 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
       .map((l) => JSON.parse(l) as { action: string });
     expect(events.length).toBeGreaterThan(0);
     expect(new Set(events.map((e) => e.action))).toEqual(new Set(['artifact.sbom.attach']));
+    // the trail reads in words; the raw detail is one click away
+    await page
+      .getByText(/^Attached a cyclonedx SBOM \(sha256:[0-9a-f]{8}/)
+      .first()
+      .waitFor();
+    await page.getByText('Raw detail').first().click();
+    await page
+      .getByText(/"format":\s*"cyclonedx"/)
+      .first()
+      .waitFor();
+    // the artifact page leads to the artifact's VEX
+    await page.goto(`${s.url}/artifacts`);
+    await page.getByRole('link', { name: 'VEX of gateway-config 1.0.0' }).click();
+    await page.getByRole('heading', { level: 1, name: 'VEX statements' }).waitFor();
     await context.close();
   });
 

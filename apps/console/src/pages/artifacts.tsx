@@ -1,8 +1,9 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
 import { ApiError, RETURN_REPRESENTATION, api, describe, ok, writeHeaders, type Schema, type paths } from '../api/client';
 import { useCan } from '../api/session';
-import { Download, ErrorNote, Field, Guard, Mono, PageTitle, Paged, SearchBox, Select, useListParams, useWrite } from '../ui/kit';
+import { Download, ErrorNote, Field, Guard, Paged, PageTitle, SearchBox, Select, ShortId, useListParams, useWrite } from '../ui/kit';
 
 type Artifact = Schema<'/api/v1/artifacts', 'post', 201>;
 type ListQuery = NonNullable<paths['/api/v1/artifacts']['get']['parameters']['query']>;
@@ -75,7 +76,7 @@ export function ArtifactsPage() {
         />
         <SearchBox label="Name contains" value={q} onSearch={(v: string) => list.set({ q: v })} />
       </div>
-      <Paged what="artifacts" result={artifacts} list={list} head={['Name', 'Version', 'Kind', 'Digest', 'Bytes', 'Description', 'SBOM']}>
+      <Paged what="artifacts" result={artifacts} list={list} head={['Name', 'Version', 'Kind', 'Digest', 'Bytes', 'Description', 'SBOM', 'VEX']}>
         {(page) =>
           page.artifacts.map((art) => (
             <tr key={art.id}>
@@ -83,7 +84,7 @@ export function ArtifactsPage() {
               <td>{art.version}</td>
               <td>{art.kind}</td>
               <td>
-                <Mono>{art.digest.slice(0, 19)}…</Mono>
+                <ShortId value={art.digest} />
               </td>
               <td>{art.length.toLocaleString()}</td>
               <td>
@@ -91,6 +92,15 @@ export function ArtifactsPage() {
               </td>
               <td>
                 <Sbom artifact={art} />
+              </td>
+              <td>
+                <Link to={`/artifacts/${art.id}/vex`}>
+                  VEX
+                  <span className="sr-only">
+                    {' '}
+                    of {art.name} {art.version}
+                  </span>
+                </Link>
               </td>
             </tr>
           ))
@@ -154,7 +164,7 @@ function UploadForm({ onDone }: { onDone: () => void }) {
       <ErrorNote error={send.error} />
       {send.data && (
         <p role="status">
-          Published {send.data.name} {send.data.version} as <Mono>{send.data.digest}</Mono>.
+          Published {send.data.name} {send.data.version} as <ShortId value={send.data.digest} full />.
         </p>
       )}
     </Guard>

@@ -3,7 +3,8 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
 import { useCan } from '../api/session';
-import { Badge, ConfirmButton, Download, ErrorNote, FixedIn, Guard, Loading, Mono, PageTitle, Paged, Table, When, useListParams } from '../ui/kit';
+import { Badge, ConfirmButton, Download, ErrorNote, FixedIn, Guard, Loading, Mono, Paged, PageTitle, ShortId, Table, useListParams, When } from '../ui/kit';
+import { historyText } from '../ui/event-text';
 import { ReceiptsTable } from './receipts';
 
 /** One device: identity, history, log retrieval, receipts, decommission. */
@@ -64,7 +65,7 @@ export function DevicePage() {
                     <tr key={m.component}>
                       <td>{m.component}</td>
                       <td>
-                        <Mono>{m.digest}</Mono>
+                        <ShortId value={m.digest} full />
                       </td>
                     </tr>
                   ))}
@@ -79,7 +80,7 @@ export function DevicePage() {
                     <tr key={sw.component}>
                       <td>{sw.component}</td>
                       <td>
-                        <Mono>{sw.digest}</Mono>
+                        <ShortId value={sw.digest} />
                       </td>
                       <td>{sw.source === 'receipt' ? 'device-signed (receipt)' : 'device-reported only (legacy status)'}</td>
                       <td>
@@ -165,7 +166,13 @@ function History({ name }: { name: string }) {
               </td>
               <td>{e.event}</td>
               <td>
-                <Mono>{e.detail === null || e.detail === undefined ? '' : JSON.stringify(e.detail)}</Mono>
+                {historyText(e.event, e.detail)}
+                {e.detail != null && Object.keys(e.detail).length > 0 && (
+                  <details className="event-raw">
+                    <summary>Raw detail</summary>
+                    <Mono>{JSON.stringify(e.detail)}</Mono>
+                  </details>
+                )}
               </td>
             </tr>
           ))

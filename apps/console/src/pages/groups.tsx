@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { RETURN_REPRESENTATION, api, ok } from '../api/client';
 import { useCan } from '../api/session';
-import { ConfirmButton, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams, useWrite } from '../ui/kit';
+import { ConfirmButton, ErrorNote, Field, Guard, Loading, Paged, PageTitle, SearchBox, ShortId, useListParams, useWrite, When } from '../ui/kit';
 
 export function GroupsPage() {
   const list = useListParams();
@@ -47,7 +47,7 @@ export function GroupsPage() {
               </td>
               <td>{grp.member_count}</td>
               <td>
-                <Mono>{grp.snapshot_digest.slice(0, 23)}…</Mono>
+                <ShortId value={grp.snapshot_digest} label="snapshot digest" />
               </td>
               <td>
                 <When at={grp.updated_at} />
@@ -111,7 +111,7 @@ export function GroupPage() {
             <dd>{g.member_count}</dd>
             <dt>Snapshot digest</dt>
             <dd>
-              <Mono>{g.snapshot_digest}</Mono>
+              <ShortId value={g.snapshot_digest} label="snapshot digest" full />
             </dd>
             <dt>Updated</dt>
             <dd>

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok, type paths } from '../api/client';
-import { Badge, Download, ErrorNote, Field, Loading, Mono, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
+import { Badge, Download, ErrorNote, Field, Loading, Mono, Paged, PageTitle, SearchBox, Select, ShortId, useListParams, When } from '../ui/kit';
 
 type ReceiptQuery = NonNullable<paths['/api/v1/release-receipts']['get']['parameters']['query']>;
 type Activation = NonNullable<ReceiptQuery['activation']>;
@@ -153,11 +153,11 @@ export function ReceiptPage() {
             </dd>
             <dt>Envelope digest</dt>
             <dd>
-              <Mono>{r.envelope_digest}</Mono>
+              <ShortId value={r.envelope_digest} label="envelope digest" full />
             </dd>
             <dt>Payload digest</dt>
             <dd>
-              <Mono>{r.payload_digest}</Mono>
+              <ShortId value={r.payload_digest} label="payload digest" full />
             </dd>
             <dt>Accepted</dt>
             <dd>

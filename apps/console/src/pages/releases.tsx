@@ -3,7 +3,7 @@ import { useState, type DragEvent } from 'react';
 import { Link } from 'react-router';
 import { api, ok } from '../api/client';
 import { useCan, useMe } from '../api/session';
-import { ErrorNote, Field, Guard, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../ui/kit';
+import { ErrorNote, Field, Guard, Mono, Paged, PageTitle, SearchBox, ShortId, useListParams, When } from '../ui/kit';
 import type { Verdict } from '../verify/release';
 
 type Loaded = { file: string; envelope: unknown; payload: Awaited<ReturnType<(typeof import('../verify/release'))['decodePayload']>> };
@@ -17,6 +17,7 @@ export function ReleasesPage() {
     queryFn: () => ok(api.GET('/api/v1/releases', { params: { query } })),
     placeholderData: keepPreviousData,
   });
+  const canRollOut = useCan('rollouts.write');
   return (
     <>
       <PageTitle>Releases</PageTitle>
@@ -31,7 +32,7 @@ export function ReleasesPage() {
               <td>{rel.product}</td>
               <td>{rel.version}</td>
               <td>
-                <Mono>{rel.envelope_digest.slice(0, 23)}…</Mono>
+                <ShortId value={rel.envelope_digest} label="envelope digest" />
               </td>
               <td>
                 <Mono>{rel.keyid.slice(0, 16)}</Mono>
@@ -40,7 +41,12 @@ export function ReleasesPage() {
                 <When at={rel.created_at} />
               </td>
               <td>
-                <Link to={`/rollouts?release_id=${rel.id}`}>Rollouts of {rel.version}</Link>
+                <Link to={`/rollouts?release_id=${rel.id}`}>Rollouts of {rel.version}</Link>{' '}
+                {canRollOut.ok && (
+                  <Link className="button" to={`/rollouts?release_id=${rel.id}&start=1`}>
+                    Roll out {rel.product} {rel.version}
+                  </Link>
+                )}
               </td>
             </tr>
           ))
@@ -129,7 +135,7 @@ function Submit() {
                 <ul className="plain">
                   {(p.components ?? []).map((c) => (
                     <li key={c.name}>
-                      {c.name} ({c.kind}) {c.artifact?.name} {c.artifact?.version} <Mono>{c.digest}</Mono> {c.length?.toLocaleString()} bytes
+                      {c.name} ({c.kind}) {c.artifact?.name} {c.artifact?.version} <ShortId value={c.digest} /> {c.length?.toLocaleString()} bytes
                     </li>
                   ))}
                 </ul>
@@ -138,7 +144,7 @@ function Submit() {
               <dd>{(p.activation?.ordered_groups ?? []).map((g) => g.join(' + ')).join(' → ')}</dd>
               <dt>Target group</dt>
               <dd>
-                {p.rollout?.target_group} <Mono>{p.rollout?.target_policy_digest}</Mono>
+                {p.rollout?.target_group} {p.rollout?.target_policy_digest && <ShortId value={p.rollout.target_policy_digest} label="target policy digest" />}
               </dd>
               <dt>Waves</dt>
               <dd>

@@ -2,8 +2,9 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
 import { useCan } from '../api/session';
-import { Badge, ConfirmButton, ErrorNote, Guard, Loading, PageTitle, Pager, Table, When, useListParams } from '../ui/kit';
-import { RolloutProgress } from './rollouts';
+import { Badge, ConfirmButton, ErrorNote, Guard, Loading, PageTitle, Pager, ShortId, Table, When, useListParams } from '../ui/kit';
+import { EventDetail } from '../ui/event-text';
+import { RolloutProgress, rolloutTitle } from './rollouts';
 
 const LIVE = new Set(['running', 'awaiting_approval', 'paused']);
 
@@ -32,7 +33,7 @@ export function RolloutPage() {
   const r = rollout.data;
   return (
     <>
-      <PageTitle>{r ? `Rollout of ${r.component}` : 'Rollout'}</PageTitle>
+      <PageTitle>{r ? `Rollout of ${rolloutTitle(r)}` : 'Rollout'}</PageTitle>
       <ErrorNote error={rollout.error} />
       {rollout.isPending ? (
         <Loading what="the rollout" />
@@ -43,6 +44,25 @@ export function RolloutPage() {
             <dd aria-live="polite">
               <Badge value={r.status} />
             </dd>
+            <dt>Release</dt>
+            <dd>
+              {r.product} {r.version}
+              {r.release_id && (
+                <>
+                  {' '}
+                  (<Link to={`/rollouts?release_id=${r.release_id}`}>its rollouts</Link>)
+                </>
+              )}
+            </dd>
+            <dt>Target group</dt>
+            <dd>
+              <Link to={`/groups/${r.group_id}`}>{r.group_name}</Link>
+            </dd>
+            <dt>Member</dt>
+            <dd>
+              {r.component} (position {r.position}
+              {r.members.length > 1 ? ` of ${r.members.length} members` : ''})
+            </dd>
             <dt>Kind</dt>
             <dd>{r.kind}</dd>
             <dt>Evidence</dt>
@@ -51,7 +71,10 @@ export function RolloutPage() {
               <>
                 <dt>Transaction</dt>
                 <dd>
-                  <Link to={`/transactions/${r.transaction_id}`}>{r.transaction_id}</Link>
+                  <Link to={`/transactions/${r.transaction_id}`}>
+                    Transaction of {r.product} {r.version}
+                  </Link>{' '}
+                  <ShortId value={r.transaction_id} label="transaction id" />
                 </dd>
               </>
             )}
@@ -118,7 +141,7 @@ export function RolloutPage() {
           )}
           <section aria-labelledby="waves-h">
             <h2 id="waves-h">Waves</h2>
-            <Table head={['#', 'Name', 'Devices', 'Gate', 'State', 'Done', 'Failed']}>
+            <Table head={['#', 'Name', 'Devices', 'Gate', 'State', 'Progress']}>
               {r.waves.map((w) => (
                 <tr key={w.index}>
                   <td>{w.index}</td>
@@ -128,12 +151,18 @@ export function RolloutPage() {
                   <td>
                     <Badge value={w.state} />
                   </td>
-                  <td>{w.done}</td>
-                  <td>{w.failed}</td>
+                  <td>
+                    <WaveProgress done={w.done} failed={w.failed} size={w.size} />
+                  </td>
                 </tr>
               ))}
             </Table>
           </section>
+          <Activity
+            id={id}
+            live={LIVE.has(r.status)}
+            seen={`${r.status}:${r.progress.committed + r.progress.failed + r.progress.rolled_back + r.progress.installed + r.progress.skipped}`}
+          />
           <section aria-labelledby="devices-h">
             <h2 id="devices-h">Devices</h2>
             <DeviceStates rows={r.devices} />
@@ -167,5 +196,77 @@ export function DeviceStates({ rows }: { rows: readonly { device: string; wave: 
         </tr>
       ))}
     </Table>
+  );
+}
+
+/** One wave's finished devices as a bar: done (green), failed (red) of its size. */
+function WaveProgress({ done, failed, size }: { done: number; failed: number; size: number }) {
+  const pct = (v: number) => `${size > 0 ? (v / size) * 100 : 0}%`;
+  return (
+    <span className="progress-cell">
+      <span className="bar" aria-hidden="true">
+        <span className="bar-ok" style={{ width: pct(done - failed) }} />
+        <span className="bar-bad" style={{ width: pct(failed) }} />
+      </span>
+      <span>
+        {done} of {size} done{failed > 0 ? `, ${failed} failed` : ''}
+      </span>
+    </span>
+  );
+}
+
+/**
+ * The rollout's timeline (from its audit rows) and its failed devices grouped by reason, read
+ * again whenever the polled detail shows a new status or result (`seen`).
+ */
+function Activity({ id, live, seen }: { id: string; live: boolean; seen: string }) {
+  const activity = useQuery({
+    queryKey: ['rollout-activity', id, seen],
+    placeholderData: keepPreviousData,
+    queryFn: () => ok(api.GET('/api/v1/rollouts/{id}/activity', { params: { path: { id } } })),
+    refetchInterval: live ? 5_000 : false,
+  });
+  const a = activity.data;
+  return (
+    <>
+      <section aria-labelledby="failures-h">
+        <h2 id="failures-h">Failures by reason</h2>
+        <ErrorNote error={activity.error} />
+        {a && a.failures.length === 0 && <p className="muted">No device has failed or rolled back.</p>}
+        {a && a.failures.length > 0 && (
+          <Table head={['Reason', 'Devices', 'First devices']}>
+            {a.failures.map((f) => (
+              <tr key={f.reason}>
+                <td>{f.reason}</td>
+                <td>{f.count}</td>
+                <td>
+                  {f.devices.map((d, i) => (
+                    <span key={d}>
+                      {i > 0 && ', '}
+                      <Link to={`/devices/${encodeURIComponent(d)}`}>{d}</Link>
+                    </span>
+                  ))}
+                  {f.count > f.devices.length && <span className="muted"> and {f.count - f.devices.length} more</span>}
+                </td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </section>
+      <section aria-labelledby="timeline-h">
+        <h2 id="timeline-h">Timeline</h2>
+        {activity.isPending && <Loading what="the timeline" />}
+        {a && (
+          <ol className="timeline">
+            {a.timeline.map((e) => (
+              <li key={e.id}>
+                <When at={e.at} /> <span className="muted">{e.actor}</span>: <EventDetail action={e.action} target={e.target} detail={e.detail} />
+              </li>
+            ))}
+          </ol>
+        )}
+        {a?.timeline_truncated && <p className="muted">Only the oldest events are shown; the audit trail has the rest.</p>}
+      </section>
+    </>
   );
 }

@@ -29,6 +29,11 @@ export function RolloutProgress({ progress, total }: { progress: Progress; total
   );
 }
 
+/** What a rollout rolls out and to whom: `edge-gateway 2.4.0 to eu-gateways`. */
+export function rolloutTitle(r: { product: string; version: string; group_name: string }): string {
+  return `${r.product} ${r.version} to ${r.group_name}`;
+}
+
 const KINDS: readonly (readonly [string, string])[] = [
   ['', 'any kind'],
   ['signed', 'signed'],
@@ -58,10 +63,18 @@ export function RolloutsPage() {
           </button>
         )}
       </div>
-      <Paged what="rollouts" result={rollouts} list={list} head={['Component', 'Kind', 'Status', 'Evidence', 'Progress', 'Started']}>
+      <Paged what="rollouts" result={rollouts} list={list} head={['Rollout', 'Member', 'Kind', 'Status', 'Evidence', 'Progress', 'Started']}>
         {(r) =>
-          r.rollouts.map((ro) => (
+          r.rollouts.map((ro, i) => (
             <tr key={ro.id}>
+              <td>
+                {/* the members of one transaction are adjacent: its title is written once */}
+                {ro.transaction_id !== null && r.rollouts[i - 1]?.transaction_id === ro.transaction_id ? (
+                  <span className="muted">same transaction</span>
+                ) : (
+                  <Link to={`/rollouts/${ro.id}`}>{rolloutTitle(ro)}</Link>
+                )}
+              </td>
               <td>
                 <Link to={`/rollouts/${ro.id}`}>{ro.component}</Link>
               </td>

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
-import { Badge, Download, ErrorNote, Loading, Mono, PageTitle, Paged, Pager, Table, When, useListParams } from '../ui/kit';
+import { Badge, Download, ErrorNote, Loading, Mono, Paged, Pager, PageTitle, ShortId, Table, useListParams, When } from '../ui/kit';
 import { DeviceStates } from './rollout';
 import { ReceiptsTable } from './receipts';
 
@@ -85,7 +85,7 @@ export function TransactionPage() {
             </dd>
             <dt>Group snapshot</dt>
             <dd>
-              <Mono>{t.snapshot_digest}</Mono>
+              <ShortId value={t.snapshot_digest} label="snapshot digest" full />
             </dd>
             <dt>Started</dt>
             <dd>
@@ -99,7 +99,7 @@ export function TransactionPage() {
                 .sort((a, b) => a.position - b.position)
                 .map((m) => (
                   <li key={m.rollout_id}>
-                    <Link to={`/rollouts/${m.rollout_id}`}>{m.component}</Link> (group {m.group}) <Mono>{m.digest}</Mono>
+                    <Link to={`/rollouts/${m.rollout_id}`}>{m.component}</Link> (group {m.group}) <ShortId value={m.digest} />
                   </li>
                 ))}
             </ol>

@@ -114,7 +114,7 @@ export function SecretOnce({ label, secret }: { label: string; secret: string })
         <button
           type="button"
           onClick={() =>
-            void navigator.clipboard?.writeText(secret).then(
+            void copyText(secret).then(
               () => setCopied(true),
               () => setCopied(false),
             )
@@ -408,5 +408,61 @@ export function Download({ href, children }: { href: string; children: ReactNode
     <a className="button" href={href} download>
       {children}
     </a>
+  );
+}
+
+/**
+ * Writes `text` to the clipboard. The Clipboard API needs a secure context (https or
+ * localhost); a console reached over plain http on another host falls back to a selected
+ * textarea and the copy command.
+ */
+export async function copyText(text: string): Promise<void> {
+  if (window.isSecureContext && navigator.clipboard !== undefined) return navigator.clipboard.writeText(text);
+  const area = document.createElement('textarea');
+  area.value = text;
+  area.setAttribute('readonly', '');
+  area.style.position = 'fixed';
+  area.style.opacity = '0';
+  document.body.appendChild(area);
+  area.select();
+  try {
+    if (!document.execCommand('copy')) throw new Error('the browser refused to copy');
+  } finally {
+    area.remove();
+  }
+}
+
+/** Copies `value` to the clipboard; says "Copied" (politely announced) until the next copy. */
+export function CopyButton({ value, label }: { value: string; label: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = () => {
+    copyText(value).then(
+      () => setState('copied'),
+      () => setState('failed'),
+    );
+  };
+  return (
+    <>
+      <button type="button" className="copy" onClick={copy} aria-label={`Copy ${label}`}>
+        Copy
+      </button>
+      <span className="copy-state" aria-live="polite">
+        {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed: select the text instead' : ''}
+      </span>
+    </>
+  );
+}
+
+/**
+ * A digest or id that a row has no room for: `sha256:ab12cd34…` (the first 8 hex digits), the
+ * full value on hover and to screen readers, and a copy button. `full` shows it whole.
+ */
+export function ShortId({ value, label = 'digest', full = false }: { value: string; label?: string; full?: boolean }) {
+  const colon = value.indexOf(':');
+  const short = full ? value : colon >= 0 && value.length > colon + 9 ? `${value.slice(0, colon + 9)}…` : value.length > 12 ? `${value.slice(0, 8)}…` : value;
+  return (
+    <span className="short-id">
+      <code className="mono">{short === value ? value : <abbr title={value}>{short}</abbr>}</code> <CopyButton value={value} label={label} />
+    </span>
   );
 }

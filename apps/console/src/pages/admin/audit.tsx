@@ -1,5 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, ok } from '../../api/client';
+import { EventDetail } from '../../ui/event-text';
 import { Download, Field, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../../ui/kit';
 
 const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
@@ -40,7 +41,7 @@ export function AuditPage() {
                 <Mono>{ev.target}</Mono>
               </td>
               <td>
-                <Mono>{ev.detail === null || ev.detail === undefined ? '' : JSON.stringify(ev.detail)}</Mono>
+                <EventDetail action={ev.action} target={ev.target} detail={ev.detail} />
               </td>
             </tr>
           ))

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok, type Schema, type paths } from '../../api/client';
-import { Badge, ErrorNote, Field, Guard, Mono, When } from '../../ui/kit';
+import { Badge, copyText, ErrorNote, Field, Guard, Mono, When } from '../../ui/kit';
 
 type Packet = Schema<'/api/v1/cases/{id}/srp-packets/{pid}', 'get'>;
 type PacketBody = paths['/api/v1/cases/{id}/srp-packets']['post']['requestBody']['content']['application/json'];
@@ -20,27 +20,6 @@ const CATEGORIES: [Category, string][] = [
   ['important_class_ii', 'Important, class II'],
   ['critical', 'Critical (Annex IV)'],
 ];
-
-/**
- * Writes `text` to the clipboard. The Clipboard API needs a secure context (https or
- * localhost); a console reached over plain http on another host falls back to a selected
- * textarea and the copy command.
- */
-async function copyText(text: string): Promise<void> {
-  if (window.isSecureContext && navigator.clipboard !== undefined) return navigator.clipboard.writeText(text);
-  const area = document.createElement('textarea');
-  area.value = text;
-  area.setAttribute('readonly', '');
-  area.style.position = 'fixed';
-  area.style.opacity = '0';
-  document.body.appendChild(area);
-  area.select();
-  try {
-    if (!document.execCommand('copy')) throw new Error('the browser refused to copy');
-  } finally {
-    area.remove();
-  }
-}
 
 /**
  * The case's packets for ENISA's single reporting platform: prepare one for a stage (the
