@@ -23,6 +23,7 @@ export default tseslint.config(
     rules: {
       'svc/spec-citation': 'error',
       'svc/no-history-comments': 'error',
+      'svc/repo-path': 'error',
       // fastify handlers and interface implementations are async by contract, awaiting or not
       '@typescript-eslint/require-await': 'off',
       // kysely's expression builder and vitest's helpers are destructured by design

@@ -27,7 +27,7 @@ export interface AppContext {
   sessionTtlSeconds?: number;
   /** The per-tenant TUF signing repository (artifacts and releases publish through it). */
   signingRepo?: SigningRepository;
-  /** Publish-and-deploy pipeline settings and test hooks (src/pipeline/deps.ts). */
+  /** Publish-and-deploy pipeline settings and test hooks (resources/pipeline-deps.ts). */
   pipeline?: PipelineOptions;
   /** Remembered API-key lookups (auth/api-key-cache.ts); buildApp opens one when absent. */
   apiKeyCache?: ApiKeyCache;

@@ -3,7 +3,7 @@ import type { PrivateKey, PublicKey } from '../keys/types.js';
 /**
  * The one seam between release rules and cryptography. `nodeCryptoProvider` (OpenSSL) is the
  * default everywhere; `nobleCryptoProvider` is pure TypeScript for runtimes without node:crypto.
- * Both must pass the same vectors (test/crypto-providers.test.ts).
+ * Both must pass the same vectors (test/dsse.test.ts runs each case with both; test/receipt.test.ts and test/keys.test.ts compare them).
  */
 export interface CryptoProvider {
   readonly name: 'node' | 'noble';

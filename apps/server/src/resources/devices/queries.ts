@@ -430,7 +430,7 @@ export interface DevicePage {
  * - the first page of the whole list or of a status is a named prepared statement
  *   (PREPARE_MARK): parsed and planned once per connection (PostgreSQL) or session (PGlite);
  * - a deep page (offset >= anchors.every) starts its walk at the nearest per-process anchor
- *   (store/device-anchors.ts) and is used only if the list version read with it still is
+ *   (resources/devices/anchors.ts) and is used only if the list version read with it still is
  *   the anchors' version; otherwise it walks from the start and anchors are rebuilt.
  */
 export async function listDevices(db: Kysely<Database>, tenantId: string, filter: DeviceFilter, anchors?: DeviceListAnchors): Promise<DevicePage> {

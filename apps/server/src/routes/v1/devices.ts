@@ -124,7 +124,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
         { status: request.query.status, q: request.query.q, sort: request.query.sort, limit, offset },
         anchors,
       );
-      // The database wrote the items' JSON (store/devices.ts); the rest are integers. A string
+      // The database wrote the items' JSON (resources/devices/queries.ts); the rest are integers. A string
       // sent as application/json skips the response serializer; the schema above still
       // documents this body, and devices-list.test.ts validates real pages against it.
       const body = `{"devices":${devicesJson},"total":${total},"limit":${limit},"offset":${offset},"counts":{"online":${counts.online},"offline":${counts.offline},"decommissioned":${counts.decommissioned}}}`;

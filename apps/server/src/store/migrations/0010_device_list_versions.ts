@@ -9,7 +9,7 @@ import { runStatements } from './sql.js';
  *
  * Why: spec §8 pages by offset, and skipping 50k rows walks 50k index entries per request.
  * The server keeps, per process, the name at every 1000th position of a list together with
- * the version it was read at (store/device-anchors.ts), so a deep page walks at most 999
+ * the version it was read at (resources/devices/anchors.ts), so a deep page walks at most 999
  * entries; the page statement reads the version in its own snapshot and the anchors are
  * used only when it still matches, which makes a stale anchor impossible to serve. Another
  * process's change bumps the version like a local one: nothing is shared in memory.
