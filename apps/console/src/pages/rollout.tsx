@@ -103,6 +103,7 @@ export function RolloutPage() {
               <ConfirmButton
                 label="Approve next wave…"
                 disabled={r.status !== 'awaiting_approval'}
+                disabledReason={`No wave is waiting for approval: the rollout is ${r.status.replace(/_/g, ' ')}`}
                 question="Approve the next wave? Its devices start installing at their next check-in."
                 confirm="Approve"
                 onConfirm={() => control.mutate('approve')}
@@ -110,6 +111,7 @@ export function RolloutPage() {
               <ConfirmButton
                 label="Resume…"
                 disabled={r.status !== 'paused'}
+                disabledReason={`The rollout is ${r.status.replace(/_/g, ' ')}, not paused`}
                 question="Resume this paused rollout?"
                 confirm="Resume"
                 onConfirm={() => control.mutate('resume')}
@@ -118,6 +120,7 @@ export function RolloutPage() {
                 label="Abort…"
                 danger
                 disabled={!LIVE.has(r.status)}
+                disabledReason={`The rollout has ended (${r.status})`}
                 question="Abort this rollout? Devices not yet updated will not be; this cannot be undone."
                 confirm="Abort rollout"
                 onConfirm={() => control.mutate('abort')}

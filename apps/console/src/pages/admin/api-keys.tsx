@@ -59,6 +59,7 @@ export function ApiKeysPage() {
                     label={`Revoke ${key.name}`}
                     danger
                     disabled={key.revoked_at !== null}
+                    disabledReason="The key is already revoked"
                     question={`Revoke the API key ${key.name}? Every process refuses it at once.`}
                     confirm="Revoke"
                     onConfirm={() => revoke.mutate(key.id)}

@@ -57,6 +57,7 @@ export function AuthorizerKeysPage() {
                   label={`Revoke ${key.name}`}
                   danger
                   disabled={!canWrite.ok || key.status !== 'active'}
+                  disabledReason={!canWrite.ok ? canWrite.reason : `The key is ${key.status.replace(/_/g, ' ')}`}
                   question={`Revoke ${key.name}? Releases signed by it can no longer be submitted or rolled out.`}
                   confirm="Revoke key"
                   onConfirm={() => revoke.mutate(key.id)}
