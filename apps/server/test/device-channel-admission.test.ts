@@ -1,8 +1,8 @@
 import 'reflect-metadata';
-import { status, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import type { CheckInResponse, PingResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RETRY_AFTER_MS } from '../src/device-channel/admission.js';
+import { REFUSED_CAPACITY, RETRY_AFTER_MS } from '../src/device-channel/admission.js';
 import { enrollDevice, startChannelFixture, unary, type ChannelFixture, type EnrolledDevice } from './device-channel.fixture.js';
 
 /**
@@ -73,6 +73,11 @@ describe('device connection cap', () => {
     // the admitted connections are untouched: more calls on each, no new connection counted
     await Promise.all([ping(a), ping(b), checkIn(a)]);
     expect(f.ctx.admission.admitted).toBe(2);
+    // the refusal's marker travels as a request header: one a client sends itself is removed, not obeyed
+    const forged = new Metadata();
+    forged.set(REFUSED_CAPACITY, '1');
+    await unary<PingResponse>((cb) => b.clients.device.ping({}, forged, cb));
+    expect(f.ctx.admission.refusedCount).toBe(1);
 
     // still full: c's next connection is refused again (the server closed the first one)
     expect(await refusedWith(ping(c))).toMatchObject({ code: status.RESOURCE_EXHAUSTED, svcCode: 'DEVICE_CHANNEL_BUSY' });
