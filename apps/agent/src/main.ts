@@ -78,7 +78,14 @@ async function enrollDevice(env: NodeJS.ProcessEnv, config: AgentConfig, invento
   const bootstrapCaPem = await readFile(caFile, 'utf8').catch(() => fail(`SVC_AGENT_SERVER_CA: cannot read ${caFile}`));
   // @peculiar/x509 loads only here: an enrolled agent at rest never needs it
   const { enroll } = await import('./channel/enroll.js');
-  const identity = await enroll({ address: config.serverAddress, bootstrapCaPem, token, deviceName, inventory });
+  const identity = await enroll({
+    address: config.serverAddress,
+    bootstrapCaPem,
+    token,
+    deviceName,
+    inventory,
+    onBusy: (waitMs) => log('warn', 'enrollment refused, server busy', { retry_ms: waitMs }),
+  });
   await saveIdentity(config.dataDir, identity);
   log('info', 'enrolled', { device: identity.deviceName, tenant: identity.tenantId });
   return identity;

@@ -5,6 +5,7 @@ import type { UploadReceiptRequest } from '@svc/device-proto';
 import { decodePem, parsePrivateKeyPem } from '@svc/release-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionMode } from '../src/config.js';
+import { enroll } from '../src/channel/enroll.js';
 import { certNotAfter } from '../src/channel/identity.js';
 import { AgentRuntime } from '../src/channel/runtime.js';
 import { CheckInSchedule, seededRandom } from '../src/channel/schedule.js';
@@ -25,7 +26,8 @@ import { tempDir } from './helpers/tools.js';
  *   reconnections, in both modes;
  * - RESOURCE_EXHAUSTED with `retry-after-ms`: the agent waits at least that long (at most half
  *   again), then connects again and succeeds;
- * - first check-ins after a start spread over the last interval, reproducibly from a seed.
+ * - first check-ins after a start spread over the last interval, reproducibly from a seed;
+ * - an enrollment refused for load waits the same way and tries again on a new connection.
  */
 let root: { dir: string; cleanup: () => Promise<void> };
 let pki: ChannelPki;
@@ -217,4 +219,61 @@ describe('check-in schedule', () => {
     for (const err of [bad, other]) expect(s.failureMs(1, err).retryAfterMs).toBeUndefined();
     expect(s.failureMs(1, bad).waitMs).toBeLessThanOrEqual(2000);
   });
+});
+
+describe('enrollment against a busy server', () => {
+  const answer = () => ({
+    tenantId: TENANT,
+    deviceName: 'dev-9',
+    certificateDer: Buffer.from(decodePem(pki.deviceCert, 'CERTIFICATE')),
+    deviceCaDer: Buffer.from(decodePem(pki.deviceCa, 'CERTIFICATE')),
+    serverCaDer: Buffer.from(decodePem(pki.serverCa, 'CERTIFICATE')),
+    notAfter: new Date(Date.now() + 86_400_000),
+    checkInIntervalS: 60,
+  });
+  const inventory = { agentVersion: '0.1.0', profile: PROFILE, product: PRODUCT, slots: [] };
+  const busy = { fail: status.RESOURCE_EXHAUSTED, trailers: { 'retry-after-ms': '300', 'svc-error-code': 'DEVICE_CHANNEL_BUSY' } };
+
+  it('waits out RESOURCE_EXHAUSTED with retry-after-ms, each time on a new connection, then enrolls', async () => {
+    const svc = await scriptedDeviceService(pki, { enroll: (k) => (k < 2 ? busy : { ok: answer() }) }, false);
+    const waits: number[] = [];
+    try {
+      const id = await enroll({
+        address: svc.address,
+        bootstrapCaPem: pki.serverCa,
+        token: 'svce_test',
+        deviceName: 'dev-9',
+        inventory,
+        random: seededRandom(3),
+        onBusy: (ms) => waits.push(ms),
+      });
+      expect(id).toMatchObject({ tenantId: TENANT, deviceName: 'dev-9' });
+    } finally {
+      svc.close();
+    }
+    const calls = ofMethod(svc, 'enroll');
+    expect(calls).toHaveLength(3);
+    expect(new Set(calls.map((c) => c.peer)).size).toBe(3);
+    expect(waits).toHaveLength(2);
+    calls.slice(1).forEach((c, i) => {
+      expect(waits[i]).toBeGreaterThanOrEqual(300);
+      expect(c.at - calls[i]!.at).toBeGreaterThanOrEqual(waits[i]! - 20);
+    });
+  }, 60_000);
+
+  it('any other refusal fails at once', async () => {
+    const svc = await scriptedDeviceService(
+      pki,
+      { enroll: () => ({ fail: status.UNAUTHENTICATED, trailers: { 'svc-error-code': 'ENROLL_TOKEN_INVALID' } }) },
+      false,
+    );
+    try {
+      await expect(enroll({ address: svc.address, bootstrapCaPem: pki.serverCa, token: 'svce_bad', deviceName: 'dev-9', inventory })).rejects.toMatchObject({
+        code: status.UNAUTHENTICATED,
+      });
+    } finally {
+      svc.close();
+    }
+    expect(ofMethod(svc, 'enroll')).toHaveLength(1);
+  }, 60_000);
 });

@@ -3,7 +3,7 @@ import type { Http2Server, Http2Session } from 'node:http2';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Metadata, Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import { DeviceServiceService } from '@svc/device-proto';
+import { DeviceServiceService, EnrollmentServiceService } from '@svc/device-proto';
 import { DEVICE_CHANNEL_TLS_NAME } from '../../src/channel/client.js';
 import { requireTool } from './tools.js';
 
@@ -92,7 +92,8 @@ export interface ScriptedDeviceService {
 }
 
 /**
- * A real gRPC DeviceService over mTLS on loopback (the device CA of `pki` trusted) whose answers
+ * A real gRPC DeviceService and EnrollmentService over mTLS on loopback (the device CA of `pki`
+ * trusted; `requireClientCert` false for enrollment) whose answers
  * the test scripts per method: `script[method](n)` answers the nth call (0-based). Methods
  * without a script never answer. Records every call with its connection and counts the
  * HTTP/2 sessions, so a test sees when the agent connects and disconnects.
@@ -100,6 +101,8 @@ export interface ScriptedDeviceService {
 export async function scriptedDeviceService(
   pki: ChannelPki,
   script: Record<string, (n: number, request: unknown) => Scripted<unknown>>,
+  /** false: server TLS only, as the enrollment of a device without a certificate needs. */
+  requireClientCert = true,
 ): Promise<ScriptedDeviceService> {
   const calls: SeenCall[] = [];
   const sessions = { opened: 0, closed: 0 };
@@ -123,10 +126,11 @@ export async function scriptedDeviceService(
   const impl: UntypedServiceImplementation = {};
   for (const name of Object.keys(DeviceServiceService)) impl[name] = handler(name);
   server.addService(DeviceServiceService, impl);
+  server.addService(EnrollmentServiceService, { enroll: handler('enroll') });
   const creds = ServerCredentials.createSsl(
     Buffer.from(pki.deviceCa),
     [{ private_key: Buffer.from(pki.serverKey), cert_chain: Buffer.from(pki.serverCert) }],
-    true,
+    requireClientCert,
   );
   const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))));
   // grpc-js keeps its HTTP/2 servers in a private map (the device channel reads it the same way)
