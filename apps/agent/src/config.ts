@@ -11,6 +11,24 @@ export interface ReleaseSettings {
   trustDir: string;
 }
 
+/**
+ * How the agent holds its connection to the device channel:
+ * - `per-check-in` (the default): connect for a check-in and what it starts (downloads,
+ *   receipt and log uploads), close once no call has been in flight for `idleCloseS`; the
+ *   server's memory follows the fleet's check-in rate, not its size (docs/agent.md);
+ * - `persistent`: one connection kept open between check-ins.
+ */
+export const CONNECTION_MODES = ['per-check-in', 'persistent'] as const;
+export type ConnectionMode = (typeof CONNECTION_MODES)[number];
+
+export interface ConnectionSettings {
+  mode: ConnectionMode;
+  /** per-check-in: seconds without a call in flight before the connection is closed. */
+  idleCloseS: number;
+}
+
+export const DEFAULT_CONNECTION: ConnectionSettings = Object.freeze({ mode: 'per-check-in', idleCloseS: 30 });
+
 export interface AgentConfig {
   /** host:port of the device gRPC channel (the server's SVC_DEVICE_ADDR). */
   serverAddress: string;
@@ -20,6 +38,8 @@ export interface AgentConfig {
   release: ReleaseSettings | null;
   /** Loop guard: resumptions of one transaction before it is failed. */
   maxResumptions: number;
+  /** SVC_AGENT_CONNECTION, SVC_AGENT_IDLE_CLOSE_S. */
+  connection: ConnectionSettings;
 }
 
 export const RELEASE_SETTING_NAMES = ['SVC_RELEASE_TENANT', 'SVC_RELEASE_PRODUCT', 'SVC_RELEASE_PROFILE', 'SVC_RELEASE_TRUST_DIR'] as const;
@@ -55,6 +75,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!Number.isInteger(maxResumptions) || maxResumptions < 1 || maxResumptions > 100) {
     problems.push('SVC_AGENT_MAX_RESUMPTIONS: must be an integer 1..100');
   }
+  const mode = (env.SVC_AGENT_CONNECTION ?? '') === '' ? 'per-check-in' : env.SVC_AGENT_CONNECTION!;
+  if (!(CONNECTION_MODES as readonly string[]).includes(mode)) problems.push(`SVC_AGENT_CONNECTION: must be ${CONNECTION_MODES.join(' or ')}`);
+  const idleRaw = (env.SVC_AGENT_IDLE_CLOSE_S ?? '') === '' ? '30' : env.SVC_AGENT_IDLE_CLOSE_S!;
+  const idleCloseS = Number(idleRaw);
+  if (!/^\d{1,4}$/.test(idleRaw) || idleCloseS < 1 || idleCloseS > 3600) problems.push('SVC_AGENT_IDLE_CLOSE_S: must be an integer number of seconds 1..3600');
   if (problems.length > 0) {
     throw new AgentError('CONFIG_INVALID', `invalid agent configuration: ${problems.join('; ')}`, {
       field: problems.map((p) => p.split(':')[0]).join(','),
@@ -65,6 +90,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(env.SVC_AGENT_DATA_DIR ?? './.svc-agent'),
     release,
     maxResumptions,
+    connection: { mode: mode as ConnectionMode, idleCloseS },
   };
 }
 

@@ -2,7 +2,7 @@
 export { AGENT_ERROR_CODES, AgentError, isAgentError } from './errors.js';
 export type { AgentErrorCode } from './errors.js';
 export { loadConfig, loadTrustKeys, RELEASE_SETTING_NAMES } from './config.js';
-export type { AgentConfig, ReleaseSettings } from './config.js';
+export type { AgentConfig, ConnectionMode, ConnectionSettings, ReleaseSettings } from './config.js';
 
 export { STATES, TERMINAL_OUTCOMES, isState } from './state-machine/states.js';
 export type { State } from './state-machine/states.js';

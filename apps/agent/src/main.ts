@@ -18,6 +18,8 @@
  *   SVC_AGENT_REBOOT_COMMAND  JSON argv run to reboot after an os-bundle install  systemctl reboot
  *   SVC_AGENT_CONTAINER_RUNTIME  `docker` or `podman`: the CLI container members run through  docker
  *   SVC_AGENT_LOG_*         what a log bundle holds (channel/log-bundle.ts, docs/agent.md)
+ *   SVC_AGENT_CONNECTION    `per-check-in` or `persistent` (channel/connection.ts)  per-check-in
+ *   SVC_AGENT_IDLE_CLOSE_S  per-check-in: close after this long without a call   30
  */
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -76,7 +78,14 @@ async function enrollDevice(env: NodeJS.ProcessEnv, config: AgentConfig, invento
   const bootstrapCaPem = await readFile(caFile, 'utf8').catch(() => fail(`SVC_AGENT_SERVER_CA: cannot read ${caFile}`));
   // @peculiar/x509 loads only here: an enrolled agent at rest never needs it
   const { enroll } = await import('./channel/enroll.js');
-  const identity = await enroll({ address: config.serverAddress, bootstrapCaPem, token, deviceName, inventory });
+  const identity = await enroll({
+    address: config.serverAddress,
+    bootstrapCaPem,
+    token,
+    deviceName,
+    inventory,
+    onBusy: (waitMs) => log('warn', 'enrollment refused, server busy', { retry_ms: waitMs }),
+  });
   await saveIdentity(config.dataDir, identity);
   log('info', 'enrolled', { device: identity.deviceName, tenant: identity.tenantId });
   return identity;
@@ -138,6 +147,7 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     identity: id,
     inventory,
+    connection: config.connection,
     log,
     onRenewed: (renewed) => {
       device.certificateDer = decodePem(renewed.certPem, 'CERTIFICATE');
@@ -169,11 +179,11 @@ async function main(): Promise<void> {
         log,
       }),
   });
-  await ensureTrustedRoot(runtime.clients.repository, join(config.dataDir, 'tuf'), env.SVC_AGENT_TUF_ROOT || undefined);
+  await runtime.withClients((c) => ensureTrustedRoot(c.repository, join(config.dataDir, 'tuf'), env.SVC_AGENT_TUF_ROOT || undefined));
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
   process.once('SIGTERM', () => stop.abort());
-  log('info', 'running', { device: id.deviceName, server: config.serverAddress });
+  log('info', 'running', { device: id.deviceName, server: config.serverAddress, connection: config.connection.mode });
   await runtime.run(stop.signal);
   log('info', 'stopped');
 }

@@ -154,11 +154,18 @@ describe('simulator flags', () => {
     expect(parseSimArgs(['--token', 't'], {}).maxErrors).toBe(0);
     expect(parseSimArgs(['--token', 't', '--max-errors', '50'], {}).maxErrors).toBe(50);
     expect(() => parseSimArgs(['--max-errors', '1.5', '--token', 't'], {})).toThrow(/^--max-errors: must be an integer 0\.\./);
+    expect(parseSimArgs(['--token', 't'], {})).toMatchObject({ connection: 'persistent', idleCloseS: 30 });
+    expect(parseSimArgs(['--token', 't', '--connection', 'per-check-in', '--idle-close', '5'], {})).toMatchObject({
+      connection: 'per-check-in',
+      idleCloseS: 5,
+    });
+    expect(() => parseSimArgs(['--token', 't', '--connection', 'sometimes'], {})).toThrow(/^--connection: must be persistent or per-check-in/);
+    expect(() => parseSimArgs(['--token', 't', '--idle-close', '0'], {})).toThrow(/^--idle-close: must be an integer 1\.\.3600/);
   });
 
   it('fails the run when fewer devices enrolled than asked for, or more calls failed than --max-errors', () => {
     const args = parseSimArgs(['--token', 't', '--devices', '3', '--max-errors', '2'], {});
-    const run = { pings: 0, checkIns: 9, receipts: 0, duplicates: 0, errors: 0, skipped: 0, enrolled: 3 };
+    const run = { connects: 3, pings: 0, checkIns: 9, receipts: 0, duplicates: 0, errors: 0, skipped: 0, enrolled: 3 };
     expect(simFailure(args, run)).toBeUndefined();
     expect(simFailure(args, { ...run, errors: 2, lastError: 'x' })).toBeUndefined();
     expect(simFailure(args, { ...run, errors: 3, lastError: 'sim-000001: 14 UNAVAILABLE' })).toBe(

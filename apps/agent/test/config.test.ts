@@ -52,6 +52,15 @@ describe('agent configuration (spec 2.2)', () => {
     expect((err as Error).message).toContain('missing: SVC_RELEASE_PROFILE, SVC_RELEASE_TRUST_DIR');
   });
 
+  it('connection mode: per-check-in with a 30 s idle close unless set; persistent on request; bad values named', () => {
+    expect(loadConfig({}).connection).toEqual({ mode: 'per-check-in', idleCloseS: 30 });
+    expect(loadConfig({ SVC_AGENT_CONNECTION: 'persistent', SVC_AGENT_IDLE_CLOSE_S: '5' }).connection).toEqual({ mode: 'persistent', idleCloseS: 5 });
+    expect(() => loadConfig({ SVC_AGENT_CONNECTION: 'always', SVC_AGENT_IDLE_CLOSE_S: '0' })).toThrow(
+      'invalid agent configuration: SVC_AGENT_CONNECTION: must be per-check-in or persistent; SVC_AGENT_IDLE_CLOSE_S: must be an integer number of seconds 1..3600',
+    );
+    expect(() => loadConfig({ SVC_AGENT_IDLE_CLOSE_S: '2.5' })).toThrow(/SVC_AGENT_IDLE_CLOSE_S/);
+  });
+
   it('bad values are named', () => {
     expect(() => loadConfig({ ...full(dir), SVC_RELEASE_TENANT: 'acme', SVC_AGENT_SERVER: 'nope' })).toThrow(/SVC_RELEASE_TENANT.*SVC_AGENT_SERVER/);
   });

@@ -25,6 +25,10 @@ export interface ServerConfig {
   databasePoolSize?: number;
   /** `SVC_RECEIPT_VERIFY_THREADS`: receipt verification threads, 0 = on the event loop (default: one per core but one, at most 4). */
   receiptVerifyThreads?: number;
+  /** `SVC_DEVICE_MAX_CONNECTIONS`: device connections this process holds at once (default: device-channel/context.ts CHANNEL_DEFAULTS). */
+  deviceMaxConnections?: number;
+  /** `SVC_DEVICE_RETRY_AFTER_S`: the wait told to a device refused at that cap (default: CHANNEL_DEFAULTS). */
+  deviceRetryAfterS?: number;
 }
 
 export class ConfigError extends Error {
@@ -57,6 +61,14 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
   if (verifyThreads !== undefined && !(/^\d{1,2}$/.test(verifyThreads) && Number(verifyThreads) <= 64)) {
     throw new ConfigError('SVC_RECEIPT_VERIFY_THREADS: must be an integer 0..64');
   }
+  const maxConnections = nonEmpty(env.SVC_DEVICE_MAX_CONNECTIONS);
+  if (maxConnections !== undefined && !(/^\d{1,7}$/.test(maxConnections) && Number(maxConnections) >= 1 && Number(maxConnections) <= 1_000_000)) {
+    throw new ConfigError('SVC_DEVICE_MAX_CONNECTIONS: must be an integer 1..1000000');
+  }
+  const retryAfter = nonEmpty(env.SVC_DEVICE_RETRY_AFTER_S);
+  if (retryAfter !== undefined && !(/^\d{1,4}$/.test(retryAfter) && Number(retryAfter) >= 1 && Number(retryAfter) <= 3600)) {
+    throw new ConfigError('SVC_DEVICE_RETRY_AFTER_S: must be an integer number of seconds 1..3600');
+  }
   return {
     dataDir: resolve(cwd, nonEmpty(env.SVC_DATA_DIR) ?? './.svc-data'),
     databaseUrl,
@@ -67,6 +79,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
     ...(interval !== undefined ? { checkInIntervalS: Number(interval) } : {}),
     ...(poolSize !== undefined ? { databasePoolSize: Number(poolSize) } : {}),
     ...(verifyThreads !== undefined ? { receiptVerifyThreads: Number(verifyThreads) } : {}),
+    ...(maxConnections !== undefined ? { deviceMaxConnections: Number(maxConnections) } : {}),
+    ...(retryAfter !== undefined ? { deviceRetryAfterS: Number(retryAfter) } : {}),
   };
 }
 

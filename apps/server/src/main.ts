@@ -107,8 +107,13 @@ async function main(): Promise<void> {
     now,
     ...(config.checkInIntervalS !== undefined ? { checkInIntervalS: config.checkInIntervalS } : {}),
     ...(config.receiptVerifyThreads !== undefined ? { verifyThreads: config.receiptVerifyThreads } : {}),
+    ...(config.deviceMaxConnections !== undefined ? { maxConnections: config.deviceMaxConnections } : {}),
+    ...(config.deviceRetryAfterS !== undefined ? { retryAfterMs: config.deviceRetryAfterS * 1000 } : {}),
   });
-  app.log.info({ port: channel.server.port, receipt_verify_threads: channel.ctx.receipts.verifyThreads }, 'device channel listening');
+  app.log.info(
+    { port: channel.server.port, receipt_verify_threads: channel.ctx.receipts.verifyThreads, max_connections: channel.ctx.admission.max },
+    'device channel listening',
+  );
   // A device is offline after missing more than two check-ins (spec §2: online/offline status).
   const checkInMs = (config.checkInIntervalS ?? CHANNEL_DEFAULTS.checkInIntervalS) * 1000;
   const jobs: Job[] = [

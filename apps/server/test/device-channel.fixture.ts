@@ -48,7 +48,14 @@ export interface ChannelFixture {
 /** The real device channel (real pipeline seam, enrollment tokens, signing repository). */
 export async function startChannelFixture(
   driver: Driver,
-  o: { now?: () => Date; checkInIntervalS?: number; trustRefreshMs?: number; hooks?: { unitOfWork?: UnitOfWorkHooks } } = {},
+  o: {
+    now?: () => Date;
+    checkInIntervalS?: number;
+    trustRefreshMs?: number;
+    maxConnections?: number;
+    retryAfterMs?: number;
+    hooks?: { unitOfWork?: UnitOfWorkHooks };
+  } = {},
 ): Promise<ChannelFixture> {
   const t = await createTestStore(driver);
   const db = t.store.db;
@@ -66,6 +73,8 @@ export async function startChannelFixture(
     ...(o.now ? { now: o.now } : {}),
     ...(o.checkInIntervalS ? { checkInIntervalS: o.checkInIntervalS } : {}),
     ...(o.trustRefreshMs ? { trustRefreshMs: o.trustRefreshMs } : {}),
+    ...(o.maxConnections ? { maxConnections: o.maxConnections } : {}),
+    ...(o.retryAfterMs ? { retryAfterMs: o.retryAfterMs } : {}),
     ...(o.hooks ? { hooks: o.hooks } : {}),
   });
   return {

@@ -31,6 +31,10 @@ describe('config (contracts 6)', () => {
     expect(parseConfig({ SVC_RECEIPT_VERIFY_THREADS: '3' }).receiptVerifyThreads).toBe(3);
     expect(parseConfig({}).receiptVerifyThreads).toBeUndefined();
     expect(parseConfig({}).databasePoolSize).toBeUndefined();
+    expect(parseConfig({ SVC_DEVICE_MAX_CONNECTIONS: '20000', SVC_DEVICE_RETRY_AFTER_S: '15' })).toMatchObject({
+      deviceMaxConnections: 20000,
+      deviceRetryAfterS: 15,
+    });
     expect(c).toMatchObject({
       dataDir: '/srv/data',
       databaseUrl: 'postgres://u@h/db',
@@ -52,6 +56,10 @@ describe('config (contracts 6)', () => {
     [{ SVC_DATABASE_POOL_SIZE: 'ten' }, /^SVC_DATABASE_POOL_SIZE: /],
     [{ SVC_RECEIPT_VERIFY_THREADS: '65' }, /^SVC_RECEIPT_VERIFY_THREADS: /],
     [{ SVC_RECEIPT_VERIFY_THREADS: '-1' }, /^SVC_RECEIPT_VERIFY_THREADS: /],
+    [{ SVC_DEVICE_MAX_CONNECTIONS: '0' }, /^SVC_DEVICE_MAX_CONNECTIONS: /],
+    [{ SVC_DEVICE_MAX_CONNECTIONS: 'many' }, /^SVC_DEVICE_MAX_CONNECTIONS: /],
+    [{ SVC_DEVICE_RETRY_AFTER_S: '0' }, /^SVC_DEVICE_RETRY_AFTER_S: /],
+    [{ SVC_DEVICE_RETRY_AFTER_S: '3601' }, /^SVC_DEVICE_RETRY_AFTER_S: /],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);

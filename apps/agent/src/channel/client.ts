@@ -11,7 +11,7 @@ export const DEVICE_CHANNEL_TLS_NAME = 'device-channel.svc.internal';
 const CHANNEL_OPTIONS = {
   'grpc.ssl_target_name_override': DEVICE_CHANNEL_TLS_NAME,
   'grpc.default_authority': DEVICE_CHANNEL_TLS_NAME,
-  // an idle agent keeps its connection but sends nothing; reconnects are cheap
+  // an idle agent (persistent mode) keeps its connection but sends nothing; reconnects are cheap
   'grpc.keepalive_time_ms': 120_000,
   'grpc.keepalive_permit_without_calls': 0,
 };
@@ -32,11 +32,13 @@ export class ChannelClients {
   readonly device: DeviceServiceClient;
   readonly repository: RepositoryServiceClient;
 
-  constructor(address: string, creds: ChannelCredentials) {
-    this.device = new DeviceServiceClient(address, creds, CHANNEL_OPTIONS);
+  /** `localPool`: a subchannel pool of its own, so `close` ends the TCP connection at once (connection.ts). */
+  constructor(address: string, creds: ChannelCredentials, o: { localPool?: boolean } = {}) {
+    const options = o.localPool ? { ...CHANNEL_OPTIONS, 'grpc.use_local_subchannel_pool': 1 } : CHANNEL_OPTIONS;
+    this.device = new DeviceServiceClient(address, creds, options);
     const channelOverride = this.device.getChannel();
-    this.enrollment = new EnrollmentServiceClient(address, creds, { ...CHANNEL_OPTIONS, channelOverride });
-    this.repository = new RepositoryServiceClient(address, creds, { ...CHANNEL_OPTIONS, channelOverride });
+    this.enrollment = new EnrollmentServiceClient(address, creds, { ...options, channelOverride });
+    this.repository = new RepositoryServiceClient(address, creds, { ...options, channelOverride });
   }
 
   close(): void {

@@ -1,8 +1,13 @@
 import type { EnrollResponse, Inventory } from '@svc/device-proto';
 import { encodePem } from '@svc/release-core';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { call, ChannelClients, enrollmentCredentials } from './client.js';
 import { buildCsr } from './csr.js';
 import { generateIdentityKey, type DeviceIdentityFiles } from './identity.js';
+import { CheckInSchedule, retryAfterMs } from './schedule.js';
+
+/** Refusals for load (RESOURCE_EXHAUSTED with retry-after-ms) one enrollment waits out before it fails. */
+export const ENROLL_BUSY_RETRIES = 10;
 
 export interface EnrollOptions {
   address: string;
@@ -11,24 +16,43 @@ export interface EnrollOptions {
   token: string;
   deviceName: string;
   inventory: Inventory;
+  /** The back-off's randomness (schedule.ts); tests seed it. */
+  random?: () => number;
+  /** A refusal for load was waited out (logs). */
+  onBusy?(waitMs: number): void;
 }
 
 /**
  * Enrollment: a P-256 key made here (it never leaves the device), a CSR with CN = device
  * name, the token over server-authenticated TLS. Returns the identity to persist; from now on
- * the agent trusts only the server CA named in the response.
+ * the agent trusts only the server CA named in the response. A server at its connection cap
+ * refuses before the token is looked at (RESOURCE_EXHAUSTED with `retry-after-ms`): the
+ * enrollment waits as a check-in would (schedule.ts) and tries again on a new connection, up
+ * to ENROLL_BUSY_RETRIES times, instead of failing the process (whose restarts would come
+ * back at once, all together).
  */
 export async function enroll(o: EnrollOptions): Promise<DeviceIdentityFiles> {
   const { keyPem, keys } = await generateIdentityKey();
   const csrDer = await buildCsr(keys, o.deviceName);
-  const clients = new ChannelClients(o.address, enrollmentCredentials(o.bootstrapCaPem));
-  try {
-    const res = await call<EnrollResponse>((md, opts, cb) =>
-      clients.enrollment.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb),
-    );
-    return identityFromEnrollment(res, keyPem);
-  } finally {
+  const schedule = new CheckInSchedule(o.random);
+  for (let attempt = 1; ; attempt++) {
+    const clients = new ChannelClients(o.address, enrollmentCredentials(o.bootstrapCaPem), { localPool: true });
+    let res: EnrollResponse;
+    try {
+      res = await call<EnrollResponse>((md, opts, cb) =>
+        clients.enrollment.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb),
+      );
+    } catch (err) {
+      // the server closes a connection it refused: the next attempt connects again
+      clients.close();
+      if (retryAfterMs(err) === undefined || attempt > ENROLL_BUSY_RETRIES) throw err;
+      const { waitMs } = schedule.failureMs(attempt, err);
+      o.onBusy?.(waitMs);
+      await sleep(waitMs);
+      continue;
+    }
     clients.close();
+    return identityFromEnrollment(res, keyPem);
   }
 }
 

@@ -53,9 +53,3 @@ export async function uploadOutbox(d: OutboxUploaderDeps): Promise<UploadResult>
   }
   return result;
 }
-
-/** Exponential backoff with jitter for the next outbox round: 1 s .. 5 min. */
-export function backoffMs(attempt: number): number {
-  const base = Math.min(300_000, 1000 * 2 ** Math.min(attempt, 9));
-  return Math.round(base / 2 + Math.random() * (base / 2));
-}

@@ -17,6 +17,9 @@ export interface SimArgs {
   pingFirstS: number;
   /** Failed calls (enrollments, pings, check-ins, receipts) tolerated before the exit status is 1. */
   maxErrors: number;
+  /** `persistent`: every device keeps its connection; `per-check-in`: connects per turn, closes after `idleCloseS`. */
+  connection: 'persistent' | 'per-check-in';
+  idleCloseS: number;
 }
 
 export class UsageError extends Error {}
@@ -24,6 +27,7 @@ export class UsageError extends Error {}
 /** Printed with every usage error (exit status 2). */
 export const SIM_USAGE = `usage: pnpm sim --devices N --token T [--server host:port] [--server-ca PATH] [--interval S]
   [--duration S] [--concurrency C] [--max-in-flight C] [--prefix P] [--ping-first S] [--stats-every S] [--max-errors N]
+  [--connection persistent|per-check-in] [--idle-close S]
 Exit status: 0 when every device enrolled and at most --max-errors (default 0) calls failed;
 1 otherwise, with the reason on stderr (the summary line is still printed); 2 for a usage error.`;
 
@@ -44,6 +48,8 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
       'stats-every': { type: 'string', default: '10' },
       'ping-first': { type: 'string', default: '0' },
       'max-errors': { type: 'string', default: '0' },
+      connection: { type: 'string', default: 'persistent' },
+      'idle-close': { type: 'string', default: '30' },
     },
     strict: true,
   });
@@ -57,6 +63,8 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
   if (!/^[^\s:]+:\d{1,5}$/.test(values.server ?? '')) throw new UsageError('--server: must be host:port');
   const prefix = values.prefix ?? 'sim';
   if (!/^[a-z0-9][a-z0-9._-]{0,40}$/.test(prefix)) throw new UsageError('--prefix: must match ^[a-z0-9][a-z0-9._-]{0,40}$');
+  const connection = values.connection;
+  if (connection !== 'persistent' && connection !== 'per-check-in') throw new UsageError('--connection: must be persistent or per-check-in');
   return {
     server: values.server,
     token,
@@ -70,5 +78,7 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
     statsEveryS: int('stats-every', values['stats-every'], 1, 3600),
     pingFirstS: int('ping-first', values['ping-first'], 0, 3600),
     maxErrors: int('max-errors', values['max-errors'], 0, Number.MAX_SAFE_INTEGER),
+    connection,
+    idleCloseS: int('idle-close', values['idle-close'], 1, 3600),
   };
 }

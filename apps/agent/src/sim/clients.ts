@@ -58,7 +58,11 @@ export class SimEnroller {
     this.lanes = Array.from({ length: lanes }, () => new EnrollmentServiceClient(server, creds, SIM_CHANNEL_OPTIONS));
   }
 
-  async enroll(o: { token: string; deviceName: string; inventory: Inventory }): Promise<{ id: DeviceIdentityFiles; creds: ChannelCredentials }> {
+  /** `withCredentials: false`: no grpc-js credentials (each holds an OpenSSL context); the caller makes them per connection. */
+  async enroll(
+    o: { token: string; deviceName: string; inventory: Inventory },
+    withCredentials = true,
+  ): Promise<{ id: DeviceIdentityFiles; creds: ChannelCredentials | undefined }> {
     const { keyPem, keys } = await generateIdentityKey();
     const csrDer = await buildCsr(keys, o.deviceName);
     const client = this.lanes[this.next++ % this.lanes.length]!;
@@ -66,7 +70,7 @@ export class SimEnroller {
       client.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb),
     );
     const id = identityFromEnrollment(res, keyPem);
-    return { id, creds: deviceCredentials(id) };
+    return { id, creds: withCredentials ? deviceCredentials(id) : undefined };
   }
 
   close(): void {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Fleet simulator: `pnpm sim --devices N --token T [--server host:port] [--interval S]
- * [--server-ca PATH] [--duration S] [--max-in-flight C]`. Enrolls N devices in ONE process against a running
+ * [--server-ca PATH] [--duration S] [--max-in-flight C] [--connection persistent|per-check-in] [--idle-close S]`.
+ * Enrolls N devices in ONE process against a running
  * server (real enrollment, real mTLS per device, real signed receipts) and keeps them
  * checking in. Prints one JSON stats line every --stats-every seconds and a summary at exit.
  * Exits 1, the reason on stderr, when a device did not enroll or more than --max-errors calls
@@ -10,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseSimArgs, SIM_USAGE, UsageError, type SimArgs } from './args.js';
 import { SimEnroller } from './clients.js';
-import { SimDevice, type ComponentCache, type SimStats } from './device.js';
+import { SimDevice, type ComponentCache, type SimFleet, type SimStats } from './device.js';
 
 async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -21,7 +22,7 @@ async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Prom
   );
 }
 
-export type SimSummary = SimStats & { enrolled: number };
+export type SimSummary = SimStats & { enrolled: number; rssPerDeviceKiB?: number };
 
 /**
  * Why a finished run did not reach its goal, or undefined when it did: every device enrolled
@@ -38,15 +39,41 @@ export function simFailure(args: SimArgs, s: SimSummary): string | undefined {
 
 export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: string) => void): Promise<SimSummary> {
   const serverCaPem = await readFile(args.serverCa, 'utf8');
-  const devices = Array.from({ length: args.devices }, (_, i) => new SimDevice(`${args.prefix}-${String(i).padStart(6, '0')}`));
-  const stats: SimStats = { pings: 0, checkIns: 0, receipts: 0, duplicates: 0, errors: 0, skipped: 0 };
+  const stats: SimStats = { connects: 0, pings: 0, checkIns: 0, receipts: 0, duplicates: 0, errors: 0, skipped: 0 };
+  const fleet: SimFleet = {
+    server: args.server,
+    serverCa: Buffer.from(serverCaPem),
+    mode: args.connection,
+    idleCloseMs: args.idleCloseS * 1000,
+    stats,
+    open: 0,
+  };
+  // memory per simulated device: the process's RSS growth since here, over the enrolled devices
+  // (after a full GC when node runs with --expose-gc, so enrollment's garbage is not counted)
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const rss0 = process.memoryUsage().rss;
+  const live = () => {
+    const m = process.memoryUsage();
+    return m.heapUsed + m.external;
+  };
+  const live0 = live();
+  const kib = (bytes: number, n: number) => Math.round((bytes / 1024 / n) * 10) / 10;
+  const perDeviceKiB = (n: number) => {
+    if (n === 0) return undefined;
+    gc?.();
+    return kib(process.memoryUsage().rss - rss0, n);
+  };
+  /** V8 heap and external memory still live per device (after the GC perDeviceKiB ran; with --expose-gc). */
+  const livePerDeviceKiB = (n: number) => (n === 0 ? undefined : kib(live() - live0, n));
+  const devices = Array.from({ length: args.devices }, (_, i) => new SimDevice(`${args.prefix}-${String(i).padStart(6, '0')}`, fleet));
   const enrolled: SimDevice[] = [];
   const t0 = Date.now();
   const enroller = new SimEnroller(args.server, serverCaPem);
   await runPool(devices, args.concurrency, async (d) => {
     if (signal.aborted) return;
     try {
-      await d.enroll(enroller, args.server, args.token);
+      await d.enroll(enroller, args.token);
       enrolled.push(d);
     } catch (e) {
       stats.errors += 1;
@@ -54,22 +81,44 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
     }
   });
   enroller.close();
-  print(JSON.stringify({ event: 'enrolled', devices: enrolled.length, seconds: (Date.now() - t0) / 1000, errors: stats.errors, last_error: stats.lastError }));
+  print(
+    JSON.stringify({
+      event: 'enrolled',
+      devices: enrolled.length,
+      seconds: (Date.now() - t0) / 1000,
+      errors: stats.errors,
+      last_error: stats.lastError,
+      connection: args.connection,
+      rss_per_device_kib: perDeviceKiB(enrolled.length),
+      live_per_device_kib: livePerDeviceKiB(enrolled.length),
+    }),
+  );
   // no device to run: the run already failed (simFailure), waiting for --duration shows nothing
   if (enrolled.length === 0) return { ...stats, enrolled: 0 };
 
-  // Every device holds its connection from the start, whether or not its first turn finds room
-  // in the in-flight window. The turns (and the --ping-first period) start once the handshakes
-  // are done or after 5 minutes, so a phase never measures the connection storm.
-  for (const d of enrolled) d.connect();
-  const t1 = Date.now();
-  let ready = 0;
-  while (!signal.aborted && Date.now() - t1 < 300_000) {
-    ready = enrolled.filter((d) => d.connected).length;
-    if (ready === enrolled.length) break;
-    await new Promise((r) => setTimeout(r, 500));
+  // persistent: every device holds its connection from the start, whether or not its first turn
+  // finds room in the in-flight window. The turns (and the --ping-first period) start once the
+  // handshakes are done or after 5 minutes, so a phase never measures the connection storm.
+  // per-check-in: a device connects at its turn.
+  if (args.connection === 'persistent') {
+    for (const d of enrolled) d.connect();
+    const t1 = Date.now();
+    let ready = 0;
+    while (!signal.aborted && Date.now() - t1 < 300_000) {
+      ready = enrolled.filter((d) => d.connected).length;
+      if (ready === enrolled.length) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    print(
+      JSON.stringify({
+        event: 'connected',
+        devices: ready,
+        seconds: (Date.now() - t1) / 1000,
+        rss_per_device_kib: perDeviceKiB(enrolled.length),
+        live_per_device_kib: livePerDeviceKiB(enrolled.length),
+      }),
+    );
   }
-  print(JSON.stringify({ event: 'connected', devices: ready, seconds: (Date.now() - t1) / 1000 }));
   const cache: ComponentCache = new Map();
   const timers: NodeJS.Timeout[] = [];
   // spread the fleet evenly over one interval, like real devices that booted at random times
@@ -127,8 +176,12 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
         errors: stats.errors,
         skipped: stats.skipped,
         in_flight: inFlight,
+        open_connections: fleet.open,
+        connects: stats.connects,
         last_error: stats.lastError,
         rss_mb: Math.round(process.memoryUsage().rss / 1048576),
+        rss_per_device_kib: perDeviceKiB(enrolled.length),
+        live_per_device_kib: livePerDeviceKiB(enrolled.length),
       }),
     );
     last = { ...stats, at: now };
@@ -140,8 +193,9 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   });
   clearInterval(statsTimer);
   for (const t of timers) clearTimeout(t);
+  const rssPerDeviceKiB = perDeviceKiB(enrolled.length);
   for (const d of enrolled) d.close();
-  return { ...stats, enrolled: enrolled.length };
+  return { ...stats, enrolled: enrolled.length, ...(rssPerDeviceKiB === undefined ? {} : { rssPerDeviceKiB }) };
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;

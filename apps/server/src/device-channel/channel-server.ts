@@ -60,8 +60,9 @@ export async function startDeviceChannel(
     // channelz keeps a registry entry, call counters and a trace buffer per connection: memory
     // per connected device and nothing reads it
     'grpc.enable_channelz': 0,
-    // undecodable messages and text breaking the input rule never reach a handler
-    interceptors: [refusedMessageInterceptor(ctx.log)],
+    // undecodable messages, text breaking the input rule and calls beyond the connection cap
+    // never reach a handler
+    interceptors: [refusedMessageInterceptor(ctx.log, ctx.admission)],
   });
   server.addService(guardedService(EnrollmentServiceService), enrollmentService(ctx));
   server.addService(guardedService(DeviceServiceService), deviceService(ctx));
@@ -70,6 +71,7 @@ export async function startDeviceChannel(
     server.bindAsync(addr, creds, (err, p) => (err ? reject(err) : resolve(p)));
   });
   refuseFramingHeaders(server);
+  ctx.admission.attach(server);
   ctx.connections.attach(server);
   return {
     port,

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
+import type { ConnectionAdmission } from './admission.js';
 import type { ConnectionCertificates } from './connections.js';
 import type { DeviceCredentialCache } from './credential-cache.js';
 import type { DeviceCaStore } from './device-ca.js';
@@ -36,8 +37,28 @@ export interface DeviceChannelContext {
   certValidDays: number;
   /** Check-in asks for renewal when fewer days than this are left. */
   renewBeforeDays: number;
+  /** Connections admitted at once, and the wait told to those beyond (admission.ts). */
+  admission: ConnectionAdmission;
   /** Fault-injection seams for tests (never set by main.ts). */
   hooks?: { unitOfWork?: UnitOfWorkHooks };
 }
 
-export const CHANNEL_DEFAULTS = { checkInIntervalS: 60, certValidDays: 30, renewBeforeDays: 10 } as const;
+/**
+ * The device channel's defaults and bounds, in one place (settings override the first ones:
+ * docs/server.md).
+ * - `maxConnections`: device connections one process holds at once (`SVC_DEVICE_MAX_CONNECTIONS`).
+ *   About 68 KiB of RSS each (docs/device-channel.md), so 10k is about 680 MiB; with agents
+ *   connecting per check-in, a process holds about check-in rate x (call time + the agent's 30 s
+ *   idle close), i.e. 10k covers about 300 check-ins/s.
+ * - `retryAfterMs`: what a refused device is told to wait before it connects again
+ *   (`SVC_DEVICE_RETRY_AFTER_S`); the agent adds up to half of it again at random.
+ * - `refusedLingerMs`: a refused connection that sends no call is closed after this long.
+ */
+export const CHANNEL_DEFAULTS = {
+  checkInIntervalS: 60,
+  certValidDays: 30,
+  renewBeforeDays: 10,
+  maxConnections: 10_000,
+  retryAfterMs: 30_000,
+  refusedLingerMs: 5_000,
+} as const;

@@ -10,7 +10,8 @@ export interface ChannelLogger {
  * Any thrown value -> a grpc ServiceError through the server's ONE error table
  * (src/errors/table.ts): ServerError, ReleaseError and pipeline errors carry a `code`, and
  * the table gives the gRPC status. The code travels in the `svc-error-code` trailer so an
- * agent can branch on it without parsing the message. Unknown failures are INTERNAL with a
+ * agent can branch on it without parsing the message; a refusal that says when to come back
+ * carries `retry-after-ms` too. Unknown failures are INTERNAL with a
  * generic message (details go to the log, never to the device).
  */
 export function toServiceError(err: unknown, log?: ChannelLogger): Partial<ServiceError> {
@@ -26,6 +27,9 @@ export function toServiceError(err: unknown, log?: ChannelLogger): Partial<Servi
     return { code: status.INTERNAL, details: 'internal error', metadata };
   }
   metadata.set('svc-error-code', code ?? 'INTERNAL');
+  // DEVICE_CHANNEL_BUSY: how long the device waits before it connects again (admission.ts)
+  const retryAfterMs = (err as { retryAfterMs?: unknown }).retryAfterMs;
+  if (typeof retryAfterMs === 'number') metadata.set('retry-after-ms', String(retryAfterMs));
   const message = err instanceof Error ? err.message : String(err);
   return { code: status[mapping.grpc], details: message.split('\n')[0] ?? message, metadata };
 }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { ServerInterceptingCall, type Server, type ServerInterceptor, type ServiceDefinition } from '@grpc/grpc-js';
+import { REFUSED_CAPACITY, type ConnectionAdmission } from './admission.js';
 import { grpcHttp2Servers } from './connections.js';
 import { oneLine } from '../errors/framework.js';
 import { ServerError } from '../errors/server-error.js';
@@ -89,10 +90,11 @@ function framingProblem(headers: IncomingHttpHeaders): string | undefined {
 }
 
 /**
- * Answers a refused message, or a call whose framing headers were refused, with its status
- * (from the one error table) and ends the call there.
+ * Answers a refused message, a call whose framing headers were refused, or a call on a
+ * connection beyond the cap (admission.ts), with its status (from the one error table) and
+ * ends the call there.
  */
-export function refusedMessageInterceptor(log: ChannelLogger): ServerInterceptor {
+export function refusedMessageInterceptor(log: ChannelLogger, admission?: ConnectionAdmission): ServerInterceptor {
   return (_method, call) => {
     let refused = false;
     const refuse = (error: ServerError) => {
@@ -106,7 +108,8 @@ export function refusedMessageInterceptor(log: ChannelLogger): ServerInterceptor
         next({
           onReceiveMetadata: (metadata, nextMetadata) => {
             const framing = metadata.get(REFUSED_FRAMING)[0];
-            if (framing !== undefined) refuse(new ServerError('INVALID_INPUT', String(framing)));
+            if (admission !== undefined && metadata.get(REFUSED_CAPACITY).length > 0) refuse(admission.refusal());
+            else if (framing !== undefined) refuse(new ServerError('INVALID_INPUT', String(framing)));
             else nextMetadata(metadata);
           },
           onReceiveMessage: (message, nextMessage) => {

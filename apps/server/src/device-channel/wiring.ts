@@ -5,6 +5,7 @@ import type { Database } from '../store/database.js';
 import type { Store } from '../store/open.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
+import { ConnectionAdmission } from './admission.js';
 import { ConnectionCertificates } from './connections.js';
 import { DeviceCredentialCache } from './credential-cache.js';
 import { DeviceCaStore } from './device-ca.js';
@@ -37,6 +38,10 @@ export interface DeviceChannelOptions {
   certValidDays?: number;
   renewBeforeDays?: number;
   trustRefreshMs?: number;
+  /** `SVC_DEVICE_MAX_CONNECTIONS`: device connections held at once (default CHANNEL_DEFAULTS.maxConnections). */
+  maxConnections?: number;
+  /** `SVC_DEVICE_RETRY_AFTER_S` in ms: the wait a refused device is told (default CHANNEL_DEFAULTS.retryAfterMs). */
+  retryAfterMs?: number;
   /** Receipt verification threads (`SVC_RECEIPT_VERIFY_THREADS`; default: receipt-verifier.ts defaultVerifyThreads). */
   verifyThreads?: number;
   /** Fault-injection seams for tests (never set by main.ts). */
@@ -60,6 +65,11 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     cas,
     credentials,
     connections: new ConnectionCertificates(),
+    admission: new ConnectionAdmission(
+      o.maxConnections ?? CHANNEL_DEFAULTS.maxConnections,
+      o.retryAfterMs ?? CHANNEL_DEFAULTS.retryAfterMs,
+      CHANNEL_DEFAULTS.refusedLingerMs,
+    ),
     lastSeen: new LastSeenBuffer(o.db, o.log),
     enrollments: new EnrollmentBatcher(o.db),
     serverCaDer: tls.caDer,

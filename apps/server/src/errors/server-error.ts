@@ -25,6 +25,7 @@ export const SERVER_ERROR_CODES = [
   'ENROLL_TOKEN_EXHAUSTED',
   'LOG_NOT_READY',
   'KEY_UNAVAILABLE', // 503 a key the request needs (TUF online key, device CA key, evidence key) is missing, unreadable or not the recorded one (docs/server.md)
+  'DEVICE_CHANNEL_BUSY', // 503 the device port holds its maximum of connections; the gRPC answer carries retry-after-ms
   // publish and deploy
   'ARTIFACT_INVALID', // 400 bad multipart field (name, version, kind, media_type, file)
   'ARTIFACT_EXISTS', // 409 name + version already published

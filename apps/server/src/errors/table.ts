@@ -56,6 +56,7 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   ENROLL_TOKEN_EXHAUSTED: { http: 401, grpc: 'UNAUTHENTICATED' },
   LOG_NOT_READY: { http: 409, grpc: 'FAILED_PRECONDITION' },
   KEY_UNAVAILABLE: { http: 503, grpc: 'UNAVAILABLE' },
+  DEVICE_CHANNEL_BUSY: { http: 503, grpc: 'RESOURCE_EXHAUSTED' },
   INTERNAL: { http: 500, grpc: 'INTERNAL' },
   // publish-and-deploy pipeline (docs/pipeline.md)
   ARTIFACT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
