@@ -23,6 +23,11 @@ export interface ServerConfig {
   checkInIntervalS?: number;
   /** `SVC_DATABASE_POOL_SIZE`: PostgreSQL connections per process (default: store/open.ts defaultPoolSize). */
   databasePoolSize?: number;
+  /**
+   * `SVC_BLOB_STORE`: `fs` (`<dataDir>/blobs`) or `postgres` (the database's blob tables);
+   * unset = `postgres` with SVC_DATABASE_URL, `fs` with the embedded database (blobs/selection.ts).
+   */
+  blobStore?: 'fs' | 'postgres';
   /** `SVC_RECEIPT_VERIFY_THREADS`: receipt verification threads, 0 = on the event loop (default: one per core but one, at most 4). */
   receiptVerifyThreads?: number;
 }
@@ -57,6 +62,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
   if (verifyThreads !== undefined && !(/^\d{1,2}$/.test(verifyThreads) && Number(verifyThreads) <= 64)) {
     throw new ConfigError('SVC_RECEIPT_VERIFY_THREADS: must be an integer 0..64');
   }
+  const blobStore = nonEmpty(env.SVC_BLOB_STORE);
+  if (blobStore !== undefined && blobStore !== 'fs' && blobStore !== 'postgres') {
+    throw new ConfigError(`SVC_BLOB_STORE: must be fs or postgres, got ${JSON.stringify(blobStore)}`);
+  }
   return {
     dataDir: resolve(cwd, nonEmpty(env.SVC_DATA_DIR) ?? './.svc-data'),
     databaseUrl,
@@ -67,6 +76,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
     ...(interval !== undefined ? { checkInIntervalS: Number(interval) } : {}),
     ...(poolSize !== undefined ? { databasePoolSize: Number(poolSize) } : {}),
     ...(verifyThreads !== undefined ? { receiptVerifyThreads: Number(verifyThreads) } : {}),
+    ...(blobStore !== undefined ? { blobStore } : {}),
   };
 }
 

@@ -31,6 +31,9 @@ describe('config (contracts 6)', () => {
     expect(parseConfig({ SVC_RECEIPT_VERIFY_THREADS: '3' }).receiptVerifyThreads).toBe(3);
     expect(parseConfig({}).receiptVerifyThreads).toBeUndefined();
     expect(parseConfig({}).databasePoolSize).toBeUndefined();
+    expect(parseConfig({ SVC_BLOB_STORE: 'fs' }).blobStore).toBe('fs');
+    expect(parseConfig({ SVC_BLOB_STORE: ' postgres ' }).blobStore).toBe('postgres');
+    expect(parseConfig({}).blobStore).toBeUndefined();
     expect(c).toMatchObject({
       dataDir: '/srv/data',
       databaseUrl: 'postgres://u@h/db',
@@ -52,6 +55,7 @@ describe('config (contracts 6)', () => {
     [{ SVC_DATABASE_POOL_SIZE: 'ten' }, /^SVC_DATABASE_POOL_SIZE: /],
     [{ SVC_RECEIPT_VERIFY_THREADS: '65' }, /^SVC_RECEIPT_VERIFY_THREADS: /],
     [{ SVC_RECEIPT_VERIFY_THREADS: '-1' }, /^SVC_RECEIPT_VERIFY_THREADS: /],
+    [{ SVC_BLOB_STORE: 's3' }, /^SVC_BLOB_STORE: must be fs or postgres/],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);
