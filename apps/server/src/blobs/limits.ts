@@ -9,6 +9,12 @@ export const BLOB_STORE_LIMITS = Object.freeze({
    */
   chunkBytes: 1024 * 1024,
   /**
+   * Chunk statements one put or get keeps under way on pooled connections: the database
+   * writes or reads the next chunks while this process hashes or sends the current one.
+   * Memory per transfer is about this many chunks.
+   */
+  chunksInFlight: 3,
+  /**
    * How long a stored blob outlives its last put (or `retain`) before the collector may take
    * it, when no committed row names it: the time a caller has to commit the row that will.
    */

@@ -16,6 +16,8 @@ export interface PgBlobStoreOptions {
   graceMs?: number;
   /** An upload's lease while it writes (default BLOB_STORE_LIMITS.uploadLeaseMs). */
   uploadLeaseMs?: number;
+  /** Chunk statements one put or get keeps under way (default BLOB_STORE_LIMITS.chunksInFlight). */
+  chunksInFlight?: number;
 }
 
 /**
@@ -23,11 +25,11 @@ export interface PgBlobStoreOptions {
  * the database serves the same bytes, whatever its data directory holds (migration 0051,
  * docs/server.md "Blob store").
  *
- * put streams: each chunk is inserted as soon as it is full (one insert in flight while the
- * next chunk is read and hashed), under a `writing` row no reader sees; the row becomes the
+ * put streams: each chunk is inserted as soon as it is full (a few inserts in flight while
+ * the next chunk is read and hashed), under a `writing` row no reader sees; the row becomes the
  * blob of its digest only after the digest checked out, so a failed or refused upload leaves
  * nothing visible (its chunks are deleted, or collected once its lease lapses). get reads one
- * chunk per statement, one chunk ahead, on whichever pooled connection is free: a slow
+ * chunk per statement, a few chunks ahead, on whichever pooled connections are free: a slow
  * download holds no connection between chunks.
  */
 export class PgBlobStore implements BlobStore {
@@ -35,12 +37,14 @@ export class PgBlobStore implements BlobStore {
   readonly #chunkBytes: number;
   readonly #graceMs: number;
   readonly #leaseMs: number;
+  readonly #inFlight: number;
 
   constructor(db: BlobDb, options: PgBlobStoreOptions = {}) {
     this.#db = db;
     this.#chunkBytes = options.chunkBytes ?? BLOB_STORE_LIMITS.chunkBytes;
     this.#graceMs = options.graceMs ?? BLOB_STORE_LIMITS.graceMs;
     this.#leaseMs = options.uploadLeaseMs ?? BLOB_STORE_LIMITS.uploadLeaseMs;
+    this.#inFlight = options.chunksInFlight ?? BLOB_STORE_LIMITS.chunksInFlight;
   }
 
   async put(source: AsyncIterable<Uint8Array> | Readable, options: BlobPutOptions = {}): Promise<BlobInfo> {
@@ -50,7 +54,8 @@ export class PgBlobStore implements BlobStore {
     const size = this.#chunkBytes;
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
     let id: string | undefined;
-    let inFlight: Promise<void> | undefined;
+    // chunk inserts under way, oldest first: at most BLOB_STORE_LIMITS.chunksInFlight
+    const inFlight: Promise<void>[] = [];
     try {
       id = await beginUpload(db, size, this.#leaseMs);
       const uploadId = id;
@@ -60,16 +65,17 @@ export class PgBlobStore implements BlobStore {
       let renewedAt = Date.now();
       let parts: Buffer[] = [];
       let partsBytes = 0;
-      // one insert in flight: the next chunk is read and hashed while the previous is written
+      // a few inserts in flight on pooled connections while the next chunk is read and hashed
       const write = async (chunk: Buffer) => {
-        if (inFlight !== undefined) await inFlight;
+        if (inFlight.length >= this.#inFlight) await inFlight.shift();
         if (Date.now() - renewedAt > this.#leaseMs / 3) {
           if (!(await renewUpload(db, uploadId, this.#leaseMs))) throw new Error('the upload lease lapsed');
           renewedAt = Date.now();
         }
-        inFlight = insertChunk(db, uploadId, index++, chunk);
+        const insert = insertChunk(db, uploadId, index++, chunk);
         // observed here too, so a failure while the source is read is never unhandled
-        inFlight.catch(() => undefined);
+        insert.catch(() => undefined);
+        inFlight.push(insert);
       };
       for await (const raw of source as AsyncIterable<Uint8Array | string>) {
         let chunk = typeof raw === 'string' ? Buffer.from(raw) : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
@@ -92,7 +98,7 @@ export class PgBlobStore implements BlobStore {
         }
       }
       if (partsBytes > 0) await write(Buffer.concat(parts, partsBytes));
-      if (inFlight !== undefined) await inFlight;
+      await Promise.all(inFlight);
       const digest = digestFromHex(hash.digest('hex'));
       if (options.expectedDigest !== undefined && options.expectedDigest !== digest) {
         throw new BlobError('BLOB_DIGEST_MISMATCH', `upload hashed to ${digest}, expected ${options.expectedDigest}`);
@@ -107,7 +113,7 @@ export class PgBlobStore implements BlobStore {
       }
       throw new Error(`${digest} was stored and collected again while this upload completed`);
     } catch (e) {
-      if (inFlight !== undefined) await inFlight.catch(() => undefined);
+      await Promise.allSettled(inFlight);
       if (id !== undefined) await dropUpload(db, id).catch(() => undefined);
       if (e instanceof BlobError) throw e;
       throw new BlobError('BLOB_WRITE_FAILED', `storing the upload failed: ${(e as Error).message}`, { cause: e });
@@ -119,7 +125,7 @@ export class PgBlobStore implements BlobStore {
     if (!row) throw new BlobError('BLOB_NOT_FOUND', `blob ${digest} does not exist`);
     const resolved = range === undefined ? undefined : resolveRange(range, row.length);
     const span = resolved ?? (row.length === 0 ? undefined : { start: 0, end: row.length - 1 });
-    const chunks = span === undefined ? emptyChunks() : readChunks(this.#db, digest, row.id, row.chunkSize, span);
+    const chunks = span === undefined ? emptyChunks() : readChunks(this.#db, digest, row.id, row.chunkSize, span, this.#inFlight);
     return {
       stream: Readable.from(chunks, { objectMode: false, highWaterMark: row.chunkSize }),
       totalLength: row.length,
@@ -144,8 +150,8 @@ export class PgBlobStore implements BlobStore {
 
 async function* emptyChunks(): AsyncGenerator<Buffer> {}
 
-/** The chunks covering `span`, each sliced by the database, one fetched ahead of the one yielded. */
-async function* readChunks(db: BlobDb, digest: Digest, id: string, chunkSize: number, span: ByteRange): AsyncGenerator<Buffer> {
+/** The chunks covering `span`, each sliced by the database, up to `ahead` fetched ahead of the one yielded. */
+async function* readChunks(db: BlobDb, digest: Digest, id: string, chunkSize: number, span: ByteRange, ahead: number): AsyncGenerator<Buffer> {
   const first = Math.floor(span.start / chunkSize);
   const last = Math.floor(span.end / chunkSize);
   const fetch = async (idx: number): Promise<Buffer> => {
@@ -155,17 +161,22 @@ async function* readChunks(db: BlobDb, digest: Digest, id: string, chunkSize: nu
     if (bytes === undefined || bytes.byteLength !== to - from + 1) {
       throw new BlobError('BLOB_NOT_FOUND', `blob ${digest}: chunk ${idx} is missing or short (deleted while it was read?)`);
     }
-    return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return bytes;
   };
-  let next: Promise<Buffer> | undefined = fetch(first);
-  try {
-    for (let idx = first; idx <= last; idx++) {
-      const current: Buffer = await next!;
-      next = idx < last ? fetch(idx + 1) : undefined;
-      yield current;
+  const queue: Promise<Buffer>[] = [];
+  let next = first;
+  const fill = () => {
+    while (next <= last && queue.length < ahead) {
+      const p = fetch(next++);
+      // observed at once: a reader that stops early never leaves a rejection unhandled
+      p.catch(() => undefined);
+      queue.push(p);
     }
-  } finally {
-    // a reader that stopped early: the chunk fetched ahead is dropped, its failure too
-    next?.catch(() => undefined);
+  };
+  fill();
+  while (queue.length > 0) {
+    const current = await queue.shift()!;
+    fill();
+    yield current;
   }
 }
