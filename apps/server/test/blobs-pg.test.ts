@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Digest } from '@svc/release-core';
-import { BlobError, collectBlobGarbage, PgBlobStore, type BlobStore } from '../src/blobs/index.js';
+import { BlobError, blobStoreKind, collectBlobGarbage, PgBlobStore, type BlobStore } from '../src/blobs/index.js';
 import { BLOB_REFERENCES } from '../src/blobs/pg-blob-queries.js';
 import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
@@ -15,6 +15,17 @@ import { readAll } from './signing-repo.fixture.js';
  * the collector, which keeps every blob a committed row names.
  */
 const CHUNK = 64 * 1024; // small chunks: boundaries are cheap to reach
+
+describe('blob store selection (SVC_BLOB_STORE)', () => {
+  it.each([
+    [undefined, 'postgres://db/x', 'postgres'],
+    [undefined, undefined, 'fs'],
+    ['fs', 'postgres://db/x', 'fs'],
+    ['postgres', undefined, 'postgres'],
+  ] as const)('configured %s with database %s: %s', (configured, url, kind) => {
+    expect(blobStoreKind(configured, url)).toBe(kind);
+  });
+});
 
 function sha(buf: Buffer): Digest {
   return `sha256:${createHash('sha256').update(buf).digest('hex')}`;
