@@ -23,6 +23,11 @@ export interface ServerConfig {
   checkInIntervalS?: number;
   /** `SVC_DATABASE_POOL_SIZE`: PostgreSQL connections per process (default: store/open.ts defaultPoolSize). */
   databasePoolSize?: number;
+  /**
+   * `SVC_BLOB_STORE`: `fs` (`<dataDir>/blobs`) or `postgres` (the database's blob tables);
+   * unset = `postgres` with SVC_DATABASE_URL, `fs` with the embedded database (blobs/selection.ts).
+   */
+  blobStore?: 'fs' | 'postgres';
   /** `SVC_RECEIPT_VERIFY_THREADS`: receipt verification threads, 0 = on the event loop (default: one per core but one, at most 4). */
   receiptVerifyThreads?: number;
   /** `SVC_DEVICE_MAX_CONNECTIONS`: device connections this process holds at once (default: device-channel/context.ts CHANNEL_DEFAULTS). */
@@ -69,6 +74,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
   if (retryAfter !== undefined && !(/^\d{1,4}$/.test(retryAfter) && Number(retryAfter) >= 1 && Number(retryAfter) <= 3600)) {
     throw new ConfigError('SVC_DEVICE_RETRY_AFTER_S: must be an integer number of seconds 1..3600');
   }
+  const blobStore = nonEmpty(env.SVC_BLOB_STORE);
+  if (blobStore !== undefined && blobStore !== 'fs' && blobStore !== 'postgres') {
+    throw new ConfigError(`SVC_BLOB_STORE: must be fs or postgres, got ${JSON.stringify(blobStore)}`);
+  }
   return {
     dataDir: resolve(cwd, nonEmpty(env.SVC_DATA_DIR) ?? './.svc-data'),
     databaseUrl,
@@ -81,6 +90,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
     ...(verifyThreads !== undefined ? { receiptVerifyThreads: Number(verifyThreads) } : {}),
     ...(maxConnections !== undefined ? { deviceMaxConnections: Number(maxConnections) } : {}),
     ...(retryAfter !== undefined ? { deviceRetryAfterS: Number(retryAfter) } : {}),
+    ...(blobStore !== undefined ? { blobStore } : {}),
   };
 }
 

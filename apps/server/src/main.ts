@@ -24,6 +24,8 @@ import { SigningRepository } from './signing-repo/repository.js';
 import { keyCheckers } from './key-integrity/checkers.js';
 import { failureLine, keyRecoveryFromEnv, reportLine, runKeyCheck } from './key-integrity/key-check.js';
 import { evidenceOptionsFromEnv } from './resources/case-submissions/transport.js';
+import { blobStoreKind, openBlobStore } from './blobs/index.js';
+import { startBlobGc } from './jobs/blob-gc.js';
 
 async function main(): Promise<void> {
   // `node dist/main.js check`: the start-up key check alone, exit 0 (every key in place) or 2
@@ -52,7 +54,10 @@ async function main(): Promise<void> {
   const applied = await migrateToLatest(store);
   const tenantId = await ensureDefaultTenant(store.db);
   const now = () => new Date();
-  const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now });
+  // blobs in the database on PostgreSQL, so every process serves them (docs/server.md "Blob store")
+  const blobKind = blobStoreKind(config.blobStore, config.databaseUrl);
+  const blobs = openBlobStore(blobKind, { db: store.db, dataDir: config.dataDir });
+  const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now, blobs });
 
   // Every key the database expects must be in place before anything signs with it (docs/server.md).
   const keyCheck = await runKeyCheck(keyCheckers({ db: store.db, dataDir: config.dataDir, signingRepo }), checkOnly ? new Set() : keyRecovery);
@@ -82,7 +87,7 @@ async function main(): Promise<void> {
     ...(consoleDir !== undefined ? { consoleDir } : {}),
   });
   if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
-  app.log.info({ driver: store.driver, schema: store.schema, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
+  app.log.info({ driver: store.driver, schema: store.schema, blob_store: blobKind, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   for (const line of keyCheck.recovered) app.log.warn({ recovery: [...keyRecovery] }, line);
   for (const r of keyIds.rotated) app.log.info({ tenant: r.tenantId, root_version: r.rootVersion }, 'TUF root rotated to TUF key ids');
   for (const p of keyIds.pending) app.log.warn({ tenant: p.tenantId, err: p.error }, 'TUF repository still names keys by sha256: ids');
@@ -126,6 +131,18 @@ async function main(): Promise<void> {
     // re-matches stored inventories after a feed import (leased through the database)
     startVulnAnalysis(store.db, now, { onError: (e) => app.log.error({ err: e }, 'vulnerability analysis failed') }),
   ];
+  if (blobKind === 'postgres') {
+    jobs.push(
+      startBlobGc(store.db, {
+        onError: (e) => app.log.error({ err: e }, 'blob garbage collection failed'),
+        onCollected: (r) =>
+          app.log.info(
+            { blobs: r.deleted.length, bytes: r.deleted.reduce((n, b) => n + b.length, 0), abandoned_uploads: r.abandonedUploads },
+            'blob garbage collected',
+          ),
+      }),
+    );
+  }
   // PGlite has no autovacuum (single-user mode): the server does its job (jobs/embedded-vacuum.ts).
   if (store.driver === 'pglite') {
     jobs.push(

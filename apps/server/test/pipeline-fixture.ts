@@ -15,6 +15,7 @@ import { issueCertificate } from '../src/device-channel/pki.js';
 import { x509 } from '../src/device-channel/x509.js';
 import type { PipelineHooks } from '../src/resources/pipeline-deps.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
+import { blobStoreKind, openBlobStore } from '../src/blobs/index.js';
 import type { Driver } from '../src/store/open.js';
 import { upsertEnrolledDevice } from '../src/resources/devices/queries.js';
 import { createTestApp, jsonApi, type ApiCall, type TestApp } from './helpers/app.js';
@@ -40,7 +41,9 @@ export async function createPipelineFixture(driver: Driver, o: { maxArtifactByte
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-pipeline-'));
   const hooks: PipelineHooks = {};
   let clockRef: () => Date = () => new Date();
-  const repo = new SigningRepository({ db: store.store.db, dataDir, clock: () => clockRef() });
+  // the blob store the server picks for this driver: chunks in the database on PostgreSQL
+  const blobs = openBlobStore(blobStoreKind(undefined, driver === 'postgres' ? store.openOptions.databaseUrl : undefined), { db: store.store.db, dataDir });
+  const repo = new SigningRepository({ db: store.store.db, dataDir, clock: () => clockRef(), blobs });
   const t = await createTestApp(driver, {
     shareWith: store,
     ctxOverrides: { signingRepo: repo, pipeline: { hooks, ...(o.maxArtifactBytes ? { maxArtifactBytes: o.maxArtifactBytes } : {}) } },

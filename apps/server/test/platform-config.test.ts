@@ -35,6 +35,9 @@ describe('config (contracts 6)', () => {
       deviceMaxConnections: 20000,
       deviceRetryAfterS: 15,
     });
+    expect(parseConfig({ SVC_BLOB_STORE: 'fs' }).blobStore).toBe('fs');
+    expect(parseConfig({ SVC_BLOB_STORE: ' postgres ' }).blobStore).toBe('postgres');
+    expect(parseConfig({}).blobStore).toBeUndefined();
     expect(c).toMatchObject({
       dataDir: '/srv/data',
       databaseUrl: 'postgres://u@h/db',
@@ -60,6 +63,7 @@ describe('config (contracts 6)', () => {
     [{ SVC_DEVICE_MAX_CONNECTIONS: 'many' }, /^SVC_DEVICE_MAX_CONNECTIONS: /],
     [{ SVC_DEVICE_RETRY_AFTER_S: '0' }, /^SVC_DEVICE_RETRY_AFTER_S: /],
     [{ SVC_DEVICE_RETRY_AFTER_S: '3601' }, /^SVC_DEVICE_RETRY_AFTER_S: /],
+    [{ SVC_BLOB_STORE: 's3' }, /^SVC_BLOB_STORE: must be fs or postgres/],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);

@@ -24,8 +24,9 @@ export interface BlobReadResult {
 }
 
 /**
- * Content-addressed payload storage. Target payload bytes never go into the
- * database (they can be gigabytes); the database only ever holds digests.
+ * Content-addressed payload storage: the filesystem (FsBlobStore, the embedded default) or
+ * chunks in the database (PgBlobStore, the default on PostgreSQL, where server processes on
+ * several hosts share no directory). Rows of the service name blobs only by digest.
  *
  * Kept small on purpose so an S3-compatible store can implement it: put is
  * "upload to a temporary key while hashing, then copy/rename to the digest key",
@@ -39,4 +40,10 @@ export interface BlobStore {
   /** Length of a stored blob, or undefined when absent. */
   stat(digest: Digest): Promise<BlobInfo | undefined>;
   has(digest: Digest): Promise<boolean>;
+  /**
+   * stat for a caller about to commit a row naming a blob it did not put itself: a store that
+   * collects garbage keeps the blob for its grace period from now (PgBlobStore), so it cannot
+   * be collected before that row commits. undefined when absent.
+   */
+  retain(digest: Digest): Promise<BlobInfo | undefined>;
 }

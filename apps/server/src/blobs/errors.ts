@@ -8,7 +8,7 @@ export type BlobErrorCode =
   | 'BLOB_TOO_LARGE' // upload exceeded the caller's byte cap
   | 'BLOB_DIGEST_MISMATCH' // upload bytes did not hash to the digest the caller expected
   | 'BLOB_RANGE_INVALID' // malformed or unsatisfiable byte range
-  | 'BLOB_WRITE_FAILED'; // the stream or the filesystem failed during put
+  | 'BLOB_WRITE_FAILED'; // the stream, the filesystem or the database failed during put
 
 export const BLOB_ERROR_CODES: readonly BlobErrorCode[] = [
   'BLOB_DIGEST_INVALID',

@@ -106,6 +106,11 @@ export class FsBlobStore implements BlobStore {
     return (await this.stat(digest)) !== undefined;
   }
 
+  /** The filesystem store collects no garbage: the same as stat. */
+  retain(digest: Digest): Promise<BlobInfo | undefined> {
+    return this.stat(digest);
+  }
+
   #ensureDirs(): Promise<void> {
     this.#ready ??= (async () => {
       await mkdir(join(this.root, 'sha256'), { recursive: true, mode: 0o700 });

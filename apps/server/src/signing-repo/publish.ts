@@ -33,7 +33,8 @@ export interface PublishResult {
  */
 export async function publishTargets(ctx: RepoContext, tenantId: string, entries: TargetEntry[], opts: PublishOptions): Promise<PublishResult> {
   for (const [i, entry] of entries.entries()) {
-    const info = await ctx.blobs.stat(entry.digest);
+    // retained: a blob no row names yet must outlive this commit (blob garbage collection)
+    const info = await ctx.blobs.retain(entry.digest);
     if (!info || info.length !== entry.length) {
       throw new SigningRepoError(
         'TARGET_BLOB_MISSING',

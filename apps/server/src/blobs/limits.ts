@@ -1,0 +1,28 @@
+/**
+ * Bounds of the PostgreSQL blob store (docs/server.md "Blob store"), in one place.
+ */
+export const BLOB_STORE_LIMITS = Object.freeze({
+  /**
+   * Bytes per `blob_chunks` row. 1 MiB keeps one row's value far below PostgreSQL's 1 GB field
+   * limit and a read's memory at a few chunks, while one statement per MiB keeps the per-row
+   * overhead small next to the bytes moved.
+   */
+  chunkBytes: 1024 * 1024,
+  /**
+   * Chunk statements one put or get keeps under way on pooled connections: the database
+   * writes or reads the next chunks while this process hashes or sends the current one.
+   * Memory per transfer is about this many chunks.
+   */
+  chunksInFlight: 3,
+  /**
+   * How long a stored blob outlives its last put (or `retain`) before the collector may take
+   * it, when no committed row names it: the time a caller has to commit the row that will.
+   */
+  graceMs: 60 * 60_000,
+  /** An upload's lease on its `writing` row, renewed as it writes; a writer gone that long is collected. */
+  uploadLeaseMs: 15 * 60_000,
+  /** Blobs one collector statement deletes at most. */
+  gcBatch: 100,
+  /** How often each server process runs the collector. */
+  gcIntervalMs: 60 * 60_000,
+});

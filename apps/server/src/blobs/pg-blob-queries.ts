@@ -1,0 +1,142 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * The SQL of the PostgreSQL blob store (tables of migration 0051): the only file that speaks
+ * SQL about `blobs` and `blob_chunks`. Same statements on PostgreSQL and PGlite.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema with the 0051 tables
+export type BlobDb = Kysely<any>;
+
+export interface StoredBlobRow {
+  id: string;
+  length: number;
+  chunkSize: number;
+}
+
+const interval = (ms: number) => sql`make_interval(secs => ${ms / 1000})`;
+
+/** A new `writing` row leased for `leaseMs`; its id keys the chunks the upload writes. */
+export async function beginUpload(db: BlobDb, chunkSize: number, leaseMs: number): Promise<string> {
+  const r = await sql<{ id: string }>`
+    INSERT INTO blobs (state, chunk_size, lease_until) VALUES ('writing', ${chunkSize}, now() + ${interval(leaseMs)})
+    RETURNING id::text AS id`.execute(db);
+  return r.rows[0]!.id;
+}
+
+/** Renews an upload's lease; false when its row is gone (collected after the lease lapsed). */
+export async function renewUpload(db: BlobDb, id: string, leaseMs: number): Promise<boolean> {
+  const r = await sql`UPDATE blobs SET lease_until = now() + ${interval(leaseMs)} WHERE id = ${id} AND state = 'writing'`.execute(db);
+  return Number(r.numAffectedRows ?? 0) === 1;
+}
+
+export async function insertChunk(db: BlobDb, id: string, idx: number, bytes: Uint8Array): Promise<void> {
+  await sql`INSERT INTO blob_chunks (blob_id, idx, bytes) VALUES (${id}, ${idx}, ${bytes})`.execute(db);
+}
+
+/** Removes an upload's row and (cascading) its chunks. */
+export async function dropUpload(db: BlobDb, id: string): Promise<void> {
+  await sql`DELETE FROM blobs WHERE id = ${id} AND state = 'writing'`.execute(db);
+}
+
+/**
+ * Extends a stored blob's lease to at least `graceMs` from now and returns its length, or
+ * undefined when no stored blob has that digest. A blob whose lease this extends is safe from
+ * the collector until then even though no row names it yet.
+ */
+export async function retainStored(db: BlobDb, digest: string, graceMs: number): Promise<number | undefined> {
+  const r = await sql<{ length: string }>`
+    UPDATE blobs SET lease_until = greatest(lease_until, now() + ${interval(graceMs)})
+    WHERE digest = ${digest} AND state = 'stored'
+    RETURNING length::text AS length`.execute(db);
+  const row = r.rows[0];
+  return row === undefined ? undefined : Number(row.length);
+}
+
+/**
+ * Makes an upload the stored blob of `digest` in one statement. False when that digest is
+ * already stored (a concurrent upload of the same bytes finished first: the unique digest
+ * refuses the second). Throws when the upload's own row is gone.
+ */
+export async function completeUpload(db: BlobDb, id: string, digest: string, length: number, graceMs: number): Promise<boolean> {
+  try {
+    const r = await sql`
+      UPDATE blobs SET state = 'stored', digest = ${digest}, length = ${length}, stored_at = now(), lease_until = now() + ${interval(graceMs)}
+      WHERE id = ${id} AND state = 'writing'`.execute(db);
+    if (Number(r.numAffectedRows ?? 0) !== 1) throw new Error('the upload was collected before it completed (its lease lapsed)');
+    return true;
+  } catch (e) {
+    if ((e as { code?: string }).code === '23505') return false;
+    throw e;
+  }
+}
+
+export async function findStored(db: BlobDb, digest: string): Promise<StoredBlobRow | undefined> {
+  const r = await sql<{ id: string; length: string; chunk_size: number }>`
+    SELECT id::text AS id, length::text AS length, chunk_size FROM blobs WHERE digest = ${digest} AND state = 'stored'`.execute(db);
+  const row = r.rows[0];
+  return row === undefined ? undefined : { id: row.id, length: Number(row.length), chunkSize: row.chunk_size };
+}
+
+/**
+ * `count` bytes of chunk `idx` from byte `from` (0-based); undefined when the chunk is gone.
+ * Sent as base64 text rather than as bytea: results arrive in text format, where bytea is hex
+ * (twice the bytes); base64 is a third more and decodes faster (about 30% less time per chunk
+ * measured on PostgreSQL 15 with node-postgres).
+ */
+export async function readChunkSlice(db: BlobDb, id: string, idx: number, from: number, count: number): Promise<Buffer | undefined> {
+  const r = await sql<{ b64: string }>`
+    SELECT encode(substring(bytes FROM ${from + 1} FOR ${count}), 'base64') AS b64 FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}`.execute(db);
+  const row = r.rows[0];
+  return row === undefined ? undefined : Buffer.from(row.b64, 'base64');
+}
+
+/**
+ * Every column of a committed row that names a blob, as `table` and a SQL expression over
+ * that table's row `r` giving the digest (`sha256:<hex>`). The collector keeps any blob one
+ * of them names; a table that starts naming blobs must be added here (a test compares this
+ * list with every digest-like column of the schema).
+ */
+export const BLOB_REFERENCES: readonly { table: string; digest: string; where?: string }[] = [
+  { table: 'artifacts', digest: 'r.digest' },
+  // TUF targets (artifacts and release envelopes), every version ever published
+  { table: 'tuf_target_files', digest: `'sha256:' || r.sha256` },
+  { table: 'case_attachments', digest: 'r.digest' },
+  { table: 'case_submissions', digest: 'r.pdf_digest' },
+  // the JSON twin of a PDF report, named by the report's audit row
+  { table: 'audit_events', digest: `r.detail->>'twin_sha256'`, where: `r.action = 'report.generate'` },
+];
+
+/** `NOT EXISTS` over every reference: true for a blob `b` no committed row names. */
+function unreferenced() {
+  return sql.join(
+    BLOB_REFERENCES.map((ref) => {
+      // tuf_target_files keeps the bare hex: compare with the digest's hex so its index serves
+      const match = ref.table === 'tuf_target_files' ? `r.sha256 = substr(b.digest, 8)` : `${ref.digest} = b.digest`;
+      return sql.raw(`NOT EXISTS (SELECT 1 FROM ${ref.table} r WHERE ${match}${ref.where ? ` AND ${ref.where}` : ''})`);
+    }),
+    sql` AND `,
+  );
+}
+
+/** Deletes uploads whose writer stopped renewing before `asOf` (default: the database's now). */
+export async function deleteAbandonedUploads(db: BlobDb, asOf: Date | undefined): Promise<number> {
+  const r = await sql`DELETE FROM blobs WHERE state = 'writing' AND lease_until < coalesce(${asOf ?? null}::timestamptz, now())`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/**
+ * Deletes up to `limit` stored blobs whose lease ended before `asOf` and that no committed row
+ * names. The outer WHERE repeats every condition: a put or `retain` that renews a lease while
+ * this runs holds the row, and PostgreSQL re-checks the renewed row, which then stays.
+ */
+export async function deleteUnreferencedBlobs(db: BlobDb, asOf: Date | undefined, limit: number): Promise<{ digest: string; length: number }[]> {
+  const at = sql`coalesce(${asOf ?? null}::timestamptz, now())`;
+  const r = await sql<{ digest: string; length: string }>`
+    DELETE FROM blobs b
+    WHERE b.id IN (
+        SELECT b.id FROM blobs b WHERE b.state = 'stored' AND b.lease_until < ${at} AND ${unreferenced()} ORDER BY b.id LIMIT ${limit}
+      )
+      AND b.state = 'stored' AND b.lease_until < ${at} AND ${unreferenced()}
+    RETURNING b.digest, b.length::text AS length`.execute(db);
+  return r.rows.map((row) => ({ digest: row.digest, length: Number(row.length) }));
+}

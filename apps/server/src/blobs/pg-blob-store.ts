@@ -1,0 +1,182 @@
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { Readable } from 'node:stream';
+import { digestFromHex, type Digest } from '@svc/release-core';
+import type { BlobInfo, BlobPutOptions, BlobReadResult, BlobStore } from './blob-store.js';
+import { assertBlobDigest } from './digest.js';
+import { BlobError } from './errors.js';
+import { BLOB_STORE_LIMITS } from './limits.js';
+import { beginUpload, completeUpload, dropUpload, findStored, insertChunk, readChunkSlice, renewUpload, retainStored, type BlobDb } from './pg-blob-queries.js';
+import { resolveRange, type ByteRange, type ByteRangeRequest } from './range.js';
+
+export interface PgBlobStoreOptions {
+  /** Bytes per chunk row (default BLOB_STORE_LIMITS.chunkBytes); readers use each blob's own. */
+  chunkBytes?: number;
+  /** A stored blob's lease after a put or retain (default BLOB_STORE_LIMITS.graceMs). */
+  graceMs?: number;
+  /** An upload's lease while it writes (default BLOB_STORE_LIMITS.uploadLeaseMs). */
+  uploadLeaseMs?: number;
+  /** Chunk statements one put or get keeps under way (default BLOB_STORE_LIMITS.chunksInFlight). */
+  chunksInFlight?: number;
+}
+
+/**
+ * BlobStore in the database (PostgreSQL, or PGlite when asked): every server process on
+ * the database serves the same bytes, whatever its data directory holds (migration 0051,
+ * docs/server.md "Blob store").
+ *
+ * put streams: each chunk is inserted as soon as it is full (a few inserts in flight while
+ * the next chunk is read and hashed), under a `writing` row no reader sees; the row becomes the
+ * blob of its digest only after the digest checked out, so a failed or refused upload leaves
+ * nothing visible (its chunks are deleted, or collected once its lease lapses). get reads one
+ * chunk per statement, a few chunks ahead, on whichever pooled connections are free: a slow
+ * download holds no connection between chunks.
+ */
+export class PgBlobStore implements BlobStore {
+  readonly #db: BlobDb;
+  readonly #chunkBytes: number;
+  readonly #graceMs: number;
+  readonly #leaseMs: number;
+  readonly #inFlight: number;
+
+  constructor(db: BlobDb, options: PgBlobStoreOptions = {}) {
+    this.#db = db;
+    this.#chunkBytes = options.chunkBytes ?? BLOB_STORE_LIMITS.chunkBytes;
+    this.#graceMs = options.graceMs ?? BLOB_STORE_LIMITS.graceMs;
+    this.#leaseMs = options.uploadLeaseMs ?? BLOB_STORE_LIMITS.uploadLeaseMs;
+    this.#inFlight = options.chunksInFlight ?? BLOB_STORE_LIMITS.chunksInFlight;
+  }
+
+  async put(source: AsyncIterable<Uint8Array> | Readable, options: BlobPutOptions = {}): Promise<BlobInfo> {
+    // a source that fails while the upload row is made keeps its error for the loop below
+    if (source instanceof EventEmitter) source.on('error', () => undefined);
+    const db = this.#db;
+    const size = this.#chunkBytes;
+    const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
+    let id: string | undefined;
+    // chunk inserts under way, oldest first: at most BLOB_STORE_LIMITS.chunksInFlight
+    const inFlight: Promise<void>[] = [];
+    try {
+      id = await beginUpload(db, size, this.#leaseMs);
+      const uploadId = id;
+      const hash = createHash('sha256');
+      let length = 0;
+      let index = 0;
+      let renewedAt = Date.now();
+      let parts: Buffer[] = [];
+      let partsBytes = 0;
+      // a few inserts in flight on pooled connections while the next chunk is read and hashed
+      const write = async (chunk: Buffer) => {
+        if (inFlight.length >= this.#inFlight) await inFlight.shift();
+        if (Date.now() - renewedAt > this.#leaseMs / 3) {
+          if (!(await renewUpload(db, uploadId, this.#leaseMs))) throw new Error('the upload lease lapsed');
+          renewedAt = Date.now();
+        }
+        const insert = insertChunk(db, uploadId, index++, chunk);
+        // observed here too, so a failure while the source is read is never unhandled
+        insert.catch(() => undefined);
+        inFlight.push(insert);
+      };
+      for await (const raw of source as AsyncIterable<Uint8Array | string>) {
+        let chunk = typeof raw === 'string' ? Buffer.from(raw) : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+        length += chunk.byteLength;
+        // bound untrusted uploads while streaming, not after
+        if (length > maxBytes) throw new BlobError('BLOB_TOO_LARGE', `upload exceeds the limit of ${maxBytes} bytes`);
+        hash.update(chunk);
+        while (partsBytes + chunk.byteLength >= size) {
+          const take = size - partsBytes;
+          parts.push(chunk.subarray(0, take));
+          await write(Buffer.concat(parts, size));
+          chunk = chunk.subarray(take);
+          parts = [];
+          partsBytes = 0;
+        }
+        if (chunk.byteLength > 0) {
+          // copied: a source may reuse its buffers once the loop asks for the next one
+          parts.push(Buffer.from(chunk));
+          partsBytes += chunk.byteLength;
+        }
+      }
+      if (partsBytes > 0) await write(Buffer.concat(parts, partsBytes));
+      await Promise.all(inFlight);
+      const digest = digestFromHex(hash.digest('hex'));
+      if (options.expectedDigest !== undefined && options.expectedDigest !== digest) {
+        throw new BlobError('BLOB_DIGEST_MISMATCH', `upload hashed to ${digest}, expected ${options.expectedDigest}`);
+      }
+      // the same bytes stored meanwhile (or before): keep that blob, drop this copy
+      for (let attempt = 0; attempt < 3; attempt++) {
+        if ((await retainStored(db, digest, this.#graceMs)) !== undefined) {
+          await dropUpload(db, uploadId);
+          return { digest, length };
+        }
+        if (await completeUpload(db, uploadId, digest, length, this.#graceMs)) return { digest, length };
+      }
+      throw new Error(`${digest} was stored and collected again while this upload completed`);
+    } catch (e) {
+      await Promise.allSettled(inFlight);
+      if (id !== undefined) await dropUpload(db, id).catch(() => undefined);
+      if (e instanceof BlobError) throw e;
+      throw new BlobError('BLOB_WRITE_FAILED', `storing the upload failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  async get(digest: Digest, range?: ByteRangeRequest): Promise<BlobReadResult> {
+    const row = await findStored(this.#db, assertBlobDigest(digest));
+    if (!row) throw new BlobError('BLOB_NOT_FOUND', `blob ${digest} does not exist`);
+    const resolved = range === undefined ? undefined : resolveRange(range, row.length);
+    const span = resolved ?? (row.length === 0 ? undefined : { start: 0, end: row.length - 1 });
+    const chunks = span === undefined ? emptyChunks() : readChunks(this.#db, digest, row.id, row.chunkSize, span, this.#inFlight);
+    return {
+      stream: Readable.from(chunks, { objectMode: false, highWaterMark: row.chunkSize }),
+      totalLength: row.length,
+      ...(resolved ? { range: resolved } : {}),
+    };
+  }
+
+  async stat(digest: Digest): Promise<BlobInfo | undefined> {
+    const row = await findStored(this.#db, assertBlobDigest(digest));
+    return row === undefined ? undefined : { digest, length: row.length };
+  }
+
+  async has(digest: Digest): Promise<boolean> {
+    return (await this.stat(digest)) !== undefined;
+  }
+
+  async retain(digest: Digest): Promise<BlobInfo | undefined> {
+    const length = await retainStored(this.#db, assertBlobDigest(digest), this.#graceMs);
+    return length === undefined ? undefined : { digest, length };
+  }
+}
+
+async function* emptyChunks(): AsyncGenerator<Buffer> {}
+
+/** The chunks covering `span`, each sliced by the database, up to `ahead` fetched ahead of the one yielded. */
+async function* readChunks(db: BlobDb, digest: Digest, id: string, chunkSize: number, span: ByteRange, ahead: number): AsyncGenerator<Buffer> {
+  const first = Math.floor(span.start / chunkSize);
+  const last = Math.floor(span.end / chunkSize);
+  const fetch = async (idx: number): Promise<Buffer> => {
+    const from = idx === first ? span.start - idx * chunkSize : 0;
+    const to = idx === last ? span.end - idx * chunkSize : chunkSize - 1;
+    const bytes = await readChunkSlice(db, id, idx, from, to - from + 1);
+    if (bytes === undefined || bytes.byteLength !== to - from + 1) {
+      throw new BlobError('BLOB_NOT_FOUND', `blob ${digest}: chunk ${idx} is missing or short (deleted while it was read?)`);
+    }
+    return bytes;
+  };
+  const queue: Promise<Buffer>[] = [];
+  let next = first;
+  const fill = () => {
+    while (next <= last && queue.length < ahead) {
+      const p = fetch(next++);
+      // observed at once: a reader that stops early never leaves a rejection unhandled
+      p.catch(() => undefined);
+      queue.push(p);
+    }
+  };
+  fill();
+  while (queue.length > 0) {
+    const current = await queue.shift()!;
+    fill();
+    yield current;
+  }
+}
