@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fieldExamples, operationsOf, requestsFor, type HostileRequest, type Operation, type Pool } from './helpers/hostile-requests.js';
 import { wtf8Bytes } from './helpers/hostile-values.js';
 import { mainBuilt, startMain, stopMain, type MainProcess } from './helpers/main-process.js';
-import { availableDrivers, dropSchemaAt, randomSchemaName } from './helpers/store.js';
+import { availableDrivers, dropSchemaAt, randomSchemaName, seedPgliteCluster } from './helpers/store.js';
 
 /**
  * Property-based bad input against the real process (`node dist/main.js`) on each driver:
@@ -243,6 +243,7 @@ describe.skipIf(!built).each(availableDrivers())('hostile HTTP input against nod
     dir = await mkdtemp(join(tmpdir(), 'svc-hostile-'));
     const env: Record<string, string> = { SVC_DATA_DIR: dir, SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password };
     if (driver === 'postgres') Object.assign(env, { SVC_DATABASE_URL: pgUrl!, SVC_DATABASE_SCHEMA: schema });
+    else await seedPgliteCluster(dir);
     const main = await startMain(env);
     s = new Server(main, new URL(main.url));
     await s.login();
