@@ -96,5 +96,6 @@ describe.skipIf(!built)('node dist/main.js on a data dir whose TUF metadata name
     } finally {
       await after.close();
     }
-  }, 120_000);
+    // a backstop for two server starts, three embedded database opens and every TUF client on a busy machine
+  }, 300_000);
 });

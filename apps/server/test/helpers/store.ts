@@ -20,7 +20,8 @@
  *   drops it (CASCADE) on dispose.
  */
 import { randomBytes } from 'node:crypto';
-import { cp, readFile } from 'node:fs/promises';
+import { cpSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
@@ -53,8 +54,10 @@ export function filePglite(): Promise<PGlite> {
  * start would have left it after initdb: the process a test starts on `dataDir` resumes it
  * (store/open.ts `startPglite`) instead of running initdb.
  */
-export async function seedPgliteCluster(dataDir: string): Promise<void> {
-  await cp(inject('pgliteCluster'), join(dataDir, 'db'), { recursive: true, errorOnExist: true, force: false });
+export function seedPgliteCluster(dataDir: string): Promise<void> {
+  // the synchronous copy: about a third of the CPU of fs.promises.cp on its ~1000 small files
+  cpSync(inject('pgliteCluster'), join(dataDir, 'db'), { recursive: true, errorOnExist: true, force: false });
+  return Promise.resolve();
 }
 
 export function randomSchemaName(): string {
