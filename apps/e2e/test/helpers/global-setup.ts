@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { makePgliteCluster, PGLITE_CLUSTER_ENV } from '../../src/pglite-cluster.js';
 
 /**
  * Builds what the tests run as processes: apps/server, apps/agent, apps/cli (their dist/)
@@ -16,8 +17,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     const r = spawnSync('pnpm', ['exec', 'tsc', '-b'], { cwd, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`building apps/e2e and its references failed (tsc -b exit ${r.status}):\n${r.stdout}${r.stderr}`);
   }
-  // after the build: the harness and the server's initdb are in dist/
-  const { makePgliteCluster, PGLITE_CLUSTER_ENV } = await import('../../src/pglite-cluster.js');
+  // after the build: the server's initdb child is apps/server/dist/store/pglite-init.js
   const dir = await mkdtemp(join(tmpdir(), 'svc-e2e-cluster-'));
   await makePgliteCluster(join(dir, 'db'));
   // the test files' workers start after this and inherit the environment
