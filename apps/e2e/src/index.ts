@@ -2,6 +2,7 @@ export { AGENT_MAIN, CLI_BIN, REPO_ROOT, SERVER_MAIN, SIM_MAIN } from './paths.j
 export { E2eError, type E2eErrorCode } from './errors.js';
 export { Proc } from './proc.js';
 export { waitFor, waitForProgress, type Progress } from './wait.js';
+export { makePgliteCluster, PGLITE_CLUSTER_ENV } from './pglite-cluster.js';
 export { startServer, type ServerOptions, type ServerProcess } from './server-process.js';
 export { startAgent, type AgentOptions } from './agent-process.js';
 export { startSim, type SimEvent, type SimOptions, type SimProcess, type SimSummary } from './sim-process.js';

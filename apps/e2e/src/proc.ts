@@ -69,10 +69,22 @@ export class Proc {
     return this.lines.slice(-n).join('\n');
   }
 
-  /** Resolves with the first line (already seen or future) matching `re`; fails on exit or timeout. */
-  waitForLine(re: RegExp, timeoutMs = 30_000, from = 0): Promise<RegExpExecArray> {
+  /**
+   * Resolves with the first line (already seen or future) matching `re`; fails on exit or
+   * timeout. With `idle`, the timeout counts from the process's last line instead of from the
+   * call: a start that keeps logging its steps is waited for however slow a busy machine makes it.
+   */
+  waitForLine(re: RegExp, timeoutMs = 30_000, from = 0, opts: { idle?: boolean } = {}): Promise<RegExpExecArray> {
     return new Promise((resolve, reject) => {
       let at = from;
+      let seen = this.lines.length;
+      const expire = () =>
+        done(() =>
+          reject(
+            new E2eError('TIMEOUT', `${this.name}: no line matching ${re} within ${timeoutMs} ms${opts.idle ? ' of its last line' : ''}:\n${this.tail()}`),
+          ),
+        );
+      let timer = setTimeout(expire, timeoutMs);
       const check = () => {
         for (; at < this.lines.length; at++) {
           const m = re.exec(this.lines[at]!);
@@ -84,12 +96,12 @@ export class Proc {
               new E2eError('PROCESS_EXITED', `${this.name} exited (${this.exitInfo!.code ?? this.exitInfo!.signal}) before printing ${re}:\n${this.tail()}`),
             ),
           );
+        } else if (opts.idle && this.lines.length > seen) {
+          seen = this.lines.length;
+          clearTimeout(timer);
+          timer = setTimeout(expire, timeoutMs);
         }
       };
-      const timer = setTimeout(
-        () => done(() => reject(new E2eError('TIMEOUT', `${this.name}: no line matching ${re} within ${timeoutMs} ms:\n${this.tail()}`))),
-        timeoutMs,
-      );
       const done = (f: () => void) => {
         clearTimeout(timer);
         this.listeners.delete(check);

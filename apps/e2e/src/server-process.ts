@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { seedPgliteCluster } from './pglite-cluster.js';
 import { Proc } from './proc.js';
 import { SERVER_MAIN } from './paths.js';
 
@@ -47,11 +48,15 @@ export async function startServer(o: ServerOptions): Promise<ServerProcess> {
     ...(o.schema ? { SVC_DATABASE_SCHEMA: o.schema } : {}),
     ...o.env,
   };
+  if (env.SVC_DATABASE_URL === undefined) await seedPgliteCluster(o.dataDir);
   const proc = new Proc('server', SERVER_MAIN, [], env, { echo: o.echo ?? false });
   try {
     // the device channel starts before the plain line is printed
-    const device = await proc.waitForLine(/"port":(\d+).*"msg":"device channel listening"|"msg":"device channel listening".*"port":(\d+)/, 90_000);
-    const http = await proc.waitForLine(/^svc-server: http listening on (http:\/\/\S+)$/, 90_000);
+    // bound by progress: the server logs each step of its start (store ready, vacuum, device channel)
+    const device = await proc.waitForLine(/"port":(\d+).*"msg":"device channel listening"|"msg":"device channel listening".*"port":(\d+)/, 90_000, 0, {
+      idle: true,
+    });
+    const http = await proc.waitForLine(/^svc-server: http listening on (http:\/\/\S+)$/, 90_000, 0, { idle: true });
     return {
       proc,
       url: http[1]!,

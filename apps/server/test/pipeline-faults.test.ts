@@ -18,7 +18,7 @@ import { runUnitOfWork, systemActor } from '../src/resources/unit-of-work.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore, type OpenStoreOptions, type Store } from '../src/store/open.js';
-import { availableDrivers, createTestStore } from './helpers/store.js';
+import { availableDrivers, createTestStore, seedPgliteCluster } from './helpers/store.js';
 import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from './helpers/kill-child.js';
 
 function transpileForChild(): Promise<string> {
@@ -73,6 +73,7 @@ describe.each(availableDrivers())('artifact publish killed between metadata comm
       dispose = t.dispose;
     } else {
       // PGlite is single-process: the parent closes it before the child opens the same directory
+      await seedPgliteCluster(dataDir);
       open = { pgliteDir: join(dataDir, 'db') };
       const s = await openStore(open);
       await migrateToLatest(s);

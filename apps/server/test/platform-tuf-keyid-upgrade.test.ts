@@ -13,6 +13,7 @@ import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore } from '../src/store/open.js';
 import { specKeyId, writeLegacyRepo } from './helpers/legacy-tuf-repo.js';
 import { mainBuilt, startMain, stopMain } from './helpers/main-process.js';
+import { seedPgliteCluster } from './helpers/store.js';
 import { TUF_CLIENTS } from './helpers/tuf-clients.js';
 
 const built = mainBuilt('platform-tuf-keyid-upgrade');
@@ -22,6 +23,7 @@ describe.skipIf(!built)('node dist/main.js on a data dir whose TUF metadata name
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-main-tuf-'));
+    await seedPgliteCluster(dir);
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -94,5 +96,6 @@ describe.skipIf(!built)('node dist/main.js on a data dir whose TUF metadata name
     } finally {
       await after.close();
     }
-  }, 120_000);
+    // a backstop for two server starts, three embedded database opens and every TUF client on a busy machine
+  }, 300_000);
 });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { openStore, type OpenStoreOptions, type Store } from '../src/store/open.js';
-import { availableDrivers, createTestStore } from './helpers/store.js';
+import { availableDrivers, createTestStore, seedPgliteCluster } from './helpers/store.js';
 import { createRepoFixture, type RepoFixture } from './signing-repo.fixture.js';
 import { runChildUntilKilled, STORE_FILES, transpileForChild as transpile } from './helpers/kill-child.js';
 
@@ -104,6 +104,7 @@ describe.each(availableDrivers())('publish interrupted by SIGKILL in a child pro
       disposeStore = t.dispose;
     } else {
       // PGlite is single-process: the parent closes it before the child opens the same directory.
+      await seedPgliteCluster(dataDir);
       open = { pgliteDir: join(dataDir, 'db') };
       store = await openStore(open);
       await migrateToLatest(store);
