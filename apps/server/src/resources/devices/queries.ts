@@ -5,6 +5,7 @@ import type { Database } from '../../store/database.js';
 import type { AnchorList, DeviceListAnchors } from './anchors.js';
 import { PREPARE_MARK } from '../../store/prepared.js';
 import type { Db } from '../../store/tx.js';
+import type { InventoryAttributes } from './inventory.js';
 
 /**
  * The devices' SQL. The device channel's commands call `upsertEnrolledDevices` on enrollment,
@@ -69,6 +70,8 @@ export interface EnrolledDeviceInput {
   name: string;
   profile?: string | null;
   agentVersion?: string | null;
+  /** The reported attributes (docs/inventory.md); null keeps what the device had. */
+  attributes?: InventoryAttributes | null;
   certFingerprint: string;
   certNotAfter: Date | null;
   now: Date;
@@ -108,6 +111,7 @@ export async function upsertEnrolledDevices(db: Db, inputs: readonly EnrolledDev
             status: 'online',
             profile: input.profile ?? null,
             agent_version: input.agentVersion ?? null,
+            inventory: input.attributes ? JSON.stringify(input.attributes) : '{}',
             last_seen: input.now,
             cert_fingerprint: input.certFingerprint,
             cert_not_after: input.certNotAfter,
@@ -119,6 +123,8 @@ export async function upsertEnrolledDevices(db: Db, inputs: readonly EnrolledDev
             status: 'online',
             profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
             agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
+            // an enrollment that reports no attributes keeps the ones the device had
+            inventory: sql<string>`CASE WHEN excluded.inventory = '{}'::jsonb THEN devices.inventory ELSE excluded.inventory END`,
             last_seen: eb.ref('excluded.last_seen'),
             cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
             cert_not_after: eb.ref('excluded.cert_not_after'),
@@ -243,7 +249,7 @@ export async function advanceLastSeen(db: Db, seen: readonly { id: string; at: D
 export async function recordHeartbeat(
   db: Db,
   peer: { tenantId: string; deviceId: string },
-  inventory: { agentVersion?: string; profile?: string },
+  inventory: { agentVersion?: string; profile?: string; attributes?: InventoryAttributes },
   now: Date,
 ): Promise<void> {
   const row = await db
@@ -256,6 +262,7 @@ export async function recordHeartbeat(
       updated_at: now,
       ...(inventory.agentVersion === undefined ? {} : { agent_version: inventory.agentVersion }),
       ...(inventory.profile === undefined ? {} : { profile: inventory.profile }),
+      ...(inventory.attributes === undefined ? {} : { inventory: JSON.stringify(inventory.attributes) }),
     })
     .whereRef('devices.id', '=', 'before.id')
     .where('devices.status', '!=', 'decommissioned')
@@ -644,4 +651,19 @@ export async function deviceSoftware(db: Db, tenantId: string, name: string) {
     .where('device_name', '=', name)
     .orderBy('component')
     .execute();
+}
+
+/** A device's reported inventory and its tags (GET /devices/{name}). */
+export async function deviceInventory(db: Db, deviceId: string): Promise<{ inventory: unknown; tags: string[] } | undefined> {
+  return db.selectFrom('devices').select(['inventory', 'tags']).where('id', '=', deviceId).executeTakeFirst();
+}
+
+/** The device's tags, its row locked (a tag change reads, decides, writes). */
+export async function lockDeviceTags(db: Db, tenantId: string, name: string): Promise<{ id: string; tags: string[] } | undefined> {
+  return db.selectFrom('devices').select(['id', 'tags']).where('tenant_id', '=', tenantId).where('name', '=', name).forUpdate().executeTakeFirst();
+}
+
+/** Replaces the device's tags (kept sorted by the caller). */
+export async function setDeviceTags(db: Db, deviceId: string, tags: string[]): Promise<void> {
+  await db.updateTable('devices').set({ tags }).where('id', '=', deviceId).execute();
 }

@@ -5,12 +5,14 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
-import { decommissionDevice, deviceOr404 } from '../../resources/devices/commands.js';
+import { decommissionDevice, deviceOr404, tagDevice, untagDevice } from '../../resources/devices/commands.js';
+import { storedInventory } from '../../resources/devices/inventory.js';
 import {
   DEVICE_SORTS,
   DEVICE_STATUSES,
   deviceCurrentRelease,
   deviceHistory,
+  deviceInventory,
   deviceSoftware,
   listDevices,
   type DeviceListItem,
@@ -53,9 +55,23 @@ const CurrentRelease = Type.Object(
   { description: "the release of the device's newest activated receipt (device-signed evidence); null before the first" },
 );
 
-/** One device: the list item's fields, what it runs, and on what evidence. */
+const DeviceInventory = Type.Object(
+  {
+    attributes: Type.Record(Type.String(), Type.String(), { description: 'the documented set the agent reports (docs/inventory.md)' }),
+    custom: Type.Record(Type.String(), Type.String(), { description: "operator-defined, from the device's SVC_AGENT_INVENTORY_FILE" }),
+    members: Type.Array(Type.Object({ component: Type.String(), version: Type.String(), digest: Type.String() }), {
+      description: 'each installed member as the agent reports it (device-reported, not evidence)',
+    }),
+  },
+  { description: 'what the agent last reported; empty before its first report' },
+);
+const Tags = Type.Array(Type.String(), { description: "the operator's tags, sorted" });
+
+/** One device: the list item's fields, its inventory and tags, what it runs, and on what evidence. */
 const DeviceDetail = Type.Object({
   ...Device.properties,
+  inventory: DeviceInventory,
+  tags: Tags,
   current_release: Type.Union([CurrentRelease, Type.Null()]),
   software: Type.Array(
     Type.Object({
@@ -72,6 +88,7 @@ const DeviceDetail = Type.Object({
 
 const Counts = Type.Object({ online: Type.Integer(), offline: Type.Integer(), decommissioned: Type.Integer() });
 const NameParams = Strict({ name: Type.String({ maxLength: 63 }) });
+const TagParams = Strict({ name: Type.String({ maxLength: 63 }), tag: Type.String({ maxLength: 63 }) });
 const LogParams = Strict({ name: Type.String({ maxLength: 63 }), id: Uuid });
 const LogRequest = Type.Object({ id: Uuid, device: Type.String(), status: Type.String(), created_at: Timestamp, fulfilled_at: NullableTimestamp });
 
@@ -141,9 +158,15 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     async (request) => {
       const tenantId = principalOf(request).tenantId;
       const device = await deviceOr404(db, tenantId, request.params.name);
-      const [current, software] = await Promise.all([deviceCurrentRelease(db, tenantId, device.name), deviceSoftware(db, tenantId, device.name)]);
+      const [current, software, inv] = await Promise.all([
+        deviceCurrentRelease(db, tenantId, device.name),
+        deviceSoftware(db, tenantId, device.name),
+        deviceInventory(db, device.id),
+      ]);
       return {
         ...deviceJson(device),
+        inventory: storedInventory(inv?.inventory),
+        tags: inv?.tags ?? [],
         current_release: current === null ? null : { ...current, accepted_at: iso(current.accepted_at) },
         software: software.map((s) => ({
           component: s.component,
@@ -196,6 +219,30 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
       // device channel must not answer the device's next call from its cache before it arrives.
       ctx.deviceCredentials?.clear();
       return reply.code(204).send(null);
+    },
+  );
+
+  app.put(
+    '/devices/:name/tags/:tag',
+    {
+      config: { permission: 'devices.write', summary: 'Tag a device (idempotent; audited when it changes)' },
+      schema: { params: TagParams, response: { 200: Type.Object({ name: Type.String(), tags: Tags }), ...ErrorResponses } },
+    },
+    async (request) => {
+      const { tags } = await execute(ctx, request, tagDevice, { name: request.params.name, tag: request.params.tag });
+      return { name: request.params.name, tags };
+    },
+  );
+
+  app.delete(
+    '/devices/:name/tags/:tag',
+    {
+      config: { permission: 'devices.write', summary: 'Remove a tag from a device (idempotent; audited when it changes)' },
+      schema: { params: TagParams, response: { 200: Type.Object({ name: Type.String(), tags: Tags }), ...ErrorResponses } },
+    },
+    async (request) => {
+      const { tags } = await execute(ctx, request, untagDevice, { name: request.params.name, tag: request.params.tag });
+      return { name: request.params.name, tags };
     },
   );
 
