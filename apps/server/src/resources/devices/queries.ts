@@ -393,6 +393,8 @@ const SORT_ORDER: Record<Exclude<DeviceSort, 'name'>, RawBuilder<unknown>> = {
 export interface DeviceFilter {
   status?: DeviceStatus | undefined;
   q?: string | undefined;
+  /** A device filter (docs/device-filter.md): its text (the anchors' key) and its compiled condition. */
+  filter?: { text: string; where: RawBuilder<unknown> } | undefined;
   /** default `name` (the fast path below) */
   sort?: DeviceSort | undefined;
   limit: number;
@@ -447,25 +449,30 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   // Names are lowercase by the table's CHECK (contracts §4), so a case-sensitive LIKE on the
   // lowercased needle is exactly ILIKE, and much cheaper per row when a scan is chosen.
   if (hasQ) conditions.push(sql`name LIKE ${likeContains(filter.q!.toLowerCase())} ESCAPE '\\'`);
+  if (filter.filter !== undefined) conditions.push(filter.filter.where);
   const where = sql.join(conditions, sql` AND `);
-  if (filter.sort !== undefined && filter.sort !== 'name') return sortedPage(db, tenantId, filter, where, hasQ, SORT_ORDER[filter.sort]);
-  const deep = anchors !== undefined && filter.offset >= anchors.every;
+  // a filter narrows the list like `q`: the total is counted, the statement planned with its values
+  const narrowed = hasQ || filter.filter !== undefined;
+  if (filter.sort !== undefined && filter.sort !== 'name') return sortedPage(db, tenantId, filter, where, narrowed, SORT_ORDER[filter.sort]);
+  // No anchors under a filter: the list version follows names and statuses only, so a tag or an
+  // attribute changing would leave anchors of a filtered list silently stale.
+  const deep = anchors !== undefined && filter.filter === undefined && filter.offset >= anchors.every;
   const key = deviceListKey(tenantId, filter);
   const anchorList = deep ? anchors.get(key) : undefined;
   if (anchorList !== undefined && anchorList.names.length > 0) {
     const k = Math.min(Math.floor(filter.offset / anchors!.every), anchorList.names.length - 1);
-    const page = await listPage(db, tenantId, filter, where, hasQ, { name: anchorList.names[k]!, skip: filter.offset - k * anchors!.every });
+    const page = await listPage(db, tenantId, filter, where, narrowed, { name: anchorList.names[k]!, skip: filter.offset - k * anchors!.every });
     if (page.version === anchorList.version) return page;
     anchors!.forget(key); // the list changed since the anchors were read: walk from the start
   }
-  const page = await listPage(db, tenantId, filter, where, hasQ, undefined);
+  const page = await listPage(db, tenantId, filter, where, narrowed, undefined);
   if (deep) void anchors.refresh(key, () => readAnchors(db, tenantId, where, anchors.every));
   return page;
 }
 
-/** Which list a filter selects (tenant, status, q): the anchors' key. */
-export function deviceListKey(tenantId: string, filter: Pick<DeviceFilter, 'status' | 'q'>): string {
-  return `${tenantId}|${filter.status ?? ''}|${filter.q ?? ''}`;
+/** Which list a filter selects (tenant, status, q, filter): the anchors' key. */
+export function deviceListKey(tenantId: string, filter: Pick<DeviceFilter, 'status' | 'q' | 'filter'>): string {
+  return `${tenantId}|${filter.status ?? ''}|${filter.q ?? ''}|${filter.filter?.text ?? ''}`;
 }
 
 /**

@@ -6,6 +6,7 @@ import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { decommissionDevice, deviceOr404, tagDevice, untagDevice } from '../../resources/devices/commands.js';
+import { deviceFilterSql } from '../../resources/devices/filter/index.js';
 import { storedInventory } from '../../resources/devices/inventory.js';
 import {
   DEVICE_SORTS,
@@ -113,12 +114,18 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   app.get(
     '/devices',
     {
-      config: { permission: 'devices.read', summary: 'List devices (status, q filters; sort; total, counts)' },
+      config: { permission: 'devices.read', summary: 'List devices (status, q, filter; sort; total, counts)' },
       schema: {
         querystring: Strict({
           ...PageQuery,
           status: Type.Optional(Type.Enum(DEVICE_STATUSES)),
           q: Type.Optional(Type.String({ maxLength: 100 })),
+          filter: Type.Optional(
+            Type.String({
+              description:
+                'a device filter (docs/device-filter.md), e.g. attributes.hw_model = "gw-3" and tags has "eu" and agent_version < "2.4.0"; a refusal is a 400 naming filter and the column',
+            }),
+          ),
           sort: Type.Optional(
             Type.Enum(DEVICE_SORTS, {
               description:
@@ -138,7 +145,14 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
       const { devicesJson, total, counts } = await listDevices(
         db,
         p.tenantId,
-        { status: request.query.status, q: request.query.q, sort: request.query.sort, limit, offset },
+        {
+          status: request.query.status,
+          q: request.query.q,
+          filter: request.query.filter === undefined ? undefined : { text: request.query.filter, where: deviceFilterSql(request.query.filter) },
+          sort: request.query.sort,
+          limit,
+          offset,
+        },
         anchors,
       );
       // The database wrote the items' JSON (store/devices.ts); the rest are integers. A string
