@@ -71,8 +71,6 @@ const Tags = Type.Array(Type.String(), { description: "the operator's tags, sort
 /** One device: the list item's fields, its inventory and tags, what it runs, and on what evidence. */
 const DeviceDetail = Type.Object({
   ...Device.properties,
-  inventory: DeviceInventory,
-  tags: Tags,
   current_release: Type.Union([CurrentRelease, Type.Null()]),
   software: Type.Array(
     Type.Object({
@@ -85,6 +83,8 @@ const DeviceDetail = Type.Object({
     }),
     { description: 'per component, the digest the device last reported running' },
   ),
+  inventory: DeviceInventory,
+  tags: Tags,
 });
 
 const Counts = Type.Object({ online: Type.Integer(), offline: Type.Integer(), decommissioned: Type.Integer() });
@@ -179,8 +179,6 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
       ]);
       return {
         ...deviceJson(device),
-        inventory: storedInventory(inv?.inventory),
-        tags: inv?.tags ?? [],
         current_release: current === null ? null : { ...current, accepted_at: iso(current.accepted_at) },
         software: software.map((s) => ({
           component: s.component,
@@ -188,6 +186,8 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
           source: s.source,
           observed_at: iso(s.observed_at),
         })),
+        inventory: storedInventory(inv?.inventory),
+        tags: inv?.tags ?? [],
       };
     },
   );
