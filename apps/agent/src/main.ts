@@ -34,6 +34,8 @@ import { containerRuntimeCli } from './drivers/container-runtime.js';
 import { OsBundleDriver } from './drivers/os-bundle.js';
 import { RaucSlotDriver } from './drivers/rauc.js';
 import { Journal } from './journal/journal.js';
+import { installedMembers } from './inventory/members.js';
+import { InventoryReporter } from './inventory/reporter.js';
 import { Orchestrator } from './transaction/orchestrator.js';
 import { ChannelClients, deviceCredentials } from './channel/client.js';
 import { loadIdentity, saveIdentity, type DeviceIdentityFiles } from './channel/identity.js';
@@ -119,7 +121,21 @@ async function main(): Promise<void> {
   const containerRuntime = env.SVC_AGENT_CONTAINER_RUNTIME || 'docker';
   if (containerRuntime !== 'docker' && containerRuntime !== 'podman') fail('SVC_AGENT_CONTAINER_RUNTIME: must be "docker" or "podman"');
   if (osBundle !== '' && osBundle !== 'rauc') fail('SVC_AGENT_OS_BUNDLE: must be "rauc" or unset');
-  const inventory = { agentVersion: AGENT_VERSION, profile: config.release?.profile ?? '', product: config.release?.product ?? '', slots: [] };
+  const base = { agentVersion: AGENT_VERSION, profile: config.release?.profile ?? '', product: config.release?.product ?? '', slots: [] };
+  // the journal opens after enrollment; until then no member is installed
+  const opened: { journal?: Journal } = {};
+  const reporter = new InventoryReporter({
+    base,
+    system: {
+      agentVersion: AGENT_VERSION,
+      stagingPath: config.dataDir,
+      ...(osBundle === 'rauc' ? { rauc: () => new RaucSlotDriver(env.SVC_AGENT_RAUC_CONF ? { conf: env.SVC_AGENT_RAUC_CONF } : {}).status() } : {}),
+    },
+    customFile: env.SVC_AGENT_INVENTORY_FILE || undefined,
+    members: () => (opened.journal === undefined ? [] : installedMembers(opened.journal.all())),
+    log,
+  });
+  const inventory = await reporter.next();
   let identity = await loadIdentity(config.dataDir);
   if (command === 'enroll') {
     if (identity !== undefined) {
@@ -139,6 +155,7 @@ async function main(): Promise<void> {
   identity ??= await enrollDevice(env, config, inventory);
   const release = config.release === null ? null : { settings: config.release, trustedKeys: await loadTrustKeys(config.release.trustDir) };
   const journal = await Journal.open(join(config.dataDir, 'journal'));
+  opened.journal = journal;
   const id = identity;
   // one object: a renewal swaps the certificate the receipts embed
   const device = { name: id.deviceName, certificateDer: decodePem(id.certPem, 'CERTIFICATE'), key: parsePrivateKeyPem(id.keyPem) };
@@ -146,7 +163,7 @@ async function main(): Promise<void> {
     address: config.serverAddress,
     dataDir: config.dataDir,
     identity: id,
-    inventory,
+    inventory: reporter,
     connection: config.connection,
     log,
     onRenewed: (renewed) => {

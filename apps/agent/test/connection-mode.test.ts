@@ -62,7 +62,10 @@ async function agent(
       serverCaPem: pki.serverCa,
       notAfter: certNotAfter(pki.deviceCert),
     },
-    inventory: { agentVersion: '0.1.0', profile: PROFILE, product: PRODUCT, slots: [] },
+    inventory: {
+      next: async () => ({ agentVersion: '0.1.0', profile: PROFILE, product: PRODUCT, slots: [], attributes: undefined }),
+      delivered: () => undefined,
+    },
     connection: { mode: o.mode, idleCloseS: o.idleCloseS ?? 0.3 },
     ...(o.seed === undefined ? {} : { random: seededRandom(o.seed) }),
     log: (level, msg, fields = {}) => logs.push({ level, msg, fields }),
@@ -231,7 +234,7 @@ describe('enrollment against a busy server', () => {
     notAfter: new Date(Date.now() + 86_400_000),
     checkInIntervalS: 60,
   });
-  const inventory = { agentVersion: '0.1.0', profile: PROFILE, product: PRODUCT, slots: [] };
+  const inventory = { agentVersion: '0.1.0', profile: PROFILE, product: PRODUCT, slots: [], attributes: undefined };
   const busy = { fail: status.RESOURCE_EXHAUSTED, trailers: { 'retry-after-ms': '300', 'svc-error-code': 'DEVICE_CHANNEL_BUSY' } };
 
   it('waits out RESOURCE_EXHAUSTED with retry-after-ms, each time on a new connection, then enrolls', async () => {

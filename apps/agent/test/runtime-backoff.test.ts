@@ -61,7 +61,10 @@ async function agentRuntime(address: string, dir: string) {
     address,
     dataDir,
     identity,
-    inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'edge', slots: [] },
+    inventory: {
+      next: async () => ({ agentVersion: '0.1.0', profile: 'linux-arm64', product: 'edge', slots: [], attributes: undefined }),
+      delivered: () => undefined,
+    },
     log: (level, msg, fields = {}) => logs.push({ level, msg, fields }),
     makeOrchestrator: () =>
       new Orchestrator({

@@ -46,6 +46,32 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     await context.close();
   });
 
+  it('the device filter box: a refused filter is shown with its column and a caret, the URL keeps the filter; axe clean', async () => {
+    const { context, page } = await session(ADMIN.email, ADMIN.password, '/devices');
+    await page.getByRole('heading', { level: 1, name: 'Devices' }).waitFor();
+    const box = page.getByLabel('Filter', { exact: true });
+    await box.fill('tags has');
+    const refused = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/devices' && r.status() === 400);
+    await box.press('Enter');
+    await refused;
+    const alert = page.getByRole('alert').filter({ hasText: 'Column 9' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('Column 9: expected a value ("text" or a number) after has, found the end');
+    expect(await alert.locator('pre').textContent()).toBe('tags has\n        ^');
+    expect(new URL(page.url()).searchParams.get('filter')).toBe('tags has');
+    expect(await box.getAttribute('aria-invalid')).toBe('true');
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'devices-filter-error');
+    await box.fill('tags has "eu" and agent_version < "2.4.0"');
+    const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/devices' && r.status() === 200);
+    await box.press('Enter');
+    await answered;
+    await page.getByText(/^0 matching/).waitFor();
+    expect(await page.getByRole('alert').filter({ hasText: 'Column' }).count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    await context.close();
+  });
+
   it('every page loads with its heading and no serious or critical axe violation (screenshots saved)', async () => {
     const { context, page } = await session(ADMIN.email, ADMIN.password);
     const errors: string[] = [];

@@ -37,6 +37,7 @@ import { caseAttachmentsRoutes } from './routes/v1/case-attachments.js';
 import { caseExportsRoutes } from './routes/v1/case-exports.js';
 import { deviceCaRoutes } from './routes/v1/device-ca.js';
 import { groupsRoutes } from './routes/v1/groups.js';
+import { deviceBulkJobsRoutes } from './routes/v1/device-bulk-jobs.js';
 import { releaseReceiptsRoutes } from './routes/v1/release-receipts.js';
 import { releaseTransactionsRoutes } from './routes/v1/release-transactions.js';
 import { registriesRoutes } from './routes/v1/registries.js';
@@ -70,6 +71,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   sbomsRoutes,
   registriesRoutes,
   groupsRoutes,
+  deviceBulkJobsRoutes,
   authorizerKeysRoutes,
   releasesRoutes,
   rolloutsRoutes,

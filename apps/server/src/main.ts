@@ -10,6 +10,7 @@ import { buildApp } from './app.js';
 import { builtConsoleDir } from './http/console.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
+import { startDeviceBulkJobs } from './jobs/device-bulk.js';
 import { startTufRefresh } from './jobs/tuf-refresh.js';
 import { startVulnAnalysis } from './jobs/vuln-analysis.js';
 import { startEmbeddedVacuum, vacuumDueTables } from './jobs/embedded-vacuum.js';
@@ -130,6 +131,8 @@ async function main(): Promise<void> {
     startTufRefresh(signingRepo, now, { onError: (e) => app.log.error({ err: e }, 'TUF refresh failed') }),
     // re-matches stored inventories after a feed import (leased through the database)
     startVulnAnalysis(store.db, now, { onError: (e) => app.log.error({ err: e }, 'vulnerability analysis failed') }),
+    // bulk actions over filtered devices (leased through the database)
+    startDeviceBulkJobs(store.db, now, { onError: (e) => app.log.error({ err: e }, 'device bulk action failed') }),
   ];
   if (blobKind === 'postgres') {
     jobs.push(

@@ -12,7 +12,7 @@ import { enrollDevice, startChannelFixture, unary, type ChannelFixture, type Enr
  * once an admitted device disconnects, the refused one gets in on its next connection.
  * Real gRPC over mTLS on loopback; storage plays no part (PGlite).
  */
-const INVENTORY = { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] };
+const INVENTORY = { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [], attributes: undefined };
 
 /** Polls `cond` until it holds; bound by the server's progress, with a backstop for a stuck one. */
 async function until(cond: () => boolean, what: string): Promise<void> {

@@ -29,7 +29,10 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     try {
       const csrDer = await csrFor(key, name);
       const ok = await unary<import('@svc/device-proto').EnrollResponse>((cb) =>
-        anon.enrollment.enroll({ token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] } }, cb),
+        anon.enrollment.enroll(
+          { token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [], attributes: undefined } },
+          cb,
+        ),
       );
       return { key, res: ok, certPem: encodePem(ok.certificateDer, 'CERTIFICATE') };
     } finally {
@@ -208,7 +211,7 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     try {
       await f.t.store.db.updateTable('devices').set({ status: 'offline' }).where('name', '=', 'dev-dc').execute();
       const res = await unary<import('@svc/device-proto').CheckInResponse>((cb) =>
-        c.device.checkIn({ inventory: { agentVersion: '0.2.0', profile: 'linux-amd64', product: 'x', slots: [] } }, cb),
+        c.device.checkIn({ inventory: { agentVersion: '0.2.0', profile: 'linux-amd64', product: 'x', slots: [], attributes: undefined } }, cb),
       );
       expect(res.assignments).toEqual([]);
       expect(res.checkInIntervalS).toBe(60);

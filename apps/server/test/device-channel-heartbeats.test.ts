@@ -22,7 +22,7 @@ describe.each(availableDrivers())('device heartbeats on %s', (driver) => {
     await f?.dispose();
   });
 
-  const INVENTORY = { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] };
+  const INVENTORY = { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [], attributes: undefined };
 
   async function device(name: string) {
     const key = await newDeviceKey();

@@ -145,10 +145,12 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
     const cases: [string, Promise<{ code: number; details: string; svcCode: string | undefined }>][] = [
       ['token', enroll({ token: 'svce_\u0000' })],
       ['device_name', enroll({ deviceName: 'dev\u001b[2J' })],
-      ['inventory.product', enroll({ inventory: { agentVersion: '1', profile: 'p', product: 'edge\u007f', slots: [] } })],
+      ['inventory.product', enroll({ inventory: { agentVersion: '1', profile: 'p', product: 'edge\u007f', slots: [], attributes: undefined } })],
       [
         'inventory.profile',
-        refusal(unary((cb) => c.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux\u0000', product: 'edge', slots: [] } }, cb))),
+        refusal(
+          unary((cb) => c.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux\u0000', product: 'edge', slots: [], attributes: undefined } }, cb)),
+        ),
       ],
       [
         'inventory.slots.0.name',
@@ -161,6 +163,7 @@ describe.each(availableDrivers())('hostile device-channel input on %s', (driver)
                   profile: 'p',
                   product: 'edge',
                   slots: [{ name: 'a\u0000', state: 'booted', bundleVersion: '1', booted: true }],
+                  attributes: undefined,
                 },
               },
               cb,

@@ -38,7 +38,10 @@ describe.each(availableDrivers())('device CA key unavailable at run time on %s',
       const token = await f.newToken({ tenantId });
       const csrDer = await csrFor(key, name);
       return await unary<EnrollResponse>((cb) =>
-        anon.enrollment.enroll({ token, deviceName: name, csrDer, inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+        anon.enrollment.enroll(
+          { token, deviceName: name, csrDer, inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [], attributes: undefined } },
+          cb,
+        ),
       );
     } finally {
       anon.close();

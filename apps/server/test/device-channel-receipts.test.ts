@@ -74,7 +74,7 @@ describe.each(availableDrivers())('device channel: assignments, receipts, reposi
 
   it('check-in returns the signed assignment with its transaction member set', async () => {
     const res = await unary<CheckInResponse>((cb) =>
-      a.clients.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+      a.clients.device.checkIn({ inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [], attributes: undefined } }, cb),
     );
     expect(res.assignments).toHaveLength(1);
     const asg = res.assignments[0]!;

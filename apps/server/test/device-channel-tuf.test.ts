@@ -81,7 +81,7 @@ describe.each(availableDrivers())('RepositoryService GetFile to a tuf-js Updater
           token: await f.newToken(),
           deviceName: 'tuf-1',
           csrDer: await csrFor(key, 'tuf-1'),
-          inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] },
+          inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [], attributes: undefined },
         },
         cb,
       ),

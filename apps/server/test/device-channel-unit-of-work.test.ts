@@ -49,7 +49,10 @@ describe.each(availableDrivers())('device channel changes and their audit rows i
     try {
       const csrDer = await csrFor(key, name);
       return await unary<EnrollResponse>((cb) =>
-        anon.enrollment.enroll({ token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [] } }, cb),
+        anon.enrollment.enroll(
+          { token, deviceName: name, csrDer, inventory: { agentVersion: '0.1.0', profile: 'linux-arm64', product: 'x', slots: [], attributes: undefined } },
+          cb,
+        ),
       );
     } finally {
       anon.close();

@@ -169,7 +169,7 @@ export async function enrollDevice(f: ChannelFixture, name: string): Promise<Enr
           token: await f.newToken(),
           deviceName: name,
           csrDer: await csrFor(key, name),
-          inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] },
+          inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [], attributes: undefined },
         },
         cb,
       ),

@@ -8,6 +8,8 @@ export {
   AssignmentKind,
   Inventory,
   Slot,
+  InventoryAttributes,
+  InstalledMember,
   Assignment,
   ReleasePointer,
   TransactionInfo,

@@ -29,6 +29,13 @@ export const IDENTIFIER_PATTERNS = Object.freeze({
    * ids. The server writes UUIDs; the pattern also admits the ids of other registries.
    */
   id: /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+  /**
+   * An inventory attribute's key (reported or custom, docs/inventory.md): lowercase, no dot,
+   * so `attributes.<key>` and `custom.<key>` in a device filter name exactly one attribute.
+   */
+  inventoryKey: /^[a-z][a-z0-9_]{0,62}$/,
+  /** An operator's device tag (`eu`, `line:3`, `pilot-2026`). */
+  deviceTag: /^[a-z0-9][a-z0-9._:-]{0,62}$/,
   /** An artifact's media type (`application/vnd.rauc`): RFC 6838 type/subtype, lowercase, no parameters. */
   mediaType: /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/,
 } as const);

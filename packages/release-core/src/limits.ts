@@ -53,6 +53,21 @@ export const LIMITS = Object.freeze({
   certificateCacheEntries: 512,
   /** Validated release payloads, by the SHA-256 of their bytes: the releases in rollout at once. */
   releasePayloadCacheEntries: 128,
+  /**
+   * Device inventory (docs/inventory.md): the attributes an agent reports and the server
+   * stores. Custom attributes come from the operator's file on the device; the agent refuses
+   * a file over `inventoryFileBytes` or over these counts and the server refuses a report
+   * over them, naming the attribute.
+   */
+  inventoryCustomAttributes: 64,
+  /** Reported attributes of the documented set (README "Inventory"), with room for RAUC slots. */
+  inventoryAttributes: 32,
+  /** One attribute value, in UTF-16 code units (String length). */
+  inventoryValueChars: 256,
+  /** Installed members reported (one per component a release may carry). */
+  inventoryMembers: 64,
+  /** The custom attributes file on the device (`SVC_AGENT_INVENTORY_FILE`). */
+  inventoryFileBytes: 16 * 1024,
 } as const);
 
 export type Limits = typeof LIMITS;

@@ -23,7 +23,8 @@ export interface RuntimeOptions {
   address: string;
   dataDir: string;
   identity: DeviceIdentityFiles;
-  inventory: Inventory;
+  /** The inventory of each check-in; told which one the server answered (inventory/reporter.ts). */
+  inventory: { next(): Promise<Inventory>; delivered(inv: Inventory): void };
   /** Built with `fetcher` (the channel's TargetFetcher) once the runtime exists. */
   makeOrchestrator(fetcher: TargetFetcher): Orchestrator;
   /** The bundle a log request asks for (main.ts: collectLogBundle, a tar.gz of journald and files). */
@@ -90,7 +91,9 @@ export class AgentRuntime {
 
   /** One heartbeat; returns the interval the server asks for. */
   async tick(): Promise<number> {
-    const res = await this.withClients((c) => call<CheckInResponse>((md, opts, cb) => c.device.checkIn({ inventory: this.o.inventory }, md, opts, cb)));
+    const inventory = await this.o.inventory.next();
+    const res = await this.withClients((c) => call<CheckInResponse>((md, opts, cb) => c.device.checkIn({ inventory }, md, opts, cb)));
+    this.o.inventory.delivered(inventory);
     // the release's max_offline_age_s is measured from this contact when its assignment is verified
     if (res.assignments.length > 0) await this.o.onContact?.();
     for (const w of res.assignments) {

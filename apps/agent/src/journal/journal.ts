@@ -72,6 +72,11 @@ export class Journal {
     return ctx === undefined ? undefined : { ...ctx, data: { ...ctx.data } };
   }
 
+  /** Every transaction the journal holds, oldest first (compaction keeps what recovery needs). */
+  all(): TxContext[] {
+    return [...this.txs.values()].map((t) => ({ ...t, data: { ...t.data } }));
+  }
+
   /** Transactions whose receipt has not been reported yet, oldest first. */
   unfinished(): TxContext[] {
     return [...this.txs.values()].filter((t) => t.state !== 'reported').map((t) => ({ ...t, data: { ...t.data } }));

@@ -234,4 +234,4 @@ export class SimDevice {
   }
 }
 
-const INVENTORY = { agentVersion: '0.1.0-sim', profile: 'linux-arm64', product: 'sim', slots: [] };
+const INVENTORY = { agentVersion: '0.1.0-sim', profile: 'linux-arm64', product: 'sim', slots: [], attributes: undefined };

@@ -46,6 +46,27 @@ export function DevicePage() {
               <When at={d.created_at} />
             </dd>
           </dl>
+          <section aria-labelledby="inventory-h">
+            <h2 id="inventory-h">Inventory</h2>
+            <p>Tags: {d.tags.length === 0 ? <span className="muted">none</span> : d.tags.map((t) => <Badge key={t} value={t} />)}</p>
+            {Object.keys(d.inventory.attributes).length + Object.keys(d.inventory.custom).length === 0 ? (
+              <p className="muted">The agent has reported no attributes yet.</p>
+            ) : (
+              <Table caption="Reported and custom attributes" head={['Attribute', 'Value']}>
+                {[
+                  ...Object.entries(d.inventory.attributes).map(([k, v]) => [`attributes.${k}`, v] as const),
+                  ...Object.entries(d.inventory.custom).map(([k, v]) => [`custom.${k}`, v] as const),
+                ].map(([k, v]) => (
+                  <tr key={k}>
+                    <td>
+                      <Mono>{k}</Mono>
+                    </td>
+                    <td>{v}</td>
+                  </tr>
+                ))}
+              </Table>
+            )}
+          </section>
           <section aria-labelledby="current-h">
             <h2 id="current-h">Current release</h2>
             {d.current_release === null ? (

@@ -2,6 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, ok, type Schema, type paths } from '../api/client';
 import { Badge, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
+import { FilterBox, filterProblem } from './device-filter';
 
 type DeviceStatus = NonNullable<Schema<'/api/v1/devices', 'get'>['devices'][number]['status']>;
 type DeviceSort = NonNullable<NonNullable<paths['/api/v1/devices']['get']['parameters']['query']>['sort']>;
@@ -17,15 +18,23 @@ const STATUSES: readonly (readonly [string, string])[] = [
   ['decommissioned', 'decommissioned'],
 ];
 
-/** The device list: status filter, name search and pages, all answered by the server. */
+/** The device list: status filter, name search, a device filter (docs/device-filter.md) and pages, all answered by the server. */
 export function DevicesPage() {
   const list = useListParams();
   const status = list.get('status') as DeviceStatus | '';
   const q = list.get('q');
+  const filter = list.get('filter');
   const given = list.get('sort');
   const sort: DeviceSort = isSort(given) ? given : 'name';
   // the default order is left out of the request (and the URL): it is the list's fast path
-  const query = { limit: list.limit, offset: list.offset, ...(status ? { status } : {}), ...(q ? { q } : {}), ...(sort !== 'name' ? { sort } : {}) };
+  const query = {
+    limit: list.limit,
+    offset: list.offset,
+    ...(status ? { status } : {}),
+    ...(q ? { q } : {}),
+    ...(filter ? { filter } : {}),
+    ...(sort !== 'name' ? { sort } : {}),
+  };
   const sortWords = `${SORT_WORDS[sort.replace(/^-/, '')]}${sort.startsWith('-') ? ', descending' : ''}`;
   const devices = useQuery({
     queryKey: ['devices', query],
@@ -40,6 +49,7 @@ export function DevicesPage() {
         <Select label="Status" value={status} options={STATUSES} onChange={(v) => list.set({ status: v })} />
         <SearchBox label="Name contains" value={q} onSearch={(v: string) => list.set({ q: v })} />
       </div>
+      <FilterBox value={filter} error={devices.error?.message} onApply={(v) => list.set({ filter: v })} />
       {d && (
         <p className="muted" aria-live="polite">
           {d.total.toLocaleString()} matching · {d.counts.online.toLocaleString()} online · {d.counts.offline.toLocaleString()} offline ·{' '}
@@ -48,7 +58,8 @@ export function DevicesPage() {
       )}
       <Paged
         what="devices"
-        result={devices}
+        // a refused filter is shown by the filter box, at its column; once is enough
+        result={filterProblem(devices.error?.message) ? ({ ...devices, error: null } as typeof devices) : devices}
         list={list}
         caption={`Devices, sorted by ${sortWords}`}
         sort={{ columns: SORT_COLUMNS, current: sort, onSort: (v) => list.set({ sort: v === 'name' ? undefined : v }) }}

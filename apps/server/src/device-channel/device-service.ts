@@ -51,14 +51,22 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
   const [device, open] = await Promise.all([deviceHeartbeatState(ctx.db, peer.deviceId), peekLogRequests(ctx.db, peer.deviceId)]);
   if (device === undefined) throw new ServerError('PERMISSION_DENIED', `device ${peer.deviceName}: removed; enroll again`);
   if (device.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${peer.deviceName}: decommissioned`);
-  const changes = (agentVersion !== undefined && agentVersion !== device.agent_version) || (profile !== undefined && profile !== device.profile);
+  // attributes come only when the agent saw them change (docs/inventory.md)
+  const changes =
+    inventory.attributes !== undefined ||
+    (agentVersion !== undefined && agentVersion !== device.agent_version) ||
+    (profile !== undefined && profile !== device.profile);
   let logRequests: { id: string; created_at: Date }[] = open;
   if (changes || open.some((r) => r.pending)) {
     // an inventory change, or log requests to hand over: written at once, together
     logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
       checkInDevice(uow, {
         deviceId: peer.deviceId,
-        inventory: { ...(agentVersion ? { agentVersion } : {}), ...(profile ? { profile } : {}) },
+        inventory: {
+          ...(agentVersion ? { agentVersion } : {}),
+          ...(profile ? { profile } : {}),
+          ...(inventory.attributes ? { attributes: inventory.attributes } : {}),
+        },
       }),
     );
   } else {

@@ -62,6 +62,7 @@ export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Pro
     name: req.deviceName,
     profile: inventory.profile || null,
     agentVersion: inventory.agentVersion || null,
+    attributes: inventory.attributes ?? null,
     certificate: cert,
   });
   // a re-enrolled device's older certificate stops working here at once, not when the

@@ -68,6 +68,8 @@ export interface DeviceGroupsTable {
   updated_at: Timestamp;
   /** set when the group is deleted (migration 0049); the row stays for the deployments naming it */
   deleted_at: Timestamp | null;
+  /** a dynamic group's device filter (migration 0052); NULL for a static group */
+  filter: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface DeviceGroupMembersTable {

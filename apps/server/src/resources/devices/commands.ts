@@ -1,4 +1,6 @@
-import { notFound, ServerError } from '../../errors/server-error.js';
+import { IDENTIFIER_PATTERNS } from '@svc/release-core';
+import { invalidInput, notFound, ServerError } from '../../errors/server-error.js';
+import type { InventoryAttributes } from './inventory.js';
 import type { Db } from '../../store/tx.js';
 import { insertDeviceCertificate, insertDeviceCertificates } from '../device-ca/queries.js';
 import { consumeEnrollToken } from '../enroll-tokens/queries.js';
@@ -6,7 +8,17 @@ import { shareLockGroupsOf } from '../groups/queries.js';
 import { openLogRequests } from '../log-requests/queries.js';
 import { skipDecommissionedDevice } from '../rollouts/commands.js';
 import { runAlone, type BatchCommand, type Command } from '../unit-of-work.js';
-import { addDeviceHistory, getDeviceByName, recordHeartbeat, setDecommissioned, upsertEnrolledDevices, type DeviceRecord } from './queries.js';
+import { DEVICE_LIMITS } from './limits.js';
+import {
+  addDeviceHistory,
+  getDeviceByName,
+  lockDeviceTags,
+  recordHeartbeat,
+  setDecommissioned,
+  setDeviceTags,
+  upsertEnrolledDevices,
+  type DeviceRecord,
+} from './queries.js';
 
 /** A device of the unit of work's tenant, or 404 (another tenant's device is not found either: spec §7). */
 export async function deviceOr404(db: Db, tenant: string, name: string): Promise<DeviceRecord> {
@@ -47,6 +59,8 @@ export interface Enrollment {
   name: string;
   profile: string | null;
   agentVersion: string | null;
+  /** The reported inventory attributes (docs/inventory.md); null keeps what a re-enrolled device had. */
+  attributes?: InventoryAttributes | null;
   certificate: SignedDeviceCertificate;
 }
 
@@ -87,6 +101,7 @@ export const enrollDevices: BatchCommand<Enrollment, void> = async ({ trx, units
       name: e.name,
       profile: e.profile,
       agentVersion: e.agentVersion,
+      attributes: e.attributes ?? null,
       certFingerprint: e.certificate.fingerprint,
       certNotAfter: e.certificate.notAfter,
       now: uow.now,
@@ -153,10 +168,43 @@ export const renewDeviceCertificate: Command<{ name: string; certificate: Signed
  * entry when it was not) and the hand-over of open log requests, together. A heartbeat writes
  * no audit row: it changes no setting, and the device history records the transitions.
  */
-export const checkInDevice: Command<{ deviceId: string; inventory: { agentVersion?: string; profile?: string } }, { id: string; created_at: Date }[]> = async (
-  uow,
-  { deviceId, inventory },
-) => {
+export const checkInDevice: Command<
+  { deviceId: string; inventory: { agentVersion?: string; profile?: string; attributes?: InventoryAttributes } },
+  { id: string; created_at: Date }[]
+> = async (uow, { deviceId, inventory }) => {
   await recordHeartbeat(uow.trx, { tenantId: uow.tenant, deviceId }, inventory, uow.now);
   return openLogRequests(uow.trx, deviceId);
+};
+
+function checkTag(tag: string): void {
+  if (!IDENTIFIER_PATTERNS.deviceTag.test(tag)) throw invalidInput('tag', `must match ${IDENTIFIER_PATTERNS.deviceTag.source}`);
+}
+
+/**
+ * PUT /devices/{name}/tags/{tag}: the tag is added (already there: nothing changes and nothing
+ * is audited); at most `DEVICE_LIMITS.tagsPerDevice` tags. Answers the device's tags, sorted.
+ */
+export const tagDevice: Command<{ name: string; tag: string }, { tags: string[]; changed: boolean }> = async (uow, { name, tag }) => {
+  checkTag(tag);
+  const row = await lockDeviceTags(uow.trx, uow.tenant, name);
+  if (!row) throw notFound(`device ${JSON.stringify(name)}`);
+  if (row.tags.includes(tag)) return { tags: row.tags, changed: false };
+  if (row.tags.length >= DEVICE_LIMITS.tagsPerDevice)
+    throw invalidInput('tag', `device ${name} already has ${DEVICE_LIMITS.tagsPerDevice} tags (the most it may have)`);
+  const tags = [...row.tags, tag].sort();
+  await setDeviceTags(uow.trx, row.id, tags);
+  await uow.audit({ action: 'device.tag.add', target: `device:${name}`, detail: { tag } });
+  return { tags, changed: true };
+};
+
+/** DELETE /devices/{name}/tags/{tag}: the tag is removed (absent: nothing changes, nothing is audited). */
+export const untagDevice: Command<{ name: string; tag: string }, { tags: string[]; changed: boolean }> = async (uow, { name, tag }) => {
+  checkTag(tag);
+  const row = await lockDeviceTags(uow.trx, uow.tenant, name);
+  if (!row) throw notFound(`device ${JSON.stringify(name)}`);
+  if (!row.tags.includes(tag)) return { tags: row.tags, changed: false };
+  const tags = row.tags.filter((t) => t !== tag);
+  await setDeviceTags(uow.trx, row.id, tags);
+  await uow.audit({ action: 'device.tag.remove', target: `device:${name}`, detail: { tag } });
+  return { tags, changed: true };
 };

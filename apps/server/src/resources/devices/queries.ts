@@ -5,6 +5,7 @@ import type { Database } from '../../store/database.js';
 import type { AnchorList, DeviceListAnchors } from './anchors.js';
 import { PREPARE_MARK } from '../../store/prepared.js';
 import type { Db } from '../../store/tx.js';
+import type { InventoryAttributes } from './inventory.js';
 
 /**
  * The devices' SQL. The device channel's commands call `upsertEnrolledDevices` on enrollment,
@@ -69,6 +70,8 @@ export interface EnrolledDeviceInput {
   name: string;
   profile?: string | null;
   agentVersion?: string | null;
+  /** The reported attributes (docs/inventory.md); null keeps what the device had. */
+  attributes?: InventoryAttributes | null;
   certFingerprint: string;
   certNotAfter: Date | null;
   now: Date;
@@ -108,6 +111,7 @@ export async function upsertEnrolledDevices(db: Db, inputs: readonly EnrolledDev
             status: 'online',
             profile: input.profile ?? null,
             agent_version: input.agentVersion ?? null,
+            inventory: input.attributes ? JSON.stringify(input.attributes) : '{}',
             last_seen: input.now,
             cert_fingerprint: input.certFingerprint,
             cert_not_after: input.certNotAfter,
@@ -119,6 +123,8 @@ export async function upsertEnrolledDevices(db: Db, inputs: readonly EnrolledDev
             status: 'online',
             profile: eb.fn.coalesce(eb.ref('excluded.profile'), eb.ref('devices.profile')),
             agent_version: eb.fn.coalesce(eb.ref('excluded.agent_version'), eb.ref('devices.agent_version')),
+            // an enrollment that reports no attributes keeps the ones the device had
+            inventory: sql<string>`CASE WHEN excluded.inventory = '{}'::jsonb THEN devices.inventory ELSE excluded.inventory END`,
             last_seen: eb.ref('excluded.last_seen'),
             cert_fingerprint: eb.ref('excluded.cert_fingerprint'),
             cert_not_after: eb.ref('excluded.cert_not_after'),
@@ -243,7 +249,7 @@ export async function advanceLastSeen(db: Db, seen: readonly { id: string; at: D
 export async function recordHeartbeat(
   db: Db,
   peer: { tenantId: string; deviceId: string },
-  inventory: { agentVersion?: string; profile?: string },
+  inventory: { agentVersion?: string; profile?: string; attributes?: InventoryAttributes },
   now: Date,
 ): Promise<void> {
   const row = await db
@@ -256,6 +262,7 @@ export async function recordHeartbeat(
       updated_at: now,
       ...(inventory.agentVersion === undefined ? {} : { agent_version: inventory.agentVersion }),
       ...(inventory.profile === undefined ? {} : { profile: inventory.profile }),
+      ...(inventory.attributes === undefined ? {} : { inventory: JSON.stringify(inventory.attributes) }),
     })
     .whereRef('devices.id', '=', 'before.id')
     .where('devices.status', '!=', 'decommissioned')
@@ -386,6 +393,8 @@ const SORT_ORDER: Record<Exclude<DeviceSort, 'name'>, RawBuilder<unknown>> = {
 export interface DeviceFilter {
   status?: DeviceStatus | undefined;
   q?: string | undefined;
+  /** A device filter (docs/device-filter.md): its text (the anchors' key) and its compiled condition. */
+  filter?: { text: string; where: RawBuilder<unknown> } | undefined;
   /** default `name` (the fast path below) */
   sort?: DeviceSort | undefined;
   limit: number;
@@ -440,25 +449,30 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   // Names are lowercase by the table's CHECK (contracts §4), so a case-sensitive LIKE on the
   // lowercased needle is exactly ILIKE, and much cheaper per row when a scan is chosen.
   if (hasQ) conditions.push(sql`name LIKE ${likeContains(filter.q!.toLowerCase())} ESCAPE '\\'`);
+  if (filter.filter !== undefined) conditions.push(filter.filter.where);
   const where = sql.join(conditions, sql` AND `);
-  if (filter.sort !== undefined && filter.sort !== 'name') return sortedPage(db, tenantId, filter, where, hasQ, SORT_ORDER[filter.sort]);
-  const deep = anchors !== undefined && filter.offset >= anchors.every;
+  // a filter narrows the list like `q`: the total is counted, the statement planned with its values
+  const narrowed = hasQ || filter.filter !== undefined;
+  if (filter.sort !== undefined && filter.sort !== 'name') return sortedPage(db, tenantId, filter, where, narrowed, SORT_ORDER[filter.sort]);
+  // No anchors under a filter: the list version follows names and statuses only, so a tag or an
+  // attribute changing would leave anchors of a filtered list silently stale.
+  const deep = anchors !== undefined && filter.filter === undefined && filter.offset >= anchors.every;
   const key = deviceListKey(tenantId, filter);
   const anchorList = deep ? anchors.get(key) : undefined;
   if (anchorList !== undefined && anchorList.names.length > 0) {
     const k = Math.min(Math.floor(filter.offset / anchors!.every), anchorList.names.length - 1);
-    const page = await listPage(db, tenantId, filter, where, hasQ, { name: anchorList.names[k]!, skip: filter.offset - k * anchors!.every });
+    const page = await listPage(db, tenantId, filter, where, narrowed, { name: anchorList.names[k]!, skip: filter.offset - k * anchors!.every });
     if (page.version === anchorList.version) return page;
     anchors!.forget(key); // the list changed since the anchors were read: walk from the start
   }
-  const page = await listPage(db, tenantId, filter, where, hasQ, undefined);
+  const page = await listPage(db, tenantId, filter, where, narrowed, undefined);
   if (deep) void anchors.refresh(key, () => readAnchors(db, tenantId, where, anchors.every));
   return page;
 }
 
-/** Which list a filter selects (tenant, status, q): the anchors' key. */
-export function deviceListKey(tenantId: string, filter: Pick<DeviceFilter, 'status' | 'q'>): string {
-  return `${tenantId}|${filter.status ?? ''}|${filter.q ?? ''}`;
+/** Which list a filter selects (tenant, status, q, filter): the anchors' key. */
+export function deviceListKey(tenantId: string, filter: Pick<DeviceFilter, 'status' | 'q' | 'filter'>): string {
+  return `${tenantId}|${filter.status ?? ''}|${filter.q ?? ''}|${filter.filter?.text ?? ''}`;
 }
 
 /**
@@ -644,4 +658,19 @@ export async function deviceSoftware(db: Db, tenantId: string, name: string) {
     .where('device_name', '=', name)
     .orderBy('component')
     .execute();
+}
+
+/** A device's reported inventory and its tags (GET /devices/{name}). */
+export async function deviceInventory(db: Db, deviceId: string): Promise<{ inventory: unknown; tags: string[] } | undefined> {
+  return db.selectFrom('devices').select(['inventory', 'tags']).where('id', '=', deviceId).executeTakeFirst();
+}
+
+/** The device's tags, its row locked (a tag change reads, decides, writes). */
+export async function lockDeviceTags(db: Db, tenantId: string, name: string): Promise<{ id: string; tags: string[] } | undefined> {
+  return db.selectFrom('devices').select(['id', 'tags']).where('tenant_id', '=', tenantId).where('name', '=', name).forUpdate().executeTakeFirst();
+}
+
+/** Replaces the device's tags (kept sorted by the caller). */
+export async function setDeviceTags(db: Db, deviceId: string, tags: string[]): Promise<void> {
+  await db.updateTable('devices').set({ tags }).where('id', '=', deviceId).execute();
 }

@@ -3,13 +3,15 @@
  * target-policy digest (contracts §2) in its own transaction, so a read never hashes a huge
  * group and a rollout start compares against the value the change committed.
  */
-import { notFound, ServerError } from '../../errors/server-error.js';
+import { invalidInput, notFound, ServerError } from '../../errors/server-error.js';
+import { parseFilter } from '../devices/filter/index.js';
 import { isUniqueViolation } from '../../store/tx.js';
 import type { Command, UnitOfWork } from '../unit-of-work.js';
 import {
   deleteMembers,
   existingDeviceNames,
   getGroup,
+  groupFilter,
   insertGroup,
   insertMembers,
   lockGroup,
@@ -18,7 +20,7 @@ import {
   runningRolloutsOf,
   setSnapshot,
 } from './queries.js';
-import { computeSnapshotDigest } from './snapshot.js';
+import { computeSnapshotDigest, refreshGroupSnapshot } from './snapshot.js';
 import { groupWithMembers, type GroupView } from './views.js';
 
 export const GROUP_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
@@ -50,31 +52,74 @@ async function addMembers(uow: UnitOfWork, groupId: string, devices: string[], f
   return snapshot;
 }
 
-/** POST /groups: the group, its first members and their digest. */
-export const createGroup: Command<{ name: unknown; members?: unknown }, GroupView> = async (uow, body) => {
+/**
+ * POST /groups: the group, its first members and their digest. With `filter` the group is
+ * dynamic (docs/pipeline.md "Dynamic groups"): its members are what the filter selects, now
+ * and at every refresh and rollout start; it takes no explicit members.
+ */
+export const createGroup: Command<{ name: unknown; members?: unknown; filter?: unknown }, GroupView> = async (uow, body) => {
   if (typeof body.name !== 'string' || !GROUP_NAME_RE.test(body.name)) {
     throw new ServerError('GROUP_INVALID', `name: must match ${GROUP_NAME_RE.source}`);
   }
   const name = body.name;
+  const filter = body.filter === undefined ? null : body.filter;
+  if (filter !== null) {
+    if (typeof filter !== 'string') throw invalidInput('filter', 'must be a device filter (docs/device-filter.md)');
+    if (body.members !== undefined) throw new ServerError('GROUP_INVALID', "members: a dynamic group's members follow its filter; send one or the other");
+    parseFilter(filter); // refuses naming filter and the column
+  }
   const members = body.members === undefined ? [] : checkDeviceList(body.members, 'members');
   let id: string;
   try {
-    id = await insertGroup(uow.trx, uow.tenant, name, uow.now);
+    id = await insertGroup(uow.trx, uow.tenant, name, uow.now, filter);
   } catch (e) {
     if (isUniqueViolation(e)) throw new ServerError('GROUP_EXISTS', `name: a group named ${JSON.stringify(name)} already exists`);
     throw e;
   }
-  await addMembers(uow, id, members, 'members');
+  if (filter === null) await addMembers(uow, id, members, 'members');
+  else await refreshGroupSnapshot(uow.trx, uow.tenant, id, uow.now);
   const g = (await groupWithMembers(uow.trx, uow.tenant, id))!;
-  await uow.audit({ action: 'group.create', target: `group:${g.id}`, detail: { name: g.name, members: g.member_count, snapshot_digest: g.snapshot_digest } });
+  await uow.audit({
+    action: 'group.create',
+    target: `group:${g.id}`,
+    detail: { name: g.name, members: g.member_count, snapshot_digest: g.snapshot_digest, ...(filter === null ? {} : { filter }) },
+  });
   return g;
+};
+
+/** The group locked, refused when it is dynamic: its members follow its filter, never a call. */
+async function lockStaticGroup(uow: UnitOfWork, id: string): Promise<{ id: string }> {
+  const g = await lockGroup(uow.trx, uow.tenant, id);
+  if (!g) throw notFound(`group ${id}`);
+  if ((await groupFilter(uow.trx, uow.tenant, g.id)) !== null) {
+    throw new ServerError('GROUP_INVALID', `id: group ${g.id} is dynamic: its members follow its filter (POST /groups/{id}/refresh)`);
+  }
+  return g;
+}
+
+/**
+ * POST /groups/{id}/refresh: a dynamic group's members become what its filter selects now, and
+ * the digest over them is stored (what a customer signs a release against). Audited with the
+ * digests before and after; a static group is refused.
+ */
+export const refreshGroup: Command<{ id: string }, { id: string; snapshot_digest: string; added: number; removed: number }> = async (uow, { id }) => {
+  const g = await lockGroup(uow.trx, uow.tenant, id);
+  if (!g) throw notFound(`group ${id}`);
+  const before = (await getGroup(uow.trx, uow.tenant, g.id))!;
+  if (before.filter === null) throw new ServerError('GROUP_INVALID', `id: group ${g.id} is static: its members change only by request`);
+  const snap = await refreshGroupSnapshot(uow.trx, uow.tenant, g.id, uow.now);
+  await uow.audit({
+    action: 'group.refresh',
+    target: `group:${g.id}`,
+    detail: { added: snap.added, removed: snap.removed, members: snap.count, before: before.snapshot_digest, snapshot_digest: snap.digest },
+  });
+  return { id: g.id, snapshot_digest: snap.digest, added: snap.added, removed: snap.removed };
 };
 
 /** POST /groups/{id}/members: additive; answers the group's id and new digest (`added` counts the names sent). */
 export const addGroupMembers: Command<{ id: string; devices: unknown }, { id: string; snapshot_digest: string }> = async (uow, { id, devices: input }) => {
   const devices = checkDeviceList(input, 'devices');
-  const g = await lockGroup(uow.trx, uow.tenant, id);
-  if (!g) throw notFound(`group ${id}`);
+  const g = await lockStaticGroup(uow, id);
   const snapshot = await addMembers(uow, g.id, devices, 'devices');
   await uow.audit({ action: 'group.members.add', target: `group:${g.id}`, detail: { added: (input as unknown[]).length, snapshot_digest: snapshot.digest } });
   return { id: g.id, snapshot_digest: snapshot.digest };
@@ -86,8 +131,7 @@ export const addGroupMembers: Command<{ id: string; devices: unknown }, { id: st
  */
 export const removeGroupMembers: Command<{ id: string; devices: unknown }, { id: string; snapshot_digest: string }> = async (uow, { id, devices: input }) => {
   const devices = checkDeviceList(input, 'devices');
-  const g = await lockGroup(uow.trx, uow.tenant, id);
-  if (!g) throw notFound(`group ${id}`);
+  const g = await lockStaticGroup(uow, id);
   const members = await memberNames(uow.trx, uow.tenant, g.id, devices);
   const strangers = devices.filter((d) => !members.has(d));
   if (strangers.length > 0) {

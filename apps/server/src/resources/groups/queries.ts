@@ -4,7 +4,7 @@
  * membership change. Every function is tenant-scoped.
  */
 import { normalizeUuid } from '@svc/release-core';
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { DeviceGroupsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 
@@ -24,10 +24,10 @@ export async function groupMembers(db: Db, tenantId: string, groupId: string, li
 }
 
 /** Inserts an empty group (digest written by the caller once its members are in); unique violation on a taken name. */
-export async function insertGroup(db: Db, tenantId: string, name: string, now: Date): Promise<string> {
+export async function insertGroup(db: Db, tenantId: string, name: string, now: Date, filter: string | null = null): Promise<string> {
   const row = await db
     .insertInto('device_groups')
-    .values({ tenant_id: tenantId, name, snapshot_digest: 'sha256:pending', created_at: now, updated_at: now })
+    .values({ tenant_id: tenantId, name, snapshot_digest: 'sha256:pending', created_at: now, updated_at: now, filter })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -171,4 +171,27 @@ export async function groupCounts(db: Db, tenantId: string): Promise<{ total: nu
     .where('deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
   return { total: Number(r.total), empty: Number(r.empty) };
+}
+
+/** A live group's filter: null for a static group, undefined when there is no such group. */
+export async function groupFilter(db: Db, tenantId: string, groupId: string): Promise<string | null | undefined> {
+  const row = await db.selectFrom('device_groups').select('filter').where('tenant_id', '=', tenantId).where('id', '=', groupId).executeTakeFirst();
+  return row === undefined ? undefined : row.filter;
+}
+
+/**
+ * A dynamic group's members become the tenant's devices its filter selects now: the members it
+ * no longer selects are removed, the new ones added (one statement each; the group row is
+ * locked by the caller). Answers how many were added and removed.
+ */
+export async function materializeMembers(db: Db, tenantId: string, groupId: string, where: RawBuilder<unknown>): Promise<{ added: number; removed: number }> {
+  const removed = await sql`
+    DELETE FROM device_group_members m
+    WHERE m.tenant_id = ${tenantId} AND m.group_id = ${groupId}
+      AND NOT EXISTS (SELECT 1 FROM devices WHERE devices.tenant_id = ${tenantId} AND devices.name = m.device_name AND ${where})`.execute(db);
+  const added = await sql`
+    INSERT INTO device_group_members (group_id, tenant_id, device_name)
+    SELECT ${groupId}::uuid, ${tenantId}::uuid, devices.name FROM devices WHERE devices.tenant_id = ${tenantId} AND ${where}
+    ON CONFLICT DO NOTHING`.execute(db);
+  return { added: Number(added.numAffectedRows ?? 0), removed: Number(removed.numAffectedRows ?? 0) };
 }

@@ -5,6 +5,8 @@ import { getGroup, groupMembers, type GroupRow } from './queries.js';
 export interface GroupView {
   id: string;
   name: string;
+  /** a dynamic group's filter (docs/device-filter.md); null for a static group */
+  filter: string | null;
   members: string[];
   member_count: number;
   snapshot_digest: string;
@@ -17,6 +19,7 @@ export function groupView(g: GroupRow, members: string[]): GroupView {
   return {
     id: g.id,
     name: g.name,
+    filter: g.filter,
     members,
     member_count: g.member_count,
     snapshot_digest: g.snapshot_digest,

@@ -31,7 +31,7 @@ import {
 } from '@svc/release-core';
 import { invalidInput, notFound, ServerError } from '../../errors/server-error.js';
 import { trustedAuthorizerKeys } from '../authorizer-keys/queries.js';
-import { computeSnapshotDigest } from '../groups/snapshot.js';
+import { refreshGroupSnapshot } from '../groups/snapshot.js';
 import type { Db } from '../../store/tx.js';
 import { getReleaseWithEnvelope, targetGroup } from '../releases/queries.js';
 import { checkComponentArtifacts, checkTargetPolicyDigest, parseStoredEnvelope } from '../releases/rules.js';
@@ -109,8 +109,10 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
   const g = groupUuid === undefined ? undefined : await targetGroup(trx, tenant, groupUuid, { lock: true });
   if (!g) throw new ServerError('GROUP_CHANGED', `rollout.target_group: group ${JSON.stringify(groupId)} no longer exists`);
   // spec §4: a changed group yields a different target-policy digest and the start is refused.
-  // Recomputed from the members under the row lock rather than trusting the stored value.
-  const snap = await computeSnapshotDigest(trx, tenant, g.id);
+  // Recomputed from the members under the row lock rather than trusting the stored value; a
+  // dynamic group's members are first materialized from its filter, so the start binds the
+  // membership of this moment, which the signed digest must cover (docs/pipeline.md).
+  const snap = await refreshGroupSnapshot(trx, tenant, g.id, now);
   checkTargetPolicyDigest(p, { id: g.id, digest: snap.digest });
   if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `rollout.target_group: group ${g.id} has no devices`);
   // the digest covers every member; the rollout reaches the members still in service
@@ -202,7 +204,8 @@ export const startLegacyRollout: Command<{ artifactId: string; groupId: string; 
   const groupUuid = normalizeUuid(input.groupId);
   const g = groupUuid === undefined ? undefined : await targetGroup(trx, tenant, groupUuid, { lock: true });
   if (!g) throw new ServerError('ROLLOUT_INVALID', `group_id: no group ${input.groupId}`);
-  const snap = await computeSnapshotDigest(trx, tenant, g.id);
+  // a dynamic group's members as its filter selects them now, frozen into this rollout
+  const snap = await refreshGroupSnapshot(trx, tenant, g.id, now);
   if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `group_id: group ${g.id} has no devices`);
   const devices = await inServiceMemberCount(trx, tenant, g.id);
   if (devices === 0) throw noDevicesInService('group_id', g.id, snap.count);

@@ -5,12 +5,15 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
-import { decommissionDevice, deviceOr404 } from '../../resources/devices/commands.js';
+import { decommissionDevice, deviceOr404, tagDevice, untagDevice } from '../../resources/devices/commands.js';
+import { deviceFilterSql } from '../../resources/devices/filter/index.js';
+import { storedInventory } from '../../resources/devices/inventory.js';
 import {
   DEVICE_SORTS,
   DEVICE_STATUSES,
   deviceCurrentRelease,
   deviceHistory,
+  deviceInventory,
   deviceSoftware,
   listDevices,
   type DeviceListItem,
@@ -53,7 +56,19 @@ const CurrentRelease = Type.Object(
   { description: "the release of the device's newest activated receipt (device-signed evidence); null before the first" },
 );
 
-/** One device: the list item's fields, what it runs, and on what evidence. */
+const DeviceInventory = Type.Object(
+  {
+    attributes: Type.Record(Type.String(), Type.String(), { description: 'the documented set the agent reports (docs/inventory.md)' }),
+    custom: Type.Record(Type.String(), Type.String(), { description: "operator-defined, from the device's SVC_AGENT_INVENTORY_FILE" }),
+    members: Type.Array(Type.Object({ component: Type.String(), version: Type.String(), digest: Type.String() }), {
+      description: 'each installed member as the agent reports it (device-reported, not evidence)',
+    }),
+  },
+  { description: 'what the agent last reported; empty before its first report' },
+);
+const Tags = Type.Array(Type.String(), { description: "the operator's tags, sorted" });
+
+/** One device: the list item's fields, its inventory and tags, what it runs, and on what evidence. */
 const DeviceDetail = Type.Object({
   ...Device.properties,
   current_release: Type.Union([CurrentRelease, Type.Null()]),
@@ -68,10 +83,13 @@ const DeviceDetail = Type.Object({
     }),
     { description: 'per component, the digest the device last reported running' },
   ),
+  inventory: DeviceInventory,
+  tags: Tags,
 });
 
 const Counts = Type.Object({ online: Type.Integer(), offline: Type.Integer(), decommissioned: Type.Integer() });
 const NameParams = Strict({ name: Type.String({ maxLength: 63 }) });
+const TagParams = Strict({ name: Type.String({ maxLength: 63 }), tag: Type.String({ maxLength: 63 }) });
 const LogParams = Strict({ name: Type.String({ maxLength: 63 }), id: Uuid });
 const LogRequest = Type.Object({ id: Uuid, device: Type.String(), status: Type.String(), created_at: Timestamp, fulfilled_at: NullableTimestamp });
 
@@ -96,12 +114,18 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   app.get(
     '/devices',
     {
-      config: { permission: 'devices.read', summary: 'List devices (status, q filters; sort; total, counts)' },
+      config: { permission: 'devices.read', summary: 'List devices (status, q, filter; sort; total, counts)' },
       schema: {
         querystring: Strict({
           ...PageQuery,
           status: Type.Optional(Type.Enum(DEVICE_STATUSES)),
           q: Type.Optional(Type.String({ maxLength: 100 })),
+          filter: Type.Optional(
+            Type.String({
+              description:
+                'a device filter (docs/device-filter.md), e.g. attributes.hw_model = "gw-3" and tags has "eu" and agent_version < "2.4.0"; a refusal is a 400 naming filter and the column',
+            }),
+          ),
           sort: Type.Optional(
             Type.Enum(DEVICE_SORTS, {
               description:
@@ -121,7 +145,14 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
       const { devicesJson, total, counts } = await listDevices(
         db,
         p.tenantId,
-        { status: request.query.status, q: request.query.q, sort: request.query.sort, limit, offset },
+        {
+          status: request.query.status,
+          q: request.query.q,
+          filter: request.query.filter === undefined ? undefined : { text: request.query.filter, where: deviceFilterSql(request.query.filter) },
+          sort: request.query.sort,
+          limit,
+          offset,
+        },
         anchors,
       );
       // The database wrote the items' JSON (resources/devices/queries.ts); the rest are integers. A string
@@ -141,7 +172,11 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     async (request) => {
       const tenantId = principalOf(request).tenantId;
       const device = await deviceOr404(db, tenantId, request.params.name);
-      const [current, software] = await Promise.all([deviceCurrentRelease(db, tenantId, device.name), deviceSoftware(db, tenantId, device.name)]);
+      const [current, software, inv] = await Promise.all([
+        deviceCurrentRelease(db, tenantId, device.name),
+        deviceSoftware(db, tenantId, device.name),
+        deviceInventory(db, device.id),
+      ]);
       return {
         ...deviceJson(device),
         current_release: current === null ? null : { ...current, accepted_at: iso(current.accepted_at) },
@@ -151,6 +186,8 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
           source: s.source,
           observed_at: iso(s.observed_at),
         })),
+        inventory: storedInventory(inv?.inventory),
+        tags: inv?.tags ?? [],
       };
     },
   );
@@ -196,6 +233,30 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
       // device channel must not answer the device's next call from its cache before it arrives.
       ctx.deviceCredentials?.clear();
       return reply.code(204).send(null);
+    },
+  );
+
+  app.put(
+    '/devices/:name/tags/:tag',
+    {
+      config: { permission: 'devices.write', summary: 'Tag a device (idempotent; audited when it changes)' },
+      schema: { params: TagParams, response: { 200: Type.Object({ name: Type.String(), tags: Tags }), ...ErrorResponses } },
+    },
+    async (request) => {
+      const { tags } = await execute(ctx, request, tagDevice, { name: request.params.name, tag: request.params.tag });
+      return { name: request.params.name, tags };
+    },
+  );
+
+  app.delete(
+    '/devices/:name/tags/:tag',
+    {
+      config: { permission: 'devices.write', summary: 'Remove a tag from a device (idempotent; audited when it changes)' },
+      schema: { params: TagParams, response: { 200: Type.Object({ name: Type.String(), tags: Tags }), ...ErrorResponses } },
+    },
+    async (request) => {
+      const { tags } = await execute(ctx, request, untagDevice, { name: request.params.name, tag: request.params.tag });
+      return { name: request.params.name, tags };
     },
   );
 

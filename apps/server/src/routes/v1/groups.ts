@@ -6,7 +6,7 @@ import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { addGroupMembers, createGroup, deleteGroup, MAX_MEMBERS_PER_CALL, removeGroupMembers } from '../../resources/groups/commands.js';
+import { addGroupMembers, createGroup, deleteGroup, MAX_MEMBERS_PER_CALL, refreshGroup, removeGroupMembers } from '../../resources/groups/commands.js';
 import { groupCounts, listGroups } from '../../resources/groups/queries.js';
 import { groupView, groupWithMembers, MAX_MEMBERS_SHOWN } from '../../resources/groups/views.js';
 import { inSnapshot } from '../../store/tx.js';
@@ -15,6 +15,10 @@ const Group = Type.Object(
   {
     id: Uuid,
     name: Type.String(),
+    filter: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group",
+    }),
     members: Type.Array(Type.String(), { description: `device names (capped at ${MAX_MEMBERS_SHOWN} in a response, none in the list; member_count is exact)` }),
     member_count: Type.Integer(),
     snapshot_digest: Type.String({ description: 'contracts 2 target-policy digest of the current membership' }),
@@ -37,9 +41,13 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
   app.post(
     '/groups',
     {
-      config: { permission: 'groups.write', summary: 'Create a device group' },
+      config: { permission: 'groups.write', summary: 'Create a device group: static (members) or dynamic (filter)' },
       schema: {
-        body: Strict({ name: Type.String({ minLength: 1, maxLength: 64 }), members: Type.Optional(DeviceNames) }),
+        body: Strict({
+          name: Type.String({ minLength: 1, maxLength: 64 }),
+          members: Type.Optional(DeviceNames),
+          filter: Type.Optional(Type.String({ description: 'makes the group dynamic (docs/pipeline.md "Dynamic groups"); not with members' })),
+        }),
         response: { 201: Group, ...ErrorResponses },
       },
     },
@@ -109,6 +117,21 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
       const { id } = await execute(ctx, request, removeGroupMembers, { id: request.params.id, devices: request.body.devices });
       return sendUpdated(request, reply, async () => (await groupWithMembers(db, principalOf(request).tenantId, id))!);
     },
+  );
+
+  app.post(
+    '/groups/:id/refresh',
+    {
+      config: { permission: 'groups.write', summary: 'Refresh a dynamic group: its members become what its filter selects now, with the new snapshot digest' },
+      schema: {
+        params: IdParams,
+        response: {
+          200: Type.Object({ id: Uuid, snapshot_digest: Type.String(), added: Type.Integer(), removed: Type.Integer() }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => execute(ctx, request, refreshGroup, { id: request.params.id }),
   );
 
   app.delete(

@@ -24,6 +24,7 @@ import * as m0047 from './0047_case_srp_packets.js';
 import * as m0048 from './0048_device_ca_rotation.js';
 import * as m0049 from './0049_group_delete.js';
 import * as m0051 from './0051_blobs.js';
+import * as m0052 from './0052_device_inventory.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0048_device_ca_rotation': m0048,
   '0049_group_delete': m0049,
   '0051_blobs': m0051,
+  '0052_device_inventory': m0052,
 };

@@ -62,6 +62,41 @@ export interface Inventory {
   product: string;
   /** A/B slots as the update tool reports them (empty on devices without RAUC). */
   slots: Slot[];
+  /**
+   * Inventory attributes (docs/inventory.md): sent on enrollment and on a check-in when they
+   * changed since the last one the server answered; absent when unchanged (the server keeps
+   * what it has).
+   */
+  attributes: InventoryAttributes | undefined;
+}
+
+/** The device's attributes, each set replacing the stored one as a whole. */
+export interface InventoryAttributes {
+  /**
+   * The documented set (hw_model, arch, os_id, os_version, kernel, agent_version,
+   * rauc_compatible, rauc_booted, rauc_primary, staging_free_bytes); keys match ^[a-z][a-z0-9_]{0,62}$.
+   */
+  attributes: { [key: string]: string };
+  /** Operator-defined, from the file SVC_AGENT_INVENTORY_FILE names on the device. */
+  custom: { [key: string]: string };
+  /** Each installed member: what the device runs per component. */
+  members: InstalledMember[];
+}
+
+export interface InventoryAttributes_AttributesEntry {
+  key: string;
+  value: string;
+}
+
+export interface InventoryAttributes_CustomEntry {
+  key: string;
+  value: string;
+}
+
+export interface InstalledMember {
+  component: string;
+  version: string;
+  digest: string;
 }
 
 export interface Slot {
@@ -117,7 +152,7 @@ export interface LegacyArtifact {
 }
 
 function createBaseInventory(): Inventory {
-  return { agentVersion: "", profile: "", product: "", slots: [] };
+  return { agentVersion: "", profile: "", product: "", slots: [], attributes: undefined };
 }
 
 export const Inventory: MessageFns<Inventory> = {
@@ -133,6 +168,9 @@ export const Inventory: MessageFns<Inventory> = {
     }
     for (const v of message.slots) {
       Slot.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.attributes !== undefined) {
+      InventoryAttributes.encode(message.attributes, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -182,6 +220,14 @@ export const Inventory: MessageFns<Inventory> = {
             message.slots.push(Slot.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.attributes = InventoryAttributes.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -204,6 +250,7 @@ export const Inventory: MessageFns<Inventory> = {
       profile: isSet(object.profile) ? globalThis.String(object.profile) : "",
       product: isSet(object.product) ? globalThis.String(object.product) : "",
       slots: globalThis.Array.isArray(object?.slots) ? object.slots.map((e: any) => Slot.fromJSON(e)) : [],
+      attributes: isSet(object.attributes) ? InventoryAttributes.fromJSON(object.attributes) : undefined,
     };
   },
 
@@ -221,6 +268,9 @@ export const Inventory: MessageFns<Inventory> = {
     if (message.slots?.length) {
       obj.slots = message.slots.map((e) => Slot.toJSON(e));
     }
+    if (message.attributes !== undefined) {
+      obj.attributes = InventoryAttributes.toJSON(message.attributes);
+    }
     return obj;
   },
 
@@ -233,6 +283,443 @@ export const Inventory: MessageFns<Inventory> = {
     message.profile = object.profile ?? "";
     message.product = object.product ?? "";
     message.slots = object.slots?.map((e) => Slot.fromPartial(e)) || [];
+    message.attributes = (object.attributes !== undefined && object.attributes !== null)
+      ? InventoryAttributes.fromPartial(object.attributes)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseInventoryAttributes(): InventoryAttributes {
+  return { attributes: {}, custom: {}, members: [] };
+}
+
+export const InventoryAttributes: MessageFns<InventoryAttributes> = {
+  encode(message: InventoryAttributes, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    globalThis.Object.entries(message.attributes).forEach(([key, value]: [string, string]) => {
+      InventoryAttributes_AttributesEntry.encode({ key: key as any, value }, writer.uint32(10).fork()).join();
+    });
+    globalThis.Object.entries(message.custom).forEach(([key, value]: [string, string]) => {
+      InventoryAttributes_CustomEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    for (const v of message.members) {
+      InstalledMember.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InventoryAttributes {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInventoryAttributes();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            const entry1 = InventoryAttributes_AttributesEntry.decode(reader, reader.uint32());
+            if (entry1.value !== undefined) {
+              message.attributes[entry1.key] = entry1.value;
+            }
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = InventoryAttributes_CustomEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.custom[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.members.push(InstalledMember.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InventoryAttributes {
+    return {
+      attributes: isObject(object.attributes)
+        ? (globalThis.Object.entries(object.attributes) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      custom: isObject(object.custom)
+        ? (globalThis.Object.entries(object.custom) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      members: globalThis.Array.isArray(object?.members)
+        ? object.members.map((e: any) => InstalledMember.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: InventoryAttributes): unknown {
+    const obj: any = {};
+    if (message.attributes) {
+      const entries = globalThis.Object.entries(message.attributes) as [string, string][];
+      if (entries.length > 0) {
+        obj.attributes = {};
+        entries.forEach(([k, v]) => {
+          obj.attributes[k] = v;
+        });
+      }
+    }
+    if (message.custom) {
+      const entries = globalThis.Object.entries(message.custom) as [string, string][];
+      if (entries.length > 0) {
+        obj.custom = {};
+        entries.forEach(([k, v]) => {
+          obj.custom[k] = v;
+        });
+      }
+    }
+    if (message.members?.length) {
+      obj.members = message.members.map((e) => InstalledMember.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<InventoryAttributes>): InventoryAttributes {
+    return InventoryAttributes.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<InventoryAttributes>): InventoryAttributes {
+    const message = createBaseInventoryAttributes();
+    message.attributes = (globalThis.Object.entries(object.attributes ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.custom = (globalThis.Object.entries(object.custom ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.members = object.members?.map((e) => InstalledMember.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseInventoryAttributes_AttributesEntry(): InventoryAttributes_AttributesEntry {
+  return { key: "", value: "" };
+}
+
+export const InventoryAttributes_AttributesEntry: MessageFns<InventoryAttributes_AttributesEntry> = {
+  encode(message: InventoryAttributes_AttributesEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InventoryAttributes_AttributesEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInventoryAttributes_AttributesEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InventoryAttributes_AttributesEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: InventoryAttributes_AttributesEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<InventoryAttributes_AttributesEntry>): InventoryAttributes_AttributesEntry {
+    return InventoryAttributes_AttributesEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<InventoryAttributes_AttributesEntry>): InventoryAttributes_AttributesEntry {
+    const message = createBaseInventoryAttributes_AttributesEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseInventoryAttributes_CustomEntry(): InventoryAttributes_CustomEntry {
+  return { key: "", value: "" };
+}
+
+export const InventoryAttributes_CustomEntry: MessageFns<InventoryAttributes_CustomEntry> = {
+  encode(message: InventoryAttributes_CustomEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InventoryAttributes_CustomEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInventoryAttributes_CustomEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InventoryAttributes_CustomEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: InventoryAttributes_CustomEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<InventoryAttributes_CustomEntry>): InventoryAttributes_CustomEntry {
+    return InventoryAttributes_CustomEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<InventoryAttributes_CustomEntry>): InventoryAttributes_CustomEntry {
+    const message = createBaseInventoryAttributes_CustomEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseInstalledMember(): InstalledMember {
+  return { component: "", version: "", digest: "" };
+}
+
+export const InstalledMember: MessageFns<InstalledMember> = {
+  encode(message: InstalledMember, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.component !== "") {
+      writer.uint32(10).string(message.component);
+    }
+    if (message.version !== "") {
+      writer.uint32(18).string(message.version);
+    }
+    if (message.digest !== "") {
+      writer.uint32(26).string(message.digest);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InstalledMember {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInstalledMember();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.component = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.digest = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InstalledMember {
+    return {
+      component: isSet(object.component) ? globalThis.String(object.component) : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      digest: isSet(object.digest) ? globalThis.String(object.digest) : "",
+    };
+  },
+
+  toJSON(message: InstalledMember): unknown {
+    const obj: any = {};
+    if (message.component !== "") {
+      obj.component = message.component;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.digest !== "") {
+      obj.digest = message.digest;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<InstalledMember>): InstalledMember {
+    return InstalledMember.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<InstalledMember>): InstalledMember {
+    const message = createBaseInstalledMember();
+    message.component = object.component ?? "";
+    message.version = object.version ?? "";
+    message.digest = object.digest ?? "";
     return message;
   },
 };
@@ -1080,6 +1567,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

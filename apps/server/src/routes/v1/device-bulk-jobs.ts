@@ -1,0 +1,119 @@
+import { Type } from 'typebox';
+import { principalOf } from '../../auth/principal.js';
+import { notFound } from '../../errors/server-error.js';
+import type { V1Routes } from '../../http/context.js';
+import { execute } from '../../http/execute.js';
+import { page } from '../../http/pagination.js';
+import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { createBulkJob } from '../../resources/device-bulk/commands.js';
+import { BULK_ACTIONS, BULK_OUTCOMES, bulkJobDevices, getBulkJob, type BulkJobRow } from '../../resources/device-bulk/queries.js';
+import { normalizeUuid } from '@svc/release-core';
+
+const BulkJob = Type.Object({
+  id: Uuid,
+  action: Type.Enum(BULK_ACTIONS),
+  filter: Type.String(),
+  group_id: Type.Union([Type.String(), Type.Null()]),
+  tag: Type.Union([Type.String(), Type.Null()]),
+  state: Type.Enum(['queued', 'running', 'done', 'failed'] as const, { description: 'queued, then running (leased by one server process), then done' }),
+  total: Type.Integer({ description: 'devices the filter selected when the job was created (the selection is frozen)' }),
+  succeeded: Type.Integer({ description: 'devices processed without failure (changed or already as asked)' }),
+  failed: Type.Integer(),
+  created_by: Type.String(),
+  created_at: Timestamp,
+  finished_at: NullableTimestamp,
+});
+
+function jobJson(j: BulkJobRow) {
+  const params = (typeof j.params === 'string' ? JSON.parse(j.params) : j.params) as Record<string, string>;
+  return {
+    id: j.id,
+    action: j.action as (typeof BULK_ACTIONS)[number],
+    filter: j.filter,
+    group_id: params.group_id ?? null,
+    tag: params.tag ?? null,
+    state: j.state as 'queued' | 'running' | 'done' | 'failed',
+    total: j.total,
+    succeeded: j.succeeded,
+    failed: j.failed,
+    created_by: j.actor,
+    created_at: iso(j.created_at),
+    finished_at: iso(j.finished_at),
+  };
+}
+
+const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
+
+/** Bulk actions on a filtered selection of devices (docs/inventory.md "Bulk actions"). */
+export const deviceBulkJobsRoutes: V1Routes = async (app, { ctx }) => {
+  const db = ctx.store.db;
+  const jobOr404 = async (tenantId: string, id: string) => {
+    const uuid = normalizeUuid(id);
+    const j = uuid === undefined ? undefined : await getBulkJob(db, tenantId, uuid);
+    if (!j) throw notFound(`bulk job ${id}`);
+    return j;
+  };
+
+  app.post(
+    '/device-bulk-jobs',
+    {
+      config: { permission: 'devices.write', summary: 'Start a bulk action on the devices a filter selects (background job; 202)' },
+      schema: {
+        body: Strict({
+          action: Type.Enum(BULK_ACTIONS),
+          filter: Type.String({ description: 'a device filter (docs/device-filter.md)' }),
+          group_id: Type.Optional(Type.String({ maxLength: 64, description: 'group.add, group.remove: a static group' })),
+          tag: Type.Optional(Type.String({ maxLength: 63, description: 'tag, untag' })),
+          confirm: Type.Optional(Type.String({ maxLength: 64, description: 'decommission: "decommission <n>", n the number of devices the filter selects' })),
+        }),
+        response: { 202: BulkJob, ...ErrorResponses },
+      },
+    },
+    async (request, reply) => reply.code(202).send(jobJson(await execute(ctx, request, createBulkJob, request.body))),
+  );
+
+  app.get(
+    '/device-bulk-jobs/:id',
+    {
+      config: { permission: 'devices.read', summary: 'A bulk job and its progress' },
+      schema: { params: IdParams, response: { 200: BulkJob, ...ErrorResponses } },
+    },
+    async (request) => jobJson(await jobOr404(principalOf(request).tenantId, request.params.id)),
+  );
+
+  app.get(
+    '/device-bulk-jobs/:id/devices',
+    {
+      config: { permission: 'devices.read', summary: "A bulk job's devices and each one's outcome (name order)" },
+      schema: {
+        params: IdParams,
+        querystring: Strict({ ...PageQuery, outcome: Type.Optional(Type.Enum(BULK_OUTCOMES)) }),
+        response: {
+          200: Type.Object({
+            devices: Type.Array(
+              Type.Object({
+                name: Type.String(),
+                outcome: Type.Enum(BULK_OUTCOMES),
+                detail: Type.Union([Type.String(), Type.Null()], { description: 'why it failed' }),
+                at: NullableTimestamp,
+              }),
+            ),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+          }),
+          ...ErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const j = await jobOr404(principalOf(request).tenantId, request.params.id);
+      const { limit, offset } = page(request.query);
+      const rows = await bulkJobDevices(db, j.id, request.query.outcome, limit, offset);
+      return {
+        devices: rows.map((r) => ({ name: r.device_name, outcome: r.outcome as (typeof BULK_OUTCOMES)[number], detail: r.detail, at: iso(r.at) })),
+        limit,
+        offset,
+      };
+    },
+  );
+};
