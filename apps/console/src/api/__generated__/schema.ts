@@ -6866,6 +6866,359 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/device-bulk-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a bulk action on the devices a filter selects (background job; 202) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        action: "group.add" | "group.remove" | "tag" | "untag" | "decommission";
+                        /** @description decommission: "decommission <n>", n the number of devices the filter selects */
+                        confirm?: string;
+                        /** @description a device filter (docs/device-filter.md) */
+                        filter: string;
+                        /** @description group.add, group.remove: a static group */
+                        group_id?: string;
+                        /** @description tag, untag */
+                        tag?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description 202 */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {unknown} */
+                            action: "group.add" | "group.remove" | "tag" | "untag" | "decommission";
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            failed: number;
+                            filter: string;
+                            finished_at: string | null;
+                            group_id: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * @description queued, then running (leased by one server process), then done
+                             * @enum {unknown}
+                             */
+                            state: "queued" | "running" | "done" | "failed";
+                            /** @description devices processed without failure (changed or already as asked) */
+                            succeeded: number;
+                            tag: string | null;
+                            /** @description devices the filter selected when the job was created (the selection is frozen) */
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/device-bulk-jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A bulk job and its progress */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {unknown} */
+                            action: "group.add" | "group.remove" | "tag" | "untag" | "decommission";
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: string;
+                            failed: number;
+                            filter: string;
+                            finished_at: string | null;
+                            group_id: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * @description queued, then running (leased by one server process), then done
+                             * @enum {unknown}
+                             */
+                            state: "queued" | "running" | "done" | "failed";
+                            /** @description devices processed without failure (changed or already as asked) */
+                            succeeded: number;
+                            tag: string | null;
+                            /** @description devices the filter selected when the job was created (the selection is frozen) */
+                            total: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/device-bulk-jobs/{id}/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A bulk job's devices and each one's outcome (name order) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                    outcome?: "pending" | "succeeded" | "unchanged" | "failed";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            devices: {
+                                at: string | null;
+                                /** @description why it failed */
+                                detail: string | null;
+                                name: string;
+                                /** @enum {unknown} */
+                                outcome: "pending" | "succeeded" | "unchanged" | "failed";
+                            }[];
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/device-ca": {
         parameters: {
             query?: never;
@@ -7012,10 +7365,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List devices (status, q filters; sort; total, counts) */
+        /** List devices (status, q, filter; sort; total, counts) */
         get: {
             parameters: {
                 query?: {
+                    /** @description a device filter (docs/device-filter.md), e.g. attributes.hw_model = "gw-3" and tags has "eu" and agent_version < "2.4.0"; a refusal is a 400 naming filter and the column */
+                    filter?: string;
                     /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
                     limit?: number;
                     /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
@@ -7175,6 +7530,23 @@ export interface paths {
                                 transaction_id: string;
                                 version: string;
                             } | null;
+                            /** @description what the agent last reported; empty before its first report */
+                            inventory: {
+                                /** @description the documented set the agent reports (docs/inventory.md) */
+                                attributes: {
+                                    [key: string]: string;
+                                };
+                                /** @description operator-defined, from the device's SVC_AGENT_INVENTORY_FILE */
+                                custom: {
+                                    [key: string]: string;
+                                };
+                                /** @description each installed member as the agent reports it (device-reported, not evidence) */
+                                members: {
+                                    component: string;
+                                    digest: string;
+                                    version: string;
+                                }[];
+                            };
                             /** Format: date-time */
                             last_seen: string | null;
                             name: string;
@@ -7190,6 +7562,8 @@ export interface paths {
                             }[];
                             /** @enum {unknown} */
                             status: "online" | "offline" | "decommissioned";
+                            /** @description the operator's tags, sorted */
+                            tags: string[];
                         };
                     };
                 };
@@ -7846,6 +8220,186 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{name}/tags/{tag}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Tag a device (idempotent; audited when it changes) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    name: string;
+                    tag: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            name: string;
+                            /** @description the operator's tags, sorted */
+                            tags: string[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove a tag from a device (idempotent; audited when it changes) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    name: string;
+                    tag: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            name: string;
+                            /** @description the operator's tags, sorted */
+                            tags: string[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -8822,6 +9376,8 @@ export interface paths {
                             };
                             groups: {
                                 created_at: string;
+                                /** @description a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group */
+                                filter: string | null;
                                 /** Format: uuid */
                                 id: string;
                                 member_count: number;
@@ -8896,7 +9452,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a device group */
+        /** Create a device group: static (members) or dynamic (filter) */
         post: {
             parameters: {
                 query?: never;
@@ -8907,6 +9463,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description makes the group dynamic (docs/pipeline.md "Dynamic groups"); not with members */
+                        filter?: string;
                         members?: string[];
                         name: string;
                     };
@@ -8921,6 +9479,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             created_at: string;
+                            /** @description a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group */
+                            filter: string | null;
                             /** Format: uuid */
                             id: string;
                             member_count: number;
@@ -9023,6 +9583,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             created_at: string;
+                            /** @description a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group */
+                            filter: string | null;
                             /** Format: uuid */
                             id: string;
                             member_count: number;
@@ -9210,6 +9772,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             created_at: string;
+                            /** @description a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group */
+                            filter: string | null;
                             /** Format: uuid */
                             id: string;
                             member_count: number;
@@ -9327,6 +9891,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             created_at: string;
+                            /** @description a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group */
+                            filter: string | null;
                             /** Format: uuid */
                             id: string;
                             member_count: number;
@@ -9345,6 +9911,105 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/groups/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Refresh a dynamic group: its members become what its filter selects now, with the new snapshot digest */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            added: number;
+                            /** Format: uuid */
+                            id: string;
+                            removed: number;
+                            snapshot_digest: string;
+                        };
+                    };
                 };
                 /** @description 400 */
                 400: {
