@@ -108,10 +108,7 @@ const iso = (d: Date | null): string | null => (d === null ? null : d.toISOStrin
  */
 export async function rootKeyOnServer(repo: SigningRepository | undefined, tenantId: string): Promise<boolean | null> {
   if (repo === undefined) return null;
-  return access(repo.keys.pathOf(tenantId, 'root')).then(
-    () => true,
-    () => false,
-  );
+  return repo.keys.has(tenantId, 'root');
 }
 
 /** The root role of the newest root metadata: its threshold and key count (null when unreadable). */
