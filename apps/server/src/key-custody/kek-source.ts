@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
 import { ConfigError } from '../config.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
 import { openFileKek } from './file-kek.js';
+import { WrappedKeys } from './wrapped-keys.js';
 import type { Kek } from './kek.js';
 import { DEFAULT_PKCS11_KEY_LABEL, Pkcs11Kek, type Pkcs11KekOptions } from './pkcs11-kek.js';
 
@@ -92,4 +95,9 @@ export async function openKek(source: KekSource, dataDir: string): Promise<Kek> 
 export function describeKekSource(s: KekSource): string {
   if (s.kind === 'pkcs11') return `PKCS#11 token ${JSON.stringify(s.token)} key ${JSON.stringify(s.keyLabel)} (${s.module})`;
   return `${s.kind === 'generated' ? 'generated key file' : 'key file'} ${s.path}`;
+}
+
+/** Wrapped keys under the embedded default KEK of `dataDir` (generated on first use): the library default of SigningRepository. */
+export function defaultWrappedKeys(db: Kysely<Database>, dataDir: string): WrappedKeys {
+  return new WrappedKeys(db, () => openFileKek(defaultKekPath(dataDir), dataDir, { create: true }));
 }

@@ -17,6 +17,9 @@ export interface Pkcs11KekOptions {
 
 export const DEFAULT_PKCS11_KEY_LABEL = 'svc-kek';
 
+/** One loaded, initialized module per path and process (C_Initialize may run once), shared by the KEKs on it. */
+const loaded = new Map<string, { p: Pkcs11Module.PKCS11; users: number }>();
+
 /** pkcs11js is an optional dependency (a native build): loaded only when a token is configured. */
 function loadPkcs11js(): typeof Pkcs11Module {
   try {
@@ -41,7 +44,10 @@ export class Pkcs11Kek implements Kek {
   readonly #key: Buffer;
   #closed = false;
 
-  private constructor(lib: typeof Pkcs11Module, p: Pkcs11Module.PKCS11, session: Buffer, key: Buffer, id: string) {
+  readonly #module: string;
+
+  private constructor(lib: typeof Pkcs11Module, p: Pkcs11Module.PKCS11, session: Buffer, key: Buffer, id: string, module: string) {
+    this.#module = module;
     this.#lib = lib;
     this.#p = p;
     this.#session = session;
@@ -57,23 +63,30 @@ export class Pkcs11Kek implements Kek {
       throw new KekError(`SVC_KEK_PKCS11_PIN_FILE: cannot read ${o.pinFile}: ${(e as Error).message}`, { cause: e });
     }
     const lib = loadPkcs11js();
-    const p = new lib.PKCS11();
-    try {
-      p.load(o.module);
-    } catch (e) {
-      throw new KekError(`SVC_KEK_PKCS11_MODULE: cannot load ${o.module}: ${(e as Error).message}`, { cause: e });
+    let entry = loaded.get(o.module);
+    if (entry === undefined) {
+      const fresh = new lib.PKCS11();
+      try {
+        fresh.load(o.module);
+        fresh.C_Initialize();
+      } catch (e) {
+        throw new KekError(`SVC_KEK_PKCS11_MODULE: cannot load ${o.module}: ${(e as Error).message}`, { cause: e });
+      }
+      entry = { p: fresh, users: 0 };
+      loaded.set(o.module, entry);
     }
-    let initialized = false;
+    const p = entry.p;
+    entry.users += 1;
     try {
-      p.C_Initialize();
-      initialized = true;
       const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trim() === o.token);
       if (slot === undefined) throw new KekError(`SVC_KEK_PKCS11_TOKEN: no token labelled ${JSON.stringify(o.token)} in ${o.module}`);
       const session = p.C_OpenSession(slot, lib.CKF_SERIAL_SESSION | lib.CKF_RW_SESSION);
       try {
         p.C_Login(session, lib.CKU_USER, pin);
       } catch (e) {
-        throw new KekError(`SVC_KEK_PKCS11_PIN_FILE: login to token ${JSON.stringify(o.token)} refused (${(e as Error).message})`, { cause: e });
+        // the login is the token's, shared by every session of this process: a second KEK on the token finds it done
+        if (!String((e as Error).message).includes('CKR_USER_ALREADY_LOGGED_IN'))
+          throw new KekError(`SVC_KEK_PKCS11_PIN_FILE: login to token ${JSON.stringify(o.token)} refused (${(e as Error).message})`, { cause: e });
       }
       p.C_FindObjectsInit(session, [
         { type: lib.CKA_CLASS, value: lib.CKO_SECRET_KEY },
@@ -87,15 +100,9 @@ export class Pkcs11Kek implements Kek {
           `SVC_KEK_PKCS11_KEY_LABEL: token ${JSON.stringify(o.token)} holds ${found.length} AES keys labelled ${JSON.stringify(o.keyLabel)}, expected exactly one`,
         );
       }
-      return new Pkcs11Kek(lib, p, session, found[0]!, `pkcs11:${o.token}/${o.keyLabel}`);
+      return new Pkcs11Kek(lib, p, session, found[0]!, `pkcs11:${o.token}/${o.keyLabel}`, o.module);
     } catch (e) {
-      if (initialized) {
-        try {
-          p.C_Finalize();
-        } catch {
-          // the error that brought us here is the one to report
-        }
-      }
+      release(o.module);
       if (e instanceof KekError) throw e;
       throw new KekError(`PKCS#11 token ${JSON.stringify(o.token)}: ${(e as Error).message}`, { cause: e });
     }
@@ -132,11 +139,24 @@ export class Pkcs11Kek implements Kek {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
     try {
-      this.#p.C_Logout(this.#session);
       this.#p.C_CloseSession(this.#session);
     } finally {
-      this.#p.C_Finalize();
+      release(this.#module);
     }
     return Promise.resolve();
+  }
+}
+
+/** One user of a loaded module fewer; the last one finalizes it. */
+function release(module: string): void {
+  const entry = loaded.get(module);
+  if (entry === undefined) return;
+  entry.users -= 1;
+  if (entry.users > 0) return;
+  loaded.delete(module);
+  try {
+    entry.p.C_Finalize();
+  } catch {
+    // nothing is left to use the module
   }
 }

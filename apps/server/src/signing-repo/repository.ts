@@ -20,9 +20,8 @@ import { assertTargetEntries, type TargetEntry, type TargetInfo } from './target
 import { assertTargetPath } from './target-path.js';
 import { assertTenantId } from './tenant-id.js';
 import { tufExpires } from './expiry.js';
-import { openFileKek } from '../key-custody/file-kek.js';
-import { defaultKekPath } from '../key-custody/kek-source.js';
-import { WrappedKeys } from '../key-custody/wrapped-keys.js';
+import { defaultWrappedKeys } from '../key-custody/kek-source.js';
+import type { WrappedKeys } from '../key-custody/wrapped-keys.js';
 import type { Database } from '../store/database.js';
 
 export interface SigningRepositoryOptions {
@@ -54,7 +53,7 @@ export class SigningRepository {
 
   constructor(opts: SigningRepositoryOptions) {
     this.blobs = opts.blobs ?? new FsBlobStore(join(opts.dataDir, 'blobs'));
-    this.wrappedKeys = opts.wrappedKeys ?? new WrappedKeys(opts.db as Kysely<Database>, () => openFileKek(defaultKekPath(opts.dataDir), opts.dataDir, { create: true }));
+    this.wrappedKeys = opts.wrappedKeys ?? defaultWrappedKeys(opts.db as Kysely<Database>, opts.dataDir);
     this.keys = new KeyStore(this.wrappedKeys);
     this.#ctx = { db: opts.db as RepoDb, blobs: this.blobs, keys: this.keys, clock: opts.clock ?? (() => new Date()), hooks: opts.hooks ?? {} };
   }
