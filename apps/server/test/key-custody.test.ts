@@ -211,8 +211,10 @@ describe.each(availableDrivers())('wrapped keys on %s', (driver) => {
       const r = await importPlainKeyFiles(keys, dataDir);
       expect(r.conflicts).toEqual([]);
       expect(r.imported).toHaveLength(7);
-      // nothing left: the files, the leftover temp file and the emptied directories are gone
-      expect(await readdir(dataDir)).toEqual([]);
+      // nothing left but the public server CA certificate: the key files, the leftover temp file and the emptied directories are gone
+      expect(await readdir(dataDir)).toEqual(['ca']);
+      expect(await readdir(join(dataDir, 'ca'))).toEqual(['server']);
+      expect(await readdir(join(dataDir, 'ca', 'server'))).toEqual(['ca.pem']);
       for (const [role, k] of Object.entries(tuf)) {
         const name = role === 'evidence' ? 'evidence/evidence' : `tuf/${role}`;
         expect(pkcs8((await keys.load({ tenantId: tenant, name }))!.privateKey)).toEqual(pkcs8(k.privateKey));

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { createPrivateKey, webcrypto } from 'node:crypto';
+import { createPrivateKey, randomUUID, webcrypto } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import type { WrappedKeys } from '../key-custody/wrapped-keys.js';
 import { SERVER_CA_KEY_REF } from './ca-key.js';
 import { encodePem } from '@svc/release-core';
@@ -21,7 +22,11 @@ export interface ServerTls {
   keyPem: string;
 }
 
-/** Where data directories from before the KEK kept the server CA: `ca.pem` and `ca.key` (imported at start, key-custody/import-plain-keys.ts). */
+/**
+ * `ca.pem` here is the server CA certificate agents pin to enroll (SVC_AGENT_SERVER_CA): public,
+ * written at every start from the stored CA. Data directories from before the KEK also kept
+ * `ca.key` here (imported at start and removed, key-custody/import-plain-keys.ts).
+ */
 export function serverCaDir(dataDir: string): string {
   return join(dataDir, 'ca', 'server');
 }
@@ -40,7 +45,7 @@ export async function readServerCa(keys: WrappedKeys): Promise<{ certDer: Uint8A
  * and a fresh TLS leaf for this process, issued at every start and kept in memory only. Only
  * the CA is shared; leaves need not be.
  */
-export async function ensureServerTls(wrapped: WrappedKeys, hosts: string[], now: Date): Promise<ServerTls> {
+export async function ensureServerTls(wrapped: WrappedKeys, hosts: string[], now: Date, dataDir?: string): Promise<ServerTls> {
   let ca = await readServerCa(wrapped);
   if (ca === undefined) {
     const created = await createCa('svc device-channel server CA', now, 3650);
@@ -48,6 +53,7 @@ export async function ensureServerTls(wrapped: WrappedKeys, hosts: string[], now
     ca = await readServerCa(wrapped);
     if (ca === undefined) throw new Error('server CA missing after creation');
   }
+  if (dataDir !== undefined) await publishServerCaCert(dataDir, ca.certDer);
   const material = await loadCa(ca.certDer, ca.keyPem);
   const keys = await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']);
   const names = [...new Set([DEVICE_CHANNEL_TLS_NAME, 'localhost', ...hosts.filter((h) => h && isIP(h) === 0)])];
@@ -63,4 +69,16 @@ export async function ensureServerTls(wrapped: WrappedKeys, hosts: string[], now
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   return { caDer: ca.certDer, certPem: encodePem(leafDer, 'CERTIFICATE'), keyPem: encodePem(pkcs8, 'PRIVATE KEY') };
+}
+
+/** Writes the server CA certificate (public) to `<dataDir>/ca/server/ca.pem` for provisioning agents; atomic, unchanged when equal. */
+async function publishServerCaCert(dataDir: string, certDer: Uint8Array): Promise<void> {
+  const dir = serverCaDir(dataDir);
+  const pem = encodePem(certDer, 'CERTIFICATE');
+  const current = await readFile(join(dir, 'ca.pem'), 'utf8').catch(() => undefined);
+  if (current === pem) return;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = join(dir, `.ca.pem.${randomUUID()}`);
+  await writeFile(tmp, pem, { mode: 0o644 });
+  await rename(tmp, join(dir, 'ca.pem'));
 }

@@ -26,7 +26,7 @@ export interface DeviceChannelOptions {
   listen: Store['listen'];
   /** That cache when the caller opened it (main.ts shares it with the REST API); opened here otherwise. */
   credentials?: DeviceCredentialCache;
-  /** SVC_DATA_DIR (nothing of the channel's is written there: its CA keys are wrapped keys). */
+  /** SVC_DATA_DIR: the server CA certificate (public) is written to `ca/server/ca.pem` for agents to pin; its keys are wrapped keys. */
   dataDir: string;
   /** Where the server CA and the device CA keys are kept, wrapped by the KEK (main.ts: the signing repository's). */
   keys: WrappedKeys;
@@ -53,7 +53,7 @@ export interface DeviceChannelOptions {
 export async function startDeviceChannelService(o: DeviceChannelOptions): Promise<{ server: DeviceChannelServer; ctx: DeviceChannelContext }> {
   const now = o.now ?? (() => new Date());
   const host = o.addr.slice(0, o.addr.lastIndexOf(':')).replace(/^\[|\]$/g, '');
-  const tls = await ensureServerTls(o.keys, host ? [host] : [], now());
+  const tls = await ensureServerTls(o.keys, host ? [host] : [], now(), o.dataDir);
   const cas = new DeviceCaStore(o.db, o.keys);
   const { cache: credentials, close: closeCredentials } =
     o.credentials === undefined ? await DeviceCredentialCache.open(o.listen) : { cache: o.credentials, close: async () => undefined };

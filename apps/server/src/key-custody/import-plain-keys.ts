@@ -105,8 +105,8 @@ export async function importPlainKeyFiles(keys: WrappedKeys, dataDir: string): P
       out.conflicts.push(`${file.path} holds another key than wrapped key ${id}; left in place (the stored key is used)`);
       continue;
     }
+    // the server CA's certificate (public) stays: agents are provisioned with it
     await unlink(file.path);
-    if (file.certPath !== undefined) await rm(file.certPath, { force: true });
     out.imported.push(`${file.path} -> wrapped key ${id}`);
   }
   for (const path of found.leftovers) await rm(path, { recursive: true, force: true });
