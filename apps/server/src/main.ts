@@ -91,7 +91,9 @@ async function main(): Promise<void> {
     try {
       next = await openKek(newKekSource, config.dataDir);
       const r = await rewrapAllKeys(store.db, kek, next);
-      process.stdout.write(`rewrap-keys: ${r.rewrapped} keys rewrapped from ${kek.id} to ${next.id}${r.already > 0 ? ` (${r.already} were already under it)` : ''}\n`);
+      process.stdout.write(
+        `rewrap-keys: ${r.rewrapped} keys rewrapped from ${kek.id} to ${next.id}${r.already > 0 ? ` (${r.already} were already under it)` : ''}\n`,
+      );
     } catch (e) {
       if (e instanceof KekError) return refuse(`rewrap-keys: ${e.message}; nothing changed`, wrappedKeys);
       throw e;

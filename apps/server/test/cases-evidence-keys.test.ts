@@ -86,7 +86,9 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
     await storeGarbage();
     const garbage = await f.api('GET', `/api/v1/cases/${caseId}/export`);
     expect(garbage.status).toBe(503);
-    expect(garbage.body.error).toMatch(new RegExp(`^KEY_UNAVAILABLE: evidence key of tenant ${f.t.tenantId} is unreadable \\(wrapped key ${f.t.tenantId}/evidence/evidence: `));
+    expect(garbage.body.error).toMatch(
+      new RegExp(`^KEY_UNAVAILABLE: evidence key of tenant ${f.t.tenantId} is unreadable \\(wrapped key ${f.t.tenantId}/evidence/evidence: `),
+    );
     expect((await f.api('GET', '/api/v1/evidence-keys')).body).toMatchObject({ evidence_keys: [], total: 0 });
     await deleteWrappedKey(f.t.testStore.store.db, keyIdOfRef(ref));
     before = await exportCase();

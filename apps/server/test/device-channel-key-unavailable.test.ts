@@ -6,8 +6,6 @@ import { keyIdOfRef, type KeyRef } from '../src/key-custody/wrapped-keys.js';
  * enrollment answers UNAVAILABLE with the `KEY_UNAVAILABLE` trailer and a message naming the
  * key and its tenant, never INTERNAL; a key put back makes enrollment work again.
  */
-import { copyFile, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import type { EnrollResponse } from '@svc/device-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

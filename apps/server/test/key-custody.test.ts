@@ -29,9 +29,11 @@ import { generateSigningKey } from '../src/signing-repo/keys.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 
-const SOFTHSM_MODULE = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so', '/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so'].find(
-  (p) => existsSync(p),
-);
+const SOFTHSM_MODULE = [
+  '/usr/lib/softhsm/libsofthsm2.so',
+  '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so',
+  '/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so',
+].find((p) => existsSync(p));
 const haveSofthsm = SOFTHSM_MODULE !== undefined && hasTool('softhsm2-util') && hasTool('pkcs11-tool');
 if (!haveSofthsm) {
   if (process.env.CI === 'true') throw new Error('softhsm2 and opensc (pkcs11-tool) are required when CI=true: scripts/install-system-deps.sh');
@@ -100,11 +102,17 @@ describe('the file KEK', () => {
   });
 
   it('settings: PostgreSQL without a KEK is refused; the embedded database gets one generated beside the data directory', () => {
-    expect(() => kekSourceFromEnv({}, { dataDir: '/srv/svc/data', postgres: true })).toThrow(/^SVC_KEK_FILE or SVC_KEK_PKCS11_MODULE: required with SVC_DATABASE_URL/);
+    expect(() => kekSourceFromEnv({}, { dataDir: '/srv/svc/data', postgres: true })).toThrow(
+      /^SVC_KEK_FILE or SVC_KEK_PKCS11_MODULE: required with SVC_DATABASE_URL/,
+    );
     expect(kekSourceFromEnv({}, { dataDir: '/srv/svc/data', postgres: false })).toEqual({ kind: 'generated', path: '/srv/svc/data.kek' });
     expect(() => kekSourceFromEnv({ SVC_KEK_FILE: '/k', SVC_KEK_PKCS11_MODULE: '/m.so' }, { dataDir: '/d', postgres: true })).toThrow(/set one KEK source/);
-    expect(() => kekSourceFromEnv({ SVC_KEK_PKCS11_MODULE: '/m.so', SVC_KEK_PKCS11_PIN_FILE: '/p' }, { dataDir: '/d', postgres: true })).toThrow(/^SVC_KEK_PKCS11_TOKEN: required/);
-    expect(kekSourceFromEnv({ SVC_KEK_PKCS11_MODULE: '/m.so', SVC_KEK_PKCS11_TOKEN: 'svc', SVC_KEK_PKCS11_PIN_FILE: '/p' }, { dataDir: '/d', postgres: true })).toEqual({
+    expect(() => kekSourceFromEnv({ SVC_KEK_PKCS11_MODULE: '/m.so', SVC_KEK_PKCS11_PIN_FILE: '/p' }, { dataDir: '/d', postgres: true })).toThrow(
+      /^SVC_KEK_PKCS11_TOKEN: required/,
+    );
+    expect(
+      kekSourceFromEnv({ SVC_KEK_PKCS11_MODULE: '/m.so', SVC_KEK_PKCS11_TOKEN: 'svc', SVC_KEK_PKCS11_PIN_FILE: '/p' }, { dataDir: '/d', postgres: true }),
+    ).toEqual({
       kind: 'pkcs11',
       module: '/m.so',
       token: 'svc',
@@ -137,8 +145,12 @@ describe.skipIf(!haveSofthsm)('the PKCS#11 KEK on a real SoftHSM2 token', () => 
     }
     const badPin = join(token.dir, 'bad-pin');
     await writeFile(badPin, '0000\n');
-    await expect(Pkcs11Kek.open({ module: token.module, token: 'svc-test', keyLabel: 'svc-kek', pinFile: badPin })).rejects.toThrow(/login to token "svc-test" refused/);
-    await expect(Pkcs11Kek.open({ module: token.module, token: 'nope', keyLabel: 'svc-kek', pinFile: token.pinFile })).rejects.toThrow(/no token labelled "nope"/);
+    await expect(Pkcs11Kek.open({ module: token.module, token: 'svc-test', keyLabel: 'svc-kek', pinFile: badPin })).rejects.toThrow(
+      /login to token "svc-test" refused/,
+    );
+    await expect(Pkcs11Kek.open({ module: token.module, token: 'nope', keyLabel: 'svc-kek', pinFile: token.pinFile })).rejects.toThrow(
+      /no token labelled "nope"/,
+    );
     await expect(Pkcs11Kek.open({ module: token.module, token: 'svc-test', keyLabel: 'absent', pinFile: token.pinFile })).rejects.toThrow(
       /holds 0 AES keys labelled "absent"/,
     );
@@ -168,7 +180,9 @@ describe.skipIf(!haveSofthsm)('the PKCS#11 KEK on a real SoftHSM2 token', () => 
         expect(pkcs8((await new WrappedKeys(t.store.db, hsm).load({ tenantId: tenant, name: 'tuf/targets' }))!.privateKey)).toEqual(pkcs8(key.privateKey));
 
         await rewrapAllKeys(t.store.db, hsm, hsm2);
-        await expect(new WrappedKeys(t.store.db, hsm).load({ tenantId: tenant, name: 'tuf/targets' })).rejects.toThrow(/wrapped by KEK pkcs11:svc-test\/svc-kek-2/);
+        await expect(new WrappedKeys(t.store.db, hsm).load({ tenantId: tenant, name: 'tuf/targets' })).rejects.toThrow(
+          /wrapped by KEK pkcs11:svc-test\/svc-kek-2/,
+        );
         // the bytes themselves do not open under the old token key either (not only the recorded KEK id)
         const moved = (await allWrappedKeys(t.store.db)).find((r) => r.tenant_id === tenant)!;
         await expect(hsm.unwrap(Buffer.from(moved.wrapped), Buffer.from(moved.key_id))).rejects.toThrow(KekError);
@@ -206,7 +220,10 @@ describe.each(availableDrivers())('wrapped keys on %s', (driver) => {
       const serverCa = await createCa('legacy server CA', new Date(), 10);
       await mkdir(join(dataDir, 'ca', 'server'), { recursive: true });
       await writeFile(join(dataDir, 'ca', 'server', 'ca.key'), serverCa.keyPem);
-      await writeFile(join(dataDir, 'ca', 'server', 'ca.pem'), `-----BEGIN CERTIFICATE-----\n${Buffer.from(serverCa.certDer).toString('base64')}\n-----END CERTIFICATE-----\n`);
+      await writeFile(
+        join(dataDir, 'ca', 'server', 'ca.pem'),
+        `-----BEGIN CERTIFICATE-----\n${Buffer.from(serverCa.certDer).toString('base64')}\n-----END CERTIFICATE-----\n`,
+      );
 
       const r = await importPlainKeyFiles(keys, dataDir);
       expect(r.conflicts).toEqual([]);
@@ -237,7 +254,9 @@ describe.each(availableDrivers())('wrapped keys on %s', (driver) => {
       await writeFile(join(dataDir, 'keys', tenant, 'targets.pem'), other.pem);
       const again = await importPlainKeyFiles(keys, dataDir);
       expect(again.imported).toEqual([]);
-      expect(again.conflicts).toEqual([`${join(dataDir, 'keys', tenant, 'targets.pem')} holds another key than wrapped key ${tenant}/tuf/targets; left in place (the stored key is used)`]);
+      expect(again.conflicts).toEqual([
+        `${join(dataDir, 'keys', tenant, 'targets.pem')} holds another key than wrapped key ${tenant}/tuf/targets; left in place (the stored key is used)`,
+      ]);
       expect(existsSync(join(dataDir, 'keys', tenant, 'targets.pem'))).toBe(true);
       expect(pkcs8((await keys.load({ tenantId: tenant, name: 'tuf/targets' }))!.privateKey)).toEqual(pkcs8(tuf['targets']!.privateKey));
     } finally {
@@ -271,7 +290,9 @@ describe.each(availableDrivers())('wrapped keys on %s', (driver) => {
     expect(pkcs8((await reopened.load({ tenantId: tenant, name: 'tuf/snapshot' }))!.privateKey)).toEqual(pkcs8(ed));
     expect(pkcs8((await reopened.load({ tenantId: tenant, name: 'device-ca/device-ca-00000000000000aa.key' }))!.privateKey)).toEqual(pkcs8(ec));
     const audit = await t.store.db.selectFrom('audit_events').select(['action', 'actor', 'detail']).where('tenant_id', '=', tenant).execute();
-    expect(audit).toEqual([{ action: 'keys.rewrap', actor: 'system:rewrap-keys', detail: { keys: 2, from_kek: oldKek.id, to_kek: newKek.id, wrap_alg: 'A256GCM' } }]);
+    expect(audit).toEqual([
+      { action: 'keys.rewrap', actor: 'system:rewrap-keys', detail: { keys: 2, from_kek: oldKek.id, to_kek: newKek.id, wrap_alg: 'A256GCM' } },
+    ]);
     // run again (e.g. after a crash between runs): nothing left to move
     expect(await rewrapAllKeys(t.store.db, oldKek, newKek)).toEqual({ rewrapped: 0, already: 2 });
   });
@@ -320,7 +341,10 @@ describe.each(availableDrivers())('no key material under the data directory on %
       const token = await f.newToken();
       const csrDer = await csrFor(key, 'scan-1');
       enrolled = await unary<EnrollResponse>((cb) =>
-        anon.enrollment.enroll({ token, deviceName: 'scan-1', csrDer, inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } }, cb),
+        anon.enrollment.enroll(
+          { token, deviceName: 'scan-1', csrDer, inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } },
+          cb,
+        ),
       );
     } finally {
       anon.close();

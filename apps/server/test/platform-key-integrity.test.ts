@@ -122,7 +122,11 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
       // the evidence key as its first export records it
       const evidence = await firstEvidenceKey(repo.wrappedKeys, tenant);
       await runUnitOfWork(store.db, { tenant, actor: systemActor('test'), now: new Date() }, (uow) =>
-        recordFirstEvidenceKey(uow, { keyid: evidence.key.keyid, publicKeyPem: evidence.key.publicKeyPem, ...(evidence.store ? { store: evidence.store } : {}) }),
+        recordFirstEvidenceKey(uow, {
+          keyid: evidence.key.keyid,
+          publicKeyPem: evidence.key.publicKeyPem,
+          ...(evidence.store ? { store: evidence.store } : {}),
+        }),
       );
       pristine = await allWrappedKeys(store.db);
     } finally {

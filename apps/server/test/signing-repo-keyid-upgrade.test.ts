@@ -4,7 +4,7 @@ import { importPlainKeyFiles } from '../src/key-custody/import-plain-keys.js';
  * specification's key ids through a root rotation, and devices that pinned the old root
  * version 1 follow the chain (tuf-js 5 over HTTP on a real port).
  */
-import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';

@@ -55,7 +55,11 @@ async function plainKeyFiles(dataDir: string): Promise<{ keys: PlainKeyFile[]; l
   }
   for (const entry of await entries(join(dataDir, 'ca'))) {
     if (entry === 'server') {
-      keys.push({ path: join(dataDir, 'ca', 'server', 'ca.key'), ref: { tenantId: null, name: 'server-ca' }, certPath: join(dataDir, 'ca', 'server', 'ca.pem') });
+      keys.push({
+        path: join(dataDir, 'ca', 'server', 'ca.key'),
+        ref: { tenantId: null, name: 'server-ca' },
+        certPath: join(dataDir, 'ca', 'server', 'ca.pem'),
+      });
     } else if (entry.startsWith('.server-')) {
       leftovers.push(join(dataDir, 'ca', entry));
     } else if (isUuid(entry)) {
@@ -96,7 +100,9 @@ export async function importPlainKeyFiles(keys: WrappedKeys, dataDir: string): P
       key = createPrivateKey({ key: pem, format: 'pem' });
       if (file.certPath !== undefined) certificate = new Uint8Array(new X509Certificate(await readFile(file.certPath)).raw);
     } catch (e) {
-      out.conflicts.push(`${file.path} is not a readable key${file.certPath ? ' with its certificate' : ''} (${(e as Error).message}); left in place, not stored as ${id}`);
+      out.conflicts.push(
+        `${file.path} is not a readable key${file.certPath ? ' with its certificate' : ''} (${(e as Error).message}); left in place, not stored as ${id}`,
+      );
       continue;
     }
     await keys.create(file.ref, key, certificate !== undefined ? { certificate } : {});

@@ -69,9 +69,5 @@ export async function allWrappedKeys(db: Db, forUpdate = false): Promise<Wrapped
 
 /** A rewrap's one change of a row: same key, new KEK. */
 export async function rewrapKey(db: Db, keyId: string, k: { wrapAlg: string; kekId: string; wrapped: Uint8Array }, at: Date): Promise<void> {
-  await db
-    .updateTable('wrapped_keys')
-    .set({ wrap_alg: k.wrapAlg, kek_id: k.kekId, wrapped: k.wrapped, wrapped_at: at })
-    .where('key_id', '=', keyId)
-    .execute();
+  await db.updateTable('wrapped_keys').set({ wrap_alg: k.wrapAlg, kek_id: k.kekId, wrapped: k.wrapped, wrapped_at: at }).where('key_id', '=', keyId).execute();
 }

@@ -23,7 +23,7 @@ export function newKekSourceFromArgs(args: string[], dataDir: string): KekSource
       args,
       strict: true,
       allowPositionals: false,
-      options: Object.fromEntries(Object.values(NEW_KEK_FLAGS).map((f) => [f.slice(2), { type: 'string' as const }])),
+      options: Object.fromEntries(Object.values(NEW_KEK_FLAGS).map((f: string) => [f.slice(2), { type: 'string' as const }])),
     }));
   } catch (e) {
     throw new ConfigError(`rewrap-keys: ${(e as Error).message}`);

@@ -28,7 +28,8 @@ export async function rewrapAllKeys(db: Kysely<Database>, from: Kek, to: Kek, no
         result.already += 1;
         continue;
       }
-      if (row.kek_id !== from.id) throw new KekError(`wrapped key ${row.key_id} is wrapped by KEK ${row.kek_id}, neither the current KEK ${from.id} nor the new ${to.id}`);
+      if (row.kek_id !== from.id)
+        throw new KekError(`wrapped key ${row.key_id} is wrapped by KEK ${row.kek_id}, neither the current KEK ${from.id} nor the new ${to.id}`);
       const aad = Buffer.from(row.key_id);
       const plain = await from.unwrap(Buffer.from(row.wrapped), aad);
       try {

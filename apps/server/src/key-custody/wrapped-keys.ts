@@ -84,7 +84,16 @@ export class WrappedKeys {
     try {
       const wrapped = await kek.wrap(der, Buffer.from(keyId));
       const publicKeyId = keyIdOf(createPublicKey(privateKey).export({ format: 'der', type: 'spki' }));
-      return { keyId, tenantId: ref.tenantId, name: ref.name, publicKeyId, wrapAlg: kek.algorithm, kekId: kek.id, wrapped, ...(certificate ? { certificate } : {}) };
+      return {
+        keyId,
+        tenantId: ref.tenantId,
+        name: ref.name,
+        publicKeyId,
+        wrapAlg: kek.algorithm,
+        kekId: kek.id,
+        wrapped,
+        ...(certificate ? { certificate } : {}),
+      };
     } finally {
       der.fill(0);
     }

@@ -56,10 +56,7 @@ export const recordFirstEvidenceKey: Command<{ keyid: string; publicKeyPem: stri
 export const rotateEvidenceKey: Command<
   { previousKeyid: string; next: { keyid: string; publicKeyPem: string; store: (db: Db) => Promise<void> } },
   EvidenceKeyRow
-> = async (
-  uow,
-  { previousKeyid, next },
-) => {
+> = async (uow, { previousKeyid, next }) => {
   const current = await currentEvidenceKey(uow.trx, uow.tenant, 'update');
   if (current?.keyid !== previousKeyid) throw notCurrent(previousKeyid, current);
   // server processes' clocks may disagree: a key's validity never ends before it began

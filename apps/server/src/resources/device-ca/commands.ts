@@ -24,10 +24,7 @@ export interface RotatedDeviceCa {
 export const rotateDeviceCa: Command<
   { previousSeq: number; next: { certDer: Uint8Array; keyFile: string; store: (db: Db) => Promise<void> } },
   RotatedDeviceCa
-> = async (
-  uow,
-  { previousSeq, next },
-) => {
+> = async (uow, { previousSeq, next }) => {
   const current = await getDeviceCa(uow.trx, uow.tenant, 'update');
   if (current?.seq !== previousSeq) {
     throw new ServerError(

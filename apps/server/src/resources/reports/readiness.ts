@@ -6,7 +6,6 @@
  * the signing repository's root version, threshold, expiry and custody), and the open
  * Article 14 cases with their deadlines. Every figure is an aggregate computed by the database.
  */
-import { access } from 'node:fs/promises';
 import type { SigningRepository } from '../../signing-repo/index.js';
 import type { Db } from '../../store/tx.js';
 import { listAuthorizerKeys } from '../authorizer-keys/queries.js';

@@ -57,7 +57,11 @@ async function signingKey(ctx: AppContext, request: FastifyRequest): Promise<Evi
   const recorded = await currentSigningKey(ctx.store.db, keys, tenantId);
   if (recorded !== undefined) return recorded;
   const first = await firstEvidenceKey(keys, tenantId);
-  await execute(ctx, request, recordFirstEvidenceKey, { keyid: first.key.keyid, publicKeyPem: first.key.publicKeyPem, ...(first.store ? { store: first.store } : {}) });
+  await execute(ctx, request, recordFirstEvidenceKey, {
+    keyid: first.key.keyid,
+    publicKeyPem: first.key.publicKeyPem,
+    ...(first.store ? { store: first.store } : {}),
+  });
   // what is recorded now decides (a concurrent first use recorded its own key)
   const current = await currentSigningKey(ctx.store.db, keys, tenantId);
   if (current === undefined) throw new Error('the first evidence key was recorded and is not current');
