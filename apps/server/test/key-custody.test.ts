@@ -6,7 +6,7 @@
  * repository signed, no file under the data directory holding a private key in any form.
  * Storage on both drivers.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -27,6 +27,7 @@ import { WrappedKeys } from '../src/key-custody/wrapped-keys.js';
 import { createTenant } from '../src/resources/tenants/queries.js';
 import { generateSigningKey } from '../src/signing-repo/keys.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
+import { MAIN_JS, mainBuilt } from './helpers/main-process.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 
 const SOFTHSM_MODULE = [
@@ -369,4 +370,47 @@ describe.each(availableDrivers())('no key material under the data directory on %
     // the blob store wrote the payload there: the scan saw the data directory in use
     expect(scanned).toBeGreaterThan(0);
   });
+});
+
+/** Runs `node dist/main.js [...args]` to its exit. */
+function runMain(args: string[], env: Record<string, string>): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [MAIN_JS, ...args], {
+    env: { PATH: process.env.PATH ?? '', SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe.skipIf(!mainBuilt('key-custody'))('node dist/main.js rewrap-keys', () => {
+  let dir: string;
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+    for (const f of ['.kek', '.kek-2']) await rm(`${dir}${f}`, { force: true });
+  });
+
+  it('moves every key to the new KEK; afterwards the old KEK opens nothing and the new one everything', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-rewrap-'));
+    // the first check creates the repository's keys under the generated default KEK beside the data dir
+    const first = runMain(['check'], { SVC_DATA_DIR: dir });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(existsSync(`${dir}.kek`)).toBe(true);
+    expect(runMain(['rewrap-keys'], { SVC_DATA_DIR: dir }).stderr).toMatch(/^svc-server: rewrap-keys: give the new KEK with --new-kek-file/);
+    expect(runMain(['rewrap-keys', '--new-kek-file', join(dir, 'kek')], { SVC_DATA_DIR: dir }).stderr).toMatch(/lies inside the data directory/);
+
+    await writeFile(`${dir}.kek-2`, randomBytes(32), { mode: 0o600 });
+    const r = runMain(['rewrap-keys', '--new-kek-file', `${dir}.kek-2`], { SVC_DATA_DIR: dir });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^rewrap-keys: [1-9]\d* keys rewrapped from file:[0-9a-f]{32} to file:[0-9a-f]{32}\n$/);
+
+    const old = runMain(['check'], { SVC_DATA_DIR: dir, SVC_KEK_FILE: `${dir}.kek` });
+    expect(old.code).toBe(2);
+    expect(old.stderr).toMatch(/^svc-server: key check failed: TUF root key of tenant [0-9a-f-]{36} is unreadable \(wrapped key .*wrapped by KEK file:/);
+    const next = runMain(['check'], { SVC_DATA_DIR: dir, SVC_KEK_FILE: `${dir}.kek-2` });
+    expect(next.stderr).toBe('');
+    expect(next.code).toBe(0);
+    expect(next.stdout).toMatch(/^ok {6}TUF targets key of tenant/m);
+  }, 300_000);
 });
