@@ -218,7 +218,7 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
     expect((await f.repo.listTargets(tenant)).map((t) => t.path).sort()).toEqual(blobs.map((_, i) => `p/${i}.bin`));
   });
 
-  it('fails loudly when a process does not share the keys directory', async () => {
+  it('fails loudly when a process opens another KEK than the one that wrapped the keys', async () => {
     const tenant = await f.newTenant();
     await f.repo.ensureTenantRepo(tenant);
     const { mkdtemp, rm } = await import('node:fs/promises');
@@ -230,10 +230,12 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
       await expectRepoError(
         lonely.publishTargets(tenant, [{ path: 'x', digest: blob.digest, length: 1 }]),
         'KEY_UNAVAILABLE',
-        /^TUF targets key of tenant \S+ is missing .*must share SVC_DATA_DIR\/keys/,
+        // another data dir: another generated default KEK, which opens none of the stored keys
+        /^TUF targets key of tenant \S+ is unreadable \(wrapped key \S+\/tuf\/targets: .* is wrapped by KEK file:[0-9a-f]{32}, this server opened KEK file:[0-9a-f]{32}\)$/,
       );
     } finally {
       await rm(otherDir, { recursive: true, force: true });
+      await rm(`${otherDir}.kek`, { force: true });
     }
   });
 
