@@ -4,10 +4,11 @@
 # and a static busybox for the container images the tests build, journald's
 # file writer for log bundles, dpkg-deb for the agent package, libfaketime for
 # the certificate renewal test's shared clock, poppler's pdftotext and pdftoppm for
-# the PDF tests, HAProxy for the multi-process device-channel test). Idempotent:
+# the PDF tests, HAProxy for the multi-process device-channel test, SoftHSM2 and
+# OpenSC's pkcs11-tool for the key-encryption-key token). Idempotent:
 # packages already present are not touched, so a warm machine pays nothing.
 set -euo pipefail
-want=(openssl rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime poppler-utils haproxy)
+want=(openssl softhsm2 opensc rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime poppler-utils haproxy)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

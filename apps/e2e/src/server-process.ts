@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seedPgliteCluster } from './pglite-cluster.js';
 import { Proc } from './proc.js';
@@ -44,7 +47,7 @@ export async function startServer(o: ServerOptions): Promise<ServerProcess> {
     SVC_ADMIN_PASSWORD: o.admin.password,
     SVC_LOG_LEVEL: 'info',
     SVC_DEVICE_CHECKIN_INTERVAL_S: String(o.checkInIntervalS ?? 1),
-    ...(o.databaseUrl ? { SVC_DATABASE_URL: o.databaseUrl } : {}),
+    ...(o.databaseUrl ? { SVC_DATABASE_URL: o.databaseUrl, SVC_KEK_FILE: await sharedKekFile(o.schema ?? 'public') } : {}),
     ...(o.schema ? { SVC_DATABASE_SCHEMA: o.schema } : {}),
     ...o.env,
   };
@@ -68,4 +71,16 @@ export async function startServer(o: ServerOptions): Promise<ServerProcess> {
     await proc.kill();
     throw e;
   }
+}
+
+/**
+ * With PostgreSQL every server process must open the same key-encryption key (docs/server.md
+ * "Key encryption"): one 32-byte key file per schema, outside every data directory.
+ */
+async function sharedKekFile(schema: string): Promise<string> {
+  const path = join(tmpdir(), `svc-e2e-kek-${schema}`);
+  await writeFile(path, randomBytes(32), { mode: 0o600, flag: 'wx' }).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EEXIST') throw e;
+  });
+  return path;
 }

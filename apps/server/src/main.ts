@@ -1,9 +1,14 @@
 #!/usr/bin/env node
 /**
  * The server process: settings from the environment (contracts §6), open the store,
- * migrate, default tenant and first admin, build the app, listen, start jobs, and close
- * everything in order on SIGINT/SIGTERM. Bad settings, and a key the database expects that
- * is missing or not the recorded one (key-integrity/), fail with one line, exit status 2.
+ * migrate, open the key-encryption key and move plain key files of an older data directory
+ * into wrapped keys (key-custody/), default tenant and first admin, build the app, listen,
+ * start jobs, and close everything in order on SIGINT/SIGTERM. Bad settings, a KEK that does
+ * not open, and a key the database expects that is missing or not the recorded one
+ * (key-integrity/), fail with one line, exit status 2.
+ *
+ * Subcommands: `check` (the key check alone) and `rewrap-keys --new-kek-...` (every wrapped
+ * key moved to a new KEK in one transaction; docs/server.md "Key encryption").
  */
 import { join } from 'node:path';
 import { buildApp } from './app.js';
@@ -27,17 +32,28 @@ import { failureLine, keyRecoveryFromEnv, reportLine, runKeyCheck } from './key-
 import { evidenceOptionsFromEnv } from './resources/case-submissions/transport.js';
 import { blobStoreKind, openBlobStore } from './blobs/index.js';
 import { startBlobGc } from './jobs/blob-gc.js';
+import { KekError } from './key-custody/kek.js';
+import { describeKekSource, kekSourceFromEnv, openKek } from './key-custody/kek-source.js';
+import { importPlainKeyFiles } from './key-custody/import-plain-keys.js';
+import { newKekSourceFromArgs } from './key-custody/rewrap-command.js';
+import { rewrapAllKeys } from './key-custody/rewrap.js';
+import { WrappedKeys } from './key-custody/wrapped-keys.js';
 
 async function main(): Promise<void> {
   // `node dist/main.js check`: the start-up key check alone, exit 0 (every key in place) or 2
   const checkOnly = process.argv[2] === 'check';
+  const rewrap = process.argv[2] === 'rewrap-keys';
   let config;
   let evidence;
   let keyRecovery;
+  let kekSource;
+  let newKekSource;
   try {
     config = parseConfig(process.env);
     evidence = evidenceOptionsFromEnv(process.env);
     keyRecovery = keyRecoveryFromEnv(process.env);
+    kekSource = kekSourceFromEnv(process.env, { dataDir: config.dataDir, postgres: config.databaseUrl !== undefined });
+    if (rewrap) newKekSource = newKekSourceFromArgs(process.argv.slice(3), config.dataDir);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`svc-server: ${error.message}\n`);
@@ -55,15 +71,52 @@ async function main(): Promise<void> {
   const applied = await migrateToLatest(store);
   const tenantId = await ensureDefaultTenant(store.db);
   const now = () => new Date();
+  const refuse = async (line: string, keys?: WrappedKeys): Promise<never> => {
+    await keys?.close();
+    await store.close();
+    process.stderr.write(`svc-server: ${line}\n`);
+    process.exit(2);
+  };
+  // Every private key is stored wrapped by the KEK (docs/server.md "Key encryption").
+  let kek;
+  try {
+    kek = await openKek(kekSource, config.dataDir);
+  } catch (e) {
+    if (e instanceof KekError) return refuse(`KEY_UNAVAILABLE: key-encryption key (${describeKekSource(kekSource)}): ${e.message}`);
+    throw e;
+  }
+  const wrappedKeys = new WrappedKeys(store.db, kek);
+  const imported = await importPlainKeyFiles(wrappedKeys, config.dataDir);
+  if (imported.conflicts.length > 0) return refuse(`plain key file not imported: ${imported.conflicts[0]!}`, wrappedKeys);
+  for (const line of imported.imported) process.stderr.write(`svc-server: imported ${line}\n`);
+  if (rewrap && newKekSource !== undefined) {
+    let next;
+    try {
+      next = await openKek(newKekSource, config.dataDir);
+      const r = await rewrapAllKeys(store.db, kek, next);
+      process.stdout.write(
+        `rewrap-keys: ${r.rewrapped} keys rewrapped from ${kek.id} to ${next.id}${r.already > 0 ? ` (${r.already} were already under it)` : ''}\n`,
+      );
+    } catch (e) {
+      if (e instanceof KekError) return refuse(`rewrap-keys: ${e.message}; nothing changed`, wrappedKeys);
+      throw e;
+    } finally {
+      await next?.close();
+    }
+    await wrappedKeys.close();
+    await store.close();
+    process.exit(0);
+  }
   // blobs in the database on PostgreSQL, so every process serves them (docs/server.md "Blob store")
   const blobKind = blobStoreKind(config.blobStore, config.databaseUrl);
   const blobs = openBlobStore(blobKind, { db: store.db, dataDir: config.dataDir });
-  const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now, blobs });
+  const signingRepo = new SigningRepository({ db: store.db, dataDir: config.dataDir, clock: now, wrappedKeys, blobs });
 
   // Every key the database expects must be in place before anything signs with it (docs/server.md).
-  const keyCheck = await runKeyCheck(keyCheckers({ db: store.db, dataDir: config.dataDir, signingRepo }), checkOnly ? new Set() : keyRecovery);
+  const keyCheck = await runKeyCheck(keyCheckers({ db: store.db, signingRepo }), checkOnly ? new Set() : keyRecovery);
   if (checkOnly) for (const r of keyCheck.reports) process.stdout.write(`${reportLine(r)}\n`);
   if (keyCheck.failure !== undefined || checkOnly) {
+    await wrappedKeys.close();
     await store.close();
     if (keyCheck.failure !== undefined) process.stderr.write(`svc-server: ${failureLine(keyCheck.failure)}\n`);
     process.exit(keyCheck.failure === undefined ? 0 : 2);
@@ -89,6 +142,7 @@ async function main(): Promise<void> {
   });
   if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
   app.log.info({ driver: store.driver, schema: store.schema, blob_store: blobKind, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
+  app.log.info({ kek: kek.id, source: describeKekSource(kekSource), imported: imported.imported.length }, 'key-encryption key open');
   for (const line of keyCheck.recovered) app.log.warn({ recovery: [...keyRecovery] }, line);
   for (const r of keyIds.rotated) app.log.info({ tenant: r.tenantId, root_version: r.rootVersion }, 'TUF root rotated to TUF key ids');
   for (const p of keyIds.pending) app.log.warn({ tenant: p.tenantId, err: p.error }, 'TUF repository still names keys by sha256: ids');
@@ -107,6 +161,7 @@ async function main(): Promise<void> {
     listen: store.listen,
     credentials: deviceCredentials.cache,
     dataDir: config.dataDir,
+    keys: wrappedKeys,
     addr: `${dHost.includes(':') ? `[${dHost}]` : dHost}:${dPort}`,
     repository: signingRepo,
     log: app.log,
@@ -167,6 +222,7 @@ async function main(): Promise<void> {
     await channel.server.close();
     await deviceCredentials.close();
     await app.close();
+    await wrappedKeys.close();
     await store.close();
     process.exit(0);
   };

@@ -1,17 +1,21 @@
 /**
  * The evidence key's history: every key that signed a case export is recorded (key id, public
  * key, validity period) and published, rotation is an explicit audited change, and a lost or
- * replaced key file makes exports fail (KEY_UNAVAILABLE) instead of silently minting a new key.
+ * replaced stored key makes exports fail (KEY_UNAVAILABLE) instead of silently minting a new key.
  * An export made before a rotation still verifies with the built `svc-release verify-evidence`
  * given the published history; a forged export claiming an old key id does not.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createPrivateKey } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { canonicalize, envelopeBytes, generateKeyPair, parsePrivateKeyPem, signEnvelope, type PrivateKey } from '@svc/release-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultWrappedKeys } from '../src/key-custody/kek-source.js';
+import { deleteWrappedKey, getWrappedKey, upsertWrappedKey, type WrappedKeyRow } from '../src/key-custody/queries.js';
+import { keyIdOfRef, type KeyRef, type WrappedKeys } from '../src/key-custody/wrapped-keys.js';
 import { createCasesFixture, type CasesFixture } from './cases-fixture.js';
 import { availableDrivers } from './helpers/store.js';
 import { tar, untar } from './pipeline-fixture.js';
@@ -41,7 +45,22 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
   let f: CasesFixture;
   let dir: string;
   let caseId: string;
-  let keyPath: string;
+  let ref: KeyRef;
+  let keys: WrappedKeys;
+  /** The stored evidence key, as PKCS#8 PEM. */
+  const storedPem = async (name = 'evidence/evidence') =>
+    (await keys.load({ tenantId: f.t.tenantId, name }))!.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  /** Stores `wrapped` as the row's wrapped bytes (the KEK does not open them). */
+  const storeGarbage = async (row: Partial<WrappedKeyRow> = {}) =>
+    upsertWrappedKey(f.t.testStore.store.db, {
+      keyId: keyIdOfRef(ref),
+      tenantId: f.t.tenantId,
+      name: ref.name,
+      publicKeyId: row.public_key_id ?? 'sha256:' + '0'.repeat(64),
+      wrapAlg: 'A256GCM',
+      kekId: (await keys.kek()).id,
+      wrapped: Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a]),
+    });
   let before: Map<string, Buffer>;
   let after: Map<string, Buffer>;
   let key1: any;
@@ -58,19 +77,22 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
   beforeAll(async () => {
     f = await createCasesFixture(driver);
     dir = await mkdtemp(join(tmpdir(), 'svc-evidence-keys-'));
-    keyPath = join(f.dataDir, 'keys', f.t.tenantId, 'evidence.pem');
+    ref = { tenantId: f.t.tenantId, name: 'evidence/evidence' };
+    // the app's signing repository uses the embedded default KEK of the data dir: the same one
+    keys = defaultWrappedKeys(f.t.testStore.store.db, f.dataDir);
     caseId = (await f.openCase()).id;
     expect((await f.api('GET', '/api/v1/evidence-keys')).body).toMatchObject({ evidence_keys: [], total: 0 });
-    // no key recorded yet and a key file of garbage bytes: the service's unusable key (503), not the caller's bad input (400)
-    await mkdir(dirname(keyPath), { recursive: true, mode: 0o700 });
-    await writeFile(keyPath, Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a]), { mode: 0o600 });
+    // no key recorded yet and a stored key the KEK does not open: the service's unusable key (503), not the caller's bad input (400)
+    await storeGarbage();
     const garbage = await f.api('GET', `/api/v1/cases/${caseId}/export`);
     expect(garbage.status).toBe(503);
-    expect(garbage.body.error).toMatch(new RegExp(`^KEY_UNAVAILABLE: evidence key of tenant ${f.t.tenantId} is unreadable \\(${keyPath}: `));
+    expect(garbage.body.error).toMatch(
+      new RegExp(`^KEY_UNAVAILABLE: evidence key of tenant ${f.t.tenantId} is unreadable \\(wrapped key ${f.t.tenantId}/evidence/evidence: `),
+    );
     expect((await f.api('GET', '/api/v1/evidence-keys')).body).toMatchObject({ evidence_keys: [], total: 0 });
-    await rm(keyPath);
+    await deleteWrappedKey(f.t.testStore.store.db, keyIdOfRef(ref));
     before = await exportCase();
-    key1Private = parsePrivateKeyPem(await readFile(keyPath, 'utf8'));
+    key1Private = parsePrivateKeyPem(await storedPem());
     f.t.clock.advance(60_000);
     const rotate = await f.api('POST', '/api/v1/evidence-keys/rotate');
     expect(rotate.status, JSON.stringify(rotate.body)).toBe(200);
@@ -172,40 +194,49 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
     120_000,
   );
 
-  it('a rotation interrupted after its commit (its key still in the pending file) is completed by the next use', async () => {
-    const pending = join(f.dataDir, 'keys', f.t.tenantId, `evidence.${key2.keyid.replace(/^sha256:/, '')}.pem`);
-    const current = await readFile(keyPath, 'utf8');
-    await rename(keyPath, pending);
-    await writeFile(keyPath, key1Private.pem, { mode: 0o600 });
+  it('an imported pending key of a rotation interrupted after its commit (older data dirs) is completed by the next use', async () => {
+    const pending = { tenantId: f.t.tenantId, name: `evidence/evidence.${key2.keyid.replace(/^sha256:/, '')}` };
+    const current = await storedPem();
+    await keys.put(pending, createPrivateKey(current));
+    await keys.put(ref, createPrivateKey(key1Private.pem));
     const res = await f.t.app.inject({ method: 'GET', url: `/api/v1/cases/${caseId}/export`, headers: f.admin });
     expect(res.statusCode, res.body).toBe(200);
     expect(JSON.parse((await untar(res.rawPayload)).get('manifest.json')!.toString()).key.keyid).toBe(key2.keyid);
-    expect(await readFile(keyPath, 'utf8')).toBe(current);
-    expect(existsSync(pending)).toBe(false);
+    expect(await storedPem()).toBe(current);
+    expect(await keys.load(pending)).toBeUndefined();
   });
 
-  it('a lost or replaced key file makes the export answer 503 KEY_UNAVAILABLE, never a new key', async () => {
-    const saved = `${keyPath}.saved`;
-    await rename(keyPath, saved);
+  it('a lost or replaced stored key makes the export answer 503 KEY_UNAVAILABLE, never a new key', async () => {
+    const db = f.t.testStore.store.db;
+    const saved = (await getWrappedKey(db, keyIdOfRef(ref)))!;
+    await deleteWrappedKey(db, saved.key_id);
     try {
       const lost = await f.api('GET', `/api/v1/cases/${caseId}/export`);
       expect(lost.status).toBe(503);
       expect(lost.body.error).toMatch(/^KEY_UNAVAILABLE: .*missing/);
-      expect(existsSync(keyPath)).toBe(false);
+      expect(await keys.load(ref)).toBeUndefined();
       // the current public key is still published from the record
       expect((await f.api('GET', '/api/v1/evidence-key')).body.keyid).toBe(key2.keyid);
-      await writeFile(keyPath, generateKeyPair('ed25519').pem, { mode: 0o600 });
+      await keys.put(ref, createPrivateKey(generateKeyPair('ed25519').pem));
       const replaced = await f.api('GET', `/api/v1/cases/${caseId}/export`);
       expect(replaced.status).toBe(503);
       expect(replaced.body.error).toMatch(/^KEY_UNAVAILABLE: .*does not match/);
-      // a file of garbage bytes is the service's missing key too, not a caller's bad input
-      await writeFile(keyPath, Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a]), { mode: 0o600 });
+      // a stored key the KEK does not open is the service's missing key too, not a caller's bad input
+      await storeGarbage(saved);
       const garbage = await f.api('GET', `/api/v1/cases/${caseId}/export`);
       expect(garbage.status).toBe(503);
       expect(garbage.body.error).toMatch(/^KEY_UNAVAILABLE: .*is unreadable/);
       expect((await f.api('GET', '/api/v1/evidence-keys')).body.evidence_keys.map((k: any) => k.keyid)).toEqual([key1.keyid, key2.keyid]);
     } finally {
-      await rename(saved, keyPath);
+      await upsertWrappedKey(db, {
+        keyId: saved.key_id,
+        tenantId: saved.tenant_id,
+        name: saved.name,
+        publicKeyId: saved.public_key_id,
+        wrapAlg: saved.wrap_alg,
+        kekId: saved.kek_id,
+        wrapped: saved.wrapped,
+      });
     }
     expect((await f.api('GET', `/api/v1/cases/${caseId}/export`)).status).toBe(200);
   });

@@ -1,3 +1,4 @@
+import { defaultWrappedKeys } from '../src/key-custody/kek-source.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,7 +27,7 @@ describe.each(availableDrivers())('GET /api/v1/device-ca on %s', (driver) => {
     expect(before.statusCode).toBe(404);
     expect(before.json().error).toMatch(/^device CA not found/);
 
-    const cas = new DeviceCaStore(t.testStore.store.db, dataDir);
+    const cas = new DeviceCaStore(t.testStore.store.db, defaultWrappedKeys(t.testStore.store.db, dataDir));
     await cas.get(t.tenantId, new Date());
     const [der] = await cas.allCertificates(new Date());
 

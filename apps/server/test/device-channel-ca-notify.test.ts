@@ -22,6 +22,7 @@ describe.each(availableDrivers())('a device CA created by another process is tru
     ({ server: b } = await startDeviceChannelService({
       db: f.t.store.db,
       dataDir: f.dataDir,
+      keys: f.repo.wrappedKeys,
       addr: '127.0.0.1:0',
       repository: f.repo,
       log: { error: (obj, msg) => console.error(msg, obj) },

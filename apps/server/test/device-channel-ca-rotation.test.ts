@@ -1,3 +1,4 @@
+import { deviceCaKeyRef } from '../src/device-channel/ca-key.js';
 /**
  * Device CA rotation (SVC_KEY_RECOVERY=device-ca-rotate, docs/device-channel.md "Device CA
  * rotation"), in process against the real device channel (mTLS gRPC on loopback) and a real
@@ -11,7 +12,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { X509Certificate } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -115,10 +116,10 @@ describe.each(availableDrivers())('device CA rotation on %s', (driver) => {
 
   it('a lost device CA key fails the check naming it; device-ca-rotate makes a new CA current, retires the old one and audits it', async () => {
     const db = f.t.store.db;
-    await unlink(join(f.dataDir, 'ca', f.tenantId, oldKeyFile));
-    const checker = deviceCaKeysChecker(db, f.dataDir, now);
+    await f.repo.wrappedKeys.remove(deviceCaKeyRef(f.tenantId, oldKeyFile));
+    const checker = deviceCaKeysChecker(db, f.repo.wrappedKeys, now);
     const refused = await runKeyCheck([checker]);
-    expect(refused.failure?.problem).toBe(`device CA key of tenant ${f.tenantId} is missing (${join(f.dataDir, 'ca', f.tenantId, oldKeyFile)})`);
+    expect(refused.failure?.problem).toBe(`device CA key of tenant ${f.tenantId} is missing (wrapped key ${f.tenantId}/device-ca/${oldKeyFile})`);
     expect(refused.failure?.remedy).toMatch(/SVC_KEY_RECOVERY=device-ca-rotate/);
     // another recovery does not touch it
     expect((await runKeyCheck([checker], new Set(['evidence-rotate']))).failure?.key).toBe(`device CA key of tenant ${f.tenantId}`);
@@ -144,7 +145,7 @@ describe.each(availableDrivers())('device CA rotation on %s', (driver) => {
     expect(retired.trustedUntil?.toISOString()).toBe(new Date(lastExpiry).toISOString());
     rotatedAt = retired.retiredAt!;
     expect(new X509Certificate(Buffer.from(current.certDer)).subject).toBe(`CN=svc device CA ${f.tenantId} #2`);
-    expect(existsSync(join(f.dataDir, 'ca', f.tenantId, current.keyFile))).toBe(true);
+    expect(await f.repo.wrappedKeys.load(deviceCaKeyRef(f.tenantId, current.keyFile))).toBeDefined();
     const row = await db.selectFrom('device_cas').select(['retired_by']).where('tenant_id', '=', f.tenantId).where('seq', '=', 1).executeTakeFirstOrThrow();
     expect(row.retired_by).toBe('system:key-recovery');
     const audit = await db

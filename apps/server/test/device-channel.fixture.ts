@@ -67,6 +67,7 @@ export async function startChannelFixture(
     db,
     listen: t.store.listen,
     dataDir,
+    keys: repo.wrappedKeys,
     addr: '127.0.0.1:0',
     repository: repo,
     log: { error: (obj, msg) => console.error(msg, obj) },

@@ -1,3 +1,4 @@
+import { defaultWrappedKeys } from '../src/key-custody/kek-source.js';
 /**
  * Shared set-up of the pipeline suites: a test app on a fresh store with a REAL signing
  * repository in a temp SVC_DATA_DIR, devices, multipart uploads, release payloads signed with
@@ -151,7 +152,7 @@ export function sign(payload: ReleasePayload, key: PrivateKey) {
 
 /** A device identity issued by the tenant's real device CA (contracts §4), with its P-256 key. */
 export async function deviceIdentity(f: PipelineFixture, deviceName: string, tenantId = f.t.tenantId): Promise<{ certDer: Uint8Array; key: PrivateKey }> {
-  const cas = new DeviceCaStore(f.t.testStore.store.db, f.dataDir);
+  const cas = new DeviceCaStore(f.t.testStore.store.db, defaultWrappedKeys(f.t.testStore.store.db, f.dataDir));
   const ca = await cas.get(tenantId, f.t.clock.now());
   const kp = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const spki = kp.publicKey.export({ format: 'der', type: 'spki' });

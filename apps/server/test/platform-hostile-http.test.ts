@@ -1,5 +1,5 @@
-import { createHash, generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -242,8 +242,10 @@ describe.skipIf(!built).each(availableDrivers())('hostile HTTP input against nod
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-hostile-'));
     const env: Record<string, string> = { SVC_DATA_DIR: dir, SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password };
-    if (driver === 'postgres') Object.assign(env, { SVC_DATABASE_URL: pgUrl!, SVC_DATABASE_SCHEMA: schema });
-    else await seedPgliteCluster(dir);
+    if (driver === 'postgres') {
+      await writeFile(`${dir}.kek`, randomBytes(32), { mode: 0o600 });
+      Object.assign(env, { SVC_DATABASE_URL: pgUrl!, SVC_DATABASE_SCHEMA: schema, SVC_KEK_FILE: `${dir}.kek` });
+    } else await seedPgliteCluster(dir);
     const main = await startMain(env);
     s = new Server(main, new URL(main.url));
     await s.login();
@@ -254,6 +256,7 @@ describe.skipIf(!built).each(availableDrivers())('hostile HTTP input against nod
     if (s) expect(await stopMain(s.main.child)).toBe(0);
     if (driver === 'postgres') await dropSchemaAt(pgUrl!, schema);
     if (dir) await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(`${dir}.kek`, { force: true });
   });
 
   it('answers every generated request below 500, every 4xx as {"error": string}, and keeps serving', async () => {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,14 +71,18 @@ describe.skipIf(!built || !pgUrl)('two real node dist/main.js processes on one P
     for (const c of children) if (c.exitCode === null) await stop(c);
     await dropSchemaAt(pgUrl!, schema);
     if (dir) await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(`${dir}.kek`, { force: true });
   });
 
   it('start together, one admin; a session from A works on B; data created on A lists on B', async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-main-pg-'));
+    await writeFile(`${dir}.kek`, randomBytes(32), { mode: 0o600 });
     const env = {
       SVC_DATA_DIR: dir,
       SVC_DATABASE_URL: pgUrl!,
       SVC_DATABASE_SCHEMA: schema,
+      // both processes open the same KEK (required with PostgreSQL), kept outside the data dir
+      SVC_KEK_FILE: `${dir}.kek`,
       SVC_ADMIN_EMAIL: 'root@example.test',
       SVC_ADMIN_PASSWORD: 'password123',
     };

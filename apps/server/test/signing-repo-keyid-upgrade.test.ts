@@ -1,9 +1,10 @@
+import { importPlainKeyFiles } from '../src/key-custody/import-plain-keys.js';
 /**
  * Repositories whose metadata names keys by `sha256:` + SPKI ids move to the TUF
  * specification's key ids through a root rotation, and devices that pinned the old root
  * version 1 follow the chain (tuf-js 5 over HTTP on a real port).
  */
-import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -39,6 +40,8 @@ describe.each(availableDrivers())('TUF key id upgrade of a legacy repository on 
   async function legacyTenant(targets: { path: string; bytes: Buffer }[] = []): Promise<{ tenant: string; legacy: LegacyRepo }> {
     const tenant = await f.newTenant();
     const legacy = await writeLegacyRepo(f.db, f.dataDir, tenant, { now: f.clock.now, targets });
+    // its plain key files are wrapped as a server start does (key-custody/import-plain-keys.ts)
+    expect((await importPlainKeyFiles(f.repo.wrappedKeys, f.dataDir)).conflicts).toEqual([]);
     return { tenant, legacy };
   }
 
@@ -148,7 +151,7 @@ describe.each(availableDrivers())('TUF key id upgrade of a legacy repository on 
   it('keeps serving and publishing under the old ids while the root key is offline; rotateRoot with the offline key moves every role', async () => {
     const { tenant, legacy } = await legacyTenant([{ path: 'a.bin', bytes: Buffer.from('a') }]);
     const dev = await device(tenant);
-    await unlink(join(f.dataDir, 'keys', tenant, 'root.pem'));
+    expect(await f.repo.deleteRootKey(tenant)).toBe(true);
 
     const result = await f.repo.upgradeKeyIds();
     const pending = result.pending.find((p) => p.tenantId === tenant);

@@ -1,4 +1,5 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { allWrappedKeys } from '../src/key-custody/queries.js';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Metadata, MetadataKind, type Root } from '@tufjs/models';
@@ -49,21 +50,22 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
     await f?.dispose();
   });
 
-  it('creates version 1 of every role and 0600 key files in a 0700 directory', async () => {
+  it('creates version 1 of every role and its keys wrapped by the KEK, no key file', async () => {
     await f.repo.ensureTenantRepo(f.tenantId);
     expect(await versions(f, f.tenantId)).toEqual({ root: 1, targets: 1, snapshot: 1, timestamp: 1 });
-    const dir = join(f.dataDir, 'keys', f.tenantId);
-    expect((await stat(dir)).mode & 0o777).toBe(0o700);
-    const files = (await readdir(dir)).sort();
-    expect(files).toEqual(['root.pem', 'snapshot.pem', 'targets.pem', 'timestamp.pem']);
-    for (const name of files) expect((await stat(join(dir, name))).mode & 0o777, name).toBe(0o600);
+    expect(existsSync(join(f.dataDir, 'keys'))).toBe(false);
+    const kek = await f.repo.wrappedKeys.kek();
+    const rows = (await allWrappedKeys(f.db)).filter((r) => r.tenant_id === f.tenantId);
+    expect(rows.map((r) => [r.name, r.kek_id, r.wrap_alg]).sort()).toEqual(
+      ['root', 'snapshot', 'targets', 'timestamp'].map((role) => [`tuf/${role}`, kek.id, 'A256GCM']),
+    );
 
     const root = await rootOf(f.repo, f.tenantId);
     expect(root.signed.consistentSnapshot).toBe(true);
     root.verifyDelegate('root', root); // self-signed by its root key
-    // TUF specification key ids (contracts §1), computed here from the key files alone.
+    // TUF specification key ids (contracts §1), computed here from the stored keys alone.
     for (const role of ['root', 'targets', 'snapshot', 'timestamp'] as const) {
-      const pem = await readFile(join(dir, `${role}.pem`), 'utf8');
+      const pem = (await f.repo.keys.load(f.tenantId, role))!.pem;
       expect(root.signed.roles[role]?.keyIDs, role).toEqual([specKeyId(pem)]);
       expect(root.signed.keys[specKeyId(pem)]?.keyVal, role).toEqual({ public: rawEd25519Hex(pem) });
       const md = JSON.parse((await f.repo.getMetadata(f.tenantId, role === 'timestamp' ? 'timestamp.json' : `1.${role}.json`)).bytes.toString('utf8')) as {
@@ -216,7 +218,7 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
     expect((await f.repo.listTargets(tenant)).map((t) => t.path).sort()).toEqual(blobs.map((_, i) => `p/${i}.bin`));
   });
 
-  it('fails loudly when a process does not share the keys directory', async () => {
+  it('fails loudly when a process opens another KEK than the one that wrapped the keys', async () => {
     const tenant = await f.newTenant();
     await f.repo.ensureTenantRepo(tenant);
     const { mkdtemp, rm } = await import('node:fs/promises');
@@ -228,10 +230,12 @@ describe.each(availableDrivers())('SigningRepository on %s', (driver) => {
       await expectRepoError(
         lonely.publishTargets(tenant, [{ path: 'x', digest: blob.digest, length: 1 }]),
         'KEY_UNAVAILABLE',
-        /^TUF targets key of tenant \S+ is missing .*must share SVC_DATA_DIR\/keys/,
+        // another data dir: another generated default KEK, which opens none of the stored keys
+        /^TUF targets key of tenant \S+ is unreadable \(wrapped key \S+\/tuf\/targets: .* is wrapped by KEK file:[0-9a-f]{32}, this server opened KEK file:[0-9a-f]{32}\)$/,
       );
     } finally {
       await rm(otherDir, { recursive: true, force: true });
+      await rm(`${otherDir}.kek`, { force: true });
     }
   });
 

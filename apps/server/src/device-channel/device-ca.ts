@@ -1,6 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { X509Certificate as NodeX509 } from 'node:crypto';
-import { join } from 'node:path';
+import { createPrivateKey, X509Certificate as NodeX509 } from 'node:crypto';
 import { digestHex, sha256Digest } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { rotateDeviceCa, type RotatedDeviceCa } from '../resources/device-ca/commands.js';
@@ -8,7 +6,9 @@ import { allDeviceCaCertificates, caTrustedAt, getDeviceCa, insertDeviceCa, tena
 import { runUnitOfWork, type Actor } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { ServerError } from '../errors/server-error.js';
-import { inspectCaKey } from './ca-key.js';
+import { deviceCaKeyRef, inspectCaKey } from './ca-key.js';
+import type { WrappedKeys } from '../key-custody/wrapped-keys.js';
+import type { Db } from '../store/tx.js';
 import { createCa, loadCa, type CaMaterial } from './pki.js';
 
 /** A device CA lives ten years; device certificates are short-lived and renewed. */
@@ -28,9 +28,10 @@ export interface TenantCa {
  * The per-tenant device CAs (contracts §4). A tenant's first CA is created on first use; a
  * rotation (SVC_KEY_RECOVERY=device-ca-rotate, docs/device-channel.md "Device CA rotation")
  * retires it and makes a new one current. The certificates are stored in `device_cas` so
- * several server processes agree on them; the current CA's key is a 0600 file in the shared
- * data dir, named after the certificate so a losing concurrent creator's key can never be
- * mistaken for the winner's. The current CA issues; the current one and the retired ones
+ * several server processes agree on them; the current CA's key is wrapped by the KEK in
+ * `wrapped_keys` (key-custody/), stored in the same transaction as its certificate's row and
+ * named after the certificate so a losing concurrent creator's key can never be mistaken for
+ * the winner's. The current CA issues; the current one and the retired ones
  * inside their trust window verify.
  *
  * What this store read is cached until `invalidate()`: this process calls it after its own
@@ -49,7 +50,7 @@ export class DeviceCaStore {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dataDir: string,
+    private readonly keys: WrappedKeys,
   ) {}
 
   /** Changes at every `invalidate()`: what was derived from the CAs before (peer.ts's checks) is stale when it differs. */
@@ -67,10 +68,6 @@ export class DeviceCaStore {
   /** Every tenant's device CA certificates (DER) trusted at `now`: the TLS trust store of the device port. */
   allCertificates(now: Date): Promise<Uint8Array[]> {
     return allDeviceCaCertificates(this.db, now);
-  }
-
-  private dir(tenantId: string): string {
-    return join(this.dataDir, 'ca', tenantId);
   }
 
   /** The tenant's current CA with its signing key, creating both when the tenant has none yet. */
@@ -113,57 +110,54 @@ export class DeviceCaStore {
     const existing = await getDeviceCa(this.db, tenantId);
     if (existing !== undefined) return this.open(tenantId, existing.certDer, existing.keyFile);
 
-    const { certDer, keyFile } = await this.writeCa(tenantId, 1, now);
-    if (await insertDeviceCa(this.db, tenantId, certDer, keyFile)) {
+    const next = await this.newCa(tenantId, 1, now);
+    const won = await this.db.transaction().execute(async (trx) => {
+      if (!(await insertDeviceCa(trx, tenantId, next.certDer, next.keyFile))) return false;
+      await next.store(trx);
+      return true;
+    });
+    if (won) {
       await this.onChanged?.();
-      return this.open(tenantId, certDer, keyFile);
+      return this.open(tenantId, next.certDer, next.keyFile);
     }
-    // Another process won the race: use its CA, drop our unused key.
-    await rm(this.keyPath(tenantId, keyFile), { force: true });
+    // Another process won the race: use its CA (ours was never stored).
     const winner = (await getDeviceCa(this.db, tenantId))!;
     return this.open(tenantId, winner.certDer, winner.keyFile);
   }
 
-  /** A new CA certificate and its key file (written before any row names it, so a row always has its key). */
-  private async writeCa(tenantId: string, seq: number, now: Date): Promise<{ certDer: Uint8Array; keyFile: string }> {
+  /** A new CA certificate, and `store`, which writes its wrapped key in the transaction that records the certificate. */
+  private async newCa(tenantId: string, seq: number, now: Date): Promise<{ certDer: Uint8Array; keyFile: string; store: (db: Db) => Promise<void> }> {
     // a rotated CA has a name of its own, so issuer names tell the tenant's CAs apart
     const { certDer, keyPem } = await createCa(`svc device CA ${tenantId}${seq > 1 ? ` #${seq}` : ''}`, now, CA_VALID_DAYS);
     const keyFile = `device-ca-${digestHex(sha256Digest(certDer)).slice(0, 16)}.key`;
-    await mkdir(this.dir(tenantId), { recursive: true, mode: 0o700 });
-    await writeFile(join(this.dir(tenantId), keyFile), keyPem, { mode: 0o600, flag: 'wx' });
-    return { certDer, keyFile };
+    const privateKey = createPrivateKey({ key: keyPem, format: 'pem' });
+    return { certDer, keyFile, store: (db) => this.keys.put(deviceCaKeyRef(tenantId, keyFile), privateKey, { db }) };
   }
 
   /**
    * Replaces the tenant's current device CA by a new one (docs/device-channel.md "Device CA
-   * rotation"): the new key is written, then one unit of work retires the old CA (its
-   * certificate stays, trusted until the last certificate it issued expires), records the new
-   * one as current and writes the audit row. Needs no key of the old CA.
+   * rotation"): one unit of work retires the old CA (its certificate stays, trusted until the
+   * last certificate it issued expires), records the new one as current with its wrapped key
+   * and writes the audit row. Needs no key of the old CA.
    */
   async rotate(tenantId: string, now: Date, actor: Actor): Promise<RotatedDeviceCa> {
     const current = await getDeviceCa(this.db, tenantId);
     if (current === undefined) throw new ServerError('NOT_FOUND', `tenant ${tenantId} has no device CA to rotate`);
-    const next = await this.writeCa(tenantId, current.seq + 1, now);
-    let rotated: RotatedDeviceCa;
-    try {
-      rotated = await runUnitOfWork(this.db, { tenant: tenantId, actor, now }, (uow) => rotateDeviceCa(uow, { previousSeq: current.seq, next }));
-    } catch (e) {
-      await rm(this.keyPath(tenantId, next.keyFile), { force: true });
-      throw e;
-    }
+    const next = await this.newCa(tenantId, current.seq + 1, now);
+    const rotated = await runUnitOfWork(this.db, { tenant: tenantId, actor, now }, (uow) => rotateDeviceCa(uow, { previousSeq: current.seq, next }));
     this.invalidate();
     await this.onChanged?.();
     return rotated;
   }
 
-  /** Where the tenant's CA key file (named by its `device_cas` row) lives. */
-  keyPath(tenantId: string, keyFile: string): string {
-    return join(this.dir(tenantId), keyFile);
+  /** The wrapped keys this store reads and writes (the key check inspects them). */
+  get wrappedKeys(): WrappedKeys {
+    return this.keys;
   }
 
   /** The CA with its key; KEY_UNAVAILABLE naming the key when it is missing, unreadable or not the certificate's. */
   private async open(tenantId: string, certDer: Uint8Array, keyFile: string): Promise<CaMaterial> {
-    const found = await inspectCaKey(deviceCaKeyLabel(tenantId), certDer, this.keyPath(tenantId, keyFile));
+    const found = await inspectCaKey(deviceCaKeyLabel(tenantId), certDer, this.keys, deviceCaKeyRef(tenantId, keyFile));
     if (found.state !== 'ok') throw new ServerError('KEY_UNAVAILABLE', `KEY_UNAVAILABLE: ${found.problem}`);
     return loadCa(certDer, found.keyPem);
   }

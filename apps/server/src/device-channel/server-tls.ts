@@ -1,7 +1,9 @@
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { webcrypto } from 'node:crypto';
+import { createPrivateKey, randomUUID, webcrypto } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import type { WrappedKeys } from '../key-custody/wrapped-keys.js';
+import { SERVER_CA_KEY_REF } from './ca-key.js';
 import { encodePem } from '@svc/release-core';
 import { x509 } from './x509.js';
 import { createCa, issueCertificate, loadCa, P256_KEY } from './pki.js';
@@ -20,45 +22,38 @@ export interface ServerTls {
   keyPem: string;
 }
 
-/** The server CA's directory: `ca.pem` (certificate) and `ca.key` (PKCS#8 key, 0600). */
+/**
+ * `ca.pem` here is the server CA certificate agents pin to enroll (SVC_AGENT_SERVER_CA): public,
+ * written at every start from the stored CA. Data directories from before the KEK also kept
+ * `ca.key` here (imported at start and removed, key-custody/import-plain-keys.ts).
+ */
 export function serverCaDir(dataDir: string): string {
   return join(dataDir, 'ca', 'server');
 }
 
-async function readServerCa(dir: string): Promise<{ certDer: Uint8Array; keyPem: string } | undefined> {
-  try {
-    const certPem = await readFile(join(dir, 'ca.pem'), 'utf8');
-    const keyPem = await readFile(join(dir, 'ca.key'), 'utf8');
-    const certDer = new Uint8Array(new x509.X509Certificate(certPem).rawData);
-    return { certDer, keyPem };
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
+/** The server CA's certificate (DER) and key, when stored; KekError when the KEK does not open it. */
+export async function readServerCa(keys: WrappedKeys): Promise<{ certDer: Uint8Array; keyPem: string } | undefined> {
+  const found = await keys.load(SERVER_CA_KEY_REF);
+  if (found === undefined) return undefined;
+  if (found.certificate === undefined) throw new Error('the server CA key is stored without its certificate');
+  return { certDer: found.certificate, keyPem: found.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() };
 }
 
 /**
- * The server CA under SVC_DATA_DIR/ca/server (created once, atomically: built in a temp dir
- * and renamed, so two processes starting together end with one CA) and a fresh TLS leaf for
- * this process, issued at every start. Only the CA is shared; leaves need not be.
+ * The server CA, stored wrapped with its certificate in `wrapped_keys` (created once: the
+ * first process's insert wins, so processes starting together, on any host, end with one CA)
+ * and a fresh TLS leaf for this process, issued at every start and kept in memory only. Only
+ * the CA is shared; leaves need not be.
  */
-export async function ensureServerTls(dataDir: string, hosts: string[], now: Date): Promise<ServerTls> {
-  const caDir = serverCaDir(dataDir);
-  let ca = await readServerCa(caDir);
+export async function ensureServerTls(wrapped: WrappedKeys, hosts: string[], now: Date, dataDir?: string): Promise<ServerTls> {
+  let ca = await readServerCa(wrapped);
   if (ca === undefined) {
-    await mkdir(join(dataDir, 'ca'), { recursive: true, mode: 0o700 });
-    const tmp = await mkdtemp(join(dataDir, 'ca', '.server-'));
     const created = await createCa('svc device-channel server CA', now, 3650);
-    await writeFile(join(tmp, 'ca.pem'), encodePem(created.certDer, 'CERTIFICATE'), { mode: 0o644 });
-    await writeFile(join(tmp, 'ca.key'), created.keyPem, { mode: 0o600 });
-    try {
-      await rename(tmp, caDir);
-    } catch {
-      await rm(tmp, { recursive: true, force: true }); // lost the race: the other CA stands
-    }
-    ca = await readServerCa(caDir);
-    if (ca === undefined) throw new Error(`server CA missing under ${caDir} after creation`);
+    await wrapped.create(SERVER_CA_KEY_REF, createPrivateKey({ key: created.keyPem, format: 'pem' }), { certificate: created.certDer });
+    ca = await readServerCa(wrapped);
+    if (ca === undefined) throw new Error('server CA missing after creation');
   }
+  if (dataDir !== undefined) await publishServerCaCert(dataDir, ca.certDer);
   const material = await loadCa(ca.certDer, ca.keyPem);
   const keys = await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']);
   const names = [...new Set([DEVICE_CHANNEL_TLS_NAME, 'localhost', ...hosts.filter((h) => h && isIP(h) === 0)])];
@@ -74,4 +69,16 @@ export async function ensureServerTls(dataDir: string, hosts: string[], now: Dat
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   return { caDer: ca.certDer, certPem: encodePem(leafDer, 'CERTIFICATE'), keyPem: encodePem(pkcs8, 'PRIVATE KEY') };
+}
+
+/** Writes the server CA certificate (public) to `<dataDir>/ca/server/ca.pem` for provisioning agents; atomic, unchanged when equal. */
+async function publishServerCaCert(dataDir: string, certDer: Uint8Array): Promise<void> {
+  const dir = serverCaDir(dataDir);
+  const pem = encodePem(certDer, 'CERTIFICATE');
+  const current = await readFile(join(dir, 'ca.pem'), 'utf8').catch(() => undefined);
+  if (current === pem) return;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = join(dir, `.ca.pem.${randomUUID()}`);
+  await writeFile(tmp, pem, { mode: 0o644 });
+  await rename(tmp, join(dir, 'ca.pem'));
 }

@@ -16,6 +16,7 @@ import type { RepositoryPort } from './ports.js';
 import { ReceiptPipeline } from './receipt-pipeline.js';
 import { defaultVerifyThreads, ReceiptVerifier } from './receipt-verifier.js';
 import { ensureServerTls } from './server-tls.js';
+import type { WrappedKeys } from '../key-custody/wrapped-keys.js';
 
 export interface DeviceChannelOptions {
   db: Kysely<Database>;
@@ -26,8 +27,10 @@ export interface DeviceChannelOptions {
   listen: Store['listen'];
   /** That cache when the caller opened it (main.ts shares it with the REST API); opened here otherwise. */
   credentials?: DeviceCredentialCache;
-  /** SVC_DATA_DIR: CA material under `<dataDir>/ca/`. */
+  /** SVC_DATA_DIR: the server CA certificate (public) is written to `ca/server/ca.pem` for agents to pin; its keys are wrapped keys. */
   dataDir: string;
+  /** Where the server CA and the device CA keys are kept, wrapped by the KEK (main.ts: the signing repository's). */
+  keys: WrappedKeys;
   /** SVC_DEVICE_ADDR, `host:port` (port 0 in tests). */
   addr: string;
   /** The signing repository (its `openRepoFile`). */
@@ -55,8 +58,8 @@ export interface DeviceChannelOptions {
 export async function startDeviceChannelService(o: DeviceChannelOptions): Promise<{ server: DeviceChannelServer; ctx: DeviceChannelContext }> {
   const now = o.now ?? (() => new Date());
   const host = o.addr.slice(0, o.addr.lastIndexOf(':')).replace(/^\[|\]$/g, '');
-  const tls = await ensureServerTls(o.dataDir, host ? [host] : [], now());
-  const cas = new DeviceCaStore(o.db, o.dataDir);
+  const tls = await ensureServerTls(o.keys, host ? [host] : [], now(), o.dataDir);
+  const cas = new DeviceCaStore(o.db, o.keys);
   const { cache: credentials, close: closeCredentials } =
     o.credentials === undefined ? await DeviceCredentialCache.open(o.listen) : { cache: o.credentials, close: async () => undefined };
   const verifier = new ReceiptVerifier(o.verifyThreads ?? defaultVerifyThreads(), o.log);

@@ -1,10 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { X509Certificate } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { inspectCaKey } from '../device-channel/ca-key.js';
+import { deviceCaKeyRef, inspectCaKey, SERVER_CA_KEY_REF } from '../device-channel/ca-key.js';
+import { keyIdOfRef, type WrappedKeys } from '../key-custody/wrapped-keys.js';
 import { DeviceCaStore, deviceCaKeyLabel } from '../device-channel/device-ca.js';
-import { serverCaDir } from '../device-channel/server-tls.js';
+import { readServerCa } from '../device-channel/server-tls.js';
 import { anyDeviceCa, currentDeviceCas } from '../resources/device-ca/queries.js';
 import { inspectEvidenceKey, rotateEvidenceKeyFile } from '../resources/case-exports/evidence-key.js';
 import { rotateEvidenceKey } from '../resources/case-exports/commands.js';
@@ -31,10 +29,10 @@ export function tufRoleKeysChecker(repo: SigningRepository): KeyChecker {
         if (r.state === 'absent') return { key, tenantId: r.tenantId, state: 'absent', note: 'offline custody' };
         const remedy =
           r.role === 'root'
-            ? `restore the key file, or remove it if the root key is in offline custody; see ${KEY_DOC}`
+            ? `restore the wrapped key (database backup) or the KEK, or remove it if the root key is in offline custody; see ${KEY_DOC}`
             : rootHeld.has(r.tenantId)
-              ? `restore the key file, or start once with SVC_KEY_RECOVERY=tuf-online-rotate to replace it through a root update; see ${KEY_DOC}`
-              : `restore the key file; the TUF root key is not on the server, so SVC_KEY_RECOVERY=tuf-online-rotate cannot sign a new root: see ${KEY_DOC}`;
+              ? `restore the wrapped key (database backup) or the KEK, or start once with SVC_KEY_RECOVERY=tuf-online-rotate to replace it through a root update; see ${KEY_DOC}`
+              : `restore the wrapped key (database backup) or the KEK; the TUF root key is not on the server, so SVC_KEY_RECOVERY=tuf-online-rotate cannot sign a new root: see ${KEY_DOC}`;
         return { key, tenantId: r.tenantId, state: r.state, ...(r.problem !== undefined ? { problem: r.problem } : {}), remedy };
       });
     },
@@ -59,21 +57,21 @@ export function tufRoleKeysChecker(repo: SigningRepository): KeyChecker {
 }
 
 /**
- * Each tenant's current device CA key (its file named by the `device_cas` row) against the CA
+ * Each tenant's current device CA key (the wrapped key its `device_cas` row names) against the CA
  * certificate stored there; a retired CA needs no key. The recovery
  * (SVC_KEY_RECOVERY=device-ca-rotate) replaces a failing CA by a new one and keeps the old
  * certificate trusted for verification until the last certificate it issued expires
  * (docs/device-channel.md "Device CA rotation").
  */
-export function deviceCaKeysChecker(db: Kysely<Database>, dataDir: string, clock: () => Date = () => new Date()): KeyChecker {
-  const store = new DeviceCaStore(db, dataDir);
+export function deviceCaKeysChecker(db: Kysely<Database>, keys: WrappedKeys, clock: () => Date = () => new Date()): KeyChecker {
+  const store = new DeviceCaStore(db, keys);
   return {
     name: 'device-ca-keys',
     async check() {
       const out: KeyReport[] = [];
       for (const ca of await currentDeviceCas(db)) {
         const key = deviceCaKeyLabel(ca.tenantId);
-        const found = await inspectCaKey(key, ca.certDer, store.keyPath(ca.tenantId, ca.keyFile));
+        const found = await inspectCaKey(key, ca.certDer, keys, deviceCaKeyRef(ca.tenantId, ca.keyFile));
         out.push(
           found.state === 'ok'
             ? { key, tenantId: ca.tenantId, state: 'ok' }
@@ -82,7 +80,7 @@ export function deviceCaKeysChecker(db: Kysely<Database>, dataDir: string, clock
                 tenantId: ca.tenantId,
                 state: found.state,
                 problem: found.problem,
-                remedy: `restore the key file, or start once with SVC_KEY_RECOVERY=device-ca-rotate to replace the CA (the old one stays trusted until its certificates expire; devices move to the new one as they renew): see ${KEY_DOC}`,
+                remedy: `restore the wrapped key (database backup) or the KEK, or start once with SVC_KEY_RECOVERY=device-ca-rotate to replace the CA (the old one stays trusted until its certificates expire; devices move to the new one as they renew): see ${KEY_DOC}`,
               },
         );
       }
@@ -110,34 +108,28 @@ export function deviceCaKeysChecker(db: Kysely<Database>, dataDir: string, clock
 }
 
 /**
- * The server CA devices pin at enrollment (`ca/server/ca.pem` and `ca.key`): expected once a
- * device CA exists (a device may have enrolled) or its certificate is on disk; before that
+ * The server CA devices pin at enrollment (`server/server-ca` in `wrapped_keys`, certificate
+ * beside the key): expected once a device CA exists (a device may have enrolled); before that
  * the device channel creates it at its first start.
  */
-export function serverCaKeyChecker(db: Kysely<Database>, dataDir: string): KeyChecker {
+export function serverCaKeyChecker(db: Kysely<Database>, keys: WrappedKeys): KeyChecker {
   return {
     name: 'server-ca-key',
     async check() {
       const key = 'server CA key';
-      const remedy = `restore ca.pem and ca.key from a backup; without them, replace the server CA: see ${KEY_DOC}`;
-      const certPath = join(serverCaDir(dataDir), 'ca.pem');
-      let certPem: string | undefined;
+      const remedy = `restore the wrapped key (database backup) or the KEK; without them, replace the server CA: see ${KEY_DOC}`;
+      const where = `wrapped key ${keyIdOfRef(SERVER_CA_KEY_REF)}`;
+      let ca;
       try {
-        certPem = await readFile(certPath, 'utf8');
+        ca = await readServerCa(keys);
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        return [{ key, state: 'unreadable', problem: `server CA key is unreadable (${where}: ${e instanceof Error ? e.message : String(e)})`, remedy }];
       }
-      if (certPem === undefined) {
+      if (ca === undefined) {
         if (!(await anyDeviceCa(db))) return [{ key, state: 'absent', note: 'created when the device channel first starts' }];
-        return [{ key, state: 'missing', problem: `server CA certificate is missing (${certPath}) while devices may have pinned it`, remedy }];
+        return [{ key, state: 'missing', problem: `server CA key is missing (${where}) while devices may have pinned its certificate`, remedy }];
       }
-      let certDer: Uint8Array;
-      try {
-        certDer = new Uint8Array(new X509Certificate(certPem).raw);
-      } catch (e) {
-        return [{ key, state: 'unreadable', problem: `server CA certificate is unreadable (${certPath}: ${(e as Error).message})`, remedy }];
-      }
-      const found = await inspectCaKey(key, certDer, join(serverCaDir(dataDir), 'ca.key'));
+      const found = await inspectCaKey(key, ca.certDer, keys, SERVER_CA_KEY_REF);
       return [found.state === 'ok' ? { key, state: 'ok' } : { key, state: found.state, problem: found.problem, remedy }];
     },
   };
@@ -145,19 +137,19 @@ export function serverCaKeyChecker(db: Kysely<Database>, dataDir: string): KeyCh
 
 /**
  * Each tenant's current evidence key (the `evidence_keys` row without `valid_until`) against its
- * file. A tenant that never exported has no recorded key yet: nothing to check. An interrupted
- * rotation's pending file is moved into place here, as at the next export. The recovery
+ * wrapped key. A tenant that never exported has no recorded key yet: nothing to check. An interrupted
+ * rotation's imported pending key is moved into place here, as at the next export. The recovery
  * (SVC_KEY_RECOVERY=evidence-rotate) is the audited rotation the API does: the lost key stays
  * published for the exports it signed, and a new key signs from now on.
  */
-export function evidenceKeysChecker(db: Kysely<Database>, keysRoot: string): KeyChecker {
+export function evidenceKeysChecker(db: Kysely<Database>, keys: WrappedKeys): KeyChecker {
   return {
     name: 'evidence-keys',
     async check() {
       const out: KeyReport[] = [];
       for (const row of await allCurrentEvidenceKeys(db)) {
         const key = `evidence key ${row.seq} (${row.keyid}) of tenant ${row.tenant_id}`;
-        const found = await inspectEvidenceKey(keysRoot, row.tenant_id, row);
+        const found = await inspectEvidenceKey(keys, row.tenant_id, row);
         out.push(
           found.state === 'ok'
             ? { key, tenantId: row.tenant_id, state: 'ok' }
@@ -166,7 +158,7 @@ export function evidenceKeysChecker(db: Kysely<Database>, keysRoot: string): Key
                 tenantId: row.tenant_id,
                 state: found.state,
                 problem: found.problem,
-                remedy: `restore the key file, or start once with SVC_KEY_RECOVERY=evidence-rotate to retire it (its exports still verify against GET /api/v1/evidence-keys) and sign with a new one: see ${KEY_DOC}`,
+                remedy: `restore the wrapped key (database backup) or the KEK, or start once with SVC_KEY_RECOVERY=evidence-rotate to retire it (its exports still verify against GET /api/v1/evidence-keys) and sign with a new one: see ${KEY_DOC}`,
               },
         );
       }
@@ -180,7 +172,7 @@ export function evidenceKeysChecker(db: Kysely<Database>, keysRoot: string): Key
           if (!failed.some((r) => r.tenantId === row.tenant_id)) continue;
           try {
             const scope = { tenant: row.tenant_id, actor: systemActor('key-recovery'), now: new Date() };
-            const rotated = await rotateEvidenceKeyFile(keysRoot, row.tenant_id, (next) =>
+            const rotated = await rotateEvidenceKeyFile(keys, row.tenant_id, (next) =>
               runUnitOfWork(db, scope, (uow) => rotateEvidenceKey(uow, { previousKeyid: row.keyid, next })),
             );
             done.push(`evidence key rotated: tenant ${row.tenant_id}, key ${row.seq} (${row.keyid}) retired, key ${rotated.seq} (${rotated.keyid}) current`);
@@ -195,11 +187,7 @@ export function evidenceKeysChecker(db: Kysely<Database>, keysRoot: string): Key
 }
 
 /** Every checker, in the order failures are reported. One more kind of key is one more entry. */
-export function keyCheckers(o: { db: Kysely<Database>; dataDir: string; signingRepo: SigningRepository }): KeyChecker[] {
-  return [
-    tufRoleKeysChecker(o.signingRepo),
-    deviceCaKeysChecker(o.db, o.dataDir),
-    serverCaKeyChecker(o.db, o.dataDir),
-    evidenceKeysChecker(o.db, o.signingRepo.keys.root),
-  ];
+export function keyCheckers(o: { db: Kysely<Database>; signingRepo: SigningRepository }): KeyChecker[] {
+  const keys = o.signingRepo.wrappedKeys;
+  return [tufRoleKeysChecker(o.signingRepo), deviceCaKeysChecker(o.db, keys), serverCaKeyChecker(o.db, keys), evidenceKeysChecker(o.db, keys)];
 }

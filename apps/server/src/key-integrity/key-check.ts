@@ -1,7 +1,7 @@
 import { ConfigError } from '../config.js';
 
 /**
- * The start-up key check: every key the database expects is on disk, readable and the key
+ * The start-up key check: every key the database expects is stored, opened by the KEK and the key
  * the database records for it (docs/server.md, keys and their integrity). Each kind of key
  * is one named checker; the server runs them all at start and on `node dist/main.js check`.
  */
@@ -20,7 +20,7 @@ export interface KeyReport {
   tenantId?: string;
   /** `absent`: not there and not expected yet (or legitimately elsewhere, the TUF root key in offline custody). */
   state: 'ok' | 'absent' | 'missing' | 'unreadable' | 'mismatch';
-  /** One line naming the key, its tenant and its file, for every failing state. */
+  /** One line naming the key, its tenant and where it is stored, for every failing state. */
   problem?: string;
   /** What the operator can do, ending with KEY_DOC. */
   remedy?: string;

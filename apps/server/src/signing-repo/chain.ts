@@ -1,5 +1,6 @@
 import type { Metadata, Root, TargetFile } from '@tufjs/models';
 import { SigningRepoError } from './errors.js';
+import type { Db } from '../store/tx.js';
 import { tufExpires } from './expiry.js';
 import { keyAsNamedBy, type KeyStore, type SigningKey } from './keys.js';
 import { buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata } from './metadata.js';
@@ -10,16 +11,16 @@ export type OnlineKeys = Record<OnlineRole, SigningKey>;
 
 /**
  * Loads the online keys and checks each is the key the current root names for its
- * role: a process whose keys directory is not the shared one must fail loudly
- * rather than publish metadata devices would reject. Each key signs under the id root
+ * role: a process whose KEK or database holds other keys must fail loudly rather than
+ * publish metadata devices would reject. Each key signs under the id root
  * names it by (keyAsNamedBy).
  */
-export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Metadata<Root>): Promise<OnlineKeys> {
+export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Metadata<Root>, trx?: RepoTx): Promise<OnlineKeys> {
   const out: Partial<OnlineKeys> = {};
   for (const role of ['targets', 'snapshot', 'timestamp'] as const) {
-    const found = await inspectRoleKey(keys, tenantId, role, root);
+    const found = await inspectRoleKey(keys, tenantId, role, root, trx);
     // a missing or wrong key file is an operator's problem (docs/server.md, keys and their integrity), not the caller's
-    if (found.state !== 'ok') throw new SigningRepoError('KEY_UNAVAILABLE', `${found.problem}; server processes must share SVC_DATA_DIR/keys`);
+    if (found.state !== 'ok') throw new SigningRepoError('KEY_UNAVAILABLE', `${found.problem}`);
     out[role] = found.key;
   }
   return out as OnlineKeys;
@@ -28,15 +29,16 @@ export async function loadOnlineKeys(keys: KeyStore, tenantId: string, root: Met
 export type RoleKeyState = { state: 'ok'; key: SigningKey } | { state: 'missing' | 'unreadable' | 'mismatch'; problem: string };
 
 /**
- * The key file of `role` against the key `root` names for it: present, a readable Ed25519
+ * The stored key of `role` against the key `root` names for it: present, a readable Ed25519
  * PKCS#8 key, and listed for the role. `problem` is one line naming the key and its tenant.
  */
-export async function inspectRoleKey(keys: KeyStore, tenantId: string, role: 'root' | OnlineRole, root: Metadata<Root>): Promise<RoleKeyState> {
+/** `trx`: the caller's transaction (the keys are read in it: PGlite has one session). */
+export async function inspectRoleKey(keys: KeyStore, tenantId: string, role: 'root' | OnlineRole, root: Metadata<Root>, trx?: RepoTx): Promise<RoleKeyState> {
   const path = keys.pathOf(tenantId, role);
   const label = `TUF ${role} key of tenant ${tenantId}`;
   let key: SigningKey | undefined;
   try {
-    key = await keys.load(tenantId, role);
+    key = await keys.load(tenantId, role, trx as unknown as Db | undefined);
   } catch (e) {
     return { state: 'unreadable', problem: `${label} is unreadable (${path}: ${e instanceof Error ? e.message : String(e)})` };
   }

@@ -1,3 +1,4 @@
+import type { Db } from '../store/tx.js';
 import { tufKeyId } from '@svc/release-core';
 import { Metadata, Root } from '@tufjs/models';
 import type { RepoContext } from './context.js';
@@ -58,7 +59,7 @@ export async function upgradeKeyIds(ctx: RepoContext, tenantId: string): Promise
     if (!(await lockRepo(trx, tenantId))) throw new SigningRepoError('REPO_NOT_FOUND', `tenant ${tenantId} has no signing repository`);
     const current = decodeRoot((await mustLatest(trx, tenantId, 'root')).bytes);
     if (usesTufKeyIds(current.signed)) return undefined;
-    const held = await ctx.keys.load(tenantId, 'root');
+    const held = await ctx.keys.load(tenantId, 'root', trx as unknown as Db);
     if (!held) {
       throw new SigningRepoError(
         'ROOT_KEY_UNAVAILABLE',

@@ -1,11 +1,13 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
-import { chmod, link, mkdir, readFile, unlink, writeFile, rename } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { keyIdOf, tufKeyId } from '@svc/release-core';
 import { Key, Signature, type Root } from '@tufjs/models';
 import { SigningRepoError } from './errors.js';
 import type { TufRole } from './expiry.js';
 import { assertTenantId } from './tenant-id.js';
+import { KekError } from '../key-custody/kek.js';
+import { getWrappedKey } from '../key-custody/queries.js';
+import { keyIdOfRef, type KeyRef, type UnwrappedKey, type WrappedKeys } from '../key-custody/wrapped-keys.js';
+import type { Db } from '../store/tx.js';
 
 /** An Ed25519 signing key with its TUF public form. */
 export interface SigningKey {
@@ -45,7 +47,7 @@ export function signingKeyFromPem(pem: unknown, field = 'key'): SigningKey {
   return signingKeyFromObject(key);
 }
 
-function signingKeyFromObject(privateKey: KeyObject): SigningKey {
+export function signingKeyFromObject(privateKey: KeyObject): SigningKey {
   const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
   // An Ed25519 SPKI is a fixed 12-byte prefix followed by the 32-byte public key.
   const keyVal = { public: spki.subarray(spki.length - 32).toString('hex') };
@@ -75,81 +77,68 @@ export function tufSigner(key: SigningKey): (data: Buffer) => Signature {
 }
 
 /**
- * Key files under `SVC_DATA_DIR/keys/<tenant>/<role>.pem`, directory 0700, files
- * 0600. Several server processes must share this directory (or a secrets store
- * behind this class): creation is exclusive (write a temp file, then link(2),
- * which fails if another process won), so all processes end up with one key set. `Name` is
- * the key file names a store holds (the TUF roles; the evidence key of case exports).
+ * Signing keys of one kind (the TUF roles; the evidence keys of case exports), wrapped by the
+ * KEK in `wrapped_keys` under `<tenant>/<kind>/<name>` (key-custody/wrapped-keys.ts). Several
+ * server processes on different hosts share them through the database: creation is an insert
+ * that keeps the first key when two processes race, so all end up with one key set.
  */
 export class KeyStore<Name extends string = TufRole> {
-  readonly root: string;
+  readonly wrapped: WrappedKeys;
+  readonly kind: string;
 
-  constructor(root: string) {
-    this.root = root;
+  constructor(wrapped: WrappedKeys, kind = 'tuf') {
+    this.wrapped = wrapped;
+    this.kind = kind;
   }
 
-  dirOf(tenantId: string): string {
-    return join(this.root, assertTenantId(tenantId));
+  refOf(tenantId: string, role: Name): KeyRef {
+    return { tenantId: assertTenantId(tenantId), name: `${this.kind}/${role}` };
   }
 
+  /** How failures name where the key is stored: `wrapped key <tenant>/<kind>/<name>`. */
   pathOf(tenantId: string, role: Name): string {
-    return join(this.dirOf(tenantId), `${role}.pem`);
+    return `wrapped key ${keyIdOfRef(this.refOf(tenantId, role))}`;
   }
 
-  /** Loads a role key; undefined when the file does not exist (e.g. root key exported and deleted). */
-  async load(tenantId: string, role: Name): Promise<SigningKey | undefined> {
-    let pem: string;
+  /**
+   * Loads a role key; undefined when none is stored (e.g. root key exported and deleted).
+   * KEY_UNAVAILABLE when the KEK does not open it, KEY_INVALID when it is not Ed25519.
+   */
+  async load(tenantId: string, role: Name, db?: Db): Promise<SigningKey | undefined> {
+    let found: UnwrappedKey | undefined;
     try {
-      pem = await readFile(this.pathOf(tenantId, role), 'utf8');
+      found = await this.wrapped.load(this.refOf(tenantId, role), db);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (e instanceof KekError) throw new SigningRepoError('KEY_UNAVAILABLE', e.message, { cause: e });
       throw e;
     }
-    return signingKeyFromPem(pem, `${role} key file`);
+    if (found === undefined) return undefined;
+    if (found.privateKey.asymmetricKeyType !== 'ed25519') {
+      throw new SigningRepoError('KEY_INVALID', `${role} key must be an Ed25519 key, got ${found.privateKey.asymmetricKeyType ?? 'unknown'}`);
+    }
+    return signingKeyFromObject(found.privateKey);
+  }
+
+  async has(tenantId: string, role: Name): Promise<boolean> {
+    return (await getWrappedKey(this.wrapped.db, keyIdOfRef(this.refOf(tenantId, role)))) !== undefined;
   }
 
   /** Returns the role key, creating it when missing; concurrent callers get the same key. */
-  async loadOrCreate(tenantId: string, role: Name): Promise<SigningKey> {
-    const existing = await this.load(tenantId, role);
+  async loadOrCreate(tenantId: string, role: Name, db?: Db): Promise<SigningKey> {
+    const existing = await this.load(tenantId, role, db);
     if (existing) return existing;
-    const key = generateSigningKey();
-    const tmp = await this.#writeTemp(tenantId, role, key.pem);
-    try {
-      await link(tmp, this.pathOf(tenantId, role));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    } finally {
-      await unlink(tmp).catch(() => undefined);
-    }
-    const stored = await this.load(tenantId, role);
-    if (!stored) throw new SigningRepoError('KEY_MISMATCH', `${role} key file vanished while being created`);
+    await this.wrapped.create(this.refOf(tenantId, role), generateSigningKey().privateKey, db ? { db } : {});
+    const stored = await this.load(tenantId, role, db);
+    if (!stored) throw new SigningRepoError('KEY_MISMATCH', `${role} key vanished while being created`);
     return stored;
   }
 
-  /** Atomically replaces (or creates) a role key file. */
-  async replace(tenantId: string, role: Name, key: SigningKey): Promise<void> {
-    const tmp = await this.#writeTemp(tenantId, role, key.pem);
-    await rename(tmp, this.pathOf(tenantId, role));
+  /** Replaces (or creates) a role key, inside `db` when it is the caller's transaction. */
+  async replace(tenantId: string, role: Name, key: SigningKey, db?: Db): Promise<void> {
+    await this.wrapped.put(this.refOf(tenantId, role), key.privateKey, db ? { db } : {});
   }
 
-  async remove(tenantId: string, role: Name): Promise<boolean> {
-    try {
-      await unlink(this.pathOf(tenantId, role));
-      return true;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw e;
-    }
-  }
-
-  async #writeTemp(tenantId: string, role: Name, pem: string): Promise<string> {
-    const dir = this.dirOf(tenantId);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await chmod(dir, 0o700);
-    const tmp = join(dir, `.${role}.${randomUUID()}.tmp`);
-    // The create mode is filtered by the umask; chmod makes it exactly 0600 either way.
-    await writeFile(tmp, pem, { mode: 0o600, flag: 'wx' });
-    await chmod(tmp, 0o600);
-    return tmp;
+  async remove(tenantId: string, role: Name, db?: Db): Promise<boolean> {
+    return this.wrapped.remove(this.refOf(tenantId, role), db);
   }
 }

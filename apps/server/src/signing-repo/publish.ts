@@ -70,7 +70,7 @@ export async function publishTargets(ctx: RepoContext, tenantId: string, entries
       const stamp = await mustLatest(trx, tenantId, 'timestamp');
       return { changed, targetsVersion: ts.version, snapshotVersion: snap.version, timestampVersion: stamp.version };
     }
-    const keys = await loadOnlineKeys(ctx.keys, tenantId, root);
+    const keys = await loadOnlineKeys(ctx.keys, tenantId, root, trx);
     const versions = await bumpChain(trx, tenantId, now, keys, { targets: next });
     for (const entry of entries) {
       await trx

@@ -26,7 +26,7 @@ export async function refreshIfDue(ctx: RepoContext, tenantId: string, now: Date
     const timestampDue = isDue(decodeTimestamp((await mustLatest(trx, tenantId, 'timestamp')).bytes).signed.expires, now, 'timestamp');
     const refreshed: TufRole[] = [];
     if (targetsDue || snapshotDue || timestampDue) {
-      const keys = await loadOnlineKeys(ctx.keys, tenantId, root);
+      const keys = await loadOnlineKeys(ctx.keys, tenantId, root, trx);
       await bumpChain(trx, tenantId, now, keys, { resignTargets: targetsDue, resignSnapshot: snapshotDue });
       if (targetsDue) refreshed.push('targets');
       if (targetsDue || snapshotDue) refreshed.push('snapshot');

@@ -20,6 +20,9 @@ import { assertTargetEntries, type TargetEntry, type TargetInfo } from './target
 import { assertTargetPath } from './target-path.js';
 import { assertTenantId } from './tenant-id.js';
 import { tufExpires } from './expiry.js';
+import { defaultWrappedKeys } from '../key-custody/kek-source.js';
+import type { WrappedKeys } from '../key-custody/wrapped-keys.js';
+import type { Database } from '../store/database.js';
 
 export interface SigningRepositoryOptions {
   /** The server's kysely handle (any Database that includes SigningRepoTables, migration 0005 applied). */
@@ -27,8 +30,13 @@ export interface SigningRepositoryOptions {
   db: Kysely<any>;
   /** Payload storage; default `new FsBlobStore(<dataDir>/blobs)`. */
   blobs?: BlobStore;
-  /** SVC_DATA_DIR: keys go to `<dataDir>/keys/<tenant>/`, blobs (by default) to `<dataDir>/blobs/`. */
+  /** SVC_DATA_DIR: blobs (by default) go to `<dataDir>/blobs/`. */
   dataDir: string;
+  /**
+   * Where private keys are kept, wrapped by the KEK (key-custody/). Default: the embedded
+   * default KEK, a key file generated beside the data directory (`<dataDir>.kek`).
+   */
+  wrappedKeys?: WrappedKeys;
   /** Injected clock for expiry (tests); default the system clock. */
   clock?: () => Date;
   /** Fault injection for tests; never set in production. */
@@ -39,12 +47,14 @@ export interface SigningRepositoryOptions {
 export class SigningRepository {
   readonly blobs: BlobStore;
   readonly keys: KeyStore;
+  readonly wrappedKeys: WrappedKeys;
   readonly #ctx: RepoContext;
   readonly #ensured = new Set<string>();
 
   constructor(opts: SigningRepositoryOptions) {
     this.blobs = opts.blobs ?? new FsBlobStore(join(opts.dataDir, 'blobs'));
-    this.keys = new KeyStore(join(opts.dataDir, 'keys'));
+    this.wrappedKeys = opts.wrappedKeys ?? defaultWrappedKeys(opts.db as Kysely<Database>, opts.dataDir);
+    this.keys = new KeyStore(this.wrappedKeys);
     this.#ctx = { db: opts.db as RepoDb, blobs: this.blobs, keys: this.keys, clock: opts.clock ?? (() => new Date()), hooks: opts.hooks ?? {} };
   }
 

@@ -50,7 +50,7 @@ export async function rotateRoot(ctx: RepoContext, tenantId: string, opts: Rotat
   const version = await ctx.db.transaction().execute(async (trx) => {
     if (!(await lockRepo(trx, tenantId))) throw new SigningRepoError('REPO_NOT_FOUND', `tenant ${tenantId} has no signing repository`);
     const current = decodeRoot((await mustLatest(trx, tenantId, 'root')).bytes);
-    const online = await loadOnlineKeys(ctx.keys, tenantId, current);
+    const online = await loadOnlineKeys(ctx.keys, tenantId, current, trx);
     const next = buildRoot({ version: current.signed.version + 1, now, rootKeys: newKeys, rootThreshold: threshold, online });
     await commitNextRoot(ctx, trx, tenantId, now, current, next, [...oldKeys, ...newKeys]);
     return next.signed.version;
@@ -108,7 +108,7 @@ export async function commitNextRoot(
   const renamed = (['targets', 'snapshot', 'timestamp'] as const).some(
     (role) => !isDeepStrictEqual(current.signed.roles[role]?.keyIDs, next.signed.roles[role]?.keyIDs),
   );
-  if (renamed) await bumpChain(trx, tenantId, now, await loadOnlineKeys(ctx.keys, tenantId, next), { resignTargets: true, resignSnapshot: true });
+  if (renamed) await bumpChain(trx, tenantId, now, await loadOnlineKeys(ctx.keys, tenantId, next, trx), { resignTargets: true, resignSnapshot: true });
   await touchRepo(trx, tenantId);
 }
 

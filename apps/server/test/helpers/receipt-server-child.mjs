@@ -18,12 +18,14 @@ const park = async (entry) => {
   process.stdout.write(`AT ${accepted}\n`);
   await new Promise(() => setInterval(() => {}, 1000));
 };
+const repository = new SigningRepository({ db: store.db, dataDir: cfg.dataDir });
 const { server } = await startDeviceChannelService({
   db: store.db,
   listen: store.listen,
   dataDir: cfg.dataDir,
   addr: '127.0.0.1:0',
-  repository: new SigningRepository({ db: store.db, dataDir: cfg.dataDir }),
+  repository,
+  keys: repository.wrappedKeys,
   log: { error: (obj, msg) => process.stderr.write(`${msg} ${obj?.err?.message ?? ''}\n`) },
   hooks: { unitOfWork: { afterAudit: park } },
 });

@@ -1,21 +1,23 @@
 /**
  * The per-tenant evidence key: an Ed25519 key the service signs case-export manifests with,
- * stored like the signing repository's keys (`<SVC_DATA_DIR>/keys/<tenant>/evidence.pem`,
- * directory 0700, file 0600, shared by every server process through the same exclusive-create
- * rule). The database records every evidence key's public key and validity period
- * (`evidence_keys`); the file is used only when it holds the recorded current key. The first
- * use creates and records key 1; after that a missing or different file is KEY_UNAVAILABLE,
- * never a new key: a new key comes only from a rotation (`POST /evidence-keys/rotate`).
+ * stored like the signing repository's keys: wrapped by the KEK in `wrapped_keys` under
+ * `<tenant>/evidence/evidence` and shared by every server process through the database. The
+ * database records every evidence key's public key and validity period (`evidence_keys`); the
+ * stored key is used only when it is the recorded current key. The first use creates and
+ * records key 1 in one unit of work; after that a missing or different key is
+ * KEY_UNAVAILABLE, never a new key: a new key comes only from a rotation
+ * (`POST /evidence-keys/rotate`), which stores the new key in the rotation's unit of work.
  *
- * A rotation writes the new key to `evidence.<key id hex>.pem` before its unit of work and
- * moves it to `evidence.pem` after the commit; a process that died in between leaves the
- * recorded key in that file, and the next use moves it into place.
+ * Data directories from before the KEK kept a rotation's new key in `evidence.<key id hex>.pem`
+ * until the rotation committed; imported as `evidence/evidence.<key id hex>`, such a key is
+ * moved into place at the next use when it is the recorded one.
  */
 import { parsePrivateKeyPem, type PrivateKey } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 import { SigningRepoError } from '../../signing-repo/errors.js';
 import { generateSigningKey, KeyStore, type SigningKey } from '../../signing-repo/keys.js';
 import type { Db } from '../../store/tx.js';
+import type { WrappedKeys } from '../../key-custody/wrapped-keys.js';
 import { currentEvidenceKey, type EvidenceKeyRow } from './queries.js';
 
 export interface EvidenceKey {
@@ -28,8 +30,8 @@ const CURRENT = 'evidence';
 /** The file a rotation writes its new key to until the rotation commits. */
 const pendingName = (keyid: string) => `evidence.${keyid.replace(/^sha256:/, '')}`;
 
-function storeOf(keysRoot: string): KeyStore<string> {
-  return new KeyStore<string>(keysRoot);
+function storeOf(keys: WrappedKeys): KeyStore<string> {
+  return new KeyStore<string>(keys, 'evidence');
 }
 
 function asEvidenceKey(pem: string): EvidenceKey {
@@ -37,35 +39,49 @@ function asEvidenceKey(pem: string): EvidenceKey {
   return { privateKey, keyid: privateKey.publicKey.keyid, publicKeyPem: privateKey.publicKey.pem };
 }
 
-/**
- * The key in `evidence.pem`, creating it when there is none (first use, before any key is
- * recorded). A file there that is not a readable key is the service's unusable key, like a
- * recorded key's (inspectEvidenceKey): KEY_UNAVAILABLE (503) naming it, never a caller's 400.
- */
-export async function loadOrCreateEvidenceKeyFile(keysRoot: string, tenantId: string): Promise<EvidenceKey> {
-  const store = storeOf(keysRoot);
-  try {
-    return asEvidenceKey((await store.loadOrCreate(tenantId, CURRENT)).pem);
-  } catch (e) {
-    if (!(e instanceof SigningRepoError) || e.code !== 'KEY_INVALID') throw e;
-    const path = store.pathOf(tenantId, CURRENT);
-    throw new ServerError(
-      'KEY_UNAVAILABLE',
-      `KEY_UNAVAILABLE: evidence key of tenant ${tenantId} is unreadable (${path}: ${e instanceof Error ? e.message : String(e)}); nothing was signed (no evidence key is recorded yet: restore the file, or remove it and the next export creates key 1)`,
-    );
-  }
+/** A first evidence key to record: the stored one (a data directory's older key), or a new one the recording stores. */
+export interface FirstEvidenceKey {
+  key: EvidenceKey;
+  /** Stores the new key inside the recording's unit of work; false when another process stored one first. Absent for a stored key. */
+  store?: (db: Db) => Promise<boolean>;
 }
 
-/** The recorded key's file as it stands: usable, or why not, in one line naming the key, its tenant and its file. */
+/**
+ * The key to record as key 1 on first use (before any key is recorded): the one stored under
+ * `evidence` when there is one, else a new key that the recording's unit of work stores. A
+ * stored key that does not open is the service's unusable key: KEY_UNAVAILABLE (503) naming
+ * it, never a caller's 400.
+ */
+export async function firstEvidenceKey(keys: WrappedKeys, tenantId: string): Promise<FirstEvidenceKey> {
+  const store = storeOf(keys);
+  let existing: SigningKey | undefined;
+  try {
+    existing = await store.load(tenantId, CURRENT);
+  } catch (e) {
+    if (!(e instanceof SigningRepoError)) throw e;
+    throw new ServerError(
+      'KEY_UNAVAILABLE',
+      `KEY_UNAVAILABLE: evidence key of tenant ${tenantId} is unreadable (${store.pathOf(tenantId, CURRENT)}: ${e.message}); nothing was signed (no evidence key is recorded yet: restore it or the KEK)`,
+    );
+  }
+  if (existing !== undefined) return { key: asEvidenceKey(existing.pem) };
+  const created = generateSigningKey();
+  return {
+    key: asEvidenceKey(created.pem),
+    store: (db) => keys.create(store.refOf(tenantId, CURRENT), created.privateKey, { db }),
+  };
+}
+
+/** The recorded key as stored: usable, or why not, in one line naming the key, its tenant and where it is stored. */
 export type EvidenceKeyState = { state: 'ok'; key: EvidenceKey } | { state: 'missing' | 'unreadable' | 'mismatch'; problem: string };
 
 /**
- * The file of the recorded current evidence key against the record: present, a readable
- * Ed25519 key, and the recorded one. An interrupted rotation's pending file holding the
- * recorded key is moved into place first. Used before signing and by the start-up key check.
+ * The stored current evidence key against the record: present, opened by the KEK, an
+ * Ed25519 key, and the recorded one. An imported pending key of an interrupted rotation
+ * holding the recorded key is moved into place first. Used before signing and by the start-up key check.
  */
-export async function inspectEvidenceKey(keysRoot: string, tenantId: string, recorded: EvidenceKeyRow): Promise<EvidenceKeyState> {
-  const store = storeOf(keysRoot);
+export async function inspectEvidenceKey(keys: WrappedKeys, tenantId: string, recorded: EvidenceKeyRow): Promise<EvidenceKeyState> {
+  const store = storeOf(keys);
   const path = store.pathOf(tenantId, CURRENT);
   const label = `evidence key ${recorded.seq} (${recorded.keyid}) of tenant ${tenantId}`;
   let file: SigningKey | undefined;
@@ -78,51 +94,42 @@ export async function inspectEvidenceKey(keysRoot: string, tenantId: string, rec
   if (file !== undefined && file.spkiKeyId === recorded.keyid) return { state: 'ok', key: asEvidenceKey(file.pem) };
   const pending = await store.load(tenantId, pendingName(recorded.keyid)).catch(() => undefined);
   if (pending !== undefined && pending.spkiKeyId === recorded.keyid) {
-    await store.replace(tenantId, CURRENT, pending);
-    await store.remove(tenantId, pendingName(recorded.keyid));
+    await keys.db.transaction().execute(async (trx) => {
+      await store.replace(tenantId, CURRENT, pending, trx);
+      await store.remove(tenantId, pendingName(recorded.keyid), trx);
+    });
     return { state: 'ok', key: asEvidenceKey(pending.pem) };
   }
   if (unreadable !== undefined) return { state: 'unreadable', problem: `${label} is unreadable (${path}: ${unreadable})` };
   if (file === undefined) return { state: 'missing', problem: `${label} is missing (${path})` };
-  return { state: 'mismatch', problem: `${label} does not match the recorded public key: the file holds ${file.spkiKeyId} (${path})` };
+  return { state: 'mismatch', problem: `${label} does not match the recorded public key: it is ${file.spkiKeyId} (${path})` };
 }
 
-/** The private key of the recorded current evidence key; KEY_UNAVAILABLE (503) naming it when its file is not usable. */
-export async function recordedEvidenceKey(keysRoot: string, tenantId: string, recorded: EvidenceKeyRow): Promise<EvidenceKey> {
-  const found = await inspectEvidenceKey(keysRoot, tenantId, recorded);
+/** The private key of the recorded current evidence key; KEY_UNAVAILABLE (503) naming it when it is not usable. */
+export async function recordedEvidenceKey(keys: WrappedKeys, tenantId: string, recorded: EvidenceKeyRow): Promise<EvidenceKey> {
+  const found = await inspectEvidenceKey(keys, tenantId, recorded);
   if (found.state === 'ok') return found.key;
   throw new ServerError('KEY_UNAVAILABLE', `KEY_UNAVAILABLE: ${found.problem}; nothing was signed (restore it, or rotate the key)`);
 }
 
 /** Answers the tenant's current key for signing: the recorded one, or undefined when none is recorded yet. */
-export async function currentSigningKey(db: Db, keysRoot: string, tenantId: string): Promise<EvidenceKey | undefined> {
+export async function currentSigningKey(db: Db, keys: WrappedKeys, tenantId: string): Promise<EvidenceKey | undefined> {
   const recorded = await currentEvidenceKey(db, tenantId);
-  return recorded === undefined ? undefined : recordedEvidenceKey(keysRoot, tenantId, recorded);
+  return recorded === undefined ? undefined : recordedEvidenceKey(keys, tenantId, recorded);
 }
 
 /**
- * A rotation's files around its unit of work: the new key is written to its pending file
- * (0600), `commit` records it (the rotation's unit of work, given the new key's id and public
- * key), then the file becomes `evidence.pem`; a commit that fails leaves no pending file.
+ * A rotation's new key: `commit` records it (the rotation's unit of work, given the new key's
+ * id, public key and `store`, which writes the wrapped key inside that unit of work), so the
+ * new key, its record and the audit row commit together or not at all.
  */
 export async function rotateEvidenceKeyFile<T>(
-  keysRoot: string,
+  keys: WrappedKeys,
   tenantId: string,
-  commit: (next: { keyid: string; publicKeyPem: string }) => Promise<T>,
+  commit: (next: { keyid: string; publicKeyPem: string; store: (db: Db) => Promise<void> }) => Promise<T>,
 ): Promise<T> {
-  const store = storeOf(keysRoot);
+  const store = storeOf(keys);
   const stored = generateSigningKey();
-  const pending = pendingName(stored.spkiKeyId);
-  await store.replace(tenantId, pending, stored);
   const next = asEvidenceKey(stored.pem);
-  let committed: T;
-  try {
-    committed = await commit({ keyid: next.keyid, publicKeyPem: next.publicKeyPem });
-  } catch (e) {
-    await store.remove(tenantId, pending);
-    throw e;
-  }
-  await store.replace(tenantId, CURRENT, stored);
-  await store.remove(tenantId, pending);
-  return committed;
+  return commit({ keyid: next.keyid, publicKeyPem: next.publicKeyPem, store: (db) => store.replace(tenantId, CURRENT, stored, db) });
 }

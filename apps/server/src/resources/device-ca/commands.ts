@@ -5,6 +5,7 @@
  */
 import { sha256Digest } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
+import type { Db } from '../../store/tx.js';
 import type { Command } from '../unit-of-work.js';
 import { getDeviceCa, insertNextDeviceCa, lastDeviceCertificateExpiry, retireDeviceCa, type DeviceCaRow } from './queries.js';
 
@@ -20,10 +21,10 @@ export interface RotatedDeviceCa {
  * now): every device keeps working with the certificate it has and moves to the new CA at its
  * next renewal. A concurrent rotation that committed first makes this one KEY_UNAVAILABLE.
  */
-export const rotateDeviceCa: Command<{ previousSeq: number; next: { certDer: Uint8Array; keyFile: string } }, RotatedDeviceCa> = async (
-  uow,
-  { previousSeq, next },
-) => {
+export const rotateDeviceCa: Command<
+  { previousSeq: number; next: { certDer: Uint8Array; keyFile: string; store: (db: Db) => Promise<void> } },
+  RotatedDeviceCa
+> = async (uow, { previousSeq, next }) => {
   const current = await getDeviceCa(uow.trx, uow.tenant, 'update');
   if (current?.seq !== previousSeq) {
     throw new ServerError(
@@ -37,6 +38,8 @@ export const rotateDeviceCa: Command<{ previousSeq: number; next: { certDer: Uin
     throw new Error(`device CA ${current.seq} of tenant ${uow.tenant} was current under lock but not retired`);
   }
   const row = await insertNextDeviceCa(uow.trx, uow.tenant, current.seq + 1, next.certDer, next.keyFile, uow.now);
+  // the new CA's wrapped key commits with its row and the audit row
+  await next.store(uow.trx);
   await uow.audit({
     action: 'device-ca.rotate',
     target: `device-ca:${row.seq}`,

@@ -6,7 +6,6 @@
  * the signing repository's root version, threshold, expiry and custody), and the open
  * Article 14 cases with their deadlines. Every figure is an aggregate computed by the database.
  */
-import { access } from 'node:fs/promises';
 import type { SigningRepository } from '../../signing-repo/index.js';
 import type { Db } from '../../store/tx.js';
 import { listAuthorizerKeys } from '../authorizer-keys/queries.js';
@@ -108,10 +107,7 @@ const iso = (d: Date | null): string | null => (d === null ? null : d.toISOStrin
  */
 export async function rootKeyOnServer(repo: SigningRepository | undefined, tenantId: string): Promise<boolean | null> {
   if (repo === undefined) return null;
-  return access(repo.keys.pathOf(tenantId, 'root')).then(
-    () => true,
-    () => false,
-  );
+  return repo.keys.has(tenantId, 'root');
 }
 
 /** The root role of the newest root metadata: its threshold and key count (null when unreadable). */

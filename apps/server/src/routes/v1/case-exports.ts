@@ -7,7 +7,7 @@ import { page } from '../../http/pagination.js';
 import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
 import { caseExportStream, EVIDENCE_MANIFEST_TYPE } from '../../resources/case-exports/archive.js';
 import { recordCaseExport, recordFirstEvidenceKey, rotateEvidenceKey } from '../../resources/case-exports/commands.js';
-import { currentSigningKey, loadOrCreateEvidenceKeyFile, rotateEvidenceKeyFile, type EvidenceKey } from '../../resources/case-exports/evidence-key.js';
+import { currentSigningKey, firstEvidenceKey, rotateEvidenceKeyFile, type EvidenceKey } from '../../resources/case-exports/evidence-key.js';
 import { currentEvidenceKey, evidenceKeyCounts, listEvidenceKeys, type EvidenceKeyRow } from '../../resources/case-exports/queries.js';
 import { inSnapshot } from '../../store/tx.js';
 import { caseOr404 } from '../../resources/cases/commands.js';
@@ -48,18 +48,22 @@ function evidenceKeyView(k: EvidenceKeyRow) {
 
 /**
  * The key the tenant's exports are signed with: the recorded current key (KEY_UNAVAILABLE when
- * its file is missing or holds another key), or on first use the key file, created once, which
+ * it is missing or another key), or on first use the stored key or a new one, stored once, which
  * is recorded as key 1.
  */
 async function signingKey(ctx: AppContext, request: FastifyRequest): Promise<EvidenceKey> {
   const tenantId = principalOf(request).tenantId;
-  const root = repoOf(ctx).keys.root;
-  const recorded = await currentSigningKey(ctx.store.db, root, tenantId);
+  const keys = repoOf(ctx).wrappedKeys;
+  const recorded = await currentSigningKey(ctx.store.db, keys, tenantId);
   if (recorded !== undefined) return recorded;
-  const file = await loadOrCreateEvidenceKeyFile(root, tenantId);
-  await execute(ctx, request, recordFirstEvidenceKey, { keyid: file.keyid, publicKeyPem: file.publicKeyPem });
-  // what is recorded now decides (a concurrent first use recorded the same file's key)
-  const current = await currentSigningKey(ctx.store.db, root, tenantId);
+  const first = await firstEvidenceKey(keys, tenantId);
+  await execute(ctx, request, recordFirstEvidenceKey, {
+    keyid: first.key.keyid,
+    publicKeyPem: first.key.publicKeyPem,
+    ...(first.store ? { store: first.store } : {}),
+  });
+  // what is recorded now decides (a concurrent first use recorded its own key)
+  const current = await currentSigningKey(ctx.store.db, keys, tenantId);
   if (current === undefined) throw new Error('the first evidence key was recorded and is not current');
   return current;
 }
@@ -163,7 +167,7 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
     async (request) => {
       // the key in use is recorded first (a key file older than the records keeps its exports verifiable)
       const previous = await currentKeyRecord(ctx, request);
-      const row = await rotateEvidenceKeyFile(repoOf(ctx).keys.root, principalOf(request).tenantId, (next) =>
+      const row = await rotateEvidenceKeyFile(repoOf(ctx).wrappedKeys, principalOf(request).tenantId, (next) =>
         execute(ctx, request, rotateEvidenceKey, { previousKeyid: previous.keyid, next }),
       );
       return evidenceKeyView(row);
@@ -186,7 +190,7 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       const tenantId = principalOf(request).tenantId;
       const repo = repoOf(ctx);
       const c = await caseOr404(db, tenantId, request.params.id, getCase);
-      // the key is ready (recorded on first use, its file checked) before the audit row and the first byte
+      // the key is ready (recorded on first use, its stored key checked) before the audit row and the first byte
       const key = await signingKey(ctx, request);
       const { exportedAt } = await execute(ctx, request, recordCaseExport, { caseId: c.id, keyid: key.keyid });
       const auditCutoff = await latestAuditSeq(db, tenantId);

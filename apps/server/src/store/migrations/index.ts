@@ -23,6 +23,7 @@ import * as m0046 from './0046_evidence_keys.js';
 import * as m0047 from './0047_case_srp_packets.js';
 import * as m0048 from './0048_device_ca_rotation.js';
 import * as m0049 from './0049_group_delete.js';
+import * as m0050 from './0050_wrapped_keys.js';
 import * as m0051 from './0051_blobs.js';
 import * as m0052 from './0052_device_inventory.js';
 
@@ -56,6 +57,7 @@ export const migrations: Record<string, Migration> = {
   '0047_case_srp_packets': m0047,
   '0048_device_ca_rotation': m0048,
   '0049_group_delete': m0049,
+  '0050_wrapped_keys': m0050,
   '0051_blobs': m0051,
   '0052_device_inventory': m0052,
 };
