@@ -343,7 +343,7 @@ describe.each(availableDrivers())('no key material under the data directory on %
       const csrDer = await csrFor(key, 'scan-1');
       enrolled = await unary<EnrollResponse>((cb) =>
         anon.enrollment.enroll(
-          { token, deviceName: 'scan-1', csrDer, inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [] } },
+          { token, deviceName: 'scan-1', csrDer, inventory: { agentVersion: '1', profile: 'linux-arm64', product: 'edge', slots: [], attributes: undefined } },
           cb,
         ),
       );
