@@ -42,6 +42,7 @@ async function enrollFleet(
   arena: IdentityArena,
   stats: SimStats,
   signal: AbortSignal,
+  print: (line: string) => void,
 ): Promise<{ cached: number; enrolledNow: number }> {
   const header = { server: args.server, server_ca_sha256: serverCaFingerprint(serverCaPem), prefix: args.prefix };
   const cachedTenants = args.identities === undefined ? undefined : await loadIdentityCache(args.identities, header, arena);
@@ -50,6 +51,11 @@ async function enrollFleet(
   let enrolledNow = 0;
   if (cached < args.devices) {
     const enroller = new SimEnroller(args.server, serverCaPem, args.enrollLanes);
+    // a large fleet takes minutes to enroll: show how far it has come
+    const progress = setInterval(
+      () => print(JSON.stringify({ event: 'enrolling', devices: arena.count, cached, enrolled_now: enrolledNow, errors: stats.errors })),
+      args.statsEveryS * 1000,
+    );
     const missing: number[] = [];
     for (let i = 0; i < args.devices; i++) if (!arena.has(i)) missing.push(i);
     await runPool(missing.length, args.concurrency, async (k) => {
@@ -70,6 +76,7 @@ async function enrollFleet(
         stats.lastError = `enroll ${name}: ${(e as Error).message}`;
       }
     });
+    clearInterval(progress);
     enroller.close();
   }
   if (args.identities !== undefined && enrolledNow > 0) await saveIdentityCache(args.identities, header, arena);
@@ -154,7 +161,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
     prefix: args.prefix,
   };
   const t0 = Date.now();
-  const { cached, enrolledNow } = await enrollFleet(args, serverCaPem, arena, stats, signal);
+  const { cached, enrolledNow } = await enrollFleet(args, serverCaPem, arena, stats, signal, print);
   const seconds = (Date.now() - t0) / 1000;
   const enrolled: SimDevice[] = [];
   for (let i = 0; i < args.devices; i++) if (arena.has(i)) enrolled.push(new SimDevice(i, fleet));
