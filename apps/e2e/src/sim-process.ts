@@ -16,8 +16,14 @@ export interface SimOptions {
   prefix?: string;
   /** --interval (seconds between a device's check-ins); default 1. */
   intervalS?: number;
-  /** --concurrency (enrollments at once); default 4. */
+  /** --concurrency (Enroll calls in flight at once); default 4. */
   concurrency?: number;
+  /** --enroll-lanes (connections the enrollments share); the simulator's default when absent. */
+  enrollLanes?: number;
+  /** --identities: the identity cache file (reused when it matches, written after enrolling). */
+  identities?: string;
+  /** --connection; the simulator's default (persistent) when absent. */
+  connection?: 'persistent' | 'per-check-in';
   /** --stats-every (seconds between `stats` lines); default 1. */
   statsEveryS?: number;
   /**
@@ -116,6 +122,9 @@ export async function startSim(o: SimOptions): Promise<SimProcess> {
     String(o.statsEveryS ?? 1),
     '--max-errors',
     String(o.maxErrors ?? 0),
+    ...(o.enrollLanes === undefined ? [] : ['--enroll-lanes', String(o.enrollLanes)]),
+    ...(o.identities === undefined ? [] : ['--identities', o.identities]),
+    ...(o.connection === undefined ? [] : ['--connection', o.connection]),
   ];
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
   const proc = new Proc('sim', SIM_MAIN, args, env, { echo: o.echo ?? false });

@@ -7,6 +7,7 @@ export interface SimArgs {
   intervalS: number;
   serverCa: string;
   prefix: string;
+  /** Enroll calls in flight at once, over `enrollLanes` connections: the server group-commits them. */
   concurrency: number;
   /** Calls in flight across the whole fleet; a device whose turn finds the window full skips it. */
   maxInFlight: number;
@@ -20,6 +21,12 @@ export interface SimArgs {
   /** `persistent`: every device keeps its connection; `per-check-in`: connects per turn, closes after `idleCloseS`. */
   connection: 'persistent' | 'per-check-in';
   idleCloseS: number;
+  /** Connections the enrollments share (`concurrency` Enroll calls in flight over them). */
+  enrollLanes: number;
+  /** Identity cache: devices enrolled by an earlier run against the same server are reused (identity-cache.ts). */
+  identities: string | undefined;
+  /** Each turn comes `intervalS` +- this percentage (uniformly) after the last. */
+  jitterPct: number;
 }
 
 export class UsageError extends Error {}
@@ -27,7 +34,8 @@ export class UsageError extends Error {}
 /** Printed with every usage error (exit status 2). */
 export const SIM_USAGE = `usage: pnpm sim --devices N --token T [--server host:port] [--server-ca PATH] [--interval S]
   [--duration S] [--concurrency C] [--max-in-flight C] [--prefix P] [--ping-first S] [--stats-every S] [--max-errors N]
-  [--connection persistent|per-check-in] [--idle-close S]
+  [--connection persistent|per-check-in] [--idle-close S] [--jitter PCT]
+  [--enroll-lanes L] [--identities FILE]
 Exit status: 0 when every device enrolled and at most --max-errors (default 0) calls failed;
 1 otherwise, with the reason on stderr (the summary line is still printed); 2 for a usage error.`;
 
@@ -42,7 +50,7 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
       interval: { type: 'string', default: '60' },
       'server-ca': { type: 'string', default: env.SVC_AGENT_SERVER_CA ?? './.svc-data/ca/server/ca.pem' },
       prefix: { type: 'string', default: 'sim' },
-      concurrency: { type: 'string', default: '32' },
+      concurrency: { type: 'string', default: '256' },
       'max-in-flight': { type: 'string', default: '64' },
       duration: { type: 'string', default: '0' },
       'stats-every': { type: 'string', default: '10' },
@@ -50,6 +58,9 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
       'max-errors': { type: 'string', default: '0' },
       connection: { type: 'string', default: 'persistent' },
       'idle-close': { type: 'string', default: '30' },
+      'enroll-lanes': { type: 'string', default: '4' },
+      identities: { type: 'string' },
+      jitter: { type: 'string', default: '0' },
     },
     strict: true,
   });
@@ -72,7 +83,7 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
     intervalS: int('interval', values.interval, 1, 86_400),
     serverCa: values['server-ca'],
     prefix,
-    concurrency: int('concurrency', values.concurrency, 1, 1024),
+    concurrency: int('concurrency', values.concurrency, 1, 4096),
     maxInFlight: int('max-in-flight', values['max-in-flight'], 1, 100_000),
     durationS: int('duration', values.duration, 0, 86_400),
     statsEveryS: int('stats-every', values['stats-every'], 1, 3600),
@@ -80,5 +91,8 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
     maxErrors: int('max-errors', values['max-errors'], 0, Number.MAX_SAFE_INTEGER),
     connection,
     idleCloseS: int('idle-close', values['idle-close'], 1, 3600),
+    enrollLanes: int('enroll-lanes', values['enroll-lanes'], 1, 64),
+    identities: values.identities === '' ? undefined : values.identities,
+    jitterPct: int('jitter', values.jitter, 0, 50),
   };
 }

@@ -1,9 +1,10 @@
 import { type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient, type EnrollResponse, type Inventory } from '@svc/device-proto';
-import { call, DEVICE_CHANNEL_TLS_NAME, deviceCredentials, enrollmentCredentials } from '../channel/client.js';
-import { buildCsr } from '../channel/csr.js';
-import { identityFromEnrollment } from '../channel/enroll.js';
-import { generateIdentityKey, type DeviceIdentityFiles } from '../channel/identity.js';
+import { call, DEVICE_CHANNEL_TLS_NAME, enrollmentCredentials } from '../channel/client.js';
+import { simKeyAndCsr } from './sim-key.js';
+
+/** What every simulated device reports as its inventory. */
+export const SIM_INVENTORY: Inventory = { agentVersion: '0.1.0-sim', profile: 'linux-arm64', product: 'sim', slots: [], attributes: undefined };
 
 /**
  * grpc-js channel options for thousands of channels in one process. Why each one:
@@ -45,9 +46,10 @@ export class SimClients {
 
 /**
  * Enrollment for the whole simulated fleet. Enrollment is server-TLS only (no client
- * certificate), so every device can use the same few connections: a TLS handshake per
- * device bought nothing but CPU on both sides. Calls are spread round-robin over `lanes`
- * HTTP/2 connections. Each device still makes its own P-256 key and CSR (the key never leaves).
+ * certificate), so every device uses the same few connections (`lanes`, round-robin), and
+ * many Enroll calls are in flight on each at once (HTTP/2 streams): the server's group commit
+ * (enroll-batch.ts) then takes them together, where one call per device at a time paid a
+ * transaction each. Each device still makes its own P-256 key and CSR (the key never leaves).
  */
 export class SimEnroller {
   private readonly lanes: EnrollmentServiceClient[];
@@ -58,19 +60,18 @@ export class SimEnroller {
     this.lanes = Array.from({ length: lanes }, () => new EnrollmentServiceClient(server, creds, SIM_CHANNEL_OPTIONS));
   }
 
-  /** `withCredentials: false`: no grpc-js credentials (each holds an OpenSSL context); the caller makes them per connection. */
-  async enroll(
-    o: { token: string; deviceName: string; inventory: Inventory },
-    withCredentials = true,
-  ): Promise<{ id: DeviceIdentityFiles; creds: ChannelCredentials | undefined }> {
-    const { keyPem, keys } = await generateIdentityKey();
-    const csrDer = await buildCsr(keys, o.deviceName);
+  /**
+   * One device's enrollment: key and CSR through node:crypto (sim-key.ts), the
+   * answer kept as raw bytes. Many of these run at once over the same lanes, so the server's
+   * group commit (enroll-batch.ts) takes them together.
+   */
+  async enrollCompact(o: { token: string; deviceName: string }): Promise<{ scalar: Buffer; certDer: Uint8Array; tenant: string }> {
+    const { scalar, csrDer } = await simKeyAndCsr(o.deviceName);
     const client = this.lanes[this.next++ % this.lanes.length]!;
     const res = await call<EnrollResponse>((md, opts, cb) =>
-      client.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: o.inventory }, md, opts, cb),
+      client.enroll({ token: o.token, deviceName: o.deviceName, csrDer, inventory: SIM_INVENTORY }, md, opts, cb),
     );
-    const id = identityFromEnrollment(res, keyPem);
-    return { id, creds: withCredentials ? deviceCredentials(id) : undefined };
+    return { scalar, certDer: res.certificateDer, tenant: res.tenantId };
   }
 
   close(): void {

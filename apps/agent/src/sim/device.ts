@@ -1,12 +1,11 @@
 import type { Assignment, CheckInResponse, UploadReceiptResponse } from '@svc/device-proto';
 import {
   buildReceiptPayload,
-  decodePem,
   digestHex,
   envelopeBytes,
   hashedTargetPath,
   isDigest,
-  parsePrivateKeyPem,
+  privateKeyFromPkcs8Der,
   sha256Digest,
   signReceipt,
   type Digest,
@@ -17,7 +16,9 @@ import { connectivityState, credentials } from '@grpc/grpc-js';
 import { encodePem } from '@svc/release-core';
 import { call } from '../channel/client.js';
 import { readRepoFile } from '../channel/repo-stream.js';
-import { SimClients, type SimEnroller } from './clients.js';
+import { SIM_INVENTORY, SimClients } from './clients.js';
+import type { IdentityArena } from './identity-arena.js';
+import { keyPemFromScalar, pkcs8FromScalar } from './sim-key.js';
 
 export interface SimStats {
   /** Connections opened (per-check-in: one per turn that found the device's connection closed). */
@@ -44,50 +45,50 @@ export interface SimFleet {
   stats: SimStats;
   /** Connections open now. */
   open: number;
+  /** Every device's identity, by index. */
+  arena: IdentityArena;
+  prefix: string;
 }
 
 /**
- * One simulated device: its own P-256 key and certificate, its own mTLS connection, the real
- * protocol. It "installs" with an in-memory fake (nothing is placed) but signs and uploads a
- * real receipt for every signed assignment.
+ * One simulated device: its own P-256 key and certificate (in the fleet's IdentityArena), its
+ * own mTLS connection, the real protocol. It "installs" with an in-memory fake (nothing is
+ * placed) but signs and uploads a real receipt for every signed assignment.
  *
  * `persistent`: the connection (and its grpc-js credentials, which hold an OpenSSL context of
- * their own) lives from enrollment to the end. `per-check-in`: like the agent's default, a turn
- * connects, and the connection closes after `idleCloseMs` without a call; at rest a device is
- * only its key (PKCS#8 PEM), its certificate (DER) and its tenant, and the credentials are made
- * per connection.
+ * their own) lives from `connect()` to the end. `per-check-in`: like the agent's default, a
+ * turn connects, and the connection closes after `idleCloseMs` without a call; at rest a
+ * device is this small object and its arena entry (private scalar, certificate DER, tenant);
+ * PEM and credentials are made per connection, receipt bookkeeping only once it has any.
  */
 export class SimDevice {
   private clients: SimClients | undefined;
-  private keyPem = '';
-  private certDer!: Uint8Array;
-  private tenant = '';
   private inFlight = 0;
   private idle: NodeJS.Timeout | undefined;
-  private readonly done = new Set<string>();
+  private done: Set<string> | undefined;
   /** Signed receipts not yet acknowledged: retried from these exact bytes (spec §2.3 rule 2). */
-  private readonly unsent = new Map<string, Uint8Array>();
+  private unsent: Map<string, Uint8Array> | undefined;
 
   constructor(
-    readonly name: string,
+    readonly index: number,
     private readonly fleet: SimFleet,
   ) {}
 
-  async enroll(enroller: SimEnroller, token: string): Promise<void> {
-    const persistent = this.fleet.mode === 'persistent';
-    const { id, creds } = await enroller.enroll({ token, deviceName: this.name, inventory: INVENTORY }, persistent);
-    this.keyPem = id.keyPem;
-    this.certDer = decodePem(id.certPem, 'CERTIFICATE');
-    this.tenant = id.tenantId;
-    // persistent: the device's own connection, opened lazily by its first call or connect()
-    if (persistent && creds !== undefined) this.open(new SimClients(this.fleet.server, creds));
+  get name(): string {
+    return simDeviceName(this.fleet.prefix, this.index);
   }
 
-  private open(clients: SimClients): SimClients {
-    this.clients = clients;
+  private open(): SimClients {
+    const { arena } = this.fleet;
+    const creds = credentials.createSsl(
+      this.fleet.serverCa,
+      Buffer.from(keyPemFromScalar(arena.scalar(this.index))),
+      Buffer.from(encodePem(arena.certDer(this.index), 'CERTIFICATE')),
+    );
+    this.clients = new SimClients(this.fleet.server, creds);
     this.fleet.open += 1;
     this.fleet.stats.connects += 1;
-    return clients;
+    return this.clients;
   }
 
   /** The connection for one call: per-check-in opens it when closed and closes it once idle. */
@@ -96,14 +97,7 @@ export class SimDevice {
       clearTimeout(this.idle);
       this.idle = undefined;
     }
-    const clients =
-      this.clients ??
-      this.open(
-        new SimClients(
-          this.fleet.server,
-          credentials.createSsl(this.fleet.serverCa, Buffer.from(this.keyPem), Buffer.from(encodePem(this.certDer, 'CERTIFICATE'))),
-        ),
-      );
+    const clients = this.clients ?? this.open();
     this.inFlight += 1;
     try {
       return await fn(clients);
@@ -115,7 +109,7 @@ export class SimDevice {
 
   /** Opens the device's connection now rather than at its first call (a persistent agent keeps one open). */
   connect(): void {
-    this.clients?.device.getChannel().getConnectivityState(true);
+    (this.clients ?? this.open()).device.getChannel().getConnectivityState(true);
   }
 
   /** Whether its connection is up (the TLS handshake done). */
@@ -134,37 +128,37 @@ export class SimDevice {
   }
 
   private async turn(clients: SimClients, stats: SimStats, cache: ComponentCache): Promise<void> {
-    const res = await call<CheckInResponse>((md, opts, cb) => clients.device.checkIn({ inventory: INVENTORY }, md, opts, cb));
+    const res = await call<CheckInResponse>((md, opts, cb) => clients.device.checkIn({ inventory: SIM_INVENTORY }, md, opts, cb));
     stats.checkIns += 1;
     const listed = new Set(res.assignments.map((a) => a.transaction?.id ?? a.rolloutId));
     // A receipt whose answer was lost (the server went away mid-call) may have been accepted, and
     // then its assignment is no longer listed: like the agent's outbox, it is sent again from the
     // same bytes on the next turn whatever the check-in lists, and answered as a duplicate.
-    for (const [key, bytes] of this.unsent) if (!listed.has(key)) await this.upload(clients, key, bytes, stats);
+    if (this.unsent !== undefined) for (const [key, bytes] of this.unsent) if (!listed.has(key)) await this.upload(clients, key, bytes, stats);
     for (const a of res.assignments) {
       const key = a.transaction?.id ?? a.rolloutId;
-      if (this.done.has(key) || a.release === undefined) continue;
-      let bytes = this.unsent.get(key);
+      if (this.done?.has(key) === true || a.release === undefined) continue;
+      let bytes = this.unsent?.get(key);
       if (bytes === undefined) {
         const digests = await this.components(clients, a, cache);
         bytes = envelopeBytes(signReceipt(this.receipt(a, digests), this.key()));
-        this.unsent.set(key, bytes);
+        (this.unsent ??= new Map()).set(key, bytes);
       }
       await this.upload(clients, key, bytes, stats);
     }
   }
 
-  /** The signing key, parsed when a receipt is signed (a device at rest keeps only its PEM). */
+  /** The signing key, made from the arena's scalar when a receipt is signed. */
   private key(): PrivateKey {
-    return parsePrivateKeyPem(this.keyPem);
+    return privateKeyFromPkcs8Der(pkcs8FromScalar(this.fleet.arena.scalar(this.index)));
   }
 
   private async upload(clients: SimClients, key: string, bytes: Uint8Array, stats: SimStats): Promise<void> {
     const r = await call<UploadReceiptResponse>((md, opts, cb) => clients.device.uploadReceipt({ envelope: Buffer.from(bytes) }, md, opts, cb));
     stats.receipts += 1;
     if (r.duplicate) stats.duplicates += 1;
-    this.unsent.delete(key);
-    this.done.add(key);
+    this.unsent?.delete(key);
+    (this.done ??= new Set()).add(key);
   }
 
   close(): void {
@@ -210,8 +204,8 @@ export class SimDevice {
     const tx = a.transaction!;
     if (!isDigest(payloadDigest) || !isDigest(envelopeDigest)) throw new Error(`assignment ${a.rolloutId}: release digests are not sha256:<64 hex>`);
     return buildReceiptPayload({
-      tenant: this.tenant,
-      device: { name: this.name, certificateDer: this.certDer },
+      tenant: this.fleet.arena.tenant(this.index),
+      device: { name: this.name, certificateDer: new Uint8Array(this.fleet.arena.certDer(this.index)) },
       release: { product, version, payload_digest: payloadDigest, envelope_digest: envelopeDigest },
       transaction: { id: tx.id, member_count: tx.memberCount },
       members: tx.members.map((m) => {
@@ -234,4 +228,7 @@ export class SimDevice {
   }
 }
 
-const INVENTORY = { agentVersion: '0.1.0-sim', profile: 'linux-arm64', product: 'sim', slots: [], attributes: undefined };
+/** `<prefix>-NNNNNN`: the name of simulated device `index`. */
+export function simDeviceName(prefix: string, index: number): string {
+  return `${prefix}-${String(index).padStart(6, '0')}`;
+}

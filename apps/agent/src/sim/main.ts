@@ -10,16 +10,107 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseSimArgs, SIM_USAGE, UsageError, type SimArgs } from './args.js';
-import { SimEnroller } from './clients.js';
-import { SimDevice, type ComponentCache, type SimFleet, type SimStats } from './device.js';
+import { credentials, status } from '@grpc/grpc-js';
+import { encodePem } from '@svc/release-core';
+import { call } from '../channel/client.js';
+import { SimClients, SimEnroller } from './clients.js';
+import { SimDevice, simDeviceName, type ComponentCache, type SimFleet, type SimStats } from './device.js';
+import { IdentityArena } from './identity-arena.js';
+import { IdentityCacheError, loadIdentityCache, saveIdentityCache, serverCaFingerprint } from './identity-cache.js';
+import { keyPemFromScalar } from './sim-key.js';
 
-async function runPool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+/** How often the fleet's schedule is scanned for devices whose turn has come. */
+const SCHEDULE_TICK_MS = 100;
+
+async function runPool(count: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) await fn(next++);
     }),
   );
+}
+
+/**
+ * Fills `arena` with an identity per device: first from the --identities cache (checked for
+ * this server, CA and prefix), then by enrolling the rest, --concurrency calls in flight over
+ * --enroll-lanes connections. A cache is written back when this run enrolled devices.
+ */
+async function enrollFleet(
+  args: SimArgs,
+  serverCaPem: string,
+  arena: IdentityArena,
+  stats: SimStats,
+  signal: AbortSignal,
+  print: (line: string) => void,
+): Promise<{ cached: number; enrolledNow: number }> {
+  const header = { server: args.server, server_ca_sha256: serverCaFingerprint(serverCaPem), prefix: args.prefix };
+  const cachedTenants = args.identities === undefined ? undefined : await loadIdentityCache(args.identities, header, arena);
+  const cached = arena.count;
+  if (cached > 0) await checkCachedIdentity(args, serverCaPem, arena);
+  let enrolledNow = 0;
+  if (cached < args.devices) {
+    const enroller = new SimEnroller(args.server, serverCaPem, args.enrollLanes);
+    // a large fleet takes minutes to enroll: show how far it has come
+    const progress = setInterval(
+      () => print(JSON.stringify({ event: 'enrolling', devices: arena.count, cached, enrolled_now: enrolledNow, errors: stats.errors })),
+      args.statsEveryS * 1000,
+    );
+    const missing: number[] = [];
+    for (let i = 0; i < args.devices; i++) if (!arena.has(i)) missing.push(i);
+    await runPool(missing.length, args.concurrency, async (k) => {
+      if (signal.aborted) return;
+      const i = missing[k]!;
+      const name = simDeviceName(args.prefix, i);
+      try {
+        const { scalar, certDer, tenant } = await enroller.enrollCompact({ token: args.token, deviceName: name });
+        if (cachedTenants !== undefined && cachedTenants.length > 0 && !cachedTenants.includes(tenant))
+          throw new IdentityCacheError(
+            'IDENTITY_CACHE_MISMATCH',
+            `--identities ${args.identities}: holds devices of tenant ${cachedTenants.join(', ')}, --token enrolls into tenant ${tenant}`,
+          );
+        arena.set(i, scalar, certDer, tenant);
+        enrolledNow += 1;
+      } catch (e) {
+        stats.errors += 1;
+        stats.lastError = `enroll ${name}: ${(e as Error).message}`;
+      }
+    });
+    clearInterval(progress);
+    enroller.close();
+  }
+  if (args.identities !== undefined && enrolledNow > 0) await saveIdentityCache(args.identities, header, arena);
+  return { cached, enrolledNow };
+}
+
+/**
+ * A cache matching the server's address and CA can still be foreign to it (another database or
+ * schema behind the same CA, devices decommissioned since): one authenticated call with the
+ * first cached identity finds out before the fleet starts, and the run stops with the reason.
+ */
+async function checkCachedIdentity(args: SimArgs, serverCaPem: string, arena: IdentityArena): Promise<void> {
+  let i = 0;
+  while (!arena.has(i)) i++;
+  const creds = credentials.createSsl(
+    Buffer.from(serverCaPem),
+    Buffer.from(keyPemFromScalar(arena.scalar(i))),
+    Buffer.from(encodePem(arena.certDer(i), 'CERTIFICATE')),
+  );
+  const clients = new SimClients(args.server, creds);
+  try {
+    await call((md, opts, cb) => clients.device.ping({}, md, opts, cb));
+  } catch (e) {
+    const code = (e as { code?: number }).code;
+    if (code === status.UNAUTHENTICATED || code === status.PERMISSION_DENIED || code === status.NOT_FOUND)
+      throw new IdentityCacheError(
+        'IDENTITY_CACHE_MISMATCH',
+        `--identities ${args.identities}: the server refused cached device ${simDeviceName(args.prefix, i)} of tenant ${arena.tenant(i)} ` +
+          `(${(e as Error).message}); the cache was enrolled against another server or tenant, or its devices were removed: use another file (or delete this one) to enroll afresh`,
+      );
+    throw e;
+  } finally {
+    clients.close();
+  }
 }
 
 export type SimSummary = SimStats & { enrolled: number; rssPerDeviceKiB?: number };
@@ -40,14 +131,6 @@ export function simFailure(args: SimArgs, s: SimSummary): string | undefined {
 export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: string) => void): Promise<SimSummary> {
   const serverCaPem = await readFile(args.serverCa, 'utf8');
   const stats: SimStats = { connects: 0, pings: 0, checkIns: 0, receipts: 0, duplicates: 0, errors: 0, skipped: 0 };
-  const fleet: SimFleet = {
-    server: args.server,
-    serverCa: Buffer.from(serverCaPem),
-    mode: args.connection,
-    idleCloseMs: args.idleCloseS * 1000,
-    stats,
-    open: 0,
-  };
   // memory per simulated device: the process's RSS growth since here, over the enrolled devices
   // (after a full GC when node runs with --expose-gc, so enrollment's garbage is not counted)
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -66,29 +149,34 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   };
   /** V8 heap and external memory still live per device (after the GC perDeviceKiB ran; with --expose-gc). */
   const livePerDeviceKiB = (n: number) => (n === 0 ? undefined : kib(live() - live0, n));
-  const devices = Array.from({ length: args.devices }, (_, i) => new SimDevice(`${args.prefix}-${String(i).padStart(6, '0')}`, fleet));
-  const enrolled: SimDevice[] = [];
+  const arena = new IdentityArena(args.devices);
+  const fleet: SimFleet = {
+    server: args.server,
+    serverCa: Buffer.from(serverCaPem),
+    mode: args.connection,
+    idleCloseMs: args.idleCloseS * 1000,
+    stats,
+    open: 0,
+    arena,
+    prefix: args.prefix,
+  };
   const t0 = Date.now();
-  const enroller = new SimEnroller(args.server, serverCaPem);
-  await runPool(devices, args.concurrency, async (d) => {
-    if (signal.aborted) return;
-    try {
-      await d.enroll(enroller, args.token);
-      enrolled.push(d);
-    } catch (e) {
-      stats.errors += 1;
-      stats.lastError = `enroll ${d.name}: ${(e as Error).message}`;
-    }
-  });
-  enroller.close();
+  const { cached, enrolledNow } = await enrollFleet(args, serverCaPem, arena, stats, signal, print);
+  const seconds = (Date.now() - t0) / 1000;
+  const enrolled: SimDevice[] = [];
+  for (let i = 0; i < args.devices; i++) if (arena.has(i)) enrolled.push(new SimDevice(i, fleet));
   print(
     JSON.stringify({
       event: 'enrolled',
       devices: enrolled.length,
-      seconds: (Date.now() - t0) / 1000,
+      cached,
+      enrolled_now: enrolledNow,
+      seconds,
+      enrollments_per_s: enrolledNow === 0 ? undefined : Math.round((enrolledNow / seconds) * 10) / 10,
       errors: stats.errors,
       last_error: stats.lastError,
       connection: args.connection,
+      identity_bytes_per_device: enrolled.length === 0 ? undefined : Math.round(arena.bytesUsed / enrolled.length),
       rss_per_device_kib: perDeviceKiB(enrolled.length),
       live_per_device_kib: livePerDeviceKiB(enrolled.length),
     }),
@@ -130,36 +218,46 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   // devices on a loaded machine). With a window the queue, hence latency, stays small and the
   // rates are what the server sustains. A turn that finds the window full is skipped (counted).
   let inFlight = 0;
-  enrolled.forEach((d, i) => {
-    let busy = false;
-    const tick = (): void => {
-      // a device never overlaps its own calls: a slow server slows the fleet, like real agents
-      if (busy) return;
-      if (inFlight >= args.maxInFlight) {
-        stats.skipped += 1;
-        return;
+  // One timer for the whole fleet rather than one per device: each device's next turn is a
+  // slot in a Float64Array, scanned every SCHEDULE_TICK_MS (100k comparisons, well under a
+  // millisecond). The first turns spread evenly over one interval, like real devices that
+  // booted at random times; each next turn comes --interval +- --jitter percent later.
+  const intervalMs = args.intervalS * 1000;
+  const jitter = args.jitterPct / 100;
+  const startAt = Date.now();
+  const nextAt = Float64Array.from(enrolled, (_, i) => startAt + Math.floor((i / enrolled.length) * intervalMs));
+  const busy = new Uint8Array(enrolled.length);
+  const tick = (i: number): void => {
+    // a device never overlaps its own calls: a slow server slows the fleet, like real agents
+    if (busy[i] === 1) return;
+    if (inFlight >= args.maxInFlight) {
+      stats.skipped += 1;
+      return;
+    }
+    const d = enrolled[i]!;
+    busy[i] = 1;
+    inFlight += 1;
+    (Date.now() < pingUntil ? d.ping(stats) : d.tick(stats, cache))
+      .catch((e: unknown) => {
+        stats.errors += 1;
+        stats.lastError = `${d.name}: ${(e as Error).message}`;
+      })
+      .finally(() => {
+        busy[i] = 0;
+        inFlight -= 1;
+      });
+  };
+  timers.push(
+    setInterval(() => {
+      const now = Date.now();
+      for (let i = 0; i < nextAt.length; i++) {
+        if (nextAt[i]! > now) continue;
+        nextAt[i] = nextAt[i]! + intervalMs * (1 + jitter * (2 * Math.random() - 1));
+        if (nextAt[i]! <= now) nextAt[i] = now + intervalMs; // the process fell behind: no burst of turns to catch up
+        tick(i);
       }
-      busy = true;
-      inFlight += 1;
-      (Date.now() < pingUntil ? d.ping(stats) : d.tick(stats, cache))
-        .catch((e: unknown) => {
-          stats.errors += 1;
-          stats.lastError = `${d.name}: ${(e as Error).message}`;
-        })
-        .finally(() => {
-          busy = false;
-          inFlight -= 1;
-        });
-    };
-    const start = setTimeout(
-      () => {
-        tick();
-        timers.push(setInterval(tick, args.intervalS * 1000));
-      },
-      Math.floor((i / enrolled.length) * args.intervalS * 1000),
-    );
-    timers.push(start);
-  });
+    }, SCHEDULE_TICK_MS),
+  );
   let last = { ...stats, at: Date.now() };
   const statsTimer = setInterval(() => {
     const now = Date.now();
@@ -192,7 +290,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
   clearInterval(statsTimer);
-  for (const t of timers) clearTimeout(t);
+  for (const t of timers) clearInterval(t);
   const rssPerDeviceKiB = perDeviceKiB(enrolled.length);
   for (const d of enrolled) d.close();
   return { ...stats, enrolled: enrolled.length, ...(rssPerDeviceKiB === undefined ? {} : { rssPerDeviceKiB }) };
@@ -218,7 +316,7 @@ if (isMain) {
       process.exit(failure === undefined ? 0 : 1);
     },
     (e: unknown) => {
-      process.stderr.write(`svc-sim: ${e instanceof UsageError ? '' : 'failed: '}${(e as Error).message}\n`);
+      process.stderr.write(`svc-sim: ${e instanceof UsageError || e instanceof IdentityCacheError ? '' : 'failed: '}${(e as Error).message}\n`);
       process.exit(1);
     },
   );
