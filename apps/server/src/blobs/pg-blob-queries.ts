@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type pg from 'pg';
 
 /**
  * The SQL of the PostgreSQL blob store (tables of migration 0051): the only file that speaks
@@ -88,6 +89,104 @@ export async function readChunkSlice(db: BlobDb, id: string, idx: number, from: 
     SELECT encode(substring(bytes FROM ${from + 1} FOR ${count}), 'base64') AS b64 FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}`.execute(db);
   const row = r.rows[0];
   return row === undefined ? undefined : Buffer.from(row.b64, 'base64');
+}
+
+/** `PGCOPY\n\377\r\n\0`: the signature that opens COPY's binary format. */
+const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+const INTEGER = /^(0|[1-9][0-9]{0,18})$/;
+
+/**
+ * Same as readChunkSlice on a PostgreSQL pool, without text: `COPY ... TO STDOUT (FORMAT
+ * binary)` sends the bytea as it is stored, and this process copies it once out of the
+ * protocol buffer. node-postgres's `binary: true` result format cannot serve: it decodes every
+ * field as UTF-8 before handing it over, which mangles bytes that are not UTF-8. COPY takes no
+ * parameters, so the (checked) integers are part of the text.
+ */
+export async function readChunkSliceBinary(pool: pg.Pool, id: string, idx: number, from: number, count: number): Promise<Buffer | undefined> {
+  for (const [name, value] of [
+    ['id', id],
+    ['idx', String(idx)],
+    ['from', String(from)],
+    ['count', String(count)],
+  ] as const) {
+    if (!INTEGER.test(value)) throw new Error(`readChunkSliceBinary: ${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  const text = `COPY (SELECT substring(bytes FROM ${from + 1} FOR ${count}) FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}) TO STDOUT (FORMAT binary)`;
+  const client = await pool.connect();
+  let parts: Buffer[];
+  try {
+    parts = await new Promise<Buffer[]>((resolve, reject) => client.query(new CopyOut(text, resolve, reject)));
+  } catch (e) {
+    // a database error leaves the connection usable; anything else (a broken socket) does not
+    client.release((e as { code?: string }).code === undefined ? (e as Error) : undefined);
+    throw e;
+  }
+  client.release();
+  return parseCopyField(parts);
+}
+
+/**
+ * A COPY TO STDOUT statement for node-postgres (its Submittable interface, as used by
+ * pg-cursor): collects the CopyData messages, each copied at once since node-postgres reuses
+ * its read buffer, and settles when the connection is ready for the next statement.
+ */
+class CopyOut implements pg.Submittable {
+  readonly #parts: Buffer[] = [];
+  #error: Error | undefined;
+  #settled = false;
+  constructor(
+    readonly text: string,
+    readonly resolve: (parts: Buffer[]) => void,
+    readonly reject: (e: Error) => void,
+  ) {}
+  submit(connection: pg.Connection): void {
+    (connection as unknown as { query(text: string): void }).query(this.text);
+  }
+  handleCopyData(msg: { chunk: Buffer }): void {
+    this.#parts.push(Buffer.from(msg.chunk));
+  }
+  handleError(error: Error): void {
+    this.#error ??= error;
+    // a broken connection sends no ReadyForQuery: settle now
+    if ((error as { code?: string }).code === undefined) this.#settle();
+  }
+  handleReadyForQuery(): void {
+    this.#settle();
+  }
+  handleCommandComplete(): void {}
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyInResponse(): void {}
+  #settle(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    if (this.#error !== undefined) this.reject(this.#error);
+    else this.resolve(this.#parts);
+  }
+}
+
+/** The one bytea field of COPY's binary output (at most one row); undefined when there is no row or it is NULL. */
+function parseCopyField(parts: Buffer[]): Buffer | undefined {
+  const bad = (why: string) => new Error(`COPY binary output: ${why}`);
+  const headerBytes = COPY_SIGNATURE.length + 8;
+  let b = parts[0] ?? Buffer.alloc(0);
+  if (b.length < headerBytes + 2 && parts.length > 1) b = Buffer.concat(parts);
+  if (b.length < headerBytes + 2 || !b.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) throw bad('no binary COPY header');
+  const start = headerBytes + b.readUInt32BE(COPY_SIGNATURE.length + 4);
+  if (b.length < start + 2 && parts.length > 1) b = Buffer.concat(parts);
+  const fields = b.readInt16BE(start);
+  if (fields === -1) return undefined;
+  if (fields !== 1) throw bad(`a row of ${fields} fields, expected 1`);
+  const length = b.readInt32BE(start + 2);
+  if (length === -1) return undefined;
+  const end = start + 6 + length;
+  // the field and the trailer (-1) are usually in separate messages
+  if (b.length < end && parts.length > 1) b = Buffer.concat(parts);
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  if (b.length < end || total !== end + 2) throw bad(`${total} bytes, expected one field of ${length} bytes`);
+  return b.subarray(start + 6, end);
 }
 
 /**
