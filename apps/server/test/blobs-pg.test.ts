@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Digest } from '@svc/release-core';
 import { BlobError, blobStoreKind, collectBlobGarbage, PgBlobStore, type BlobStore } from '../src/blobs/index.js';
 import { BLOB_REFERENCES } from '../src/blobs/pg-blob-queries.js';
-import { postgresPoolOf } from '../src/store/open.js';
+import { openStore, postgresPoolOf } from '../src/store/open.js';
 import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 import { readAll } from './signing-repo.fixture.js';
@@ -437,6 +437,21 @@ describe.skipIf(!pgUrl)('PgBlobStore chunk transfer on PostgreSQL', () => {
       expect(e).toBeInstanceOf(BlobError);
       expect((e as BlobError).code).toBe('BLOB_NOT_FOUND');
       expect((e as BlobError).message).toContain('chunk 2 is missing');
+    }
+  });
+
+  it('commits chunks without waiting for the WAL flush only within their own statement: the pooled connection keeps synchronous_commit on', async () => {
+    const single = await openStore({ databaseUrl: pgUrl!, schema: t.store.schema, poolSize: 1 });
+    try {
+      const blobs = new PgBlobStore(single.db, { chunkBytes: CHUNK });
+      const bytes = randomBytes(3 * CHUNK + 5);
+      const info = await blobs.put(pieces(bytes));
+      expect(info).toEqual({ digest: sha(bytes), length: bytes.length });
+      const r = await sql<{ v: string }>`SELECT current_setting('synchronous_commit') AS v`.execute(single.db);
+      expect(r.rows[0]!.v).toBe('on');
+      expect((await readAll((await blobs.get(info.digest)).stream)).equals(bytes)).toBe(true);
+    } finally {
+      await single.close();
     }
   });
 });

@@ -30,8 +30,19 @@ export async function renewUpload(db: BlobDb, id: string, leaseMs: number): Prom
   return Number(r.numAffectedRows ?? 0) === 1;
 }
 
+/**
+ * Inserts one chunk of a `writing` upload, `bytes` sent as a binary parameter (node-postgres
+ * sends a Buffer as binary; no hex or escape text). The statement commits on its own without
+ * waiting for its WAL flush (`synchronous_commit` off for this transaction only): the commit
+ * that makes the blob visible (completeUpload) is synchronous and flushes the WAL up to its own
+ * record, which lies after every chunk's, so a visible blob is as durable as before. A crash
+ * before that can lose only chunks of a `writing` row no reader sees; the upload failed and is
+ * sent again, and the collector removes the row once its lease lapses.
+ */
 export async function insertChunk(db: BlobDb, id: string, idx: number, bytes: Uint8Array): Promise<void> {
-  await sql`INSERT INTO blob_chunks (blob_id, idx, bytes) VALUES (${id}, ${idx}, ${bytes})`.execute(db);
+  await sql`
+    INSERT INTO blob_chunks (blob_id, idx, bytes)
+    SELECT ${id}::bigint, ${idx}::integer, ${bytes}::bytea FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`.execute(db);
 }
 
 /** Removes an upload's row and (cascading) its chunks. */

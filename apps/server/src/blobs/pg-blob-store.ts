@@ -46,9 +46,10 @@ export interface PgBlobStoreOptions {
  * put streams: each chunk is inserted as soon as it is full (a few inserts in flight while
  * the next chunk is read and hashed), under a `writing` row no reader sees; the row becomes the
  * blob of its digest only after the digest checked out, so a failed or refused upload leaves
- * nothing visible (its chunks are deleted, or collected once its lease lapses). get reads one
- * chunk per statement, a few chunks ahead, on whichever pooled connections are free: a slow
- * download holds no connection between chunks.
+ * nothing visible (its chunks are deleted, or collected once its lease lapses). Chunk inserts
+ * commit without waiting for the WAL flush; the commit that makes the blob visible waits for it
+ * (pg-blob-queries.ts insertChunk). get reads one chunk per statement, a few chunks ahead, on
+ * whichever pooled connections are free: a slow download holds no connection between chunks.
  * On PostgreSQL a chunk arrives in COPY's binary format, on PGlite as base64 text.
  */
 export class PgBlobStore implements BlobStore {
