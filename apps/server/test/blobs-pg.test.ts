@@ -1,10 +1,11 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Digest } from '@svc/release-core';
 import { BlobError, blobStoreKind, collectBlobGarbage, PgBlobStore, type BlobStore } from '../src/blobs/index.js';
-import { BLOB_REFERENCES } from '../src/blobs/pg-blob-queries.js';
+import { BLOB_REFERENCES, readChunkSliceBinary } from '../src/blobs/pg-blob-queries.js';
 import { openStore, postgresPoolOf } from '../src/store/open.js';
 import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
@@ -437,6 +438,23 @@ describe.skipIf(!pgUrl)('PgBlobStore chunk transfer on PostgreSQL', () => {
       expect(e).toBeInstanceOf(BlobError);
       expect((e as BlobError).code).toBe('BLOB_NOT_FOUND');
       expect((e as BlobError).message).toContain('chunk 2 is missing');
+    }
+  });
+
+  it('a COPY read the database refuses rejects with its error and leaves the connection usable; malformed keys are refused before any SQL', async () => {
+    const pool = new pg.Pool({ connectionString: pgUrl!, max: 1, options: '-c search_path=no_such_schema_for_blobs' });
+    try {
+      const e = await readChunkSliceBinary(pool, '1', 0, 0, 10).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect((e as { code?: string }).code).toBe('42P01'); // blob_chunks does not exist there
+      expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one).toBe(1);
+      expect(pool.totalCount).toBe(1);
+      await expect(readChunkSliceBinary(pool, '1; DROP TABLE blobs', 0, 0, 10)).rejects.toThrow(/id must be a non-negative integer/);
+      await expect(readChunkSliceBinary(pool, '1', 0, -1, 10)).rejects.toThrow(/from must be a non-negative integer/);
+    } finally {
+      await pool.end();
     }
   });
 

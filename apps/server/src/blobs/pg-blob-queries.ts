@@ -128,8 +128,8 @@ export async function readChunkSliceBinary(pool: pg.Pool, id: string, idx: numbe
   try {
     parts = await new Promise<Buffer[]>((resolve, reject) => client.query(new CopyOut(text, resolve, reject)));
   } catch (e) {
-    // a database error leaves the connection usable; anything else (a broken socket) does not
-    client.release((e as { code?: string }).code === undefined ? (e as Error) : undefined);
+    // an error the database reported leaves the connection usable; anything else (a broken socket) does not
+    client.release(isDatabaseError(e) ? undefined : (e as Error));
     throw e;
   }
   client.release();
@@ -139,7 +139,8 @@ export async function readChunkSliceBinary(pool: pg.Pool, id: string, idx: numbe
 /**
  * A COPY TO STDOUT statement for node-postgres (its Submittable interface, as used by
  * pg-cursor): collects the CopyData messages, each copied at once since node-postgres reuses
- * its read buffer, and settles when the connection is ready for the next statement.
+ * its read buffer, and settles on ReadyForQuery or on an error (after which node-postgres
+ * routes nothing more to it).
  */
 class CopyOut implements pg.Submittable {
   readonly #parts: Buffer[] = [];
@@ -158,8 +159,9 @@ class CopyOut implements pg.Submittable {
   }
   handleError(error: Error): void {
     this.#error ??= error;
-    // a broken connection sends no ReadyForQuery: settle now
-    if ((error as { code?: string }).code === undefined) this.#settle();
+    // node-postgres stops routing messages to a statement once it failed (no ReadyForQuery
+    // follows here); a statement sent next on the client waits for the connection to be ready
+    this.#settle();
   }
   handleReadyForQuery(): void {
     this.#settle();
@@ -176,6 +178,11 @@ class CopyOut implements pg.Submittable {
     if (this.#error !== undefined) this.reject(this.#error);
     else this.resolve(this.#parts);
   }
+}
+
+/** An ErrorResponse of the database (node-postgres's DatabaseError carries its severity), not a failure of the connection. */
+function isDatabaseError(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && typeof (e as { severity?: unknown }).severity === 'string';
 }
 
 /** The one bytea field of COPY's binary output (at most one row); undefined when there is no row or it is NULL. */
