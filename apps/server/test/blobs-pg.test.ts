@@ -1,10 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Digest } from '@svc/release-core';
 import { BlobError, blobStoreKind, collectBlobGarbage, PgBlobStore, type BlobStore } from '../src/blobs/index.js';
-import { BLOB_REFERENCES } from '../src/blobs/pg-blob-queries.js';
+import { BLOB_REFERENCES, readChunkSliceBinary } from '../src/blobs/pg-blob-queries.js';
+import { openStore, postgresPoolOf } from '../src/store/open.js';
 import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 import { readAll } from './signing-repo.fixture.js';
@@ -389,10 +391,87 @@ describe.skipIf(!pgUrl)('PgBlobStore with a large blob on PostgreSQL', () => {
     expect(read).toBe(total);
     expect(`sha256:${hashOut.digest('hex')}`).toBe(info.digest);
     // a few 1 MiB chunks in flight and each pooled connection's receive buffer (a chunk
-    // arrives hex-encoded, 2 MiB): bounded by the pool, not by the blob
+    // arrives as it is stored, 1 MiB): bounded by the pool, not by the blob
     expect(peak).toBeLessThan(40 * MIB);
     expect(peakRss).toBeLessThan(total / 2);
   }, 300_000);
+});
+
+describe.skipIf(!pgUrl)('PgBlobStore chunk transfer on PostgreSQL', () => {
+  let t: TestStore;
+  beforeAll(async () => {
+    t = await createTestStore('postgres');
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  it('reads the same bytes in COPY binary format as in base64 text, whole and in ranges, and reports a chunk deleted meanwhile', async () => {
+    expect(postgresPoolOf(t.store.db)).toBeDefined();
+    const binary = new PgBlobStore(t.store.db, { chunkBytes: CHUNK });
+    const text = new PgBlobStore(t.store.db, { chunkBytes: CHUNK, pool: null });
+    // every byte value, invalid UTF-8 sequences included, then random bytes
+    const everyByte = Buffer.alloc(CHUNK + 300);
+    for (let i = 0; i < everyByte.length; i++) everyByte[i] = i % 256;
+    const bytes = Buffer.concat([everyByte, Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0, 0]), randomBytes(2 * CHUNK + 17)]);
+    const { digest } = await binary.put(pieces(bytes));
+    const ranges: [number, number][] = [
+      [0, bytes.length - 1],
+      [0, 0],
+      [CHUNK - 3, CHUNK + 3],
+      [CHUNK + 290, 3 * CHUNK],
+      [bytes.length - 1, bytes.length - 1],
+    ];
+    for (const [start, end] of ranges) {
+      const want = bytes.subarray(start, end + 1);
+      for (const store of [binary, text]) {
+        const got = await readAll((await store.get(digest, { kind: 'from-to', start, end })).stream);
+        expect(got.equals(want), `${start}-${end}`).toBe(true);
+      }
+    }
+    await sql`DELETE FROM blob_chunks WHERE idx = 2 AND blob_id = (SELECT id FROM blobs WHERE digest = ${digest})`.execute(t.store.db);
+    for (const store of [binary, text]) {
+      const e = await readAll((await store.get(digest)).stream).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(e).toBeInstanceOf(BlobError);
+      expect((e as BlobError).code).toBe('BLOB_NOT_FOUND');
+      expect((e as BlobError).message).toContain('chunk 2 is missing');
+    }
+  });
+
+  it('a COPY read the database refuses rejects with its error and leaves the connection usable; malformed keys are refused before any SQL', async () => {
+    const pool = new pg.Pool({ connectionString: pgUrl!, max: 1, options: '-c search_path=no_such_schema_for_blobs' });
+    try {
+      const e = await readChunkSliceBinary(pool, '1', 0, 0, 10).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect((e as { code?: string }).code).toBe('42P01'); // blob_chunks does not exist there
+      expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one).toBe(1);
+      expect(pool.totalCount).toBe(1);
+      await expect(readChunkSliceBinary(pool, '1; DROP TABLE blobs', 0, 0, 10)).rejects.toThrow(/id must be a non-negative integer/);
+      await expect(readChunkSliceBinary(pool, '1', 0, -1, 10)).rejects.toThrow(/from must be a non-negative integer/);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('commits chunks without waiting for the WAL flush only within their own statement: the pooled connection keeps synchronous_commit on', async () => {
+    const single = await openStore({ databaseUrl: pgUrl!, schema: t.store.schema, poolSize: 1 });
+    try {
+      const blobs = new PgBlobStore(single.db, { chunkBytes: CHUNK });
+      const bytes = randomBytes(3 * CHUNK + 5);
+      const info = await blobs.put(pieces(bytes));
+      expect(info).toEqual({ digest: sha(bytes), length: bytes.length });
+      const r = await sql<{ v: string }>`SELECT current_setting('synchronous_commit') AS v`.execute(single.db);
+      expect(r.rows[0]!.v).toBe('on');
+      expect((await readAll((await blobs.get(info.digest)).stream)).equals(bytes)).toBe(true);
+    } finally {
+      await single.close();
+    }
+  });
 });
 
 /** A forced collection and the bytes the process holds (V8 heap plus ArrayBuffers). */

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type pg from 'pg';
 
 /**
  * The SQL of the PostgreSQL blob store (tables of migration 0051): the only file that speaks
@@ -29,8 +30,19 @@ export async function renewUpload(db: BlobDb, id: string, leaseMs: number): Prom
   return Number(r.numAffectedRows ?? 0) === 1;
 }
 
+/**
+ * Inserts one chunk of a `writing` upload, `bytes` sent as a binary parameter (node-postgres
+ * sends a Buffer as binary; no hex or escape text). The statement commits on its own without
+ * waiting for its WAL flush (`synchronous_commit` off for this transaction only): the commit
+ * that makes the blob visible (completeUpload) is synchronous and flushes the WAL up to its own
+ * record, which lies after every chunk's, so a visible blob is as durable as before. A crash
+ * before that can lose only chunks of a `writing` row no reader sees; the upload failed and is
+ * sent again, and the collector removes the row once its lease lapses.
+ */
 export async function insertChunk(db: BlobDb, id: string, idx: number, bytes: Uint8Array): Promise<void> {
-  await sql`INSERT INTO blob_chunks (blob_id, idx, bytes) VALUES (${id}, ${idx}, ${bytes})`.execute(db);
+  await sql`
+    INSERT INTO blob_chunks (blob_id, idx, bytes)
+    SELECT ${id}::bigint, ${idx}::integer, ${bytes}::bytea FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`.execute(db);
 }
 
 /** Removes an upload's row and (cascading) its chunks. */
@@ -88,6 +100,111 @@ export async function readChunkSlice(db: BlobDb, id: string, idx: number, from: 
     SELECT encode(substring(bytes FROM ${from + 1} FOR ${count}), 'base64') AS b64 FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}`.execute(db);
   const row = r.rows[0];
   return row === undefined ? undefined : Buffer.from(row.b64, 'base64');
+}
+
+/** `PGCOPY\n\377\r\n\0`: the signature that opens COPY's binary format. */
+const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+const INTEGER = /^(0|[1-9][0-9]{0,18})$/;
+
+/**
+ * Same as readChunkSlice on a PostgreSQL pool, without text: `COPY ... TO STDOUT (FORMAT
+ * binary)` sends the bytea as it is stored, and this process copies it once out of the
+ * protocol buffer. node-postgres's `binary: true` result format cannot serve: it decodes every
+ * field as UTF-8 before handing it over, which mangles bytes that are not UTF-8. COPY takes no
+ * parameters, so the (checked) integers are part of the text.
+ */
+export async function readChunkSliceBinary(pool: pg.Pool, id: string, idx: number, from: number, count: number): Promise<Buffer | undefined> {
+  for (const [name, value] of [
+    ['id', id],
+    ['idx', String(idx)],
+    ['from', String(from)],
+    ['count', String(count)],
+  ] as const) {
+    if (!INTEGER.test(value)) throw new Error(`readChunkSliceBinary: ${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  const text = `COPY (SELECT substring(bytes FROM ${from + 1} FOR ${count}) FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}) TO STDOUT (FORMAT binary)`;
+  const client = await pool.connect();
+  let parts: Buffer[];
+  try {
+    parts = await new Promise<Buffer[]>((resolve, reject) => client.query(new CopyOut(text, resolve, reject)));
+  } catch (e) {
+    // an error the database reported leaves the connection usable; anything else (a broken socket) does not
+    client.release(isDatabaseError(e) ? undefined : (e as Error));
+    throw e;
+  }
+  client.release();
+  return parseCopyField(parts);
+}
+
+/**
+ * A COPY TO STDOUT statement for node-postgres (its Submittable interface, as used by
+ * pg-cursor): collects the CopyData messages, each copied at once since node-postgres reuses
+ * its read buffer, and settles on ReadyForQuery or on an error (after which node-postgres
+ * routes nothing more to it).
+ */
+class CopyOut implements pg.Submittable {
+  readonly #parts: Buffer[] = [];
+  #error: Error | undefined;
+  #settled = false;
+  constructor(
+    readonly text: string,
+    readonly resolve: (parts: Buffer[]) => void,
+    readonly reject: (e: Error) => void,
+  ) {}
+  submit(connection: pg.Connection): void {
+    (connection as unknown as { query(text: string): void }).query(this.text);
+  }
+  handleCopyData(msg: { chunk: Buffer }): void {
+    this.#parts.push(Buffer.from(msg.chunk));
+  }
+  handleError(error: Error): void {
+    this.#error ??= error;
+    // node-postgres stops routing messages to a statement once it failed (no ReadyForQuery
+    // follows here); a statement sent next on the client waits for the connection to be ready
+    this.#settle();
+  }
+  handleReadyForQuery(): void {
+    this.#settle();
+  }
+  handleCommandComplete(): void {}
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyInResponse(): void {}
+  #settle(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    if (this.#error !== undefined) this.reject(this.#error);
+    else this.resolve(this.#parts);
+  }
+}
+
+/** An ErrorResponse of the database (node-postgres's DatabaseError carries its severity), not a failure of the connection. */
+function isDatabaseError(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && typeof (e as { severity?: unknown }).severity === 'string';
+}
+
+/** The one bytea field of COPY's binary output (at most one row); undefined when there is no row or it is NULL. */
+function parseCopyField(parts: Buffer[]): Buffer | undefined {
+  const bad = (why: string) => new Error(`COPY binary output: ${why}`);
+  const headerBytes = COPY_SIGNATURE.length + 8;
+  let b = parts[0] ?? Buffer.alloc(0);
+  if (b.length < headerBytes + 2 && parts.length > 1) b = Buffer.concat(parts);
+  if (b.length < headerBytes + 2 || !b.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) throw bad('no binary COPY header');
+  const start = headerBytes + b.readUInt32BE(COPY_SIGNATURE.length + 4);
+  if (b.length < start + 2 && parts.length > 1) b = Buffer.concat(parts);
+  const fields = b.readInt16BE(start);
+  if (fields === -1) return undefined;
+  if (fields !== 1) throw bad(`a row of ${fields} fields, expected 1`);
+  const length = b.readInt32BE(start + 2);
+  if (length === -1) return undefined;
+  const end = start + 6 + length;
+  // the field and the trailer (-1) are usually in separate messages
+  if (b.length < end && parts.length > 1) b = Buffer.concat(parts);
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  if (b.length < end || total !== end + 2) throw bad(`${total} bytes, expected one field of ${length} bytes`);
+  return b.subarray(start + 6, end);
 }
 
 /**

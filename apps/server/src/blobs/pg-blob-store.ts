@@ -1,12 +1,25 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
+import type pg from 'pg';
 import { digestFromHex, type Digest } from '@svc/release-core';
 import type { BlobInfo, BlobPutOptions, BlobReadResult, BlobStore } from './blob-store.js';
 import { assertBlobDigest } from './digest.js';
 import { BlobError } from './errors.js';
 import { BLOB_STORE_LIMITS } from './limits.js';
-import { beginUpload, completeUpload, dropUpload, findStored, insertChunk, readChunkSlice, renewUpload, retainStored, type BlobDb } from './pg-blob-queries.js';
+import { postgresPoolOf } from '../store/open.js';
+import {
+  beginUpload,
+  completeUpload,
+  dropUpload,
+  findStored,
+  insertChunk,
+  readChunkSlice,
+  readChunkSliceBinary,
+  renewUpload,
+  retainStored,
+  type BlobDb,
+} from './pg-blob-queries.js';
 import { resolveRange, type ByteRange, type ByteRangeRequest } from './range.js';
 
 export interface PgBlobStoreOptions {
@@ -18,6 +31,11 @@ export interface PgBlobStoreOptions {
   uploadLeaseMs?: number;
   /** Chunk statements one put or get keeps under way (default BLOB_STORE_LIMITS.chunksInFlight). */
   chunksInFlight?: number;
+  /**
+   * The node-postgres pool chunks are read from in COPY's binary format (default: the pool
+   * under `db` on PostgreSQL); null reads them through `db` as base64 text, as on PGlite.
+   */
+  pool?: pg.Pool | null;
 }
 
 /**
@@ -28,9 +46,11 @@ export interface PgBlobStoreOptions {
  * put streams: each chunk is inserted as soon as it is full (a few inserts in flight while
  * the next chunk is read and hashed), under a `writing` row no reader sees; the row becomes the
  * blob of its digest only after the digest checked out, so a failed or refused upload leaves
- * nothing visible (its chunks are deleted, or collected once its lease lapses). get reads one
- * chunk per statement, a few chunks ahead, on whichever pooled connections are free: a slow
- * download holds no connection between chunks.
+ * nothing visible (its chunks are deleted, or collected once its lease lapses). Chunk inserts
+ * commit without waiting for the WAL flush; the commit that makes the blob visible waits for it
+ * (pg-blob-queries.ts insertChunk). get reads one chunk per statement, a few chunks ahead, on
+ * whichever pooled connections are free: a slow download holds no connection between chunks.
+ * On PostgreSQL a chunk arrives in COPY's binary format, on PGlite as base64 text.
  */
 export class PgBlobStore implements BlobStore {
   readonly #db: BlobDb;
@@ -38,6 +58,7 @@ export class PgBlobStore implements BlobStore {
   readonly #graceMs: number;
   readonly #leaseMs: number;
   readonly #inFlight: number;
+  readonly #read: ChunkReader;
 
   constructor(db: BlobDb, options: PgBlobStoreOptions = {}) {
     this.#db = db;
@@ -45,6 +66,11 @@ export class PgBlobStore implements BlobStore {
     this.#graceMs = options.graceMs ?? BLOB_STORE_LIMITS.graceMs;
     this.#leaseMs = options.uploadLeaseMs ?? BLOB_STORE_LIMITS.uploadLeaseMs;
     this.#inFlight = options.chunksInFlight ?? BLOB_STORE_LIMITS.chunksInFlight;
+    const pool = options.pool === undefined ? postgresPoolOf(db) : options.pool;
+    this.#read =
+      pool === undefined || pool === null
+        ? (id, idx, from, count) => readChunkSlice(db, id, idx, from, count)
+        : (id, idx, from, count) => readChunkSliceBinary(pool, id, idx, from, count);
   }
 
   async put(source: AsyncIterable<Uint8Array> | Readable, options: BlobPutOptions = {}): Promise<BlobInfo> {
@@ -125,7 +151,7 @@ export class PgBlobStore implements BlobStore {
     if (!row) throw new BlobError('BLOB_NOT_FOUND', `blob ${digest} does not exist`);
     const resolved = range === undefined ? undefined : resolveRange(range, row.length);
     const span = resolved ?? (row.length === 0 ? undefined : { start: 0, end: row.length - 1 });
-    const chunks = span === undefined ? emptyChunks() : readChunks(this.#db, digest, row.id, row.chunkSize, span, this.#inFlight);
+    const chunks = span === undefined ? emptyChunks() : readChunks(this.#read, digest, row.id, row.chunkSize, span, this.#inFlight);
     return {
       stream: Readable.from(chunks, { objectMode: false, highWaterMark: row.chunkSize }),
       totalLength: row.length,
@@ -148,16 +174,19 @@ export class PgBlobStore implements BlobStore {
   }
 }
 
+/** `count` bytes of chunk `idx` of blob row `id` from byte `from`; undefined when the chunk is gone. */
+type ChunkReader = (id: string, idx: number, from: number, count: number) => Promise<Buffer | undefined>;
+
 async function* emptyChunks(): AsyncGenerator<Buffer> {}
 
 /** The chunks covering `span`, each sliced by the database, up to `ahead` fetched ahead of the one yielded. */
-async function* readChunks(db: BlobDb, digest: Digest, id: string, chunkSize: number, span: ByteRange, ahead: number): AsyncGenerator<Buffer> {
+async function* readChunks(read: ChunkReader, digest: Digest, id: string, chunkSize: number, span: ByteRange, ahead: number): AsyncGenerator<Buffer> {
   const first = Math.floor(span.start / chunkSize);
   const last = Math.floor(span.end / chunkSize);
   const fetch = async (idx: number): Promise<Buffer> => {
     const from = idx === first ? span.start - idx * chunkSize : 0;
     const to = idx === last ? span.end - idx * chunkSize : chunkSize - 1;
-    const bytes = await readChunkSlice(db, id, idx, from, to - from + 1);
+    const bytes = await read(id, idx, from, to - from + 1);
     if (bytes === undefined || bytes.byteLength !== to - from + 1) {
       throw new BlobError('BLOB_NOT_FOUND', `blob ${digest}: chunk ${idx} is missing or short (deleted while it was read?)`);
     }

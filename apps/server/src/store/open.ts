@@ -55,6 +55,16 @@ export function defaultPoolSize(): number {
 
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
+const pools = new WeakMap<object, pg.Pool>();
+
+/**
+ * The node-postgres pool under a store's query builder on PostgreSQL (undefined on PGlite), for
+ * what Kysely cannot express: the blob store reads chunks with COPY's binary format.
+ */
+export function postgresPoolOf(db: object): pg.Pool | undefined {
+  return pools.get(db);
+}
+
 /**
  * PostgreSQL settings of the embedded database, sized for a gateway-class server (1 GiB of
  * memory). PGlite starts with PostgreSQL's defaults, made for a database host: 128 MB of
@@ -135,6 +145,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     });
     preparePooledStatements(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    pools.set(db, pool);
     await sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).execute(db).catch(ignoreDuplicate);
     const url = options.databaseUrl;
     return { db, driver: 'postgres', schema, listen: (channel, onChange) => listenPostgres(url, channel, schema, onChange), close: () => db.destroy() };
