@@ -11,7 +11,6 @@
  * key moved to a new KEK in one transaction; docs/server.md "Key encryption").
  */
 import { join } from 'node:path';
-import { buildApp } from './app.js';
 import { builtConsoleDir } from './http/console.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
@@ -25,7 +24,6 @@ import { openStore } from './store/open.js';
 import { bootstrapAdmin } from './resources/tenants/bootstrap.js';
 import { ensureDefaultTenant } from './resources/tenants/queries.js';
 import { DeviceCredentialCache } from './device-channel/credential-cache.js';
-import { startDeviceChannelService } from './device-channel/wiring.js';
 import { SigningRepository } from './signing-repo/repository.js';
 import { keyCheckers } from './key-integrity/checkers.js';
 import { failureLine, keyRecoveryFromEnv, reportLine, runKeyCheck } from './key-integrity/key-check.js';
@@ -122,6 +120,9 @@ async function main(): Promise<void> {
     process.exit(keyCheck.failure === undefined ? 0 : 2);
   }
 
+  // The HTTP app (fastify, every route, the report renderers) and the gRPC channel are loaded
+  // only now: a start the key check refuses, and `check`, never pay for importing them.
+  const [{ buildApp }, { startDeviceChannelService }] = await Promise.all([import('./app.js'), import('./device-channel/wiring.js')]);
   const adminCreated = await bootstrapAdmin(store.db, tenantId, config.admin);
   // An agent enrolling before the first publish pins the tenant's TUF root right away: it must exist.
   await signingRepo.ensureTenantRepo(tenantId);
