@@ -35,7 +35,10 @@ export default {
           Program() {
             for (const comment of context.sourceCode.getAllComments()) {
               for (const p of missingPaths(comment.value, context.filename))
-                context.report({ loc: comment.loc, message: `comment names ${p}, which does not exist (from ${displayPath(context.filename)}): name the file where it is now` });
+                context.report({
+                  loc: comment.loc,
+                  message: `comment names ${p}, which does not exist (from ${displayPath(context.filename)}): name the file where it is now`,
+                });
             }
           },
         };

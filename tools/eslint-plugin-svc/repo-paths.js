@@ -30,7 +30,7 @@ export function basesFor(file) {
   const pkg = packageOf(file);
   const own = [ROOT, dirname(file)];
   if (pkg) own.push(pkg, join(pkg, 'src'), join(pkg, 'test'));
-  // a sibling folder: `vulnerabilities/osv-ranges.ts` named from `resources/findings/`
+  // a sibling folder: a file of `resources/vulnerabilities` named from `resources/findings/`
   own.push(dirname(dirname(file)));
   return [...own, ...packageRoots, ...packageRoots.map((p) => join(p, 'src')), join(ROOT, 'docs')];
 }

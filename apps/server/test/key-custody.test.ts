@@ -27,7 +27,7 @@ import { WrappedKeys } from '../src/key-custody/wrapped-keys.js';
 import { createTenant } from '../src/resources/tenants/queries.js';
 import { generateSigningKey } from '../src/signing-repo/keys.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
-import { MAIN_JS, mainBuilt } from './helpers/main-process.js';
+import { MAIN_JS, mainBuilt, startMain, stopMain } from './helpers/main-process.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 
 const SOFTHSM_MODULE = [
@@ -391,11 +391,13 @@ describe.skipIf(!mainBuilt('key-custody'))('node dist/main.js rewrap-keys', () =
 
   it('moves every key to the new KEK; afterwards the old KEK opens nothing and the new one everything', async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-rewrap-'));
-    // the first check creates the repository's keys under the generated default KEK beside the data dir
-    const first = runMain(['check'], { SVC_DATA_DIR: dir });
-    expect(first.stderr).toBe('');
-    expect(first.code).toBe(0);
+    // a first start creates the tenant's repository keys under the generated default KEK beside the data dir
+    const first = await startMain({ SVC_DATA_DIR: dir, SVC_ADMIN_EMAIL: 'admin@rewrap.test', SVC_ADMIN_PASSWORD: 'rewrap-password-1' });
+    expect(await stopMain(first.child)).toBe(0);
     expect(existsSync(`${dir}.kek`)).toBe(true);
+    const checked = runMain(['check'], { SVC_DATA_DIR: dir });
+    expect(checked.stderr).toBe('');
+    expect(checked.code).toBe(0);
     expect(runMain(['rewrap-keys'], { SVC_DATA_DIR: dir }).stderr).toMatch(/^svc-server: rewrap-keys: give the new KEK with --new-kek-file/);
     expect(runMain(['rewrap-keys', '--new-kek-file', join(dir, 'kek')], { SVC_DATA_DIR: dir }).stderr).toMatch(/lies inside the data directory/);
 
