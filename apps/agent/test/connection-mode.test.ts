@@ -8,7 +8,7 @@ import type { ConnectionMode } from '../src/config.js';
 import { enroll } from '../src/channel/enroll.js';
 import { certNotAfter } from '../src/channel/identity.js';
 import { AgentRuntime } from '../src/channel/runtime.js';
-import { CheckInSchedule, seededRandom } from '../src/channel/schedule.js';
+import { CheckInSchedule, SCHEDULE, seededRandom } from '../src/channel/schedule.js';
 import { writeFileAtomic } from '../src/journal/io.js';
 import { Journal, Orchestrator, type HealthChecker } from '../src/index.js';
 import { assignmentFor } from './helpers/agent-fixture.js';
@@ -143,7 +143,7 @@ describe.each(['per-check-in', 'persistent'] as const)('connection mode %s', (mo
     svc.close();
   }, 60_000);
 
-  it('RESOURCE_EXHAUSTED with retry-after-ms: waits at least that long (at most half again), connects again, succeeds', async () => {
+  it('RESOURCE_EXHAUSTED with retry-after-ms: waits at least that long (at most half again, or the first back-off step when that is longer), connects again, succeeds', async () => {
     const svc = await scriptedDeviceService(pki, {
       checkIn: (k) =>
         k === 0
@@ -166,7 +166,8 @@ describe.each(['per-check-in', 'persistent'] as const)('connection mode %s', (mo
     expect(refused?.fields).toMatchObject({ code: 'DEVICE_CHANNEL_BUSY', retry_after_ms: 1200 });
     const wait = refused!.fields.retry_ms as number;
     expect(wait).toBeGreaterThanOrEqual(1200);
-    expect(wait).toBeLessThanOrEqual(1800);
+    // the wait is the longer of the spread retry-after (1200-1800) and the first failure's back-off (1000-2000)
+    expect(wait).toBeLessThanOrEqual(Math.max(1200 * (1 + SCHEDULE.retryAfterJitter), 2 * SCHEDULE.backoffBaseMs));
     expect(second.at - first.at).toBeGreaterThanOrEqual(wait - 20);
     // the refused connection was dropped: the retry came on a new one
     expect(second.peer).not.toBe(first.peer);
