@@ -236,9 +236,15 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     });
   });
 
-  it('keeps the evidence key like the signing keys: one per tenant, 0600 under the data dir, stable', async () => {
-    const path = join(f.dataDir, 'keys', f.t.tenantId, 'evidence.pem');
-    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  it('keeps the evidence key like the signing keys: one per tenant, wrapped by the KEK in the database, none under the data dir, stable', async () => {
+    expect(existsSync(join(f.dataDir, 'keys', f.t.tenantId, 'evidence.pem'))).toBe(false);
+    const wrapped = await f.t.testStore.store.db
+      .selectFrom('wrapped_keys')
+      .select(['key_id', 'kek_id'])
+      .where('key_id', '=', `${f.t.tenantId}/evidence/evidence`)
+      .execute();
+    expect(wrapped).toHaveLength(1);
+    expect(wrapped[0]!.kek_id).toMatch(/^file:[0-9a-f]{32}$/);
     expect((await f.api('GET', '/api/v1/evidence-key')).body.public_key_pem).toBe(publicKeyPem);
     const other = await f.t.newTenant();
     const otherKey = await f.api('GET', '/api/v1/evidence-key', undefined, await f.t.loginAs('viewer', other));

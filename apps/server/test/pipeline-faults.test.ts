@@ -25,6 +25,7 @@ function transpileForChild(): Promise<string> {
   return transpile('svc-pipeline-crash', {
     files: [
       ...STORE_FILES,
+      'src/config.ts',
       'src/errors/server-error.ts',
       'src/resources/artifacts/publication.ts',
       'src/resources/artifacts/fields.ts',
@@ -33,7 +34,8 @@ function transpileForChild(): Promise<string> {
       'src/resources/pipeline-deps.ts',
       'src/store/tx.ts',
     ],
-    dirs: ['src/signing-repo', 'src/blobs'],
+    // the repository opens its keys through key custody (wrapped keys, the default KEK file)
+    dirs: ['src/signing-repo', 'src/blobs', 'src/key-custody'],
     childSource: `import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { openStore } from './src/store/open.js';

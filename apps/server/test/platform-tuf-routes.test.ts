@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { specKeyId, writeLegacyRepo } from './helpers/legacy-tuf-repo.js';
+import { importPlainKeyFiles } from '../src/key-custody/import-plain-keys.js';
 import { TUF_CLIENTS, type TufClient, type TufClientKind } from './helpers/tuf-clients.js';
 import { createTestStore, type TestStore } from './helpers/store.js';
 
@@ -121,6 +122,8 @@ describe('TUF clients over the REST routes /api/v1/tuf on a real port', () => {
     const tenant = await t.newTenant();
     const bytes = Buffer.from(`legacy payload for ${client.name}\n`);
     const legacy = await writeLegacyRepo(store.store.db, dir, tenant, { targets: [{ path: 'fw.bin', bytes }] });
+    // its plain key files are wrapped as a server start does (key-custody/import-plain-keys.ts)
+    expect((await importPlainKeyFiles(signingRepo.wrappedKeys, dir)).conflicts).toEqual([]);
     const early = await provisioned(client, tenant);
     expect((await early.c.fetchTarget('fw.bin'))?.equals(bytes)).toBe(true);
     const late = await provisioned(client, tenant);

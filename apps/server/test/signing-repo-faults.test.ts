@@ -65,8 +65,9 @@ describe.each(availableDrivers())('publish faults injected in-process on %s', (d
  */
 function transpileForChild(): Promise<string> {
   return transpile('svc-crash-child', {
-    files: STORE_FILES,
-    dirs: ['src/signing-repo', 'src/blobs'],
+    files: [...STORE_FILES, 'src/config.ts'],
+    // the repository opens its keys through key custody (wrapped keys, the default KEK file)
+    dirs: ['src/signing-repo', 'src/blobs', 'src/key-custody'],
     childSource: `import { Readable } from 'node:stream';
 import { openStore } from './src/store/open.js';
 import { SigningRepository } from './src/signing-repo/repository.js';
