@@ -4,7 +4,7 @@ import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
 import { useCan } from '../api/session';
 import { Badge, ConfirmButton, Download, ErrorNote, FixedIn, Guard, Loading, Mono, Paged, PageTitle, ShortId, Table, useListParams, When } from '../ui/kit';
-import { historyText } from '../ui/event-text';
+import { HistoryDetail } from '../ui/event-text';
 import { ReceiptsTable } from './receipts';
 
 /** One device: identity, history, log retrieval, receipts, decommission. */
@@ -187,13 +187,7 @@ function History({ name }: { name: string }) {
               </td>
               <td>{e.event}</td>
               <td>
-                {historyText(e.event, e.detail)}
-                {e.detail != null && Object.keys(e.detail).length > 0 && (
-                  <details className="event-raw">
-                    <summary>Raw detail</summary>
-                    <Mono>{JSON.stringify(e.detail)}</Mono>
-                  </details>
-                )}
+                <HistoryDetail event={e.event} detail={e.detail} />
               </td>
             </tr>
           ))

@@ -72,18 +72,33 @@ export function eventText(action: string, target: string, detail: Detail | null 
   return `${action.replace(/[.-]/g, ' ')}${facts.length > 0 ? ` (${facts.join(', ')})` : ''}`;
 }
 
+/** The raw JSON of an event's detail behind a disclosure; nothing for an empty detail. */
+function RawDetail({ detail }: { detail: Detail | null | undefined }) {
+  if (detail == null || Object.keys(detail).length === 0) return null;
+  return (
+    <details className="event-raw">
+      <summary>Raw detail</summary>
+      <Mono>{JSON.stringify(detail, null, 1)}</Mono>
+    </details>
+  );
+}
+
 /** An event's sentence with its raw detail behind a disclosure. */
 export function EventDetail({ action, target, detail }: { action: string; target: string; detail: Detail | null | undefined }) {
-  const empty = detail == null || Object.keys(detail).length === 0;
   return (
     <>
       {eventText(action, target, detail)}
-      {!empty && (
-        <details className="event-raw">
-          <summary>Raw detail</summary>
-          <Mono>{JSON.stringify(detail, null, 1)}</Mono>
-        </details>
-      )}
+      <RawDetail detail={detail} />
+    </>
+  );
+}
+
+/** A device history entry's sentence with its raw detail behind a disclosure. */
+export function HistoryDetail({ event, detail }: { event: string; detail: Detail | null | undefined }) {
+  return (
+    <>
+      {historyText(event, detail)}
+      <RawDetail detail={detail} />
     </>
   );
 }
