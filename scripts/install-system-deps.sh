@@ -5,9 +5,26 @@
 # file writer for log bundles, dpkg-deb for the agent package, libfaketime for
 # the certificate renewal test's shared clock, poppler's pdftotext and pdftoppm for
 # the PDF tests, HAProxy for the multi-process device-channel test, SoftHSM2 and
-# OpenSC's pkcs11-tool for the key-encryption-key token). Idempotent:
+# OpenSC's pkcs11-tool for the key-encryption-key token), and seeds node-gyp with the
+# running Node's headers. Idempotent:
 # packages already present are not touched, so a warm machine pays nothing.
 set -euo pipefail
+
+# node-gyp builds the optional native package pkcs11js (the PKCS#11 KEK) against Node's headers
+# and would download them from nodejs.org, which a closed network refuses; pnpm passes no
+# `nodedir` to it. Where the running Node ships its headers (include/node under its prefix, as
+# Debian's nodejs and the official tarballs do), they are placed where node-gyp looks first.
+node_prefix="$(node -p 'require("path").resolve(process.execPath, "../..")')"
+node_version="$(node -p 'process.versions.node')"
+gyp_dir="${XDG_CACHE_HOME:-$HOME/.cache}/node-gyp/$node_version"
+if [ -f "$node_prefix/include/node/node_version.h" ] && [ ! -f "$gyp_dir/include/node/node_version.h" ]; then
+  mkdir -p "$gyp_dir/include"
+  cp -r "$node_prefix/include/node" "$gyp_dir/include/"
+  # node-gyp 12's layout version; it rereads headers only when this is lower than its own
+  echo 11 > "$gyp_dir/installVersion"
+  echo "node-gyp: Node $node_version headers taken from $node_prefix/include/node"
+fi
+
 want=(openssl softhsm2 opensc rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime poppler-utils haproxy)
 missing=()
 for p in "${want[@]}"; do

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { createPublicKey, createHash, verify } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { envelopeBytes, signReceipt, type PrivateKey, type ReceiptPayload } from '@svc/release-core';

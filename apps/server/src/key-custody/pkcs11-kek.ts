@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type * as Pkcs11Module from 'pkcs11js';
+import type { AesGCM, Mechanism, PKCS11, Pkcs11Lib } from './pkcs11js-api.js';
 import { GCM_IV_BYTES, GCM_TAG_BYTES, KekError, type Kek } from './kek.js';
 
 export interface Pkcs11KekOptions {
@@ -18,12 +18,12 @@ export interface Pkcs11KekOptions {
 export const DEFAULT_PKCS11_KEY_LABEL = 'svc-kek';
 
 /** One loaded, initialized module per path and process (C_Initialize may run once), shared by the KEKs on it. */
-const loaded = new Map<string, { p: Pkcs11Module.PKCS11; users: number }>();
+const loaded = new Map<string, { p: PKCS11; users: number }>();
 
 /** pkcs11js is an optional dependency (a native build): loaded only when a token is configured. */
-function loadPkcs11js(): typeof Pkcs11Module {
+function loadPkcs11js(): Pkcs11Lib {
   try {
-    return createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11Module;
+    return createRequire(import.meta.url)('pkcs11js') as Pkcs11Lib;
   } catch (e) {
     throw new KekError(`SVC_KEK_PKCS11_MODULE is set but the pkcs11js package is not installed or not built (${(e as Error).message})`, { cause: e });
   }
@@ -38,15 +38,15 @@ function loadPkcs11js(): typeof Pkcs11Module {
 export class Pkcs11Kek implements Kek {
   readonly algorithm = 'PKCS11-CKM_AES_GCM' as const;
   readonly id: string;
-  readonly #p: Pkcs11Module.PKCS11;
-  readonly #lib: typeof Pkcs11Module;
+  readonly #p: PKCS11;
+  readonly #lib: Pkcs11Lib;
   readonly #session: Buffer;
   readonly #key: Buffer;
   #closed = false;
 
   readonly #module: string;
 
-  private constructor(lib: typeof Pkcs11Module, p: Pkcs11Module.PKCS11, session: Buffer, key: Buffer, id: string, module: string) {
+  private constructor(lib: Pkcs11Lib, p: PKCS11, session: Buffer, key: Buffer, id: string, module: string) {
     this.#module = module;
     this.#lib = lib;
     this.#p = p;
@@ -108,8 +108,8 @@ export class Pkcs11Kek implements Kek {
     }
   }
 
-  #params(iv: Buffer, aad: Buffer): Pkcs11Module.Mechanism {
-    const parameter: Pkcs11Module.AesGCM = { type: this.#lib.CK_PARAMS_AES_GCM, iv, aad, ivBits: GCM_IV_BYTES * 8, tagBits: GCM_TAG_BYTES * 8 };
+  #params(iv: Buffer, aad: Buffer): Mechanism {
+    const parameter: AesGCM = { type: this.#lib.CK_PARAMS_AES_GCM, iv, aad, ivBits: GCM_IV_BYTES * 8, tagBits: GCM_TAG_BYTES * 8 };
     return { mechanism: this.#lib.CKM_AES_GCM, parameter };
   }
 
