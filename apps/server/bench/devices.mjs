@@ -243,7 +243,12 @@ try {
       const schema = `bench_${process.pid}_${n}`;
       const store = await openStore({ databaseUrl: pgUrl, schema });
       try {
-        await runDriver('PostgreSQL', { databaseUrl: pgUrl, schema }, { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: pgUrl, SVC_DATABASE_SCHEMA: schema, ...benchKekEnv() }, n);
+        await runDriver(
+          'PostgreSQL',
+          { databaseUrl: pgUrl, schema },
+          { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: pgUrl, SVC_DATABASE_SCHEMA: schema, ...benchKekEnv() },
+          n,
+        );
       } finally {
         await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(store.db);
         await store.close();
