@@ -18,6 +18,7 @@ import { call } from '../channel/client.js';
 import { readRepoFile } from '../channel/repo-stream.js';
 import { SIM_INVENTORY, SimClients } from './clients.js';
 import type { IdentityArena } from './identity-arena.js';
+import type { LatencyHistogram } from './latency.js';
 import { keyPemFromScalar, pkcs8FromScalar } from './sim-key.js';
 
 export interface SimStats {
@@ -48,6 +49,12 @@ export interface SimFleet {
   /** Every device's identity, by index. */
   arena: IdentityArena;
   prefix: string;
+  /**
+   * How long calls took that succeeded: `checkIn` from a check-in's start to its answer (in
+   * per-check-in mode with the connection closed, the TLS handshake included), `ping` the
+   * authenticated Ping.
+   */
+  latency: { checkIn: LatencyHistogram; ping: LatencyHistogram };
 }
 
 /**
@@ -119,7 +126,9 @@ export class SimDevice {
 
   /** Authenticated empty call over the same mTLS connection (benchmark baseline). */
   async ping(stats: SimStats): Promise<void> {
+    const t0 = performance.now();
     await this.withClients((c) => call((md, opts, cb) => c.device.ping({}, md, opts, cb)));
+    this.fleet.latency.ping.record(performance.now() - t0);
     stats.pings += 1;
   }
 
@@ -128,7 +137,9 @@ export class SimDevice {
   }
 
   private async turn(clients: SimClients, stats: SimStats, cache: ComponentCache): Promise<void> {
+    const t0 = performance.now();
     const res = await call<CheckInResponse>((md, opts, cb) => clients.device.checkIn({ inventory: SIM_INVENTORY }, md, opts, cb));
+    this.fleet.latency.checkIn.record(performance.now() - t0);
     stats.checkIns += 1;
     const listed = new Set(res.assignments.map((a) => a.transaction?.id ?? a.rolloutId));
     // A receipt whose answer was lost (the server went away mid-call) may have been accepted, and

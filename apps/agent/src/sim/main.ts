@@ -17,6 +17,7 @@ import { SimClients, SimEnroller } from './clients.js';
 import { SimDevice, simDeviceName, type ComponentCache, type SimFleet, type SimStats } from './device.js';
 import { IdentityArena } from './identity-arena.js';
 import { IdentityCacheError, loadIdentityCache, saveIdentityCache, serverCaFingerprint } from './identity-cache.js';
+import { LatencyHistogram } from './latency.js';
 import { keyPemFromScalar } from './sim-key.js';
 
 /** How often the fleet's schedule is scanned for devices whose turn has come. */
@@ -113,7 +114,15 @@ async function checkCachedIdentity(args: SimArgs, serverCaPem: string, arena: Id
   }
 }
 
-export type SimSummary = SimStats & { enrolled: number; rssPerDeviceKiB?: number };
+export type SimSummary = SimStats & {
+  enrolled: number;
+  rssPerDeviceKiB?: number;
+  /** Percentiles of the check-ins and pings that succeeded over the whole run, in ms (latency.ts buckets). */
+  checkInP50Ms?: number;
+  checkInP99Ms?: number;
+  pingP50Ms?: number;
+  pingP99Ms?: number;
+};
 
 /**
  * Why a finished run did not reach its goal, or undefined when it did: every device enrolled
@@ -159,6 +168,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
     open: 0,
     arena,
     prefix: args.prefix,
+    latency: { checkIn: new LatencyHistogram(), ping: new LatencyHistogram() },
   };
   const t0 = Date.now();
   const { cached, enrolledNow } = await enrollFleet(args, serverCaPem, arena, stats, signal, print);
@@ -259,6 +269,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
     }, SCHEDULE_TICK_MS),
   );
   let last = { ...stats, at: Date.now() };
+  let marks = { checkIn: fleet.latency.checkIn.mark(), ping: fleet.latency.ping.mark() };
   const statsTimer = setInterval(() => {
     const now = Date.now();
     const dt = (now - last.at) / 1000;
@@ -269,6 +280,10 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
         pings_per_s: Math.round(((stats.pings - last.pings) / dt) * 10) / 10,
         check_ins_per_s: Math.round(((stats.checkIns - last.checkIns) / dt) * 10) / 10,
         receipts_per_s: Math.round(((stats.receipts - last.receipts) / dt) * 10) / 10,
+        // percentiles of this line's interval (ms; absent when no such call succeeded in it)
+        check_in_p50_ms: fleet.latency.checkIn.percentile(50, marks.checkIn),
+        check_in_p99_ms: fleet.latency.checkIn.percentile(99, marks.checkIn),
+        ping_p99_ms: fleet.latency.ping.percentile(99, marks.ping),
         check_ins: stats.checkIns,
         receipts: stats.receipts,
         errors: stats.errors,
@@ -283,6 +298,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
       }),
     );
     last = { ...stats, at: now };
+    marks = { checkIn: fleet.latency.checkIn.mark(), ping: fleet.latency.ping.mark() };
   }, args.statsEveryS * 1000);
   await new Promise<void>((resolve) => {
     if (args.durationS > 0) setTimeout(resolve, args.durationS * 1000).unref();
@@ -293,7 +309,16 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   for (const t of timers) clearInterval(t);
   const rssPerDeviceKiB = perDeviceKiB(enrolled.length);
   for (const d of enrolled) d.close();
-  return { ...stats, enrolled: enrolled.length, ...(rssPerDeviceKiB === undefined ? {} : { rssPerDeviceKiB }) };
+  const { checkIn, ping } = fleet.latency;
+  return {
+    ...stats,
+    enrolled: enrolled.length,
+    ...(rssPerDeviceKiB === undefined ? {} : { rssPerDeviceKiB }),
+    checkInP50Ms: checkIn.percentile(50),
+    checkInP99Ms: checkIn.percentile(99),
+    pingP50Ms: ping.percentile(50),
+    pingP99Ms: ping.percentile(99),
+  };
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
