@@ -14,8 +14,12 @@ export async function api(s, method, path, body, cookie) {
   return { res, json: res.status === 204 ? null : await res.json() };
 }
 
-/** A signed single-component release in three waves (10 %, 50 %, 100 %) for `names`, rolled out through the REST API. */
-export async function rollOut(s, cookie, names, tag) {
+/**
+ * A signed single-component release rolled out through the REST API: to a static group of
+ * `names`, or with `o.filter` to a dynamic group of the devices that filter selects (frozen
+ * into the rollout's snapshot at its start); in three waves (10 %, 50 %, 100 %) unless `o.waves`.
+ */
+export async function rollOut(s, cookie, names, tag, o = {}) {
   const tenant = (await api(s, 'GET', '/auth/me', undefined, cookie)).json.tenant_id;
   const form = new FormData();
   form.set('name', `bench-${tag}`);
@@ -23,7 +27,8 @@ export async function rollOut(s, cookie, names, tag) {
   form.set('kind', 'config');
   form.set('file', new Blob([`bench ${tag}\n`]), 'bench.conf');
   const art = (await api(s, 'POST', '/artifacts', form, cookie)).json;
-  const group = (await api(s, 'POST', '/groups', { name: `bench-${tag}`, members: names }, cookie)).json;
+  const group = (await api(s, 'POST', '/groups', o.filter ? { name: `bench-${tag}`, filter: o.filter } : { name: `bench-${tag}`, members: names }, cookie))
+    .json;
   const key = generateKeyPair('ed25519');
   await api(s, 'POST', '/authorizer-keys', { name: `bench-${tag}`, public_key_pem: key.publicKey.pem }, cookie);
   const payload = {
@@ -49,7 +54,7 @@ export async function rollOut(s, cookie, names, tag) {
     rollout: {
       target_group: group.id,
       target_policy_digest: group.snapshot_digest,
-      waves: [
+      waves: o.waves ?? [
         { name: 'canary', percent: 10 },
         { name: 'half', percent: 50 },
         { name: 'all', percent: 100 },
@@ -62,5 +67,5 @@ export async function rollOut(s, cookie, names, tag) {
   };
   const rel = (await api(s, 'POST', '/releases', { envelope: signRelease(payload, key), expected_product: 'bench' }, cookie)).json;
   const started = (await api(s, 'POST', '/rollouts', { release_id: rel.id }, cookie)).json;
-  return { tenant, rel, started, digest: art.digest };
+  return { tenant, rel, started, group, digest: art.digest };
 }

@@ -29,8 +29,7 @@ import { encodePem } from '@svc/release-core';
 import tls from 'node:tls';
 import { constants } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { ensureServerTls } from '../dist/device-channel/server-tls.js';
-import { createCa, issueCertificate, loadCa, P256_KEY } from '../dist/device-channel/pki.js';
+import { bareTlsMaterial } from './bare-tls.mjs';
 import { api } from './fleet-api.mjs';
 import { benchMain, measured } from './measure.mjs';
 import { benchKekEnv } from './kek.mjs';
@@ -157,28 +156,12 @@ if (process.argv[2] === 'tls-serve') {
 }
 
 /** Server TLS material as the device port makes it (P-256), a client CA and a P-256 client certificate, in `dir`. */
-async function bareTlsMaterial(dir) {
-  const now = new Date();
-  const serverTls = await ensureServerTls(dir, [], now);
-  const clientCa = await createCa('bench client CA', now, 1);
-  const keys = await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']);
-  const clientDer = await issueCertificate(await loadCa(clientCa.certDer, clientCa.keyPem), {
-    subjectCN: 'bench-client',
-    publicKey: await x509.PublicKey.create(keys.publicKey),
-    usage: 'clientAuth',
-    dnsNames: [],
-    ips: [],
-    notBefore: new Date(now.getTime() - 60_000),
-    notAfter: new Date(now.getTime() + 86_400_000),
-  });
-  await writeFile(join(dir, 'server.pem'), serverTls.certPem);
-  await writeFile(join(dir, 'server.key'), serverTls.keyPem);
-  await writeFile(join(dir, 'ca.pem'), encodePem(clientCa.certDer, 'CERTIFICATE'));
-  return {
-    ca: encodePem(serverTls.caDer, 'CERTIFICATE'),
-    cert: encodePem(clientDer, 'CERTIFICATE'),
-    key: encodePem(new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)), 'PRIVATE KEY'),
-  };
+async function bareTlsFiles(dir) {
+  const m = await bareTlsMaterial();
+  await writeFile(join(dir, 'server.pem'), m.server.certPem);
+  await writeFile(join(dir, 'server.key'), m.server.keyPem);
+  await writeFile(join(dir, 'ca.pem'), m.clientCa);
+  return { ca: m.serverCa, cert: m.client.certPem, key: m.client.keyPem };
 }
 
 /** Server CPU per connection to a bare TLS server with tickets `on` or `off`; resumed connections counted. */
@@ -250,7 +233,7 @@ async function main() {
     // what tickets would save: the same TLS without HTTP/2 and grpc-js, full against resumed
     const bareDir = join(dir, 'bare');
     await mkdir(bareDir);
-    const client = await bareTlsMaterial(bareDir);
+    const client = await bareTlsFiles(bareDir);
     const full = await bareTls(bareDir, client, 'off');
     const resumed = await bareTls(bareDir, client, 'on');
     measured(resumed.resumed > resumed.calls / 2, `tickets on, but only ${resumed.resumed} of ${resumed.calls} connections resumed`);

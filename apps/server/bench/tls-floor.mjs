@@ -12,11 +12,8 @@ import http2 from 'node:http2';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
-import { encodePem } from '@svc/release-core';
-import { ensureServerTls, DEVICE_CHANNEL_TLS_NAME } from '../dist/device-channel/server-tls.js';
-import { createCa, issueCertificate, loadCa, P256_KEY } from '../dist/device-channel/pki.js';
+import { DEVICE_CHANNEL_TLS_NAME } from '../dist/device-channel/server-tls.js';
+import { bareTlsMaterial } from './bare-tls.mjs';
 
 const N = Number(process.env.BENCH_FLOOR_CONNECTIONS ?? 2000);
 const [role, dir, port] = process.argv.slice(2);
@@ -65,24 +62,12 @@ if (role === 'serve') {
 } else {
   const work = await mkdtemp(join(tmpdir(), 'svc-bench-floor-'));
   try {
-    const now = new Date();
-    const serverTls = await ensureServerTls(work, [], now);
-    const clientCa = await createCa('bench client CA', now, 1);
-    const keys = await webcrypto.subtle.generateKey(P256_KEY, true, ['sign', 'verify']);
-    const clientDer = await issueCertificate(await loadCa(clientCa.certDer, clientCa.keyPem), {
-      subjectCN: 'bench-client',
-      publicKey: await x509.PublicKey.create(keys.publicKey),
-      usage: 'clientAuth',
-      dnsNames: [],
-      ips: [],
-      notBefore: new Date(now.getTime() - 60_000),
-      notAfter: new Date(now.getTime() + 86_400_000),
-    });
-    await writeFile(join(work, 'server.pem'), serverTls.certPem);
-    await writeFile(join(work, 'server.key'), serverTls.keyPem);
-    await writeFile(join(work, 'ca.pem'), encodePem(serverTls.caDer, 'CERTIFICATE') + encodePem(clientCa.certDer, 'CERTIFICATE'));
-    await writeFile(join(work, 'client.pem'), encodePem(clientDer, 'CERTIFICATE'));
-    await writeFile(join(work, 'client.key'), encodePem(new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)), 'PRIVATE KEY'));
+    const m = await bareTlsMaterial();
+    await writeFile(join(work, 'server.pem'), m.server.certPem);
+    await writeFile(join(work, 'server.key'), m.server.keyPem);
+    await writeFile(join(work, 'ca.pem'), m.serverCa + m.clientCa);
+    await writeFile(join(work, 'client.pem'), m.client.certPem);
+    await writeFile(join(work, 'client.key'), m.client.keyPem);
 
     const lines = (child) => {
       const queue = [];

@@ -284,6 +284,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
         check_in_p50_ms: fleet.latency.checkIn.percentile(50, marks.checkIn),
         check_in_p99_ms: fleet.latency.checkIn.percentile(99, marks.checkIn),
         ping_p99_ms: fleet.latency.ping.percentile(99, marks.ping),
+        pings: stats.pings,
         check_ins: stats.checkIns,
         receipts: stats.receipts,
         errors: stats.errors,
