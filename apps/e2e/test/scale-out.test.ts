@@ -116,7 +116,22 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
     const atKill = Number(psql(`SELECT count(*) FROM "${schema.schema}".release_receipts WHERE deployment_id = '${txId}'`));
     expect(atKill).toBeLessThan(N / 2);
 
-    expect(await fleet.waitSettled(txId, 120_000)).toMatchObject({ id: txId, state: 'committed' });
+    // a stall says where it stood: the simulator's last counters, the balancer, devices gone quiet
+    const settled = await fleet.waitSettled(txId, 120_000).catch(async (e: unknown) => {
+      const quiet = psql(
+        `SELECT count(*) FILTER (WHERE last_seen < now() - interval '30 seconds') || ' quiet of ' || count(*) FROM "${schema.schema}".devices`,
+      );
+      throw new Error(
+        `${(e as Error).message}\nsimulator: ${JSON.stringify(
+          sim!
+            .events()
+            .filter((l) => l.event === 'stats')
+            .at(-1),
+        )}\n` + `haproxy: ${JSON.stringify(await lb!.stats())}\ndevices: ${quiet}`,
+        { cause: e },
+      );
+    });
+    expect(settled).toMatchObject({ id: txId, state: 'committed' });
     // exactly one accepted receipt per device, none twice
     const [receipts, devices] = psql(
       `SELECT count(*), count(DISTINCT device_name) FROM "${schema.schema}".release_receipts WHERE deployment_id = '${txId}'`,
