@@ -4,6 +4,7 @@
  * transient, and that alone decides report, retry or roll back.
  * Codes are never renamed: logs, receipts and tests match on them.
  */
+import { CodedError } from '@svc/release-core';
 export const AGENT_ERROR_CODES = [
   // configuration
   'CONFIG_INVALID',
@@ -39,15 +40,13 @@ export const AGENT_ERROR_CODES = [
 
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
 
-export class AgentError<C extends AgentErrorCode = AgentErrorCode> extends Error {
+export class AgentError<C extends AgentErrorCode = AgentErrorCode> extends CodedError<C> {
   override readonly name = 'AgentError';
-  readonly code: C;
   /** The field, member or probe the failure is about, when there is one. */
   readonly field: string | undefined;
 
   constructor(code: C, message: string, options: { cause?: unknown; field?: string } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options);
     this.field = options.field;
   }
 }

@@ -3,6 +3,7 @@
  * release-core). Each code maps to exactly one exit status, so a script can rely on
  * `$?` alone: 0 verified, 1 refused, 2 usage.
  */
+import { CodedError } from '@svc/release-core';
 export const EXIT = {
   /** contracts §5: verified (or, for keygen and sign, done). */
   OK: 0,
@@ -41,14 +42,8 @@ const EXIT_OF: Record<CliErrorCode, ExitCode> = {
   EVIDENCE_INVALID: EXIT.REFUSED,
 };
 
-export class CliError<C extends CliErrorCode = CliErrorCode> extends Error {
+export class CliError<C extends CliErrorCode = CliErrorCode> extends CodedError<C> {
   override readonly name = 'CliError';
-  readonly code: C;
-
-  constructor(code: C, message: string, options: { cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-  }
 
   get exitCode(): ExitCode {
     return EXIT_OF[this.code];

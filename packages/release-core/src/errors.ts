@@ -36,20 +36,33 @@ export const RELEASE_ERROR_CODES = [
 
 export type ReleaseErrorCode = (typeof RELEASE_ERROR_CODES)[number];
 
+/**
+ * The one base of every error family with stable codes: ReleaseError here, and each app's own
+ * (the server's ServerError, BlobError and SigningRepoError, the agent's AgentError, the CLI's
+ * CliError), each with its codes in one `as const` list. `code` is what callers and
+ * integrators match on; `message` is one human-readable line.
+ */
+export abstract class CodedError<C extends string = string> extends Error {
+  readonly code: C;
+
+  constructor(code: C, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}
+
 /** One bad field of a document: `path` like `components[1].kind`. */
 export interface Issue {
   path: string;
   message: string;
 }
 
-export class ReleaseError<C extends ReleaseErrorCode = ReleaseErrorCode> extends Error {
+export class ReleaseError<C extends ReleaseErrorCode = ReleaseErrorCode> extends CodedError<C> {
   override readonly name = 'ReleaseError';
-  readonly code: C;
   readonly issues: readonly Issue[];
 
   constructor(code: C, message: string, options: { cause?: unknown; issues?: readonly Issue[] } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options);
     this.issues = options.issues ?? [];
   }
 }

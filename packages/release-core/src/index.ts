@@ -1,5 +1,5 @@
 // The public surface of @svc/release-core (API.md). test/index.test.ts pins this list.
-export { RELEASE_ERROR_CODES, ReleaseError, isReleaseError } from './errors.js';
+export { CodedError, RELEASE_ERROR_CODES, ReleaseError, isReleaseError } from './errors.js';
 export type { Issue, ReleaseErrorCode } from './errors.js';
 
 // crypto provider seam

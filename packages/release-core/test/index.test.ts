@@ -9,6 +9,7 @@ describe('@svc/release-core exports', () => {
       [
         'ARTIFACT_KINDS',
         'COMPONENT_KINDS',
+        'CodedError',
         'DEFAULT_CLOCK_SKEW_SECONDS',
         'IDENTIFIER_PATTERNS',
         'LIMITS',

@@ -4,6 +4,7 @@
  * never renamed: integrators match on them. To add one: add it here, in `table.ts` and in
  * docs/errors.md.
  */
+import { CodedError } from '@svc/release-core';
 export const SERVER_ERROR_CODES = [
   'INVALID_INPUT',
   'MALFORMED_JSON',
@@ -70,15 +71,9 @@ export const SERVER_ERROR_CODES = [
 
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number];
 
-export class ServerError<C extends ServerErrorCode = ServerErrorCode> extends Error {
+/** `message` is the one human-readable line sent as `{"error": message}`. */
+export class ServerError<C extends ServerErrorCode = ServerErrorCode> extends CodedError<C> {
   override readonly name = 'ServerError';
-  readonly code: C;
-
-  /** `message` is the one human-readable line sent as `{"error": message}`. */
-  constructor(code: C, message: string, options: { cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-  }
 }
 
 export function isServerError(e: unknown, code?: ServerErrorCode): e is ServerError {
