@@ -183,7 +183,6 @@ export function deploymentHaproxyConfig(d: DeploymentBalancing): string {
     'frontend api',
     '  mode http',
     `  bind ${d.apiBind}`,
-    '  option forwardfor',
     '  default_backend api',
     '',
     'backend api',

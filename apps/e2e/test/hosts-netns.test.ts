@@ -58,7 +58,7 @@ const ready = pgUrl !== undefined && netnsProblem === undefined && requireTool('
 const DOC_EXAMPLE = {
   statsSocket: '/run/haproxy/admin.sock',
   devicesBind: '0.0.0.0:8443',
-  apiBind: '0.0.0.0:443 ssl crt /etc/haproxy/api.pem',
+  apiBind: '0.0.0.0:8080',
   servers: ['a', 'b', 'c'].map((name, i) => ({ name, device: `10.0.0.${11 + i}:8443`, http: `10.0.0.${11 + i}:8080` })),
 };
 
