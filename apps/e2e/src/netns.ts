@@ -39,7 +39,8 @@ function alive(pid: number): boolean {
 
 /**
  * Removes the namespaces and links a run that was killed left behind: those whose owning
- * process is gone, and this process's own (a previous network of this process not destroyed).
+ * process is gone, and this process's own (a previous network of this process not destroyed),
+ * after killing the processes still running in those namespaces.
  * Deleting a namespace deletes the veth end inside it, and with it the peer outside.
  */
 export function removeStaleNetworks(): string[] {
@@ -53,6 +54,16 @@ export function removeStaleNetworks(): string[] {
   for (const line of ip(['netns', 'list']).split('\n')) {
     const name = line.split(' ')[0] ?? '';
     if (stale(name)) {
+      // processes a killed run left in it (servers, simulators) would keep the namespace alive
+      for (const pid of ip(['netns', 'pids', name], { allowFail: true })
+        .split('\n')
+        .filter((l) => /^\d+$/.test(l))) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
       ip(['netns', 'del', name], { allowFail: true });
       removed.push(name);
     }

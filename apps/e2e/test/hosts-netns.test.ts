@@ -139,7 +139,10 @@ describe.skipIf(!ready)(`three server hosts in network namespaces, ${N} devices 
     }
     // host A migrates the schema and makes the keys; B and C start on what it stored
     fleet = await Fleet.start({ root: join(root.dir, 'fleet'), devices: [], server: hostOptions.a! });
-    [servers.b, servers.c] = await Promise.all([startServer({ ...hostOptions.b!, admin: ADMIN }), startServer({ ...hostOptions.c!, admin: ADMIN })]);
+    const started = await Promise.allSettled([startServer({ ...hostOptions.b!, admin: ADMIN }), startServer({ ...hostOptions.c!, admin: ADMIN })]);
+    // kept before any failure is thrown, so afterAll stops the one that did start
+    [servers.b, servers.c] = started.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
+    for (const r of started) if (r.status === 'rejected') throw r.reason;
     await waitForProgress(
       'HAProxy to see every server up',
       async () => {
