@@ -25,7 +25,7 @@ if [ -f "$node_prefix/include/node/node_version.h" ] && [ ! -f "$gyp_dir/include
   echo "node-gyp: Node $node_version headers taken from $node_prefix/include/node"
 fi
 
-want=(openssl softhsm2 opensc rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime poppler-utils haproxy)
+want=(openssl softhsm2 opensc rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime poppler-utils haproxy iproute2)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -22,6 +22,8 @@ export interface AgentOptions {
    * point (apps/agent CRASH_POINTS) after writing `{point, tx, state}` to `record`.
    */
   crashAt?: { point: string; record: string };
+  /** A network namespace (`ip netns`) to run in. */
+  netns?: string;
   echo?: boolean;
 }
 
@@ -50,7 +52,7 @@ export async function startAgent(o: AgentOptions): Promise<Proc> {
     ...(o.crashAt ? { SVC_E2E_CRASH_AT: o.crashAt.point, SVC_E2E_CRASH_RECORD: o.crashAt.record } : {}),
   };
   const execArgv = ['--max-semi-space-size=1', '--lite-mode', ...(o.crashAt ? ['--import', pathToFileURL(CRASH_HOOK).href] : [])];
-  const proc = new Proc(`agent ${o.name}`, AGENT_MAIN, [], env, { execArgv, echo: o.echo ?? false });
+  const proc = new Proc(`agent ${o.name}`, AGENT_MAIN, [], env, { execArgv, echo: o.echo ?? false, ...(o.netns === undefined ? {} : { netns: o.netns }) });
   try {
     await proc.waitForLine(/"msg":"running"/, 60_000);
   } catch (e) {

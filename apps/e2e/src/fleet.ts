@@ -16,10 +16,10 @@ export const PRODUCT = 'edge-gw';
 export const PROFILE = 'linux-arm64';
 
 export interface FleetOptions {
-  /** A temp dir the fleet owns: server data, customer keys, one dir per device. */
+  /** A temp dir the fleet owns: server data (unless `server.dataDir`), customer keys, one dir per device. */
   root: string;
   devices: string[];
-  server?: Partial<Pick<ServerOptions, 'databaseUrl' | 'schema' | 'echo' | 'env'>>;
+  server?: Partial<Pick<ServerOptions, 'dataDir' | 'databaseUrl' | 'schema' | 'echo' | 'env' | 'kekFile' | 'netns' | 'host' | 'httpPort' | 'devicePort'>>;
   /** Extra agent environment per device (crash hook, RAUC, ...). */
   agentEnv?: (name: string) => NodeJS.ProcessEnv;
   /** Crash tests: preload the crash hook into this device's agent (see AgentOptions.crashAt). */

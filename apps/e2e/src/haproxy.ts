@@ -134,3 +134,105 @@ export async function startHaproxy(o: { dir: string; backends: string[]; connect
     },
   };
 }
+
+/** Where the balancer listens and the servers it balances (each `host:port`). */
+export interface DeploymentBalancing {
+  /** HAProxy's admin socket (`show stat`). */
+  statsSocket: string;
+  /** The device port devices dial: TCP, passed through to a server's device port. */
+  devicesBind: string;
+  /** The REST API and console operators use: HTTP. */
+  apiBind: string;
+  /** Each server by name: its device port and its HTTP port. */
+  servers: { name: string; device: string; http: string }[];
+}
+
+/**
+ * The HAProxy configuration of a deployment of several server processes (docs/server.md,
+ * "Deployment on several hosts", shows this function's output for its example addresses, and
+ * the multi-host test checks that the two agree). The device port is balanced in TCP mode:
+ * the channel is mTLS end to end, every server authenticates its devices itself. `leastconn`,
+ * because persistent device connections live long; a server is checked every second and a
+ * connection that cannot reach its server is tried on another (`option redispatch`). The API
+ * is balanced per request in HTTP mode: sessions, API keys and everything a request needs are
+ * in PostgreSQL, so any server answers any request.
+ */
+export function deploymentHaproxyConfig(d: DeploymentBalancing): string {
+  return [
+    'global',
+    '  maxconn 9000',
+    `  stats socket ${d.statsSocket} mode 600 level admin`,
+    '',
+    'defaults',
+    '  timeout connect 2s',
+    '  timeout client 10m',
+    '  timeout server 10m',
+    '  retries 3',
+    '  option redispatch',
+    '',
+    'frontend devices',
+    '  mode tcp',
+    `  bind ${d.devicesBind}`,
+    '  default_backend device-channel',
+    '',
+    'backend device-channel',
+    '  mode tcp',
+    '  balance leastconn',
+    ...d.servers.map((s) => `  server ${s.name} ${s.device} check inter 1s fall 1 rise 1`),
+    '',
+    'frontend api',
+    '  mode http',
+    `  bind ${d.apiBind}`,
+    '  default_backend api',
+    '',
+    'backend api',
+    '  mode http',
+    '  balance roundrobin',
+    ...d.servers.map((s) => `  server ${s.name} ${s.http} check inter 1s fall 1 rise 1`),
+    '',
+  ].join('\n');
+}
+
+/** `show stat` of one HAProxy admin socket: the servers of every backend (not the BACKEND rows). */
+export async function haproxyStats(sock: string): Promise<(BackendStat & { backend: string })[]> {
+  const csv = await new Promise<string>((resolve, reject) => {
+    const c = connect(sock);
+    let out = '';
+    c.on('data', (d) => (out += d.toString('utf8')));
+    c.on('end', () => resolve(out));
+    c.on('error', reject);
+    c.write('show stat\n');
+  });
+  // # pxname,svname,qcur,qmax,scur,smax,slim,stot,...,status (18th)
+  return csv
+    .split('\n')
+    .filter((l) => !l.startsWith('#') && l.trim() !== '')
+    .map((l) => l.split(','))
+    .filter((f) => f[1] !== 'BACKEND' && f[1] !== 'FRONTEND')
+    .map((f) => ({ backend: f[0]!, server: f[1]!, current: Number(f[4]), total: Number(f[7]), status: f[17] ?? '' }));
+}
+
+/**
+ * One HAProxy process running `config` (written to `<dir>/haproxy.cfg`), ready once its admin
+ * socket answers.
+ */
+export async function startHaproxyConfig(o: { dir: string; config: string; statsSocket: string; echo?: boolean }): Promise<Proc> {
+  const cfg = join(o.dir, 'haproxy.cfg');
+  await writeFile(cfg, o.config);
+  const proc = new Proc('haproxy', HAPROXY, ['-db', '-f', cfg], { PATH: process.env.PATH ?? '/usr/bin:/bin' }, { exec: true, echo: o.echo ?? false });
+  try {
+    await waitFor(
+      'HAProxy to answer on its stats socket',
+      async () => {
+        if (!proc.running) throw new E2eError('PROCESS_EXITED', `haproxy exited:\n${proc.tail()}`);
+        return (await haproxyStats(o.statsSocket)).length > 0;
+      },
+      10_000,
+      100,
+    );
+  } catch (e) {
+    await proc.kill();
+    throw e;
+  }
+  return proc;
+}

@@ -1,6 +1,6 @@
 export { AGENT_MAIN, CLI_BIN, REPO_ROOT, SERVER_MAIN, SIM_MAIN } from './paths.js';
 export { E2eError, type E2eErrorCode } from './errors.js';
-export { Proc } from './proc.js';
+export { IP, Proc } from './proc.js';
 export { waitFor, waitForProgress, type Progress } from './wait.js';
 export { makePgliteCluster, PGLITE_CLUSTER_ENV } from './pglite-cluster.js';
 export { startServer, type ServerOptions, type ServerProcess } from './server-process.js';
@@ -11,4 +11,15 @@ export { Api, type ArtifactRecord, type GroupRecord, type ReleaseRecord, type Ro
 export { releasePayload, type HealthProbe, type PayloadComponent, type PayloadOptions } from './release-payload.js';
 export { readTar, type TarEntry } from './tar.js';
 export { ADMIN, Fleet, PRODUCT, PROFILE, type FleetOptions, type TransactionView } from './fleet.js';
-export { freePort, HAPROXY, startHaproxy, type BackendStat, type Balancer } from './haproxy.js';
+export {
+  deploymentHaproxyConfig,
+  freePort,
+  HAPROXY,
+  haproxyStats,
+  startHaproxy,
+  startHaproxyConfig,
+  type BackendStat,
+  type Balancer,
+  type DeploymentBalancing,
+} from './haproxy.js';
+export { createHostNetwork, netnsUnavailable, removeStaleNetworks, type HostNetwork, type NetHost } from './netns.js';

@@ -3,6 +3,9 @@ import { E2eError } from './errors.js';
 
 const MAX_LINES = 5000;
 
+/** iproute2's `ip` (Debian: package iproute2). */
+export const IP = '/usr/sbin/ip';
+
 /**
  * A child process whose stdout and stderr lines are kept (bounded) so tests can wait for a
  * line and show the tail when something goes wrong.
@@ -21,12 +24,14 @@ export class Proc {
     file: string,
     args: string[],
     env: NodeJS.ProcessEnv,
-    opts: { execArgv?: string[]; echo?: boolean; exec?: boolean } = {},
+    opts: { execArgv?: string[]; echo?: boolean; exec?: boolean; netns?: string } = {},
   ) {
     // exec: `file` is an executable of its own (an installed binary), not a script for this node
-    this.child = opts.exec
-      ? spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(process.execPath, [...(opts.execArgv ?? []), file, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = opts.exec ? [file, ...args] : [process.execPath, ...(opts.execArgv ?? []), file, ...args];
+    // netns: run in that network namespace; `ip netns exec` execs the command, so the pid (and
+    // a SIGKILL sent to it) is the command's own
+    const [cmd, ...rest] = opts.netns === undefined ? argv : [IP, 'netns', 'exec', opts.netns, ...argv];
+    this.child = spawn(cmd!, rest, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const onChunk = (stream: 'out' | 'err') => {
       let partial = '';
       return (d: Buffer) => {

@@ -16,6 +16,16 @@ export interface ServerOptions {
   schema?: string;
   /** SVC_DEVICE_CHECKIN_INTERVAL_S; default 1 so agents pick up work at once. */
   checkInIntervalS?: number;
+  /** SVC_KEK_FILE; with PostgreSQL the default is one key file per schema, shared by the processes on this machine. */
+  kekFile?: string;
+  /** A network namespace (`ip netns`) to run in, as a host of its own. */
+  netns?: string;
+  /** The address both ports bind (default 127.0.0.1). */
+  host?: string;
+  /** SVC_HTTP_ADDR's port (default 0: any). */
+  httpPort?: number;
+  /** SVC_DEVICE_ADDR's port (default 0: any). */
+  devicePort?: number;
   /** Anything else in the server's environment (e.g. a preloaded clock for renewal tests). */
   env?: NodeJS.ProcessEnv;
   echo?: boolean;
@@ -23,7 +33,7 @@ export interface ServerOptions {
 
 export interface ServerProcess {
   proc: Proc;
-  /** `http://127.0.0.1:<port>` */
+  /** `http://<host>:<port>` */
   url: string;
   /** `host:port` of the device gRPC channel (what agents get as SVC_AGENT_SERVER). */
   deviceAddr: string;
@@ -33,26 +43,30 @@ export interface ServerProcess {
 }
 
 /**
- * `node apps/server/dist/main.js` on loopback ports chosen by the kernel (port 0). Ready when
+ * `node apps/server/dist/main.js`, by default on loopback ports chosen by the kernel (port 0). Ready when
  * it printed its plain `svc-server: http listening on URL` line and logged the device port.
  */
 export async function startServer(o: ServerOptions): Promise<ServerProcess> {
+  const host = o.host ?? '127.0.0.1';
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',
     SVC_DATA_DIR: o.dataDir,
-    SVC_HTTP_ADDR: '127.0.0.1:0',
-    SVC_DEVICE_ADDR: '127.0.0.1:0',
+    SVC_HTTP_ADDR: `${host}:${o.httpPort ?? 0}`,
+    SVC_DEVICE_ADDR: `${host}:${o.devicePort ?? 0}`,
     SVC_ADMIN_EMAIL: o.admin.email,
     SVC_ADMIN_PASSWORD: o.admin.password,
     SVC_LOG_LEVEL: 'info',
     SVC_DEVICE_CHECKIN_INTERVAL_S: String(o.checkInIntervalS ?? 1),
-    ...(o.databaseUrl ? { SVC_DATABASE_URL: o.databaseUrl, SVC_KEK_FILE: await sharedKekFile(o.schema ?? 'public') } : {}),
+    ...(o.databaseUrl ? { SVC_DATABASE_URL: o.databaseUrl, SVC_KEK_FILE: o.kekFile ?? (await sharedKekFile(o.schema ?? 'public')) } : {}),
     ...(o.schema ? { SVC_DATABASE_SCHEMA: o.schema } : {}),
     ...o.env,
   };
   if (env.SVC_DATABASE_URL === undefined) await seedPgliteCluster(o.dataDir);
-  const proc = new Proc('server', SERVER_MAIN, [], env, { echo: o.echo ?? false });
+  const proc = new Proc(o.netns === undefined ? 'server' : `server@${o.netns}`, SERVER_MAIN, [], env, {
+    echo: o.echo ?? false,
+    ...(o.netns === undefined ? {} : { netns: o.netns }),
+  });
   try {
     // the device channel starts before the plain line is printed
     // bound by progress: the server logs each step of its start (store ready, vacuum, device channel)
@@ -63,7 +77,7 @@ export async function startServer(o: ServerOptions): Promise<ServerProcess> {
     return {
       proc,
       url: http[1]!,
-      deviceAddr: `127.0.0.1:${device[1] ?? device[2]}`,
+      deviceAddr: `${host}:${device[1] ?? device[2]}`,
       serverCaFile: join(o.dataDir, 'ca', 'server', 'ca.pem'),
       stop: async () => (await proc.stop()).code,
     };

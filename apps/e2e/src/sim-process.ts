@@ -24,6 +24,10 @@ export interface SimOptions {
   identities?: string;
   /** --connection; the simulator's default (persistent) when absent. */
   connection?: 'persistent' | 'per-check-in';
+  /** --idle-close (seconds a per-check-in connection stays open without a call); the simulator's default when absent. */
+  idleCloseS?: number;
+  /** A network namespace (`ip netns`) to run in. */
+  netns?: string;
   /** --stats-every (seconds between `stats` lines); default 1. */
   statsEveryS?: number;
   /**
@@ -125,9 +129,10 @@ export async function startSim(o: SimOptions): Promise<SimProcess> {
     ...(o.enrollLanes === undefined ? [] : ['--enroll-lanes', String(o.enrollLanes)]),
     ...(o.identities === undefined ? [] : ['--identities', o.identities]),
     ...(o.connection === undefined ? [] : ['--connection', o.connection]),
+    ...(o.idleCloseS === undefined ? [] : ['--idle-close', String(o.idleCloseS)]),
   ];
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
-  const proc = new Proc('sim', SIM_MAIN, args, env, { echo: o.echo ?? false });
+  const proc = new Proc('sim', SIM_MAIN, args, env, { echo: o.echo ?? false, ...(o.netns === undefined ? {} : { netns: o.netns }) });
   const events = () => parseEvents(proc.lines);
   const sim: SimProcess = {
     proc,

@@ -28,7 +28,7 @@ import { SigningRepository } from './signing-repo/repository.js';
 import { keyCheckers } from './key-integrity/checkers.js';
 import { failureLine, keyRecoveryFromEnv, reportLine, runKeyCheck } from './key-integrity/key-check.js';
 import { evidenceOptionsFromEnv } from './resources/case-submissions/transport.js';
-import { blobStoreKind, openBlobStore } from './blobs/index.js';
+import { blobStoreKind, blobStoreWarning, openBlobStore } from './blobs/index.js';
 import { startBlobGc } from './jobs/blob-gc.js';
 import { KekError } from './key-custody/kek.js';
 import { describeKekSource, kekSourceFromEnv, openKek } from './key-custody/kek-source.js';
@@ -144,6 +144,8 @@ async function main(): Promise<void> {
   if (consoleDir === undefined) app.log.warn('web console not built (apps/console/dist): only the API is served');
   app.log.info({ driver: store.driver, schema: store.schema, blob_store: blobKind, migrations: applied, tenant: tenantId, adminCreated }, 'store ready');
   app.log.info({ kek: kek.id, source: describeKekSource(kekSource), imported: imported.imported.length }, 'key-encryption key open');
+  const blobWarning = blobStoreWarning(blobKind, config.databaseUrl);
+  if (blobWarning !== undefined) app.log.warn({ blob_store: blobKind }, blobWarning);
   for (const line of keyCheck.recovered) app.log.warn({ recovery: [...keyRecovery] }, line);
   for (const r of keyIds.rotated) app.log.info({ tenant: r.tenantId, root_version: r.rootVersion }, 'TUF root rotated to TUF key ids');
   for (const p of keyIds.pending) app.log.warn({ tenant: p.tenantId, err: p.error }, 'TUF repository still names keys by sha256: ids');

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Digest } from '@svc/release-core';
-import { BlobError, blobStoreKind, collectBlobGarbage, PgBlobStore, type BlobStore } from '../src/blobs/index.js';
+import { BlobError, blobStoreKind, blobStoreWarning, collectBlobGarbage, PgBlobStore, type BlobStore } from '../src/blobs/index.js';
 import { BLOB_REFERENCES, readChunkSliceBinary } from '../src/blobs/pg-blob-queries.js';
 import { openStore, postgresPoolOf } from '../src/store/open.js';
 import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
@@ -26,6 +26,12 @@ describe('blob store selection (SVC_BLOB_STORE)', () => {
     ['postgres', undefined, 'postgres'],
   ] as const)('configured %s with database %s: %s', (configured, url, kind) => {
     expect(blobStoreKind(configured, url)).toBe(kind);
+  });
+  it('warns at start only when blobs on one disk meet a database several hosts share', () => {
+    expect(blobStoreWarning('fs', 'postgres://db/x')).toMatch(/^blobs are on this host only \(SVC_BLOB_STORE=fs with PostgreSQL\)/);
+    expect(blobStoreWarning('fs', undefined)).toBeUndefined();
+    expect(blobStoreWarning('postgres', 'postgres://db/x')).toBeUndefined();
+    expect(blobStoreWarning('postgres', undefined)).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
@@ -362,6 +362,7 @@ describe.each(availableDrivers())('stage submissions on %s', (driver) => {
     });
     const file = await f.api('POST', url, { recipients: ['enisa'], transport: 'file' });
     expect(file.status).toBe(201);
+    expect(file.body.delivery.host).toBe(hostname());
     const [jsonPath, pdfPath] = file.body.delivery.files as string[];
     expect((await readFile(jsonPath!)).equals((await f.api('GET', `/api/v1/cases/${cases[kind].id}/submissions/${s.id}/document`)).raw)).toBe(true);
     expect((await readFile(pdfPath!)).subarray(0, 5).toString()).toBe('%PDF-');

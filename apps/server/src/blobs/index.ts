@@ -10,7 +10,7 @@ export { FsBlobStore } from './fs-blob-store.js';
 export { PgBlobStore, type PgBlobStoreOptions } from './pg-blob-store.js';
 export { collectBlobGarbage, type BlobGcResult } from './pg-blob-gc.js';
 export { BLOB_STORE_LIMITS } from './limits.js';
-export { blobStoreKind, openBlobStore, type BlobStoreKind } from './selection.js';
+export { blobStoreKind, blobStoreWarning, openBlobStore, type BlobStoreKind } from './selection.js';
 export { BlobError, isBlobError, type BlobErrorCode } from './errors.js';
 export { assertBlobDigest } from './digest.js';
 export { parseRangeHeader, resolveRange, type ByteRange, type ByteRangeRequest } from './range.js';

@@ -15,6 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isUuid } from '@svc/release-core';
 import { ConfigError } from '../../config.js';
@@ -122,7 +123,8 @@ export class FileTransport implements SubmissionTransport {
       await rename(tmp, path);
       files.push(path);
     }
-    return { reference: null, detail: { files } };
+    // the outbox is this host's directory: with several server hosts the filing names which one holds the files
+    return { reference: null, detail: { host: hostname(), files } };
   }
 }
 
