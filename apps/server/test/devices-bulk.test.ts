@@ -106,7 +106,11 @@ describe.each(availableDrivers())('device bulk actions on %s', (driver) => {
 
   it('requests logs from named devices (narrowed by a filter): each outcome names its log request; a decommissioned device fails in words', async () => {
     // b-241..b-250 were decommissioned above; b-001, b-002 are live; b-003 is outside the filter
-    const created = await api('POST', '/api/v1/device-bulk-jobs', { action: 'logs', filter: 'custom.site = "paris" or name = "b-241"', devices: ['b-001', 'b-002', 'b-003', 'b-241'] });
+    const created = await api('POST', '/api/v1/device-bulk-jobs', {
+      action: 'logs',
+      filter: 'custom.site = "paris" or name = "b-241"',
+      devices: ['b-001', 'b-002', 'b-003', 'b-241'],
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     expect(created.body).toMatchObject({ action: 'logs', total: 3 });
     await runToEnd(created.body.id);
@@ -156,7 +160,10 @@ describe.each(availableDrivers())('device bulk actions on %s', (driver) => {
       [{ action: 'group.add', filter: 'name = "b-001"', group_id: 7 }, /^(body\.)?group_id: /],
       [{ action: 'decommission', filter: 'name = "b-001"', confirm: 'x'.repeat(65) }, /^(body\.)?confirm: /],
       [{ action: 'decommission', filter: 'name = "b-001"', confirm: 'DECOMMISSION 1' }, /^confirm: type "decommission 1"/],
-      [{ action: 'decommission', devices: ['b-001', 'b-002'], confirm: 'decommission all' }, /^confirm: type "decommission 2" to decommission the 2 devices named/],
+      [
+        { action: 'decommission', devices: ['b-001', 'b-002'], confirm: 'decommission all' },
+        /^confirm: type "decommission 2" to decommission the 2 devices named/,
+      ],
       [{ filter: 'name = "b-001"', tag: 'x' }, /^(body\.)?action: /],
       [{ action: 'TAG', filter: 'name = "b-001"', tag: 'x' }, /^(body\.)?action: /],
       [{ action: 'tag', filter: 'name = "b-001"', tag: 'x', extra: 1 }, /^body\.extra: unknown field/],

@@ -72,7 +72,10 @@ export const createBulkJob: Command<BulkRequest, BulkJobRow> = async (uow, req) 
   }
   if (count === 0) throw invalidInput(req.filter === undefined ? 'devices' : 'filter', 'selects no device: nothing to do');
   if (action === 'decommission' && req.confirm !== `decommission ${count}`) {
-    throw invalidInput('confirm', `type "decommission ${count}" to decommission the ${count} devices ${req.filter === undefined ? 'named' : 'this filter selects'}`);
+    throw invalidInput(
+      'confirm',
+      `type "decommission ${count}" to decommission the ${count} devices ${req.filter === undefined ? 'named' : 'this filter selects'}`,
+    );
   }
   const id = await insertBulkJob(uow.trx, {
     tenantId: uow.tenant,
