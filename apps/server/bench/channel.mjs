@@ -40,6 +40,7 @@ import { credentials, Metadata } from '@grpc/grpc-js';
 import { EnrollmentServiceClient } from '@svc/device-proto';
 import { api, rollOut } from './fleet-api.mjs';
 import { meanOf, measured } from './measure.mjs';
+import { benchKekEnv } from './kek.mjs';
 
 const here = import.meta.dirname;
 const SERVER_MAIN = resolve(here, '../dist/main.js');
@@ -101,7 +102,7 @@ async function startServer(dataDir, schema) {
       SVC_ADMIN_EMAIL: ADMIN.email,
       SVC_ADMIN_PASSWORD: ADMIN.password,
       SVC_LOG_LEVEL: 'info',
-      ...(PG_URL ? { SVC_DATABASE_URL: PG_URL, SVC_DATABASE_SCHEMA: schema } : { SVC_DATABASE_URL: '' }),
+      ...(PG_URL ? { SVC_DATABASE_URL: PG_URL, SVC_DATABASE_SCHEMA: schema, ...benchKekEnv(schema) } : { SVC_DATABASE_URL: '' }),
     },
     (j) => {
       const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(j.msg ?? '');

@@ -17,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { seedDevices } from './seed-devices.mjs';
+import { benchKekEnv } from './kek.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, '../dist');
@@ -92,7 +93,7 @@ try {
   const invMs = performance.now() - t0;
   const secret = newSecret('svck');
   await insertApiKey(store.db, { tenantId: tenant, name: 'bench', role: 'viewer', prefix: secret.prefix, keyHash: secret.hash, createdBy: null });
-  const started = await startServer({ SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: pgUrl, SVC_DATABASE_SCHEMA: schema });
+  const started = await startServer({ SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: pgUrl, SVC_DATABASE_SCHEMA: schema, ...benchKekEnv(schema) });
   child = started.child;
   const base = `http://127.0.0.1:${started.port}/api/v1/devices`;
   const headers = { authorization: `Bearer ${secret.plaintext}` };

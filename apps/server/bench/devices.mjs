@@ -30,6 +30,7 @@ import { sql } from 'kysely';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { seedDevices } from './seed-devices.mjs';
+import { benchKekEnv } from './kek.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, '../dist');
@@ -242,7 +243,12 @@ try {
       const schema = `bench_${process.pid}_${n}`;
       const store = await openStore({ databaseUrl: pgUrl, schema });
       try {
-        await runDriver('PostgreSQL', { databaseUrl: pgUrl, schema }, { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: pgUrl, SVC_DATABASE_SCHEMA: schema }, n);
+        await runDriver(
+          'PostgreSQL',
+          { databaseUrl: pgUrl, schema },
+          { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: pgUrl, SVC_DATABASE_SCHEMA: schema, ...benchKekEnv(schema) },
+          n,
+        );
       } finally {
         await sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).execute(store.db);
         await store.close();

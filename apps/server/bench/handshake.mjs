@@ -33,6 +33,7 @@ import { ensureServerTls } from '../dist/device-channel/server-tls.js';
 import { createCa, issueCertificate, loadCa, P256_KEY } from '../dist/device-channel/pki.js';
 import { api } from './fleet-api.mjs';
 import { benchMain, measured } from './measure.mjs';
+import { benchKekEnv } from './kek.mjs';
 
 const SERVER_MAIN = resolve(import.meta.dirname, '../dist/main.js');
 const PHASE_S = Number(process.env.BENCH_HANDSHAKE_SECONDS ?? 10);
@@ -65,7 +66,7 @@ async function startServer(dataDir, schema) {
       SVC_ADMIN_EMAIL: ADMIN.email,
       SVC_ADMIN_PASSWORD: ADMIN.password,
       SVC_LOG_LEVEL: 'info',
-      ...(PG_URL ? { SVC_DATABASE_URL: PG_URL, SVC_DATABASE_SCHEMA: schema } : { SVC_DATABASE_URL: '' }),
+      ...(PG_URL ? { SVC_DATABASE_URL: PG_URL, SVC_DATABASE_SCHEMA: schema, ...benchKekEnv(schema) } : { SVC_DATABASE_URL: '' }),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -34,6 +34,7 @@ import {
   LIMITS,
   RECEIPT_PAYLOAD_TYPE,
 } from '@svc/release-core';
+import { benchKekEnv } from './kek.mjs';
 
 const here = import.meta.dirname;
 const SERVER_MAIN = resolve(here, '../dist/main.js');
@@ -102,7 +103,7 @@ function startServer(dataDir, database) {
       SVC_ADMIN_EMAIL: ADMIN.email,
       SVC_ADMIN_PASSWORD: ADMIN.password,
       SVC_LOG_LEVEL: 'info',
-      ...(database ? { SVC_DATABASE_URL: database.url, SVC_DATABASE_SCHEMA: database.schema } : { SVC_DATABASE_URL: '' }),
+      ...(database ? { SVC_DATABASE_URL: database.url, SVC_DATABASE_SCHEMA: database.schema, ...benchKekEnv(database.schema) } : { SVC_DATABASE_URL: '' }),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
