@@ -6,6 +6,7 @@ import { LoginPage } from './pages/login';
 import { DashboardPage } from './pages/dashboard';
 import { DevicesPage } from './pages/devices';
 import { DevicePage } from './pages/device';
+import { BulkJobPage } from './pages/device-bulk';
 import { EnrollTokensPage } from './pages/enroll-tokens';
 import { ArtifactsPage } from './pages/artifacts';
 import { RegistriesPage } from './pages/registries';
@@ -39,6 +40,7 @@ export const routes: RouteObject[] = [
       { index: true, element: <DashboardPage /> },
       { path: 'devices', element: <DevicesPage /> },
       { path: 'devices/:name', element: <DevicePage /> },
+      { path: 'bulk-jobs/:id', element: <BulkJobPage /> },
       { path: 'enroll-tokens', element: <EnrollTokensPage /> },
       { path: 'artifacts', element: <ArtifactsPage /> },
       { path: 'registries', element: <RegistriesPage /> },

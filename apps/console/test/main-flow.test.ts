@@ -1,5 +1,5 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { arch, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN, Fleet, PRODUCT, readTar, releasePayload, svcRelease, type ArtifactRecord, type GroupRecord } from '@svc/e2e';
 import type { Browser, Page } from 'playwright-core';
@@ -241,7 +241,8 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
 
   it('the device list sorts by a column header (the server orders; the URL keeps the order)', async () => {
     await page.goto(at('/devices'));
-    const names = () => page.locator('tbody tr td:first-child').allTextContents();
+    // the name cell's link (an operator's list has a tick column first)
+    const names = () => page.locator('tbody tr td a').allTextContents();
     await expect.poll(names).toEqual(['gw-0001', 'gw-0002', 'gw-0003']);
     expect(await page.getByRole('columnheader', { name: /^Name/ }).getAttribute('aria-sort')).toBe('ascending');
     await page.getByRole('button', { name: /^Name/ }).click();
@@ -258,7 +259,7 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await screenshot(page, 'flow-devices-sorted');
   });
 
-  it('a device page: current release with member digests, history, a log request that arrives and downloads, decommission after confirmation', async () => {
+  it('a device page: its reported inventory (and the list filtered by it), current release with member digests, history, a log request that arrives and downloads, decommission after confirmation', async () => {
     await page.goto(at('/devices/gw-0001'));
     await page.getByRole('heading', { level: 1, name: 'Device gw-0001' }).waitFor();
     // what it runs, by the word of its signed receipt
@@ -269,6 +270,12 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
       const row = current.getByRole('row').filter({ hasText: a.name }).first();
       expect(await row.getByRole('cell').nth(1).locator('code').textContent(), a.name).toBe(a.digest);
     }
+    // the inventory the agent reported at enrollment, one row per attribute
+    const inventory = page.getByRole('region', { name: 'Inventory' });
+    const attr = (key: string) => inventory.getByRole('row').filter({ has: page.getByText(key, { exact: true }) });
+    expect(await attr('attributes.arch').getByRole('cell').nth(1).textContent()).toBe(arch());
+    expect(await attr('attributes.kernel').getByRole('cell').nth(1).textContent()).toBe(release());
+    expect(await attr('attributes.agent_version').count()).toBe(1);
     // no feed is imported here: the device's open findings list is empty, read from the server
     await page.getByRole('region', { name: 'Open findings' }).getByText('No findings').waitFor();
     await page.getByRole('heading', { name: 'History' }).waitFor();
@@ -285,6 +292,16 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     expect([...bundle.subarray(0, 2)]).toEqual([0x1f, 0x8b]);
     await screenshot(page, 'flow-device');
     expect(await seriousViolations(page)).toEqual([]);
+
+    // the device list filtered by a reported attribute: every agent here runs on this machine
+    await page.goto(at('/devices'));
+    const filter = page.getByLabel('Filter', { exact: true });
+    await filter.fill(`attributes.arch = "${arch()}" and attributes.kernel = "${release()}"`);
+    await filter.press('Enter');
+    await page.getByText(/^3 matching/).waitFor();
+    await filter.fill('attributes.arch = "no-such-arch"');
+    await filter.press('Enter');
+    await page.getByText(/^0 matching/).waitFor();
 
     await page.goto(at('/devices/gw-0003'));
     await page.getByRole('button', { name: 'Decommission…' }).click();

@@ -104,6 +104,95 @@ describe.each(availableDrivers())('device bulk actions on %s', (driver) => {
     expect(await db().selectFrom('audit_events').select('id').where('action', '=', 'device.decommission').execute()).toHaveLength(10);
   });
 
+  it('requests logs from named devices (narrowed by a filter): each outcome names its log request; a decommissioned device fails in words', async () => {
+    // b-241..b-250 were decommissioned above; b-001, b-002 are live; b-003 is outside the filter
+    const created = await api('POST', '/api/v1/device-bulk-jobs', {
+      action: 'logs',
+      filter: 'custom.site = "paris" or name = "b-241"',
+      devices: ['b-001', 'b-002', 'b-003', 'b-241'],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    expect(created.body).toMatchObject({ action: 'logs', total: 3 });
+    await runToEnd(created.body.id);
+    const rows = (await api('GET', `/api/v1/device-bulk-jobs/${created.body.id}/devices`)).body.devices as { name: string; outcome: string; detail: string }[];
+    expect(rows.map((r) => [r.name, r.outcome])).toEqual([
+      ['b-001', 'succeeded'],
+      ['b-002', 'succeeded'],
+      ['b-241', 'failed'],
+    ]);
+    expect(rows[2]!.detail).toBe('device "b-241" is decommissioned');
+    const id = /^log request ([0-9a-f-]{36})$/.exec(rows[0]!.detail)?.[1];
+    expect(id).toBeDefined();
+    const lr = await api('GET', `/api/v1/devices/b-001/log-requests/${id}`);
+    expect(lr.status).toBe(200);
+    expect(await db().selectFrom('audit_events').select('id').where('action', '=', 'device.log-request').execute()).toHaveLength(2);
+    // devices alone name the selection; the job's filter is empty then
+    const named = await api('POST', '/api/v1/device-bulk-jobs', { action: 'tag', devices: ['b-004', 'b-005'], tag: 'picked' });
+    expect(named.status, JSON.stringify(named.body)).toBe(202);
+    expect(named.body).toMatchObject({ filter: '', total: 2 });
+    await runToEnd(named.body.id);
+    expect((await api('GET', `/api/v1/devices?filter=${encodeURIComponent('tags has "picked"')}`)).body.total).toBe(2);
+  });
+
+  it('hostile job bodies are a 400 naming the field (never a 500) and write nothing', async () => {
+    const jobsBefore = (await db().selectFrom('device_bulk_jobs').select('id').execute()).length;
+    const tooMany = Array.from({ length: DEVICE_LIMITS.bulkNames + 1 }, (_, i) => `b-${i}`);
+    const cases: [unknown, RegExp][] = [
+      [{ action: 'tag', tag: 'x' }, /^filter: required/],
+      [{ action: 'tag', filter: 42, tag: 'x' }, /^(body\.)?filter: /],
+      [{ action: 'tag', filter: ['name = "b-001"'], tag: 'x' }, /^(body\.)?filter: /],
+      [{ action: 'tag', filter: null, tag: 'x' }, /^(body\.)?filter: /],
+      [{ action: 'tag', filter: '', tag: 'x' }, /^filter: column 1: empty/],
+      [{ action: 'tag', filter: `name = "${'x'.repeat(100_000)}"`, tag: 'x' }, /^filter: /],
+      [{ action: 'tag', filter: 'name = "nobody-at-all"', tag: 'x' }, /^filter: selects no device/],
+      [{ action: 'tag', devices: 'b-001', tag: 'x' }, /^(body\.)?devices: /],
+      [{ action: 'tag', devices: [], tag: 'x' }, /^devices: empty/],
+      [{ action: 'tag', devices: [7], tag: 'x' }, /^(body\.)?devices(\.0|\[0\])?: /],
+      [{ action: 'tag', devices: ["b-001' OR '1'='1"], tag: 'x' }, /^devices\[0\]: must match/],
+      [{ action: 'tag', devices: ['b-001', 'b-002; DROP TABLE devices'], tag: 'x' }, /^devices\[1\]: must match/],
+      [{ action: 'tag', devices: ['x'.repeat(64)], tag: 'x' }, /^(body\.)?devices(\.0|\[0\])?: /],
+      [{ action: 'tag', devices: tooMany, tag: 'x' }, /^(body\.)?devices: /],
+      [{ action: 'tag', devices: ['no-such-device'], tag: 'x' }, /^devices: selects no device/],
+      [{ action: 'tag', filter: 'name = "b-001"', tag: 'x'.repeat(64) }, /^(body\.)?tag: /],
+      [{ action: 'tag', filter: 'name = "b-001"', tag: 'a"b' }, /^tag: /],
+      [{ action: 'group.add', filter: 'name = "b-001"' }, /^group_id: /],
+      [{ action: 'group.add', filter: 'name = "b-001"', group_id: "' OR 1=1 --" }, /^group_id: /],
+      [{ action: 'group.add', filter: 'name = "b-001"', group_id: 7 }, /^(body\.)?group_id: /],
+      [{ action: 'decommission', filter: 'name = "b-001"', confirm: 'x'.repeat(65) }, /^(body\.)?confirm: /],
+      [{ action: 'decommission', filter: 'name = "b-001"', confirm: 'DECOMMISSION 1' }, /^confirm: type "decommission 1"/],
+      [
+        { action: 'decommission', devices: ['b-001', 'b-002'], confirm: 'decommission all' },
+        /^confirm: type "decommission 2" to decommission the 2 devices named/,
+      ],
+      [{ filter: 'name = "b-001"', tag: 'x' }, /^(body\.)?action: /],
+      [{ action: 'TAG', filter: 'name = "b-001"', tag: 'x' }, /^(body\.)?action: /],
+      [{ action: 'tag', filter: 'name = "b-001"', tag: 'x', extra: 1 }, /^body\.extra: unknown field/],
+      [{ action: 'tag', filter: 'name = "b-001"\u0000', tag: 'x' }, /^(body\.)?filter: /],
+      [[{ action: 'tag', filter: 'name = "b-001"', tag: 'x' }], /^body: must be object/],
+      ['not json at all', /^body: malformed JSON/],
+    ];
+    for (const [body, problem] of cases) {
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/device-bulk-jobs',
+        headers: { ...(await t.apiKeyHeaders('operator')), 'content-type': 'application/json' },
+        payload: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const label = JSON.stringify(body).slice(0, 80);
+      expect(r.statusCode, `${label}: ${r.body.slice(0, 200)}`).toBe(400);
+      expect(JSON.parse(r.body).error, label).toMatch(problem);
+    }
+    // the job's read routes: a bad id is 404, a bad outcome a 400 naming it
+    expect((await api('GET', '/api/v1/device-bulk-jobs/nope')).status).toBe(404);
+    expect((await api('GET', `/api/v1/device-bulk-jobs/${encodeURIComponent("1' OR '1'='1")}/devices`)).status).toBe(404);
+    const job = (await api('POST', '/api/v1/device-bulk-jobs', { action: 'untag', filter: 'name = "b-001"', tag: 'nothing-here' })).body;
+    const badOutcome = await api('GET', `/api/v1/device-bulk-jobs/${job.id}/devices?outcome=everything`);
+    expect(badOutcome.status).toBe(400);
+    expect(badOutcome.body.error).toMatch(/outcome/);
+    expect(await db().selectFrom('device_bulk_jobs').select('id').execute()).toHaveLength(jobsBefore + 1);
+    await runToEnd(job.id);
+  });
+
   it('refuses an oversized selection naming filter, bad requests naming their field, viewers; changes nothing', async () => {
     const jobsBefore = await db().selectFrom('device_bulk_jobs').select('id').execute();
     // more devices than one bulk action may take

@@ -3,7 +3,23 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
 import { useCan } from '../api/session';
-import { Badge, ConfirmButton, Download, ErrorNote, FixedIn, Guard, Loading, Mono, Paged, PageTitle, ShortId, Table, useListParams, When } from '../ui/kit';
+import {
+  Badge,
+  ConfirmButton,
+  Download,
+  ErrorNote,
+  Field,
+  FixedIn,
+  Guard,
+  Loading,
+  Mono,
+  Paged,
+  PageTitle,
+  ShortId,
+  Table,
+  useListParams,
+  When,
+} from '../ui/kit';
 import { HistoryDetail } from '../ui/event-text';
 import { ReceiptsTable } from './receipts';
 
@@ -48,7 +64,7 @@ export function DevicePage() {
           </dl>
           <section aria-labelledby="inventory-h">
             <h2 id="inventory-h">Inventory</h2>
-            <p>Tags: {d.tags.length === 0 ? <span className="muted">none</span> : d.tags.map((t) => <Badge key={t} value={t} />)}</p>
+            <Tags name={name} tags={d.tags} />
             {Object.keys(d.inventory.attributes).length + Object.keys(d.inventory.custom).length === 0 ? (
               <p className="muted">The agent has reported no attributes yet.</p>
             ) : (
@@ -134,6 +150,69 @@ export function DevicePage() {
         <h2 id="receipts-h">Receipts</h2>
         <ReceiptsTable filter={{ device: name }} prefix="receipts." />
       </section>
+    </>
+  );
+}
+
+/** The operator's tags: each with a remove button, and a field to add one (`PUT`/`DELETE /devices/{name}/tags/{tag}`). */
+function Tags({ name, tags }: { name: string; tags: string[] }) {
+  const client = useQueryClient();
+  const canWrite = useCan('devices.write');
+  const [tag, setTag] = useState('');
+  const done = (r: { tags: string[] }) => {
+    client.setQueryData(['device', name], (old: object | undefined) => (old ? { ...old, tags: r.tags } : old));
+    return client.invalidateQueries({ queryKey: ['devices'] });
+  };
+  const add = useMutation({
+    mutationFn: (t: string) => ok(api.PUT('/api/v1/devices/{name}/tags/{tag}', { params: { path: { name, tag: t } } })),
+    onSuccess: async (r) => {
+      setTag('');
+      await done(r);
+    },
+  });
+  const remove = useMutation({
+    mutationFn: (t: string) => ok(api.DELETE('/api/v1/devices/{name}/tags/{tag}', { params: { path: { name, tag: t } } })),
+    onSuccess: (r) => {
+      add.reset();
+      return done(r);
+    },
+  });
+  return (
+    <>
+      <h3>Tags</h3>
+      {tags.length === 0 ? (
+        <p className="muted">No tags.</p>
+      ) : (
+        <ul className="plain row" aria-label="Tags">
+          {tags.map((t) => (
+            <li key={t}>
+              <Badge value={t} />
+              {canWrite.ok && (
+                <button type="button" className="copy" disabled={remove.isPending} onClick={() => remove.mutate(t)} aria-label={`Remove tag ${t}`}>
+                  ×
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      <Guard perm="devices.write">
+        <form
+          className="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            add.mutate(tag.trim());
+          }}
+        >
+          <Field label="New tag" hint="lowercase letters, digits and . _ : -">
+            {(id) => <input id={id} required value={tag} spellCheck={false} onChange={(e) => setTag(e.target.value)} />}
+          </Field>
+          <button type="submit" disabled={add.isPending}>
+            Add tag
+          </button>
+        </form>
+        <ErrorNote error={add.error ?? remove.error} />
+      </Guard>
     </>
   );
 }

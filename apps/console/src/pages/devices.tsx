@@ -1,7 +1,10 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { api, ok, type Schema, type paths } from '../api/client';
 import { Badge, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
+import { useCan } from '../api/session';
+import { BulkActions, selectionFilter } from './device-bulk';
 import { FilterBox, filterProblem } from './device-filter';
 
 type DeviceStatus = NonNullable<Schema<'/api/v1/devices', 'get'>['devices'][number]['status']>;
@@ -18,7 +21,10 @@ const STATUSES: readonly (readonly [string, string])[] = [
   ['decommissioned', 'decommissioned'],
 ];
 
-/** The device list: status filter, name search, a device filter (docs/device-filter.md) and pages, all answered by the server. */
+/**
+ * The device list: status filter, name search, a device filter (docs/device-filter.md) and pages,
+ * all answered by the server; devices ticked here, or all the list selects, take a bulk action.
+ */
 export function DevicesPage() {
   const list = useListParams();
   const status = list.get('status') as DeviceStatus | '';
@@ -42,6 +48,20 @@ export function DevicesPage() {
     placeholderData: keepPreviousData,
   });
   const d = devices.data;
+  const canWrite = useCan('devices.write');
+  const narrowing = selectionFilter(filter, status, q);
+  // ticks belong to one narrowing of the list: a new filter starts a new selection
+  const [ticked, setTicked] = useState<ReadonlySet<string>>(new Set());
+  useEffect(() => setTicked(new Set()), [narrowing]);
+  const tick = (name: string, on: boolean) =>
+    setTicked((old) => {
+      const next = new Set(old);
+      if (on) next.add(name);
+      else next.delete(name);
+      return next;
+    });
+  const pageNames = d?.devices.map((dev) => dev.name) ?? [];
+  const allTicked = pageNames.length > 0 && pageNames.every((n) => ticked.has(n));
   return (
     <>
       <PageTitle>Devices</PageTitle>
@@ -56,6 +76,25 @@ export function DevicesPage() {
           {d.counts.decommissioned.toLocaleString()} decommissioned
         </p>
       )}
+      {d && <BulkActions filter={narrowing} matching={d.total} selected={[...ticked].sort()} onClear={() => setTicked(new Set())} />}
+      {canWrite.ok && pageNames.length > 0 && (
+        <label className="row">
+          <input
+            type="checkbox"
+            checked={allTicked}
+            onChange={(e) =>
+              setTicked((old) => {
+                const next = new Set(old);
+                for (const n of pageNames)
+                  if (e.target.checked) next.add(n);
+                  else next.delete(n);
+                return next;
+              })
+            }
+          />
+          Tick every device on this page
+        </label>
+      )}
       <Paged
         what="devices"
         // a refused filter is shown by the filter box, at its column; once is enough
@@ -63,11 +102,16 @@ export function DevicesPage() {
         list={list}
         caption={`Devices, sorted by ${sortWords}`}
         sort={{ columns: SORT_COLUMNS, current: sort, onSort: (v) => list.set({ sort: v === 'name' ? undefined : v }) }}
-        head={['Name', 'Status', 'Profile', 'Agent', 'Last seen']}
+        head={canWrite.ok ? ['Tick', 'Name', 'Status', 'Profile', 'Agent', 'Last seen'] : ['Name', 'Status', 'Profile', 'Agent', 'Last seen']}
       >
         {(page) =>
           page.devices.map((dev) => (
             <tr key={dev.name}>
+              {canWrite.ok && (
+                <td>
+                  <input type="checkbox" aria-label={`Tick ${dev.name}`} checked={ticked.has(dev.name)} onChange={(e) => tick(dev.name, e.target.checked)} />
+                </td>
+              )}
               <td>
                 <Link to={`/devices/${encodeURIComponent(dev.name)}`}>{dev.name}</Link>
               </td>

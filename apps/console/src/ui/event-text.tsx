@@ -32,7 +32,11 @@ const RENDERERS: Record<string, (d: Detail, target: string) => string> = {
   'artifact.import': (d) => `Imported ${s(d.repository)}:${s(d.tag)} from registry ${s(d.registry)} (${short(d.digest)})`,
   'artifact.update': (d) => `Changed ${Array.isArray(d.fields) ? d.fields.join(', ') : 'fields'} of the artifact`,
   'artifact.sbom.attach': (d) => `Attached a ${s(d.format)} SBOM (${short(d.digest)})`,
-  'group.create': (d) => `Created group ${s(d.name)} with ${n(d.members, 'member')}`,
+  'group.create': (d) =>
+    d.filter === undefined
+      ? `Created group ${s(d.name)} with ${n(d.members, 'member')}`
+      : `Created dynamic group ${s(d.name)} (${s(d.filter)}): ${n(d.members, 'member')}`,
+  'group.refresh': (d) => `Refreshed the dynamic group: ${s(d.added)} added, ${s(d.removed)} removed, ${n(d.members, 'member')} now`,
   'group.members.add': (d) => `Added ${n(d.added, 'device')} to the group`,
   'group.members.remove': (d) => `Removed ${n(d.removed, 'device')} from the group`,
   'group.delete': (d) => `Deleted group ${s(d.name)} (${n(d.members, 'member')})`,
@@ -40,6 +44,11 @@ const RENDERERS: Record<string, (d: Detail, target: string) => string> = {
   'device.certificate.renew': (d) => `Renewed the device certificate; valid until ${s(d.not_after)}`,
   'device.decommission': () => 'Decommissioned the device',
   'device.log-request': () => 'Requested a log bundle',
+  'device.tag.add': (d) => `Tagged ${s(d.tag)}`,
+  'device.tag.remove': (d) => `Removed the tag ${s(d.tag)}`,
+  'device.bulk.create': (d) =>
+    `Started a bulk ${BULK_WORDS[s(d.action)] ?? s(d.action)} on ${n(d.total, 'device')}${d.filter ? ` matching ${s(d.filter)}` : ''}${d.tag ? ` (tag ${s(d.tag)})` : ''}`,
+  'device.bulk.complete': (d) => `Finished a bulk ${BULK_WORDS[s(d.action)] ?? s(d.action)}: ${s(d.succeeded)} done, ${s(d.failed)} failed of ${s(d.total)}`,
   'device.log-bundle.upload': (d) => `Uploaded a log bundle (${n(d.length, 'byte')})`,
   'enroll-token.create': (d) => `Created an enrollment token for ${n(d.max_uses, 'use')}, expiring ${s(d.expires_at)}`,
   'enroll-token.delete': () => 'Deleted an enrollment token',
@@ -61,11 +70,26 @@ const RENDERERS: Record<string, (d: Detail, target: string) => string> = {
   'device-ca.rotate': () => 'Rotated the device CA; the old CA stays trusted until its last certificate expires',
 };
 
+/** A bulk action's name in words (`device.bulk.<action>`, the console's bulk form). */
+export const BULK_WORDS: Record<string, string> = {
+  'group.add': 'add to group',
+  'group.remove': 'remove from group',
+  tag: 'tag',
+  untag: 'tag removal',
+  logs: 'log request',
+  decommission: 'decommission',
+};
+
+/** One device's step of a bulk job: `device.bulk.<action>` with its outcome. */
+const bulkStep = (action: string, d: Detail): string =>
+  `Bulk ${BULK_WORDS[action] ?? action}: ${s(d.outcome)}${d.detail !== undefined ? ` (${s(d.detail)})` : ''}`;
+
 /** What an event did, in words. */
 export function eventText(action: string, target: string, detail: Detail | null | undefined): string {
   const d = detail ?? {};
   const render = RENDERERS[action];
   if (render) return render(d, target);
+  if (action.startsWith('device.bulk.')) return bulkStep(action.slice('device.bulk.'.length), d);
   const facts = Object.entries(d)
     .filter(([, v]) => v === null || typeof v !== 'object')
     .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${s(v)}`);

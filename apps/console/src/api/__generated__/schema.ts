@@ -6887,11 +6887,13 @@ export interface paths {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        action: "group.add" | "group.remove" | "tag" | "untag" | "decommission";
-                        /** @description decommission: "decommission <n>", n the number of devices the filter selects */
+                        action: "group.add" | "group.remove" | "tag" | "untag" | "decommission" | "logs";
+                        /** @description decommission: "decommission <n>", n the number of devices selected */
                         confirm?: string;
-                        /** @description a device filter (docs/device-filter.md) */
-                        filter: string;
+                        /** @description names the devices one by one (at most 1000); with filter, only those of them it selects */
+                        devices?: string[];
+                        /** @description a device filter (docs/device-filter.md); optional when devices names the selection */
+                        filter?: string;
                         /** @description group.add, group.remove: a static group */
                         group_id?: string;
                         /** @description tag, untag */
@@ -6908,11 +6910,12 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @enum {unknown} */
-                            action: "group.add" | "group.remove" | "tag" | "untag" | "decommission";
+                            action: "group.add" | "group.remove" | "tag" | "untag" | "decommission" | "logs";
                             /** Format: date-time */
                             created_at: string;
                             created_by: string;
                             failed: number;
+                            /** @description the filter the job was created with; empty when devices named the selection */
                             filter: string;
                             finished_at: string | null;
                             group_id: string | null;
@@ -7021,11 +7024,12 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @enum {unknown} */
-                            action: "group.add" | "group.remove" | "tag" | "untag" | "decommission";
+                            action: "group.add" | "group.remove" | "tag" | "untag" | "decommission" | "logs";
                             /** Format: date-time */
                             created_at: string;
                             created_by: string;
                             failed: number;
+                            /** @description the filter the job was created with; empty when devices named the selection */
                             filter: string;
                             finished_at: string | null;
                             group_id: string | null;
@@ -7143,7 +7147,7 @@ export interface paths {
                         "application/json": {
                             devices: {
                                 at: string | null;
-                                /** @description why it failed */
+                                /** @description why it failed; for logs, the log request made (`log request <id>`) */
                                 detail: string | null;
                                 name: string;
                                 /** @enum {unknown} */

@@ -11,6 +11,7 @@ import { decommissionDevice, tagDevice, untagDevice } from '../devices/commands.
 import { deviceFilterSql } from '../devices/filter/index.js';
 import { DEVICE_LIMITS } from '../devices/limits.js';
 import { getDeviceByName } from '../devices/queries.js';
+import { requestLogBundle } from '../log-requests/commands.js';
 import { addGroupMembers, removeGroupMembers } from '../groups/commands.js';
 import { existingDeviceNames, getGroup, memberNames } from '../groups/queries.js';
 import type { Command, UnitOfWork } from '../unit-of-work.js';
@@ -23,6 +24,7 @@ import {
   lockBulkJob,
   pendingDevices,
   recordOutcomes,
+  selectionWhere,
   type BulkAction,
   type BulkJobRow,
   type BulkOutcome,
@@ -30,7 +32,10 @@ import {
 
 export interface BulkRequest {
   action: string;
-  filter: string;
+  /** a device filter; optional when `devices` names the selection */
+  filter?: string | undefined;
+  /** names the devices one by one (narrowed by `filter` when both are given) */
+  devices?: readonly string[] | undefined;
   group_id?: string | undefined;
   tag?: string | undefined;
   /** decommission: the typed confirmation, `decommission <n>` for a selection of n devices */
@@ -41,7 +46,14 @@ export interface BulkRequest {
 export const createBulkJob: Command<BulkRequest, BulkJobRow> = async (uow, req) => {
   if (!(BULK_ACTIONS as readonly string[]).includes(req.action)) throw invalidInput('action', `must be one of ${BULK_ACTIONS.join(', ')}`);
   const action = req.action as BulkAction;
-  const where = deviceFilterSql(req.filter);
+  if (req.filter === undefined && req.devices === undefined) throw invalidInput('filter', 'required: a device filter, or devices naming the selection');
+  if (req.devices !== undefined) {
+    if (req.devices.length === 0) throw invalidInput('devices', 'empty: name at least one device, or leave devices out and give a filter');
+    if (req.devices.length > DEVICE_LIMITS.bulkNames) throw invalidInput('devices', `names more than ${DEVICE_LIMITS.bulkNames} devices; use a filter`);
+    const bad = req.devices.findIndex((n) => !IDENTIFIER_PATTERNS.deviceName.test(n));
+    if (bad >= 0) throw invalidInput(`devices[${bad}]`, `must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
+  }
+  const where = selectionWhere(req.filter === undefined ? undefined : deviceFilterSql(req.filter), req.devices);
   const params: Record<string, string> = {};
   if (action === 'tag' || action === 'untag') {
     if (req.tag === undefined || !IDENTIFIER_PATTERNS.deviceTag.test(req.tag)) throw invalidInput('tag', `must match ${IDENTIFIER_PATTERNS.deviceTag.source}`);
@@ -58,23 +70,32 @@ export const createBulkJob: Command<BulkRequest, BulkJobRow> = async (uow, req) 
   if (count > DEVICE_LIMITS.bulkSelection) {
     throw invalidInput('filter', `selects more than ${DEVICE_LIMITS.bulkSelection} devices, the most one bulk action takes; narrow it`);
   }
+  if (count === 0) throw invalidInput(req.filter === undefined ? 'devices' : 'filter', 'selects no device: nothing to do');
   if (action === 'decommission' && req.confirm !== `decommission ${count}`) {
-    throw invalidInput('confirm', `type "decommission ${count}" to decommission the ${count} devices this filter selects`);
+    throw invalidInput(
+      'confirm',
+      `type "decommission ${count}" to decommission the ${count} devices ${req.filter === undefined ? 'named' : 'this filter selects'}`,
+    );
   }
   const id = await insertBulkJob(uow.trx, {
     tenantId: uow.tenant,
     action,
-    filter: req.filter,
+    filter: req.filter ?? '',
     params,
     actor: uow.actor.name,
     credential: uow.actor.credential,
     now: uow.now,
   });
   const total = await insertBulkJobDevices(uow.trx, id, uow.tenant, where, DEVICE_LIMITS.bulkSelection);
-  await uow.audit({ action: 'device.bulk.create', target: `device-bulk-job:${id}`, detail: { action, filter: req.filter, ...params, total } });
+  await uow.audit({
+    action: 'device.bulk.create',
+    target: `device-bulk-job:${id}`,
+    detail: { action, filter: req.filter ?? '', ...(req.devices === undefined ? {} : { named: req.devices.length }), ...params, total },
+  });
   return (await lockBulkJob(uow.trx, id))!;
 };
 
+/** A device's outcome; `detail` says why it failed, or for `logs` names the log request made. */
 type Outcome = { device: string; outcome: Exclude<BulkOutcome, 'pending'>; detail: string | null };
 
 /**
@@ -134,6 +155,19 @@ const ACTIONS: Record<BulkAction, (uow: UnitOfWork, names: string[], params: Rec
       await decommissionDevice(uow, { name });
       return true;
     }),
+  // a request per device, handed over at its next heartbeat; the outcome names the request
+  logs: async (uow, names) => {
+    const out: Outcome[] = [];
+    for (const device of names) {
+      try {
+        out.push({ device, outcome: 'succeeded', detail: `log request ${(await requestLogBundle(uow, { device })).id}` });
+      } catch (e) {
+        if (!isServerError(e)) throw e;
+        out.push({ device, outcome: 'failed', detail: e.message });
+      }
+    }
+    return out;
+  },
   // one membership change (and one digest) per batch, not per device
   'group.add': async (uow, names, p) => {
     const exists = await existingDeviceNames(uow.trx, uow.tenant, names);

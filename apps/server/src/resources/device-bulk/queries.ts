@@ -9,10 +9,20 @@ import type { DeviceBulkJobsTable } from '../../store/core-tables.js';
 import type { Db } from '../../store/tx.js';
 
 export type BulkJobRow = Selectable<DeviceBulkJobsTable>;
-export const BULK_ACTIONS = ['group.add', 'group.remove', 'tag', 'untag', 'decommission'] as const;
+export const BULK_ACTIONS = ['group.add', 'group.remove', 'tag', 'untag', 'decommission', 'logs'] as const;
 export type BulkAction = (typeof BULK_ACTIONS)[number];
 export const BULK_OUTCOMES = ['pending', 'succeeded', 'unchanged', 'failed'] as const;
 export type BulkOutcome = (typeof BULK_OUTCOMES)[number];
+
+/**
+ * The selection's condition: what the filter selects (`where`), narrowed to the devices named
+ * (`names`) when the caller named them; at least one of the two is given.
+ */
+export function selectionWhere(where: RawBuilder<unknown> | undefined, names: readonly string[] | undefined): RawBuilder<unknown> {
+  const named = names === undefined ? undefined : sql`devices.name = ANY(${[...names]}::text[])`;
+  if (where !== undefined && named !== undefined) return sql`(${where}) AND ${named}`;
+  return (where ?? named)!;
+}
 
 /** How many of the tenant's devices the condition selects, counting at most `max + 1`. */
 export async function countSelection(db: Db, tenantId: string, where: RawBuilder<unknown>, max: number): Promise<number> {

@@ -14,6 +14,8 @@ export const DEVICE_LIMITS = Object.freeze({
   filterDepth: 8,
   /** Devices one bulk action may select: a larger selection is refused, naming `filter`. */
   bulkSelection: 10_000,
+  /** Devices a bulk action may name one by one (`devices`, the console's ticked rows). */
+  bulkNames: 1_000,
   /** Devices a bulk job processes per unit of work (each its own transaction and audit rows). */
   bulkBatch: 100,
 } as const);

@@ -6,13 +6,14 @@ import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { createBulkJob } from '../../resources/device-bulk/commands.js';
+import { DEVICE_LIMITS } from '../../resources/devices/limits.js';
 import { BULK_ACTIONS, BULK_OUTCOMES, bulkJobDevices, getBulkJob, type BulkJobRow } from '../../resources/device-bulk/queries.js';
 import { normalizeUuid } from '@svc/release-core';
 
 const BulkJob = Type.Object({
   id: Uuid,
   action: Type.Enum(BULK_ACTIONS),
-  filter: Type.String(),
+  filter: Type.String({ description: 'the filter the job was created with; empty when devices named the selection' }),
   group_id: Type.Union([Type.String(), Type.Null()]),
   tag: Type.Union([Type.String(), Type.Null()]),
   state: Type.Enum(['queued', 'running', 'done', 'failed'] as const, { description: 'queued, then running (leased by one server process), then done' }),
@@ -61,10 +62,16 @@ export const deviceBulkJobsRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         body: Strict({
           action: Type.Enum(BULK_ACTIONS),
-          filter: Type.String({ description: 'a device filter (docs/device-filter.md)' }),
+          filter: Type.Optional(Type.String({ description: 'a device filter (docs/device-filter.md); optional when devices names the selection' })),
+          devices: Type.Optional(
+            Type.Array(Type.String({ maxLength: 63 }), {
+              maxItems: DEVICE_LIMITS.bulkNames,
+              description: `names the devices one by one (at most ${DEVICE_LIMITS.bulkNames}); with filter, only those of them it selects`,
+            }),
+          ),
           group_id: Type.Optional(Type.String({ maxLength: 64, description: 'group.add, group.remove: a static group' })),
           tag: Type.Optional(Type.String({ maxLength: 63, description: 'tag, untag' })),
-          confirm: Type.Optional(Type.String({ maxLength: 64, description: 'decommission: "decommission <n>", n the number of devices the filter selects' })),
+          confirm: Type.Optional(Type.String({ maxLength: 64, description: 'decommission: "decommission <n>", n the number of devices selected' })),
         }),
         response: { 202: BulkJob, ...ErrorResponses },
       },
@@ -94,7 +101,7 @@ export const deviceBulkJobsRoutes: V1Routes = async (app, { ctx }) => {
               Type.Object({
                 name: Type.String(),
                 outcome: Type.Enum(BULK_OUTCOMES),
-                detail: Type.Union([Type.String(), Type.Null()], { description: 'why it failed' }),
+                detail: Type.Union([Type.String(), Type.Null()], { description: 'why it failed; for logs, the log request made (`log request <id>`)' }),
                 at: NullableTimestamp,
               }),
             ),
