@@ -31,7 +31,9 @@ export async function uploadOutbox(d: OutboxUploaderDeps): Promise<UploadResult>
     const bytes = await d.outbox.read(entry);
     try {
       if (entry.kind === 'receipt') {
-        await call<UploadReceiptResponse>((md, o, cb) => d.clients.device.uploadReceipt({ envelope: Buffer.from(bytes) }, md, o, cb));
+        const delivery = await d.outbox.readDelivery(entry.id);
+        const req = { envelope: Buffer.from(bytes), ...(delivery ? { deliveryReport: Buffer.from(delivery) } : {}) };
+        await call<UploadReceiptResponse>((md, o, cb) => d.clients.device.uploadReceipt(req, md, o, cb));
       } else {
         const doc = JSON.parse(Buffer.from(bytes).toString('utf8')) as { rollout: string; status: string; error?: string | null };
         const status = doc.status === 'installed' ? LegacyStatus.LEGACY_STATUS_INSTALLED : LegacyStatus.LEGACY_STATUS_FAILED;

@@ -103,7 +103,7 @@ export interface UploadReceiptRequest {
    * transferred), JSON as release-core's validateDeliveryReport reads it. Not signed and not
    * part of the receipt (docs/delta-updates.md); authenticated by this mTLS connection.
    */
-  deliveryReport: Buffer;
+  deliveryReport?: Buffer | undefined;
 }
 
 export interface UploadReceiptResponse {
@@ -647,7 +647,7 @@ export const RenewCertificateResponse: MessageFns<RenewCertificateResponse> = {
 };
 
 function createBaseUploadReceiptRequest(): UploadReceiptRequest {
-  return { envelope: Buffer.alloc(0), deliveryReport: Buffer.alloc(0) };
+  return { envelope: Buffer.alloc(0), deliveryReport: undefined };
 }
 
 export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
@@ -655,7 +655,7 @@ export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
     if (message.envelope.length !== 0) {
       writer.uint32(10).bytes(message.envelope);
     }
-    if (message.deliveryReport.length !== 0) {
+    if (message.deliveryReport !== undefined) {
       writer.uint32(18).bytes(message.deliveryReport);
     }
     return writer;
@@ -709,7 +709,7 @@ export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
         ? Buffer.from(bytesFromBase64(object.deliveryReport))
         : isSet(object.delivery_report)
         ? Buffer.from(bytesFromBase64(object.delivery_report))
-        : Buffer.alloc(0),
+        : undefined,
     };
   },
 
@@ -718,7 +718,7 @@ export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
     if (message.envelope.length !== 0) {
       obj.envelope = base64FromBytes(message.envelope);
     }
-    if (message.deliveryReport.length !== 0) {
+    if (message.deliveryReport !== undefined) {
       obj.deliveryReport = base64FromBytes(message.deliveryReport);
     }
     return obj;
@@ -730,7 +730,7 @@ export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
   fromPartial(object: DeepPartial<UploadReceiptRequest>): UploadReceiptRequest {
     const message = createBaseUploadReceiptRequest();
     message.envelope = object.envelope ?? Buffer.alloc(0);
-    message.deliveryReport = object.deliveryReport ?? Buffer.alloc(0);
+    message.deliveryReport = object.deliveryReport ?? undefined;
     return message;
   },
 };
