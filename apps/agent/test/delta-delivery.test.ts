@@ -69,7 +69,15 @@ describe.skipIf(!haveZstd)('delivering a member through a delta', () => {
     await writeFile(live, old);
     await writeFile(target, neu);
     const delta = makeDelta(live, target, join(dir, 'made.zst'));
-    const m: MemberSpec = { component: 'weights', kind: 'model', rolloutId: 'r', target: 'models/w', digest: sha256Digest(neu), length: neu.length, mediaType: 'x' };
+    const m: MemberSpec = {
+      component: 'weights',
+      kind: 'model',
+      rolloutId: 'r',
+      target: 'models/w',
+      digest: sha256Digest(neu),
+      length: neu.length,
+      mediaType: 'x',
+    };
     return { old, neu, live, delta, m, source: { digest: sha256Digest(old), path: live } };
   }
 
@@ -121,7 +129,12 @@ describe.skipIf(!haveZstd)('delivering a member through a delta', () => {
   it('no delta offered, or nothing installed: a plain full download without a fallback', async () => {
     const { neu, m, source } = await setup();
     const f = new DeltaFetcher(new Map([['models/w', neu]]), null);
-    expect(await deliverMember(m, { fetcher: f, dir, source })).toEqual({ component: 'weights', method: 'full', bytes_transferred: neu.length, full_length: neu.length });
+    expect(await deliverMember(m, { fetcher: f, dir, source })).toEqual({
+      component: 'weights',
+      method: 'full',
+      bytes_transferred: neu.length,
+      full_length: neu.length,
+    });
     expect(f.deltaCalls).toBe(1);
     const g = new DeltaFetcher(new Map([['models/w', neu]]), null);
     await deliverMember(m, { fetcher: g, dir: join(dir, 'b'), source: null });

@@ -63,7 +63,8 @@ export async function deliverMember(member: MemberSpec, opts: DeliverOptions): P
   if (src && src.digest !== member.digest && opts.fetcher.fetchDelta && deltaEligible(1, member.length)) {
     tried = await viaDelta(member, src, opts);
     if (tried.ok) return { ...base, method: 'delta', bytes_transferred: tried.bytes, source_digest: src.digest };
-    if (tried.fallback) opts.log?.('warn', 'delta not used, downloading the full member', { component: member.component, fallback: tried.fallback, reason: tried.reason });
+    if (tried.fallback)
+      opts.log?.('warn', 'delta not used, downloading the full member', { component: member.component, fallback: tried.fallback, reason: tried.reason });
   }
   const before = await sizeOf(join(opts.dir, `${member.component}.part`));
   const already = (await sizeOf(stagedPath(opts.dir, member))) === member.length;

@@ -76,7 +76,10 @@ export async function ensureDelta(
     .executeTakeFirstOrThrow();
 }
 
-export async function linkDeploymentDelta(db: Db, args: { deploymentId: string; deltaId: string; tenant: string; component: string; devices: number }): Promise<void> {
+export async function linkDeploymentDelta(
+  db: Db,
+  args: { deploymentId: string; deltaId: string; tenant: string; component: string; devices: number },
+): Promise<void> {
   await db
     .insertInto('deployment_deltas')
     .values({ deployment_id: args.deploymentId, delta_id: args.deltaId, tenant_id: args.tenant, component: args.component, devices: args.devices })

@@ -266,7 +266,8 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
     {
       config: {
         permission: 'rollouts.read',
-        summary: "Rollout delivery: the deltas its start asked for and how far they got, and how devices' bytes arrived (full, delta, adaptive) per method and per device (paged by limit/offset)",
+        summary:
+          "Rollout delivery: the deltas its start asked for and how far they got, and how devices' bytes arrived (full, delta, adaptive) per method and per device (paged by limit/offset)",
       },
       schema: { params: IdParams, querystring: Strict({ ...PageQuery }), response: { 200: Delivery, ...ErrorResponses } },
     },
