@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { requireTool } from '../../../vitest.shared.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deltaTargetPath, sha256Digest, type Digest } from '@svc/release-core';
 import { AgentError, type MemberSpec } from '../src/index.js';
@@ -10,17 +11,7 @@ import { deliverMember } from '../src/staging/delta.js';
 import { MemoryFetcher } from './helpers/release-fixture.js';
 import { tempDir } from './helpers/tools.js';
 
-// zstd is on the device image; here it may be missing, and then these tests say so (never under CI)
-const haveZstd = (() => {
-  try {
-    execFileSync('zstd', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    if (process.env.CI === 'true') throw new Error('zstd is required under CI (apt-get install zstd)');
-    console.warn('delta-delivery tests skipped: zstd is not installed');
-    return false;
-  }
-})();
+const haveZstd = requireTool('zstd');
 
 let dir: string;
 let cleanup: () => Promise<void>;

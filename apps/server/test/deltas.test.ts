@@ -4,6 +4,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import { requireTool } from '../../../vitest.shared.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deltaTargetPath, type Digest } from '@svc/release-core';
 import { runDeltaBuilds } from '../src/jobs/delta-builds.js';
@@ -15,17 +16,7 @@ import { createPipelineFixture, newAuthorizer, releasePayload, sign, type Pipeli
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}` as Digest;
 
-// zstd makes the deltas; without it these tests say so, and under CI they fail
-const haveZstd = (() => {
-  try {
-    execFileSync('zstd', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    if (process.env.CI === 'true') throw new Error('zstd is required under CI (apt-get install zstd)');
-    console.warn('delta tests skipped: zstd is not installed');
-    return false;
-  }
-})();
+const haveZstd = requireTool('zstd');
 
 /** A 512 KiB model and two later versions, each with a few 4 KiB blocks changed. */
 function modelVersions(): Buffer[] {
