@@ -24,9 +24,24 @@ const havePsql = !process.env.SVC_TEST_DATABASE_URL || requireTool('psql', 'post
 const haveZstd = requireTool('zstd', 'zstd');
 
 interface DeliveryView {
-  deltas: { queued: number; building: number; ready: number; failed: number; skipped: number; items: { state: string; length: number | null; target: string | null; error: string | null }[] };
+  deltas: {
+    queued: number;
+    building: number;
+    ready: number;
+    failed: number;
+    skipped: number;
+    items: { state: string; length: number | null; target: string | null; error: string | null }[];
+  };
   totals: { method: string; members: number; bytes_transferred: number; full_length: number; fallbacks: number }[];
-  deliveries: { device: string; component: string; method: string; bytes_transferred: number; full_length: number; source_digest: string | null; fallback: string | null }[];
+  deliveries: {
+    device: string;
+    component: string;
+    method: string;
+    bytes_transferred: number;
+    full_length: number;
+    source_digest: string | null;
+    fallback: string | null;
+  }[];
   deliveries_total: number;
 }
 
@@ -81,13 +96,15 @@ describe.skipIf(!haveZstd).each(stores().filter((s) => s === 'embedded' || haveP
     for (let i = 0; i < blocks * 0.02; i++) randomBytes(4096).copy(v2, Math.floor((i * blocks) / (blocks * 0.02)) * 4096);
     const a1 = await fleet.api.uploadArtifact({ name: 'detector', version: '1.0.0', kind: 'model', filename: 'detector.onnx', bytes: v1 });
     const group = await fleet.createGroup('field', DEVICES);
-    const probes = [{ name: 'model-present', type: 'command' as const, command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/model/detector"'], timeout_s: 10 }];
+    const probes = [
+      { name: 'model-present', type: 'command' as const, command: ['/bin/sh', '-c', 'test -s "$SVC_AGENT_DATA_DIR/placed/model/detector"'], timeout_s: 10 },
+    ];
 
     // version 1: nothing installed before, so a full download
     const r1 = await fleet.signAndSubmit({ version: '1.0.0', components: [{ name: 'detector', artifact: a1 }], orderedGroups: [['detector']], group, probes });
     const ro1 = await fleet.startRollout(r1.release.id);
     expect(await fleet.waitSettled(ro1.transaction_id!)).toMatchObject({ state: 'committed' });
-    const first = await waitFor('the first rollout\'s delivery reports', async () => {
+    const first = await waitFor("the first rollout's delivery reports", async () => {
       const d = await fleet.api.get<DeliveryView>(`/rollouts/${ro1.id}/delivery`);
       return d.deliveries_total === 2 ? d : undefined;
     });
@@ -148,7 +165,10 @@ describe.skipIf(!haveZstd).each(stores().filter((s) => s === 'embedded' || haveP
       signed: { targets: Record<string, { length: number; hashes: { sha256: string }; custom?: Record<string, unknown> }> };
     };
     const listed = targets.signed.targets[info.deltas.items[0]!.target]!;
-    expect(listed).toMatchObject({ length: delta.length, custom: { delta: { format: 'zstd-patch-from', source_digest: a1.digest, target_digest: a2.digest } } });
+    expect(listed).toMatchObject({
+      length: delta.length,
+      custom: { delta: { format: 'zstd-patch-from', source_digest: a1.digest, target_digest: a2.digest } },
+    });
     await tamperBlob(`sha256:${listed.hashes.sha256}`);
     await fleet.api.json('POST', `/rollouts/${ro2.id}/approve`, undefined, 200);
     expect(await settledDevice(late)).toMatchObject({
@@ -168,7 +188,10 @@ describe.skipIf(!haveZstd).each(stores().filter((s) => s === 'embedded' || haveP
     for (const d of result.devices) expect(d).toMatchObject({ state: 'committed', members: [{ previous_digest: sha(v1), resulting_digest: sha(v2) }] });
     const exported = await fleet.exportReceipts(txId);
     for (const bytes of exported.receipts.values()) {
-      const payload = JSON.parse(Buffer.from((JSON.parse(bytes.toString('utf8')) as { payload: string }).payload, 'base64').toString('utf8')) as Record<string, unknown>;
+      const payload = JSON.parse(Buffer.from((JSON.parse(bytes.toString('utf8')) as { payload: string }).payload, 'base64').toString('utf8')) as Record<
+        string,
+        unknown
+      >;
       // contracts §3: the receipt's keys are fixed; delivery travels beside it
       expect(Object.keys(payload).sort()).toEqual(
         ['tenant', 'device', 'release', 'rollout', 'candidate_digest', 'previous_digest', 'resulting_digest', 'activation', 'health', 'timestamp'].sort(),
