@@ -3,10 +3,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { requireTool } from '../../../vitest.shared.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deltaTargetPath, type Digest } from '@svc/release-core';
+import { deltaTargetPath, digestFromHex, type Digest } from '@svc/release-core';
 import { runDeltaBuilds } from '../src/jobs/delta-builds.js';
 import { buildDelta } from '../src/resources/deltas/builder.js';
 import { SERVER_LIMITS } from '../src/limits.js';
@@ -14,7 +15,7 @@ import { availableDrivers } from './helpers/store.js';
 import { TUF_CLIENTS } from './helpers/tuf-clients.js';
 import { createPipelineFixture, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
 
-const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}` as Digest;
+const sha = (b: Uint8Array) => digestFromHex(createHash('sha256').update(b).digest('hex'));
 
 const haveZstd = requireTool('zstd');
 
@@ -153,8 +154,8 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
 
   it('bounds a build in time and refuses to publish when zstd cannot run; too large a delta is skipped', async () => {
     const [v0, v1] = modelVersions() as [Buffer, Buffer];
-    const s = await f.repo.blobs.put([v0]);
-    const t = await f.repo.blobs.put([v1]);
+    const s = await f.repo.blobs.put(Readable.from([v0]));
+    const t = await f.repo.blobs.put(Readable.from([v1]));
     const d = { tenant_id: tenant, source_digest: s.digest, target_digest: t.digest, source_length: s.length, target_length: t.length };
     const deps = { blobs: f.repo.blobs, publish, workDir: work };
     expect(await buildDelta({ ...deps, zstd: join(work, 'no-such-zstd') }, d)).toMatchObject({
@@ -163,7 +164,7 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     });
     expect(await buildDelta({ ...deps, timeoutMs: 1 }, d)).toMatchObject({ state: 'failed', error: expect.stringMatching(/longer than 1 ms/) });
     // unrelated bytes: the delta is as large as the member
-    const other = await f.repo.blobs.put([randomBytes(v1.length)]);
+    const other = await f.repo.blobs.put(Readable.from([randomBytes(v1.length)]));
     expect(await buildDelta(deps, { ...d, target_digest: other.digest })).toMatchObject({
       state: 'skipped',
       error: expect.stringMatching(new RegExp(`over ${SERVER_LIMITS.deltaMaxRatio * 100}%`)),

@@ -6,13 +6,13 @@ import {
   deltaEligible,
   deltaTargetPath,
   deltaWindowLog,
+  digestFromHex,
   validateDeliveryReport,
   zstdDeltaArgs,
-  type Digest,
 } from '../src/index.js';
 
-const A = `sha256:${'a'.repeat(64)}` as Digest;
-const B = `sha256:${'b'.repeat(64)}` as Digest;
+const A = digestFromHex('a'.repeat(64));
+const B = digestFromHex('b'.repeat(64));
 
 describe('delta targets', () => {
   it('names the delta by its target and source digests', () => {

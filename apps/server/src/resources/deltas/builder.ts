@@ -81,7 +81,7 @@ export async function buildDelta(deps: DeltaBuildDeps, d: DeltaToBuild): Promise
     }
     if ((await fileDigest(files.check)) !== d.target_digest) return done('failed', 'the delta does not rebuild the target member');
     const stored = await deps.blobs.put(createReadStream(files.delta));
-    const targetPath = deltaTargetPath(d.source_digest as Digest, d.target_digest as Digest);
+    const targetPath = deltaTargetPath(d.source_digest as Digest, d.target_digest);
     await deps.publish(d.tenant_id, {
       path: targetPath,
       digest: stored.digest,
