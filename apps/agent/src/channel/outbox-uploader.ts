@@ -50,6 +50,11 @@ export async function uploadOutbox(d: OutboxUploaderDeps): Promise<UploadResult>
       // A refusal is final for these bytes: keep them as evidence, stop retrying.
       d.log?.('error', 'outbox entry refused by the server', { tx: entry.id, code: errorCode(err), reason: (err as Error).message });
       await rename(entry.file, `${entry.file}.refused`);
+      // its delivery report stays beside it, also out of the way
+      const delivery = d.outbox.deliveryFileOf(entry.id);
+      await rename(delivery, `${delivery}.refused`).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'ENOENT') throw e;
+      });
       result.refused.push(entry.id);
     }
   }
