@@ -5,7 +5,7 @@
 # file writer for log bundles, dpkg-deb for the agent package, libfaketime for
 # the certificate renewal test's shared clock, poppler's pdftotext and pdftoppm for
 # the PDF tests, HAProxy for the multi-process device-channel test, SoftHSM2 and
-# OpenSC's pkcs11-tool for the key-encryption-key token), and seeds node-gyp with the
+# OpenSC's pkcs11-tool for the key-encryption-key token, zstd for delta updates), and seeds node-gyp with the
 # running Node's headers. Idempotent:
 # packages already present are not touched, so a warm machine pays nothing.
 set -euo pipefail
@@ -25,7 +25,7 @@ if [ -f "$node_prefix/include/node/node_version.h" ] && [ ! -f "$gyp_dir/include
   echo "node-gyp: Node $node_version headers taken from $node_prefix/include/node"
 fi
 
-want=(openssl softhsm2 opensc rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime poppler-utils haproxy iproute2)
+want=(openssl softhsm2 opensc rauc squashfs-tools e2fsprogs dbus docker-registry chromium wrk podman runc busybox-static systemd-journal-remote dpkg faketime poppler-utils haproxy iproute2 zstd)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -95,6 +95,7 @@ describe('receipt outbox uploader over a real gRPC connection', () => {
     const clients = new ChannelClients(`127.0.0.1:${port}`, credentials.createInsecure());
     const outbox = new Outbox(join(dir, 'b'));
     await outbox.put('tx-2', 'receipt', new TextEncoder().encode('{}'));
+    await outbox.putDelivery('tx-2', new TextEncoder().encode('{"members":[]}'));
     await outbox.put('legacy:r9', 'legacy-status', new TextEncoder().encode(JSON.stringify({ rollout: 'r9', status: 'rolled-back', error: 'health failed' })));
     const acked: string[] = [];
     try {
@@ -102,7 +103,9 @@ describe('receipt outbox uploader over a real gRPC connection', () => {
       expect(r.refused).toEqual(['tx-2']);
       expect(r.uploaded).toEqual(['legacy:r9']);
       expect(acked).toEqual(['legacy:r9']);
-      expect((await readdir(join(dir, 'b'))).sort()).toContain('tx-2.receipt.json.refused');
+      // the receipt and the delivery report beside it are moved aside together; the listing sees neither again
+      expect((await readdir(join(dir, 'b'))).filter((f) => f.startsWith('tx-2')).sort()).toEqual(['tx-2.delivery.json.refused', 'tx-2.receipt.json.refused']);
+      expect((await outbox.list()).map((e) => e.id)).toEqual(['legacy:r9']);
       expect(s.legacy).toEqual([{ rolloutId: 'r9', status: LegacyStatus.LEGACY_STATUS_FAILED, detail: 'rolled-back: health failed' }]);
     } finally {
       clients.close();

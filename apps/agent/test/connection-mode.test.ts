@@ -100,18 +100,21 @@ describe.each(['per-check-in', 'persistent'] as const)('connection mode %s', (mo
   it('check-ins every ~1 s; the receipt is uploaded from the outbox and acknowledged exactly once; per-check-in reconnects for each check-in', async () => {
     const release = buildRelease({ components: [{ name: 'model-a', kind: 'model', content: 'model-a-v2' }] });
     const envelopes: Buffer[] = [];
+    const deliveries: (Buffer | undefined)[] = [];
     const svc = await scriptedDeviceService(pki, {
       checkIn: () => ({ ok: checkInAnswer(1) }),
       // the first upload fails (the server was busy): the receipt stays in the outbox for the next check-in
       uploadReceipt: (k, req) => {
         envelopes.push((req as UploadReceiptRequest).envelope);
+        deliveries.push((req as UploadReceiptRequest).deliveryReport);
         return k === 0 ? { fail: status.UNAVAILABLE } : { ok: { receiptId: 'r-1', duplicate: false } };
       },
     });
     const a = await agent(svc.address, { mode, release });
     // a finished transaction whose signed receipt waits in the outbox
     expect(await a.runtime.orchestrator.apply(assignmentFor(release, 'tx-1'))).toMatchObject({ status: 'done' });
-    expect(await readdir(join(a.dataDir, 'outbox'))).toEqual(['tx-1.receipt.json']);
+    // the delivery report waits beside it (docs/delta-updates.md)
+    expect(await readdir(join(a.dataDir, 'outbox'))).toEqual(['tx-1.delivery.json', 'tx-1.receipt.json']);
     const stop = new AbortController();
     const running = a.runtime.run(stop.signal);
     try {
@@ -138,6 +141,11 @@ describe.each(['per-check-in', 'persistent'] as const)('connection mode %s', (mo
     // two attempts with the same bytes, one acknowledged; then never again
     expect(envelopes).toHaveLength(2);
     expect(envelopes[1]!.equals(envelopes[0]!)).toBe(true);
+    // each attempt carries the member's delivery: no live version, so a full download
+    for (const d of deliveries)
+      expect(JSON.parse(d!.toString('utf8'))).toEqual({
+        members: [{ component: 'model-a', method: 'full', bytes_transferred: 'model-a-v2'.length, full_length: 'model-a-v2'.length }],
+      });
     expect(await readdir(join(a.dataDir, 'outbox'))).toEqual([]);
     expect(a.journal.get('tx-1')?.state).toBe('reported');
     svc.close();

@@ -10,4 +10,25 @@ export const SERVER_LIMITS = Object.freeze({
   rolloutFailureReasons: 50,
   /** Devices named under one failure reason (by name); the count covers them all. */
   devicesPerFailureReason: 20,
+  /**
+   * Delta updates (docs/delta-updates.md). Source versions one member of a rollout gets deltas
+   * from: the most common among its devices; the others download the full member.
+   */
+  deltaSourcesPerMember: 4,
+  /** Deltas one rollout asks for over all its members. */
+  deltaSourcesPerRelease: 16,
+  /** One delta build (zstd making the delta, then applying it once to check it), wall time. */
+  deltaBuildTimeoutMs: 120_000,
+  /**
+   * Peak resident memory of one build's zstd process; over it the build is stopped and failed.
+   * Measured 205 MiB for a 64 MiB member at level 3 (window 2^26), about 400 MiB at the 128 MiB
+   * cap (window 2^27): the cap leaves room for the largest member a delta is made for.
+   */
+  deltaBuildMemoryBytes: 768 * 1024 * 1024,
+  /** A build whose process died or hung is leased again this many times in all. */
+  deltaBuildAttempts: 3,
+  /** A delta larger than this share of its full member is not worth sending (skipped). */
+  deltaMaxRatio: 0.5,
+  /** Deltas one delta-build pass makes at most before yielding to the next interval. */
+  deltaBuildsPerPass: 8,
 });

@@ -25,6 +25,7 @@ import { bootstrapAdmin } from './resources/tenants/bootstrap.js';
 import { ensureDefaultTenant } from './resources/tenants/queries.js';
 import { DeviceCredentialCache } from './device-channel/credential-cache.js';
 import { SigningRepository } from './signing-repo/repository.js';
+import { startDeltaBuilds } from './jobs/delta-builds.js';
 import { keyCheckers } from './key-integrity/checkers.js';
 import { failureLine, keyRecoveryFromEnv, reportLine, runKeyCheck } from './key-integrity/key-check.js';
 import { evidenceOptionsFromEnv } from './resources/case-submissions/transport.js';
@@ -191,6 +192,13 @@ async function main(): Promise<void> {
     startVulnAnalysis(store.db, now, { onError: (e) => app.log.error({ err: e }, 'vulnerability analysis failed') }),
     // bulk actions over filtered devices (leased through the database)
     startDeviceBulkJobs(store.db, now, { onError: (e) => app.log.error({ err: e }, 'device bulk action failed') }),
+    // deltas of file members that rollouts asked for (leased through the database; docs/delta-updates.md)
+    startDeltaBuilds(
+      store.db,
+      { blobs, publish: async (tenant, entry) => void (await signingRepo.publishTargets(tenant, [entry], { immutable: true })) },
+      now,
+      { onError: (e) => app.log.error({ err: e }, 'delta build failed') },
+    ),
   ];
   if (blobKind === 'postgres') {
     jobs.push(

@@ -32,6 +32,8 @@ export const RELEASE_ERROR_CODES = [
   'CERT_IDENTITY_MISMATCH',
   'RECEIPT_INVALID',
   'RECEIPT_MISMATCH',
+  // delivery reports beside receipts
+  'DELIVERY_INVALID',
 ] as const;
 
 export type ReleaseErrorCode = (typeof RELEASE_ERROR_CODES)[number];

@@ -78,4 +78,10 @@ export type { SignReceiptOptions } from './receipt/sign.js';
 export { verifyReceipt } from './receipt/verify.js';
 export type { VerifyReceiptOptions, VerifiedReceipt } from './receipt/verify.js';
 export { checkReceiptAgainstRelease } from './receipt/check.js';
+
+// delta updates and delivery reports
+export { DELTA_FORMAT, deltaTargetPath, deltaDescriptorOf, deltaEligible, deltaWindowLog, zstdDeltaArgs } from './delivery/delta.js';
+export type { DeltaDescriptor } from './delivery/delta.js';
+export { DELIVERY_METHODS, DELTA_FALLBACKS, validateDeliveryReport } from './delivery/report.js';
+export type { DeliveryMethod, DeltaFallback, MemberDelivery, DeliveryReport } from './delivery/report.js';
 export type { ReceiptExpectation } from './receipt/check.js';

@@ -68,6 +68,20 @@ export const LIMITS = Object.freeze({
   inventoryMembers: 64,
   /** The custom attributes file on the device (`SVC_AGENT_INVENTORY_FILE`). */
   inventoryFileBytes: 16 * 1024,
+  /**
+   * Delta updates (docs/delta-updates.md). A member joins a delta, as source or target, only
+   * up to this size: zstd's window must hold the whole source, and 2^deltaWindowLog is the
+   * window both sides use, so the decoder's memory is bounded by it whatever the delta says.
+   */
+  deltaMemberBytes: 128 * 1024 * 1024,
+  /** log2 of the zstd window (`--long`): 128 MiB, the size above. */
+  deltaWindowLog: 27,
+  /** The agent's zstd refuses a frame that needs a larger window than this (`--memory`), in MiB. */
+  deltaDecoderMemoryMiB: 128,
+  /** Compression level the server makes deltas with: measured, higher levels cost CPU for no smaller delta. */
+  deltaZstdLevel: 3,
+  /** The delivery report beside a receipt (JSON bytes): 64 members of ~200 bytes. */
+  deliveryReportBytes: 32 * 1024,
 } as const);
 
 export type Limits = typeof LIMITS;

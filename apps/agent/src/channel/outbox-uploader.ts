@@ -31,7 +31,9 @@ export async function uploadOutbox(d: OutboxUploaderDeps): Promise<UploadResult>
     const bytes = await d.outbox.read(entry);
     try {
       if (entry.kind === 'receipt') {
-        await call<UploadReceiptResponse>((md, o, cb) => d.clients.device.uploadReceipt({ envelope: Buffer.from(bytes) }, md, o, cb));
+        const delivery = await d.outbox.readDelivery(entry.id);
+        const req = { envelope: Buffer.from(bytes), ...(delivery ? { deliveryReport: Buffer.from(delivery) } : {}) };
+        await call<UploadReceiptResponse>((md, o, cb) => d.clients.device.uploadReceipt(req, md, o, cb));
       } else {
         const doc = JSON.parse(Buffer.from(bytes).toString('utf8')) as { rollout: string; status: string; error?: string | null };
         const status = doc.status === 'installed' ? LegacyStatus.LEGACY_STATUS_INSTALLED : LegacyStatus.LEGACY_STATUS_FAILED;
@@ -48,6 +50,11 @@ export async function uploadOutbox(d: OutboxUploaderDeps): Promise<UploadResult>
       // A refusal is final for these bytes: keep them as evidence, stop retrying.
       d.log?.('error', 'outbox entry refused by the server', { tx: entry.id, code: errorCode(err), reason: (err as Error).message });
       await rename(entry.file, `${entry.file}.refused`);
+      // its delivery report stays beside it, also out of the way
+      const delivery = d.outbox.deliveryFileOf(entry.id);
+      await rename(delivery, `${delivery}.refused`).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'ENOENT') throw e;
+      });
       result.refused.push(entry.id);
     }
   }

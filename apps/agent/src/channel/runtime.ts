@@ -72,6 +72,7 @@ export class AgentRuntime {
     // every fetch runs inside the connection: downloads keep it open, and reopen it after an idle close
     this.orchestrator = o.makeOrchestrator({
       fetchTarget: (...args) => this.withClients(async (c) => (await this.fetcher(c)).fetchTarget(...args)),
+      fetchDelta: (...args) => this.withClients(async (c) => (await this.fetcher(c)).fetchDelta(...args)),
     });
   }
 

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { RepositoryServiceClient } from '@svc/device-proto';
-import { digestHex, hashedTargetPath, type Digest } from '@svc/release-core';
+import { deltaDescriptorOf, deltaTargetPath, digestHex, hashedTargetPath, LIMITS, type Digest } from '@svc/release-core';
 import { Updater, type TargetFile } from 'tuf-js';
 import { AgentError } from '../errors.js';
 import { crashPoint } from '../state-machine/crash-points.js';
@@ -64,6 +64,22 @@ export class ChannelTargetFetcher implements TargetFetcher {
         { field: path },
       );
     }
+    await this.download(path, info, repoPath, destFile, resumeFrom);
+  }
+
+  async fetchDelta(pair: { source: Digest; target: Digest }, destFile: string): Promise<{ length: number } | null> {
+    const path = deltaTargetPath(pair.source, pair.target);
+    const info = await (await this.refreshed()).getTargetInfo(path);
+    // offered only when the signed metadata lists it for exactly this pair, within the bounds
+    if (info === undefined || deltaDescriptorOf(info.custom, pair.source, pair.target) === undefined) return null;
+    const sha = info.hashes.sha256;
+    if (sha === undefined || info.length > LIMITS.deltaMemberBytes) return null;
+    await this.download(path, info, `targets/${hashedTargetPath(path, sha)}`, destFile, 0);
+    return { length: info.length };
+  }
+
+  /** Streams a target's bytes into `destFile` from `resumeFrom`, then checks them against TUF's length and sha256. */
+  private async download(path: string, info: TargetFile, repoPath: string, destFile: string, resumeFrom: number): Promise<void> {
     const have = await stat(destFile).then(
       (s) => s.size,
       () => 0,

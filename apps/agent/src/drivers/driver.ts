@@ -40,6 +40,11 @@ export interface MemberDriver {
   readonly kind: ComponentKind;
   /** Digest of what is live now; null when nothing is installed (first install). */
   currentDigest(member: MemberSpec): Promise<Digest | null>;
+  /**
+   * File members: the live file, whose digest currentDigest reports, for a delta to be applied
+   * to (docs/delta-updates.md); null when nothing is installed. Kinds without it get full downloads.
+   */
+  deltaSource?(member: MemberSpec): Promise<string | null>;
   /** Prepares the verified staged file; nothing live changes. */
   stage(member: MemberSpec, stagedFile: string): Promise<DriverFacts | void>;
   /** Makes the staged version live, keeping the previous one for rollback. */

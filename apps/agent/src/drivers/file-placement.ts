@@ -86,6 +86,11 @@ export class FilePlacementDriver implements MemberDriver {
     return (await exists(p)) ? fileDigest(p) : null;
   }
 
+  async deltaSource(member: MemberSpec): Promise<string | null> {
+    const p = this.pathOf(member);
+    return (await exists(p)) ? p : null;
+  }
+
   async stage(member: MemberSpec, stagedFile: string): Promise<void> {
     const p = this.pathOf(member);
     await mkdir(dirname(p), { recursive: true });

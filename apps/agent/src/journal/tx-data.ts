@@ -1,4 +1,12 @@
-import { COMPONENT_KINDS, isDigest, type ActivationOutcome, type Digest, type HealthVerdict } from '@svc/release-core';
+import {
+  COMPONENT_KINDS,
+  isDigest,
+  validateDeliveryReport,
+  type ActivationOutcome,
+  type Digest,
+  type HealthVerdict,
+  type MemberDelivery,
+} from '@svc/release-core';
 import { AgentError } from '../errors.js';
 import type { DriverFacts, MemberSpec, PlacementAccess } from '../drivers/driver.js';
 import type { ProbeResult } from '../health/probes.js';
@@ -62,6 +70,8 @@ export interface TxFacts {
   rebooted_after_rollback?: boolean;
   [member: `member:${string}`]: MemberRecord;
   [health: `health:${number}`]: ProbeResult[];
+  /** How a member's bytes arrived (docs/delta-updates.md), journaled once it is downloaded. */
+  [delivery: `delivery:${string}`]: MemberDelivery;
 }
 
 export interface TxData extends TxFacts {
@@ -73,6 +83,10 @@ export type TxPatch = TxFacts & { desired?: DesiredState };
 
 export function memberKey(component: string): `member:${string}` {
   return `member:${component}`;
+}
+
+export function deliveryKey(component: string): `delivery:${string}` {
+  return `delivery:${component}`;
 }
 
 export function memberRecord(data: TxFacts, component: string): MemberRecord {
@@ -248,7 +262,13 @@ export function decodeTxPatch(value: unknown, where: string): TxPatch {
   for (const [k, v] of Object.entries(value ?? {})) {
     const at = `data.${k}`;
     if (k.startsWith('member:') && k.length > 7) out[memberKey(k.slice(7))] = memberRec(r, v, at);
-    else if (/^health:\d+$/.test(k)) out[`health:${Number(k.slice(7))}`] = r.array(v, at, (x, p) => probeResult(r, x, p));
+    else if (k.startsWith('delivery:') && k.length > 9) {
+      try {
+        out[deliveryKey(k.slice(9))] = validateDeliveryReport({ members: [v] }).members[0]!;
+      } catch (e) {
+        r.bad(at, (e as Error).message);
+      }
+    } else if (/^health:\d+$/.test(k)) out[`health:${Number(k.slice(7))}`] = r.array(v, at, (x, p) => probeResult(r, x, p));
     else if (k === 'desired') out.desired = desired(r, v, at);
     else if (k === 'group') out.group = r.int(v, at);
     else if (k === 'failure') out.failure = r.nullable(v, (x) => failure(r, x, at));

@@ -8,4 +8,11 @@ import type { Digest } from '@svc/release-core';
  */
 export interface TargetFetcher {
   fetchTarget(path: string, expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number): Promise<void>;
+  /**
+   * The delta from `source` to `target` (docs/delta-updates.md) into `destFile`, when the
+   * signed TUF targets list one at deltaTargetPath whose `custom.delta` names exactly these two
+   * members: resolves with its length once the bytes matched TUF's length and sha256 (a
+   * tampered delta is DIGEST_MISMATCH, never handed on), or null when none is offered.
+   */
+  fetchDelta?(pair: { source: Digest; target: Digest }, destFile: string): Promise<{ length: number } | null>;
 }

@@ -63,6 +63,7 @@ export class Orchestrator {
       device: deps.device,
       now: this.now,
       driver: (m) => this.driver(m),
+      log: (level, msg, fields) => this.log(level, msg, fields),
     };
     // Every step is idempotent, so most actions are "run the state's step again": partial
     // downloads keep their offset, staging and committing repeat, a rollback skips what it

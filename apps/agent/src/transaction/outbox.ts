@@ -11,6 +11,7 @@ export interface OutboxEntry {
 }
 
 const SUFFIX: Record<OutboxKind, string> = { receipt: '.receipt.json', 'legacy-status': '.legacy-status.json' };
+const DELIVERY_SUFFIX = '.delivery.json';
 
 /**
  * Receipts waiting for upload, as the exact bytes that were signed (spec §2.3 rule 2: a failed
@@ -55,8 +56,31 @@ export class Outbox {
     return readFile(entry.file);
   }
 
+  /**
+   * The delivery report beside a receipt (docs/delta-updates.md): not signed and not part of the
+   * receipt, written before it and sent with it. Not an entry of its own: `list` skips it.
+   */
+  deliveryFileOf(id: string): string {
+    return join(this.dir, `${encodeURIComponent(id)}${DELIVERY_SUFFIX}`);
+  }
+
+  async putDelivery(id: string, bytes: Uint8Array): Promise<void> {
+    await writeFileAtomic(this.deliveryFileOf(id), bytes);
+  }
+
+  /** The delivery report stored beside receipt `id`, or undefined when there is none. */
+  async readDelivery(id: string): Promise<Uint8Array | undefined> {
+    try {
+      return await readFile(this.deliveryFileOf(id));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
   async remove(id: string, kind: OutboxKind): Promise<void> {
     await rm(this.fileOf(id, kind), { force: true });
+    await rm(this.deliveryFileOf(id), { force: true });
     await fsyncDir(this.dir).catch(() => undefined);
   }
 }

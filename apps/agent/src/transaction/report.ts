@@ -1,6 +1,14 @@
-import { envelopeBytes, signReceipt, type ActivationOutcome, type MemberVerdict, type PrivateKey } from '@svc/release-core';
+import {
+  envelopeBytes,
+  signReceipt,
+  validateDeliveryReport,
+  type ActivationOutcome,
+  type DeliveryReport,
+  type MemberVerdict,
+  type PrivateKey,
+} from '@svc/release-core';
 import type { Journal, TxContext } from '../journal/journal.js';
-import { memberKey, memberRecord, type TxFacts } from '../journal/tx-data.js';
+import { deliveryKey, memberKey, memberRecord, type TxData, type TxFacts } from '../journal/tx-data.js';
 import type { Outbox } from './outbox.js';
 import { legacyStatus } from './legacy.js';
 import { buildReceipt, type DeviceIdentity } from './receipt.js';
@@ -20,6 +28,15 @@ function verdicts(ctx: TxContext): TxFacts {
     out[memberKey(m.component)] = { ...r, verdict };
   }
   return out;
+}
+
+/** The members' journaled deliveries as one report, or undefined when none was downloaded. */
+function deliveryReport(data: TxData): DeliveryReport | undefined {
+  const members = data.desired.members.flatMap((m) => {
+    const d = data[deliveryKey(m.component)];
+    return d === undefined ? [] : [d];
+  });
+  return members.length === 0 ? undefined : validateDeliveryReport({ members });
 }
 
 /**
@@ -45,6 +62,9 @@ export async function writeTerminalReport(
     const payload = buildReceipt({ desired, data, device: deps.device, activation, health, now: deps.now });
     // spec §2.3: signed with the device's P-256 identity key
     bytes = envelopeBytes(signReceipt(payload, deps.device.key));
+    // how the bytes arrived, beside the receipt and not in it (docs/delta-updates.md)
+    const delivery = deliveryReport(ctx.data);
+    if (delivery !== undefined) await deps.outbox.putDelivery(ctx.tx, new TextEncoder().encode(JSON.stringify(delivery)));
   }
   const file = await deps.outbox.put(ctx.tx, desired.kind === 'legacy' ? 'legacy-status' : 'receipt', bytes);
   await deps.journal.transition(ctx.tx, 'receipt-persisted', { ...members, activation, health_verdict: health, outbox_file: file });

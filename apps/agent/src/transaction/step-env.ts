@@ -28,6 +28,7 @@ export interface StepEnv {
   device: DeviceIdentity & { key: PrivateKey };
   now(): Date;
   driver(m: PlannedMember): MemberDriver;
+  log?: (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { AgentError } from '../errors.js';
-import { memberRecord } from '../journal/tx-data.js';
+import { deliveryKey, memberRecord, type TxFacts } from '../journal/tx-data.js';
 import { crashPoint } from '../state-machine/crash-points.js';
 import type { State } from '../state-machine/states.js';
-import { downloadMember } from '../staging/stage.js';
+import { deliverMember } from '../staging/delta.js';
 import { activateGroup, checkGroupHealth, commitAll, confirmReboot, nextGroup, rollBack } from './activation.js';
 import { writeTerminalReport } from './report.js';
 import { currentRecord, putMember, stagingDir, type Step } from './step-env.js';
@@ -20,7 +20,20 @@ const recordPrevious: Step = async (ctx, env) => {
 const downloadAll: Step = async (ctx, env) => {
   const dir = stagingDir(env, ctx.tx);
   for (const m of ctx.data.desired.members) {
-    await downloadMember(m, { fetcher: env.fetcher, dir, ...(env.freeBytes ? { freeBytes: env.freeBytes } : {}) });
+    // a member downloaded before a crash keeps the delivery it journaled
+    if (env.journal.get(ctx.tx)!.data[deliveryKey(m.component)] !== undefined) continue;
+    const previous = currentRecord(env, ctx.tx, m).previous_digest;
+    const livePath = previous === null ? null : await env.driver(m).deltaSource?.(m);
+    const delivery = await deliverMember(m, {
+      fetcher: env.fetcher,
+      dir,
+      ...(env.freeBytes ? { freeBytes: env.freeBytes } : {}),
+      source: previous !== null && livePath ? { digest: previous, path: livePath } : null,
+      ...(env.log ? { log: env.log } : {}),
+    });
+    const facts: TxFacts = {};
+    facts[deliveryKey(m.component)] = delivery;
+    await env.journal.note(ctx.tx, facts);
   }
   await env.journal.transition(ctx.tx, 'downloaded');
   crashPoint('after-download', ctx.tx);

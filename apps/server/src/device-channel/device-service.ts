@@ -12,7 +12,8 @@ import {
   type UploadReceiptRequest,
   type UploadReceiptResponse,
 } from '@svc/device-proto';
-import { sha256Digest, LIMITS } from '@svc/release-core';
+import { sha256Digest, LIMITS, validateDeliveryReport, type DeliveryReport } from '@svc/release-core';
+import { recordDelivery } from '../resources/deltas/deliveries.js';
 import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
 import { deviceHeartbeatState } from '../resources/devices/queries.js';
 import { storeLogBundle } from '../resources/log-requests/commands.js';
@@ -100,9 +101,24 @@ async function uploadReceipt(ctx: DeviceChannelContext, peer: DevicePeer, req: U
   if (req.envelope.length === 0) throw invalidInput('envelope', 'missing');
   // bound untrusted documents before parsing
   if (req.envelope.length > LIMITS.receiptEnvelopeBytes) throw new ServerError('BODY_TOO_LARGE', `envelope: larger than ${LIMITS.receiptEnvelopeBytes} bytes`);
+  const delivery = readDeliveryReport(req.deliveryReport);
   // spec §2.3 rule 5: the embedded certificate must be the one on this mTLS connection
   const r = await ctx.receipts.accept(peer, new Uint8Array(req.envelope), now);
+  if (delivery !== undefined) await recordDelivery(ctx.db, { tenant: peer.tenantId, receiptId: r.receipt_id, report: delivery, now });
   return { receiptId: r.receipt_id, duplicate: r.duplicate };
+}
+
+/** The optional delivery report beside a receipt (docs/delta-updates.md): bounded, then parsed, then validated. */
+function readDeliveryReport(bytes: Buffer | undefined): DeliveryReport | undefined {
+  if (bytes === undefined || bytes.length === 0) return undefined;
+  if (bytes.length > LIMITS.deliveryReportBytes) throw new ServerError('BODY_TOO_LARGE', `delivery_report: larger than ${LIMITS.deliveryReportBytes} bytes`);
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw invalidInput('delivery_report', 'not JSON');
+  }
+  return validateDeliveryReport(value);
 }
 
 async function reportLegacy(ctx: DeviceChannelContext, peer: DevicePeer, req: ReportLegacyStatusRequest, now: Date): Promise<object> {

@@ -121,6 +121,7 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   CERT_IDENTITY_MISMATCH: { http: 400, grpc: 'PERMISSION_DENIED' },
   RECEIPT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   RECEIPT_MISMATCH: { http: 400, grpc: 'FAILED_PRECONDITION' },
+  DELIVERY_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   // signing repository (KEY_INVALID is shared with release-core above: a bad PEM either way)
   REPO_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   METADATA_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },

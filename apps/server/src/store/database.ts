@@ -2,6 +2,7 @@ import type { DeviceChannelTables } from '../device-channel/tables.js';
 import type { KeyCustodyTables } from '../key-custody/tables.js';
 import type { CaseTables } from './case-tables.js';
 import type { CoreTables } from './core-tables.js';
+import type { DeltaTables } from './delta-tables.js';
 import type { PipelineTables } from './pipeline-tables.js';
 import type { SigningRepoTables } from '../signing-repo/tables.js';
 import type { VulnTables } from './vuln-tables.js';
@@ -10,4 +11,4 @@ import type { VulnTables } from './vuln-tables.js';
  * The whole schema as kysely sees it. Each area declares its table interfaces in its own
  * file and adds ONE name to the `extends` list below (e.g. `SigningRepoTables`).
  */
-export interface Database extends CoreTables, DeviceChannelTables, PipelineTables, SigningRepoTables, VulnTables, CaseTables, KeyCustodyTables {}
+export interface Database extends CoreTables, DeviceChannelTables, PipelineTables, SigningRepoTables, VulnTables, CaseTables, KeyCustodyTables, DeltaTables {}

@@ -13244,6 +13244,148 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/rollouts/{id}/delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Rollout delivery: the deltas its start asked for and how far they got, and how devices' bytes arrived (full, delta, adaptive) per method and per device (paged by limit/offset) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200) */
+                    limit?: number;
+                    /** @description items skipped, a decimal integer from 0 to 2147483647 (default 0) */
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deliveries: {
+                                bytes_transferred: number;
+                                component: string;
+                                device: string;
+                                fallback: string | null;
+                                full_length: number;
+                                method: "full" | "delta" | "adaptive";
+                                /** Format: uuid */
+                                receipt_id: string;
+                                reported_at: string;
+                                source_digest: string | null;
+                            }[];
+                            deliveries_total: number;
+                            deltas: {
+                                building: number;
+                                failed: number;
+                                items: {
+                                    build_ms: number | null;
+                                    component: string;
+                                    /** @description devices of the rollout known to run the source when it started */
+                                    devices: number;
+                                    error: string | null;
+                                    full_length: number;
+                                    length: number | null;
+                                    source_digest: string;
+                                    state: "queued" | "building" | "ready" | "skipped" | "failed";
+                                    /** @description the TUF target path of a ready delta */
+                                    target: string | null;
+                                    target_digest: string;
+                                }[];
+                                queued: number;
+                                ready: number;
+                                skipped: number;
+                            };
+                            /** Format: uuid */
+                            rollout_id: string;
+                            totals: {
+                                bytes_transferred: number;
+                                fallbacks: number;
+                                full_length: number;
+                                members: number;
+                                method: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description 400 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 401 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 403 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 404 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description 409 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rollouts/{id}/resume": {
         parameters: {
             query?: never;

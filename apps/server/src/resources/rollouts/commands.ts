@@ -60,6 +60,7 @@ import {
 } from './queries.js';
 import { deviceStateFromLegacy, isFailure, rolloutStatus, type DeviceState, type RolloutStatus } from './states.js';
 import { transactionIdOf } from './views.js';
+import { planDeltas } from '../deltas/commands.js';
 import { applyOverrides, planWaves, waveBounds, type PlannedWave } from './waves.js';
 
 export interface StartResult {
@@ -169,6 +170,8 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
     now,
   );
   await auditStart(uow, { kind: 'signed', releaseId: rel.id, deploymentId, rolloutIds, groupId: g.id, devices, decommissioned: snap.count - devices });
+  // deltas from what these devices run to each new file member, built in the background
+  await planDeltas(uow, { deploymentId, groupId: g.id, payload: p });
   return { deployment_id: deploymentId, rollout_ids: rolloutIds };
 };
 

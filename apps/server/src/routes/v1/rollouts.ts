@@ -10,6 +10,7 @@ import { controlRollout, startLegacyRollout, startSignedRollout, type RolloutAct
 import { rolloutCountsByKind, rolloutPage } from '../../resources/rollouts/queries.js';
 import { rolloutActivity, rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
 import { AuditEvent } from '../../resources/audit/schemas.js';
+import { rolloutDelivery } from '../../resources/deltas/views.js';
 import { inSnapshot } from '../../store/tx.js';
 
 const Progress = Type.Object({
@@ -74,6 +75,63 @@ const Activity = Type.Object(
         { additionalProperties: false },
       ),
     ),
+  },
+  { additionalProperties: false },
+);
+const Digest = Type.String({ pattern: '^sha256:[0-9a-f]{64}$' });
+const Delivery = Type.Object(
+  {
+    rollout_id: Uuid,
+    deltas: Type.Object(
+      {
+        queued: Type.Integer(),
+        building: Type.Integer(),
+        ready: Type.Integer(),
+        skipped: Type.Integer(),
+        failed: Type.Integer(),
+        items: Type.Array(
+          Type.Object(
+            {
+              component: Type.String(),
+              devices: Type.Integer({ description: 'devices of the rollout known to run the source when it started' }),
+              source_digest: Digest,
+              target_digest: Digest,
+              state: Type.Union([Type.Literal('queued'), Type.Literal('building'), Type.Literal('ready'), Type.Literal('skipped'), Type.Literal('failed')]),
+              target: Type.Union([Type.String(), Type.Null()], { description: 'the TUF target path of a ready delta' }),
+              length: Type.Union([Type.Integer(), Type.Null()]),
+              full_length: Type.Integer(),
+              build_ms: Type.Union([Type.Integer(), Type.Null()]),
+              error: Type.Union([Type.String(), Type.Null()]),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    totals: Type.Array(
+      Type.Object(
+        { method: Type.String(), members: Type.Integer(), bytes_transferred: Type.Integer(), full_length: Type.Integer(), fallbacks: Type.Integer() },
+        { additionalProperties: false },
+      ),
+    ),
+    deliveries: Type.Array(
+      Type.Object(
+        {
+          device: Type.String(),
+          receipt_id: Uuid,
+          component: Type.String(),
+          method: Type.Union([Type.Literal('full'), Type.Literal('delta'), Type.Literal('adaptive')]),
+          bytes_transferred: Type.Integer(),
+          full_length: Type.Integer(),
+          source_digest: Type.Union([Digest, Type.Null()]),
+          fallback: Type.Union([Type.String(), Type.Null()]),
+          reported_at: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    deliveries_total: Type.Integer(),
   },
   { additionalProperties: false },
 );
@@ -200,6 +258,24 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
         const a = await rolloutActivity(snap, principalOf(request).tenantId, request.params.id);
         if (!a) throw notFound(`rollout ${request.params.id}`);
         return a;
+      }),
+  );
+
+  app.get(
+    '/rollouts/:id/delivery',
+    {
+      config: {
+        permission: 'rollouts.read',
+        summary:
+          "Rollout delivery: the deltas its start asked for and how far they got, and how devices' bytes arrived (full, delta, adaptive) per method and per device (paged by limit/offset)",
+      },
+      schema: { params: IdParams, querystring: Strict({ ...PageQuery }), response: { 200: Delivery, ...ErrorResponses } },
+    },
+    async (request) =>
+      inSnapshot(db, async (snap) => {
+        const r = await rolloutDelivery(snap, principalOf(request).tenantId, request.params.id, page(request.query));
+        if (!r) throw notFound(`rollout ${request.params.id}`);
+        return r;
       }),
   );
 

@@ -98,6 +98,12 @@ export interface RenewCertificateResponse {
 export interface UploadReceiptRequest {
   /** The DSSE envelope JSON exactly as the agent persisted it. */
   envelope: Buffer;
+  /**
+   * Optional: how each member's bytes reached the device (full, delta, adaptive; bytes
+   * transferred), JSON as release-core's validateDeliveryReport reads it. Not signed and not
+   * part of the receipt (docs/delta-updates.md); authenticated by this mTLS connection.
+   */
+  deliveryReport?: Buffer | undefined;
 }
 
 export interface UploadReceiptResponse {
@@ -641,13 +647,16 @@ export const RenewCertificateResponse: MessageFns<RenewCertificateResponse> = {
 };
 
 function createBaseUploadReceiptRequest(): UploadReceiptRequest {
-  return { envelope: Buffer.alloc(0) };
+  return { envelope: Buffer.alloc(0), deliveryReport: undefined };
 }
 
 export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
   encode(message: UploadReceiptRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.envelope.length !== 0) {
       writer.uint32(10).bytes(message.envelope);
+    }
+    if (message.deliveryReport !== undefined) {
+      writer.uint32(18).bytes(message.deliveryReport);
     }
     return writer;
   },
@@ -673,6 +682,14 @@ export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
             message.envelope = Buffer.from(reader.bytes());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.deliveryReport = Buffer.from(reader.bytes());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -686,13 +703,23 @@ export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
   },
 
   fromJSON(object: any): UploadReceiptRequest {
-    return { envelope: isSet(object.envelope) ? Buffer.from(bytesFromBase64(object.envelope)) : Buffer.alloc(0) };
+    return {
+      envelope: isSet(object.envelope) ? Buffer.from(bytesFromBase64(object.envelope)) : Buffer.alloc(0),
+      deliveryReport: isSet(object.deliveryReport)
+        ? Buffer.from(bytesFromBase64(object.deliveryReport))
+        : isSet(object.delivery_report)
+        ? Buffer.from(bytesFromBase64(object.delivery_report))
+        : undefined,
+    };
   },
 
   toJSON(message: UploadReceiptRequest): unknown {
     const obj: any = {};
     if (message.envelope.length !== 0) {
       obj.envelope = base64FromBytes(message.envelope);
+    }
+    if (message.deliveryReport !== undefined) {
+      obj.deliveryReport = base64FromBytes(message.deliveryReport);
     }
     return obj;
   },
@@ -703,6 +730,7 @@ export const UploadReceiptRequest: MessageFns<UploadReceiptRequest> = {
   fromPartial(object: DeepPartial<UploadReceiptRequest>): UploadReceiptRequest {
     const message = createBaseUploadReceiptRequest();
     message.envelope = object.envelope ?? Buffer.alloc(0);
+    message.deliveryReport = object.deliveryReport ?? undefined;
     return message;
   },
 };

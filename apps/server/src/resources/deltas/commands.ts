@@ -1,0 +1,62 @@
+import { deltaEligible, type ReleasePayload } from '@svc/release-core';
+import { SERVER_LIMITS } from '../../limits.js';
+import type { Command } from '../unit-of-work.js';
+import { ensureDelta, finishDelta, linkDeploymentDelta, sourceVersions, type DeltaRow } from './queries.js';
+import type { BuildOutcome } from './builder.js';
+
+/** Member kinds placed as one file on the device, which the agent can rebuild from a delta. */
+export const DELTA_KINDS: ReadonlySet<string> = new Set(['model', 'config', 'service-binary']);
+
+/**
+ * At rollout start (docs/delta-updates.md "When deltas are made"): for each file member, the
+ * versions the rollout's devices are known to run (receipts, inventory), most common first and
+ * bounded per member and per release, each paired with the new member as a delta row (queued
+ * unless an earlier rollout already has it) linked to this rollout for its progress. Runs in
+ * the start's unit of work, so a rollout and the deltas it asked for commit together; the
+ * delta-build job makes them in the background.
+ */
+export const planDeltas: Command<{ deploymentId: string; groupId: string; payload: ReleasePayload }, { planned: number }> = async (uow, input) => {
+  const { trx, tenant, now } = uow;
+  let planned = 0;
+  for (const c of input.payload.components) {
+    if (!DELTA_KINDS.has(c.kind) || !deltaEligible(1, c.length)) continue;
+    const room = Math.min(SERVER_LIMITS.deltaSourcesPerMember, SERVER_LIMITS.deltaSourcesPerRelease - planned);
+    if (room <= 0) break;
+    const sources = await sourceVersions(trx, { tenant, groupId: input.groupId, component: c.name, target: c.digest, limit: room });
+    for (const s of sources) {
+      if (!deltaEligible(s.length, c.length)) continue;
+      const d = await ensureDelta(trx, { tenant, source: s.digest, target: c.digest, sourceLength: s.length, targetLength: c.length, now });
+      await linkDeploymentDelta(trx, { deploymentId: input.deploymentId, deltaId: d.id, tenant, component: c.name, devices: s.devices });
+      planned++;
+    }
+  }
+  if (planned > 0) await uow.audit({ action: 'rollout.deltas', target: `transaction:${input.deploymentId}`, detail: { deltas: planned } });
+  return { planned };
+};
+
+/** Records a build's outcome (its lease still held) and audits it; false when the lease was lost meanwhile. */
+export const finishDeltaBuild: Command<{ row: DeltaRow; owner: string; outcome: BuildOutcome }, boolean> = async (uow, { row, owner, outcome }) => {
+  const ok = await finishDelta(uow.trx, {
+    id: row.id,
+    owner,
+    now: uow.now,
+    state: outcome.state,
+    buildMs: outcome.buildMs,
+    peakRssBytes: outcome.peakRssBytes,
+    ...(outcome.state === 'ready'
+      ? { targetPath: outcome.targetPath, deltaDigest: outcome.deltaDigest, deltaLength: outcome.deltaLength }
+      : { error: outcome.error }),
+  });
+  if (!ok) return false;
+  await uow.audit({
+    action: `delta.${outcome.state}`,
+    target: `delta:${row.id}`,
+    detail: {
+      source_digest: row.source_digest,
+      target_digest: row.target_digest,
+      build_ms: outcome.buildMs,
+      ...(outcome.state === 'ready' ? { target: outcome.targetPath, length: outcome.deltaLength } : { error: outcome.error }),
+    },
+  });
+  return true;
+};

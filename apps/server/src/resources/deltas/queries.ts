@@ -1,0 +1,305 @@
+/**
+ * Delta updates of file members (docs/delta-updates.md): the deltas wanted and built, which
+ * rollouts asked for them, and what devices report about how bytes reached them. The only
+ * file that speaks SQL for them.
+ */
+import { sql, type Selectable } from 'kysely';
+import type { MemberDeltasTable } from '../../store/delta-tables.js';
+import type { Db } from '../../store/tx.js';
+
+export type DeltaRow = Selectable<MemberDeltasTable>;
+
+/** A member version devices of a group run, with how many of them run it. */
+export interface SourceVersion {
+  digest: string;
+  length: number;
+  devices: number;
+}
+
+/**
+ * The versions of `component` the group's devices are known to run, other than `target`,
+ * most common first, at most `limit`: what their accepted receipts say runs
+ * (vuln_device_software) and what their inventory reports as installed. Only versions the
+ * tenant holds as an artifact count: the server must have the source bytes to make a delta.
+ */
+export async function sourceVersions(
+  db: Db,
+  args: { tenant: string; groupId: string; component: string; target: string; limit: number },
+): Promise<SourceVersion[]> {
+  const { rows } = await sql<{ digest: string; length: string | number; devices: string | number }>`
+    WITH running AS (
+      SELECT s.device_name, s.digest FROM vuln_device_software s
+      WHERE s.tenant_id = ${args.tenant} AND s.component = ${args.component}
+      UNION
+      SELECT d.name, m->>'digest' FROM devices d,
+        jsonb_array_elements(CASE WHEN jsonb_typeof(d.inventory->'members') = 'array' THEN d.inventory->'members' ELSE '[]'::jsonb END) m
+      WHERE d.tenant_id = ${args.tenant} AND m->>'component' = ${args.component}
+    )
+    SELECT r.digest, max(a.length) AS length, count(DISTINCT r.device_name) AS devices
+    FROM running r
+    JOIN device_group_members gm ON gm.tenant_id = ${args.tenant} AND gm.group_id = ${args.groupId} AND gm.device_name = r.device_name
+    JOIN artifacts a ON a.tenant_id = ${args.tenant} AND a.digest = r.digest
+    WHERE r.digest <> ${args.target}
+    GROUP BY r.digest
+    ORDER BY count(DISTINCT r.device_name) DESC, r.digest
+    LIMIT ${args.limit}`.execute(db);
+  return rows.map((r) => ({ digest: r.digest, length: Number(r.length), devices: Number(r.devices) }));
+}
+
+/**
+ * The delta row from `source` to `target`, created `queued` when none exists yet (a delta is
+ * built once per pair and reused by every rollout that needs it).
+ */
+export async function ensureDelta(
+  db: Db,
+  args: { tenant: string; source: string; target: string; sourceLength: number; targetLength: number; now: Date },
+): Promise<{ id: string; state: DeltaRow['state'] }> {
+  await db
+    .insertInto('member_deltas')
+    .values({
+      tenant_id: args.tenant,
+      source_digest: args.source,
+      target_digest: args.target,
+      source_length: args.sourceLength,
+      target_length: args.targetLength,
+      created_at: args.now,
+      updated_at: args.now,
+    })
+    .onConflict((oc) => oc.columns(['tenant_id', 'target_digest', 'source_digest']).doNothing())
+    .execute();
+  return db
+    .selectFrom('member_deltas')
+    .select(['id', 'state'])
+    .where('tenant_id', '=', args.tenant)
+    .where('target_digest', '=', args.target)
+    .where('source_digest', '=', args.source)
+    .executeTakeFirstOrThrow();
+}
+
+export async function linkDeploymentDelta(
+  db: Db,
+  args: { deploymentId: string; deltaId: string; tenant: string; component: string; devices: number },
+): Promise<void> {
+  await db
+    .insertInto('deployment_deltas')
+    .values({ deployment_id: args.deploymentId, delta_id: args.deltaId, tenant_id: args.tenant, component: args.component, devices: args.devices })
+    .onConflict((oc) => oc.columns(['deployment_id', 'delta_id']).doNothing())
+    .execute();
+}
+
+/**
+ * Leases the oldest delta to build: a queued one, or one whose builder stopped renewing its
+ * lease while it had attempts left. Several server processes share the queue.
+ */
+export async function leaseDelta(db: Db, args: { owner: string; now: Date; until: Date; maxAttempts: number }): Promise<DeltaRow | undefined> {
+  const r = await sql<DeltaRow>`
+    UPDATE member_deltas SET state = 'building', lease_owner = ${args.owner}, lease_until = ${args.until}::timestamptz,
+      attempts = attempts + 1, updated_at = ${args.now}::timestamptz
+    WHERE id = (
+      SELECT d.id FROM member_deltas d
+      WHERE (d.state = 'queued' OR (d.state = 'building' AND d.lease_until < ${args.now}::timestamptz)) AND d.attempts < ${args.maxAttempts}
+      ORDER BY d.created_at, d.id LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING *`.execute(db);
+  return r.rows[0];
+}
+
+/** Builds whose builder died on their last attempt: failed, with the reason. */
+export async function failExhaustedDeltas(db: Db, args: { now: Date; maxAttempts: number }): Promise<number> {
+  const r = await db
+    .updateTable('member_deltas')
+    .set({ state: 'failed', error: `no build finished in ${args.maxAttempts} attempts`, lease_owner: null, lease_until: null, updated_at: args.now })
+    .where('state', '=', 'building')
+    .where('lease_until', '<', args.now)
+    .where('attempts', '>=', args.maxAttempts)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** Extends the lease of a build in progress; false when it is no longer this owner's. */
+export async function renewDeltaLease(db: Db, args: { id: string; owner: string; until: Date }): Promise<boolean> {
+  const r = await db
+    .updateTable('member_deltas')
+    .set({ lease_until: args.until })
+    .where('id', '=', args.id)
+    .where('lease_owner', '=', args.owner)
+    .where('state', '=', 'building')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Ends a build this owner holds: ready (published), skipped or failed. False when the lease was lost. */
+export async function finishDelta(
+  db: Db,
+  args: {
+    id: string;
+    owner: string;
+    now: Date;
+    state: 'ready' | 'skipped' | 'failed';
+    targetPath?: string;
+    deltaDigest?: string;
+    deltaLength?: number;
+    buildMs?: number;
+    peakRssBytes?: number | null;
+    error?: string;
+  },
+): Promise<boolean> {
+  const r = await db
+    .updateTable('member_deltas')
+    .set({
+      state: args.state,
+      target_path: args.targetPath ?? null,
+      delta_digest: args.deltaDigest ?? null,
+      delta_length: args.deltaLength ?? null,
+      build_ms: args.buildMs ?? null,
+      build_peak_rss_bytes: args.peakRssBytes ?? null,
+      error: args.error ?? null,
+      lease_owner: null,
+      lease_until: null,
+      updated_at: args.now,
+    })
+    .where('id', '=', args.id)
+    .where('lease_owner', '=', args.owner)
+    .where('state', '=', 'building')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** A rollout's deltas: each pair it asked for, for which component and how many devices, and how far it got. */
+export async function deploymentDeltas(db: Db, tenant: string, deploymentId: string) {
+  return db
+    .selectFrom('deployment_deltas as dd')
+    .innerJoin('member_deltas as d', 'd.id', 'dd.delta_id')
+    .select([
+      'dd.component',
+      'dd.devices',
+      'd.id',
+      'd.source_digest',
+      'd.target_digest',
+      'd.target_length',
+      'd.state',
+      'd.target_path',
+      'd.delta_digest',
+      'd.delta_length',
+      'd.build_ms',
+      'd.error',
+    ])
+    .where('dd.tenant_id', '=', tenant)
+    .where('dd.deployment_id', '=', deploymentId)
+    .orderBy('dd.component')
+    .orderBy('dd.devices', 'desc')
+    .orderBy('d.source_digest')
+    .execute();
+}
+
+/** One reported member delivery, as stored. */
+export interface DeliveryRow {
+  component: string;
+  method: 'full' | 'delta' | 'adaptive';
+  bytes_transferred: number;
+  full_length: number;
+  source_digest: string | null;
+  fallback: string | null;
+}
+
+/** Stores a receipt's delivery report once (a re-upload of the same receipt changes nothing). */
+export async function insertDeliveries(
+  db: Db,
+  args: { tenant: string; receiptId: string; deploymentId: string; deviceName: string; now: Date; members: readonly DeliveryRow[] },
+): Promise<void> {
+  if (args.members.length === 0) return;
+  await db
+    .insertInto('receipt_deliveries')
+    .values(
+      args.members.map((m) => ({
+        receipt_id: args.receiptId,
+        tenant_id: args.tenant,
+        deployment_id: args.deploymentId,
+        device_name: args.deviceName,
+        component: m.component,
+        method: m.method,
+        bytes_transferred: m.bytes_transferred,
+        full_length: m.full_length,
+        source_digest: m.source_digest,
+        fallback: m.fallback,
+        reported_at: args.now,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['receipt_id', 'component']).doNothing())
+    .execute();
+}
+
+/** The receipt's deployment and device, to file its delivery report under. */
+export async function receiptOwner(db: Db, tenant: string, receiptId: string): Promise<{ deployment_id: string; device_name: string } | undefined> {
+  return db
+    .selectFrom('release_receipts')
+    .select(['deployment_id', 'device_name'])
+    .where('tenant_id', '=', tenant)
+    .where('id', '=', receiptId)
+    .executeTakeFirst();
+}
+
+/** The delivery report stored beside a receipt, by component. */
+export async function deliveriesOfReceipt(db: Db, tenant: string, receiptId: string): Promise<DeliveryRow[]> {
+  const rows = await db
+    .selectFrom('receipt_deliveries')
+    .select(['component', 'method', 'bytes_transferred', 'full_length', 'source_digest', 'fallback'])
+    .where('tenant_id', '=', tenant)
+    .where('receipt_id', '=', receiptId)
+    .orderBy('component')
+    .execute();
+  return rows.map((r) => ({ ...r, bytes_transferred: Number(r.bytes_transferred), full_length: Number(r.full_length) }));
+}
+
+/** A rollout's delivery totals: per method, the members delivered, bytes transferred and their full size. */
+export async function deploymentDeliveryTotals(db: Db, tenant: string, deploymentId: string) {
+  const rows = await db
+    .selectFrom('receipt_deliveries')
+    .select((eb) => [
+      'method',
+      eb.fn.countAll<string>().as('members'),
+      eb.fn.sum<string>('bytes_transferred').as('bytes_transferred'),
+      eb.fn.sum<string>('full_length').as('full_length'),
+      eb.fn.count<string>('fallback').as('fallbacks'),
+    ])
+    .where('tenant_id', '=', tenant)
+    .where('deployment_id', '=', deploymentId)
+    .groupBy('method')
+    .orderBy('method')
+    .execute();
+  return rows.map((r) => ({
+    method: r.method,
+    members: Number(r.members),
+    bytes_transferred: Number(r.bytes_transferred),
+    full_length: Number(r.full_length),
+    fallbacks: Number(r.fallbacks),
+  }));
+}
+
+/** The components of a deployment's member rollouts. */
+export async function deploymentComponents(db: Db, tenant: string, deploymentId: string): Promise<string[]> {
+  const rows = await db.selectFrom('rollouts').select('component').where('tenant_id', '=', tenant).where('deployment_id', '=', deploymentId).execute();
+  return rows.map((r) => r.component);
+}
+
+/** One page of a deployment's reported deliveries, by device then component, and how many there are. */
+export async function deploymentDeliveries(db: Db, tenant: string, deploymentId: string, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    db
+      .selectFrom('receipt_deliveries')
+      .select(['device_name', 'receipt_id', 'component', 'method', 'bytes_transferred', 'full_length', 'source_digest', 'fallback', 'reported_at'])
+      .where('tenant_id', '=', tenant)
+      .where('deployment_id', '=', deploymentId)
+      .orderBy('device_name')
+      .orderBy('component')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db
+      .selectFrom('receipt_deliveries')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('tenant_id', '=', tenant)
+      .where('deployment_id', '=', deploymentId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}

@@ -1,0 +1,84 @@
+import { normalizeUuid } from '@svc/release-core';
+import type { Db } from '../../store/tx.js';
+import { rolloutById } from '../rollouts/queries.js';
+import { deploymentDeliveries, deploymentDeliveryTotals, deploymentDeltas } from './queries.js';
+
+const DELTA_STATES = ['queued', 'building', 'ready', 'skipped', 'failed'] as const;
+
+export interface RolloutDelivery {
+  rollout_id: string;
+  /** The deltas the rollout asked for, by state, and each with what it joins and how far it got. */
+  deltas: Record<(typeof DELTA_STATES)[number], number> & {
+    items: {
+      component: string;
+      devices: number;
+      source_digest: string;
+      target_digest: string;
+      state: (typeof DELTA_STATES)[number];
+      target: string | null;
+      length: number | null;
+      full_length: number;
+      build_ms: number | null;
+      error: string | null;
+    }[];
+  };
+  /** What devices reported, per delivery method: members, bytes transferred, their full size, fallbacks. */
+  totals: { method: string; members: number; bytes_transferred: number; full_length: number; fallbacks: number }[];
+  deliveries: {
+    device: string;
+    receipt_id: string;
+    component: string;
+    method: 'full' | 'delta' | 'adaptive';
+    bytes_transferred: number;
+    full_length: number;
+    source_digest: string | null;
+    fallback: string | null;
+    reported_at: string;
+  }[];
+  deliveries_total: number;
+}
+
+/** A rollout's delivery view (docs/delta-updates.md "Operator view"): delta progress and reported deliveries, one page of them. */
+export async function rolloutDelivery(db: Db, tenant: string, id: string, page: { limit: number; offset: number }): Promise<RolloutDelivery | undefined> {
+  const uuid = normalizeUuid(id);
+  if (uuid === undefined) return undefined;
+  const r = await rolloutById(db, tenant, uuid);
+  if (!r) return undefined;
+  const [deltas, totals, deliveries] = await Promise.all([
+    deploymentDeltas(db, tenant, r.deployment_id),
+    deploymentDeliveryTotals(db, tenant, r.deployment_id),
+    deploymentDeliveries(db, tenant, r.deployment_id, page.limit, page.offset),
+  ]);
+  const counts = Object.fromEntries(DELTA_STATES.map((s) => [s, deltas.filter((d) => d.state === s).length])) as Record<(typeof DELTA_STATES)[number], number>;
+  return {
+    rollout_id: r.id,
+    deltas: {
+      ...counts,
+      items: deltas.map((d) => ({
+        component: d.component,
+        devices: d.devices,
+        source_digest: d.source_digest,
+        target_digest: d.target_digest,
+        state: d.state,
+        target: d.target_path,
+        length: d.delta_length === null ? null : Number(d.delta_length),
+        full_length: Number(d.target_length),
+        build_ms: d.build_ms,
+        error: d.error,
+      })),
+    },
+    totals,
+    deliveries: deliveries.rows.map((d) => ({
+      device: d.device_name,
+      receipt_id: d.receipt_id,
+      component: d.component,
+      method: d.method,
+      bytes_transferred: Number(d.bytes_transferred),
+      full_length: Number(d.full_length),
+      source_digest: d.source_digest,
+      fallback: d.fallback,
+      reported_at: d.reported_at.toISOString(),
+    })),
+    deliveries_total: deliveries.total,
+  };
+}

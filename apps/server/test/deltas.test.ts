@@ -1,0 +1,180 @@
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { sql } from 'kysely';
+import { requireTool } from '../../../vitest.shared.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deltaTargetPath, digestFromHex, type Digest } from '@svc/release-core';
+import { runDeltaBuilds } from '../src/jobs/delta-builds.js';
+import { buildDelta } from '../src/resources/deltas/builder.js';
+import { SERVER_LIMITS } from '../src/limits.js';
+import { availableDrivers } from './helpers/store.js';
+import { TUF_CLIENTS } from './helpers/tuf-clients.js';
+import { createPipelineFixture, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
+
+const sha = (b: Uint8Array) => digestFromHex(createHash('sha256').update(b).digest('hex'));
+
+const haveZstd = requireTool('zstd');
+
+/** A 512 KiB model and two later versions, each with a few 4 KiB blocks changed. */
+function modelVersions(): Buffer[] {
+  const v0 = randomBytes(512 * 1024);
+  const v1 = Buffer.from(v0);
+  for (const b of [3, 50, 90]) randomBytes(4096).copy(v1, b * 4096);
+  const v2 = Buffer.from(v1);
+  for (const b of [10, 70, 120]) randomBytes(4096).copy(v2, b * 4096);
+  return [v0, v1, v2];
+}
+
+describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %s', (driver) => {
+  let f: PipelineFixture;
+  let tenant: string;
+  let base: string;
+  let work: string;
+  const publish = (t: string, entry: Parameters<PipelineFixture['repo']['publishTargets']>[1][number]) =>
+    f.repo.publishTargets(t, [entry], { immutable: true }).then(() => undefined);
+  beforeAll(async () => {
+    f = await createPipelineFixture(driver);
+    tenant = f.t.tenantId;
+    for (const d of ['dev-a', 'dev-b', 'dev-c', 'dev-d']) await f.device(d);
+    await f.t.app.listen({ host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${(f.t.app.server.address() as AddressInfo).port}/api/v1/tuf`;
+    work = await mkdtemp(join(f.dataDir, 'work-'));
+    const auth = newAuthorizer();
+    expect((await f.api('POST', '/api/v1/authorizer-keys', { name: 'release-signing', public_key_pem: auth.pem })).status).toBe(201);
+    keys.auth = auth;
+  });
+  afterAll(async () => {
+    await f?.dispose();
+  });
+  const keys: { auth?: ReturnType<typeof newAuthorizer> } = {};
+
+  /** What a device reports as installed (docs/inventory.md `members`). */
+  const runs = (device: string, digest: string, version: string) =>
+    sql`UPDATE devices SET inventory = ${JSON.stringify({ attributes: {}, custom: {}, members: [{ component: 'detector', version, digest }] })}::jsonb
+        WHERE tenant_id = ${tenant} AND name = ${device}`.execute(f.t.testStore.store.db);
+
+  async function release(version: string, artifact: Record<string, unknown>, group: { id: string; snapshot_digest: string }) {
+    const env = sign(releasePayload({ tenant, artifacts: [artifact as never], group, version }), keys.auth!.key);
+    const rel = await f.api('POST', '/api/v1/releases', { envelope: env, expected_product: 'edge-gateway' });
+    expect(rel.status, JSON.stringify(rel.body)).toBe(201);
+    const ro = await f.api('POST', '/api/v1/rollouts', { release_id: rel.body.id });
+    expect(ro.status, JSON.stringify(ro.body)).toBe(201);
+    return ro.body as { id: string; transaction_id: string };
+  }
+
+  it('plans deltas at rollout start from what the devices run, builds them in the background, serves them as signed TUF targets and reuses them', async () => {
+    const [v0, v1, v2] = modelVersions() as [Buffer, Buffer, Buffer];
+    const up = async (version: string, bytes: Buffer) => {
+      const r = await f.upload({ name: 'detector', version, kind: 'model', bytes, filename: 'detector.onnx' });
+      expect(r.status).toBe(201);
+      return r.body as { id: string; digest: string; length: number; target: string };
+    };
+    const [a0, a1, a2] = [await up('1.0.0', v0), await up('1.1.0', v1), await up('1.2.0', v2)];
+    // two devices run 1.1.0, one runs 1.0.0 (and one the new version already: nothing to do for it)
+    await runs('dev-a', a1.digest, '1.1.0');
+    await runs('dev-b', a1.digest, '1.1.0');
+    await runs('dev-c', a0.digest, '1.0.0');
+    await runs('dev-d', a2.digest, '1.2.0');
+    const group = (await f.api('POST', '/api/v1/groups', { name: 'field', members: ['dev-a', 'dev-b', 'dev-c', 'dev-d'] })).body;
+    const ro = await release('2.0.0', a2, group);
+
+    // planned in the start's transaction: most common source first, nothing built yet
+    const planned = await f.api('GET', `/api/v1/rollouts/${ro.id}/delivery`);
+    expect(planned.status).toBe(200);
+    expect(planned.body.deltas).toMatchObject({ queued: 2, building: 0, ready: 0, skipped: 0, failed: 0 });
+    expect(planned.body.deltas.items.map((d: { source_digest: string; devices: number; state: string }) => [d.source_digest, d.devices, d.state])).toEqual([
+      [a1.digest, 2, 'queued'],
+      [a0.digest, 1, 'queued'],
+    ]);
+    expect(planned.body).toMatchObject({ totals: [], deliveries: [], deliveries_total: 0 });
+
+    // the background job: both built, published, and their progress visible
+    expect(await runDeltaBuilds(f.t.testStore.store.db, { blobs: f.repo.blobs, publish, workDir: work }, f.t.clock.now)).toBe(2);
+    const built = (await f.api('GET', `/api/v1/rollouts/${ro.id}/delivery`)).body;
+    expect(built.deltas).toMatchObject({ queued: 0, ready: 2, failed: 0 });
+    for (const [src, bytes] of [
+      [a1.digest, v1],
+      [a0.digest, v0],
+    ] as const) {
+      const item = built.deltas.items.find((d: { source_digest: string }) => d.source_digest === src);
+      expect(item).toMatchObject({ state: 'ready', target: deltaTargetPath(src as Digest, a2.digest as Digest), full_length: v2.length, error: null });
+      expect(item.length).toBeLessThan(v2.length / 10);
+      // the signed targets metadata lists it with its own length and hash and the pair it joins
+      const info = await f.repo.getTargetInfo(tenant, item.target);
+      expect(info).toMatchObject({
+        length: item.length,
+        custom: {
+          media_type: 'application/zstd',
+          delta: { format: 'zstd-patch-from', source_digest: src, target_digest: a2.digest, target_length: v2.length },
+        },
+      });
+      // a real TUF client downloads it (metadata signatures, length and sha256 checked) and it rebuilds the new version
+      const client = TUF_CLIENTS[0]!;
+      const headers = await f.t.apiKeyHeaders('viewer');
+      const metadataDir = await mkdtemp(join(work, 'md-'));
+      const targetDir = await mkdtemp(join(work, 'tg-'));
+      const root = await fetch(`${base}/${tenant}/metadata/1.root.json`, { headers });
+      await writeFile(join(metadataDir, 'root.json'), Buffer.from(await root.arrayBuffer()));
+      const c = client.open({ metadataDir, targetDir, metadataBaseUrl: `${base}/${tenant}/metadata`, targetBaseUrl: `${base}/${tenant}/targets` }, headers);
+      const delta = await c.fetchTarget(item.target);
+      expect(delta?.length).toBe(item.length);
+      await writeFile(join(work, 'src'), bytes);
+      await writeFile(join(work, 'delta'), delta!);
+      execFileSync('zstd', [
+        '-q',
+        '-f',
+        '-d',
+        '--long=27',
+        '--memory=128MB',
+        `--patch-from=${join(work, 'src')}`,
+        join(work, 'delta'),
+        '-o',
+        join(work, 'out'),
+      ]);
+      expect((await readFile(join(work, 'out'))).equals(v2)).toBe(true);
+    }
+    // the builds are audited
+    const audit = await f.api('GET', '/api/v1/audit?action=delta.ready');
+    expect(audit.body.total).toBe(2);
+    expect((await f.api('GET', '/api/v1/audit?action=rollout.deltas')).body.total).toBe(1);
+
+    // a later rollout between the same versions reuses the deltas: nothing new to build
+    const again = await release('2.0.1', a2, group);
+    const reused = (await f.api('GET', `/api/v1/rollouts/${again.id}/delivery`)).body;
+    expect(reused.deltas).toMatchObject({ queued: 0, ready: 2 });
+    expect(reused.deltas.items.map((d: { target: string }) => d.target).sort()).toEqual(built.deltas.items.map((d: { target: string }) => d.target).sort());
+    expect(await runDeltaBuilds(f.t.testStore.store.db, { blobs: f.repo.blobs, publish, workDir: work }, f.t.clock.now)).toBe(0);
+
+    expect((await f.api('GET', '/api/v1/rollouts/not-a-uuid/delivery')).status).toBe(404);
+  });
+
+  it('bounds a build in time and refuses to publish when zstd cannot run; too large a delta is skipped', async () => {
+    const [v0, v1] = modelVersions() as [Buffer, Buffer];
+    const s = await f.repo.blobs.put(Readable.from([v0]));
+    const t = await f.repo.blobs.put(Readable.from([v1]));
+    const d = { tenant_id: tenant, source_digest: s.digest, target_digest: t.digest, source_length: s.length, target_length: t.length };
+    const deps = { blobs: f.repo.blobs, publish, workDir: work };
+    expect(await buildDelta({ ...deps, zstd: join(work, 'no-such-zstd') }, d)).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/zstd could not run/),
+    });
+    expect(await buildDelta({ ...deps, timeoutMs: 1 }, d)).toMatchObject({ state: 'failed', error: expect.stringMatching(/longer than 1 ms/) });
+    // unrelated bytes: the delta is as large as the member
+    const other = await f.repo.blobs.put(Readable.from([randomBytes(v1.length)]));
+    expect(await buildDelta(deps, { ...d, target_digest: other.digest })).toMatchObject({
+      state: 'skipped',
+      error: expect.stringMatching(new RegExp(`over ${SERVER_LIMITS.deltaMaxRatio * 100}%`)),
+    });
+    // a source the store does not hold
+    expect(await buildDelta(deps, { ...d, source_digest: sha(Buffer.from('gone')) })).toMatchObject({
+      state: 'skipped',
+      error: expect.stringMatching(/not stored/),
+    });
+    // nothing of these was published
+    expect((await f.repo.listTargets(tenant)).filter((x) => x.path === deltaTargetPath(s.digest, t.digest))).toEqual([]);
+  });
+});
