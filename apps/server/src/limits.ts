@@ -10,4 +10,8 @@ export const SERVER_LIMITS = Object.freeze({
   rolloutFailureReasons: 50,
   /** Devices named under one failure reason (by name); the count covers them all. */
   devicesPerFailureReason: 20,
+  /** Bytes of a signed TUF root accepted for an online key rotation (a root of a few keys is under 4 KiB). */
+  signedRootBytes: 64 * 1024,
+  /** Signatures on such a root (thresholds count distinct keys; more is never needed). */
+  signedRootSignatures: 16,
 });

@@ -26,6 +26,7 @@ import * as m0049 from './0049_group_delete.js';
 import * as m0050 from './0050_wrapped_keys.js';
 import * as m0051 from './0051_blobs.js';
 import * as m0052 from './0052_device_inventory.js';
+import * as m0054 from './0054_tuf_key_rotations.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0050_wrapped_keys': m0050,
   '0051_blobs': m0051,
   '0052_device_inventory': m0052,
+  '0054_tuf_key_rotations': m0054,
 };
