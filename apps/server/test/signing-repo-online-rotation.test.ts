@@ -152,8 +152,19 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
 
   it('with the root key offline: prepare, sign offline, accept; a pinned client walks root N -> N+1 and refuses the old targets key', async () => {
     const { tenant, api, client, metadataDir } = await pinnedTenant();
-    const rootPem = await repo.exportRootKey(tenant);
-    expect(await repo.deleteRootKey(tenant)).toBe(true);
+    // into offline custody: export, then delete naming the exported key
+    const exported = await api('POST', '/api/v1/tuf-root-key/export');
+    expect(exported).toMatchObject({ status: 200, body: { key_id: (await repo.keys.load(tenant, 'root'))!.keyId } });
+    const rootPem = exported.body.private_key_pem as string;
+    expect(signingKeyFromPem(rootPem).keyId).toBe(exported.body.key_id);
+    expect(await api('DELETE', `/api/v1/tuf-root-key?key_id=${'0'.repeat(64)}`)).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^query\.key_id 0{64} is not the key id of the server-held root key/) },
+    });
+    expect(await api('DELETE', '/api/v1/tuf-root-key?key_id=nope')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^querystring\.key_id: /) } });
+    expect(await api('DELETE', `/api/v1/tuf-root-key?key_id=${exported.body.key_id}`)).toMatchObject({ status: 200, body: { key_id: exported.body.key_id, deleted: true } });
+    expect(await repo.keys.has(tenant, 'root')).toBe(false);
+    expect(await api('POST', '/api/v1/tuf-root-key/export')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/^ROOT_KEY_UNAVAILABLE: /) } });
     const oldTargets = (await repo.keys.load(tenant, 'targets'))!;
     const oldKeys = Object.fromEntries(await Promise.all((['targets', 'snapshot', 'timestamp'] as const).map(async (r) => [r, (await repo.keys.load(tenant, r))!.keyId])));
 
@@ -217,6 +228,8 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
     expect(leftovers).toEqual([]);
     expect((await api('GET', '/api/v1/tuf-key-rotations/pending')).status).toBe(404);
     expect((await auditActions(tenant)).map((a) => [a.action, a.target, a.detail['root_signing']])).toEqual([
+      ['tuf.root-key.export', `tuf-key:${exported.body.key_id}`, undefined],
+      ['tuf.root-key.delete', `tuf-key:${exported.body.key_id}`, undefined],
       ['tuf.online-keys.prepare', 'tuf-root:2', 'offline'],
       ['tuf.online-keys.rotate', 'tuf-root:2', 'offline'],
     ]);

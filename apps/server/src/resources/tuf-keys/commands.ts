@@ -1,4 +1,5 @@
-import type { OnlineKeyRotation, OnlineRole, SigningRepository } from '../../signing-repo/index.js';
+import { ServerError } from '../../errors/server-error.js';
+import { SigningRepoError, type OnlineKeyRotation, type OnlineRole, type SigningRepository } from '../../signing-repo/index.js';
 import type { Command } from '../unit-of-work.js';
 
 /**
@@ -41,4 +42,28 @@ export const cancelTufOnlineKeyRotation: Command<{ repo: SigningRepository }, { 
   const r = await repo.cancelOnlineKeyRotation(uow.trx, uow.tenant);
   await uow.audit({ action: 'tuf.online-keys.cancel', target: `tuf-root:${r.rootVersion}`, detail: { roles: r.roles, root_version: r.rootVersion } });
   return r;
+};
+
+/**
+ * Offline custody, step 1: the server-held root key handed out (PKCS#8 PEM) with an audit row
+ * naming its key id. The key stays on the server until `deleteTufRootKey` names it.
+ */
+export const exportTufRootKey: Command<{ repo: SigningRepository }, { keyId: string; pem: string }> = async (uow, { repo }) => {
+  const key = await repo.keys.load(uow.tenant, 'root', uow.trx);
+  if (key === undefined) throw new SigningRepoError('ROOT_KEY_UNAVAILABLE', `the TUF root key of tenant ${uow.tenant} is not on the server (offline custody)`);
+  await uow.audit({ action: 'tuf.root-key.export', target: `tuf-key:${key.keyId}`, detail: { key_id: key.keyId } });
+  return { keyId: key.keyId, pem: key.pem };
+};
+
+/**
+ * Offline custody, step 2: the server-held root key deleted, only when the caller names its key
+ * id (proof the exported copy is the key being deleted). Afterwards the server signs no root.
+ */
+export const deleteTufRootKey: Command<{ repo: SigningRepository; keyId: string }, { keyId: string }> = async (uow, { repo, keyId }) => {
+  const key = await repo.keys.load(uow.tenant, 'root', uow.trx);
+  if (key === undefined) throw new SigningRepoError('ROOT_KEY_UNAVAILABLE', `the TUF root key of tenant ${uow.tenant} is not on the server (offline custody)`);
+  if (key.keyId !== keyId) throw new ServerError('INVALID_INPUT', `query.key_id ${keyId} is not the key id of the server-held root key (${key.keyId})`);
+  await repo.keys.remove(uow.tenant, 'root', uow.trx);
+  await uow.audit({ action: 'tuf.root-key.delete', target: `tuf-key:${key.keyId}`, detail: { key_id: key.keyId } });
+  return { keyId: key.keyId };
 };

@@ -7,6 +7,8 @@ import { SERVER_LIMITS } from '../../limits.js';
 import {
   activateTufOnlineKeys,
   cancelTufOnlineKeyRotation,
+  deleteTufRootKey,
+  exportTufRootKey,
   prepareTufOnlineKeyRotation,
   rotateTufOnlineKeys,
 } from '../../resources/tuf-keys/commands.js';
@@ -75,6 +77,7 @@ function view(state: 'committed' | 'prepared', r: OnlineKeyRotation & { unsigned
  *   GET    /tuf-key-rotations/pending[/root.json]              the prepared rotation / its root to sign
  *   POST   /tuf-key-rotations/pending/signed-root               the signed root N+1: checked, keys activated
  *   DELETE /tuf-key-rotations/pending                           cancel
+ *   POST   /tuf-root-key/export, DELETE /tuf-root-key?key_id=   move the root key into offline custody
  */
 export const tufKeyRotationsRoutes: V1Routes = async (app, { ctx }) => {
   app.post(
@@ -158,6 +161,33 @@ export const tufKeyRotationsRoutes: V1Routes = async (app, { ctx }) => {
     async (request) => {
       const r = await execute(ctx, request, cancelTufOnlineKeyRotation, { repo: repoOf(ctx) });
       return { state: 'cancelled' as const, root_version: r.rootVersion, roles: r.roles, key_ids: {} };
+    },
+  );
+
+  app.post(
+    '/tuf-root-key/export',
+    {
+      config: { permission: 'admin.manage', summary: 'The server-held TUF root private key (PKCS#8 PEM), to move it into offline custody' },
+      schema: { response: { 200: Type.Object({ key_id: Type.String(), private_key_pem: Type.String() }), ...ErrorResponses } },
+    },
+    async (request, reply) => {
+      const r = await execute(ctx, request, exportTufRootKey, { repo: repoOf(ctx) });
+      return reply.header('cache-control', 'no-store').send({ key_id: r.keyId, private_key_pem: r.pem });
+    },
+  );
+
+  app.delete(
+    '/tuf-root-key',
+    {
+      config: { permission: 'admin.manage', summary: 'Delete the server-held TUF root key once it is in offline custody (key_id must name it)' },
+      schema: {
+        querystring: Strict({ key_id: Type.String({ pattern: '^[0-9a-f]{64}$' }) }),
+        response: { 200: Type.Object({ key_id: Type.String(), deleted: Type.Boolean() }), ...ErrorResponses },
+      },
+    },
+    async (request) => {
+      const r = await execute(ctx, request, deleteTufRootKey, { repo: repoOf(ctx), keyId: request.query.key_id });
+      return { key_id: r.keyId, deleted: true };
     },
   );
 };
