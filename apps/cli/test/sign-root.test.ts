@@ -21,7 +21,7 @@ function root(version: number, rootKeys: K[], threshold: number, online: Record<
   for (const role of ['targets', 'snapshot', 'timestamp'] as const) r.addKey(online[role].key, role);
   const json = r.toJSON() as { roles: Record<string, { threshold: number }> };
   json.roles['root']!.threshold = threshold;
-  return Root.fromJSON(json as never);
+  return Root.fromJSON(json);
 }
 
 const parse = async (path: string) => Metadata.fromJSON(MetadataKind.Root, JSON.parse(await readFile(path, 'utf8')) as never);
@@ -79,7 +79,16 @@ describe('svc-release sign-root', () => {
   });
 
   it('lets holders of a threshold sign one after another', async () => {
-    const first = await runCli(['sign-root', file('t2.root.unsigned.json'), '--trusted', file('t1.root.json'), '--key', file('a.key'), '--out', file('t2.a.json')]);
+    const first = await runCli([
+      'sign-root',
+      file('t2.root.unsigned.json'),
+      '--trusted',
+      file('t1.root.json'),
+      '--key',
+      file('a.key'),
+      '--out',
+      file('t2.a.json'),
+    ]);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('signatures of root 1: 1 of 2 needed (more root key holders must sign)');
     const partial = await parse(file('t2.a.json'));
@@ -107,7 +116,11 @@ describe('svc-release sign-root', () => {
       /^refused: ROOT_INVALID: root .*3\.root\.unsigned\.json is version 3, the trusted root is version 1: sign version 2$/,
     );
     await writeFile(file('targets.json'), JSON.stringify({ signed: { _type: 'targets' }, signatures: [] }));
-    expectFailure(await runCli(['sign-root', file('targets.json'), ...base, '--key', file('a.key')]), 1, /^refused: ROOT_INVALID: root .*targets\.json: not TUF root metadata/);
+    expectFailure(
+      await runCli(['sign-root', file('targets.json'), ...base, '--key', file('a.key')]),
+      1,
+      /^refused: ROOT_INVALID: root .*targets\.json: not TUF root metadata/,
+    );
     await writeFile(file('garbage.json'), 'not json');
     expectFailure(await runCli(['sign-root', file('garbage.json'), ...base, '--key', file('a.key')]), 1, /^refused: INPUT_NOT_JSON: /);
     expectFailure(await runCli(['sign-root', file('2.root.unsigned.json'), '--key', file('a.key')]), 2, /^usage: USAGE: .*trusted/);

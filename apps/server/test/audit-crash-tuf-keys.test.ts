@@ -27,7 +27,10 @@ auditCrashSuite('TUF online key rotations and the root key custody', [
     action: 'tuf.online-keys.rotate',
     prepare: async (f) => {
       const tenant = await repoReady(f);
-      return { request: { method: 'POST', url: '/api/v1/tuf-key-rotations', payload: { roles: ['targets', 'timestamp'], root_signing: 'server' } }, observe: rootMetadata(tenant) };
+      return {
+        request: { method: 'POST', url: '/api/v1/tuf-key-rotations', payload: { roles: ['targets', 'timestamp'], root_signing: 'server' } },
+        observe: rootMetadata(tenant),
+      };
     },
   },
   {

@@ -24,7 +24,7 @@ function signRoot(doc: unknown, pems: string[]): Record<string, unknown> {
     const key = signingKeyFromPem(pem);
     md.sign((data) => new Signature({ keyID: key.keyId, sig: sign(null, data, createPrivateKey(pem)).toString('hex') }), true);
   }
-  return md.toJSON() as Record<string, unknown>;
+  return md.toJSON();
 }
 
 const randomPem = () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
@@ -61,7 +61,12 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
     const metadataDir = await mkdtemp(join(dir, 'md-'));
     const root = await fetch(`${base}/${tenant}/metadata/1.root.json`, { headers });
     await writeFile(join(metadataDir, 'root.json'), Buffer.from(await root.arrayBuffer()));
-    const paths = { metadataDir, targetDir: await mkdtemp(join(dir, 'tg-')), metadataBaseUrl: `${base}/${tenant}/metadata`, targetBaseUrl: `${base}/${tenant}/targets` };
+    const paths = {
+      metadataDir,
+      targetDir: await mkdtemp(join(dir, 'tg-')),
+      metadataBaseUrl: `${base}/${tenant}/metadata`,
+      targetBaseUrl: `${base}/${tenant}/targets`,
+    };
     const client = TUF_CLIENTS[0]!.open(paths, headers);
     expect((await client.fetchTarget('artifacts/app/1.0/app.bin'))?.toString()).toBe('v1\n');
     return { tenant, api: admin, client, metadataDir };
@@ -80,7 +85,10 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
       const ts = (await latestMetadata(trx, tenant, 'timestamp'))!;
       const map = decodeTargets(cur.bytes).signed.targets;
       const targets = { version: cur.version + 1, bytes: encodeMetadata(buildTargets(cur.version + 1, now, map, oldTargets)) };
-      const snapshot = { version: snap.version + 1, bytes: encodeMetadata(buildSnapshot(snap.version + 1, now, targets, (await repo.keys.load(tenant, 'snapshot', trx as never))!)) };
+      const snapshot = {
+        version: snap.version + 1,
+        bytes: encodeMetadata(buildSnapshot(snap.version + 1, now, targets, (await repo.keys.load(tenant, 'snapshot', trx as never))!)),
+      };
       const timestamp = encodeMetadata(buildTimestamp(ts.version + 1, now, snapshot, (await repo.keys.load(tenant, 'timestamp', trx as never))!));
       await insertMetadata(trx, tenant, 'targets', targets.version, targets.bytes, tufExpires(now, 'targets'));
       await insertMetadata(trx, tenant, 'snapshot', snapshot.version, snapshot.bytes, tufExpires(now, 'snapshot'));
@@ -96,7 +104,11 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
       .where('action', 'like', 'tuf.%')
       .orderBy('seq')
       .execute();
-    return rows.map((r) => ({ action: r.action, target: r.target, detail: (typeof r.detail === 'string' ? JSON.parse(r.detail) : r.detail) as Record<string, unknown> }));
+    return rows.map((r) => ({
+      action: r.action,
+      target: r.target,
+      detail: (typeof r.detail === 'string' ? JSON.parse(r.detail) : r.detail) as Record<string, unknown>,
+    }));
   }
 
   it('with the root key on the server: one call makes new keys, commits root N+1 signed by it and re-signs the chain; a pinned client follows and refuses the old targets key', async () => {
@@ -107,7 +119,12 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
     expect(res.status).toBe(201);
     const newTargets = (await repo.keys.load(tenant, 'targets'))!;
     const newTimestamp = (await repo.keys.load(tenant, 'timestamp'))!;
-    expect(res.body).toEqual({ state: 'committed', root_version: 2, roles: ['targets', 'timestamp'], key_ids: { targets: newTargets.keyId, timestamp: newTimestamp.keyId } });
+    expect(res.body).toEqual({
+      state: 'committed',
+      root_version: 2,
+      roles: ['targets', 'timestamp'],
+      key_ids: { targets: newTargets.keyId, timestamp: newTimestamp.keyId },
+    });
     expect(newTargets.keyId).not.toBe(oldTargets.keyId);
     expect((await repo.keys.load(tenant, 'snapshot'))!.keyId).toBe(oldSnapshot.keyId);
     expect(await auditActions(tenant)).toEqual([
@@ -138,13 +155,22 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
     const bad = async (body: unknown) => api('POST', '/api/v1/tuf-key-rotations', body);
     expect(await bad({ roles: ['root'], root_signing: 'server' })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^body\.roles\.0: /) } });
     expect(await bad({ roles: [], root_signing: 'server' })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^body\.roles: /) } });
-    expect(await bad({ roles: ['targets', 'targets'], root_signing: 'server' })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^body\.roles: /) } });
-    expect(await bad({ roles: ['targets'], root_signing: 'hsm' })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^body\.root_signing: /) } });
+    expect(await bad({ roles: ['targets', 'targets'], root_signing: 'server' })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^body\.roles: /) },
+    });
+    expect(await bad({ roles: ['targets'], root_signing: 'hsm' })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^body\.root_signing: /) },
+    });
     expect(await bad({ roles: ['targets'] })).toMatchObject({ status: 400, body: { error: 'body.root_signing: is required' } });
     const operator = jsonApi(t, await t.apiKeyHeaders('operator', tenant));
     expect((await operator('POST', '/api/v1/tuf-key-rotations', { roles: ['targets'], root_signing: 'server' })).status).toBe(403);
     expect((await operator('GET', '/api/v1/tuf-key-rotations/pending')).status).toBe(403);
-    expect(await api('GET', '/api/v1/tuf-key-rotations/pending')).toMatchObject({ status: 404, body: { error: expect.stringMatching(/^ROTATION_NOT_FOUND: /) } });
+    expect(await api('GET', '/api/v1/tuf-key-rotations/pending')).toMatchObject({
+      status: 404,
+      body: { error: expect.stringMatching(/^ROTATION_NOT_FOUND: /) },
+    });
     expect(await api('DELETE', '/api/v1/tuf-key-rotations/pending')).toMatchObject({ status: 404 });
     expect(await api('POST', '/api/v1/tuf-key-rotations/pending/signed-root', { signed: {}, signatures: [] })).toMatchObject({ status: 404 });
     expect(await auditActions(tenant)).toEqual([]);
@@ -161,12 +187,20 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
       status: 400,
       body: { error: expect.stringMatching(/^query\.key_id 0{64} is not the key id of the server-held root key/) },
     });
-    expect(await api('DELETE', '/api/v1/tuf-root-key?key_id=nope')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^querystring\.key_id: /) } });
-    expect(await api('DELETE', `/api/v1/tuf-root-key?key_id=${exported.body.key_id}`)).toMatchObject({ status: 200, body: { key_id: exported.body.key_id, deleted: true } });
+    expect(await api('DELETE', '/api/v1/tuf-root-key?key_id=nope')).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^querystring\.key_id: /) },
+    });
+    expect(await api('DELETE', `/api/v1/tuf-root-key?key_id=${exported.body.key_id}`)).toMatchObject({
+      status: 200,
+      body: { key_id: exported.body.key_id, deleted: true },
+    });
     expect(await repo.keys.has(tenant, 'root')).toBe(false);
     expect(await api('POST', '/api/v1/tuf-root-key/export')).toMatchObject({ status: 409, body: { error: expect.stringMatching(/^ROOT_KEY_UNAVAILABLE: /) } });
     const oldTargets = (await repo.keys.load(tenant, 'targets'))!;
-    const oldKeys = Object.fromEntries(await Promise.all((['targets', 'snapshot', 'timestamp'] as const).map(async (r) => [r, (await repo.keys.load(tenant, r))!.keyId])));
+    const oldKeys = Object.fromEntries(
+      await Promise.all((['targets', 'snapshot', 'timestamp'] as const).map(async (r) => [r, (await repo.keys.load(tenant, r))!.keyId])),
+    );
 
     expect(await api('POST', '/api/v1/tuf-key-rotations', { roles: ['targets'], root_signing: 'server' })).toMatchObject({
       status: 409,
@@ -199,7 +233,9 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
     expect(await post(unsigned)).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^ROOT_INVALID: signatures must be/) } });
     expect(await post(signRoot(unsigned, [randomPem()]))).toMatchObject({
       status: 400,
-      body: { error: expect.stringMatching(/^ROOT_SIGNATURE_INSUFFICIENT: signatures: 0 valid signature\(s\) by the root keys of root version 1, which needs 1/) },
+      body: {
+        error: expect.stringMatching(/^ROOT_SIGNATURE_INSUFFICIENT: signatures: 0 valid signature\(s\) by the root keys of root version 1, which needs 1/),
+      },
     });
     const edited = structuredClone(unsigned) as { signed: { expires: string; roles: Record<string, { keyids: string[] }> } };
     edited.signed.roles['targets']!.keyids = [oldKeys['targets']!];
@@ -221,10 +257,18 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
     expect((await api('GET', '/api/v1/tuf-key-rotations/pending')).status).toBe(200);
 
     const accepted = await post(signRoot(unsigned, [rootPem]));
-    expect(accepted).toMatchObject({ status: 200, body: { state: 'committed', root_version: 2, roles: ['targets', 'snapshot', 'timestamp'], key_ids: prep.body.key_ids } });
+    expect(accepted).toMatchObject({
+      status: 200,
+      body: { state: 'committed', root_version: 2, roles: ['targets', 'snapshot', 'timestamp'], key_ids: prep.body.key_ids },
+    });
     for (const role of ['targets', 'snapshot', 'timestamp'] as const) expect((await repo.keys.load(tenant, role))!.keyId).toBe(prep.body.key_ids[role]);
     expect(await repo.keys.has(tenant, 'root')).toBe(false);
-    const leftovers = await store.store.db.selectFrom('wrapped_keys').select('key_id').where('tenant_id', '=', tenant).where('name', 'like', 'tuf-pending/%').execute();
+    const leftovers = await store.store.db
+      .selectFrom('wrapped_keys')
+      .select('key_id')
+      .where('tenant_id', '=', tenant)
+      .where('name', 'like', 'tuf-pending/%')
+      .execute();
     expect(leftovers).toEqual([]);
     expect((await api('GET', '/api/v1/tuf-key-rotations/pending')).status).toBe(404);
     expect((await auditActions(tenant)).map((a) => [a.action, a.target, a.detail['root_signing']])).toEqual([
@@ -249,8 +293,12 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
     await repo.deleteRootKey(tenant);
     const first = await api('POST', '/api/v1/tuf-key-rotations', { roles: ['snapshot'], root_signing: 'offline' });
     expect(first.status).toBe(201);
-    expect(await api('DELETE', '/api/v1/tuf-key-rotations/pending')).toMatchObject({ status: 200, body: { state: 'cancelled', root_version: 2, roles: ['snapshot'] } });
-    const pendingRows = () => store.store.db.selectFrom('wrapped_keys').select('key_id').where('tenant_id', '=', tenant).where('name', 'like', 'tuf-pending/%').execute();
+    expect(await api('DELETE', '/api/v1/tuf-key-rotations/pending')).toMatchObject({
+      status: 200,
+      body: { state: 'cancelled', root_version: 2, roles: ['snapshot'] },
+    });
+    const pendingRows = () =>
+      store.store.db.selectFrom('wrapped_keys').select('key_id').where('tenant_id', '=', tenant).where('name', 'like', 'tuf-pending/%').execute();
     expect(await pendingRows()).toEqual([]);
 
     const second = await api('POST', '/api/v1/tuf-key-rotations', { roles: ['snapshot'], root_signing: 'offline' });
@@ -258,7 +306,10 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
     expect((await pendingRows()).length).toBe(1);
     // another root commits meanwhile (a root key rotation signed with the offline key)
     expect(await repo.rotateRoot(tenant, { signWith: [rootPem], newRootKeyPems: [rootPem], keepNewRootKeyOnServer: false })).toEqual({ version: 2 });
-    expect(await api('GET', '/api/v1/tuf-key-rotations/pending')).toMatchObject({ status: 200, body: { stale: true, current_root_version: 2, root_version: 2 } });
+    expect(await api('GET', '/api/v1/tuf-key-rotations/pending')).toMatchObject({
+      status: 200,
+      body: { stale: true, current_root_version: 2, root_version: 2 },
+    });
     expect(await api('POST', '/api/v1/tuf-key-rotations/pending/signed-root', signRoot(second.body.unsigned_root, [rootPem]))).toMatchObject({
       status: 409,
       body: { error: expect.stringMatching(/^ROTATION_STALE: root version 2 was committed after/) },

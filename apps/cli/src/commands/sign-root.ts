@@ -54,7 +54,10 @@ export default class SignRoot extends BaseCommand {
     const trusted = await parse(flags.trusted, 'trusted root');
     const next = await parse(args.root, 'root');
     if (next.signed.version !== trusted.signed.version + 1) {
-      throw new CliError('ROOT_INVALID', `root ${args.root} is version ${next.signed.version}, the trusted root is version ${trusted.signed.version}: sign version ${trusted.signed.version + 1}`);
+      throw new CliError(
+        'ROOT_INVALID',
+        `root ${args.root} is version ${next.signed.version}, the trusted root is version ${trusted.signed.version}: sign version ${trusted.signed.version + 1}`,
+      );
     }
     const rootIds = new Set([...(trusted.signed.roles['root']?.keyIDs ?? []), ...(next.signed.roles['root']?.keyIDs ?? [])]);
     const signers: string[] = [];
@@ -64,7 +67,10 @@ export default class SignRoot extends BaseCommand {
       // contracts §1: root names keys by their TUF key id
       const keyId = rc.tufKeyId('ed25519', 'ed25519', { public: Buffer.from(key.publicKey.raw).toString('hex') });
       if (!rootIds.has(keyId)) {
-        throw new CliError('ROOT_KEY_UNKNOWN', `key ${path} (TUF key id ${keyId}) is not a root key of root version ${trusted.signed.version} or ${next.signed.version}`);
+        throw new CliError(
+          'ROOT_KEY_UNKNOWN',
+          `key ${path} (TUF key id ${keyId}) is not a root key of root version ${trusted.signed.version} or ${next.signed.version}`,
+        );
       }
       const privateKey = createPrivateKey({ key: Buffer.from(key.pkcs8), format: 'der', type: 'pkcs8' });
       next.sign((data) => new Signature({ keyID: keyId, sig: sign(null, data, privateKey).toString('hex') }), true);

@@ -196,7 +196,10 @@ export async function acceptSignedRoot(ctx: RepoContext, trx: RepoTx, tenantId: 
   const prepared = decodeRoot(pending.unsignedRoot);
   const diff = firstDifference(prepared.signed.toJSON(), next.signed.toJSON(), 'signed');
   if (diff !== undefined) {
-    throw new SigningRepoError('ROOT_INVALID', `${diff} differs from the prepared root version ${pending.rootVersion}: sign the document the server prepared, unchanged`);
+    throw new SigningRepoError(
+      'ROOT_INVALID',
+      `${diff} differs from the prepared root version ${pending.rootVersion}: sign the document the server prepared, unchanged`,
+    );
   }
   if (Date.parse(next.signed.expires) <= now.getTime()) {
     throw new SigningRepoError('ROOT_INVALID', `signed.expires ${next.signed.expires} has passed: cancel the rotation and prepare again`);
@@ -211,7 +214,10 @@ export async function acceptSignedRoot(ctx: RepoContext, trx: RepoTx, tenantId: 
     const key = await staged.load(tenantId, role, trx as unknown as Db);
     const named = key && keyAsNamedBy(next.signed, key);
     if (!named || !next.signed.roles[role]?.keyIDs.includes(named.keyId)) {
-      throw new SigningRepoError('KEY_UNAVAILABLE', `the prepared TUF ${role} key of tenant ${tenantId} is missing or not the key root version ${pending.rootVersion} names (${staged.pathOf(tenantId, role)})`);
+      throw new SigningRepoError(
+        'KEY_UNAVAILABLE',
+        `the prepared TUF ${role} key of tenant ${tenantId} is missing or not the key root version ${pending.rootVersion} names (${staged.pathOf(tenantId, role)})`,
+      );
     }
     await ctx.keys.replace(tenantId, role, named, trx as unknown as Db);
     await staged.remove(tenantId, role, trx as unknown as Db);
@@ -250,7 +256,13 @@ function parseSignedRoot(body: unknown): Metadata<Root> {
   }
   signatures.forEach((s: unknown, i) => {
     const sig = s as Record<string, unknown> | null;
-    if (typeof sig !== 'object' || sig === null || typeof sig['keyid'] !== 'string' || typeof sig['sig'] !== 'string' || !/^[0-9a-f]{1,1024}$/.test(sig['sig'])) {
+    if (
+      typeof sig !== 'object' ||
+      sig === null ||
+      typeof sig['keyid'] !== 'string' ||
+      typeof sig['sig'] !== 'string' ||
+      !/^[0-9a-f]{1,1024}$/.test(sig['sig'])
+    ) {
       throw new SigningRepoError('ROOT_INVALID', `signatures[${i}] must be {"keyid": string, "sig": lowercase hex}`);
     }
   });

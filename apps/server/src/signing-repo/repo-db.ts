@@ -104,7 +104,10 @@ export async function insertPendingRotation(
   tenantId: string,
   p: { rootVersion: number; roles: ('targets' | 'snapshot' | 'timestamp')[]; unsignedRoot: Buffer },
 ): Promise<void> {
-  await trx.insertInto('tuf_pending_rotations').values({ tenant_id: tenantId, root_version: p.rootVersion, roles: p.roles, unsigned_root: p.unsignedRoot }).execute();
+  await trx
+    .insertInto('tuf_pending_rotations')
+    .values({ tenant_id: tenantId, root_version: p.rootVersion, roles: p.roles, unsigned_root: p.unsignedRoot })
+    .execute();
 }
 
 export async function deletePendingRotation(trx: RepoTx, tenantId: string): Promise<boolean> {

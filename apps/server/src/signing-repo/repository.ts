@@ -215,7 +215,12 @@ export class SigningRepository {
   }
 
   /** Offline root custody, step 1: pending keys and the unsigned root N+1 to sign offline. */
-  prepareOnlineKeyRotation(trx: Transaction<Database>, tenantId: string, now: Date, roles: OnlineRole[]): Promise<OnlineKeyRotation & { unsignedRoot: Buffer }> {
+  prepareOnlineKeyRotation(
+    trx: Transaction<Database>,
+    tenantId: string,
+    now: Date,
+    roles: OnlineRole[],
+  ): Promise<OnlineKeyRotation & { unsignedRoot: Buffer }> {
     return prepareOnlineKeyRotation(this.#ctx, trx as unknown as RepoTx, assertTenantId(tenantId), now, roles);
   }
 

@@ -83,7 +83,10 @@ export const tufKeyRotationsRoutes: V1Routes = async (app, { ctx }) => {
   app.post(
     '/tuf-key-rotations',
     {
-      config: { permission: 'admin.manage', summary: 'Rotate TUF online keys through root N+1 (signed by the server-held root key, or prepared for offline signing)' },
+      config: {
+        permission: 'admin.manage',
+        summary: 'Rotate TUF online keys through root N+1 (signed by the server-held root key, or prepared for offline signing)',
+      },
       schema: {
         body: Strict({
           roles: Type.Array(Type.Enum([...ONLINE_ROLES]), { minItems: 1, maxItems: 3, uniqueItems: true }),
@@ -135,10 +138,7 @@ export const tufKeyRotationsRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const p = await pending(request);
-      return reply
-        .type('application/json')
-        .header('content-disposition', `attachment; filename="${p.rootVersion}.root.unsigned.json"`)
-        .send(p.unsignedRoot);
+      return reply.type('application/json').header('content-disposition', `attachment; filename="${p.rootVersion}.root.unsigned.json"`).send(p.unsignedRoot);
     },
   );
 
