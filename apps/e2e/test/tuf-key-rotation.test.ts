@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Metadata, MetadataKind, Signature, type Snapshot, type Targets, type Timestamp } from '@tufjs/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Fleet, svcRelease, waitFor, type ArtifactRecord, type GroupRecord } from '../src/index.js';
+import { openStore } from '@svc/server';
+import { ADMIN, Fleet, startServer, svcRelease, waitFor, type ArtifactRecord, type GroupRecord, type ServerProcess } from '../src/index.js';
 import { freshSchema, stores } from './helpers/postgres.js';
 import { tempRoot } from './helpers/temp.js';
 import { requireTool } from './helpers/tools.js';
@@ -15,9 +16,8 @@ import { requireTool } from './helpers/tools.js';
  * online keys"), with a real agent that pinned root 1 at enrollment: the root key moved into
  * offline custody through the API, the rotation of the targets key prepared, root 2 signed
  * with the real `svc-release sign-root` and accepted; the agent then walks root 1 -> 2 and
- * installs a release signed after the rotation. On PostgreSQL, where a second client can reach
- * the database while the server runs, targets metadata signed with the OLD targets key (what
- * its thief could serve) is put in front of the agent, and the agent refuses it.
+ * installs a release signed after the rotation. Then targets metadata signed with the OLD
+ * targets key (what its thief could serve) is put in front of the agent, and the agent refuses it.
  */
 const DEVICE = 'dev-rot';
 const havePsql = !process.env.SVC_TEST_DATABASE_URL || requireTool('psql', 'postgresql-client');
@@ -30,6 +30,24 @@ const PROBE = {
   timeout_s: 10,
 };
 
+/** What the test reads from and writes to the server's database, outside the server. */
+interface RepoRows {
+  wrapped(keyId: string): Promise<Buffer>;
+  latest(tenant: string, role: string): Promise<Buffer>;
+  insert(rows: { tenant: string; role: string; version: number; bytes: Buffer; expires: string }[]): Promise<void>;
+}
+
+/**
+ * Database access beside the running server. PostgreSQL: psql, while the server runs. The
+ * embedded database admits one process: the server is stopped, the database opened here, and
+ * the server started again on the same ports (the agent reconnects by its backoff).
+ */
+interface RepoAccess {
+  kekFile: string;
+  with<T>(fn: (rows: RepoRows) => Promise<T>): Promise<T>;
+  stop(): Promise<void>;
+}
+
 type Pg = { url: string; schema: string };
 
 function psql(pg: Pg, sql: string): string {
@@ -38,10 +56,84 @@ function psql(pg: Pg, sql: string): string {
     .trim();
 }
 
+function postgresAccess(pg: Pg): RepoAccess {
+  const rows: RepoRows = {
+    wrapped: (keyId) =>
+      Promise.resolve(Buffer.from(psql(pg, `SELECT encode(wrapped, 'hex') FROM "${pg.schema}".wrapped_keys WHERE key_id = '${keyId}'`), 'hex')),
+    latest: (tenant, role) =>
+      Promise.resolve(
+        Buffer.from(
+          psql(
+            pg,
+            `SELECT encode(bytes, 'hex') FROM "${pg.schema}".tuf_metadata WHERE tenant_id = '${tenant}' AND role = '${role}' ORDER BY version DESC LIMIT 1`,
+          ),
+          'hex',
+        ),
+      ),
+    insert: (list) => {
+      const values = list.map((r) => `('${r.tenant}', '${r.role}', ${r.version}, decode('${r.bytes.toString('hex')}', 'hex'), '${r.expires}')`);
+      psql(pg, `INSERT INTO "${pg.schema}".tuf_metadata (tenant_id, role, version, bytes, expires_at) VALUES ${values.join(', ')}`);
+      return Promise.resolve();
+    },
+  };
+  return { kekFile: join(tmpdir(), `svc-e2e-kek-${pg.schema}`), with: (fn) => fn(rows), stop: () => Promise.resolve() };
+}
+
+function embeddedAccess(fleet: Fleet, dataDir: string): RepoAccess {
+  let current: ServerProcess = fleet.server;
+  const port = (addr: string) => addr.slice(addr.lastIndexOf(':') + 1);
+  return {
+    // no KEK setting: the server generated one beside its data directory (docs/server.md "Key encryption")
+    kekFile: `${dataDir}.kek`,
+    async with(fn) {
+      const [httpPort, devicePort] = [port(current.url), port(current.deviceAddr)];
+      await current.stop();
+      const store = await openStore({ pgliteDir: join(dataDir, 'db') });
+      let out;
+      try {
+        out = await fn({
+          wrapped: async (keyId) =>
+            Buffer.from((await store.db.selectFrom('wrapped_keys').select('wrapped').where('key_id', '=', keyId).executeTakeFirstOrThrow()).wrapped),
+          latest: async (tenant, role) =>
+            Buffer.from(
+              (
+                await store.db
+                  .selectFrom('tuf_metadata')
+                  .select('bytes')
+                  .where('tenant_id', '=', tenant)
+                  .where('role', '=', role as 'targets')
+                  .orderBy('version', 'desc')
+                  .limit(1)
+                  .executeTakeFirstOrThrow()
+              ).bytes,
+            ),
+          insert: async (list) => {
+            await store.db
+              .insertInto('tuf_metadata')
+              .values(list.map((r) => ({ tenant_id: r.tenant, role: r.role as 'targets', version: r.version, bytes: r.bytes, expires_at: r.expires })))
+              .execute();
+          },
+        });
+      } finally {
+        await store.close();
+      }
+      current = await startServer({
+        dataDir,
+        admin: ADMIN,
+        env: { SVC_HTTP_ADDR: `127.0.0.1:${httpPort}`, SVC_DEVICE_ADDR: `127.0.0.1:${devicePort}` },
+      });
+      return out;
+    },
+    stop: async () => {
+      if (current !== fleet.server) await current.stop();
+    },
+  };
+}
+
 /** A wrapped key of the server opened with its KEK file (AES-256-GCM: 12-byte IV, ciphertext, 16-byte tag; the key id is the AAD). */
-async function unwrapKey(pg: Pg, keyId: string): Promise<KeyObject> {
-  const kek = await readFile(join(tmpdir(), `svc-e2e-kek-${pg.schema}`));
-  const wrapped = Buffer.from(psql(pg, `SELECT encode(wrapped, 'hex') FROM "${pg.schema}".wrapped_keys WHERE key_id = '${keyId}'`), 'hex');
+async function unwrapKey(access: RepoAccess, rows: RepoRows, keyId: string): Promise<KeyObject> {
+  const kek = await readFile(access.kekFile);
+  const wrapped = await rows.wrapped(keyId);
   const d = createDecipheriv('aes-256-gcm', kek, wrapped.subarray(0, 12), { authTagLength: 16 });
   d.setAAD(Buffer.from(keyId));
   d.setAuthTag(wrapped.subarray(wrapped.length - 16));
@@ -65,41 +157,27 @@ function resign<T extends Targets | Snapshot | Timestamp>(md: Metadata<T>, key: 
  * Inserts the next targets (the current map, signed by `targetsKey`), snapshot and timestamp
  * (signed by the repository's current keys) as the tenant's newest metadata.
  */
-async function forgeTargets(pg: Pg, tenant: string, targetsKey: KeyObject): Promise<number> {
+async function forgeTargets(access: RepoAccess, rows: RepoRows, tenant: string, targetsKey: KeyObject): Promise<number> {
   type Doc = { signed: { version: number; expires: string; meta?: Record<string, unknown> }; signatures: unknown[] };
-  const latest = (role: string) =>
-    JSON.parse(
-      Buffer.from(
-        psql(
-          pg,
-          `SELECT encode(bytes, 'hex') FROM "${pg.schema}".tuf_metadata WHERE tenant_id = '${tenant}' AND role = '${role}' ORDER BY version DESC LIMIT 1`,
-        ),
-        'hex',
-      ).toString('utf8'),
-    ) as Doc;
+  const latest = async (role: string) => JSON.parse((await rows.latest(tenant, role)).toString('utf8')) as Doc;
   const meta = (version: number, bytes: Buffer) => ({ version, length: bytes.length, hashes: { sha256: createHash('sha256').update(bytes).digest('hex') } });
   const asJson = (d: Doc) => d as unknown as Parameters<typeof Metadata.fromJSON>[1];
-  const t = latest('targets');
+  const t = await latest('targets');
   t.signed.version += 1;
   const targetsBytes = resign(Metadata.fromJSON(MetadataKind.Targets, asJson(t)), targetsKey);
-  const s = latest('snapshot');
+  const s = await latest('snapshot');
   s.signed.version += 1;
   s.signed.meta = { ...s.signed.meta, 'targets.json': meta(t.signed.version, targetsBytes) };
-  const snapshotBytes = resign(Metadata.fromJSON(MetadataKind.Snapshot, asJson(s)), await unwrapKey(pg, `${tenant}/tuf/snapshot`));
-  const ts = latest('timestamp');
+  const snapshotBytes = resign(Metadata.fromJSON(MetadataKind.Snapshot, asJson(s)), await unwrapKey(access, rows, `${tenant}/tuf/snapshot`));
+  const ts = await latest('timestamp');
   ts.signed.version += 1;
   ts.signed.meta = { 'snapshot.json': meta(s.signed.version, snapshotBytes) };
-  const timestampBytes = resign(Metadata.fromJSON(MetadataKind.Timestamp, asJson(ts)), await unwrapKey(pg, `${tenant}/tuf/timestamp`));
-  const row = (role: string, d: Doc, bytes: Buffer) =>
-    `('${tenant}', '${role}', ${d.signed.version}, decode('${bytes.toString('hex')}', 'hex'), '${d.signed.expires}')`;
-  psql(
-    pg,
-    `INSERT INTO "${pg.schema}".tuf_metadata (tenant_id, role, version, bytes, expires_at) VALUES ${[
-      row('targets', t, targetsBytes),
-      row('snapshot', s, snapshotBytes),
-      row('timestamp', ts, timestampBytes),
-    ].join(', ')}`,
-  );
+  const timestampBytes = resign(Metadata.fromJSON(MetadataKind.Timestamp, asJson(ts)), await unwrapKey(access, rows, `${tenant}/tuf/timestamp`));
+  await rows.insert([
+    { tenant, role: 'targets', version: t.signed.version, bytes: targetsBytes, expires: t.signed.expires },
+    { tenant, role: 'snapshot', version: s.signed.version, bytes: snapshotBytes, expires: s.signed.expires },
+    { tenant, role: 'timestamp', version: ts.signed.version, bytes: timestampBytes, expires: ts.signed.expires },
+  ]);
   return t.signed.version;
 }
 
@@ -109,6 +187,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))(
     let root: { dir: string; cleanup: () => Promise<void> };
     let fleet: Fleet;
     let pg: Pg | undefined;
+    let access: RepoAccess;
     let drop = () => undefined as void;
     beforeAll(async () => {
       root = await tempRoot('tuf-rotation');
@@ -120,8 +199,10 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))(
         server = { databaseUrl: s.url, schema: s.schema };
       }
       fleet = await Fleet.start({ root: root.dir, devices: [DEVICE], server });
+      access = pg ? postgresAccess(pg) : embeddedAccess(fleet, join(root.dir, 'server'));
     });
     afterAll(async () => {
+      await access?.stop();
       await fleet?.stop();
       drop();
       await root?.cleanup();
@@ -147,8 +228,9 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))(
       const pinned = await waitFor('the agent to pin the TUF root', () => trustedRoot().catch(() => undefined), 30_000);
       expect(pinned.signed.version).toBe(1);
       const oldTargetsId = pinned.signed.roles['targets']!.keyids[0]!;
-      const oldTargetsKey = pg && (await unwrapKey(pg, `${fleet.tenant}/tuf/targets`));
-      if (oldTargetsKey) expect(tufKeyId(oldTargetsKey)).toBe(oldTargetsId);
+      // what a thief of the targets key holds
+      const oldTargetsKey = await access.with((rows) => unwrapKey(access, rows, `${fleet.tenant}/tuf/targets`));
+      expect(tufKeyId(oldTargetsKey)).toBe(oldTargetsId);
 
       // 0. the root key into offline custody
       const custody = join(root.dir, 'custody');
@@ -193,11 +275,10 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))(
       const agentTargets = JSON.parse(await readFile(join(data, 'tuf', 'targets.json'), 'utf8')) as { signatures: { keyid: string }[] };
       expect(agentTargets.signatures.map((s) => s.keyid)).toEqual([prepared.key_ids.targets]);
 
-      if (pg === undefined || oldTargetsKey === undefined) return;
       // targets signed with the OLD key after the rotation: the agent refuses them and installs nothing
       const v3 = Buffer.from('listen = "0.0.0.0:9000"\nforged = true\n');
       const next = await release('3.0.0', v3, group);
-      const forgedVersion = await forgeTargets(pg, fleet.tenant, oldTargetsKey);
+      const forgedVersion = await access.with((rows) => forgeTargets(access, rows, fleet.tenant, oldTargetsKey));
       const agent = fleet.agents.get(DEVICE)!;
       await fleet.startRollout(next.releaseId);
       const refusal = await waitFor(
