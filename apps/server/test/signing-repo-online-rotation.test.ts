@@ -252,6 +252,8 @@ describe.each(availableDrivers())('planned rotation of the TUF online keys throu
       body: { error: expect.stringMatching(/^ROOT_INVALID: signatures\[0\] must be/) },
     });
     expect(await post([1, 2])).toMatchObject({ status: 400 });
+    const huge = await post({ signed: { ...unsigned.signed, padding: 'x'.repeat(70 * 1024) }, signatures: [] });
+    expect({ status: huge.status, error: huge.body.error }).toEqual({ status: 400, error: 'body: request body is too large' });
     // refused attempts changed nothing
     expect((await repo.keys.load(tenant, 'targets'))!.keyId).toBe(oldKeys['targets']);
     expect((await api('GET', '/api/v1/tuf-key-rotations/pending')).status).toBe(200);
