@@ -29,6 +29,10 @@ export const CLI_ERROR_CODES = [
   'OUTPUT_FAILED',
   // a case evidence archive is not a tar, lacks its signed manifest, or its files do not match it
   'EVIDENCE_INVALID',
+  // a root to sign is not TUF root metadata, or not the version after the trusted root
+  'ROOT_INVALID',
+  // a key given to sign-root is not a root key of the trusted root nor of the root being signed
+  'ROOT_KEY_UNKNOWN',
 ] as const;
 
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
@@ -40,6 +44,8 @@ const EXIT_OF: Record<CliErrorCode, ExitCode> = {
   INPUT_NOT_JSON: EXIT.REFUSED,
   OUTPUT_FAILED: EXIT.REFUSED,
   EVIDENCE_INVALID: EXIT.REFUSED,
+  ROOT_INVALID: EXIT.REFUSED,
+  ROOT_KEY_UNKNOWN: EXIT.REFUSED,
 };
 
 export class CliError<C extends CliErrorCode = CliErrorCode> extends CodedError<C> {

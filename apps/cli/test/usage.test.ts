@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectFailure, runCli, tempDir } from './helpers/cli.js';
 
-const COMMANDS = ['keygen', 'sign', 'verify', 'verify-receipt', 'verify-evidence'];
+const COMMANDS = ['keygen', 'sign', 'sign-root', 'verify', 'verify-receipt', 'verify-evidence'];
 const TENANT = '3f1c2a9e-8a4b-4c1e-9d2f-6b7a8c9d0e1f';
 
 describe('svc-release help', () => {

@@ -54,6 +54,7 @@ import { enrollTokensRoutes } from './routes/v1/enroll-tokens.js';
 import { openapiRoutes } from './routes/v1/openapi.js';
 import { profileRoutes } from './routes/v1/profile.js';
 import { usersRoutes } from './routes/v1/users.js';
+import { tufKeyRotationsRoutes } from './routes/v1/tuf-key-rotations.js';
 import { signingRepoRoutes } from './signing-repo/index.js';
 
 /** Every /api/v1 route module, one line each. */
@@ -87,6 +88,7 @@ const ROUTE_MODULES: readonly V1Routes[] = [
   findingsRoutes,
   vexRoutes,
   reportsRoutes,
+  tufKeyRotationsRoutes,
   openapiRoutes,
 ];
 

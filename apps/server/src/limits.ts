@@ -31,4 +31,8 @@ export const SERVER_LIMITS = Object.freeze({
   deltaMaxRatio: 0.5,
   /** Deltas one delta-build pass makes at most before yielding to the next interval. */
   deltaBuildsPerPass: 8,
+  /** Bytes of a signed TUF root accepted for an online key rotation (a root of a few keys is under 4 KiB). */
+  signedRootBytes: 64 * 1024,
+  /** Signatures on such a root (thresholds count distinct keys; more is never needed). */
+  signedRootSignatures: 16,
 });

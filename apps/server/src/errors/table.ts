@@ -133,6 +133,10 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   ROOT_KEY_UNAVAILABLE: { http: 409, grpc: 'FAILED_PRECONDITION' },
   ROOT_SIGNATURE_INSUFFICIENT: { http: 400, grpc: 'INVALID_ARGUMENT' },
   KEY_MISMATCH: { http: 500, grpc: 'INTERNAL' },
+  ROTATION_PENDING: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  ROTATION_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
+  ROTATION_STALE: { http: 409, grpc: 'FAILED_PRECONDITION' },
+  ROOT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   // blob store
   BLOB_DIGEST_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   BLOB_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },

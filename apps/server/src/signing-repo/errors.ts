@@ -17,6 +17,10 @@ export const SIGNING_REPO_ERROR_CODES = [
   'KEY_INVALID', // a supplied PEM is not an Ed25519 PKCS#8 private key (400 / INVALID_ARGUMENT)
   'KEY_MISMATCH', // a key file vanished while being created (500 / INTERNAL)
   'KEY_UNAVAILABLE', // an online key file is missing, unreadable or not the key root names (503 / UNAVAILABLE)
+  'ROTATION_PENDING', // a prepared online key rotation waits for its signed root: accept or cancel it first (409 / FAILED_PRECONDITION)
+  'ROTATION_NOT_FOUND', // no prepared online key rotation (404 / NOT_FOUND)
+  'ROTATION_STALE', // a root was committed since the rotation was prepared: cancel and prepare again (409 / FAILED_PRECONDITION)
+  'ROOT_INVALID', // a signed root is not TUF root metadata or not the prepared root N+1 (400 / INVALID_ARGUMENT)
 ] as const;
 
 export type SigningRepoErrorCode = (typeof SIGNING_REPO_ERROR_CODES)[number];

@@ -16,6 +16,11 @@
  *   await repo.refreshIfDue(tenantId, now); await repo.refreshAllDue(now)   // the refresh job (hourly is plenty)
  *   await repo.exportRootKey(tenantId); await repo.deleteRootKey(tenantId); // offline root custody
  *   await repo.rotateRoot(tenantId, { newRootKeyPems?, signWith?, threshold? })
+ *   // planned online key rotation through root N+1, inside the caller's unit of work (online-key-rotation.ts)
+ *   await repo.rotateOnlineKeys(trx, tenantId, now, ['targets'])               // root key on the server
+ *   await repo.prepareOnlineKeyRotation(trx, tenantId, now, roles)              // root key offline: unsigned root N+1
+ *   await repo.acceptSignedRoot(trx, tenantId, now, signedRootJson)             // ... signed offline, checked, keys activated
+ *   await repo.pendingOnlineKeyRotation(tenantId); await repo.cancelOnlineKeyRotation(trx, tenantId)
  *   await repo.upgradeKeyIds();                                     // server start: sha256: key ids -> TUF key ids by root rotation
  *   app.register(signingRepoRoutes, { repo, permission, authorizeTenant })   // GET /tuf/{tenant}/metadata|targets/... (the app: /api/v1/tuf/...)
  *
@@ -30,6 +35,8 @@ export type { PublishOptions, PublishResult } from './publish.js';
 export type { RefreshResult } from './refresh.js';
 export type { RotateRootOptions } from './root-rotation.js';
 export type { KeyIdUpgradeResult } from './key-id-upgrade.js';
+export { assertRotationRoles, ONLINE_ROLES, type OnlineKeyRotation, type PendingOnlineKeyRotation } from './online-key-rotation.js';
+export type { OnlineRole } from './chain.js';
 export type { RoleKeyReport } from './key-inspection.js';
 export type { RepoFile, MetadataFile } from './repo-files.js';
 export type { TargetEntry, TargetInfo } from './target-entry.js';

@@ -82,3 +82,35 @@ export async function listRepoTenants(db: RepoDb): Promise<string[]> {
   const rows = await db.selectFrom('tuf_repositories').select('tenant_id').orderBy('tenant_id').execute();
   return rows.map((r) => r.tenant_id);
 }
+
+export interface PendingRotationRow {
+  rootVersion: number;
+  roles: ('targets' | 'snapshot' | 'timestamp')[];
+  unsignedRoot: Buffer;
+  createdAt: Date;
+}
+
+export async function getPendingRotation(db: RepoDb | RepoTx, tenantId: string): Promise<PendingRotationRow | undefined> {
+  const row = await db
+    .selectFrom('tuf_pending_rotations')
+    .select(['root_version', 'roles', 'unsigned_root', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  return row && { rootVersion: row.root_version, roles: row.roles, unsignedRoot: toBuffer(row.unsigned_root), createdAt: new Date(row.created_at) };
+}
+
+export async function insertPendingRotation(
+  trx: RepoTx,
+  tenantId: string,
+  p: { rootVersion: number; roles: ('targets' | 'snapshot' | 'timestamp')[]; unsignedRoot: Buffer },
+): Promise<void> {
+  await trx
+    .insertInto('tuf_pending_rotations')
+    .values({ tenant_id: tenantId, root_version: p.rootVersion, roles: p.roles, unsigned_root: p.unsignedRoot })
+    .execute();
+}
+
+export async function deletePendingRotation(trx: RepoTx, tenantId: string): Promise<boolean> {
+  const r = await trx.deleteFrom('tuf_pending_rotations').where('tenant_id', '=', tenantId).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { digestFromHex, digestHex, hashedTargetPath, type Digest } from '@svc/release-core';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { BlobPutOptions, BlobStore, ByteRangeRequest } from '../blobs/index.js';
 import { FsBlobStore } from '../blobs/index.js';
 import type { PublishHooks, RepoContext } from './context.js';
@@ -14,8 +14,17 @@ import { buildRoot, buildSnapshot, buildTargets, buildTimestamp, decodeTargets, 
 import { publishTargets, type PublishOptions, type PublishResult } from './publish.js';
 import { refreshAllDue, refreshIfDue, type RefreshResult } from './refresh.js';
 import { getMetadataFile, openRepoFile, type MetadataFile, type RepoFile } from './repo-files.js';
-import { insertMetadata, latestMetadata, repoExists, type RepoDb } from './repo-db.js';
+import { insertMetadata, latestMetadata, repoExists, type RepoDb, type RepoTx } from './repo-db.js';
 import { rotateRoot, type RotateRootOptions } from './root-rotation.js';
+import {
+  acceptSignedRoot,
+  cancelOnlineKeyRotation,
+  pendingOnlineKeyRotation,
+  prepareOnlineKeyRotation,
+  rotateOnlineKeys,
+  type OnlineKeyRotation,
+  type PendingOnlineKeyRotation,
+} from './online-key-rotation.js';
 import { assertTargetEntries, type TargetEntry, type TargetInfo } from './target-entry.js';
 import { assertTargetPath } from './target-path.js';
 import { assertTenantId } from './tenant-id.js';
@@ -195,5 +204,38 @@ export class SigningRepository {
   /** Root N+1 signed by old and new root keys; see root-rotation.ts. */
   rotateRoot(tenantId: string, opts: RotateRootOptions = {}): Promise<{ version: number }> {
     return rotateRoot(this.#ctx, assertTenantId(tenantId), opts);
+  }
+
+  /**
+   * Planned rotation of online keys with the root key on the server, inside the caller's
+   * transaction (whose unit of work writes the audit row); see online-key-rotation.ts.
+   */
+  rotateOnlineKeys(trx: Transaction<Database>, tenantId: string, now: Date, roles: OnlineRole[]): Promise<OnlineKeyRotation> {
+    return rotateOnlineKeys(this.#ctx, trx as unknown as RepoTx, assertTenantId(tenantId), now, roles);
+  }
+
+  /** Offline root custody, step 1: pending keys and the unsigned root N+1 to sign offline. */
+  prepareOnlineKeyRotation(
+    trx: Transaction<Database>,
+    tenantId: string,
+    now: Date,
+    roles: OnlineRole[],
+  ): Promise<OnlineKeyRotation & { unsignedRoot: Buffer }> {
+    return prepareOnlineKeyRotation(this.#ctx, trx as unknown as RepoTx, assertTenantId(tenantId), now, roles);
+  }
+
+  /** The prepared rotation (ROTATION_NOT_FOUND without one). */
+  pendingOnlineKeyRotation(tenantId: string): Promise<PendingOnlineKeyRotation> {
+    return pendingOnlineKeyRotation(this.#ctx, assertTenantId(tenantId));
+  }
+
+  /** Offline root custody, step 2: the signed root N+1 checked and the pending keys activated. */
+  acceptSignedRoot(trx: Transaction<Database>, tenantId: string, now: Date, signedRoot: unknown): Promise<OnlineKeyRotation> {
+    return acceptSignedRoot(this.#ctx, trx as unknown as RepoTx, assertTenantId(tenantId), now, signedRoot);
+  }
+
+  /** Drops the prepared rotation and its pending keys. */
+  cancelOnlineKeyRotation(trx: Transaction<Database>, tenantId: string): Promise<{ rootVersion: number; roles: OnlineRole[] }> {
+    return cancelOnlineKeyRotation(this.#ctx, trx as unknown as RepoTx, assertTenantId(tenantId));
   }
 }

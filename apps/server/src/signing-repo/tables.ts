@@ -33,8 +33,20 @@ export interface TufTargetFilesTable {
   created_at: Generated<Date>;
 }
 
+/** A prepared online key rotation waiting for its root to be signed offline (migration 0054). */
+export interface TufPendingRotationsTable {
+  tenant_id: string;
+  /** N+1: the version of the prepared root. */
+  root_version: number;
+  roles: ('targets' | 'snapshot' | 'timestamp')[];
+  /** The prepared root metadata document (no signatures), exactly as exported for signing. */
+  unsigned_root: Uint8Array;
+  created_at: ColumnType<Date, never, never>;
+}
+
 export interface SigningRepoTables {
   tuf_repositories: TufRepositoriesTable;
   tuf_metadata: TufMetadataTable;
   tuf_target_files: TufTargetFilesTable;
+  tuf_pending_rotations: TufPendingRotationsTable;
 }

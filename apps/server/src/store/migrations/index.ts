@@ -27,6 +27,7 @@ import * as m0050 from './0050_wrapped_keys.js';
 import * as m0051 from './0051_blobs.js';
 import * as m0052 from './0052_device_inventory.js';
 import * as m0053 from './0053_bulk_logs.js';
+import * as m0054 from './0054_tuf_key_rotations.js';
 import * as m0055 from './0055_member_deltas.js';
 
 /**
@@ -63,5 +64,6 @@ export const migrations: Record<string, Migration> = {
   '0051_blobs': m0051,
   '0052_device_inventory': m0052,
   '0053_bulk_logs': m0053,
+  '0054_tuf_key_rotations': m0054,
   '0055_member_deltas': m0055,
 };
