@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { arch, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN, Fleet, PRODUCT, readTar, releasePayload, svcRelease, type ArtifactRecord, type GroupRecord } from '@svc/e2e';
+import { ADMIN, Fleet, PRODUCT, readTar, releasePayload, svcRelease, waitForProgress, type ArtifactRecord, type GroupRecord } from '@svc/e2e';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickForAnswer, hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
@@ -237,6 +237,129 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await page.getByText(/software-key \(the device key is held in software/).waitFor();
     await screenshot(page, 'flow-receipt');
     expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('a rollout whose devices fail for two reasons: failures grouped by reason with the devices linked, pauses and resumes in the timeline, failed counts on the wave bars', async () => {
+    // gw-0001's health probe fails once the new member is live, so it rolls back; gw-0002
+    // cannot stage the member (a directory sits where its file is copied), so it fails before
+    // activating; gw-0003 commits. No failure is allowed: each one pauses its wave.
+    const probeFails = join(fleet.dataDir('gw-0001'), 'probe-fails');
+    const stageBlocker = join(fleet.dataDir('gw-0002'), 'placed', 'config', 'uplink-config.svc-new.tmp');
+    await writeFile(probeFails, '');
+    await mkdir(join(stageBlocker, 'in-the-way'), { recursive: true });
+    const uplink = await fleet.api.uploadArtifact({
+      name: 'uplink-config',
+      version: '1.0.0',
+      kind: 'config',
+      filename: 'uplink.toml',
+      bytes: Buffer.from('[uplink]\nretries = 3\n'),
+    });
+    const payload = releasePayload({
+      tenant: fleet.tenant,
+      product: PRODUCT,
+      version: '2026.2.0',
+      components: [{ name: 'uplink-config', artifact: uplink }],
+      orderedGroups: [['uplink-config']],
+      group,
+      probes: [{ name: 'uplink-healthy', type: 'command', command: ['/bin/sh', '-c', 'test ! -e "$SVC_AGENT_DATA_DIR/probe-fails"'], timeout_s: 10 }],
+      waves: [
+        { name: 'canary', count: 1 },
+        { name: 'fleet', count: 3 },
+      ],
+    });
+    (payload.rollout as Record<string, unknown>).failure_threshold = { count: 0 };
+    const dir = join(root, 'release-2026.2.0');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'release.json'), JSON.stringify(payload));
+    const signed = await svcRelease(['sign', join(dir, 'release.json'), '--key', `${fleet.customerKeyPrefix}.key`, '--out', join(dir, 'release.dsse.json')]);
+    expect(signed.status, signed.stderr).toBe(0);
+    const envelope = JSON.parse(await readFile(join(dir, 'release.dsse.json'), 'utf8')) as unknown;
+    const release = await fleet.api.json<{ id: string }>('POST', '/releases', { envelope, expected_product: PRODUCT }, 201);
+    const rollout = await fleet.startRollout(release.id);
+    await page.goto(at(`/rollouts/${rollout.id}`));
+    await page.getByRole('heading', { level: 1, name: /^Rollout of edge-gw 2026\.2\.0 to field-gateways$/ }).waitFor();
+
+    // the operator resumes each pause from the console until the rollout completes; a pause is
+    // resumed once the timeline shows it (pauses and resumes alternate, so the k-th resume
+    // waits for the k-th pause)
+    const status = page.locator('dl.facts dd[aria-live="polite"]');
+    const timeline = page.getByRole('region', { name: 'Timeline' });
+    const pauses = timeline.getByText(/Wave \d went from open to paused: its failures went over the threshold/);
+    let resumed = 0;
+    for (;;) {
+      const next = await waitForProgress(
+        `rollout ${rollout.id} to pause or complete`,
+        async () => {
+          const st = (await status.textContent())?.trim();
+          const paused = await pauses.count();
+          if (st === 'completed') return { done: 'completed' };
+          if (st === 'paused' && paused > resumed) return { done: 'paused' };
+          return { progress: [st, paused, await timeline.getByRole('listitem').count()] };
+        },
+        60_000,
+      );
+      if (next === 'completed') break;
+      if (resumed === 0) {
+        await screenshot(page, 'flow-rollout-paused');
+        expect(await seriousViolations(page)).toEqual([]);
+      }
+      await page.getByRole('button', { name: 'Resume…' }).click();
+      const answer = await clickForAnswer(page, page.getByRole('dialog').getByRole('button', { name: 'Resume' }), /\/resume$/);
+      expect(answer.status()).toBe(200);
+      resumed += 1;
+    }
+    // a failure pauses its wave: the canary's wave, or the later wave once or twice (its two
+    // failures may arrive before or after the first resume); each pause was resumed
+    expect(resumed).toBeGreaterThanOrEqual(1);
+
+    // failures by reason, most frequent first then by name, each with its devices linked
+    const failures = page.getByRole('region', { name: 'Failures by reason' });
+    await expect
+      .poll(() => failures.getByRole('row').allInnerTexts())
+      .toEqual(['Reason\tDevices\tFirst devices', 'failed, health not-checked\t1\tgw-0002', 'rolled-back, health unhealthy\t1\tgw-0001']);
+    for (const d of ['gw-0001', 'gw-0002']) expect(await failures.getByRole('link', { name: d }).getAttribute('href')).toBe(`/devices/${d}`);
+    expect(await failures.getByRole('link', { name: 'gw-0003' }).count()).toBe(0);
+
+    // the timeline: the start, each pause the failures caused and the resume that followed
+    await timeline.getByText('Started a signed rollout to 3 devices').waitFor();
+    expect(await pauses.count()).toBe(resumed);
+    expect(await timeline.getByText(/Resumed the rollout; it is /).count()).toBe(resumed);
+    // the last wave ends by the last result (a device's row) or by the resume that accepts it
+    expect(await timeline.getByRole('listitem').last().innerText()).toMatch(/Wave 1 went from open to done|Resumed the rollout; it is completed/);
+
+    // each wave's bar counts its failed devices, as the server does
+    const detail = await fleet.api.get<{ waves: { index: number; size: number; done: number; failed: number }[] }>(`/rollouts/${rollout.id}`);
+    expect(detail.waves.map((w) => [w.size, w.done])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    expect(detail.waves.reduce((n, w) => n + w.failed, 0)).toBe(2);
+    const waves = page.getByRole('region', { name: 'Waves' });
+    for (const w of detail.waves) {
+      const row = waves.locator('tbody tr').nth(w.index);
+      expect(await row.getByRole('cell').first().innerText()).toBe(String(w.index));
+      expect(await row.getByRole('cell').last().innerText()).toBe(`${w.done} of ${w.size} done${w.failed > 0 ? `, ${w.failed} failed` : ''}`);
+    }
+
+    // per device: a rolled-back device is marked as a failure, like a failed one
+    const devices = page.getByRole('region', { name: 'Devices' });
+    const stateOf = (d: string) =>
+      devices
+        .getByRole('row')
+        .filter({ has: page.getByRole('link', { name: d }) })
+        .locator('.badge');
+    expect(await Promise.all(['gw-0001', 'gw-0002', 'gw-0003'].map((d) => stateOf(d).innerText()))).toEqual(['rolled back', 'failed', 'committed']);
+    const colour = (d: string) => stateOf(d).evaluate((e) => getComputedStyle(e).backgroundColor);
+    expect(await colour('gw-0001')).toBe(await colour('gw-0002'));
+    expect(await colour('gw-0001')).not.toBe(await colour('gw-0003'));
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'flow-rollout-failures');
+
+    // a failing device's link leads to its page
+    await failures.getByRole('link', { name: 'gw-0002' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Device gw-0002' }).waitFor();
+    await rm(probeFails);
+    await rm(stageBlocker, { recursive: true });
   });
 
   it('the device list sorts by a column header (the server orders; the URL keeps the order)', async () => {

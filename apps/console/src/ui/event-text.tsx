@@ -20,7 +20,8 @@ const state = (v: unknown): string => s(v).replace(/_/g, ' ');
 const RENDERERS: Record<string, (d: Detail, target: string) => string> = {
   'rollout.start': (d) =>
     `Started a ${s(d.kind)} rollout to ${n(d.devices, 'device')}${d.decommissioned ? ` (${n(d.decommissioned, 'decommissioned device')} left out)` : ''}`,
-  'rollout.wave': (d) => `Wave ${s(d.wave)} went from ${state(d.from)} to ${state(d.to)}`,
+  // a wave pauses only when its failures go over the release's failure threshold
+  'rollout.wave': (d) => `Wave ${s(d.wave)} went from ${state(d.from)} to ${state(d.to)}${d.to === 'paused' ? ': its failures went over the threshold' : ''}`,
   'rollout.approve': (d) => `Approved the next wave; the rollout is ${state(d.status)}`,
   'rollout.resume': (d) => `Resumed the rollout; it is ${state(d.status)}`,
   'rollout.abort': () => 'Aborted the rollout',

@@ -366,8 +366,9 @@ export function erroredField(error: unknown): string | undefined {
   return /^(?:body\.)?([a-z_]+)[^:\s]*: /.exec(error.message)?.[1];
 }
 
+/** A state word; its class joins words with `_` (`rolled back` and `rolled_back` are both `badge-rolled_back`). */
 export function Badge({ value }: { value: string }) {
-  return <span className={`badge badge-${value.replace(/[^a-z_-]/gi, '')}`}>{value.replace(/_/g, ' ')}</span>;
+  return <span className={`badge badge-${value.replace(/\s+/g, '_').replace(/[^a-z_-]/gi, '')}`}>{value.replace(/_/g, ' ')}</span>;
 }
 
 export function When({ at }: { at: string | null | undefined }) {
