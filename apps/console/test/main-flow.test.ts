@@ -324,8 +324,10 @@ describe.skipIf(!hasChromium())('main flow in the console', () => {
     await timeline.getByText('Started a signed rollout to 3 devices').waitFor();
     expect(await pauses.count()).toBe(resumed);
     expect(await timeline.getByText(/Resumed the rollout; it is /).count()).toBe(resumed);
-    // the last wave ends by the last result (a device's row) or by the resume that accepts it
-    expect(await timeline.getByRole('listitem').last().innerText()).toMatch(/Wave 1 went from open to done|Resumed the rollout; it is completed/);
+    // each resume moved its paused wave on (a row of its own, as a result's wave change is)
+    expect(await timeline.getByText(/Wave \d went from paused to (open|done)/).count()).toBe(resumed);
+    // the last wave ends by the last result or by the resume that accepts it
+    expect(await timeline.getByRole('listitem').last().innerText()).toMatch(/Wave 1 went from \w+ to done|Resumed the rollout; it is completed/);
 
     // each wave's bar counts its failed devices, as the server does
     const detail = await fleet.api.get<{ waves: { index: number; size: number; done: number; failed: number }[] }>(`/rollouts/${rollout.id}`);

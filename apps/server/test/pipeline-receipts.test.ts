@@ -209,8 +209,10 @@ describe.each(availableDrivers())('receipts, waves and evidence on %s', (driver)
       ['rollout.wave', 0, 'open', 'done'],
       ['rollout.wave', 1, 'pending', 'awaiting_approval'],
       ['rollout.approve', null, null, null],
+      ['rollout.wave', 1, 'awaiting_approval', 'open'],
       ['rollout.wave', 1, 'open', 'paused'],
       ['rollout.resume', null, null, null],
+      ['rollout.wave', 1, 'paused', 'open'],
       ['rollout.wave', 1, 'open', 'done'],
     ]);
     expect(activity.timeline.filter((e: any) => e.action === 'rollout.wave').every((e: any) => e.actor === 'system:rollout')).toBe(true);

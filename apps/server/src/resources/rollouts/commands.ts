@@ -317,12 +317,13 @@ export const controlRollout: Command<{ id: string; action: RolloutAction }, void
   const waves = (await wavesOf(uow.trx, [d.id])).get(d.id) ?? [];
   if (d.aborted_at !== null) throw new ServerError('ROLLOUT_STATE', `rollout ${id}: is aborted`);
   let status: RolloutStatus;
+  let next: WaveRow[] | null = null;
   if (action === 'abort') {
     if (rolloutStatus(waves, false) === 'completed') throw new ServerError('ROLLOUT_STATE', `rollout ${id}: is already completed`);
     await setAborted(uow.trx, d.id, uow.now);
     status = rolloutStatus(waves, true);
   } else {
-    const next = action === 'approve' ? approve(waves, d.failure_threshold ?? undefined) : resume(waves, d.failure_threshold ?? undefined);
+    next = action === 'approve' ? approve(waves, d.failure_threshold ?? undefined) : resume(waves, d.failure_threshold ?? undefined);
     if (!next) throw new ServerError('ROLLOUT_STATE', `rollout ${id}: no wave is ${action === 'approve' ? 'waiting for approval' : 'paused'}`);
     await writeWaves(uow.trx, d.id, waves, next, uow.now);
     status = rolloutStatus(next, false);
@@ -332,6 +333,9 @@ export const controlRollout: Command<{ id: string; action: RolloutAction }, void
     target: `rollout:${id}`,
     detail: { status, transaction_id: transactionIdOf({ kind: d.kind, deployment_id: d.id }) },
   });
+  // the waves an approval or a resume moved (the approved wave done, the next one opened) are
+  // on the timeline like those a result moves
+  if (next !== null) await auditWaveChanges(uow, d.id, waves, next);
 };
 
 /** Device state, deployment counters and wave progression of one terminal result (deployment row locked by the caller). */
