@@ -26,6 +26,7 @@ function transpileForChild(): Promise<string> {
     files: [
       ...STORE_FILES,
       'src/config.ts',
+      'src/limits.ts',
       'src/errors/server-error.ts',
       'src/resources/artifacts/publication.ts',
       'src/resources/artifacts/fields.ts',

@@ -65,7 +65,7 @@ describe.each(availableDrivers())('publish faults injected in-process on %s', (d
  */
 function transpileForChild(): Promise<string> {
   return transpile('svc-crash-child', {
-    files: [...STORE_FILES, 'src/config.ts'],
+    files: [...STORE_FILES, 'src/config.ts', 'src/limits.ts'],
     // the repository opens its keys through key custody (wrapped keys, the default KEK file)
     dirs: ['src/signing-repo', 'src/blobs', 'src/key-custody'],
     childSource: `import { Readable } from 'node:stream';
