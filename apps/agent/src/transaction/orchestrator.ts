@@ -11,6 +11,7 @@ import { RECOVERY, RESUME_ACTIONS, type ResumeAction } from '../state-machine/re
 import { crashPoint } from '../state-machine/crash-points.js';
 import { ACTIVATION_PHASE } from '../state-machine/transitions.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
+import { DOWNLOAD } from '../staging/resume.js';
 import { assertAssignment, type Assignment, type SignedAssignment } from './assignment.js';
 import { legacyDesiredState } from './legacy.js';
 import { Outbox } from './outbox.js';
@@ -30,6 +31,9 @@ export interface OrchestratorDeps {
   health?: HealthChecker;
   now?: () => Date;
   maxResumptions?: number;
+  /** Download attempts in a row without progress before the transaction fails (staging/resume.ts). */
+  downloadAttempts?: number;
+  downloadBackoffMs?: (stalled: number) => number;
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   freeBytes?: (dir: string) => Promise<number>;
 }
@@ -58,6 +62,8 @@ export class Orchestrator {
       dataDir: deps.dataDir,
       fetcher: deps.fetcher,
       ...(deps.freeBytes ? { freeBytes: deps.freeBytes } : {}),
+      downloadAttempts: deps.downloadAttempts ?? DOWNLOAD.defaultAttempts,
+      ...(deps.downloadBackoffMs ? { downloadBackoffMs: deps.downloadBackoffMs } : {}),
       health: deps.health ?? probeHealthChecker,
       outbox: this.outbox,
       device: deps.device,
