@@ -120,7 +120,11 @@ export class ChannelTargetFetcher implements TargetFetcher {
           at += data.length;
         };
         await write(first.data);
-        if (at < info.length) crashPoint('mid-download');
+        if (at < info.length) {
+          // the first bytes of an attempt are durable at once: a restart asks only for the rest
+          await checkpoint();
+          crashPoint('mid-download');
+        }
         for await (const m of rest as AsyncIterable<{ data: Buffer }>) {
           await write(m.data);
           if (at - synced >= DOWNLOAD.checkpointBytes && at < info.length) await checkpoint();
