@@ -5,7 +5,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deltaTargetPath, sha256Digest, type Digest } from '@svc/release-core';
 import { requireTool } from '../../../vitest.shared.js';
-import { AgentError, downloadBackoffMs, downloadMember, DOWNLOAD, type FetchProgress, type MemberSpec, type ProgressStore, type TargetFetcher } from '../src/index.js';
+import {
+  AgentError,
+  downloadBackoffMs,
+  downloadMember,
+  DOWNLOAD,
+  type FetchProgress,
+  type MemberSpec,
+  type ProgressStore,
+  type TargetFetcher,
+} from '../src/index.js';
 import type { DownloadProgress, DownloadTarget } from '../src/journal/tx-data.js';
 import { deliverMember } from '../src/staging/delta.js';
 import { tempDir } from './helpers/tools.js';
@@ -16,7 +25,15 @@ beforeEach(async () => ({ dir, cleanup } = await tempDir()));
 afterEach(() => cleanup());
 
 const bytes = randomBytes(64 * 1024);
-const m: MemberSpec = { component: 'blob', kind: 'model', rolloutId: 'r', target: 'blobs/b', digest: sha256Digest(bytes), length: bytes.length, mediaType: 'x' };
+const m: MemberSpec = {
+  component: 'blob',
+  kind: 'model',
+  rolloutId: 'r',
+  target: 'blobs/b',
+  digest: sha256Digest(bytes),
+  length: bytes.length,
+  mediaType: 'x',
+};
 
 /** The journal's part, in memory: what was saved, in order, and the waits asked for. */
 function memoryStore(maxStalled = 3): ProgressStore & { saved: DownloadProgress[]; waits: number[] } {

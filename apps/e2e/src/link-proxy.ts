@@ -26,13 +26,13 @@ export class LinkProxy {
   /** Listens on a free loopback port and forwards to `target` (`host:port`). */
   static async start(target: string): Promise<LinkProxy> {
     const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
-    let proxy: LinkProxy | undefined;
-    const server = createServer((client) => proxy!.accept(client, host, port));
+    const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
     });
-    proxy = new LinkProxy(server, `127.0.0.1:${(server.address() as { port: number }).port}`);
+    const proxy = new LinkProxy(server, `127.0.0.1:${(server.address() as { port: number }).port}`);
+    server.on('connection', (client: Socket) => proxy.accept(client, host, port));
     return proxy;
   }
 

@@ -168,7 +168,10 @@ describe('downloads resume across link loss and agent restarts (embedded store)'
     await link.cutAfter(1 * MiB, 'down');
     // attempts 2..4 reach no server: the third in a row without progress ends the transaction
     await waitFor('the transaction failed on the device', async () => (await journal('dead-link')).some((r) => r.state === 'failed'), 120_000);
-    const lastProgress = (await journal('dead-link')).map((r) => r.data?.['download:detector']).filter((p) => p !== undefined).at(-1)!;
+    const lastProgress = (await journal('dead-link'))
+      .map((r) => r.data?.['download:detector'])
+      .filter((p) => p !== undefined)
+      .at(-1)!;
     expect(lastProgress).toMatchObject({ attempts: 4, stalled: 3 });
     link.up();
     expect(await fleet.waitSettled(tx)).toMatchObject({ state: 'failed' });

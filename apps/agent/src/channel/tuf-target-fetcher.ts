@@ -55,13 +55,7 @@ export class ChannelTargetFetcher implements TargetFetcher {
     return { info, repoPath: `targets/${hashedTargetPath(path, sha)}` };
   }
 
-  async fetchTarget(
-    path: string,
-    expected: { digest: Digest; length: number },
-    destFile: string,
-    resumeFrom: number,
-    progress?: FetchProgress,
-  ): Promise<void> {
+  async fetchTarget(path: string, expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number, progress?: FetchProgress): Promise<void> {
     const { info, repoPath } = await this.info(path);
     // TUF is the authority on bytes: the assignment must agree with the signed metadata
     if (info.length !== expected.length || info.hashes.sha256 !== digestHex(expected.digest)) {
@@ -74,12 +68,7 @@ export class ChannelTargetFetcher implements TargetFetcher {
     await this.download(path, info, repoPath, destFile, resumeFrom, progress);
   }
 
-  async fetchDelta(
-    pair: { source: Digest; target: Digest },
-    destFile: string,
-    resumeFrom = 0,
-    progress?: FetchProgress,
-  ): Promise<{ length: number } | null> {
+  async fetchDelta(pair: { source: Digest; target: Digest }, destFile: string, resumeFrom = 0, progress?: FetchProgress): Promise<{ length: number } | null> {
     const path = deltaTargetPath(pair.source, pair.target);
     const info = await (await this.refreshed()).getTargetInfo(path);
     // offered only when the signed metadata lists it for exactly this pair, within the bounds

@@ -48,8 +48,7 @@ async function digestOf(path: string): Promise<Digest | null> {
 
 /** `attempts`/`resumes`: of the delta's download, when it was fetched. */
 type DeltaAttempt = { attempts: number; resumes: number } & (
-  | { ok: true; bytes: number }
-  | { ok: false; bytes: number; fallback?: DeltaFallback; reason?: string }
+  { ok: true; bytes: number } | { ok: false; bytes: number; fallback?: DeltaFallback; reason?: string }
 );
 
 /**
@@ -68,7 +67,14 @@ export async function deliverMember(member: MemberSpec, opts: DeliverOptions): P
   if (src && src.digest !== member.digest && opts.fetcher.fetchDelta && deltaEligible(1, member.length)) {
     tried = await viaDelta(member, src, opts);
     if (tried.ok)
-      return { ...base, method: 'delta', bytes_transferred: tried.bytes, source_digest: src.digest, attempts: Math.max(1, tried.attempts), resumes: tried.resumes };
+      return {
+        ...base,
+        method: 'delta',
+        bytes_transferred: tried.bytes,
+        source_digest: src.digest,
+        attempts: Math.max(1, tried.attempts),
+        resumes: tried.resumes,
+      };
     if (tried.fallback)
       opts.log?.('warn', 'delta not used, downloading the full member', { component: member.component, fallback: tried.fallback, reason: tried.reason });
   }

@@ -16,13 +16,7 @@ export interface FetchProgress {
  * them is overwritten) and resolves when the file holds `length` bytes.
  */
 export interface TargetFetcher {
-  fetchTarget(
-    path: string,
-    expected: { digest: Digest; length: number },
-    destFile: string,
-    resumeFrom: number,
-    progress?: FetchProgress,
-  ): Promise<void>;
+  fetchTarget(path: string, expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number, progress?: FetchProgress): Promise<void>;
   /**
    * The delta from `source` to `target` (docs/delta-updates.md) into `destFile`, from byte
    * `resumeFrom` like fetchTarget, when the signed TUF targets list one at deltaTargetPath
@@ -30,10 +24,5 @@ export interface TargetFetcher {
    * bytes matched TUF's length and sha256 (a tampered delta is DIGEST_MISMATCH, never handed
    * on), or null when none is offered.
    */
-  fetchDelta?(
-    pair: { source: Digest; target: Digest },
-    destFile: string,
-    resumeFrom?: number,
-    progress?: FetchProgress,
-  ): Promise<{ length: number } | null>;
+  fetchDelta?(pair: { source: Digest; target: Digest }, destFile: string, resumeFrom?: number, progress?: FetchProgress): Promise<{ length: number } | null>;
 }

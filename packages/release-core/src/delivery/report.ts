@@ -52,7 +52,12 @@ export function validateDeliveryReport(value: unknown): DeliveryReport {
   const seen = new Set<string>();
   members?.forEach((m, i) => {
     const at = `members[${i}]`;
-    const r = c.object(m, at, ['component', 'method', 'bytes_transferred', 'full_length'], ['source_digest', 'fallback', 'attempts', 'resumes', 'failure', 'failure_detail']);
+    const r = c.object(
+      m,
+      at,
+      ['component', 'method', 'bytes_transferred', 'full_length'],
+      ['source_digest', 'fallback', 'attempts', 'resumes', 'failure', 'failure_detail'],
+    );
     if (!r) return;
     const name = c.string(r.component, join(at, 'component'), { pattern: P.componentName, what: 'component name' });
     if (name !== undefined) {

@@ -294,7 +294,21 @@ export async function deploymentDeliveries(db: Db, tenant: string, deploymentId:
   const [rows, total] = await Promise.all([
     db
       .selectFrom('receipt_deliveries')
-      .select(['device_name', 'receipt_id', 'component', 'method', 'bytes_transferred', 'full_length', 'source_digest', 'fallback', 'attempts', 'resumes', 'failure', 'failure_detail', 'reported_at'])
+      .select([
+        'device_name',
+        'receipt_id',
+        'component',
+        'method',
+        'bytes_transferred',
+        'full_length',
+        'source_digest',
+        'fallback',
+        'attempts',
+        'resumes',
+        'failure',
+        'failure_detail',
+        'reported_at',
+      ])
       .where('tenant_id', '=', tenant)
       .where('deployment_id', '=', deploymentId)
       .orderBy('device_name')
