@@ -68,6 +68,8 @@ export interface TxFacts {
   activation?: ActivationOutcome;
   outbox_file?: string;
   rebooted_after_rollback?: boolean;
+  /** The durable download bytes (all members) when a restart last resumed the transaction. */
+  download_mark?: number;
   [member: `member:${string}`]: MemberRecord;
   [health: `health:${number}`]: ProbeResult[];
   /** How a member's bytes arrived (docs/delta-updates.md), journaled once it is downloaded. */
@@ -117,6 +119,13 @@ export function deliveryKey(component: string): `delivery:${string}` {
 
 export function downloadKey(component: string, target: DownloadTarget): `download:${string}` {
   return target === 'full' ? `download:${component}` : `download:${component}:delta`;
+}
+
+/** The bytes every download of the transaction holds durably (the sum of the journaled offsets). */
+export function durableDownloadBytes(data: TxFacts): number {
+  let total = 0;
+  for (const [k, v] of Object.entries(data)) if (k.startsWith('download:')) total += (v as DownloadProgress).offset;
+  return total;
 }
 
 export function memberRecord(data: TxFacts, component: string): MemberRecord {
@@ -322,6 +331,7 @@ export function decodeTxPatch(value: unknown, where: string): TxPatch {
     else if (k === 'activation') out.activation = r.oneOf(v, at, OUTCOMES);
     else if (k === 'outbox_file') out.outbox_file = r.string(v, at);
     else if (k === 'rebooted_after_rollback') out.rebooted_after_rollback = r.bool(v, at);
+    else if (k === 'download_mark') out.download_mark = r.int(v, at);
     else r.bad(at, 'unknown field');
   }
   if (r.issues.length > 0) {
