@@ -137,6 +137,22 @@ describe('resumed downloads', () => {
     expect(calls).toEqual([0]);
   });
 
+  it('a local file error (errno) is not the link: left to the transaction at once, not retried here', async () => {
+    const store = memoryStore();
+    let calls = 0;
+    const full: TargetFetcher = {
+      async fetchTarget() {
+        calls++;
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+    };
+    await expect(downloadMember(m, { fetcher: full, dir, progress: store })).rejects.toMatchObject({
+      code: 'FETCH_FAILED',
+      message: expect.stringContaining('ENOSPC'),
+    });
+    expect(calls).toBe(1);
+  });
+
   it('backs off from the base, doubling per attempt without progress, up to the cap', () => {
     expect(downloadBackoffMs(1, () => 0)).toBe(DOWNLOAD.backoffBaseMs / 2);
     expect(downloadBackoffMs(2, () => 0.999999)).toBe(2 * DOWNLOAD.backoffBaseMs);

@@ -48,9 +48,14 @@ async function sizeOf(path: string): Promise<number> {
   );
 }
 
-/** A failure another attempt cannot fix: bytes that differ from the signed metadata, a full disk, a journal that cannot be written. */
+/**
+ * A failure that is not the link's, left to the transaction: bytes that differ from the signed
+ * metadata, a full disk, a journal that cannot be written, a local file error (errno).
+ */
 function final(err: unknown): boolean {
-  return isAgentError(err) && err.code !== 'FETCH_FAILED';
+  if (isAgentError(err)) return err.code !== 'FETCH_FAILED';
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code);
 }
 
 function words(err: unknown): string {

@@ -42,7 +42,9 @@ function progressStore(ctx: { tx: string }, env: StepEnv, m: PlannedMember): Pro
 function failedDelivery(ctx: { tx: string }, env: StepEnv, m: PlannedMember, source: Digest | null, err: unknown): MemberDelivery {
   const data = env.journal.get(ctx.tx)!.data;
   const full = data[downloadKey(m.component, 'full')];
-  const delta = data[downloadKey(m.component, 'delta')];
+  // a delta looked up but not offered moved no byte and is not part of the story
+  const tried = data[downloadKey(m.component, 'delta')];
+  const delta = tried !== undefined && (tried.received > 0 || tried.last_error !== undefined) ? tried : undefined;
   const viaDelta = full === undefined && delta !== undefined && source !== null;
   return {
     component: m.component,
