@@ -2,6 +2,7 @@ import { open, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { IDENTIFIER_PATTERNS, normalizeUuid, parsePublicKeyPem, type PublicKey } from '@svc/release-core';
 import { AgentError } from './errors.js';
+import { DOWNLOAD } from './staging/resume.js';
 
 /** The four device release settings of spec §2.2, all provisioned together. */
 export interface ReleaseSettings {
@@ -40,6 +41,8 @@ export interface AgentConfig {
   maxResumptions: number;
   /** SVC_AGENT_CONNECTION, SVC_AGENT_IDLE_CLOSE_S. */
   connection: ConnectionSettings;
+  /** SVC_AGENT_DOWNLOAD_ATTEMPTS: download attempts in a row without progress before the transaction fails. */
+  downloadAttempts: number;
 }
 
 export const RELEASE_SETTING_NAMES = ['SVC_RELEASE_TENANT', 'SVC_RELEASE_PRODUCT', 'SVC_RELEASE_PROFILE', 'SVC_RELEASE_TRUST_DIR'] as const;
@@ -75,6 +78,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!Number.isInteger(maxResumptions) || maxResumptions < 1 || maxResumptions > 100) {
     problems.push('SVC_AGENT_MAX_RESUMPTIONS: must be an integer 1..100');
   }
+  const attemptsRaw = (env.SVC_AGENT_DOWNLOAD_ATTEMPTS ?? '') === '' ? String(DOWNLOAD.defaultAttempts) : env.SVC_AGENT_DOWNLOAD_ATTEMPTS!;
+  const downloadAttempts = Number(attemptsRaw);
+  if (!/^\d{1,3}$/.test(attemptsRaw) || downloadAttempts < 1 || downloadAttempts > 100) problems.push('SVC_AGENT_DOWNLOAD_ATTEMPTS: must be an integer 1..100');
   const mode = (env.SVC_AGENT_CONNECTION ?? '') === '' ? 'per-check-in' : env.SVC_AGENT_CONNECTION!;
   if (!(CONNECTION_MODES as readonly string[]).includes(mode)) problems.push(`SVC_AGENT_CONNECTION: must be ${CONNECTION_MODES.join(' or ')}`);
   const idleRaw = (env.SVC_AGENT_IDLE_CLOSE_S ?? '') === '' ? '30' : env.SVC_AGENT_IDLE_CLOSE_S!;
@@ -91,6 +97,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     release,
     maxResumptions,
     connection: { mode: mode as ConnectionMode, idleCloseS },
+    downloadAttempts,
   };
 }
 

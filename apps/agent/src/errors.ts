@@ -18,6 +18,7 @@ export const AGENT_ERROR_CODES = [
   'MEMBER_KIND_UNSUPPORTED',
   // download and staging
   'FETCH_FAILED',
+  'DOWNLOAD_RETRIES_EXHAUSTED', // a download made no progress in SVC_AGENT_DOWNLOAD_ATTEMPTS attempts in a row
   'DIGEST_MISMATCH',
   'DISK_SPACE_LOW',
   'STAGE_FAILED',

@@ -45,7 +45,8 @@ export type { HealthChecker, HealthResult, ProbeResult } from './health/probes.j
 
 export { downloadMember, stagedPath, freeBytesOf } from './staging/stage.js';
 export type { DownloadOptions } from './staging/stage.js';
-export type { TargetFetcher } from './staging/fetcher.js';
+export type { FetchProgress, TargetFetcher } from './staging/fetcher.js';
+export { DOWNLOAD, downloadBackoffMs, type ProgressStore } from './staging/resume.js';
 
 export { Orchestrator } from './transaction/orchestrator.js';
 export type { OrchestratorDeps } from './transaction/orchestrator.js';

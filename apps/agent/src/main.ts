@@ -193,6 +193,7 @@ async function main(): Promise<void> {
         },
         device,
         maxResumptions: config.maxResumptions,
+        downloadAttempts: config.downloadAttempts,
         log,
       }),
   });

@@ -61,6 +61,16 @@ describe('agent configuration (spec 2.2)', () => {
     expect(() => loadConfig({ SVC_AGENT_IDLE_CLOSE_S: '2.5' })).toThrow(/SVC_AGENT_IDLE_CLOSE_S/);
   });
 
+  it('download attempts without progress: 10 unless set; 1..100; bad values named', () => {
+    expect(loadConfig({}).downloadAttempts).toBe(10);
+    expect(loadConfig({ SVC_AGENT_DOWNLOAD_ATTEMPTS: '3' }).downloadAttempts).toBe(3);
+    for (const bad of ['0', '101', '2.5', 'many', '-1']) {
+      expect(() => loadConfig({ SVC_AGENT_DOWNLOAD_ATTEMPTS: bad })).toThrow(
+        'invalid agent configuration: SVC_AGENT_DOWNLOAD_ATTEMPTS: must be an integer 1..100',
+      );
+    }
+  });
+
   it('bad values are named', () => {
     expect(() => loadConfig({ ...full(dir), SVC_RELEASE_TENANT: 'acme', SVC_AGENT_SERVER: 'nope' })).toThrow(/SVC_RELEASE_TENANT.*SVC_AGENT_SERVER/);
   });

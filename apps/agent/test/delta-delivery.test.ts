@@ -76,7 +76,15 @@ describe.skipIf(!haveZstd)('delivering a member through a delta', () => {
     const { neu, delta, m, source } = await setup();
     const f = new DeltaFetcher(new Map([['models/w', neu]]), { listed: delta, serve: delta, pair: { source: source.digest, target: m.digest } });
     const d = await deliverMember(m, { fetcher: f, dir, source });
-    expect(d).toEqual({ component: 'weights', method: 'delta', bytes_transferred: delta.length, full_length: neu.length, source_digest: source.digest });
+    expect(d).toEqual({
+      component: 'weights',
+      method: 'delta',
+      bytes_transferred: delta.length,
+      full_length: neu.length,
+      source_digest: source.digest,
+      attempts: 1,
+      resumes: 0,
+    });
     expect(delta.length).toBeLessThan(neu.length / 10);
     expect(f.calls).toEqual([]);
     expect((await readFile(join(dir, 'weights.staged'))).equals(neu)).toBe(true);
@@ -125,6 +133,8 @@ describe.skipIf(!haveZstd)('delivering a member through a delta', () => {
       method: 'full',
       bytes_transferred: neu.length,
       full_length: neu.length,
+      attempts: 1,
+      resumes: 0,
     });
     expect(f.deltaCalls).toBe(1);
     const g = new DeltaFetcher(new Map([['models/w', neu]]), null);

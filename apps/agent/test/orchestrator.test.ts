@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCertificatePem, verifyReceipt, generateKeyPair, checkReceiptAgainstRelease, verifyRelease, parseEnvelope } from '@svc/release-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HealthChecker } from '../src/index.js';
+import { AgentError, DOWNLOAD, type HealthChecker } from '../src/index.js';
 import { FakeMemberDriver, type DriverCall } from './helpers/fake-member-driver.js';
 import { assignmentFor, makeOrchestrator } from './helpers/agent-fixture.js';
 import { MemoryFetcher, PRODUCT, TENANT, buildRelease, makeDevice, type DeviceFixture } from './helpers/release-fixture.js';
@@ -159,12 +159,71 @@ describe('orchestrator: signed release transactions', () => {
     expect(other.calls.concat(none.calls)).toEqual([]);
   });
 
-  it('a fetch failure is transient: retry later, then resume completes', async () => {
+  it('a fetch failure is retried in place: the download completes, its attempts journaled and reported', async () => {
+    const s = await scenario({ groups: [['model-a']] });
+    const fetchTarget = s.fetcher.fetchTarget.bind(s.fetcher);
+    let fails = 2;
+    s.fetcher.fetchTarget = async (...args) => {
+      if (fails-- > 0) throw new Error('connection reset');
+      return fetchTarget(...args);
+    };
+    expect(await s.orchestrator.apply(assignmentFor(s.rel))).toMatchObject({ status: 'done', activation: 'activated' });
+    expect(s.journal.get('tx-1')!.data['delivery:model-a']).toMatchObject({ method: 'full', attempts: 3 });
+    const report = JSON.parse(Buffer.from((await s.orchestrator.outbox.readDelivery('tx-1'))!).toString()) as { members: unknown[] };
+    expect(report.members).toEqual([expect.objectContaining({ component: 'model-a', attempts: 3, resumes: 0 })]);
+  });
+
+  it('restarts during a download that keeps moving bytes do not trip the loop guard; restarts without progress do', async () => {
+    const s = await scenario({ groups: [['model-a']] });
+    const [[path, bytes]] = [...s.rel.targets.entries()] as [[string, Uint8Array]];
+    // each run of the agent gets one more byte durable, then stops as a crash would (a transient failure)
+    let moving = true;
+    s.fetcher.fetchTarget = async (p, _e, destFile, from, progress) => {
+      expect(p).toBe(path);
+      if (moving && from + 1 < bytes.length) {
+        await appendFile(destFile, bytes.subarray(from, from + 1));
+        await progress!.checkpoint(from + 1);
+        throw new AgentError('JOURNAL_WRITE_FAILED', 'disk hiccup');
+      }
+      await appendFile(destFile, bytes.subarray(from));
+    };
+    expect(await s.orchestrator.apply(assignmentFor(s.rel))).toMatchObject({ status: 'retry-later', code: 'JOURNAL_WRITE_FAILED' });
+    for (let i = 0; i < 6; i++) expect(await s.orchestrator.resume()).toMatchObject([{ status: 'retry-later', code: 'JOURNAL_WRITE_FAILED' }]);
+    expect(s.journal.get('tx-1')).toMatchObject({ state: 'downloading', resumptions: 0 });
+    expect(s.journal.get('tx-1')!.data['download:model-a']).toMatchObject({ offset: 7 });
+    moving = false;
+    expect(await s.orchestrator.resume()).toMatchObject([{ status: 'done', activation: 'activated' }]);
+
+    // the same failure without progress: the fourth restart is one too many
+    const t = await scenario({ groups: [['model-a']] });
+    t.fetcher.fetchTarget = async () => {
+      throw new AgentError('JOURNAL_WRITE_FAILED', 'disk hiccup');
+    };
+    expect(await t.orchestrator.apply(assignmentFor(t.rel))).toMatchObject({ status: 'retry-later' });
+    for (let i = 0; i < 3; i++) expect(await t.orchestrator.resume()).toMatchObject([{ status: 'retry-later' }]);
+    expect(await t.orchestrator.resume()).toMatchObject([{ status: 'done', activation: 'failed' }]);
+    expect(t.journal.get('tx-1')!.data.failure).toMatchObject({ code: 'LOOP_GUARD' });
+  });
+
+  it('a link that stays down fails the transaction after the bound: DOWNLOAD_RETRIES_EXHAUSTED, named in the delivery report', async () => {
     const s = await scenario({ groups: [['model-a']] });
     (s.fetcher.opts as { failWith?: Error }).failWith = new Error('connection reset');
-    expect(await s.orchestrator.apply(assignmentFor(s.rel))).toMatchObject({ status: 'retry-later', code: 'FETCH_FAILED' });
-    delete (s.fetcher.opts as { failWith?: Error }).failWith;
-    expect(await s.orchestrator.resume()).toMatchObject([{ status: 'done', activation: 'activated' }]);
+    const out = await s.orchestrator.apply(assignmentFor(s.rel));
+    expect(out).toMatchObject({ status: 'done', activation: 'failed' });
+    expect(s.fetcher.calls).toHaveLength(DOWNLOAD.defaultAttempts);
+    expect(s.journal.get('tx-1')!.data.failure).toMatchObject({ code: 'DOWNLOAD_RETRIES_EXHAUSTED', component: 'model-a' });
+    expect(s.calls).toEqual([]);
+    const report = JSON.parse(Buffer.from((await s.orchestrator.outbox.readDelivery('tx-1'))!).toString()) as { members: Record<string, unknown>[] };
+    expect(report.members).toEqual([
+      expect.objectContaining({
+        component: 'model-a',
+        method: 'full',
+        bytes_transferred: 0,
+        attempts: DOWNLOAD.defaultAttempts,
+        failure: 'DOWNLOAD_RETRIES_EXHAUSTED',
+        failure_detail: expect.stringContaining(`${DOWNLOAD.defaultAttempts} attempts in a row without progress`),
+      }),
+    ]);
   });
 
   it('a target whose bytes do not match the signed digest fails without activating anything', async () => {

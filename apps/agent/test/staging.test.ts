@@ -18,7 +18,8 @@ describe('download and stage', () => {
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'blob.part'), bytes.subarray(0, 700));
     const f = new MemoryFetcher(new Map([['blobs/b', bytes]]));
-    const file = await downloadMember(m, { fetcher: f, dir });
+    const { file, progress } = await downloadMember(m, { fetcher: f, dir });
+    expect(progress).toMatchObject({ offset: bytes.length, attempts: 1, resumes: 1, received: bytes.length - 700 });
     expect(f.calls).toEqual([{ path: 'blobs/b', resumeFrom: 700 }]);
     expect(Buffer.from(await readFile(file)).equals(Buffer.from(bytes))).toBe(true);
     // again: already staged, no fetch

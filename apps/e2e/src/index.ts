@@ -23,3 +23,4 @@ export {
   type DeploymentBalancing,
 } from './haproxy.js';
 export { createHostNetwork, netnsUnavailable, removeStaleNetworks, type HostNetwork, type NetHost } from './netns.js';
+export { LinkProxy } from './link-proxy.js';

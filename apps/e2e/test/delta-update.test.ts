@@ -156,6 +156,10 @@ describe.skipIf(!haveZstd).each(stores().filter((s) => s === 'embedded' || haveP
       full_length: v2.length,
       source_digest: a1.digest,
       fallback: null,
+      attempts: 1,
+      resumes: 0,
+      failure: null,
+      failure_detail: null,
       reported_at: expect.any(String),
     });
 

@@ -82,6 +82,8 @@ export const LIMITS = Object.freeze({
   deltaZstdLevel: 3,
   /** The delivery report beside a receipt (JSON bytes): 64 members of ~200 bytes. */
   deliveryReportBytes: 32 * 1024,
+  /** A member's `failure_detail` in the delivery report, in UTF-16 code units. */
+  deliveryFailureDetailChars: 200,
 } as const);
 
 export type Limits = typeof LIMITS;

@@ -71,6 +71,45 @@ describe('validateDeliveryReport', () => {
     expect(validateDeliveryReport(report)).toEqual(report);
   });
 
+  it('accepts resumed and failed downloads: attempts, resumes, a failure code and its detail', () => {
+    const report = {
+      members: [
+        { component: 'model', method: 'full', bytes_transferred: 1000, full_length: 1000, attempts: 3, resumes: 2 },
+        {
+          component: 'cfg',
+          method: 'full',
+          bytes_transferred: 400,
+          full_length: 1000,
+          attempts: 4,
+          resumes: 3,
+          failure: 'DOWNLOAD_RETRIES_EXHAUSTED',
+          failure_detail: 'full download: 3 attempts in a row without progress (bound 3)',
+        },
+      ],
+    };
+    expect(validateDeliveryReport(report)).toEqual(report);
+  });
+
+  it('names bad resume fields: attempts below 1, negative resumes, a failure that is not a code, a detail without a code or too long', () => {
+    let err: unknown;
+    try {
+      validateDeliveryReport({
+        members: [
+          { component: 'a', method: 'full', bytes_transferred: 1, full_length: 1, attempts: 0, resumes: -1 },
+          { component: 'b', method: 'full', bytes_transferred: 1, full_length: 1, failure: 'link died' },
+          { component: 'c', method: 'full', bytes_transferred: 1, full_length: 1, failure_detail: 'why' },
+          { component: 'd', method: 'full', bytes_transferred: 1, full_length: 1, failure: 'X_Y', failure_detail: 'x'.repeat(201) },
+        ],
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect((err as ReleaseError).code).toBe('DELIVERY_INVALID');
+    expect(((err as ReleaseError).issues ?? []).map((i) => i.path).sort()).toEqual(
+      ['members[0].attempts', 'members[0].resumes', 'members[1].failure', 'members[2].failure_detail', 'members[3].failure_detail'].sort(),
+    );
+  });
+
   it('names every bad field at once', () => {
     let err: unknown;
     try {

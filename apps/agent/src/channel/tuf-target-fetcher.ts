@@ -4,9 +4,10 @@ import { Readable } from 'node:stream';
 import type { RepositoryServiceClient } from '@svc/device-proto';
 import { deltaDescriptorOf, deltaTargetPath, digestHex, hashedTargetPath, LIMITS, type Digest } from '@svc/release-core';
 import { Updater, type TargetFile } from 'tuf-js';
-import { AgentError } from '../errors.js';
+import { AgentError, isAgentError } from '../errors.js';
 import { crashPoint } from '../state-machine/crash-points.js';
-import type { TargetFetcher } from '../staging/fetcher.js';
+import type { FetchProgress, TargetFetcher } from '../staging/fetcher.js';
+import { DOWNLOAD } from '../staging/resume.js';
 import { CHANNEL_METADATA_URL, CHANNEL_TARGETS_URL, ChannelFetcher } from './repo-fetcher.js';
 import { openRepoStream } from './repo-stream.js';
 
@@ -54,7 +55,7 @@ export class ChannelTargetFetcher implements TargetFetcher {
     return { info, repoPath: `targets/${hashedTargetPath(path, sha)}` };
   }
 
-  async fetchTarget(path: string, expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number): Promise<void> {
+  async fetchTarget(path: string, expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number, progress?: FetchProgress): Promise<void> {
     const { info, repoPath } = await this.info(path);
     // TUF is the authority on bytes: the assignment must agree with the signed metadata
     if (info.length !== expected.length || info.hashes.sha256 !== digestHex(expected.digest)) {
@@ -64,22 +65,27 @@ export class ChannelTargetFetcher implements TargetFetcher {
         { field: path },
       );
     }
-    await this.download(path, info, repoPath, destFile, resumeFrom);
+    await this.download(path, info, repoPath, destFile, resumeFrom, progress);
   }
 
-  async fetchDelta(pair: { source: Digest; target: Digest }, destFile: string): Promise<{ length: number } | null> {
+  async fetchDelta(pair: { source: Digest; target: Digest }, destFile: string, resumeFrom = 0, progress?: FetchProgress): Promise<{ length: number } | null> {
     const path = deltaTargetPath(pair.source, pair.target);
     const info = await (await this.refreshed()).getTargetInfo(path);
     // offered only when the signed metadata lists it for exactly this pair, within the bounds
     if (info === undefined || deltaDescriptorOf(info.custom, pair.source, pair.target) === undefined) return null;
     const sha = info.hashes.sha256;
     if (sha === undefined || info.length > LIMITS.deltaMemberBytes) return null;
-    await this.download(path, info, `targets/${hashedTargetPath(path, sha)}`, destFile, 0);
+    await this.download(path, info, `targets/${hashedTargetPath(path, sha)}`, destFile, resumeFrom, progress);
     return { length: info.length };
   }
 
-  /** Streams a target's bytes into `destFile` from `resumeFrom`, then checks them against TUF's length and sha256. */
-  private async download(path: string, info: TargetFile, repoPath: string, destFile: string, resumeFrom: number): Promise<void> {
+  /**
+   * Streams a target's bytes into `destFile` from `resumeFrom` (a ranged GetFile), then checks
+   * them against TUF's length and sha256. Every DOWNLOAD.checkpointBytes the file is fsynced and
+   * `progress` told; a stream that breaks off is checkpointed where it stopped, so the next
+   * attempt asks only for the rest.
+   */
+  private async download(path: string, info: TargetFile, repoPath: string, destFile: string, resumeFrom: number, progress?: FetchProgress): Promise<void> {
     const have = await stat(destFile).then(
       (s) => s.size,
       () => 0,
@@ -87,6 +93,12 @@ export class ChannelTargetFetcher implements TargetFetcher {
     let at = Math.min(resumeFrom, have);
     if (at < info.length) {
       const handle = await open(destFile, at === 0 ? 'w' : 'r+');
+      let synced = at;
+      const checkpoint = async () => {
+        await handle.sync();
+        synced = at;
+        await progress?.checkpoint(at);
+      };
       try {
         const { first, rest } = await openRepoStream(this.client, repoPath, at).catch((cause: unknown) => {
           throw new AgentError('FETCH_FAILED', `target ${path}: ${(cause as Error).message}`, { cause, field: path });
@@ -97,10 +109,22 @@ export class ChannelTargetFetcher implements TargetFetcher {
           at += data.length;
         };
         await write(first.data);
-        if (at < info.length) crashPoint('mid-download');
-        for await (const m of rest as AsyncIterable<{ data: Buffer }>) await write(m.data);
+        if (at < info.length) {
+          // the first bytes of an attempt are durable at once: a restart asks only for the rest
+          await checkpoint();
+          crashPoint('mid-download');
+        }
+        for await (const m of rest as AsyncIterable<{ data: Buffer }>) {
+          await write(m.data);
+          if (at - synced >= DOWNLOAD.checkpointBytes && at < info.length) await checkpoint();
+        }
         await handle.truncate(at);
         await handle.sync();
+      } catch (err) {
+        // what arrived before the stream broke off is kept for the next attempt (never bytes
+        // that overran the signed length); a checkpoint that cannot be written leaves the last one
+        if (at > synced && !isAgentError(err, 'DIGEST_MISMATCH')) await checkpoint().catch(() => undefined);
+        throw err;
       } finally {
         await handle.close();
       }

@@ -68,10 +68,38 @@ export interface TxFacts {
   activation?: ActivationOutcome;
   outbox_file?: string;
   rebooted_after_rollback?: boolean;
+  /** The durable download bytes (all members) when a restart last resumed the transaction. */
+  download_mark?: number;
   [member: `member:${string}`]: MemberRecord;
   [health: `health:${number}`]: ProbeResult[];
   /** How a member's bytes arrived (docs/delta-updates.md), journaled once it is downloaded. */
   [delivery: `delivery:${string}`]: MemberDelivery;
+  /** A member's download in progress (staging/resume.ts): its durable offset and attempts. */
+  [download: `download:${string}`]: DownloadProgress;
+}
+
+/** Which target of a member a download fetches: the member itself or the delta to it. */
+export type DownloadTarget = 'full' | 'delta';
+
+/**
+ * A download's journaled progress: `offset` bytes of the target are fsynced in its file, so a
+ * restart continues from there; the attempt counters bound retries across restarts.
+ */
+export interface DownloadProgress {
+  /** The target this progress is about; the same member's other target has its own key. */
+  target: DownloadTarget;
+  /** Bytes at the start of the file that are on disk (fsynced) and need not be fetched again. */
+  offset: number;
+  /** Attempts started (each one a GetFile from `offset`). */
+  attempts: number;
+  /** Attempts in a row that ended without moving `offset` (reset by any progress). */
+  stalled: number;
+  /** Attempts that continued from kept bytes (offset > 0). */
+  resumes: number;
+  /** Bytes received over all attempts, counted at each checkpoint. */
+  received: number;
+  /** What the last failed attempt said. */
+  last_error?: string;
 }
 
 export interface TxData extends TxFacts {
@@ -87,6 +115,17 @@ export function memberKey(component: string): `member:${string}` {
 
 export function deliveryKey(component: string): `delivery:${string}` {
   return `delivery:${component}`;
+}
+
+export function downloadKey(component: string, target: DownloadTarget): `download:${string}` {
+  return target === 'full' ? `download:${component}` : `download:${component}:delta`;
+}
+
+/** The bytes every download of the transaction holds durably (the sum of the journaled offsets). */
+export function durableDownloadBytes(data: TxFacts): number {
+  let total = 0;
+  for (const [k, v] of Object.entries(data)) if (k.startsWith('download:')) total += (v as DownloadProgress).offset;
+  return total;
 }
 
 export function memberRecord(data: TxFacts, component: string): MemberRecord {
@@ -242,6 +281,19 @@ function probeResult(r: Reader, v: unknown, at: string): ProbeResult {
   return { name: r.string(o.name, `${at}.name`), ok: r.bool(o.ok, `${at}.ok`), detail: r.string(o.detail, `${at}.detail`) };
 }
 
+function downloadProgress(r: Reader, v: unknown, at: string): DownloadProgress {
+  const o = r.object(v, at, ['target', 'offset', 'attempts', 'stalled', 'resumes', 'received'], ['last_error']);
+  return {
+    target: r.oneOf(o.target, `${at}.target`, ['full', 'delta'] as const),
+    offset: r.int(o.offset, `${at}.offset`),
+    attempts: r.int(o.attempts, `${at}.attempts`),
+    stalled: r.int(o.stalled, `${at}.stalled`),
+    resumes: r.int(o.resumes, `${at}.resumes`),
+    received: r.int(o.received, `${at}.received`),
+    ...(o.last_error !== undefined ? { last_error: r.string(o.last_error, `${at}.last_error`) } : {}),
+  };
+}
+
 function failure(r: Reader, v: unknown, at: string): TxFailure {
   const o = r.object(v, at, ['code', 'message', 'component']);
   return {
@@ -268,7 +320,8 @@ export function decodeTxPatch(value: unknown, where: string): TxPatch {
       } catch (e) {
         r.bad(at, (e as Error).message);
       }
-    } else if (/^health:\d+$/.test(k)) out[`health:${Number(k.slice(7))}`] = r.array(v, at, (x, p) => probeResult(r, x, p));
+    } else if (k.startsWith('download:') && k.length > 9) out[k as `download:${string}`] = downloadProgress(r, v, at);
+    else if (/^health:\d+$/.test(k)) out[`health:${Number(k.slice(7))}`] = r.array(v, at, (x, p) => probeResult(r, x, p));
     else if (k === 'desired') out.desired = desired(r, v, at);
     else if (k === 'group') out.group = r.int(v, at);
     else if (k === 'failure') out.failure = r.nullable(v, (x) => failure(r, x, at));
@@ -278,6 +331,7 @@ export function decodeTxPatch(value: unknown, where: string): TxPatch {
     else if (k === 'activation') out.activation = r.oneOf(v, at, OUTCOMES);
     else if (k === 'outbox_file') out.outbox_file = r.string(v, at);
     else if (k === 'rebooted_after_rollback') out.rebooted_after_rollback = r.bool(v, at);
+    else if (k === 'download_mark') out.download_mark = r.int(v, at);
     else r.bad(at, 'unknown field');
   }
   if (r.issues.length > 0) {

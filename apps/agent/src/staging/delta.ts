@@ -7,6 +7,7 @@ import type { MemberSpec } from '../drivers/driver.js';
 import { runCommand } from '../drivers/run.js';
 import { isAgentError } from '../errors.js';
 import { fsyncDir } from '../journal/io.js';
+import { resumable } from './resume.js';
 import { downloadMember, freeBytesOf, stagedPath, type DownloadOptions } from './stage.js';
 
 /** The live version of a member a delta may be applied to. */
@@ -45,7 +46,10 @@ async function digestOf(path: string): Promise<Digest | null> {
   }
 }
 
-type DeltaAttempt = { ok: true; bytes: number } | { ok: false; bytes: number; fallback?: DeltaFallback; reason?: string };
+/** `attempts`/`resumes`: of the delta's download, when it was fetched. */
+type DeltaAttempt = { attempts: number; resumes: number } & (
+  { ok: true; bytes: number } | { ok: false; bytes: number; fallback?: DeltaFallback; reason?: string }
+);
 
 /**
  * Obtains one member's verified bytes in `<dir>/<component>.staged` (docs/delta-updates.md):
@@ -62,33 +66,66 @@ export async function deliverMember(member: MemberSpec, opts: DeliverOptions): P
   let tried: DeltaAttempt | undefined;
   if (src && src.digest !== member.digest && opts.fetcher.fetchDelta && deltaEligible(1, member.length)) {
     tried = await viaDelta(member, src, opts);
-    if (tried.ok) return { ...base, method: 'delta', bytes_transferred: tried.bytes, source_digest: src.digest };
+    if (tried.ok)
+      return {
+        ...base,
+        method: 'delta',
+        bytes_transferred: tried.bytes,
+        source_digest: src.digest,
+        attempts: Math.max(1, tried.attempts),
+        resumes: tried.resumes,
+      };
     if (tried.fallback)
       opts.log?.('warn', 'delta not used, downloading the full member', { component: member.component, fallback: tried.fallback, reason: tried.reason });
   }
-  const before = await sizeOf(join(opts.dir, `${member.component}.part`));
-  const already = (await sizeOf(stagedPath(opts.dir, member))) === member.length;
-  await downloadMember(member, opts);
-  const full = already ? 0 : member.length - Math.min(before, member.length);
+  const { progress } = await downloadMember(member, opts);
   const fallback = tried !== undefined && !tried.ok && tried.fallback !== undefined ? { source_digest: src!.digest, fallback: tried.fallback } : {};
-  return { ...base, method: 'full', bytes_transferred: (tried?.bytes ?? 0) + full, ...fallback };
+  const attempts = (tried?.attempts ?? 0) + (progress?.attempts ?? 0);
+  return {
+    ...base,
+    method: 'full',
+    bytes_transferred: (tried?.bytes ?? 0) + (progress?.received ?? 0),
+    ...fallback,
+    attempts: Math.max(1, attempts),
+    resumes: (tried?.resumes ?? 0) + (progress?.resumes ?? 0),
+  };
 }
 
 async function viaDelta(member: MemberSpec, src: DeltaSource, opts: DeliverOptions): Promise<DeltaAttempt> {
   const deltaFile = join(opts.dir, `${member.component}.delta`);
   const rebuilt = join(opts.dir, `${member.component}.rebuilt`);
-  const fail = async (fallback: DeltaFallback, reason: string): Promise<DeltaAttempt> => ({ ok: false, bytes: await sizeOf(deltaFile), fallback, reason });
+  let counts = { attempts: 0, resumes: 0, received: 0 };
+  const fail = async (fallback: DeltaFallback, reason: string): Promise<DeltaAttempt> => ({
+    ok: false,
+    bytes: Math.max(counts.received, await sizeOf(deltaFile)),
+    attempts: counts.attempts,
+    resumes: counts.resumes,
+    fallback,
+    reason,
+  });
+  let keep = false;
   try {
     // room for the rebuilt member beside the delta; without it the full download decides
-    if ((await (opts.freeBytes ?? freeBytesOf)(opts.dir)) < member.length + (opts.reserveBytes ?? 16 * 1024 * 1024)) return { ok: false, bytes: 0 };
+    if ((await (opts.freeBytes ?? freeBytesOf)(opts.dir)) < member.length + (opts.reserveBytes ?? 16 * 1024 * 1024))
+      return { ok: false, bytes: 0, attempts: 0, resumes: 0 };
     let got: { length: number } | null;
     try {
-      got = await opts.fetcher.fetchDelta!({ source: src.digest, target: member.digest }, deltaFile);
+      // resumed like the full download: from the journaled offset, retried within the bound
+      const pair = { source: src.digest, target: member.digest };
+      const r = await resumable(deltaFile, 'delta', opts.progress, (from, p) => opts.fetcher.fetchDelta!(pair, deltaFile, from, p), member.component);
+      got = r.result;
+      counts = r.progress;
     } catch (e) {
+      // a link that stays down, a journal that cannot be written: the transaction decides, and
+      // a later attempt continues the delta from its journaled offset
+      if (opts.progress !== undefined && (isAgentError(e, 'DOWNLOAD_RETRIES_EXHAUSTED') || isAgentError(e, 'JOURNAL_WRITE_FAILED'))) {
+        keep = true;
+        throw e;
+      }
       // bytes that are not what the signed metadata lists are never applied
       return fail('delta-refused', isAgentError(e) ? e.message : String(e));
     }
-    if (got === null) return { ok: false, bytes: 0 };
+    if (got === null) return { ok: false, bytes: 0, attempts: 0, resumes: 0 };
     // the source must still be exactly the version the delta was made from
     const live = await digestOf(src.path);
     if (live !== src.digest) return fail('source-changed', `${src.path} is ${live ?? 'missing'}, the delta needs ${src.digest}`);
@@ -102,9 +139,9 @@ async function viaDelta(member: MemberSpec, src: DeltaSource, opts: DeliverOptio
     if (digest !== member.digest) return fail('wrong-reconstruction', `rebuilt ${size} bytes ${digest ?? ''}, signed ${member.length} bytes ${member.digest}`);
     await rename(rebuilt, stagedPath(opts.dir, member));
     await fsyncDir(opts.dir);
-    return { ok: true, bytes: got.length };
+    return { ok: true, bytes: counts.received, attempts: counts.attempts, resumes: counts.resumes };
   } finally {
-    await rm(deltaFile, { force: true });
+    if (!keep) await rm(deltaFile, { force: true });
     await rm(rebuilt, { force: true });
   }
 }

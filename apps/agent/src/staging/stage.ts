@@ -7,6 +7,8 @@ import { digestFromHex, type Digest } from '@svc/release-core';
 import type { MemberSpec } from '../drivers/driver.js';
 import { fsyncDir } from '../journal/io.js';
 import type { TargetFetcher } from './fetcher.js';
+import { resumable, type ProgressStore } from './resume.js';
+import type { DownloadProgress } from '../journal/tx-data.js';
 
 export interface DownloadOptions {
   fetcher: TargetFetcher;
@@ -16,6 +18,8 @@ export interface DownloadOptions {
   reserveBytes?: number;
   /** Test seam for the free-space check. */
   freeBytes?: (dir: string) => Promise<number>;
+  /** Journaled progress and the retry bound (staging/resume.ts); without it one attempt from the file's size. */
+  progress?: ProgressStore;
 }
 
 async function sizeOf(path: string): Promise<number | null> {
@@ -44,20 +48,25 @@ export function stagedPath(dir: string, member: MemberSpec): string {
 }
 
 /**
- * Downloads one member into `<dir>/<component>.part`, resuming from its current size,
- * then checks length and digest and renames it to `.staged`. Calling it again after
- * success is a no-op; after a crash it continues where the partial file ends.
+ * Downloads one member into `<dir>/<component>.part`, resuming from its journaled offset
+ * (`opts.progress`; without it from the file's size) and retrying within the bound, then
+ * checks length and digest and renames it to `.staged`. Calling it again after success is a
+ * no-op; after a crash it continues where the journal says the partial file ends. Resolves
+ * with the download's progress (null when the member was already staged).
  */
-export async function downloadMember(member: MemberSpec, opts: DownloadOptions): Promise<string> {
+export async function downloadMember(member: MemberSpec, opts: DownloadOptions): Promise<{ file: string; progress: DownloadProgress | null }> {
   await mkdir(opts.dir, { recursive: true });
   const done = stagedPath(opts.dir, member);
-  if ((await sizeOf(done)) === member.length && (await digestOf(done)) === member.digest) return done;
+  if ((await sizeOf(done)) === member.length && (await digestOf(done)) === member.digest) return { file: done, progress: null };
   const part = join(opts.dir, `${member.component}.part`);
   let offset = (await sizeOf(part)) ?? 0;
   if (offset > member.length) {
     await rm(part, { force: true });
     offset = 0;
   }
+  const kept = opts.progress?.load('full');
+  if (kept !== undefined) offset = Math.min(offset, kept.offset);
+  else if (opts.progress !== undefined) offset = 0;
   const needed = member.length - offset + (opts.reserveBytes ?? 16 * 1024 * 1024);
   const free = await (opts.freeBytes ?? freeBytesOf)(opts.dir);
   if (free < needed) {
@@ -65,9 +74,17 @@ export async function downloadMember(member: MemberSpec, opts: DownloadOptions):
       field: member.component,
     });
   }
+  let progress: DownloadProgress | null = null;
   if (offset < member.length) {
     try {
-      await opts.fetcher.fetchTarget(member.target, { digest: member.digest, length: member.length }, part, offset);
+      const expected = { digest: member.digest, length: member.length };
+      ({ progress } = await resumable(
+        part,
+        'full',
+        opts.progress,
+        (from, p) => opts.fetcher.fetchTarget(member.target, expected, part, from, p),
+        member.component,
+      ));
     } catch (cause) {
       if (isAgentError(cause, 'DIGEST_MISMATCH')) {
         // The fetcher found bytes that differ from the signed metadata: never kept, never resumed from.
@@ -94,5 +111,5 @@ export async function downloadMember(member: MemberSpec, opts: DownloadOptions):
   }
   await rename(part, done);
   await fsyncDir(opts.dir);
-  return done;
+  return { file: done, progress };
 }

@@ -16,7 +16,7 @@ export interface CrashPointSpec {
 export const CRASH_POINTS = {
   'after-desired-state-persisted': { states: ['desired-persisted'], at: 'the verified desired state is journaled, nothing else' },
   'previous-digests-recorded': { states: ['desired-persisted'], at: "every member's live digest is journaled, the download not started" },
-  'mid-download': { states: ['downloading'], at: 'the TUF target fetcher wrote part of a target into its .part file' },
+  'mid-download': { states: ['downloading'], at: 'the TUF target fetcher wrote part of a target into its .part file and journaled that offset' },
   'after-download': { states: ['downloaded'], at: 'every member is downloaded and verified' },
   'after-stage': { states: ['staged'], at: 'every member is staged, nothing activated' },
   'mid-driver-write': { states: ['activating'], at: 'the file driver linked the new file beside the live one, before the rename that makes it live' },

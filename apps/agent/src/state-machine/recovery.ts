@@ -16,7 +16,7 @@ export interface ResumeActionSpec {
 }
 
 export const RESUME_ACTIONS: Readonly<Record<ResumeAction, ResumeActionSpec>> = {
-  download: { countsAsResumption: true, does: 'resumes the downloads; a partial file continues from its size' },
+  download: { countsAsResumption: true, does: 'resumes the downloads; a partial file continues from its journaled offset' },
   stage: { countsAsResumption: true, does: 'stages every member again (idempotent), then activates' },
   activate: { countsAsResumption: true, does: 'activates from the first group' },
   'rollback-then-retry': { countsAsResumption: true, does: 'restores every attempted member in reverse order, then activates again from the first group' },

@@ -5,12 +5,13 @@ import { AgentError, isAgentError } from '../errors.js';
 import type { DriverRegistry, MemberDriver } from '../drivers/driver.js';
 import { probeHealthChecker, type HealthChecker } from '../health/probes.js';
 import type { Journal, TxContext } from '../journal/journal.js';
-import type { DesiredState, PlannedMember } from '../journal/tx-data.js';
+import { durableDownloadBytes, type DesiredState, type PlannedMember } from '../journal/tx-data.js';
 import { decideFailure } from '../state-machine/failure.js';
 import { RECOVERY, RESUME_ACTIONS, type ResumeAction } from '../state-machine/recovery.js';
 import { crashPoint } from '../state-machine/crash-points.js';
 import { ACTIVATION_PHASE } from '../state-machine/transitions.js';
 import type { TargetFetcher } from '../staging/fetcher.js';
+import { DOWNLOAD } from '../staging/resume.js';
 import { assertAssignment, type Assignment, type SignedAssignment } from './assignment.js';
 import { legacyDesiredState } from './legacy.js';
 import { Outbox } from './outbox.js';
@@ -30,6 +31,9 @@ export interface OrchestratorDeps {
   health?: HealthChecker;
   now?: () => Date;
   maxResumptions?: number;
+  /** Download attempts in a row without progress before the transaction fails (staging/resume.ts). */
+  downloadAttempts?: number;
+  downloadBackoffMs?: (stalled: number) => number;
   log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   freeBytes?: (dir: string) => Promise<number>;
 }
@@ -58,6 +62,8 @@ export class Orchestrator {
       dataDir: deps.dataDir,
       fetcher: deps.fetcher,
       ...(deps.freeBytes ? { freeBytes: deps.freeBytes } : {}),
+      downloadAttempts: deps.downloadAttempts ?? DOWNLOAD.defaultAttempts,
+      ...(deps.downloadBackoffMs ? { downloadBackoffMs: deps.downloadBackoffMs } : {}),
       health: deps.health ?? probeHealthChecker,
       outbox: this.outbox,
       device: deps.device,
@@ -119,6 +125,14 @@ export class Orchestrator {
 
   private async resumeOne(ctx: TxContext): Promise<Outcome> {
     const action = RECOVERY[ctx.state];
+    // A download that made durable progress since the last start is not a crash loop: a device
+    // rebooted again and again during a long download keeps going (each start must move bytes).
+    const durable = durableDownloadBytes(ctx.data);
+    if (ctx.state === 'downloading' && durable > (ctx.data.download_mark ?? 0)) {
+      await this.d.journal.note(ctx.tx, { download_mark: durable });
+      this.log('info', 'resuming transaction in downloading: download', { tx: ctx.tx, durable_bytes: durable });
+      return this.drive(ctx.tx);
+    }
     if (RESUME_ACTIONS[action].countsAsResumption) {
       const n = await this.d.journal.resumed(ctx.tx);
       // Loop guard: a transaction that keeps crashing the agent is failed, not retried forever.

@@ -23,6 +23,10 @@ export interface StepEnv {
   dataDir: string;
   fetcher: TargetFetcher;
   freeBytes?: (dir: string) => Promise<number>;
+  /** SVC_AGENT_DOWNLOAD_ATTEMPTS: download attempts in a row without progress before failing. */
+  downloadAttempts: number;
+  /** Test seam: the wait between download attempts (staging/resume.ts downloadBackoffMs). */
+  downloadBackoffMs?: (stalled: number) => number;
   health: HealthChecker;
   outbox: Outbox;
   device: DeviceIdentity & { key: PrivateKey };

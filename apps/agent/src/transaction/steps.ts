@@ -1,12 +1,16 @@
 import { join } from 'node:path';
 import { AgentError } from '../errors.js';
-import { deliveryKey, memberRecord, type TxFacts } from '../journal/tx-data.js';
+import type { Digest, MemberDelivery } from '@svc/release-core';
+import { deliveryKey, downloadKey, memberRecord, type PlannedMember, type TxFacts } from '../journal/tx-data.js';
+import { classifyFailure } from '../state-machine/failure.js';
+import { DOWNLOAD, type ProgressStore } from '../staging/resume.js';
+import { isAgentError } from '../errors.js';
 import { crashPoint } from '../state-machine/crash-points.js';
 import type { State } from '../state-machine/states.js';
 import { deliverMember } from '../staging/delta.js';
 import { activateGroup, checkGroupHealth, commitAll, confirmReboot, nextGroup, rollBack } from './activation.js';
 import { writeTerminalReport } from './report.js';
-import { currentRecord, putMember, stagingDir, type Step } from './step-env.js';
+import { currentRecord, putMember, stagingDir, type Step, type StepEnv } from './step-env.js';
 
 /** desired-persisted: what is live before anything changes, every member, attempted or not. */
 const recordPrevious: Step = async (ctx, env) => {
@@ -16,23 +20,72 @@ const recordPrevious: Step = async (ctx, env) => {
   return null;
 };
 
+/** A member's download progress in the journal: resumed from there, retried within the bound. */
+function progressStore(ctx: { tx: string }, env: StepEnv, m: PlannedMember): ProgressStore {
+  return {
+    load: (target) => env.journal.get(ctx.tx)!.data[downloadKey(m.component, target)],
+    save: async (p) => {
+      const facts: TxFacts = {};
+      facts[downloadKey(m.component, p.target)] = p;
+      await env.journal.note(ctx.tx, facts);
+    },
+    maxStalled: env.downloadAttempts,
+    ...(env.downloadBackoffMs ? { backoffMs: env.downloadBackoffMs } : {}),
+    ...(env.log ? { log: env.log } : {}),
+  };
+}
+
+/**
+ * The delivery of a member whose download failed the transaction, from its journaled
+ * progress: the delivery report says how far it got and why (docs/delta-updates.md).
+ */
+function failedDelivery(ctx: { tx: string }, env: StepEnv, m: PlannedMember, source: Digest | null, err: unknown): MemberDelivery {
+  const data = env.journal.get(ctx.tx)!.data;
+  const full = data[downloadKey(m.component, 'full')];
+  // a delta looked up but not offered moved no byte and is not part of the story
+  const tried = data[downloadKey(m.component, 'delta')];
+  const delta = tried !== undefined && (tried.received > 0 || tried.last_error !== undefined) ? tried : undefined;
+  const viaDelta = full === undefined && delta !== undefined && source !== null;
+  return {
+    component: m.component,
+    method: viaDelta ? 'delta' : 'full',
+    bytes_transferred: (full?.received ?? 0) + (delta?.received ?? 0),
+    full_length: m.length,
+    ...(viaDelta && source !== null ? { source_digest: source } : {}),
+    attempts: Math.max(1, (full?.attempts ?? 0) + (delta?.attempts ?? 0)),
+    resumes: (full?.resumes ?? 0) + (delta?.resumes ?? 0),
+    failure: isAgentError(err) ? err.code : 'UNEXPECTED',
+    failure_detail: ((err as Error).message ?? String(err)).slice(0, DOWNLOAD.errorChars),
+  };
+}
+
 /** downloading: spec §3 rule 4, every payload is downloaded before any activation. */
 const downloadAll: Step = async (ctx, env) => {
   const dir = stagingDir(env, ctx.tx);
   for (const m of ctx.data.desired.members) {
     // a member downloaded before a crash keeps the delivery it journaled
-    if (env.journal.get(ctx.tx)!.data[deliveryKey(m.component)] !== undefined) continue;
+    const recorded = env.journal.get(ctx.tx)!.data[deliveryKey(m.component)];
+    if (recorded !== undefined && recorded.failure === undefined) continue;
     const previous = currentRecord(env, ctx.tx, m).previous_digest;
     const livePath = previous === null ? null : await env.driver(m).deltaSource?.(m);
-    const delivery = await deliverMember(m, {
-      fetcher: env.fetcher,
-      dir,
-      ...(env.freeBytes ? { freeBytes: env.freeBytes } : {}),
-      source: previous !== null && livePath ? { digest: previous, path: livePath } : null,
-      ...(env.log ? { log: env.log } : {}),
-    });
     const facts: TxFacts = {};
-    facts[deliveryKey(m.component)] = delivery;
+    try {
+      facts[deliveryKey(m.component)] = await deliverMember(m, {
+        fetcher: env.fetcher,
+        dir,
+        ...(env.freeBytes ? { freeBytes: env.freeBytes } : {}),
+        source: previous !== null && livePath ? { digest: previous, path: livePath } : null,
+        progress: progressStore(ctx, env, m),
+        ...(env.log ? { log: env.log } : {}),
+      });
+    } catch (err) {
+      // a failure that ends the transaction is reported beside its receipt; one retried later is not
+      if (classifyFailure(err) === 'fatal') {
+        facts[deliveryKey(m.component)] = failedDelivery(ctx, env, m, previous !== null && livePath ? previous : null, err);
+        await env.journal.note(ctx.tx, facts);
+      }
+      throw err;
+    }
     await env.journal.note(ctx.tx, facts);
   }
   await env.journal.transition(ctx.tx, 'downloaded');

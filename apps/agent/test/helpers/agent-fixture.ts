@@ -11,6 +11,7 @@ export async function makeOrchestrator(opts: {
   trustedKeys: PublicKey[] | null;
   health?: HealthChecker;
   maxResumptions?: number;
+  downloadAttempts?: number;
 }): Promise<{ orchestrator: Orchestrator; journal: Journal }> {
   const journal = await Journal.open(join(opts.dataDir, 'journal'));
   const orchestrator = new Orchestrator({
@@ -25,6 +26,9 @@ export async function makeOrchestrator(opts: {
     device: opts.device,
     ...(opts.health ? { health: opts.health } : {}),
     ...(opts.maxResumptions ? { maxResumptions: opts.maxResumptions } : {}),
+    ...(opts.downloadAttempts ? { downloadAttempts: opts.downloadAttempts } : {}),
+    // retries of a download wait nothing in tests
+    downloadBackoffMs: () => 0,
   });
   return { orchestrator, journal };
 }

@@ -52,12 +52,14 @@ subscribe(CRASH_POINT_CHANNEL, (message) => {
 });
 
 const fetcher: TargetFetcher = {
-  async fetchTarget(path, _expected, destFile, resumeFrom) {
+  async fetchTarget(path, _expected, destFile, resumeFrom, progress) {
     const bytes = await readFile(join(scenario.targetsDir, encodeURIComponent(path)));
     await appendFile(join(scenario.dataDir, 'fetch.log'), `${path} ${resumeFrom}\n`);
     const half = Math.floor(bytes.length / 2);
     if (resumeFrom < half) {
       await appendFile(destFile, bytes.subarray(resumeFrom, half));
+      // as the channel's fetcher does: the durable prefix is journaled, a restart resumes there
+      await progress?.checkpoint(half);
       crashPoint('mid-download');
       resumeFrom = half;
     }

@@ -13,7 +13,7 @@ import {
   type PrivateKey,
   type PublicKey,
 } from '@svc/release-core';
-import type { TargetFetcher } from '../../src/index.js';
+import type { FetchProgress, TargetFetcher } from '../../src/index.js';
 
 export const TENANT = '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f';
 export const PRODUCT = 'svc-dev';
@@ -92,7 +92,13 @@ export class MemoryFetcher implements TargetFetcher {
     readonly opts: { onHalf?: (path: string) => void | Promise<void>; failWith?: Error } = {},
   ) {}
 
-  async fetchTarget(path: string, _expected: { digest: Digest; length: number }, destFile: string, resumeFrom: number): Promise<void> {
+  async fetchTarget(
+    path: string,
+    _expected: { digest: Digest; length: number },
+    destFile: string,
+    resumeFrom: number,
+    _progress?: FetchProgress,
+  ): Promise<void> {
     this.calls.push({ path, resumeFrom });
     if (this.opts.failWith) throw this.opts.failWith;
     const bytes = this.targets.get(path);

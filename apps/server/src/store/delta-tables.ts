@@ -45,6 +45,11 @@ export interface ReceiptDeliveriesTable {
   full_length: BigInt;
   source_digest: string | null;
   fallback: string | null;
+  /** Migration 0056: download attempts, resumed attempts, why the download did not complete. */
+  attempts: number | null;
+  resumes: number | null;
+  failure: string | null;
+  failure_detail: string | null;
   reported_at: Timestamp;
 }
 

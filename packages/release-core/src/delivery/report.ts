@@ -22,7 +22,18 @@ export interface MemberDelivery {
   /** delta: the member it was rebuilt from; with a fallback, the one a delta was tried from. */
   source_digest?: Digest;
   fallback?: DeltaFallback;
+  /** Download attempts the member took (1: one uninterrupted stream). */
+  attempts?: number;
+  /** Attempts that continued from bytes an interrupted one had kept (a dropped link, a reboot). */
+  resumes?: number;
+  /** The download did not complete: the agent's error code (DOWNLOAD_RETRIES_EXHAUSTED, ...). */
+  failure?: string;
+  /** What the last failed attempt said, for the operator. */
+  failure_detail?: string;
 }
+
+/** A failure code in a delivery report: an agent error code. */
+const FAILURE_CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
 
 /**
  * The delivery report an agent sends beside a receipt (docs/delta-updates.md): per member, the
@@ -41,7 +52,12 @@ export function validateDeliveryReport(value: unknown): DeliveryReport {
   const seen = new Set<string>();
   members?.forEach((m, i) => {
     const at = `members[${i}]`;
-    const r = c.object(m, at, ['component', 'method', 'bytes_transferred', 'full_length'], ['source_digest', 'fallback']);
+    const r = c.object(
+      m,
+      at,
+      ['component', 'method', 'bytes_transferred', 'full_length'],
+      ['source_digest', 'fallback', 'attempts', 'resumes', 'failure', 'failure_detail'],
+    );
     if (!r) return;
     const name = c.string(r.component, join(at, 'component'), { pattern: P.componentName, what: 'component name' });
     if (name !== undefined) {
@@ -56,6 +72,13 @@ export function validateDeliveryReport(value: unknown): DeliveryReport {
       c.oneOf(r.fallback, join(at, 'fallback'), DELTA_FALLBACKS);
       if (method !== undefined && method !== 'full')
         c.add(join(at, 'fallback'), `a fallback ends in the full download, method must be "full", got "${method}"`);
+    }
+    if (r.attempts !== undefined) c.integer(r.attempts, join(at, 'attempts'), 1);
+    if (r.resumes !== undefined) c.integer(r.resumes, join(at, 'resumes'), 0);
+    if (r.failure !== undefined) c.string(r.failure, join(at, 'failure'), { pattern: FAILURE_CODE, max: 64, what: 'error code' });
+    if (r.failure_detail !== undefined) {
+      c.string(r.failure_detail, join(at, 'failure_detail'), { max: LIMITS.deliveryFailureDetailChars });
+      if (r.failure === undefined) c.add(join(at, 'failure_detail'), 'a failure detail comes with its failure code');
     }
     if (method === 'delta' && r.source_digest === undefined) c.add(join(at, 'source_digest'), 'a delta delivery names the member it was rebuilt from');
   });

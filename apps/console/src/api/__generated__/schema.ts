@@ -13276,15 +13276,19 @@ export interface paths {
                     content: {
                         "application/json": {
                             deliveries: {
+                                attempts: number | null;
                                 bytes_transferred: number;
                                 component: string;
                                 device: string;
+                                failure: string | null;
+                                failure_detail: string | null;
                                 fallback: string | null;
                                 full_length: number;
                                 method: "full" | "delta" | "adaptive";
                                 /** Format: uuid */
                                 receipt_id: string;
                                 reported_at: string;
+                                resumes: number | null;
                                 source_digest: string | null;
                             }[];
                             deliveries_total: number;

@@ -27,6 +27,10 @@ export async function recordDelivery(db: Db, args: { tenant: string; receiptId: 
         full_length: m.full_length,
         source_digest: m.source_digest ?? null,
         fallback: m.fallback ?? null,
+        attempts: m.attempts ?? null,
+        resumes: m.resumes ?? null,
+        failure: m.failure ?? null,
+        failure_detail: m.failure_detail ?? null,
       })),
   });
 }

@@ -199,6 +199,10 @@ export interface DeliveryRow {
   full_length: number;
   source_digest: string | null;
   fallback: string | null;
+  attempts: number | null;
+  resumes: number | null;
+  failure: string | null;
+  failure_detail: string | null;
 }
 
 /** Stores a receipt's delivery report once (a re-upload of the same receipt changes nothing). */
@@ -221,6 +225,10 @@ export async function insertDeliveries(
         full_length: m.full_length,
         source_digest: m.source_digest,
         fallback: m.fallback,
+        attempts: m.attempts,
+        resumes: m.resumes,
+        failure: m.failure,
+        failure_detail: m.failure_detail,
         reported_at: args.now,
       })),
     )
@@ -242,7 +250,7 @@ export async function receiptOwner(db: Db, tenant: string, receiptId: string): P
 export async function deliveriesOfReceipt(db: Db, tenant: string, receiptId: string): Promise<DeliveryRow[]> {
   const rows = await db
     .selectFrom('receipt_deliveries')
-    .select(['component', 'method', 'bytes_transferred', 'full_length', 'source_digest', 'fallback'])
+    .select(['component', 'method', 'bytes_transferred', 'full_length', 'source_digest', 'fallback', 'attempts', 'resumes', 'failure', 'failure_detail'])
     .where('tenant_id', '=', tenant)
     .where('receipt_id', '=', receiptId)
     .orderBy('component')
@@ -286,7 +294,21 @@ export async function deploymentDeliveries(db: Db, tenant: string, deploymentId:
   const [rows, total] = await Promise.all([
     db
       .selectFrom('receipt_deliveries')
-      .select(['device_name', 'receipt_id', 'component', 'method', 'bytes_transferred', 'full_length', 'source_digest', 'fallback', 'reported_at'])
+      .select([
+        'device_name',
+        'receipt_id',
+        'component',
+        'method',
+        'bytes_transferred',
+        'full_length',
+        'source_digest',
+        'fallback',
+        'attempts',
+        'resumes',
+        'failure',
+        'failure_detail',
+        'reported_at',
+      ])
       .where('tenant_id', '=', tenant)
       .where('deployment_id', '=', deploymentId)
       .orderBy('device_name')

@@ -33,6 +33,12 @@ export interface RolloutDelivery {
     full_length: number;
     source_digest: string | null;
     fallback: string | null;
+    /** Download attempts (1: uninterrupted), those that resumed kept bytes; null when the agent did not say. */
+    attempts: number | null;
+    resumes: number | null;
+    /** The download did not complete: the agent's error code and its last attempt's words. */
+    failure: string | null;
+    failure_detail: string | null;
     reported_at: string;
   }[];
   deliveries_total: number;
@@ -77,6 +83,10 @@ export async function rolloutDelivery(db: Db, tenant: string, id: string, page: 
       full_length: Number(d.full_length),
       source_digest: d.source_digest,
       fallback: d.fallback,
+      attempts: d.attempts,
+      resumes: d.resumes,
+      failure: d.failure,
+      failure_detail: d.failure_detail,
       reported_at: d.reported_at.toISOString(),
     })),
     deliveries_total: deliveries.total,
