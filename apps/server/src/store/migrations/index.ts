@@ -29,6 +29,7 @@ import * as m0052 from './0052_device_inventory.js';
 import * as m0053 from './0053_bulk_logs.js';
 import * as m0054 from './0054_tuf_key_rotations.js';
 import * as m0055 from './0055_member_deltas.js';
+import * as m0057 from './0057_bundle_streams.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '0053_bulk_logs': m0053,
   '0054_tuf_key_rotations': m0054,
   '0055_member_deltas': m0055,
+  '0057_bundle_streams': m0057,
 };
