@@ -27,6 +27,7 @@ import {
   type PublishedRelease,
 } from './device-channel.fixture.js';
 import { DEVICE_CHANNEL_TLS_NAME } from '../src/device-channel/server-tls.js';
+import { rolloutDelivery } from '../src/resources/deltas/views.js';
 
 interface Answer {
   status: number;
@@ -140,6 +141,24 @@ describe.each(availableDrivers())('bundle port (%s)', (driver) => {
     expect(row).toMatchObject({ ranged_requests: 3 });
     const count = await get(port, `/v1/rollouts/${rel.rolloutId}/bundle-bytes`, { identity: id(), caPem: f.serverCaPem });
     expect(JSON.parse(count.body.toString('utf8'))).toEqual({ bytes_sent: bundle.length + 4096 + 10 + 8, full_length: bundle.length });
+  });
+
+  it("shows what was sent per device in the rollout's delivery view", async () => {
+    const view = await rolloutDelivery(f.t.store.db, f.tenantId, rel.rolloutId, { limit: 50, offset: 0 });
+    const row = await sent();
+    expect(view?.bundle_streams_total).toBe(1);
+    expect(view?.bundle_streams).toEqual([
+      {
+        device: 'dev-a',
+        component: 'os',
+        bytes_sent: Number(row!.bytes_sent),
+        requests: row!.requests,
+        ranged_requests: 3,
+        first_at: row!.first_at.toISOString(),
+        last_at: row!.last_at.toISOString(),
+      },
+    ]);
+    expect(row!.requests).toBe(4);
   });
 
   it('answers 416 with the length for a range it cannot satisfy, and never sends the whole file instead', async () => {

@@ -146,7 +146,8 @@ async function serveBundle(
     res.end();
     return;
   }
-  // every byte handed to the socket counts, also when the device hangs up half way
+  // every byte handed to the socket counts, also when the device hangs up half way (the count
+  // is written before a piece is handed over, at least every bundleCountEveryBytes)
   let pending = 0;
   let first = true;
   const flush = async (): Promise<void> => {
@@ -165,9 +166,13 @@ async function serveBundle(
     first = false;
   };
   try {
+    let handed = 0;
     for await (const piece of file.stream) {
       if (res.destroyed) break;
       pending += piece.length;
+      handed += piece.length;
+      // counted before the last piece leaves: a device that has every byte finds them counted
+      if (handed >= file.length || pending >= SERVER_LIMITS.bundleCountEveryBytes) await flush();
       if (!res.write(piece)) {
         await new Promise<void>((resolve) => {
           const done = () => {
@@ -179,10 +184,7 @@ async function serveBundle(
           res.on('close', done);
         });
       }
-      if (pending >= SERVER_LIMITS.bundleCountEveryBytes) await flush();
     }
-    // counted before the response completes: a device that has the bytes finds them counted
-    await flush();
     res.end();
   } finally {
     closeStream(file);

@@ -370,18 +370,21 @@ export async function addBundleBytes(
     .execute();
 }
 
-/** What the bundle port sent per device for a deployment's os-bundle members. */
-export async function deploymentBundleStreams(db: Db, tenant: string, deploymentId: string) {
-  const rows = await db
-    .selectFrom('bundle_streams as s')
-    .innerJoin('rollouts as r', 'r.id', 's.rollout_id')
-    .select(['r.component', 's.device_name', 's.bytes_sent', 's.requests', 's.ranged_requests', 's.first_at', 's.last_at'])
-    .where('s.tenant_id', '=', tenant)
-    .where('s.deployment_id', '=', deploymentId)
-    .orderBy('r.component')
-    .orderBy('s.device_name')
-    .execute();
-  return rows.map((r) => ({ ...r, bytes_sent: Number(r.bytes_sent) }));
+/** What the bundle port sent per device for a deployment's os-bundle members: one page, and how many there are. */
+export async function deploymentBundleStreams(db: Db, tenant: string, deploymentId: string, limit: number, offset: number) {
+  const base = db.selectFrom('bundle_streams as s').where('s.tenant_id', '=', tenant).where('s.deployment_id', '=', deploymentId);
+  const [rows, count] = await Promise.all([
+    base
+      .innerJoin('rollouts as r', 'r.id', 's.rollout_id')
+      .select(['r.component', 's.device_name', 's.bytes_sent', 's.requests', 's.ranged_requests', 's.first_at', 's.last_at'])
+      .orderBy('r.component')
+      .orderBy('s.device_name')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows: rows.map((r) => ({ ...r, bytes_sent: Number(r.bytes_sent) })), total: Number(count.n) };
 }
 
 /** Bytes the bundle port sent `device` for `rolloutId` so far (0 when none). */
