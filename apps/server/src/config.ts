@@ -18,6 +18,8 @@ export interface ServerConfig {
   databaseSchema: string;
   httpAddr: Address;
   deviceAddr: Address;
+  /** `SVC_DEVICE_BUNDLE_ADDR`: the bundle port (HTTPS, device mTLS) RAUC streams os-bundles from; off when unset. */
+  deviceBundleAddr?: Address;
   admin: { email: string; password: string } | undefined;
   /** `SVC_DEVICE_CHECKIN_INTERVAL_S`: heartbeat period asked of devices (default: the channel's 60 s). */
   checkInIntervalS?: number;
@@ -84,6 +86,9 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd())
     databaseSchema: schema,
     httpAddr: parseAddress('SVC_HTTP_ADDR', env.SVC_HTTP_ADDR ?? '127.0.0.1:8080'),
     deviceAddr: parseAddress('SVC_DEVICE_ADDR', env.SVC_DEVICE_ADDR ?? '127.0.0.1:8443'),
+    ...(nonEmpty(env.SVC_DEVICE_BUNDLE_ADDR) !== undefined
+      ? { deviceBundleAddr: parseAddress('SVC_DEVICE_BUNDLE_ADDR', env.SVC_DEVICE_BUNDLE_ADDR!.trim()) }
+      : {}),
     admin: email !== undefined && password !== undefined ? { email, password } : undefined,
     ...(interval !== undefined ? { checkInIntervalS: Number(interval) } : {}),
     ...(poolSize !== undefined ? { databasePoolSize: Number(poolSize) } : {}),

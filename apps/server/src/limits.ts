@@ -31,6 +31,17 @@ export const SERVER_LIMITS = Object.freeze({
   deltaMaxRatio: 0.5,
   /** Deltas one delta-build pass makes at most before yielding to the next interval. */
   deltaBuildsPerPass: 8,
+  /**
+   * The bundle port (docs/delta-updates.md "OS bundles: RAUC streaming"). Connections held at
+   * once; RAUC keeps one open per streaming install.
+   */
+  bundleConnections: 1000,
+  /** A bundle connection that sends no complete request, or stalls a response, this long is closed. */
+  bundleIdleMs: 60_000,
+  /** Request head bytes accepted on the bundle port (a GET with a Range header is far below). */
+  bundleHeaderBytes: 8 * 1024,
+  /** Bytes of a bundle response counted between two writes of the per-device counter. */
+  bundleCountEveryBytes: 16 * 1024 * 1024,
   /** Bytes of a signed TUF root accepted for an online key rotation (a root of a few keys is under 4 KiB). */
   signedRootBytes: 64 * 1024,
   /** Signatures on such a root (thresholds count distinct keys; more is never needed). */

@@ -167,6 +167,7 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     keys: wrappedKeys,
     addr: `${dHost.includes(':') ? `[${dHost}]` : dHost}:${dPort}`,
+    ...(config.deviceBundleAddr !== undefined ? { bundleAddr: config.deviceBundleAddr } : {}),
     repository: signingRepo,
     log: app.log,
     now,
@@ -176,7 +177,12 @@ async function main(): Promise<void> {
     ...(config.deviceRetryAfterS !== undefined ? { retryAfterMs: config.deviceRetryAfterS * 1000 } : {}),
   });
   app.log.info(
-    { port: channel.server.port, receipt_verify_threads: channel.ctx.receipts.verifyThreads, max_connections: channel.ctx.admission.max },
+    {
+      port: channel.server.port,
+      bundle_port: channel.server.bundlePort ?? null,
+      receipt_verify_threads: channel.ctx.receipts.verifyThreads,
+      max_connections: channel.ctx.admission.max,
+    },
     'device channel listening',
   );
   // A device is offline after missing more than two check-ins (spec §2: online/offline status).

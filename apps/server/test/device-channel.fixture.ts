@@ -54,6 +54,8 @@ export async function startChannelFixture(
     trustRefreshMs?: number;
     maxConnections?: number;
     retryAfterMs?: number;
+    /** Start the bundle port too (bundle-server.ts), on a free loopback port. */
+    bundlePort?: boolean;
     hooks?: { unitOfWork?: UnitOfWorkHooks };
   } = {},
 ): Promise<ChannelFixture> {
@@ -69,6 +71,7 @@ export async function startChannelFixture(
     dataDir,
     keys: repo.wrappedKeys,
     addr: '127.0.0.1:0',
+    ...(o.bundlePort ? { bundleAddr: { host: '127.0.0.1', port: 0 } } : {}),
     repository: repo,
     log: { error: (obj, msg) => console.error(msg, obj) },
     ...(o.now ? { now: o.now } : {}),
@@ -228,7 +231,16 @@ export interface PublishedRelease {
  */
 export async function publishSignedRollout(
   f: ChannelFixture,
-  o: { devices: string[]; bytes: Buffer; placementPath: string; product?: string; version?: string; waves?: { name: string; percent: number }[] },
+  o: {
+    devices: string[];
+    bytes: Buffer;
+    placementPath: string;
+    product?: string;
+    version?: string;
+    waves?: { name: string; percent: number }[];
+    /** An os-bundle member (a RAUC bundle, no placement) instead of a config file. */
+    osBundle?: boolean;
+  },
 ): Promise<PublishedRelease> {
   const db = f.t.store.db;
   const deps: PipelineDeps = { db, blobs: f.repo.blobs, publishTargets: (t, e, opts) => f.repo.publishTargets(t, e, opts), clock: () => new Date() };
@@ -238,7 +250,14 @@ export async function publishSignedRollout(
   const blob = await storeArtifactBytes(deps, Readable.from([o.bytes]));
   const art = await run(
     recordPublishedArtifact,
-    await publishArtifactTarget(deps, f.tenantId, { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' }, blob),
+    await publishArtifactTarget(
+      deps,
+      f.tenantId,
+      o.osBundle
+        ? { name: 'rootfs', version, kind: 'os-bundle', filename: 'rootfs.raucb' }
+        : { name: 'edge-conf', version, kind: 'config', filename: 'edge.conf' },
+      blob,
+    ),
   );
   const group = await run(createGroup, { name: `field-${version}`, members: o.devices });
   const authorizer = generateKeyPair('ed25519');
@@ -249,19 +268,19 @@ export async function publishSignedRollout(
     release: { version },
     components: [
       {
-        name: 'edge-conf',
-        kind: 'config',
+        name: o.osBundle ? 'os' : 'edge-conf',
+        kind: o.osBundle ? 'os-bundle' : 'config',
         artifact: { id: art.id, name: art.name, version: art.version },
         target: art.target,
         digest: art.digest,
         length: art.length,
         media_type: art.media_type,
-        placement: { path: o.placementPath, mode: '0644' },
+        ...(o.osBundle ? {} : { placement: { path: o.placementPath, mode: '0644' } }),
       },
     ],
     targets: { [art.target]: { length: art.length, hashes: { sha256: art.digest.slice('sha256:'.length) } } },
     compatibility: { profiles: ['linux-arm64'] },
-    activation: { ordered_groups: [['edge-conf']] },
+    activation: { ordered_groups: [[o.osBundle ? 'os' : 'edge-conf']] },
     health: { probes: [{ name: 'up', type: 'command', command: ['/bin/true'], timeout_s: 5 }], timeout_s: 60 },
     rollout: { target_group: group.id, target_policy_digest: group.snapshot_digest, ...(o.waves ? { waves: o.waves } : {}) },
     approvals: [],

@@ -38,6 +38,8 @@ describe('config (contracts 6)', () => {
     expect(parseConfig({ SVC_BLOB_STORE: 'fs' }).blobStore).toBe('fs');
     expect(parseConfig({ SVC_BLOB_STORE: ' postgres ' }).blobStore).toBe('postgres');
     expect(parseConfig({}).blobStore).toBeUndefined();
+    expect(parseConfig({ SVC_DEVICE_BUNDLE_ADDR: '127.0.0.1:8444' }).deviceBundleAddr).toEqual({ host: '127.0.0.1', port: 8444 });
+    expect(parseConfig({ SVC_DEVICE_BUNDLE_ADDR: ' ' }).deviceBundleAddr).toBeUndefined();
     expect(c).toMatchObject({
       dataDir: '/srv/data',
       databaseUrl: 'postgres://u@h/db',
@@ -50,6 +52,7 @@ describe('config (contracts 6)', () => {
   it.each([
     [{ SVC_HTTP_ADDR: '8080' }, /^SVC_HTTP_ADDR: /],
     [{ SVC_DEVICE_ADDR: 'host:99999' }, /^SVC_DEVICE_ADDR: /],
+    [{ SVC_DEVICE_BUNDLE_ADDR: '8444' }, /^SVC_DEVICE_BUNDLE_ADDR: /],
     [{ SVC_DATABASE_URL: 'mysql://x' }, /^SVC_DATABASE_URL: /],
     [{ SVC_ADMIN_EMAIL: 'a@b.c' }, /SVC_ADMIN_PASSWORD/],
     [{ SVC_ADMIN_EMAIL: 'nope', SVC_ADMIN_PASSWORD: 'password1' }, /^SVC_ADMIN_EMAIL: /],

@@ -3,6 +3,13 @@ import { AgentError } from '../errors.js';
 import { runCommand } from './run.js';
 import type { BundleInfo, SlotDriver, SlotStatus } from './slot.js';
 
+/** How a streamed install ended: streamed, or the full bundle after the stream failed. */
+export interface StreamedInstall {
+  method: 'adaptive' | 'full';
+  /** RAUC's error for the stream, when it fell back. */
+  streamError?: string;
+}
+
 export interface RaucOptions {
   /** Environment for the rauc CLI (DBUS_SYSTEM_BUS_ADDRESS in tests). */
   env?: NodeJS.ProcessEnv;
@@ -68,6 +75,28 @@ export class RaucSlotDriver implements SlotDriver {
     await this.rauc(['install', bundle], 'install');
   }
 
+  /**
+   * Installs by streaming `url` (the server's bundle port, docs/delta-updates.md "OS bundles:
+   * RAUC streaming"): `rauc install https://...`. RAUC's service fetches the bundle itself,
+   * authenticating with the `[streaming] tls-cert / tls-key / tls-ca` of its system.conf (the
+   * agent's identity files), and with a manifest that names `adaptive=block-hash-index` reads
+   * only the blocks its slots do not already hold. Anything that stops the stream (a RAUC built
+   * without streaming, no nbd or device-mapper in the kernel, TLS, a plain bundle, a network
+   * failure) ends in `fullBundle()`: the full download, verified against the signed digest by
+   * the caller, installed from the local file. The result names the path taken and, when the
+   * stream failed, RAUC's own last error line.
+   */
+  async installStreaming(url: string, fullBundle: () => Promise<string>): Promise<StreamedInstall> {
+    try {
+      await this.rauc(['install', url], 'install');
+      return { method: 'adaptive' };
+    } catch (e) {
+      const streamError = e instanceof Error ? e.message : String(e);
+      await this.install(await fullBundle());
+      return { method: 'full', streamError };
+    }
+  }
+
   async markGood(): Promise<void> {
     await this.rauc(['status', 'mark-good', 'booted'], 'mark-good');
   }
@@ -96,12 +125,9 @@ export class RaucSlotDriver implements SlotDriver {
       ...(this.opts.env ? { env: this.opts.env } : {}),
     });
     if (r.code !== 0) {
-      const last =
-        (r.stderr + r.stdout)
-          .trim()
-          .split('\n')
-          .filter((l) => /error|fail|mismatch/i.test(l))
-          .pop() ?? r.stderr.trim();
+      // `rauc install` prints `LastError: <why>` last; other commands print an error line
+      const lines = (r.stderr + r.stdout).trim().split('\n');
+      const last = lines.find((l) => l.startsWith('LastError: ')) ?? lines.filter((l) => /error|fail|mismatch/i.test(l)).pop() ?? r.stderr.trim();
       throw new AgentError(what === 'install' ? 'ACTIVATION_FAILED' : 'ACTIVATION_FAILED', `rauc ${what} failed: ${last.slice(0, 300)}`, {
         field: `rauc ${what}`,
       });

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,8 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * A real RAUC A/B system in a temp dir: test CA + signing cert (OpenSSL), two file-backed
  * ext4 slots, a custom bootloader backend script keeping its state in files, a private
  * D-Bus system bus and `rauc service`. "Reboot" = restart the service with
- * --override-boot-slot. Needs root (loop-mounting the bundle); plain bundles only (verity
- * needs device-mapper).
+ * --override-boot-slot. Needs root (loop-mounting the bundle). Verity bundles (RAUC's
+ * streaming and adaptive format) can be built; installing one needs device-mapper in the
+ * kernel, and streaming it nbd and a RAUC built with --enable-streaming.
  */
 export interface RaucEnv {
   dir: string;
@@ -17,7 +19,10 @@ export interface RaucEnv {
   caPem: string;
   env: NodeJS.ProcessEnv;
   /** Builds a plain bundle `<name>.raucb` containing an ext4 rootfs image. */
-  bundle(name: string, opts: { version: string; compatible?: string; signer?: 'test' | 'rogue' }): Promise<string>;
+  bundle(
+    name: string,
+    opts: { version: string; compatible?: string; signer?: 'test' | 'rogue'; format?: 'plain' | 'verity'; payload?: Buffer },
+  ): Promise<string>;
   /** Simulates a reboot: the bootloader boots `slot` (or its own choice: primary unless bad). */
   reboot(slot?: string): Promise<string>;
   booted(): string;
@@ -61,7 +66,14 @@ const DBUS_CONF = (sock: string) => `<!DOCTYPE busconfig PUBLIC "-//freedesktop/
 </busconfig>
 `;
 
-export async function startRaucEnv(): Promise<RaucEnv> {
+/** `[streaming]` of RAUC's system.conf: the client certificate, key and CA it streams bundles with. */
+export interface RaucStreaming {
+  tlsCert: string;
+  tlsKey: string;
+  tlsCa: string;
+}
+
+export async function startRaucEnv(o: { streaming?: RaucStreaming } = {}): Promise<RaucEnv> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-rauc-'));
   const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: dir, stdio: 'pipe' });
   // signing PKI: a CA (the keyring) and a signer; a rogue self-signed signer for refusals
@@ -126,7 +138,7 @@ bootloader-custom-backend=${dir}/bootloader.sh
 [keyring]
 path=${dir}/ca.pem
 
-[slot.rootfs.0]
+${o.streaming ? `[streaming]\ntls-cert=${o.streaming.tlsCert}\ntls-key=${o.streaming.tlsKey}\ntls-ca=${o.streaming.tlsCa}\n\n` : ''}[slot.rootfs.0]
 device=${dir}/slotA.img
 type=ext4
 bootname=A
@@ -185,11 +197,13 @@ bootname=B
       await mkdir(content);
       await mkdir(rootfs);
       await writeFile(join(rootfs, 'version'), opts.version);
+      // a verity bundle's squashfs must not compress to a single block: give the image content
+      if (opts.format === 'verity' || opts.payload) await writeFile(join(rootfs, 'payload'), opts.payload ?? randomBytes(2 * 1024 * 1024));
       sh('truncate', ['-s', '4M', join(content, 'rootfs.ext4')]);
       sh('mkfs.ext4', ['-qF', '-d', rootfs, join(content, 'rootfs.ext4')]);
       await writeFile(
         join(content, 'manifest.raucm'),
-        `[update]\ncompatible=${opts.compatible ?? 'svc-test'}\nversion=${opts.version}\n\n[bundle]\nformat=plain\n\n[image.rootfs]\nfilename=rootfs.ext4\n`,
+        `[update]\ncompatible=${opts.compatible ?? 'svc-test'}\nversion=${opts.version}\n\n[bundle]\nformat=${opts.format ?? 'plain'}\n\n[image.rootfs]\nfilename=rootfs.ext4\n${opts.format === 'verity' ? 'adaptive=block-hash-index\n' : ''}`,
       );
       const signer = opts.signer ?? 'test';
       const file = join(dir, `${name}.raucb`);

@@ -14,6 +14,8 @@ import type { Store } from '../store/open.js';
 export interface DeviceChannelServer {
   /** The bound port (useful with port 0). */
   readonly port: number;
+  /** The bundle port (bundle-server.ts), when one was asked for. */
+  readonly bundlePort?: number;
   /** Stops accepting calls, lets running ones finish for up to `graceMs`, then cuts them. */
   close(graceMs?: number): Promise<void>;
 }
@@ -26,7 +28,12 @@ export async function startDeviceChannel(
   ctx: DeviceChannelContext,
   tls: ServerTls,
   addr: string,
-  opts: { trustRefreshMs?: number; listen?: Store['listen'] } = {},
+  opts: {
+    trustRefreshMs?: number;
+    listen?: Store['listen'];
+    /** Other listeners with the device port's trust (the bundle port): given every new set of device CAs too. */
+    alsoTrusting?: readonly { setDeviceCas(ders: readonly Uint8Array[]): void }[];
+  } = {},
 ): Promise<DeviceChannelServer> {
   const initial = await ctx.cas.allCertificates(ctx.now());
   const creds = new DeviceChannelCredentials(tls, initial);
@@ -43,6 +50,7 @@ export async function startDeviceChannel(
         if (key === trusted) return;
         trusted = key;
         creds.setDeviceCas(ders);
+        for (const other of opts.alsoTrusting ?? []) other.setDeviceCas(ders);
         ctx.cas.invalidate();
       },
       (err: unknown) => ctx.log.error({ err }, 'device CA trust refresh failed'),

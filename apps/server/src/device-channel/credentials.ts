@@ -23,6 +23,16 @@ import type { ServerTls } from './server-tls.js';
  * (measured: about 5 KiB less server RSS per connected device at 3000 devices, 8 KiB at 10k;
  * docs/device-channel.md).
  */
+/** The device port's TLS: the server leaf, every tenant's device CAs trusted, no session tickets (also the bundle port's). */
+export function deviceTlsContext(tls: ServerTls, deviceCaDers: readonly Uint8Array[]): SecureContextOptions {
+  return {
+    cert: [Buffer.from(tls.certPem)],
+    key: [Buffer.from(tls.keyPem)],
+    ca: [tls.caDer, ...deviceCaDers].map((der) => encodePem(der, 'CERTIFICATE')),
+    secureOptions: constants.SSL_OP_NO_TICKET,
+  };
+}
+
 export class DeviceChannelCredentials extends ServerCredentials {
   readonly #tls: ServerTls;
 
@@ -32,12 +42,7 @@ export class DeviceChannelCredentials extends ServerCredentials {
   }
 
   private static context(tls: ServerTls, deviceCaDers: readonly Uint8Array[]): SecureContextOptions {
-    return {
-      cert: [Buffer.from(tls.certPem)],
-      key: [Buffer.from(tls.keyPem)],
-      ca: [tls.caDer, ...deviceCaDers].map((der) => encodePem(der, 'CERTIFICATE')),
-      secureOptions: constants.SSL_OP_NO_TICKET,
-    };
+    return deviceTlsContext(tls, deviceCaDers);
   }
 
   /** Replaces the trusted device CAs on the running server (new connections only). */

@@ -26,7 +26,7 @@ export interface RepoFile {
   totalLength: number;
 }
 
-export type RepoRange = { kind: 'from-to'; start: number; end: number } | { kind: 'from'; start: number };
+export type RepoRange = { kind: 'from-to'; start: number; end: number } | { kind: 'from'; start: number } | { kind: 'suffix'; length: number };
 
 export interface RepositoryPort {
   /** `metadata/<file>` or `targets/<hash-prefixed path>`; throws a NOT_FOUND-mapped error when absent. */

@@ -3,6 +3,7 @@ import { listAssignments } from '../resources/rollouts/queries.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/open.js';
+import { startBundleServer } from './bundle-server.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
 import { ConnectionAdmission } from './admission.js';
@@ -33,6 +34,8 @@ export interface DeviceChannelOptions {
   keys: WrappedKeys;
   /** SVC_DEVICE_ADDR, `host:port` (port 0 in tests). */
   addr: string;
+  /** SVC_DEVICE_BUNDLE_ADDR: the bundle port for RAUC streaming (bundle-server.ts); none when absent. */
+  bundleAddr?: { host: string; port: number };
   /** The signing repository (its `openRepoFile`). */
   repository: RepositoryPort;
   log: ChannelLogger;
@@ -86,18 +89,26 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     renewBeforeDays: o.renewBeforeDays ?? CHANNEL_DEFAULTS.renewBeforeDays,
     ...(o.hooks ? { hooks: o.hooks } : {}),
   };
+  const bundles =
+    o.bundleAddr === undefined
+      ? undefined
+      : await startBundleServer(ctx, tls, o.bundleAddr).catch(async (e: unknown) => {
+          await Promise.all([closeCredentials(), verifier.close()]);
+          throw e;
+        });
   const channel = await startDeviceChannel(ctx, tls, o.addr, {
     ...(o.trustRefreshMs === undefined ? {} : { trustRefreshMs: o.trustRefreshMs }),
     listen: o.listen,
+    alsoTrusting: bundles === undefined ? [] : [bundles],
   }).catch(async (e: unknown) => {
-    await Promise.all([closeCredentials(), verifier.close()]);
+    await Promise.all([closeCredentials(), verifier.close(), bundles?.close()]);
     throw e;
   });
   const server: DeviceChannelServer = {
     port: channel.port,
+    ...(bundles === undefined ? {} : { bundlePort: bundles.port }),
     close: (graceMs) =>
-      channel
-        .close(graceMs)
+      Promise.all([channel.close(graceMs), bundles?.close()])
         .then(closeCredentials)
         .then(() => verifier.close()),
   };

@@ -53,8 +53,22 @@ export interface ReceiptDeliveriesTable {
   reported_at: Timestamp;
 }
 
+/** Migration 0057: bytes of an os-bundle the bundle port sent one device for one rollout. */
+export interface BundleStreamsTable {
+  rollout_id: string;
+  device_name: string;
+  tenant_id: string;
+  deployment_id: string;
+  bytes_sent: ColumnType<string | number, number | undefined, number>;
+  requests: Generated<number>;
+  ranged_requests: Generated<number>;
+  first_at: Timestamp;
+  last_at: Timestamp;
+}
+
 export interface DeltaTables {
   member_deltas: MemberDeltasTable;
   deployment_deltas: DeploymentDeltasTable;
   receipt_deliveries: ReceiptDeliveriesTable;
+  bundle_streams: BundleStreamsTable;
 }

@@ -13275,6 +13275,18 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description os-bundle members streamed by RAUC from the bundle port, counted by the server (docs/delta-updates.md) */
+                            bundle_streams: {
+                                /** @description bytes of the os-bundle the bundle port sent this device, over every request */
+                                bytes_sent: number;
+                                component: string;
+                                device: string;
+                                first_at: string;
+                                last_at: string;
+                                ranged_requests: number;
+                                requests: number;
+                            }[];
+                            bundle_streams_total: number;
                             deliveries: {
                                 attempts: number | null;
                                 bytes_transferred: number;

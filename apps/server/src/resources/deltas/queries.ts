@@ -325,3 +325,98 @@ export async function deploymentDeliveries(db: Db, tenant: string, deploymentId:
   ]);
   return { rows, total: Number(total.n) };
 }
+
+/** The os-bundle a rollout installs, when `device` may stream it now. */
+export interface StreamableBundle {
+  deployment_id: string;
+  target: string;
+  digest: string;
+  length: number;
+}
+
+/**
+ * The bundle of rollout `rolloutId` when it is an os-bundle member assigned to the device right
+ * now: the device is pending in the rollout's deployment, the deployment is not aborted and the
+ * wave holding the device is open (the same rule as `listAssignments`). Anything else is
+ * undefined: the bundle port answers 404 and never says which part failed.
+ */
+export async function streamableBundle(db: Db, tenant: string, device: string, rolloutId: string): Promise<StreamableBundle | undefined> {
+  const row = await db
+    .selectFrom('rollouts as r')
+    .innerJoin('artifacts as a', 'a.id', 'r.artifact_id')
+    .innerJoin('deployments as d', 'd.id', 'r.deployment_id')
+    .innerJoin('deployment_devices as dd', (j) => j.onRef('dd.deployment_id', '=', 'r.deployment_id'))
+    .innerJoin('deployment_waves as w', (j) => j.onRef('w.deployment_id', '=', 'dd.deployment_id').onRef('w.idx', '=', 'dd.wave_idx'))
+    .select(['r.deployment_id', 'a.target', 'a.digest', 'a.length'])
+    .where('r.id', '=', rolloutId)
+    .where('r.tenant_id', '=', tenant)
+    .where('a.kind', '=', 'os-bundle')
+    .where('dd.tenant_id', '=', tenant)
+    .where('dd.device_name', '=', device)
+    .where('dd.state', '=', 'pending')
+    .where('d.aborted_at', 'is', null)
+    .where('w.state', '=', 'open')
+    .executeTakeFirst();
+  return row === undefined ? undefined : { deployment_id: row.deployment_id, target: row.target, digest: row.digest, length: Number(row.length) };
+}
+
+/**
+ * Adds bytes of a response to what the bundle port sent `device` for `rolloutId`; `request`
+ * says whether they start a response (whole file or a range) or continue one counted before.
+ */
+export async function addBundleBytes(
+  db: Db,
+  args: { tenant: string; deploymentId: string; rolloutId: string; device: string; bytes: number; request: 'whole' | 'range' | 'continued'; now: Date },
+): Promise<void> {
+  await db
+    .insertInto('bundle_streams')
+    .values({
+      rollout_id: args.rolloutId,
+      device_name: args.device,
+      tenant_id: args.tenant,
+      deployment_id: args.deploymentId,
+      bytes_sent: args.bytes,
+      requests: args.request === 'continued' ? 0 : 1,
+      ranged_requests: args.request === 'range' ? 1 : 0,
+      first_at: args.now,
+      last_at: args.now,
+    })
+    .onConflict((oc) =>
+      oc.columns(['rollout_id', 'device_name']).doUpdateSet({
+        bytes_sent: sql`bundle_streams.bytes_sent + ${args.bytes}`,
+        requests: sql`bundle_streams.requests + ${args.request === 'continued' ? 0 : 1}`,
+        ranged_requests: sql`bundle_streams.ranged_requests + ${args.request === 'range' ? 1 : 0}`,
+        last_at: args.now,
+      }),
+    )
+    .execute();
+}
+
+/** What the bundle port sent per device for a deployment's os-bundle members: one page, and how many there are. */
+export async function deploymentBundleStreams(db: Db, tenant: string, deploymentId: string, limit: number, offset: number) {
+  const base = db.selectFrom('bundle_streams as s').where('s.tenant_id', '=', tenant).where('s.deployment_id', '=', deploymentId);
+  const [rows, count] = await Promise.all([
+    base
+      .innerJoin('rollouts as r', 'r.id', 's.rollout_id')
+      .select(['r.component', 's.device_name', 's.bytes_sent', 's.requests', 's.ranged_requests', 's.first_at', 's.last_at'])
+      .orderBy('r.component')
+      .orderBy('s.device_name')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows: rows.map((r) => ({ ...r, bytes_sent: Number(r.bytes_sent) })), total: Number(count.n) };
+}
+
+/** Bytes the bundle port sent `device` for `rolloutId` so far (0 when none). */
+export async function bundleBytesSent(db: Db, tenant: string, device: string, rolloutId: string): Promise<number> {
+  const row = await db
+    .selectFrom('bundle_streams')
+    .select('bytes_sent')
+    .where('tenant_id', '=', tenant)
+    .where('rollout_id', '=', rolloutId)
+    .where('device_name', '=', device)
+    .executeTakeFirst();
+  return row === undefined ? 0 : Number(row.bytes_sent);
+}

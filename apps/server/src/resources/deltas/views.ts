@@ -1,7 +1,7 @@
 import { normalizeUuid } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 import { rolloutById } from '../rollouts/queries.js';
-import { deploymentDeliveries, deploymentDeliveryTotals, deploymentDeltas } from './queries.js';
+import { deploymentBundleStreams, deploymentDeliveries, deploymentDeliveryTotals, deploymentDeltas } from './queries.js';
 
 const DELTA_STATES = ['queued', 'building', 'ready', 'skipped', 'failed'] as const;
 
@@ -42,6 +42,20 @@ export interface RolloutDelivery {
     reported_at: string;
   }[];
   deliveries_total: number;
+  /**
+   * os-bundle members streamed from the bundle port (RAUC adaptive updates), counted by the
+   * server per device: bytes sent over every request, whole-file and ranged requests.
+   */
+  bundle_streams: {
+    device: string;
+    component: string;
+    bytes_sent: number;
+    requests: number;
+    ranged_requests: number;
+    first_at: string;
+    last_at: string;
+  }[];
+  bundle_streams_total: number;
 }
 
 /** A rollout's delivery view (docs/delta-updates.md "Operator view"): delta progress and reported deliveries, one page of them. */
@@ -50,10 +64,11 @@ export async function rolloutDelivery(db: Db, tenant: string, id: string, page: 
   if (uuid === undefined) return undefined;
   const r = await rolloutById(db, tenant, uuid);
   if (!r) return undefined;
-  const [deltas, totals, deliveries] = await Promise.all([
+  const [deltas, totals, deliveries, streams] = await Promise.all([
     deploymentDeltas(db, tenant, r.deployment_id),
     deploymentDeliveryTotals(db, tenant, r.deployment_id),
     deploymentDeliveries(db, tenant, r.deployment_id, page.limit, page.offset),
+    deploymentBundleStreams(db, tenant, r.deployment_id, page.limit, page.offset),
   ]);
   const counts = Object.fromEntries(DELTA_STATES.map((s) => [s, deltas.filter((d) => d.state === s).length])) as Record<(typeof DELTA_STATES)[number], number>;
   return {
@@ -90,5 +105,15 @@ export async function rolloutDelivery(db: Db, tenant: string, id: string, page: 
       reported_at: d.reported_at.toISOString(),
     })),
     deliveries_total: deliveries.total,
+    bundle_streams: streams.rows.map((b) => ({
+      device: b.device_name,
+      component: b.component,
+      bytes_sent: b.bytes_sent,
+      requests: b.requests,
+      ranged_requests: b.ranged_requests,
+      first_at: b.first_at.toISOString(),
+      last_at: b.last_at.toISOString(),
+    })),
+    bundle_streams_total: streams.total,
   };
 }

@@ -136,6 +136,22 @@ const Delivery = Type.Object(
       ),
     ),
     deliveries_total: Type.Integer(),
+    bundle_streams: Type.Array(
+      Type.Object(
+        {
+          device: Type.String(),
+          component: Type.String(),
+          bytes_sent: Type.Integer({ description: 'bytes of the os-bundle the bundle port sent this device, over every request' }),
+          requests: Type.Integer(),
+          ranged_requests: Type.Integer(),
+          first_at: Type.String(),
+          last_at: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'os-bundle members streamed by RAUC from the bundle port, counted by the server (docs/delta-updates.md)' },
+    ),
+    bundle_streams_total: Type.Integer(),
   },
   { additionalProperties: false },
 );
