@@ -144,7 +144,7 @@ describe.each(['per-check-in', 'persistent'] as const)('connection mode %s', (mo
     // each attempt carries the member's delivery: no live version, so a full download
     for (const d of deliveries)
       expect(JSON.parse(d!.toString('utf8'))).toEqual({
-        members: [{ component: 'model-a', method: 'full', bytes_transferred: 'model-a-v2'.length, full_length: 'model-a-v2'.length }],
+        members: [{ component: 'model-a', method: 'full', bytes_transferred: 'model-a-v2'.length, full_length: 'model-a-v2'.length, attempts: 1, resumes: 0 }],
       });
     expect(await readdir(join(a.dataDir, 'outbox'))).toEqual([]);
     expect(a.journal.get('tx-1')?.state).toBe('reported');
