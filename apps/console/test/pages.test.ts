@@ -304,6 +304,9 @@ describe.skipIf(!hasChromium())('the console in Chromium against a real server',
     await page.getByRole('button', { name: 'Edit description of gateway-config 1.0.0' }).click();
     await page.getByLabel('Description of gateway-config 1.0.0').fill('uplink settings for line A');
     await page.getByRole('button', { name: 'Save' }).click();
+    // the form closes once the server answered (while it is open, its input's value alone
+    // names the cell)
+    await page.getByLabel('Description of gateway-config 1.0.0').waitFor({ state: 'detached' });
     await page.getByRole('cell', { name: /uplink settings for line A/ }).waitFor();
     expect((await s.api<{ artifacts: { description: string | null }[] }>('GET', '/artifacts')).artifacts[0]!.description).toBe('uplink settings for line A');
     // the filter is on findings the service matched from imported feeds (none here), not on
