@@ -3,13 +3,12 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { AppContext, V1Routes } from '../../http/context.js';
 import { actorOf, execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { caseExportStream, EVIDENCE_MANIFEST_TYPE } from '../../resources/case-exports/archive.js';
 import { recordCaseExport, recordFirstEvidenceKey, rotateEvidenceKey } from '../../resources/case-exports/commands.js';
 import { currentSigningKey, firstEvidenceKey, rotateEvidenceKeyFile, type EvidenceKey } from '../../resources/case-exports/evidence-key.js';
 import { currentEvidenceKey, evidenceKeyCounts, listEvidenceKeys, type EvidenceKeyRow } from '../../resources/case-exports/queries.js';
-import { inSnapshot } from '../../store/tx.js';
 import { caseOr404 } from '../../resources/cases/commands.js';
 import { getCase, latestAuditSeq } from '../../resources/cases/queries.js';
 import type { SigningRepository } from '../../signing-repo/index.js';
@@ -129,30 +128,22 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         querystring: Strict({ ...PageQuery }),
         response: {
-          200: Type.Object({
-            evidence_keys: Type.Array(EvidenceKeyRecord),
-            payload_type: Type.String(),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({ current: Type.Integer(), retired: Type.Integer() }),
+          200: PageOf('evidence_keys', EvidenceKeyRecord, Type.Object({ current: Type.Integer(), retired: Type.Integer() }), {
+            before: { payload_type: Type.String() },
           }),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'evidence_keys', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const rows = await listEvidenceKeys(snap, tenantId, limit, offset);
         const { total, retired } = await evidenceKeyCounts(snap, tenantId);
         return {
-          evidence_keys: rows.map(evidenceKeyView),
+          items: rows.map(evidenceKeyView),
           payload_type: EVIDENCE_MANIFEST_TYPE,
           total,
-          limit,
-          offset,
           counts: { current: total - retired, retired },
         };
       }),

@@ -2,14 +2,13 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { getPacket, listPackets, type PacketMeta } from '../../resources/case-submissions/queries.js';
 import { PRODUCT_CATEGORIES, SRP_STAGES } from '../../resources/case-submissions/srp-form.js';
 import { packetText, recordPacket, type PacketDocument } from '../../resources/case-submissions/srp-packet.js';
-import { inSnapshot } from '../../store/tx.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const PacketItem = Type.Object({
@@ -133,24 +132,17 @@ export const casePacketsRoutes: V1Routes = async (app, { ctx }) => {
         params: CaseParams,
         querystring: Strict({ ...PageQuery, stage: Type.Optional(Type.Enum(SRP_STAGES)) }),
         response: {
-          200: Type.Object({
-            packets: Type.Array(PacketItem),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's packets by stage, whatever the filter" }),
-          }),
+          200: PageOf('packets', PacketItem, Type.Record(Type.String(), Type.Integer(), { description: "the case's packets by stage, whatever the filter" })),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'packets', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const c = await caseOr404(snap, tenantId, request.params.id, getCase);
-        const { limit, offset } = page(request.query);
         const { rows, total, counts } = await listPackets(snap, tenantId, c.id, request.query.stage, limit, offset);
-        return { packets: rows.map(itemView), total, limit, offset, counts: { ...Object.fromEntries(SRP_STAGES.map((s) => [s, 0])), ...counts } };
+        return { items: rows.map(itemView), total, counts: { ...Object.fromEntries(SRP_STAGES.map((s) => [s, 0])), ...counts } };
       }),
   );
 

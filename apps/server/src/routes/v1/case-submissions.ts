@@ -4,8 +4,8 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { AppContext, V1Routes } from '../../http/context.js';
 import { actorOf, execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { RECIPIENTS, recordFiling, recordSubmission } from '../../resources/case-submissions/commands.js';
@@ -24,7 +24,6 @@ import {
 } from '../../resources/case-submissions/queries.js';
 import type { PacketDocument } from '../../resources/case-submissions/srp-packet.js';
 import { transportFor, type OutgoingPacket } from '../../resources/case-submissions/transport.js';
-import { inSnapshot } from '../../store/tx.js';
 
 const Record_ = Type.Record(Type.String(), Type.Unknown());
 const Filing = Type.Object({
@@ -213,26 +212,22 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
         params: CaseParams,
         querystring: Strict({ ...PageQuery, stage: Type.Optional(Type.Union(STAGES.map((s) => Type.Literal(s)))) }),
         response: {
-          200: Type.Object({
-            submissions: Type.Array(SubmissionItem),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's submissions by stage, whatever the filter" }),
-          }),
+          200: PageOf(
+            'submissions',
+            SubmissionItem,
+            Type.Record(Type.String(), Type.Integer(), { description: "the case's submissions by stage, whatever the filter" }),
+          ),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'submissions', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const c = await caseOr404(snap, tenantId, request.params.id, getCase);
-        const { limit, offset } = page(request.query);
         const { rows, total } = await listSubmissions(snap, tenantId, c.id, { stage: request.query.stage }, limit, offset);
         const counts = { ...Object.fromEntries(STAGES.map((s) => [s, 0])), ...(await submissionStageCounts(snap, tenantId, c.id)) };
-        return { submissions: rows.map((r) => itemView(r, r.superseded_by)), total, limit, offset, counts };
+        return { items: rows.map((r) => itemView(r, r.superseded_by)), total, counts };
       }),
   );
 

@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
+import { listPage } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import {
   assessCase,
   caseOr404,
@@ -25,7 +25,6 @@ import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { Finding } from './findings.js';
 import { CountedGroup, ExposedDevice, ExposureParts } from './vulnerabilities.js';
-import { inSnapshot } from '../../store/tx.js';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
 const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
@@ -241,17 +240,12 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
             Type.Integer({ minimum: 0, maximum: 24 * 366, description: 'the nearest open deadline falls within the next N hours (not yet overdue)' }),
           ),
         }),
-        response: {
-          200: Type.Object({ cases: Type.Array(CaseItem), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('cases', CaseItem, Counts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'cases', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const q = request.query;
         const now = ctx.now();
         const { rows, total } = await listCases(
@@ -263,7 +257,7 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
           offset,
         );
         // spec §8: total counts the filtered set, counts break down the tenant's whole set by state
-        return { cases: rows.map((c) => caseItemView(c, now)), total, limit, offset, counts: await caseStateCounts(snap, tenantId) };
+        return { items: rows.map((c) => caseItemView(c, now)), total, counts: await caseStateCounts(snap, tenantId) };
       }),
   );
 
@@ -429,37 +423,31 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         querystring: Strict(PageQuery),
         response: {
-          200: Type.Object({
-            events: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                at: Timestamp,
-                actor: Type.String(),
-                credential: Type.String(),
-                action: Type.String(),
-                target: Type.String(),
-                request_id: Type.Union([Type.String(), Type.Null()]),
-                detail: Record_,
-              }),
-            ),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's audit events by action" }),
-          }),
+          200: PageOf(
+            'events',
+            Type.Object({
+              id: Type.String(),
+              at: Timestamp,
+              actor: Type.String(),
+              credential: Type.String(),
+              action: Type.String(),
+              target: Type.String(),
+              request_id: Type.Union([Type.String(), Type.Null()]),
+              detail: Record_,
+            }),
+            Type.Record(Type.String(), Type.Integer(), { description: "the case's audit events by action" }),
+          ),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'events', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const c = await caseOr404(snap, tenantId, request.params.id, getCase);
-        const { limit, offset } = page(request.query);
         const { rows, total, counts } = await caseAuditPage(snap, tenantId, c.id, limit, offset);
         return {
-          events: rows.map((r) => ({
+          items: rows.map((r) => ({
             id: r.id,
             at: iso(r.at),
             actor: r.actor,
@@ -470,8 +458,6 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
             detail: r.detail,
           })),
           total,
-          limit,
-          offset,
           counts,
         };
       }),

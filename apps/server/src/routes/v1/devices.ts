@@ -3,8 +3,8 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage, page } from '../../http/pagination.js';
+import { ErrorResponses, iso, NullableTimestamp, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { decommissionDevice, deviceOr404, tagDevice, untagDevice } from '../../resources/devices/commands.js';
 import { deviceFilterSql } from '../../resources/devices/filter/index.js';
 import { storedInventory } from '../../resources/devices/inventory.js';
@@ -21,7 +21,6 @@ import {
 import { DeviceListAnchors } from '../../resources/devices/anchors.js';
 import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
-import { inSnapshot } from '../../store/tx.js';
 
 /**
  * `string | null` as `type: ["string", "null"]` (JSON Schema 2020-12, OpenAPI 3.1) rather
@@ -133,10 +132,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
             }),
           ),
         }),
-        response: {
-          200: Type.Object({ devices: Type.Array(Device), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('devices', Device, Counts), ...ErrorResponses },
       },
     },
     async (request, reply) => {
@@ -200,24 +196,20 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
         params: NameParams,
         querystring: Strict(PageQuery),
         response: {
-          200: Type.Object({
-            history: Type.Array(Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) })),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer(), { description: "entries per event over the device's whole history" }),
-          }),
+          200: PageOf(
+            'history',
+            Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) }),
+            Type.Record(Type.String(), Type.Integer(), { description: "entries per event over the device's whole history" }),
+          ),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'history', async (snap, { limit, offset }) => {
         const device = await deviceOr404(snap, principalOf(request).tenantId, request.params.name);
-        const { limit, offset } = page(request.query);
         const { rows, total, counts } = await deviceHistory(snap, device.id, limit, offset);
-        return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
+        return { items: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, counts };
       }),
   );
 

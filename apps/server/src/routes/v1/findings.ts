@@ -2,15 +2,14 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, NullableTimestamp, PageOf, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { getFinding, listFindings, VEX_STATUSES, type FindingFilter } from '../../resources/findings/queries.js';
 import { findingView } from '../../resources/findings/views.js';
 import { getDeviceByName } from '../../resources/devices/queries.js';
 import { getRun, listRuns, type RunRow } from '../../resources/vuln-analysis/queries.js';
 import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
-import { inSnapshot } from '../../store/tx.js';
 
 export const Finding = Type.Object({
   id: Type.String(),
@@ -55,13 +54,7 @@ const SeverityCounts = Type.Object(
   Object.fromEntries(SEVERITIES.map((s) => [s, Type.Integer()])) as Record<(typeof SEVERITIES)[number], ReturnType<typeof Type.Integer>>,
   { description: 'findings by severity over the filtered set' },
 );
-const FindingPage = Type.Object({
-  findings: Type.Array(Finding),
-  total: Type.Integer(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-  counts: SeverityCounts,
-});
+const FindingPage = PageOf('findings', Finding, SeverityCounts);
 const FilterQuery = {
   ...PageQuery,
   severity: Type.Optional(
@@ -147,9 +140,7 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'findings', async (snap, { limit, offset }) => {
         const r = await listFindings(
           snap,
           principalOf(request).tenantId,
@@ -157,7 +148,7 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
           limit,
           offset,
         );
-        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+        return { items: r.rows.map(findingView), total: r.total, counts: r.counts };
       }),
   );
 
@@ -181,13 +172,11 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'findings', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-        const { limit, offset } = page(request.query);
         const r = await listFindings(snap, tenantId, { ...filterOf(request.query), artifact_id: request.params.id }, limit, offset);
-        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+        return { items: r.rows.map(findingView), total: r.total, counts: r.counts };
       }),
   );
 
@@ -198,16 +187,14 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       schema: { params: Strict({ name: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'findings', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         if (!(await getDeviceByName(snap, tenantId, request.params.name))) throw notFound(`device ${request.params.name}`);
-        const { limit, offset } = page(request.query);
         const q = filterOf(request.query);
         // a device's findings are its open ones unless the caller asks otherwise
         if (q.open === undefined && q.vex_status === undefined) q.open = true;
         const r = await listFindings(snap, tenantId, { ...q, device: request.params.name }, limit, offset);
-        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+        return { items: r.rows.map(findingView), total: r.total, counts: r.counts };
       }),
   );
 
@@ -217,24 +204,13 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.read', summary: 'Re-analysis runs of this tenant (progress), newest first; counts by state' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({
-            runs: Type.Array(Run),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({ queued: Type.Integer(), running: Type.Integer(), completed: Type.Integer() }),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('runs', Run, Type.Object({ queued: Type.Integer(), running: Type.Integer(), completed: Type.Integer() })), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'runs', async (snap, { limit, offset }) => {
         const r = await listRuns(snap, principalOf(request).tenantId, limit, offset);
-        return { runs: r.rows.map(runView), total: r.counts.queued + r.counts.running + r.counts.completed, limit, offset, counts: r.counts };
+        return { items: r.rows.map(runView), total: r.counts.queued + r.counts.running + r.counts.completed, counts: r.counts };
       }),
   );
 

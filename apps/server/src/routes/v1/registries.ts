@@ -2,15 +2,14 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { createRegistry, recordImportedArtifact } from '../../resources/registries/commands.js';
 import { listRegistries, registryCounts } from '../../resources/registries/queries.js';
 import { browseTags, publishImportedImage } from '../../resources/registries/remote.js';
 import { registryView } from '../../resources/registries/views.js';
 import { Artifact } from './artifacts.js';
-import { inSnapshot } from '../../store/tx.js';
 
 const Registry = Type.Object(
   { id: Uuid, name: Type.String(), url: Type.String(), credentials_ref: Type.Union([Type.String(), Type.Null()]), created_at: Type.String() },
@@ -50,24 +49,17 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'registries.read', summary: 'List registries (total, counts by scheme and by credentials)' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({ registries: Type.Array(Registry), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('registries', Registry, Counts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'registries', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const rows = await listRegistries(snap, tenantId, limit, offset);
         const c = await registryCounts(snap, tenantId);
         return {
-          registries: rows.map(registryView),
+          items: rows.map(registryView),
           total: c.total,
-          limit,
-          offset,
           counts: { https: c.total - c.http, http: c.http, authenticated: c.authenticated, anonymous: c.total - c.authenticated },
         };
       }),

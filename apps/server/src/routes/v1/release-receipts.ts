@@ -3,14 +3,13 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { tenantDeviceCaBundlePem } from '../../resources/device-ca/queries.js';
 import { recordReceiptExport } from '../../resources/release-receipts/commands.js';
 import { receiptExportStream } from '../../resources/release-receipts/export.js';
 import { ACTIVATIONS, iterateReceipts, receiptCountsByActivation, receiptPage } from '../../resources/release-receipts/queries.js';
 import { receiptDetail, receiptJson } from '../../resources/release-receipts/views.js';
-import { inSnapshot } from '../../store/tx.js';
 
 const Activation = Type.Union(ACTIVATIONS.map((a) => Type.Literal(a)));
 const ReceiptFields = {
@@ -80,21 +79,16 @@ export const releaseReceiptsRoutes: V1Routes = async (app, { ctx }) => {
           activation: Type.Optional(Activation),
           label: Type.Optional(Type.String({ maxLength: 64 })),
         }),
-        response: {
-          200: Type.Object({ release_receipts: Type.Array(Receipt), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('release_receipts', Receipt, Counts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'release_receipts', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const q = request.query;
-        const { limit, offset } = page(q);
         const filter = { device: q.device, rolloutId: q.rollout_id, transactionId: q.transaction_id, activation: q.activation, label: q.label };
         const [{ rows, total }, counts] = await Promise.all([receiptPage(snap, tenantId, filter, limit, offset), receiptCountsByActivation(snap, tenantId)]);
-        return { release_receipts: rows.map(receiptJson), total, limit, offset, counts };
+        return { items: rows.map(receiptJson), total, counts };
       }),
   );
 

@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { listPage, page } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { transactionCountsByState, transactionPage } from '../../resources/release-transactions/queries.js';
 import { transactionDetail, transactionResult, transactionsJson } from '../../resources/release-transactions/views.js';
 import { deploymentDevicePage } from '../../resources/rollouts/queries.js';
@@ -45,25 +45,14 @@ export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'rollouts.read', summary: 'List release transactions (total, counts by state)' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({
-            release_transactions: Type.Array(Transaction),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('release_transactions', Transaction, Type.Record(Type.String(), Type.Integer())), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'release_transactions', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const [{ rows, total }, counts] = await Promise.all([transactionPage(snap, tenantId, limit, offset), transactionCountsByState(snap, tenantId)]);
-        return { release_transactions: await transactionsJson(snap, rows), total, limit, offset, counts };
+        return { items: await transactionsJson(snap, rows), total, counts };
       }),
   );
 

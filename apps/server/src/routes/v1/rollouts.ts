@@ -4,8 +4,8 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { listPage, page } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { controlRollout, startLegacyRollout, startSignedRollout, type RolloutAction, type RolloutOverrides } from '../../resources/rollouts/commands.js';
 import { rolloutCountsByKind, rolloutPage } from '../../resources/rollouts/queries.js';
 import { rolloutActivity, rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
@@ -202,30 +202,19 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
           kind: Type.Optional(Type.Union([Type.Literal('signed'), Type.Literal('legacy')])),
           release_id: Type.Optional(Type.String({ maxLength: 64 })),
         }),
-        response: {
-          200: Type.Object({
-            rollouts: Type.Array(Rollout),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('rollouts', Rollout, Type.Record(Type.String(), Type.Integer())), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'rollouts', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const releaseId = request.query.release_id === undefined ? undefined : normalizeUuid(request.query.release_id);
         if (request.query.release_id !== undefined && releaseId === undefined) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
         const [{ rows, total }, counts] = await Promise.all([
           rolloutPage(snap, tenantId, { kind: request.query.kind, releaseId }, limit, offset),
           rolloutCountsByKind(snap, tenantId),
         ]);
-        return { rollouts: await rolloutsJson(snap, rows), total, limit, offset, counts };
+        return { items: await rolloutsJson(snap, rows), total, counts };
       }),
   );
 

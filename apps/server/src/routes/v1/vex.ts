@@ -4,8 +4,8 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { getBranding } from '../../resources/branding/queries.js';
 import { tenantName } from '../../resources/cases/queries.js';
@@ -108,15 +108,12 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         querystring: Strict({ ...PageQuery, vulnerability: Type.Optional(Type.String({ maxLength: 128 })) }),
         response: {
-          200: Type.Object({
-            statements: Type.Array(Statement),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-            products: Type.Array(Type.String(), {
-              description: 'the products whose releases name the artifact: each has a VEX export, GET /products/{product}/vex',
-            }),
+          200: PageOf('statements', Statement, Type.Record(Type.String(), Type.Integer()), {
+            after: {
+              products: Type.Array(Type.String(), {
+                description: 'the products whose releases name the artifact: each has a VEX export, GET /products/{product}/vex',
+              }),
+            },
           }),
           ...ErrorResponses,
         },
@@ -124,17 +121,14 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request) => {
       const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      const r = await inSnapshot(db, async (snap) => {
+      return listPage(db, request.query, 'statements', async (snap, { limit, offset }) => {
         if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
         const [list, products] = await Promise.all([
           listStatements(snap, tenantId, request.params.id, request.query.vulnerability, limit, offset),
           artifactProducts(snap, tenantId, request.params.id),
         ]);
-        return { ...list, products };
+        return { items: list.rows.map(statementView), total: list.total, counts: list.counts, products };
       });
-      return { statements: r.rows.map(statementView), total: r.total, limit, offset, counts: r.counts, products: r.products };
     },
   );
 

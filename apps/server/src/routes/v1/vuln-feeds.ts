@@ -4,8 +4,8 @@ import { Type } from 'typebox';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, NullableTimestamp, PageOf, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
 import { surveyArchive } from '../../resources/vuln-feeds/archive.js';
 import { importKevCatalog, type RunCommand } from '../../resources/vuln-feeds/commands.js';
 import { importOsvArchive } from '../../resources/vuln-feeds/import.js';
@@ -13,7 +13,6 @@ import { readKevCatalog } from '../../resources/vuln-feeds/kev.js';
 import { FEED_LIMITS } from '../../resources/vuln-feeds/limits.js';
 import { feedFreshness, getImport, listImports, type ImportRow } from '../../resources/vuln-feeds/queries.js';
 import { storeUpload } from '../../resources/vuln-feeds/upload.js';
-import { inSnapshot } from '../../store/tx.js';
 
 const ARCHIVE_TYPES = ['application/zip', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/octet-stream'];
 
@@ -183,24 +182,13 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.read', summary: 'Feed imports, newest first (counts by state over all imports)' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({
-            imports: Type.Array(Import),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({ running: Type.Integer(), completed: Type.Integer() }),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('imports', Import, Type.Object({ running: Type.Integer(), completed: Type.Integer() })), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'imports', async (snap, { limit, offset }) => {
         const r = await listImports(snap, limit, offset);
-        return { imports: r.rows.map(importView), total: r.total, limit, offset, counts: r.counts };
+        return { items: r.rows.map(importView), total: r.total, counts: r.counts };
       }),
   );
 
