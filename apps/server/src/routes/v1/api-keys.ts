@@ -4,22 +4,12 @@ import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { createApiKey, revokeKey } from '../../resources/api-keys/commands.js';
 import { listApiKeys, type ApiKeyRecord } from '../../resources/api-keys/queries.js';
+import { ApiKey, ApiKeyCounts, type ApiKeyView } from '../../resources/api-keys/schemas.js';
 
-const ApiKey = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  role: Type.Enum(ROLES),
-  prefix: Type.String(),
-  created_at: Timestamp,
-  last_used_at: NullableTimestamp,
-  revoked_at: NullableTimestamp,
-});
-const ApiKeyCounts = Type.Object({ active: Type.Integer(), revoked: Type.Integer() });
-
-function keyJson(k: ApiKeyRecord) {
+function keyJson(k: ApiKeyRecord): ApiKeyView {
   return {
     id: k.id,
     name: k.name,

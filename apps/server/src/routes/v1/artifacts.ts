@@ -8,7 +8,7 @@ import { execute } from '../../http/execute.js';
 import { multipartParts } from '../../http/multipart.js';
 import { listPage } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
-import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { recordPublishedArtifact, updateArtifactFields } from '../../resources/artifacts/commands.js';
 import { checkArtifactFields } from '../../resources/artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artifacts/publication.js';
@@ -16,34 +16,9 @@ import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/
 import { artifactView } from '../../resources/artifacts/views.js';
 import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
 import { SEVERITIES, SEVERITY_RANK } from '../../resources/vulnerabilities/severity.js';
+import { Artifact, KindCounts } from '../../resources/artifacts/schemas.js';
 
-export const Artifact = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    version: Type.String(),
-    kind: Type.String(),
-    digest: Type.String(),
-    length: Type.Integer(),
-    media_type: Type.String(),
-    target: Type.String({ description: 'TUF target path' }),
-    filename: Type.String(),
-    source: Type.String({ description: '"upload" or "registry:<id>"' }),
-    description: Type.Union([Type.String(), Type.Null()]),
-    labels: Type.Record(Type.String(), Type.String()),
-    has_sbom: Type.Boolean(),
-    created_at: Type.String(),
-    updated_at: Type.String(),
-  },
-  { additionalProperties: false },
-);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const KindCounts = Type.Object(
-  Object.fromEntries(ARTIFACT_KINDS.map((k) => [k, Type.Integer()])) as Record<(typeof ARTIFACT_KINDS)[number], ReturnType<typeof Type.Integer>>,
-  {
-    description: "the tenant's artifacts by kind, whatever the filter",
-  },
-);
 const TEXT_FIELDS = new Set(['name', 'version', 'kind', 'media_type']);
 
 /**

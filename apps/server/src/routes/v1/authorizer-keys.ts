@@ -5,23 +5,12 @@ import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { registerAuthorizerKey, revokeAuthorizerKey } from '../../resources/authorizer-keys/commands.js';
 import { authorizerKeyCounts, getAuthorizerKey, listAuthorizerKeys } from '../../resources/authorizer-keys/queries.js';
 import { authorizerKeyView } from '../../resources/authorizer-keys/views.js';
+import { AuthorizerKey } from '../../resources/authorizer-keys/schemas.js';
 
-const AuthorizerKey = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    keyid: Type.String(),
-    public_key_pem: Type.String(),
-    created_at: Type.String(),
-    revoked_at: Type.Union([Type.String(), Type.Null()]),
-    status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
-  },
-  { additionalProperties: false },
-);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
 /** spec §4 rule 3 / contracts §6: trusted Ed25519 authorizer keys; revoked keys stay listed. */

@@ -5,7 +5,7 @@ import { ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { checkCount, recordAttachment, redactAttachment } from '../../resources/case-attachments/commands.js';
 import { attachmentLimits, sanitizeFilename } from '../../resources/case-attachments/limits.js';
 import { attachmentTotals, getAttachment, listAttachments } from '../../resources/case-attachments/queries.js';
@@ -14,19 +14,8 @@ import { byteBound, storeAttachmentBytes, type StoredAttachment } from '../../re
 import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { CASE_LIMITS } from '../../resources/cases/fields.js';
 import { getCase } from '../../resources/cases/queries.js';
+import { Attachment } from '../../resources/case-attachments/schemas.js';
 
-const Attachment = Type.Object({
-  id: Uuid,
-  case_id: Uuid,
-  filename: Type.String(),
-  content_type: Type.String({ description: 'verified from the bytes' }),
-  digest: Type.String({ description: 'sha256 of the bytes' }),
-  length: Type.Integer(),
-  description: Type.String(),
-  added_by: Type.String(),
-  added_at: Timestamp,
-  redaction: Type.Union([Type.Object({ reason: Type.String(), redacted_by: Type.String(), redacted_at: Timestamp }), Type.Null()]),
-});
 const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const AttachmentParams = Strict({ id: Type.String({ maxLength: 64 }), aid: Type.String({ maxLength: 64 }) });
 

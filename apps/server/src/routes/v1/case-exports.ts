@@ -12,27 +12,14 @@ import { currentEvidenceKey, evidenceKeyCounts, listEvidenceKeys, type EvidenceK
 import { caseOr404 } from '../../resources/cases/commands.js';
 import { getCase, latestAuditSeq } from '../../resources/cases/queries.js';
 import type { SigningRepository } from '../../signing-repo/index.js';
+import { EvidenceKeyRecord, type EvidenceKeyView } from '../../resources/case-exports/schemas.js';
 
 function repoOf(ctx: AppContext): SigningRepository {
   if (ctx.signingRepo === undefined) throw new Error('AppContext.signingRepo (its key directory and blob store) is required by the case export routes');
   return ctx.signingRepo;
 }
 
-const EvidenceKeyRecord = Type.Object(
-  {
-    seq: Type.Integer(),
-    keyid: Type.String(),
-    algorithm: Type.Literal('ed25519'),
-    public_key_pem: Type.String(),
-    valid_from: Type.String(),
-    valid_until: Type.Union([Type.String(), Type.Null()]),
-    created_by: Type.String(),
-    retired_by: Type.Union([Type.String(), Type.Null()]),
-  },
-  { additionalProperties: false },
-);
-
-function evidenceKeyView(k: EvidenceKeyRow) {
+function evidenceKeyView(k: EvidenceKeyRow): EvidenceKeyView {
   return {
     seq: k.seq,
     keyid: k.keyid,

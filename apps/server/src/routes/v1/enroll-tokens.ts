@@ -3,26 +3,12 @@ import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { createEnrollToken, MAX_TOKEN_TTL_SECONDS, MAX_TOKEN_USES, removeEnrollToken } from '../../resources/enroll-tokens/commands.js';
-import { ENROLL_TOKEN_STATUSES, enrollTokenStatus, listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
+import { enrollTokenStatus, listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
+import { EnrollToken, EnrollTokenCounts, type EnrollTokenView } from '../../resources/enroll-tokens/schemas.js';
 
-const EnrollToken = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  prefix: Type.String(),
-  max_uses: Type.Integer(),
-  uses: Type.Integer(),
-  expires_at: Timestamp,
-  created_at: Timestamp,
-  created_by: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Enum(ENROLL_TOKEN_STATUSES, {
-    description: 'at the server clock: expired once expires_at has passed (whatever its uses), exhausted when uses reached max_uses, else active',
-  }),
-});
-const EnrollTokenCounts = Type.Object({ active: Type.Integer(), expired: Type.Integer(), exhausted: Type.Integer() });
-
-function tokenJson(t: EnrollTokenRecord, now: Date) {
+function tokenJson(t: EnrollTokenRecord, now: Date): EnrollTokenView {
   return {
     id: t.id,
     name: t.name,

@@ -8,30 +8,11 @@ import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { addGroupMembers, createGroup, deleteGroup, MAX_MEMBERS_PER_CALL, refreshGroup, removeGroupMembers } from '../../resources/groups/commands.js';
 import { groupCounts, listGroups } from '../../resources/groups/queries.js';
-import { groupView, groupWithMembers, MAX_MEMBERS_SHOWN } from '../../resources/groups/views.js';
+import { groupView, groupWithMembers } from '../../resources/groups/views.js';
+import { GroupCounts, Group } from '../../resources/groups/schemas.js';
 
-const Group = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    filter: Type.Union([Type.String(), Type.Null()], {
-      description:
-        "a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group",
-    }),
-    members: Type.Array(Type.String(), { description: `device names (capped at ${MAX_MEMBERS_SHOWN} in a response, none in the list; member_count is exact)` }),
-    member_count: Type.Integer(),
-    snapshot_digest: Type.String({ description: 'contracts 2 target-policy digest of the current membership' }),
-    created_at: Type.String(),
-    updated_at: Type.String(),
-  },
-  { additionalProperties: false },
-);
 const DeviceNames = Type.Array(Type.String({ maxLength: 63 }), { maxItems: MAX_MEMBERS_PER_CALL });
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const Counts = Type.Object({
-  empty: Type.Integer({ description: 'groups without members' }),
-  populated: Type.Integer({ description: 'groups with at least one member' }),
-});
 
 /** spec §2 Group: members added and removed, snapshot digest kept current on every change; a group not targeted by a running rollout can be deleted. */
 export const groupsRoutes: V1Routes = async (app, { ctx }) => {
@@ -59,7 +40,7 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'groups.read', summary: 'List device groups (members omitted; see GET /groups/{id}); total, counts empty/populated' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: { 200: PageOf('groups', Group, Counts), ...ErrorResponses },
+        response: { 200: PageOf('groups', Group, GroupCounts), ...ErrorResponses },
       },
     },
     async (request) =>

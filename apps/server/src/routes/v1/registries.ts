@@ -3,25 +3,16 @@ import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { createRegistry, recordImportedArtifact } from '../../resources/registries/commands.js';
 import { listRegistries, registryCounts } from '../../resources/registries/queries.js';
 import { browseTags, publishImportedImage } from '../../resources/registries/remote.js';
 import { registryView } from '../../resources/registries/views.js';
-import { Artifact } from './artifacts.js';
+import { Artifact } from '../../resources/artifacts/schemas.js';
+import { RegistryCounts, Registry } from '../../resources/registries/schemas.js';
 
-const Registry = Type.Object(
-  { id: Uuid, name: Type.String(), url: Type.String(), credentials_ref: Type.Union([Type.String(), Type.Null()]), created_at: Type.String() },
-  { additionalProperties: false },
-);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const Counts = Type.Object({
-  https: Type.Integer({ description: 'reached over https' }),
-  http: Type.Integer({ description: 'reached over plain http (a local registry)' }),
-  authenticated: Type.Integer({ description: 'with a credentials_ref' }),
-  anonymous: Type.Integer({ description: 'without a credentials_ref' }),
-});
 
 /** spec §4: OCI registries - create, list, tag browse, import into a container artifact. */
 export const registriesRoutes: V1Routes = async (app, { ctx }) => {
@@ -49,7 +40,7 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'registries.read', summary: 'List registries (total, counts by scheme and by credentials)' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: { 200: PageOf('registries', Registry, Counts), ...ErrorResponses },
+        response: { 200: PageOf('registries', Registry, RegistryCounts), ...ErrorResponses },
       },
     },
     async (request) =>

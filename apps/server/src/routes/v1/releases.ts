@@ -5,25 +5,12 @@ import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { prepareRelease, publishRelease } from '../../resources/releases/commands.js';
 import { getReleaseRow, releaseCountsByProduct, releasePage } from '../../resources/releases/queries.js';
 import { releaseJson } from '../../resources/releases/views.js';
-
-const Release = Type.Object(
-  {
-    id: Uuid,
-    product: Type.String(),
-    version: Type.String(),
-    payload_digest: Type.String(),
-    envelope_digest: Type.String(),
-    keyid: Type.String(),
-    target: Type.String({ description: 'TUF target path of the exact envelope bytes' }),
-    created_at: Type.String(),
-  },
-  { additionalProperties: false },
-);
+import { Release } from '../../resources/releases/schemas.js';
 
 /** spec §4 "Release submission rules": verify, check prerequisites, publish the exact envelope. */
 export const releasesRoutes: V1Routes = async (app, { ctx }) => {

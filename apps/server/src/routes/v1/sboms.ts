@@ -9,19 +9,9 @@ import { getArtifact } from '../../resources/artifacts/queries.js';
 import { attachSbom } from '../../resources/sboms/commands.js';
 import { CYCLONEDX_TYPE, SBOM_LIMITS, SPDX_TYPE } from '../../resources/sboms/documents.js';
 import { getSbom, listComponents } from '../../resources/sboms/queries.js';
+import { Component } from '../../resources/sboms/schemas.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-
-const Component = Type.Object({
-  purl: Type.String({ description: 'canonical package URL (pkg:generic/<name>@<version> for a component without one)' }),
-  package_key: Type.String({ description: 'what vulnerability records are matched on: Ecosystem|name, or purl:<purl without version>' }),
-  ecosystem: Type.Union([Type.String(), Type.Null()]),
-  release: Type.Union([Type.String(), Type.Null()], { description: 'distribution release (Debian 12, Alpine v3.19)' }),
-  name: Type.String(),
-  version: Type.Union([Type.String(), Type.Null()]),
-  licenses: Type.Array(Type.String()),
-  hashes: Type.Record(Type.String(), Type.String()),
-});
 
 /** spec §1 rule 6, spec §4: SBOMs attached and downloaded in their native content types; the component index. */
 export const sbomsRoutes: V1Routes = async (app, { ctx }) => {

@@ -6,14 +6,12 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { changeUserRole, createUser, prepareNewUser, removeUser } from '../../resources/users/commands.js';
 import { listUsers, type UserRecord } from '../../resources/users/queries.js';
+import { User, UserCounts, type UserView } from '../../resources/users/schemas.js';
 
-export const User = Type.Object({ id: Uuid, email: Type.String(), display_name: Type.String(), role: Type.Enum(ROLES), created_at: Timestamp });
-const UserCounts = Type.Object({ admin: Type.Integer(), operator: Type.Integer(), viewer: Type.Integer() });
-
-export function userJson(u: UserRecord) {
+export function userJson(u: UserRecord): UserView {
   return { id: u.id, email: u.email, display_name: u.display_name, role: u.role as (typeof ROLES)[number], created_at: iso(u.created_at) };
 }
 

@@ -5,7 +5,7 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { getBranding } from '../../resources/branding/queries.js';
 import { tenantName } from '../../resources/cases/queries.js';
@@ -24,24 +24,10 @@ import {
   type StatementRow,
 } from '../../resources/vex/queries.js';
 import { inSnapshot } from '../../store/tx.js';
+import { Statement, type StatementView } from '../../resources/vex/schemas.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const Str = Type.Union([Type.String(), Type.Null()]);
-const Statement = Type.Object({
-  id: Type.String(),
-  format: Type.String(),
-  document_digest: Type.String(),
-  vulnerability: Type.String(),
-  component: Str,
-  status: Type.String(),
-  justification: Str,
-  impact_statement: Str,
-  action_statement: Str,
-  statement_at: Timestamp,
-  recorded_at: Timestamp,
-  actor: Type.String(),
-});
-const statementView = (s: StatementRow) => ({
+const statementView = (s: StatementRow): StatementView => ({
   id: s.id,
   format: s.format,
   document_digest: s.document_digest,
