@@ -23,7 +23,7 @@ import { caseAuditPage, caseStateCounts, getCase, listCases, type CaseRow } from
 import { caseRecords } from '../../resources/cases/records.js';
 import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
-import { Finding } from './findings.js';
+import { Finding } from '../../resources/findings/schemas.js';
 import { CountedGroup, ExposedDevice, ExposureParts } from './vulnerabilities.js';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });

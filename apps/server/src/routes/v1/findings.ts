@@ -3,58 +3,16 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageOf, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { getFinding, listFindings, VEX_STATUSES, type FindingFilter } from '../../resources/findings/queries.js';
 import { findingView } from '../../resources/findings/views.js';
 import { getDeviceByName } from '../../resources/devices/queries.js';
 import { getRun, listRuns, type RunRow } from '../../resources/vuln-analysis/queries.js';
 import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
+import { Finding, FindingPage } from '../../resources/findings/schemas.js';
+import { Run, type RunView } from '../../resources/vuln-analysis/schemas.js';
 
-export const Finding = Type.Object({
-  id: Type.String(),
-  vulnerability: Type.String({ description: 'the vulnerability key: its CVE when any record names one, else the record id' }),
-  aliases: Type.Array(Type.String({ description: 'every id of the merged records (CVE, GHSA, DSA, PYSEC...)' })),
-  advisories: Type.Array(Type.String()),
-  summary: Type.Union([Type.String(), Type.Null()]),
-  severity: Type.String(),
-  severity_source: Type.String({ description: "database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none" }),
-  cvss_score: Type.Union([Type.Number(), Type.Null()]),
-  artifact: Type.Object({ id: Type.String(), name: Type.String(), version: Type.String(), digest: Type.String() }),
-  component: Type.Object({
-    purl: Type.String(),
-    name: Type.String(),
-    version: Type.Union([Type.String(), Type.Null()]),
-    ecosystem: Type.Union([Type.String(), Type.Null()]),
-  }),
-  fixed_versions: Type.Array(Type.String(), {
-    description:
-      "the versions that fix the installed one: the fixed bound of each range interval holding it, in the ecosystem's order, each above it; empty when no range names a fix (last_affected) or, for a match by the versions list alone, when no fix can be placed above it",
-  }),
-  record_fixed_versions: Type.Array(Type.String(), {
-    description: "every fixed version the matching records name for this package, other release lines included, in the ecosystem's order",
-  }),
-  matched_by: Type.Array(Type.Unknown(), {
-    description: 'how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected)',
-  }),
-  known_exploited: Type.Boolean(),
-  kev_date_added: Type.Union([Type.String(), Type.Null()]),
-  known_exploited_in_fleet_at: NullableTimestamp,
-  vex: Type.Object({
-    status: Type.Union([Type.String(), Type.Null()]),
-    justification: Type.Union([Type.String(), Type.Null()]),
-    statement_id: Type.Union([Type.String(), Type.Null()]),
-  }),
-  open: Type.Boolean({ description: 'not closed by VEX (no statement, affected or under_investigation)' }),
-  first_seen_at: Timestamp,
-  updated_at: Timestamp,
-});
-
-const SeverityCounts = Type.Object(
-  Object.fromEntries(SEVERITIES.map((s) => [s, Type.Integer()])) as Record<(typeof SEVERITIES)[number], ReturnType<typeof Type.Integer>>,
-  { description: 'findings by severity over the filtered set' },
-);
-const FindingPage = PageOf('findings', Finding, SeverityCounts);
 const FilterQuery = {
   ...PageQuery,
   severity: Type.Optional(
@@ -74,21 +32,7 @@ const FilterQuery = {
   vulnerability: Type.Optional(Type.String({ maxLength: 128, description: 'any id or alias (CVE, GHSA, DSA...)' })),
 };
 
-const Run = Type.Object({
-  id: Type.String(),
-  reason: Type.String(),
-  state: Type.String(),
-  artifacts_total: Type.Integer(),
-  artifacts_done: Type.Integer(),
-  findings_added: Type.Integer(),
-  findings_removed: Type.Integer({ description: 'findings no longer matched, removed' }),
-  findings_withdrawn: Type.Integer({ description: 'of the removed, those raised by a record now withdrawn (each audited as vuln-finding.withdrawn)' }),
-  signals: Type.Integer({ description: 'findings that became known exploited while devices run them' }),
-  created_at: Timestamp,
-  started_at: NullableTimestamp,
-  completed_at: NullableTimestamp,
-});
-const runView = (r: RunRow) => ({
+const runView = (r: RunRow): RunView => ({
   id: r.id,
   reason: r.reason,
   state: r.state,
