@@ -5,7 +5,7 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import type { AppContext, V1Routes } from '../../http/context.js';
 import { actorOf, execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { RECIPIENTS, recordFiling, recordSubmission } from '../../resources/case-submissions/commands.js';
@@ -24,38 +24,12 @@ import {
 } from '../../resources/case-submissions/queries.js';
 import type { PacketDocument } from '../../resources/case-submissions/srp-packet.js';
 import { transportFor, type OutgoingPacket } from '../../resources/case-submissions/transport.js';
+import { Filing, Submission, SubmissionItem, type FilingView, type SubmissionItemView } from '../../resources/case-submissions/schemas.js';
 
-const Record_ = Type.Record(Type.String(), Type.Unknown());
-const Filing = Type.Object({
-  id: Uuid,
-  submission_id: Uuid,
-  recipients: Type.Array(Type.String()),
-  member_state: Type.Union([Type.String(), Type.Null()]),
-  transport: Type.String(),
-  external_reference: Type.Union([Type.String(), Type.Null()]),
-  delivery: Record_,
-  filed_by: Type.String(),
-  filed_at: Timestamp,
-  recorded_at: Timestamp,
-});
-const SubmissionItem = Type.Object({
-  id: Uuid,
-  case_id: Uuid,
-  stage: Type.String(),
-  supersedes_id: Type.Union([Uuid, Type.Null()]),
-  superseded_by: Type.Union([Uuid, Type.Null()]),
-  request_id: Type.Union([Uuid, Type.Null()]),
-  digest: Type.String({ description: 'sha256 of the exact canonical JSON document' }),
-  pdf_digest: Type.String(),
-  pdf_length: Type.Integer(),
-  created_by: Type.String(),
-  created_at: Timestamp,
-});
-const Submission = Type.Intersect([SubmissionItem, Type.Object({ document: Record_, filings: Type.Array(Filing) })]);
 const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const SubmissionParams = Strict({ id: Type.String({ maxLength: 64 }), sid: Type.String({ maxLength: 64 }) });
 
-function itemView(s: SubmissionMeta, supersededById: string | null) {
+function itemView(s: SubmissionMeta, supersededById: string | null): SubmissionItemView {
   return {
     id: s.id,
     case_id: s.case_id,
@@ -71,7 +45,7 @@ function itemView(s: SubmissionMeta, supersededById: string | null) {
   };
 }
 
-function filingView(f: FilingRow) {
+function filingView(f: FilingRow): FilingView {
   return {
     id: f.id,
     submission_id: f.submission_id,
