@@ -18,3 +18,13 @@ export const EvidenceKeyRecord = Type.Object(
   { additionalProperties: false },
 );
 export type EvidenceKeyView = Static<typeof EvidenceKeyRecord>;
+
+/** The current evidence public key, as published for verifying case-export manifests. */
+export const CurrentEvidenceKey = Type.Object({
+  keyid: Type.String(),
+  seq: Type.Integer(),
+  algorithm: Type.Literal('ed25519'),
+  payload_type: Type.String(),
+  public_key_pem: Type.String(),
+  valid_from: Type.String(),
+});

@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { Timestamp, Uuid } from '../../http/schemas.js';
+import { STAGES } from './fields.js';
 import { SRP_STAGES } from './srp-form.js';
 
 const Record_ = Type.Record(Type.String(), Type.Unknown());
@@ -88,3 +89,24 @@ export const Packet = Type.Object({
   submission_id: NullableString,
 });
 export type PacketView = Static<typeof Packet>;
+
+const FieldSpec = Type.Object({
+  name: Type.String(),
+  type: Type.Enum(['text', 'member_states', 'tlp', 'boolean', 'severity', 'uuid', 'url'] as const),
+  required: Type.Boolean(),
+  label: Type.String(),
+});
+
+/** The content fields of each stage submission per case kind, and the values of each field's type. */
+export const SubmissionFields = Type.Object({
+  stages: Type.Array(
+    Type.Object({
+      stage: Type.Enum(STAGES),
+      title: Type.String(),
+      fields: Type.Object({ exploited_vulnerability: Type.Array(FieldSpec), severe_incident: Type.Array(FieldSpec) }),
+    }),
+  ),
+  member_states: Type.Array(Type.String()),
+  tlp: Type.Array(Type.String()),
+  severities: Type.Array(Type.String()),
+});

@@ -15,3 +15,13 @@ export const Component = Type.Object({
   hashes: Type.Record(Type.String(), Type.String()),
 });
 export type ComponentView = Static<typeof Component>;
+
+/** An attached SBOM: its format, digest, and the components indexed and findings matched. */
+export const SbomAttached = Type.Object({
+  artifact_id: Type.String(),
+  format: Type.String(),
+  spec_version: Type.String(),
+  digest: Type.String(),
+  components: Type.Integer(),
+  findings: Type.Integer(),
+});

@@ -22,3 +22,12 @@ export const Statement = Type.Object({
   actor: Type.String(),
 });
 export type StatementView = Static<typeof Statement>;
+
+/** An attached VEX document and the statements it recorded. */
+export const VexAttached = Type.Object({
+  artifact_id: Type.String(),
+  format: Type.String(),
+  digest: Type.String(),
+  statements: Type.Array(Statement),
+  findings_applied: Type.Integer(),
+});

@@ -40,3 +40,11 @@ export const Import = Type.Object({
   completed_at: NullableTimestamp,
 });
 export type ImportView = Static<typeof Import>;
+
+/** Feed freshness: OSV sources and their last import, the newest record time, the KEV catalog version. */
+export const FeedFreshness = Type.Object({
+  osv: Type.Array(Type.Object({ source: Type.String(), last_import_at: NullableTimestamp, imports: Type.Integer() })),
+  advisories: Type.Integer(),
+  newest_modified: NullableTimestamp,
+  kev: Type.Object({ catalog_version: Type.Union([Type.String(), Type.Null()]), entries: Type.Integer(), last_import_at: NullableTimestamp }),
+});

@@ -12,7 +12,7 @@ import { currentEvidenceKey, evidenceKeyCounts, listEvidenceKeys, type EvidenceK
 import { caseOr404 } from '../../resources/cases/commands.js';
 import { getCase, latestAuditSeq } from '../../resources/cases/queries.js';
 import type { SigningRepository } from '../../signing-repo/index.js';
-import { EvidenceKeyRecord, type EvidenceKeyView } from '../../resources/case-exports/schemas.js';
+import { CurrentEvidenceKey, EvidenceKeyRecord, type EvidenceKeyView } from '../../resources/case-exports/schemas.js';
 
 function repoOf(ctx: AppContext): SigningRepository {
   if (ctx.signingRepo === undefined) throw new Error('AppContext.signingRepo (its key directory and blob store) is required by the case export routes');
@@ -79,14 +79,7 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       },
       schema: {
         response: {
-          200: Type.Object({
-            keyid: Type.String(),
-            seq: Type.Integer(),
-            algorithm: Type.Literal('ed25519'),
-            payload_type: Type.String(),
-            public_key_pem: Type.String(),
-            valid_from: Type.String(),
-          }),
+          200: CurrentEvidenceKey,
           ...ErrorResponses,
         },
       },

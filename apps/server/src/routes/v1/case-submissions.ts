@@ -24,7 +24,7 @@ import {
 } from '../../resources/case-submissions/queries.js';
 import type { PacketDocument } from '../../resources/case-submissions/srp-packet.js';
 import { transportFor, type OutgoingPacket } from '../../resources/case-submissions/transport.js';
-import { Filing, Submission, SubmissionItem, type FilingView, type SubmissionItemView } from '../../resources/case-submissions/schemas.js';
+import { Filing, Submission, SubmissionFields, SubmissionItem, type FilingView, type SubmissionItemView } from '../../resources/case-submissions/schemas.js';
 
 const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const SubmissionParams = Strict({ id: Type.String({ maxLength: 64 }), sid: Type.String({ maxLength: 64 }) });
@@ -95,12 +95,6 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
     return { ...itemView(s, newer ?? null), document: documentJson(s.document), filings: filings.map(filingView) };
   };
 
-  const FieldSpec = Type.Object({
-    name: Type.String(),
-    type: Type.Enum(['text', 'member_states', 'tlp', 'boolean', 'severity', 'uuid', 'url'] as const),
-    required: Type.Boolean(),
-    label: Type.String(),
-  });
   app.get(
     '/case-submission-fields',
     {
@@ -110,18 +104,7 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
       },
       schema: {
         response: {
-          200: Type.Object({
-            stages: Type.Array(
-              Type.Object({
-                stage: Type.Enum(STAGES),
-                title: Type.String(),
-                fields: Type.Object({ exploited_vulnerability: Type.Array(FieldSpec), severe_incident: Type.Array(FieldSpec) }),
-              }),
-            ),
-            member_states: Type.Array(Type.String()),
-            tlp: Type.Array(Type.String()),
-            severities: Type.Array(Type.String()),
-          }),
+          200: SubmissionFields,
           ...ErrorResponses,
         },
       },

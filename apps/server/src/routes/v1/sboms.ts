@@ -9,7 +9,7 @@ import { getArtifact } from '../../resources/artifacts/queries.js';
 import { attachSbom } from '../../resources/sboms/commands.js';
 import { CYCLONEDX_TYPE, SBOM_LIMITS, SPDX_TYPE } from '../../resources/sboms/documents.js';
 import { getSbom, listComponents } from '../../resources/sboms/queries.js';
-import { Component } from '../../resources/sboms/schemas.js';
+import { Component, SbomAttached } from '../../resources/sboms/schemas.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
@@ -27,14 +27,7 @@ export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         consumes: [CYCLONEDX_TYPE, SPDX_TYPE],
         response: {
-          200: Type.Object({
-            artifact_id: Type.String(),
-            format: Type.String(),
-            spec_version: Type.String(),
-            digest: Type.String(),
-            components: Type.Integer(),
-            findings: Type.Integer(),
-          }),
+          200: SbomAttached,
           ...ErrorResponses,
         },
       },

@@ -24,7 +24,7 @@ import {
   type StatementRow,
 } from '../../resources/vex/queries.js';
 import { inSnapshot } from '../../store/tx.js';
-import { Statement, type StatementView } from '../../resources/vex/schemas.js';
+import { Statement, VexAttached, type StatementView } from '../../resources/vex/schemas.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const statementView = (s: StatementRow): StatementView => ({
@@ -56,13 +56,7 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         consumes: [CYCLONEDX_TYPE, OPENVEX_TYPE],
         response: {
-          201: Type.Object({
-            artifact_id: Type.String(),
-            format: Type.String(),
-            digest: Type.String(),
-            statements: Type.Array(Statement),
-            findings_applied: Type.Integer(),
-          }),
+          201: VexAttached,
           ...ErrorResponses,
         },
       },

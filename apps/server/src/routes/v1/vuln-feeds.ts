@@ -5,7 +5,7 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageOf, PageQuery, Strict } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { surveyArchive } from '../../resources/vuln-feeds/archive.js';
 import { importKevCatalog, type RunCommand } from '../../resources/vuln-feeds/commands.js';
 import { importOsvArchive } from '../../resources/vuln-feeds/import.js';
@@ -13,7 +13,7 @@ import { readKevCatalog } from '../../resources/vuln-feeds/kev.js';
 import { FEED_LIMITS } from '../../resources/vuln-feeds/limits.js';
 import { feedFreshness, getImport, listImports, type ImportRow } from '../../resources/vuln-feeds/queries.js';
 import { storeUpload } from '../../resources/vuln-feeds/upload.js';
-import { Import, type ImportView } from '../../resources/vuln-feeds/schemas.js';
+import { FeedFreshness, Import, type ImportView } from '../../resources/vuln-feeds/schemas.js';
 
 const ARCHIVE_TYPES = ['application/zip', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/octet-stream'];
 
@@ -122,12 +122,7 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.read', summary: 'Feed freshness: OSV sources and their last import, newest record time, KEV catalog version' },
       schema: {
         response: {
-          200: Type.Object({
-            osv: Type.Array(Type.Object({ source: Type.String(), last_import_at: NullableTimestamp, imports: Type.Integer() })),
-            advisories: Type.Integer(),
-            newest_modified: NullableTimestamp,
-            kev: Type.Object({ catalog_version: Type.Union([Type.String(), Type.Null()]), entries: Type.Integer(), last_import_at: NullableTimestamp }),
-          }),
+          200: FeedFreshness,
           ...ErrorResponses,
         },
       },
