@@ -18,3 +18,6 @@ export const ApiKey = Type.Object({
 export type ApiKeyView = Static<typeof ApiKey>;
 
 export const ApiKeyCounts = Type.Object({ active: Type.Integer(), revoked: Type.Integer() });
+
+/** A created API key with its secret, answered once. */
+export const ApiKeyCreated = Type.Intersect([ApiKey, Type.Object({ key: Type.String() })]);

@@ -161,3 +161,6 @@ export const CaseAuditEvent = Type.Object({
   request_id: Type.Union([Type.String(), Type.Null()]),
   detail: Record_,
 });
+
+/** A recorded intermediate request and the case after it. */
+export const IntermediateRequestRecorded = Type.Object({ request_id: Uuid, case: CaseFull });

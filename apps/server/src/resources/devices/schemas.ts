@@ -73,3 +73,6 @@ export const DeviceDetail = Type.Object({
 });
 
 export const DeviceCounts = Type.Object({ online: Type.Integer(), offline: Type.Integer(), decommissioned: Type.Integer() });
+
+/** A device's name and its tags after a tag was added or removed. */
+export const TaggedDevice = Type.Object({ name: Type.String(), tags: Tags });

@@ -22,3 +22,6 @@ export const EnrollToken = Type.Object({
 export type EnrollTokenView = Static<typeof EnrollToken>;
 
 export const EnrollTokenCounts = Type.Object({ active: Type.Integer(), expired: Type.Integer(), exhausted: Type.Integer() });
+
+/** A created enrollment token with its secret, answered once. */
+export const EnrollTokenCreated = Type.Intersect([EnrollToken, Type.Object({ token: Type.String() })]);

@@ -28,3 +28,6 @@ export const GroupCounts = Type.Object({
   empty: Type.Integer({ description: 'groups without members' }),
   populated: Type.Integer({ description: 'groups with at least one member' }),
 });
+
+/** A membership change: the members added or removed and the new snapshot digest. */
+export const GroupMembersChanged = Type.Object({ id: Uuid, snapshot_digest: Type.String(), added: Type.Integer(), removed: Type.Integer() });

@@ -17,3 +17,6 @@ export const RegistryCounts = Type.Object({
   authenticated: Type.Integer({ description: 'with a credentials_ref' }),
   anonymous: Type.Integer({ description: 'without a credentials_ref' }),
 });
+
+/** A repository's tags as the registry lists them. */
+export const RegistryTags = Type.Object({ repository: Type.String(), tags: Type.Array(Type.String()) });

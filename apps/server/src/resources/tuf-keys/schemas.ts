@@ -32,3 +32,9 @@ export const Pending = Type.Object({
   created_at: Timestamp,
   unsigned_root: Type.Unknown(),
 });
+
+/** The root key's deletion from the server. */
+export const RootKeyDeleted = Type.Object({ key_id: Type.String(), deleted: Type.Boolean() });
+
+/** The root key, exported for offline custody. */
+export const RootKeyExport = Type.Object({ key_id: Type.String(), private_key_pem: Type.String() });

@@ -7,7 +7,7 @@ import { listPage } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { createApiKey, revokeKey } from '../../resources/api-keys/commands.js';
 import { listApiKeys, type ApiKeyRecord } from '../../resources/api-keys/queries.js';
-import { ApiKey, ApiKeyCounts, type ApiKeyView } from '../../resources/api-keys/schemas.js';
+import { ApiKey, ApiKeyCounts, ApiKeyCreated, type ApiKeyView } from '../../resources/api-keys/schemas.js';
 
 function keyJson(k: ApiKeyRecord): ApiKeyView {
   return {
@@ -32,7 +32,7 @@ export const apiKeysRoutes: V1Routes = async (app, { ctx }) => {
       config: { ...config, summary: 'Create an API key (plaintext shown once)' },
       schema: {
         body: Strict({ name: Type.String({ minLength: 1, maxLength: 100 }), role: Type.Enum(ROLES) }),
-        response: { 201: Type.Intersect([ApiKey, Type.Object({ key: Type.String() })]), ...ErrorResponses },
+        response: { 201: ApiKeyCreated, ...ErrorResponses },
       },
     },
     async (request, reply) => {

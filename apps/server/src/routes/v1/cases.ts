@@ -23,7 +23,7 @@ import { caseAuditPage, caseStateCounts, getCase, listCases, type CaseRow } from
 import { caseRecords } from '../../resources/cases/records.js';
 import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
-import { CaseAuditEvent, CaseCounts, CaseFull, CaseItem, LinkedEvidenceBody } from '../../resources/cases/schemas.js';
+import { CaseAuditEvent, CaseCounts, CaseFull, CaseItem, IntermediateRequestRecorded, LinkedEvidenceBody } from '../../resources/cases/schemas.js';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
 const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
@@ -258,7 +258,7 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
           due_at: Type.String({ format: 'date-time' }),
           reference: Type.Optional(ShortText),
         }),
-        response: { 201: Type.Object({ request_id: Uuid, case: CaseFull }), ...ErrorResponses },
+        response: { 201: IntermediateRequestRecorded, ...ErrorResponses },
       },
     },
     async (request, reply) => {

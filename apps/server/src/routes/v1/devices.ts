@@ -21,7 +21,7 @@ import {
 import { DeviceListAnchors } from '../../resources/devices/anchors.js';
 import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
-import { Device, DeviceCounts, DeviceDetail, Tags, type DeviceView } from '../../resources/devices/schemas.js';
+import { Device, DeviceCounts, DeviceDetail, TaggedDevice, type DeviceView } from '../../resources/devices/schemas.js';
 import { LogRequest } from '../../resources/log-requests/schemas.js';
 
 const NameParams = Strict({ name: Type.String({ maxLength: 63 }) });
@@ -168,7 +168,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     '/devices/:name/tags/:tag',
     {
       config: { permission: 'devices.write', summary: 'Tag a device (idempotent; audited when it changes)' },
-      schema: { params: TagParams, response: { 200: Type.Object({ name: Type.String(), tags: Tags }), ...ErrorResponses } },
+      schema: { params: TagParams, response: { 200: TaggedDevice, ...ErrorResponses } },
     },
     async (request) => {
       const { tags } = await execute(ctx, request, tagDevice, { name: request.params.name, tag: request.params.tag });
@@ -180,7 +180,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     '/devices/:name/tags/:tag',
     {
       config: { permission: 'devices.write', summary: 'Remove a tag from a device (idempotent; audited when it changes)' },
-      schema: { params: TagParams, response: { 200: Type.Object({ name: Type.String(), tags: Tags }), ...ErrorResponses } },
+      schema: { params: TagParams, response: { 200: TaggedDevice, ...ErrorResponses } },
     },
     async (request) => {
       const { tags } = await execute(ctx, request, untagDevice, { name: request.params.name, tag: request.params.tag });

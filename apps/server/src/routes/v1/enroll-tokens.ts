@@ -6,7 +6,7 @@ import { listPage } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { createEnrollToken, MAX_TOKEN_TTL_SECONDS, MAX_TOKEN_USES, removeEnrollToken } from '../../resources/enroll-tokens/commands.js';
 import { enrollTokenStatus, listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
-import { EnrollToken, EnrollTokenCounts, type EnrollTokenView } from '../../resources/enroll-tokens/schemas.js';
+import { EnrollToken, EnrollTokenCounts, EnrollTokenCreated, type EnrollTokenView } from '../../resources/enroll-tokens/schemas.js';
 
 function tokenJson(t: EnrollTokenRecord, now: Date): EnrollTokenView {
   return {
@@ -37,7 +37,7 @@ export const enrollTokensRoutes: V1Routes = async (app, { ctx }) => {
           ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: MAX_TOKEN_TTL_SECONDS })),
           expires_at: Type.Optional(Type.String({ format: 'date-time' })),
         }),
-        response: { 201: Type.Intersect([EnrollToken, Type.Object({ token: Type.String() })]), ...ErrorResponses },
+        response: { 201: EnrollTokenCreated, ...ErrorResponses },
       },
     },
     async (request, reply) => {

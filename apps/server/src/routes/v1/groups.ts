@@ -5,11 +5,11 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
-import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { addGroupMembers, createGroup, deleteGroup, MAX_MEMBERS_PER_CALL, refreshGroup, removeGroupMembers } from '../../resources/groups/commands.js';
 import { groupCounts, listGroups } from '../../resources/groups/queries.js';
 import { groupView, groupWithMembers } from '../../resources/groups/views.js';
-import { GroupCounts, Group } from '../../resources/groups/schemas.js';
+import { Group, GroupCounts, GroupMembersChanged } from '../../resources/groups/schemas.js';
 
 const DeviceNames = Type.Array(Type.String({ maxLength: 63 }), { maxItems: MAX_MEMBERS_PER_CALL });
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
@@ -101,7 +101,7 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         params: IdParams,
         response: {
-          200: Type.Object({ id: Uuid, snapshot_digest: Type.String(), added: Type.Integer(), removed: Type.Integer() }),
+          200: GroupMembersChanged,
           ...ErrorResponses,
         },
       },

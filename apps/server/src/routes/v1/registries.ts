@@ -10,7 +10,7 @@ import { listRegistries, registryCounts } from '../../resources/registries/queri
 import { browseTags, publishImportedImage } from '../../resources/registries/remote.js';
 import { registryView } from '../../resources/registries/views.js';
 import { Artifact } from '../../resources/artifacts/schemas.js';
-import { RegistryCounts, Registry } from '../../resources/registries/schemas.js';
+import { Registry, RegistryCounts, RegistryTags } from '../../resources/registries/schemas.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
@@ -63,7 +63,7 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         params: IdParams,
         querystring: Strict({ repository: Type.String({ minLength: 1, maxLength: 255 }) }),
-        response: { 200: Type.Object({ repository: Type.String(), tags: Type.Array(Type.String()) }), ...ErrorResponses },
+        response: { 200: RegistryTags, ...ErrorResponses },
       },
     },
     async (request) => browseTags(db, principalOf(request).tenantId, request.params.id, request.query.repository),

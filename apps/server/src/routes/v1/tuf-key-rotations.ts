@@ -13,7 +13,7 @@ import {
   rotateTufOnlineKeys,
 } from '../../resources/tuf-keys/commands.js';
 import { assertRotationRoles, ONLINE_ROLES, type OnlineKeyRotation, type SigningRepository } from '../../signing-repo/index.js';
-import { Pending, Rotation } from '../../resources/tuf-keys/schemas.js';
+import { Pending, RootKeyDeleted, RootKeyExport, Rotation } from '../../resources/tuf-keys/schemas.js';
 
 function repoOf(ctx: AppContext): SigningRepository {
   if (ctx.signingRepo === undefined) throw new Error('AppContext.signingRepo is required by the TUF key rotation routes');
@@ -142,7 +142,7 @@ export const tufKeyRotationsRoutes: V1Routes = async (app, { ctx }) => {
     '/tuf-root-key/export',
     {
       config: { permission: 'admin.manage', summary: 'The server-held TUF root private key (PKCS#8 PEM), to move it into offline custody' },
-      schema: { response: { 200: Type.Object({ key_id: Type.String(), private_key_pem: Type.String() }), ...ErrorResponses } },
+      schema: { response: { 200: RootKeyExport, ...ErrorResponses } },
     },
     async (request, reply) => {
       const r = await execute(ctx, request, exportTufRootKey, { repo: repoOf(ctx) });
@@ -156,7 +156,7 @@ export const tufKeyRotationsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'admin.manage', summary: 'Delete the server-held TUF root key once it is in offline custody (key_id must name it)' },
       schema: {
         querystring: Strict({ key_id: Type.String({ pattern: '^[0-9a-f]{64}$' }) }),
-        response: { 200: Type.Object({ key_id: Type.String(), deleted: Type.Boolean() }), ...ErrorResponses },
+        response: { 200: RootKeyDeleted, ...ErrorResponses },
       },
     },
     async (request) => {
