@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type TArray, type TInteger, type TObject, type TProperties, type TSchema } from 'typebox';
 
 /**
  * Schemas shared by route modules. Every route declares its request and response
@@ -20,6 +20,40 @@ export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, description: 'items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200)' })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, description: `items skipped, a decimal integer from 0 to ${MAX_OFFSET} (default 0)` })),
 };
+
+/** The page fields of every list answer (spec §8), after the items and before `counts`. */
+type PageProperties<K extends string, I extends TSchema, C extends TSchema> = { [P in K]: TArray<I> } & {
+  total: TInteger;
+  limit: TInteger;
+  offset: TInteger;
+  counts: C;
+};
+
+/**
+ * spec §8: the one shape of a list answer: the page's items under the list's own key, `total`
+ * (items matching the query), the `limit` and `offset` the page was read with, and `counts` (the
+ * list's breakdown, declared per list). A list that answers more than its page names those
+ * properties in `before` (between the items and `total`) or `after` (after `counts`); the order
+ * is the order of the OpenAPI document and of the serialized answer.
+ */
+export function PageOf<
+  K extends string,
+  I extends TSchema,
+  C extends TSchema,
+  B extends TProperties = Record<never, never>,
+  A extends TProperties = Record<never, never>,
+>(key: K, item: I, counts: C, more: { before?: B; after?: A } = {}): TObject<{ [P in K]: TArray<I> } & B & PageProperties<K, I, C> & A> {
+  const properties = {
+    [key]: Type.Array(item),
+    ...more.before,
+    total: Type.Integer(),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+    counts,
+    ...more.after,
+  } as unknown as { [P in K]: TArray<I> } & B & PageProperties<K, I, C> & A;
+  return Type.Object(properties);
+}
 
 export const Uuid = Type.String({ format: 'uuid' });
 export const Timestamp = Type.String({ format: 'date-time' });

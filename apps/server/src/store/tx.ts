@@ -4,6 +4,9 @@ import type { Database } from './database.js';
 /** Either the database or an open transaction: a query function runs in both. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
+/** The transaction `inSnapshot()` runs its reads in. */
+export type Snapshot = Transaction<Database>;
+
 /**
  * Runs `fn` in a transaction, or inside the caller's when `db` already is one (kysely has no
  * nesting). The server's only transaction helper for changes: commands get theirs from the unit
@@ -23,7 +26,7 @@ export function inTransaction<T>(db: Db, fn: (trx: Transaction<Database>) => Pro
  * holds the single session, so nothing commits until it ends. Inside a caller's transaction
  * the reads simply join it.
  */
-export function inSnapshot<T>(db: Db, fn: (db: Transaction<Database>) => Promise<T>): Promise<T> {
+export function inSnapshot<T>(db: Db, fn: (db: Snapshot) => Promise<T>): Promise<T> {
   if (db.isTransaction) return fn(db as Transaction<Database>);
   return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(fn);
 }

@@ -4,7 +4,8 @@ import type { Command, UnitOfWork } from '../unit-of-work.js';
 import { checkArtifactChanges } from './fields.js';
 import { duplicateArtifact } from './publication.js';
 import { getArtifact, insertArtifact, updateArtifact, type NewArtifact } from './queries.js';
-import { artifactView, type ArtifactView } from './views.js';
+import type { ArtifactView } from './schemas.js';
+import { artifactView } from './views.js';
 
 /**
  * Inserts the record of an artifact whose TUF target is already committed

@@ -1,23 +1,6 @@
-/** The JSON shape of an artifact (routes/v1/artifacts.ts `Artifact`). */
+/** An artifact row as the API shows it (schemas.ts `Artifact`). */
 import type { ArtifactRow } from './queries.js';
-
-export interface ArtifactView {
-  id: string;
-  name: string;
-  version: string;
-  kind: string;
-  digest: string;
-  length: number;
-  media_type: string;
-  target: string;
-  filename: string;
-  source: string;
-  description: string | null;
-  labels: Record<string, string>;
-  has_sbom: boolean;
-  created_at: string;
-  updated_at: string;
-}
+import type { ArtifactView } from './schemas.js';
 
 export function artifactView(r: ArtifactRow): ArtifactView {
   return {

@@ -3,7 +3,8 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import { isUniqueViolation } from '../../store/tx.js';
 import type { Command } from '../unit-of-work.js';
 import { getAuthorizerKey, insertAuthorizerKey, setRevoked, type AuthorizerKeyRow } from './queries.js';
-import { authorizerKeyView, type AuthorizerKeyView } from './views.js';
+import type { AuthorizerKeyView } from './schemas.js';
+import { authorizerKeyView } from './views.js';
 
 const MAX_PEM = 4096;
 

@@ -1,15 +1,6 @@
-/** The JSON shape of an authorizer key (routes/v1/authorizer-keys.ts `AuthorizerKey`). */
+/** An authorizer key row as the API shows it (schemas.ts `AuthorizerKey`). */
 import type { AuthorizerKeyRow } from './queries.js';
-
-export interface AuthorizerKeyView {
-  id: string;
-  name: string;
-  keyid: string;
-  public_key_pem: string;
-  created_at: string;
-  revoked_at: string | null;
-  status: 'active' | 'revoked';
-}
+import type { AuthorizerKeyView } from './schemas.js';
 
 export function authorizerKeyView(r: AuthorizerKeyRow): AuthorizerKeyView {
   return {

@@ -1,8 +1,9 @@
-/** JSON shape of an attachment (the API and the case export's attachments/index.json). */
+/** An attachment as the API and the case export's attachments/index.json show it (schemas.ts `Attachment`). */
 import { iso } from '../../http/schemas.js';
 import type { AttachmentRow } from './queries.js';
+import type { AttachmentView } from './schemas.js';
 
-export function attachmentView(a: AttachmentRow) {
+export function attachmentView(a: AttachmentRow): AttachmentView {
   return {
     id: a.id,
     case_id: a.case_id,

@@ -12,6 +12,7 @@ import { findingView } from '../findings/views.js';
 import { exposedArtifactView, vulnerabilityExposure } from '../vulnerabilities/exposure.js';
 import { deviceCountsByDigest, exposedDevicePage, exposedDeviceTally, kevEntry, resolveVulnKey } from '../vulnerabilities/queries.js';
 import { artifactsByIds, findingsNaming, type CaseRow } from './queries.js';
+import type { LinkedEvidenceView } from './schemas.js';
 
 /** How much of each list one answer holds (the totals are always given). */
 export interface EvidenceCaps {
@@ -21,7 +22,12 @@ export interface EvidenceCaps {
 
 export const EVIDENCE_CAPS: EvidenceCaps = Object.freeze({ findings: 200, devices: 200 });
 
-export async function linkedEvidence(db: Db, tenantId: string, c: Pick<CaseRow, 'vulnerability_ids' | 'artifact_ids'>, caps: EvidenceCaps = EVIDENCE_CAPS) {
+export async function linkedEvidence(
+  db: Db,
+  tenantId: string,
+  c: Pick<CaseRow, 'vulnerability_ids' | 'artifact_ids'>,
+  caps: EvidenceCaps = EVIDENCE_CAPS,
+): Promise<LinkedEvidenceView> {
   const resolved = await Promise.all(c.vulnerability_ids.map(async (id) => ({ id, key: (await resolveVulnKey(db, id)) ?? null })));
   const findings = await findingsNaming(db, tenantId, c.vulnerability_ids, caps.findings);
   const keys = [...new Set([...resolved.flatMap((r) => (r.key === null ? [] : [r.key])), ...findings.rows.map((f) => f.vuln_key)])].sort();

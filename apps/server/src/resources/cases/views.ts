@@ -1,9 +1,10 @@
-/** JSON shapes of a case: the list item and the full view with its records and clocks. */
+/** A case as the API shows it (schemas.ts): the list item and the full view with its records and clocks. */
 import { iso } from '../../http/schemas.js';
 import { ACTIVE_STATES, type CaseState, type Deadline } from './deadlines.js';
 import type { AwarenessRow, CaseRow, DecisionRow, IntermediateRequestRow, MeasureRow } from './queries.js';
+import type { CaseItemView, CaseView, DeadlineView } from './schemas.js';
 
-export function deadlineView(d: Deadline) {
+export function deadlineView(d: Deadline): DeadlineView {
   return {
     obligation: d.obligation,
     request_id: d.request_id,
@@ -19,7 +20,7 @@ export function deadlineView(d: Deadline) {
 }
 
 /** The fields every case answer carries; the nearest deadline read from the stored column (list items). */
-export function caseItemView(c: CaseRow, now: Date) {
+export function caseItemView(c: CaseRow, now: Date): CaseItemView {
   const active = ACTIVE_STATES.includes(c.state as CaseState);
   const due = active ? c.next_due_at : null;
   return {
@@ -113,7 +114,7 @@ export interface CaseRecords {
 }
 
 /** GET /cases/{id}: the case, awareness in force with its corrections, the assessment in force, every decision, and the clocks at `now`. */
-export function caseView(c: CaseRow, r: CaseRecords, now: Date) {
+export function caseView(c: CaseRow, r: CaseRecords, now: Date): CaseView {
   const current = r.awareness[r.awareness.length - 1];
   const assessment = [...r.decisions].reverse().find((d) => d.decision === 'reportable' || d.decision === 'not_reportable');
   return {

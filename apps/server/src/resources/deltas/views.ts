@@ -1,62 +1,10 @@
 import { normalizeUuid } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 import { rolloutById } from '../rollouts/queries.js';
+import type { RolloutDelivery } from './schemas.js';
 import { deploymentBundleStreams, deploymentDeliveries, deploymentDeliveryTotals, deploymentDeltas } from './queries.js';
 
 const DELTA_STATES = ['queued', 'building', 'ready', 'skipped', 'failed'] as const;
-
-export interface RolloutDelivery {
-  rollout_id: string;
-  /** The deltas the rollout asked for, by state, and each with what it joins and how far it got. */
-  deltas: Record<(typeof DELTA_STATES)[number], number> & {
-    items: {
-      component: string;
-      devices: number;
-      source_digest: string;
-      target_digest: string;
-      state: (typeof DELTA_STATES)[number];
-      target: string | null;
-      length: number | null;
-      full_length: number;
-      build_ms: number | null;
-      error: string | null;
-    }[];
-  };
-  /** What devices reported, per delivery method: members, bytes transferred, their full size, fallbacks. */
-  totals: { method: string; members: number; bytes_transferred: number; full_length: number; fallbacks: number }[];
-  deliveries: {
-    device: string;
-    receipt_id: string;
-    component: string;
-    method: 'full' | 'delta' | 'adaptive';
-    bytes_transferred: number;
-    full_length: number;
-    source_digest: string | null;
-    fallback: string | null;
-    /** Download attempts (1: uninterrupted), those that resumed kept bytes; null when the agent did not say. */
-    attempts: number | null;
-    resumes: number | null;
-    /** The download did not complete: the agent's error code and its last attempt's words. */
-    failure: string | null;
-    failure_detail: string | null;
-    reported_at: string;
-  }[];
-  deliveries_total: number;
-  /**
-   * os-bundle members streamed from the bundle port (RAUC adaptive updates), counted by the
-   * server per device: bytes sent over every request, whole-file and ranged requests.
-   */
-  bundle_streams: {
-    device: string;
-    component: string;
-    bytes_sent: number;
-    requests: number;
-    ranged_requests: number;
-    first_at: string;
-    last_at: string;
-  }[];
-  bundle_streams_total: number;
-}
 
 /** A rollout's delivery view (docs/delta-updates.md "Operator view"): delta progress and reported deliveries, one page of them. */
 export async function rolloutDelivery(db: Db, tenant: string, id: string, page: { limit: number; offset: number }): Promise<RolloutDelivery | undefined> {

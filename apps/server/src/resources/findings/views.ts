@@ -1,8 +1,9 @@
-/** The JSON shape of a finding (the finding lists, a case's linked findings, the case export). */
+/** A finding as the finding lists, a case's linked findings and the case export show it (schemas.ts `Finding`). */
 import { iso } from '../../http/schemas.js';
 import type { FindingListRow } from './queries.js';
+import type { FindingView } from './schemas.js';
 
-export function findingView(f: FindingListRow) {
+export function findingView(f: FindingListRow): FindingView {
   return {
     id: f.id,
     vulnerability: f.vuln_key,

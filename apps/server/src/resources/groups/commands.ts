@@ -21,7 +21,8 @@ import {
   setSnapshot,
 } from './queries.js';
 import { computeSnapshotDigest, refreshGroupSnapshot } from './snapshot.js';
-import { groupWithMembers, type GroupView } from './views.js';
+import type { GroupView } from './schemas.js';
+import { groupWithMembers } from './views.js';
 
 export const GROUP_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
 export const MAX_MEMBERS_PER_CALL = 10_000;

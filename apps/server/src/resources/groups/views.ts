@@ -1,18 +1,7 @@
-/** The JSON shape of a group (routes/v1/groups.ts `Group`). */
+/** A group row as the API shows it (schemas.ts `Group`). */
 import type { Db } from '../../store/tx.js';
 import { getGroup, groupMembers, type GroupRow } from './queries.js';
-
-export interface GroupView {
-  id: string;
-  name: string;
-  /** a dynamic group's filter (docs/device-filter.md); null for a static group */
-  filter: string | null;
-  members: string[];
-  member_count: number;
-  snapshot_digest: string;
-  created_at: string;
-  updated_at: string;
-}
+import type { GroupView } from './schemas.js';
 
 /** `members` is what the caller read (capped, or none in lists); `member_count` is exact. */
 export function groupView(g: GroupRow, members: string[]): GroupView {

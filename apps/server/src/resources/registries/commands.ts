@@ -2,12 +2,13 @@ import { isServerError, ServerError } from '../../errors/server-error.js';
 import { isUniqueViolation } from '../../store/tx.js';
 import { insertArtifactRecord } from '../artifacts/commands.js';
 import type { NewArtifact } from '../artifacts/queries.js';
-import type { ArtifactView } from '../artifacts/views.js';
+import type { ArtifactView } from '../artifacts/schemas.js';
 import { storeSbom } from '../sboms/commands.js';
 import { parseSbom } from '../sboms/documents.js';
 import type { Command } from '../unit-of-work.js';
 import { insertRegistry, type RegistryRow } from './queries.js';
-import { registryView, type RegistryView } from './views.js';
+import type { RegistryView } from './schemas.js';
+import { registryView } from './views.js';
 
 const REGISTRY_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
 const CREDENTIALS_REF_RE = /^env:[A-Z_][A-Z0-9_]{0,127}$/;

@@ -10,41 +10,7 @@ import {
 } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 import { receiptById, tenantDeviceCaDers, type ReceiptRow } from './queries.js';
-
-export interface ReceiptView {
-  id: string;
-  device: string;
-  rollout_id: string | null;
-  transaction_id: string;
-  release_id: string;
-  activation: string;
-  health: string;
-  payload_digest: string;
-  envelope_digest: string;
-  /** spec §2.3 rule 6: `software-key` */
-  label: string;
-  accepted_at: string;
-}
-
-/** The stored envelope verified again, now, against the tenant device CAs trusted when it was accepted. */
-export interface ReceiptVerification {
-  verified: boolean;
-  /** when this check ran */
-  checked_at: string;
-  /** the instant the device certificate's validity was checked at: when the receipt was accepted */
-  certificate_valid_at: string;
-  /** `CODE: reason` when not verified */
-  error: string | null;
-  device_certificate: { fingerprint: string; serial_number: string; subject_cn: string; not_before: string; not_after: string } | null;
-}
-
-export interface ReceiptDetail extends ReceiptView {
-  /** The exact accepted DSSE envelope. */
-  envelope: { payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] };
-  /** Its payload (`svc.release-receipt.v1`), as accepted. */
-  payload: Record<string, unknown>;
-  verification: ReceiptVerification;
-}
+import type { ReceiptDetailView, ReceiptVerificationView, ReceiptView } from './schemas.js';
 
 export function receiptJson(r: ReceiptRow): ReceiptView {
   return {
@@ -64,19 +30,19 @@ export function receiptJson(r: ReceiptRow): ReceiptView {
 }
 
 /** One receipt with its exact envelope, its payload and the envelope verified again (spec §2.3 rules 5 and 6). */
-export async function receiptDetail(db: Db, tenantId: string, id: string, now: Date): Promise<ReceiptDetail | undefined> {
+export async function receiptDetail(db: Db, tenantId: string, id: string, now: Date): Promise<ReceiptDetailView | undefined> {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return undefined;
   const r = await receiptById(db, tenantId, uuid);
   if (!r) return undefined;
-  const envelope = JSON.parse(Buffer.from(r.envelope_bytes).toString('utf8')) as ReceiptDetail['envelope'];
+  const envelope = JSON.parse(Buffer.from(r.envelope_bytes).toString('utf8')) as ReceiptDetailView['envelope'];
   // the CAs trusted when the receipt was accepted: a rotation since then does not unverify it
   const caDers = await tenantDeviceCaDers(db, tenantId, r.accepted_at);
   return { ...receiptJson(r), envelope, payload: r.payload, verification: verify(r, caDers, tenantId, now) };
 }
 
-function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDers: readonly Uint8Array[], tenantId: string, now: Date): ReceiptVerification {
-  const out: ReceiptVerification = {
+function verify(r: ReceiptRow & { envelope_bytes: Uint8Array }, caDers: readonly Uint8Array[], tenantId: string, now: Date): ReceiptVerificationView {
+  const out: ReceiptVerificationView = {
     verified: false,
     checked_at: now.toISOString(),
     certificate_valid_at: r.accepted_at.toISOString(),

@@ -7,22 +7,10 @@
 import { normalizeUuid } from '@svc/release-core';
 import { notFound } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
-import { transactionState, type DeviceState, type StateCounts, type TransactionState } from '../rollouts/states.js';
+import { transactionState, type DeviceState, type StateCounts } from '../rollouts/states.js';
 import { membersOf, resultPage, transactionById, type TransactionRow } from './queries.js';
+import type { TransactionView } from './schemas.js';
 import { resultManifestChunks, type DeviceResult, type ManifestMember, type MemberOutcome } from './result-manifest.js';
-
-export interface TransactionView {
-  id: string;
-  release_id: string;
-  member_count: number;
-  members: { rollout_id: string; component: string; group: number; position: number; artifact_id: string; digest: string }[];
-  state: TransactionState;
-  group_id: string;
-  snapshot_digest: string;
-  aborted: boolean;
-  devices: { total: number; pending: number; committed: number; rolled_back: number; failed: number; skipped: number };
-  created_at: string;
-}
 
 function counts(d: TransactionRow): StateCounts {
   const terminal = d.n_committed + d.n_rolled_back + d.n_failed + d.n_installed + d.n_skipped;

@@ -16,7 +16,8 @@ import type { PipelineDeps } from '../pipeline-deps.js';
 import type { Command } from '../unit-of-work.js';
 import { insertRelease, releaseByVersion, targetGroup, type NewRelease, type ReleaseRow } from './queries.js';
 import { checkComponentArtifacts, checkTargetPolicyDigest, releaseTargetPath } from './rules.js';
-import { releaseJson, type ReleaseView } from './views.js';
+import type { ReleaseView } from './schemas.js';
+import { releaseJson } from './views.js';
 
 /** What `prepareRelease` leaves to do: nothing (the identical release exists) or the record to insert. */
 export type PreparedRelease = { existing: ReleaseView } | { record: NewRelease };

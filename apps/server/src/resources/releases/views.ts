@@ -1,7 +1,6 @@
+/** A release as the API shows it (schemas.ts `Release`): the record without its envelope bytes. */
 import type { ReleaseRow } from './queries.js';
-
-/** A release as the API shows it: the record without its envelope bytes. */
-export type ReleaseView = Omit<ReleaseRow, 'created_at'> & { created_at: string };
+import type { ReleaseView } from './schemas.js';
 
 export function releaseJson(r: ReleaseRow): ReleaseView {
   return { ...r, created_at: r.created_at.toISOString() };

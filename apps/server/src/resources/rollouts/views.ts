@@ -1,40 +1,11 @@
-import { normalizeUuid, type FailureThreshold } from '@svc/release-core';
+import { normalizeUuid } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 import type { WaveRow } from './progression.js';
 import { auditEventJson, auditOfTargets } from '../audit/queries.js';
 import { SERVER_LIMITS } from '../../limits.js';
 import { deploymentDevicePage, deploymentFailureReasons, deploymentMembers, deploymentThreshold, rolloutById, wavesOf, type RolloutRow } from './queries.js';
-import { rolloutStatus, type RolloutStatus, type WaveState } from './states.js';
-
-export interface RolloutView {
-  id: string;
-  kind: 'signed' | 'legacy';
-  release_id: string | null;
-  transaction_id: string | null;
-  status: RolloutStatus;
-  artifact_id: string;
-  component: string;
-  group: number;
-  position: number;
-  group_id: string;
-  /** The release's product and version (the artifact's name and version for legacy) and the target group's name. */
-  product: string;
-  version: string;
-  group_name: string;
-  device_count: number;
-  /** legacy status is device-reported (spec §2.3 rule 6); signed results come from verified receipts */
-  evidence: 'signed-receipt' | 'device-reported';
-  progress: { pending: number; committed: number; rolled_back: number; failed: number; installed: number; skipped: number };
-  created_at: string;
-}
-
-export interface RolloutDetail extends RolloutView {
-  members: { rollout_id: string; component: string; group: number; position: number; artifact_id: string }[];
-  failure_threshold: FailureThreshold | null;
-  waves: { index: number; name: string; size: number; requires_approval: boolean; state: WaveState; done: number; failed: number }[];
-  devices: { device: string; wave: number; state: string; updated_at: string | null }[];
-  devices_total: number;
-}
+import type { RolloutActivity, RolloutDetailView, RolloutView } from './schemas.js';
+import { rolloutStatus } from './states.js';
 
 /** spec §3 rule 2: the deployment id is the transaction id of a signed deployment; legacy has none. */
 export function transactionIdOf(r: { kind: 'signed' | 'legacy'; deployment_id: string }): string | null {
@@ -78,7 +49,7 @@ export async function rolloutsJson(db: Db, rows: RolloutRow[]): Promise<RolloutV
 }
 
 /** The rollout detail: members, waves, threshold and one page of its devices. */
-export async function rolloutDetail(db: Db, tenantId: string, id: string, devicePage = { limit: 50, offset: 0 }): Promise<RolloutDetail | undefined> {
+export async function rolloutDetail(db: Db, tenantId: string, id: string, devicePage = { limit: 50, offset: 0 }): Promise<RolloutDetailView | undefined> {
   const uuid = normalizeUuid(id);
   if (uuid === undefined) return undefined;
   const r = await rolloutById(db, tenantId, uuid);
@@ -109,13 +80,6 @@ export async function rolloutDetail(db: Db, tenantId: string, id: string, device
 
 /** What a rollout's timeline shows: its start, wave moves, operator controls. Per-device rows are in the failures and the device list. */
 const TIMELINE_ACTIONS = ['rollout.start', 'rollout.wave', 'rollout.approve', 'rollout.resume', 'rollout.abort'] as const;
-
-export interface RolloutActivity {
-  timeline: ReturnType<typeof auditEventJson>[];
-  /** true when the timeline holds `SERVER_LIMITS.rolloutTimelineEvents` events and may have more */
-  timeline_truncated: boolean;
-  failures: { reason: string; count: number; devices: string[] }[];
-}
 
 /** A rollout's timeline from the audit rows of its members, and its failed devices grouped by reason. */
 export async function rolloutActivity(db: Db, tenantId: string, id: string): Promise<RolloutActivity | undefined> {

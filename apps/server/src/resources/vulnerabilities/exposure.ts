@@ -4,6 +4,7 @@
  * open, the groups and a page of the devices running them, and per product the newest
  * published release that fixes it. What VEX has closed (not_affected, fixed) exposes nothing.
  */
+import type { ExposedArtifactView } from './schemas.js';
 import type { Db } from '../../store/tx.js';
 import {
   deviceCountsByDigest,
@@ -68,7 +69,7 @@ export async function vulnerabilityExposure(
   };
 }
 
-export function exposedArtifactView(a: ExposedArtifact & { devices: number }) {
+export function exposedArtifactView(a: ExposedArtifact & { devices: number }): ExposedArtifactView {
   return {
     id: a.artifact_id,
     name: a.name,

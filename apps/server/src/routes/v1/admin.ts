@@ -3,23 +3,16 @@ import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
-import { ErrorResponses, iso, NullableTimestamp, Strict } from '../../http/schemas.js';
+import { ErrorResponses, iso, Strict } from '../../http/schemas.js';
 import { updateBranding } from '../../resources/branding/commands.js';
 import { getBranding, type BrandingRecord } from '../../resources/branding/queries.js';
+import { Branding, type BrandingView } from '../../resources/branding/schemas.js';
 
 /** Logo as a data URL, capped: it is stored in the database and embedded in every report. */
 export const MAX_LOGO_DATA_URL_CHARS = 256 * 1024;
 const COLOR = Type.String({ pattern: '^#[0-9a-fA-F]{6}$' });
 
-const Branding = Type.Object({
-  company_name: Type.String(),
-  primary_color: Type.String(),
-  accent_color: Type.String(),
-  logo_data_url: Type.Union([Type.String(), Type.Null()]),
-  updated_at: NullableTimestamp,
-});
-
-function brandingJson(b: BrandingRecord) {
+function brandingJson(b: BrandingRecord): BrandingView {
   return {
     company_name: b.company_name,
     primary_color: b.primary_color,

@@ -3,24 +3,13 @@ import { ROLES } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { createApiKey, revokeKey } from '../../resources/api-keys/commands.js';
 import { listApiKeys, type ApiKeyRecord } from '../../resources/api-keys/queries.js';
-import { inSnapshot } from '../../store/tx.js';
+import { ApiKey, ApiKeyCounts, ApiKeyCreated, type ApiKeyView } from '../../resources/api-keys/schemas.js';
 
-const ApiKey = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  role: Type.Enum(ROLES),
-  prefix: Type.String(),
-  created_at: Timestamp,
-  last_used_at: NullableTimestamp,
-  revoked_at: NullableTimestamp,
-});
-const ApiKeyCounts = Type.Object({ active: Type.Integer(), revoked: Type.Integer() });
-
-function keyJson(k: ApiKeyRecord) {
+function keyJson(k: ApiKeyRecord): ApiKeyView {
   return {
     id: k.id,
     name: k.name,
@@ -43,7 +32,7 @@ export const apiKeysRoutes: V1Routes = async (app, { ctx }) => {
       config: { ...config, summary: 'Create an API key (plaintext shown once)' },
       schema: {
         body: Strict({ name: Type.String({ minLength: 1, maxLength: 100 }), role: Type.Enum(ROLES) }),
-        response: { 201: Type.Intersect([ApiKey, Type.Object({ key: Type.String() })]), ...ErrorResponses },
+        response: { 201: ApiKeyCreated, ...ErrorResponses },
       },
     },
     async (request, reply) => {
@@ -62,18 +51,13 @@ export const apiKeysRoutes: V1Routes = async (app, { ctx }) => {
       config: { ...config, summary: 'List API keys (never the secret; counts active and revoked)' },
       schema: {
         querystring: Strict(PageQuery),
-        response: {
-          200: Type.Object({ api_keys: Type.Array(ApiKey), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: ApiKeyCounts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('api_keys', ApiKey, ApiKeyCounts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'api_keys', async (snap, { limit, offset }) => {
         const { rows, total, counts } = await listApiKeys(snap, principalOf(request).tenantId, limit, offset);
-        return { api_keys: rows.map(keyJson), total, limit, offset, counts };
+        return { items: rows.map(keyJson), total, counts };
       }),
   );
 

@@ -6,9 +6,9 @@ import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { multipartParts } from '../../http/multipart.js';
-import { page } from '../../http/pagination.js';
+import { listPage } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { recordPublishedArtifact, updateArtifactFields } from '../../resources/artifacts/commands.js';
 import { checkArtifactFields } from '../../resources/artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artifacts/publication.js';
@@ -16,35 +16,9 @@ import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/
 import { artifactView } from '../../resources/artifacts/views.js';
 import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
 import { SEVERITIES, SEVERITY_RANK } from '../../resources/vulnerabilities/severity.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Artifact, KindCounts } from '../../resources/artifacts/schemas.js';
 
-export const Artifact = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    version: Type.String(),
-    kind: Type.String(),
-    digest: Type.String(),
-    length: Type.Integer(),
-    media_type: Type.String(),
-    target: Type.String({ description: 'TUF target path' }),
-    filename: Type.String(),
-    source: Type.String({ description: '"upload" or "registry:<id>"' }),
-    description: Type.Union([Type.String(), Type.Null()]),
-    labels: Type.Record(Type.String(), Type.String()),
-    has_sbom: Type.Boolean(),
-    created_at: Type.String(),
-    updated_at: Type.String(),
-  },
-  { additionalProperties: false },
-);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const KindCounts = Type.Object(
-  Object.fromEntries(ARTIFACT_KINDS.map((k) => [k, Type.Integer()])) as Record<(typeof ARTIFACT_KINDS)[number], ReturnType<typeof Type.Integer>>,
-  {
-    description: "the tenant's artifacts by kind, whatever the filter",
-  },
-);
 const TEXT_FIELDS = new Set(['name', 'version', 'kind', 'media_type']);
 
 /**
@@ -106,17 +80,12 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
           ),
           q: Type.Optional(Type.String({ maxLength: 128 })),
         }),
-        response: {
-          200: Type.Object({ artifacts: Type.Array(Artifact), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: KindCounts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('artifacts', Artifact, KindCounts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'artifacts', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const { kind, severity, q } = request.query;
         const { rows, total } = await listArtifacts(
           snap,
@@ -126,7 +95,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
           offset,
         );
         // spec §8: total counts the filtered set, counts break down the tenant's whole set
-        return { artifacts: rows.map(artifactView), total, limit, offset, counts: await artifactKindCounts(snap, tenantId) };
+        return { items: rows.map(artifactView), total, counts: await artifactKindCounts(snap, tenantId) };
       }),
   );
 

@@ -2,11 +2,10 @@ import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { AuditEvent } from '../../resources/audit/schemas.js';
 import { auditEventJson, auditPage, iterateAuditEvents } from '../../resources/audit/queries.js';
-import { inSnapshot } from '../../store/tx.js';
 
 const Filters = {
   since: Type.Optional(Type.String({ format: 'date-time' })),
@@ -24,25 +23,14 @@ export const auditRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'audit.read', summary: 'Audit events, newest first (counts by action in the since/until window)' },
       schema: {
         querystring: Strict({ ...PageQuery, ...Filters }),
-        response: {
-          200: Type.Object({
-            events: Type.Array(AuditEvent),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('events', AuditEvent, Type.Record(Type.String(), Type.Integer())), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'events', async (snap, { limit, offset }) => {
         const p = principalOf(request);
-        const { limit, offset } = page(request.query);
         const { rows, total, counts } = await auditPage(snap, p.tenantId, request.query, limit, offset);
-        return { events: rows.map(auditEventJson), total, limit, offset, counts };
+        return { items: rows.map(auditEventJson), total, counts };
       }),
   );
 

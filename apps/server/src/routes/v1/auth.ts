@@ -1,27 +1,19 @@
 import { Type } from 'typebox';
 import { SESSION_COOKIE } from '../../auth/authenticate.js';
 import { MAX_PASSWORD_BYTES } from '../../auth/password.js';
-import { PERMISSIONS, ROLES, permissionsOf } from '../../auth/permissions.js';
+import { permissionsOf } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute, executeAs } from '../../http/execute.js';
-import { ErrorResponses, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, Strict } from '../../http/schemas.js';
 import { checkLogin, endSession, startSession } from '../../resources/sessions/commands.js';
+import { MeResponse } from '../../resources/sessions/schemas.js';
 
 export const DEFAULT_SESSION_TTL_SECONDS = 12 * 3600;
 
 const LoginBody = Strict({
   email: Type.String({ minLength: 1, maxLength: 320 }),
   password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_BYTES }),
-});
-
-export const MeResponse = Type.Object({
-  email: Type.Union([Type.String(), Type.Null()]),
-  role: Type.Enum(ROLES),
-  tenant_id: Uuid,
-  permissions: Type.Array(Type.Enum(PERMISSIONS)),
-  credential: Type.Union([Type.Literal('session'), Type.Literal('api-key')]),
-  user_id: Type.Union([Uuid, Type.Null()]),
 });
 
 /** spec §4, spec §5 rule 1: login issues the session cookie (204), logout revokes it, me answers who. */

@@ -4,25 +4,13 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { registerAuthorizerKey, revokeAuthorizerKey } from '../../resources/authorizer-keys/commands.js';
 import { authorizerKeyCounts, getAuthorizerKey, listAuthorizerKeys } from '../../resources/authorizer-keys/queries.js';
 import { authorizerKeyView } from '../../resources/authorizer-keys/views.js';
-import { inSnapshot } from '../../store/tx.js';
+import { AuthorizerKey } from '../../resources/authorizer-keys/schemas.js';
 
-const AuthorizerKey = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    keyid: Type.String(),
-    public_key_pem: Type.String(),
-    created_at: Type.String(),
-    revoked_at: Type.Union([Type.String(), Type.Null()]),
-    status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
-  },
-  { additionalProperties: false },
-);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
 /** spec §4 rule 3 / contracts §6: trusted Ed25519 authorizer keys; revoked keys stay listed. */
@@ -47,26 +35,15 @@ export const authorizerKeysRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'keys.read', summary: 'List authorizer keys (active and revoked)' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({
-            authorizer_keys: Type.Array(AuthorizerKey),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({ active: Type.Integer(), revoked: Type.Integer() }),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('authorizer_keys', AuthorizerKey, Type.Object({ active: Type.Integer(), revoked: Type.Integer() })), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'authorizer_keys', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const rows = await listAuthorizerKeys(snap, tenantId, limit, offset);
         const { total, revoked } = await authorizerKeyCounts(snap, tenantId);
-        return { authorizer_keys: rows.map(authorizerKeyView), total, limit, offset, counts: { active: total - revoked, revoked } };
+        return { items: rows.map(authorizerKeyView), total, counts: { active: total - revoked, revoked } };
       }),
   );
 

@@ -4,8 +4,8 @@ import { principalOf } from '../../auth/principal.js';
 import { ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { checkCount, recordAttachment, redactAttachment } from '../../resources/case-attachments/commands.js';
 import { attachmentLimits, sanitizeFilename } from '../../resources/case-attachments/limits.js';
 import { attachmentTotals, getAttachment, listAttachments } from '../../resources/case-attachments/queries.js';
@@ -14,20 +14,8 @@ import { byteBound, storeAttachmentBytes, type StoredAttachment } from '../../re
 import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { CASE_LIMITS } from '../../resources/cases/fields.js';
 import { getCase } from '../../resources/cases/queries.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Attachment } from '../../resources/case-attachments/schemas.js';
 
-const Attachment = Type.Object({
-  id: Uuid,
-  case_id: Uuid,
-  filename: Type.String(),
-  content_type: Type.String({ description: 'verified from the bytes' }),
-  digest: Type.String({ description: 'sha256 of the bytes' }),
-  length: Type.Integer(),
-  description: Type.String(),
-  added_by: Type.String(),
-  added_at: Timestamp,
-  redaction: Type.Union([Type.Object({ reason: Type.String(), redacted_by: Type.String(), redacted_at: Timestamp }), Type.Null()]),
-});
 const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const AttachmentParams = Strict({ id: Type.String({ maxLength: 64 }), aid: Type.String({ maxLength: 64 }) });
 
@@ -106,26 +94,15 @@ export const caseAttachmentsRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         params: CaseParams,
         querystring: Strict(PageQuery),
-        response: {
-          200: Type.Object({
-            attachments: Type.Array(Attachment),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({ attached: Type.Integer(), redacted: Type.Integer() }),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('attachments', Attachment, Type.Object({ attached: Type.Integer(), redacted: Type.Integer() })), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'attachments', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const c = await caseOr404(snap, tenantId, request.params.id, getCase);
-        const { limit, offset } = page(request.query);
         const { rows, counts } = await listAttachments(snap, tenantId, c.id, limit, offset);
-        return { attachments: rows.map(attachmentView), total: counts.attached + counts.redacted, limit, offset, counts };
+        return { items: rows.map(attachmentView), total: counts.attached + counts.redacted, counts };
       }),
   );
 

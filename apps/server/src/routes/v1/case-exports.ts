@@ -3,37 +3,23 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { AppContext, V1Routes } from '../../http/context.js';
 import { actorOf, execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { caseExportStream, EVIDENCE_MANIFEST_TYPE } from '../../resources/case-exports/archive.js';
 import { recordCaseExport, recordFirstEvidenceKey, rotateEvidenceKey } from '../../resources/case-exports/commands.js';
 import { currentSigningKey, firstEvidenceKey, rotateEvidenceKeyFile, type EvidenceKey } from '../../resources/case-exports/evidence-key.js';
 import { currentEvidenceKey, evidenceKeyCounts, listEvidenceKeys, type EvidenceKeyRow } from '../../resources/case-exports/queries.js';
-import { inSnapshot } from '../../store/tx.js';
 import { caseOr404 } from '../../resources/cases/commands.js';
 import { getCase, latestAuditSeq } from '../../resources/cases/queries.js';
 import type { SigningRepository } from '../../signing-repo/index.js';
+import { CurrentEvidenceKey, EvidenceKeyRecord, type EvidenceKeyView } from '../../resources/case-exports/schemas.js';
 
 function repoOf(ctx: AppContext): SigningRepository {
   if (ctx.signingRepo === undefined) throw new Error('AppContext.signingRepo (its key directory and blob store) is required by the case export routes');
   return ctx.signingRepo;
 }
 
-const EvidenceKeyRecord = Type.Object(
-  {
-    seq: Type.Integer(),
-    keyid: Type.String(),
-    algorithm: Type.Literal('ed25519'),
-    public_key_pem: Type.String(),
-    valid_from: Type.String(),
-    valid_until: Type.Union([Type.String(), Type.Null()]),
-    created_by: Type.String(),
-    retired_by: Type.Union([Type.String(), Type.Null()]),
-  },
-  { additionalProperties: false },
-);
-
-function evidenceKeyView(k: EvidenceKeyRow) {
+function evidenceKeyView(k: EvidenceKeyRow): EvidenceKeyView {
   return {
     seq: k.seq,
     keyid: k.keyid,
@@ -93,14 +79,7 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       },
       schema: {
         response: {
-          200: Type.Object({
-            keyid: Type.String(),
-            seq: Type.Integer(),
-            algorithm: Type.Literal('ed25519'),
-            payload_type: Type.String(),
-            public_key_pem: Type.String(),
-            valid_from: Type.String(),
-          }),
+          200: CurrentEvidenceKey,
           ...ErrorResponses,
         },
       },
@@ -129,30 +108,22 @@ export const caseExportsRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         querystring: Strict({ ...PageQuery }),
         response: {
-          200: Type.Object({
-            evidence_keys: Type.Array(EvidenceKeyRecord),
-            payload_type: Type.String(),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({ current: Type.Integer(), retired: Type.Integer() }),
+          200: PageOf('evidence_keys', EvidenceKeyRecord, Type.Object({ current: Type.Integer(), retired: Type.Integer() }), {
+            before: { payload_type: Type.String() },
           }),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'evidence_keys', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const rows = await listEvidenceKeys(snap, tenantId, limit, offset);
         const { total, retired } = await evidenceKeyCounts(snap, tenantId);
         return {
-          evidence_keys: rows.map(evidenceKeyView),
+          items: rows.map(evidenceKeyView),
           payload_type: EVIDENCE_MANIFEST_TYPE,
           total,
-          limit,
-          offset,
           counts: { current: total - retired, retired },
         };
       }),

@@ -2,61 +2,19 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { getPacket, listPackets, type PacketMeta } from '../../resources/case-submissions/queries.js';
 import { PRODUCT_CATEGORIES, SRP_STAGES } from '../../resources/case-submissions/srp-form.js';
 import { packetText, recordPacket, type PacketDocument } from '../../resources/case-submissions/srp-packet.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Packet, PacketItem, type PacketItemView, type PacketView } from '../../resources/case-submissions/schemas.js';
 
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-const PacketItem = Type.Object({
-  id: Uuid,
-  case_id: Uuid,
-  stage: Type.Enum(SRP_STAGES),
-  form_version: Type.String({ description: 'the version of the form field table the packet follows' }),
-  submission_id: Type.Union([Uuid, Type.Null()], { description: "the stage's submission its stage fields came from (null: none produced yet)" }),
-  digest: Type.String({ description: 'sha256 of the exact canonical JSON packet' }),
-  missing: Type.Integer({ description: 'how many required fields have no value' }),
-  created_by: Type.String(),
-  created_at: Timestamp,
-});
-const SubmissionRef = Type.Union([Type.Object({ id: Uuid, digest: Type.String() }), Type.Null()]);
-const PacketField = Type.Object({
-  id: Type.String(),
-  label: Type.String({ description: 'the label of the form field' }),
-  section: Type.Enum(['common', 'vulnerability', 'incident'] as const),
-  value: Type.Union([Type.String(), Type.Null()], { description: 'paste-ready text; null when the case, its submissions and the fleet do not know it' }),
-  required: Type.Boolean({ description: 'required at this stage' }),
-  missing: Type.Boolean({ description: 'required and without a value' }),
-});
-const Packet = Type.Object({
-  id: Uuid,
-  case_id: Uuid,
-  stage: Type.Enum(SRP_STAGES),
-  kind: Type.String(),
-  form: Type.Object({ name: Type.String(), source: Type.String(), version: Type.String() }),
-  fields: Type.Array(PacketField, { description: "the form's fields for the stage and case kind, in the form's order" }),
-  missing: Type.Array(Type.Object({ id: Type.String(), label: Type.String() }), { description: 'the required fields without a value' }),
-  sources: Type.Object({
-    submissions: Type.Object(Object.fromEntries(SRP_STAGES.map((s) => [s, SubmissionRef])) as Record<(typeof SRP_STAGES)[number], typeof SubmissionRef>, {
-      description: 'the latest submission of each stage the values came from (null: none produced yet)',
-    }),
-    findings_total: Type.Integer(),
-    devices_total: Type.Integer(),
-  }),
-  digest: Type.String({ description: 'sha256 of the exact canonical JSON packet' }),
-  text: Type.String({ description: 'the text/plain rendering (GET .../text)' }),
-  created_by: Type.String(),
-  created_at: Timestamp,
-  submission_id: NullableString,
-});
 const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const PacketParams = Strict({ id: Type.String({ maxLength: 64 }), pid: Type.String({ maxLength: 64 }) });
 
-function itemView(p: PacketMeta) {
+function itemView(p: PacketMeta): PacketItemView {
   return {
     id: p.id,
     case_id: p.case_id,
@@ -70,7 +28,7 @@ function itemView(p: PacketMeta) {
   };
 }
 
-function packetView(p: PacketMeta, doc: PacketDocument) {
+function packetView(p: PacketMeta, doc: PacketDocument): PacketView {
   return {
     id: p.id,
     case_id: p.case_id,
@@ -133,24 +91,17 @@ export const casePacketsRoutes: V1Routes = async (app, { ctx }) => {
         params: CaseParams,
         querystring: Strict({ ...PageQuery, stage: Type.Optional(Type.Enum(SRP_STAGES)) }),
         response: {
-          200: Type.Object({
-            packets: Type.Array(PacketItem),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's packets by stage, whatever the filter" }),
-          }),
+          200: PageOf('packets', PacketItem, Type.Record(Type.String(), Type.Integer(), { description: "the case's packets by stage, whatever the filter" })),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'packets', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const c = await caseOr404(snap, tenantId, request.params.id, getCase);
-        const { limit, offset } = page(request.query);
         const { rows, total, counts } = await listPackets(snap, tenantId, c.id, request.query.stage, limit, offset);
-        return { packets: rows.map(itemView), total, limit, offset, counts: { ...Object.fromEntries(SRP_STAGES.map((s) => [s, 0])), ...counts } };
+        return { items: rows.map(itemView), total, counts: { ...Object.fromEntries(SRP_STAGES.map((s) => [s, 0])), ...counts } };
       }),
   );
 

@@ -4,8 +4,8 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { AppContext, V1Routes } from '../../http/context.js';
 import { actorOf, execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { RECIPIENTS, recordFiling, recordSubmission } from '../../resources/case-submissions/commands.js';
@@ -24,39 +24,12 @@ import {
 } from '../../resources/case-submissions/queries.js';
 import type { PacketDocument } from '../../resources/case-submissions/srp-packet.js';
 import { transportFor, type OutgoingPacket } from '../../resources/case-submissions/transport.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Filing, Submission, SubmissionFields, SubmissionItem, type FilingView, type SubmissionItemView } from '../../resources/case-submissions/schemas.js';
 
-const Record_ = Type.Record(Type.String(), Type.Unknown());
-const Filing = Type.Object({
-  id: Uuid,
-  submission_id: Uuid,
-  recipients: Type.Array(Type.String()),
-  member_state: Type.Union([Type.String(), Type.Null()]),
-  transport: Type.String(),
-  external_reference: Type.Union([Type.String(), Type.Null()]),
-  delivery: Record_,
-  filed_by: Type.String(),
-  filed_at: Timestamp,
-  recorded_at: Timestamp,
-});
-const SubmissionItem = Type.Object({
-  id: Uuid,
-  case_id: Uuid,
-  stage: Type.String(),
-  supersedes_id: Type.Union([Uuid, Type.Null()]),
-  superseded_by: Type.Union([Uuid, Type.Null()]),
-  request_id: Type.Union([Uuid, Type.Null()]),
-  digest: Type.String({ description: 'sha256 of the exact canonical JSON document' }),
-  pdf_digest: Type.String(),
-  pdf_length: Type.Integer(),
-  created_by: Type.String(),
-  created_at: Timestamp,
-});
-const Submission = Type.Intersect([SubmissionItem, Type.Object({ document: Record_, filings: Type.Array(Filing) })]);
 const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const SubmissionParams = Strict({ id: Type.String({ maxLength: 64 }), sid: Type.String({ maxLength: 64 }) });
 
-function itemView(s: SubmissionMeta, supersededById: string | null) {
+function itemView(s: SubmissionMeta, supersededById: string | null): SubmissionItemView {
   return {
     id: s.id,
     case_id: s.case_id,
@@ -72,7 +45,7 @@ function itemView(s: SubmissionMeta, supersededById: string | null) {
   };
 }
 
-function filingView(f: FilingRow) {
+function filingView(f: FilingRow): FilingView {
   return {
     id: f.id,
     submission_id: f.submission_id,
@@ -122,12 +95,6 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
     return { ...itemView(s, newer ?? null), document: documentJson(s.document), filings: filings.map(filingView) };
   };
 
-  const FieldSpec = Type.Object({
-    name: Type.String(),
-    type: Type.Enum(['text', 'member_states', 'tlp', 'boolean', 'severity', 'uuid', 'url'] as const),
-    required: Type.Boolean(),
-    label: Type.String(),
-  });
   app.get(
     '/case-submission-fields',
     {
@@ -137,18 +104,7 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
       },
       schema: {
         response: {
-          200: Type.Object({
-            stages: Type.Array(
-              Type.Object({
-                stage: Type.Enum(STAGES),
-                title: Type.String(),
-                fields: Type.Object({ exploited_vulnerability: Type.Array(FieldSpec), severe_incident: Type.Array(FieldSpec) }),
-              }),
-            ),
-            member_states: Type.Array(Type.String()),
-            tlp: Type.Array(Type.String()),
-            severities: Type.Array(Type.String()),
-          }),
+          200: SubmissionFields,
           ...ErrorResponses,
         },
       },
@@ -213,26 +169,22 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
         params: CaseParams,
         querystring: Strict({ ...PageQuery, stage: Type.Optional(Type.Union(STAGES.map((s) => Type.Literal(s)))) }),
         response: {
-          200: Type.Object({
-            submissions: Type.Array(SubmissionItem),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's submissions by stage, whatever the filter" }),
-          }),
+          200: PageOf(
+            'submissions',
+            SubmissionItem,
+            Type.Record(Type.String(), Type.Integer(), { description: "the case's submissions by stage, whatever the filter" }),
+          ),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'submissions', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const c = await caseOr404(snap, tenantId, request.params.id, getCase);
-        const { limit, offset } = page(request.query);
         const { rows, total } = await listSubmissions(snap, tenantId, c.id, { stage: request.query.stage }, limit, offset);
         const counts = { ...Object.fromEntries(STAGES.map((s) => [s, 0])), ...(await submissionStageCounts(snap, tenantId, c.id)) };
-        return { submissions: rows.map((r) => itemView(r, r.superseded_by)), total, limit, offset, counts };
+        return { items: rows.map((r) => itemView(r, r.superseded_by)), total, counts };
       }),
   );
 

@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
+import { listPage } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import {
   assessCase,
   caseOr404,
@@ -18,14 +18,12 @@ import {
 } from '../../resources/cases/commands.js';
 import { CASE_KINDS, CASE_STATES } from '../../resources/cases/deadlines.js';
 import { CASE_LIMITS } from '../../resources/cases/fields.js';
-import { EVIDENCE_CAPS, linkedEvidence } from '../../resources/cases/evidence.js';
+import { linkedEvidence } from '../../resources/cases/evidence.js';
 import { caseAuditPage, caseStateCounts, getCase, listCases, type CaseRow } from '../../resources/cases/queries.js';
 import { caseRecords } from '../../resources/cases/records.js';
 import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
-import { Finding } from './findings.js';
-import { CountedGroup, ExposedDevice, ExposureParts } from './vulnerabilities.js';
-import { inSnapshot } from '../../store/tx.js';
+import { CaseAuditEvent, CaseCounts, CaseFull, CaseItem, IntermediateRequestRecorded, LinkedEvidenceBody } from '../../resources/cases/schemas.js';
 
 const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
 const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
@@ -46,134 +44,6 @@ const Awareness = Strict({
   evidence: LongText,
 });
 
-const NextDeadline = Type.Union([
-  Type.Object({ obligation: Type.Union([Type.String(), Type.Null()]), due_at: Timestamp, remaining_seconds: Type.Integer(), overdue: Type.Boolean() }),
-  Type.Null(),
-]);
-const CaseItem = Type.Object({
-  id: Uuid,
-  kind: Type.String(),
-  state: Type.String(),
-  title: Type.String(),
-  summary: Type.String(),
-  owner: Type.String(),
-  products: Type.Array(Type.String()),
-  artifact_ids: Type.Array(Type.String()),
-  vulnerability_ids: Type.Array(Type.String()),
-  device_names: Type.Array(Type.String()),
-  group_ids: Type.Array(Type.String()),
-  aware_at: Timestamp,
-  corrective_measure_at: Type.Union([Timestamp, Type.Null()]),
-  corrective_release_id: Type.Union([Type.String(), Type.Null()]),
-  corrective_rollout_id: Type.Union([Type.String(), Type.Null()]),
-  next_deadline: NextDeadline,
-  created_by: Type.String(),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-const Deadline = Type.Object({
-  obligation: Type.String(),
-  request_id: Type.Union([Type.String(), Type.Null()]),
-  article: Type.String(),
-  due_at: Type.Union([Timestamp, Type.Null()]),
-  basis: Type.String(),
-  waiting_for: Type.Union([Type.String(), Type.Null()]),
-  met_at: Type.Union([Timestamp, Type.Null()]),
-  status: Type.String(),
-  remaining_seconds: Type.Union([Type.Integer(), Type.Null()]),
-  overdue: Type.Boolean(),
-});
-const Record_ = Type.Record(Type.String(), Type.Unknown());
-const LinkedEvidenceBody = Type.Object({
-  vulnerability_ids: Type.Array(Type.String()),
-  vulnerabilities: Type.Array(
-    Type.Object({
-      id: Type.String({ description: "one of the case's vulnerability ids" }),
-      vulnerability: Type.Union([Type.String(), Type.Null()], { description: 'the vulnerability it resolves to in the imported feeds (null: none names it)' }),
-      known_exploited: Type.Boolean(),
-    }),
-  ),
-  findings: Type.Array(Finding, { description: `findings naming any of the ids, known exploited and most severe first (at most ${EVIDENCE_CAPS.findings})` }),
-  findings_total: Type.Integer(),
-  exposure: Type.Array(
-    Type.Object({
-      ...ExposureParts,
-      devices: Type.Integer({ description: 'exposed devices (running an artifact with an open finding of it)' }),
-    }),
-  ),
-  artifacts: Type.Array(
-    Type.Object(
-      { id: Type.String(), name: Type.String(), version: Type.String(), digest: Type.String(), devices: Type.Integer() },
-      { description: 'an artifact the case names, and how many devices run it' },
-    ),
-  ),
-  affected: Type.Object({
-    devices: Type.Array(ExposedDevice, { description: `by name, at most ${EVIDENCE_CAPS.devices}` }),
-    devices_total: Type.Integer({ description: 'devices running an artifact with an open finding of a linked vulnerability, or an artifact the case names' }),
-    groups: Type.Array(CountedGroup),
-  }),
-});
-const NullableText = Type.Union([Type.String(), Type.Null()]);
-const AwarenessFields = {
-  id: Uuid,
-  aware_at: Timestamp,
-  aware_by: Type.String(),
-  evidence: Type.String(),
-  reason: Type.Union([Type.String(), Type.Null()], { description: 'why a correction was made; null on the first record' }),
-  supersedes_id: Type.Union([Uuid, Type.Null()]),
-  recorded_by: Type.String(),
-  recorded_at: Timestamp,
-};
-const CaseFull = Type.Intersect([
-  CaseItem,
-  Type.Object({
-    awareness: Type.Union([Type.Object({ ...AwarenessFields, corrections: Type.Integer() }), Type.Null()], { description: 'the awareness record in force' }),
-    awareness_history: Type.Array(Type.Object(AwarenessFields)),
-    assessment: Type.Union([Type.Object({ outcome: Type.String(), rationale: Type.String(), assessor: Type.String(), assessed_at: Timestamp }), Type.Null()]),
-    decisions: Type.Array(
-      Type.Object({
-        id: Uuid,
-        decision: Type.String(),
-        rationale: Type.String(),
-        decided_by: Type.String(),
-        decided_at: Timestamp,
-        from_state: Type.String(),
-        recorded_by: Type.String(),
-        recorded_at: Timestamp,
-      }),
-    ),
-    corrective_measures: Type.Array(
-      Type.Object({
-        id: Uuid,
-        available_at: Timestamp,
-        release_id: NullableText,
-        rollout_id: NullableText,
-        description: Type.String(),
-        reason: NullableText,
-        recorded_by: Type.String(),
-        recorded_at: Timestamp,
-      }),
-    ),
-    intermediate_requests: Type.Array(
-      Type.Object({
-        id: Uuid,
-        requested_by: Type.String(),
-        requested_at: Timestamp,
-        due_at: Timestamp,
-        reference: NullableText,
-        recorded_by: Type.String(),
-        recorded_at: Timestamp,
-      }),
-    ),
-    deadlines: Type.Array(Deadline),
-  }),
-]);
-const Counts = Type.Object(
-  Object.fromEntries(CASE_STATES.map((s) => [s, Type.Integer()])) as Record<(typeof CASE_STATES)[number], ReturnType<typeof Type.Integer>>,
-  {
-    description: "the tenant's cases by state, whatever the filter",
-  },
-);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const ReasonBody = Strict({ reason: LongText });
 
@@ -241,17 +111,12 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
             Type.Integer({ minimum: 0, maximum: 24 * 366, description: 'the nearest open deadline falls within the next N hours (not yet overdue)' }),
           ),
         }),
-        response: {
-          200: Type.Object({ cases: Type.Array(CaseItem), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('cases', CaseItem, CaseCounts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'cases', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const q = request.query;
         const now = ctx.now();
         const { rows, total } = await listCases(
@@ -263,7 +128,7 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
           offset,
         );
         // spec §8: total counts the filtered set, counts break down the tenant's whole set by state
-        return { cases: rows.map((c) => caseItemView(c, now)), total, limit, offset, counts: await caseStateCounts(snap, tenantId) };
+        return { items: rows.map((c) => caseItemView(c, now)), total, counts: await caseStateCounts(snap, tenantId) };
       }),
   );
 
@@ -393,7 +258,7 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
           due_at: Type.String({ format: 'date-time' }),
           reference: Type.Optional(ShortText),
         }),
-        response: { 201: Type.Object({ request_id: Uuid, case: CaseFull }), ...ErrorResponses },
+        response: { 201: IntermediateRequestRecorded, ...ErrorResponses },
       },
     },
     async (request, reply) => {
@@ -429,37 +294,18 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         querystring: Strict(PageQuery),
         response: {
-          200: Type.Object({
-            events: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                at: Timestamp,
-                actor: Type.String(),
-                credential: Type.String(),
-                action: Type.String(),
-                target: Type.String(),
-                request_id: Type.Union([Type.String(), Type.Null()]),
-                detail: Record_,
-              }),
-            ),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer(), { description: "the case's audit events by action" }),
-          }),
+          200: PageOf('events', CaseAuditEvent, Type.Record(Type.String(), Type.Integer(), { description: "the case's audit events by action" })),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'events', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const c = await caseOr404(snap, tenantId, request.params.id, getCase);
-        const { limit, offset } = page(request.query);
         const { rows, total, counts } = await caseAuditPage(snap, tenantId, c.id, limit, offset);
         return {
-          events: rows.map((r) => ({
+          items: rows.map((r) => ({
             id: r.id,
             at: iso(r.at),
             actor: r.actor,
@@ -470,8 +316,6 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
             detail: r.detail,
           })),
           total,
-          limit,
-          offset,
           counts,
         };
       }),

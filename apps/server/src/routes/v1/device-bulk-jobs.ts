@@ -4,28 +4,14 @@ import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageQuery, Strict } from '../../http/schemas.js';
 import { createBulkJob } from '../../resources/device-bulk/commands.js';
 import { DEVICE_LIMITS } from '../../resources/devices/limits.js';
 import { BULK_ACTIONS, BULK_OUTCOMES, bulkJobDevices, getBulkJob, type BulkJobRow } from '../../resources/device-bulk/queries.js';
 import { normalizeUuid } from '@svc/release-core';
+import { BulkJob, BulkJobDevicePage, type BulkJobView } from '../../resources/device-bulk/schemas.js';
 
-const BulkJob = Type.Object({
-  id: Uuid,
-  action: Type.Enum(BULK_ACTIONS),
-  filter: Type.String({ description: 'the filter the job was created with; empty when devices named the selection' }),
-  group_id: Type.Union([Type.String(), Type.Null()]),
-  tag: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Enum(['queued', 'running', 'done', 'failed'] as const, { description: 'queued, then running (leased by one server process), then done' }),
-  total: Type.Integer({ description: 'devices the filter selected when the job was created (the selection is frozen)' }),
-  succeeded: Type.Integer({ description: 'devices processed without failure (changed or already as asked)' }),
-  failed: Type.Integer(),
-  created_by: Type.String(),
-  created_at: Timestamp,
-  finished_at: NullableTimestamp,
-});
-
-function jobJson(j: BulkJobRow) {
+function jobJson(j: BulkJobRow): BulkJobView {
   const params = (typeof j.params === 'string' ? JSON.parse(j.params) : j.params) as Record<string, string>;
   return {
     id: j.id,
@@ -96,18 +82,7 @@ export const deviceBulkJobsRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         querystring: Strict({ ...PageQuery, outcome: Type.Optional(Type.Enum(BULK_OUTCOMES)) }),
         response: {
-          200: Type.Object({
-            devices: Type.Array(
-              Type.Object({
-                name: Type.String(),
-                outcome: Type.Enum(BULK_OUTCOMES),
-                detail: Type.Union([Type.String(), Type.Null()], { description: 'why it failed; for logs, the log request made (`log request <id>`)' }),
-                at: NullableTimestamp,
-              }),
-            ),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
+          200: BulkJobDevicePage,
           ...ErrorResponses,
         },
       },

@@ -1,31 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { encodePem, sha256Digest } from '@svc/release-core';
-import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { ErrorResponses } from '../../http/schemas.js';
 import { tenantDeviceCas } from '../../resources/device-ca/queries.js';
-
-const RetiredDeviceCa = Type.Object({
-  seq: Type.Integer(),
-  certificate_pem: Type.String(),
-  fingerprint: Type.String(),
-  not_after: Type.String(),
-  retired_at: Type.String(),
-  /** certificates it issued are accepted until then (docs/device-channel.md "Device CA rotation") */
-  trusted_until: Type.String(),
-});
-
-const DeviceCa = Type.Object({
-  tenant_id: Type.String(),
-  seq: Type.Integer(),
-  certificate_pem: Type.String(),
-  fingerprint: Type.String(),
-  not_after: Type.String(),
-  /** CAs a rotation replaced, newest first: they verify the receipts of the certificates they issued */
-  retired: Type.Array(RetiredDeviceCa),
-});
+import { DeviceCa } from '../../resources/device-ca/schemas.js';
 
 function certificateFacts(der: Uint8Array) {
   return {

@@ -3,8 +3,8 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage, page } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
 import { decommissionDevice, deviceOr404, tagDevice, untagDevice } from '../../resources/devices/commands.js';
 import { deviceFilterSql } from '../../resources/devices/filter/index.js';
 import { storedInventory } from '../../resources/devices/inventory.js';
@@ -21,79 +21,14 @@ import {
 import { DeviceListAnchors } from '../../resources/devices/anchors.js';
 import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Device, DeviceCounts, DeviceDetail, TaggedDevice, type DeviceView } from '../../resources/devices/schemas.js';
+import { LogRequest } from '../../resources/log-requests/schemas.js';
 
-/**
- * `string | null` as `type: ["string", "null"]` (JSON Schema 2020-12, OpenAPI 3.1) rather
- * than `anyOf`: fastify's serializer runs a full validation of each `anyOf` branch per value
- * to pick one, which cost ~40 % of serializing a 50-device page; a type list is one check.
- */
-function nullableString(options: { format?: 'date-time' } = {}) {
-  return Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
-}
-
-export const Device = Type.Object({
-  name: Type.String(),
-  status: Type.Enum(DEVICE_STATUSES),
-  profile: nullableString(),
-  agent_version: nullableString(),
-  last_seen: nullableString({ format: 'date-time' }),
-  cert_fingerprint: nullableString(),
-  created_at: Timestamp,
-});
-
-const CurrentRelease = Type.Object(
-  {
-    release_id: Uuid,
-    product: Type.String(),
-    version: Type.String(),
-    transaction_id: Uuid,
-    receipt_id: Uuid,
-    label: Type.String({ description: 'the receipt key label: software-key (spec §2.3 rule 6)' }),
-    accepted_at: Timestamp,
-    members: Type.Array(Type.Object({ component: Type.String(), digest: Type.String({ description: 'the resulting digest the signed receipt names' }) })),
-  },
-  { description: "the release of the device's newest activated receipt (device-signed evidence); null before the first" },
-);
-
-const DeviceInventory = Type.Object(
-  {
-    attributes: Type.Record(Type.String(), Type.String(), { description: 'the documented set the agent reports (docs/inventory.md)' }),
-    custom: Type.Record(Type.String(), Type.String(), { description: "operator-defined, from the device's SVC_AGENT_INVENTORY_FILE" }),
-    members: Type.Array(Type.Object({ component: Type.String(), version: Type.String(), digest: Type.String() }), {
-      description: 'each installed member as the agent reports it (device-reported, not evidence)',
-    }),
-  },
-  { description: 'what the agent last reported; empty before its first report' },
-);
-const Tags = Type.Array(Type.String(), { description: "the operator's tags, sorted" });
-
-/** One device: the list item's fields, its inventory and tags, what it runs, and on what evidence. */
-const DeviceDetail = Type.Object({
-  ...Device.properties,
-  current_release: Type.Union([CurrentRelease, Type.Null()]),
-  software: Type.Array(
-    Type.Object({
-      component: Type.String(),
-      digest: Type.String(),
-      source: Type.Union([Type.Literal('receipt'), Type.Literal('legacy')], {
-        description: 'receipt: device-signed (an accepted receipt); legacy: device-reported only (a legacy rollout status report)',
-      }),
-      observed_at: Timestamp,
-    }),
-    { description: 'per component, the digest the device last reported running' },
-  ),
-  inventory: DeviceInventory,
-  tags: Tags,
-});
-
-const Counts = Type.Object({ online: Type.Integer(), offline: Type.Integer(), decommissioned: Type.Integer() });
 const NameParams = Strict({ name: Type.String({ maxLength: 63 }) });
 const TagParams = Strict({ name: Type.String({ maxLength: 63 }), tag: Type.String({ maxLength: 63 }) });
 const LogParams = Strict({ name: Type.String({ maxLength: 63 }), id: Uuid });
-const LogRequest = Type.Object({ id: Uuid, device: Type.String(), status: Type.String(), created_at: Timestamp, fulfilled_at: NullableTimestamp });
 
-export function deviceJson(d: DeviceListItem) {
+export function deviceJson(d: DeviceListItem): DeviceView {
   return {
     name: d.name,
     status: d.status as (typeof DEVICE_STATUSES)[number],
@@ -133,10 +68,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
             }),
           ),
         }),
-        response: {
-          200: Type.Object({ devices: Type.Array(Device), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('devices', Device, DeviceCounts), ...ErrorResponses },
       },
     },
     async (request, reply) => {
@@ -200,24 +132,20 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
         params: NameParams,
         querystring: Strict(PageQuery),
         response: {
-          200: Type.Object({
-            history: Type.Array(Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) })),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer(), { description: "entries per event over the device's whole history" }),
-          }),
+          200: PageOf(
+            'history',
+            Type.Object({ at: Timestamp, event: Type.String(), detail: Type.Record(Type.String(), Type.Unknown()) }),
+            Type.Record(Type.String(), Type.Integer(), { description: "entries per event over the device's whole history" }),
+          ),
           ...ErrorResponses,
         },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'history', async (snap, { limit, offset }) => {
         const device = await deviceOr404(snap, principalOf(request).tenantId, request.params.name);
-        const { limit, offset } = page(request.query);
         const { rows, total, counts } = await deviceHistory(snap, device.id, limit, offset);
-        return { history: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, limit, offset, counts };
+        return { items: rows.map((r) => ({ at: iso(r.at), event: r.event, detail: r.detail })), total, counts };
       }),
   );
 
@@ -240,7 +168,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     '/devices/:name/tags/:tag',
     {
       config: { permission: 'devices.write', summary: 'Tag a device (idempotent; audited when it changes)' },
-      schema: { params: TagParams, response: { 200: Type.Object({ name: Type.String(), tags: Tags }), ...ErrorResponses } },
+      schema: { params: TagParams, response: { 200: TaggedDevice, ...ErrorResponses } },
     },
     async (request) => {
       const { tags } = await execute(ctx, request, tagDevice, { name: request.params.name, tag: request.params.tag });
@@ -252,7 +180,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
     '/devices/:name/tags/:tag',
     {
       config: { permission: 'devices.write', summary: 'Remove a tag from a device (idempotent; audited when it changes)' },
-      schema: { params: TagParams, response: { 200: Type.Object({ name: Type.String(), tags: Tags }), ...ErrorResponses } },
+      schema: { params: TagParams, response: { 200: TaggedDevice, ...ErrorResponses } },
     },
     async (request) => {
       const { tags } = await execute(ctx, request, untagDevice, { name: request.params.name, tag: request.params.tag });

@@ -2,28 +2,13 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { createEnrollToken, MAX_TOKEN_TTL_SECONDS, MAX_TOKEN_USES, removeEnrollToken } from '../../resources/enroll-tokens/commands.js';
-import { ENROLL_TOKEN_STATUSES, enrollTokenStatus, listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
-import { inSnapshot } from '../../store/tx.js';
+import { enrollTokenStatus, listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
+import { EnrollToken, EnrollTokenCounts, EnrollTokenCreated, type EnrollTokenView } from '../../resources/enroll-tokens/schemas.js';
 
-const EnrollToken = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  prefix: Type.String(),
-  max_uses: Type.Integer(),
-  uses: Type.Integer(),
-  expires_at: Timestamp,
-  created_at: Timestamp,
-  created_by: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Enum(ENROLL_TOKEN_STATUSES, {
-    description: 'at the server clock: expired once expires_at has passed (whatever its uses), exhausted when uses reached max_uses, else active',
-  }),
-});
-const EnrollTokenCounts = Type.Object({ active: Type.Integer(), expired: Type.Integer(), exhausted: Type.Integer() });
-
-function tokenJson(t: EnrollTokenRecord, now: Date) {
+function tokenJson(t: EnrollTokenRecord, now: Date): EnrollTokenView {
   return {
     id: t.id,
     name: t.name,
@@ -52,7 +37,7 @@ export const enrollTokensRoutes: V1Routes = async (app, { ctx }) => {
           ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: MAX_TOKEN_TTL_SECONDS })),
           expires_at: Type.Optional(Type.String({ format: 'date-time' })),
         }),
-        response: { 201: Type.Intersect([EnrollToken, Type.Object({ token: Type.String() })]), ...ErrorResponses },
+        response: { 201: EnrollTokenCreated, ...ErrorResponses },
       },
     },
     async (request, reply) => {
@@ -67,26 +52,15 @@ export const enrollTokensRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'enroll-tokens.read', summary: 'List enrollment tokens (never the secret; counts active, expired, exhausted)' },
       schema: {
         querystring: Strict(PageQuery),
-        response: {
-          200: Type.Object({
-            enroll_tokens: Type.Array(EnrollToken),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: EnrollTokenCounts,
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('enroll_tokens', EnrollToken, EnrollTokenCounts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'enroll_tokens', async (snap, { limit, offset }) => {
         const now = ctx.now();
         const { rows, total, counts } = await listEnrollTokens(snap, principalOf(request).tenantId, now, limit, offset);
         // each row's status at the same instant as the counts, so the two always agree
-        return { enroll_tokens: rows.map((t) => tokenJson(t, now)), total, limit, offset, counts };
+        return { items: rows.map((t) => tokenJson(t, now)), total, counts };
       }),
   );
 

@@ -2,66 +2,17 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { getFinding, listFindings, VEX_STATUSES, type FindingFilter } from '../../resources/findings/queries.js';
 import { findingView } from '../../resources/findings/views.js';
 import { getDeviceByName } from '../../resources/devices/queries.js';
 import { getRun, listRuns, type RunRow } from '../../resources/vuln-analysis/queries.js';
 import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Finding, FindingPage } from '../../resources/findings/schemas.js';
+import { Run, type RunView } from '../../resources/vuln-analysis/schemas.js';
 
-export const Finding = Type.Object({
-  id: Type.String(),
-  vulnerability: Type.String({ description: 'the vulnerability key: its CVE when any record names one, else the record id' }),
-  aliases: Type.Array(Type.String({ description: 'every id of the merged records (CVE, GHSA, DSA, PYSEC...)' })),
-  advisories: Type.Array(Type.String()),
-  summary: Type.Union([Type.String(), Type.Null()]),
-  severity: Type.String(),
-  severity_source: Type.String({ description: "database (the record's rating), ubuntu, cvss_v4, cvss_v3, cvss_v2 (computed), none" }),
-  cvss_score: Type.Union([Type.Number(), Type.Null()]),
-  artifact: Type.Object({ id: Type.String(), name: Type.String(), version: Type.String(), digest: Type.String() }),
-  component: Type.Object({
-    purl: Type.String(),
-    name: Type.String(),
-    version: Type.Union([Type.String(), Type.Null()]),
-    ecosystem: Type.Union([Type.String(), Type.Null()]),
-  }),
-  fixed_versions: Type.Array(Type.String(), {
-    description:
-      "the versions that fix the installed one: the fixed bound of each range interval holding it, in the ecosystem's order, each above it; empty when no range names a fix (last_affected) or, for a match by the versions list alone, when no fix can be placed above it",
-  }),
-  record_fixed_versions: Type.Array(Type.String(), {
-    description: "every fixed version the matching records name for this package, other release lines included, in the ecosystem's order",
-  }),
-  matched_by: Type.Array(Type.Unknown(), {
-    description: 'how it matched: each advisory, with versions list or range (type, ordering, introduced, fixed, last_affected)',
-  }),
-  known_exploited: Type.Boolean(),
-  kev_date_added: Type.Union([Type.String(), Type.Null()]),
-  known_exploited_in_fleet_at: NullableTimestamp,
-  vex: Type.Object({
-    status: Type.Union([Type.String(), Type.Null()]),
-    justification: Type.Union([Type.String(), Type.Null()]),
-    statement_id: Type.Union([Type.String(), Type.Null()]),
-  }),
-  open: Type.Boolean({ description: 'not closed by VEX (no statement, affected or under_investigation)' }),
-  first_seen_at: Timestamp,
-  updated_at: Timestamp,
-});
-
-const SeverityCounts = Type.Object(
-  Object.fromEntries(SEVERITIES.map((s) => [s, Type.Integer()])) as Record<(typeof SEVERITIES)[number], ReturnType<typeof Type.Integer>>,
-  { description: 'findings by severity over the filtered set' },
-);
-const FindingPage = Type.Object({
-  findings: Type.Array(Finding),
-  total: Type.Integer(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-  counts: SeverityCounts,
-});
 const FilterQuery = {
   ...PageQuery,
   severity: Type.Optional(
@@ -81,21 +32,7 @@ const FilterQuery = {
   vulnerability: Type.Optional(Type.String({ maxLength: 128, description: 'any id or alias (CVE, GHSA, DSA...)' })),
 };
 
-const Run = Type.Object({
-  id: Type.String(),
-  reason: Type.String(),
-  state: Type.String(),
-  artifacts_total: Type.Integer(),
-  artifacts_done: Type.Integer(),
-  findings_added: Type.Integer(),
-  findings_removed: Type.Integer({ description: 'findings no longer matched, removed' }),
-  findings_withdrawn: Type.Integer({ description: 'of the removed, those raised by a record now withdrawn (each audited as vuln-finding.withdrawn)' }),
-  signals: Type.Integer({ description: 'findings that became known exploited while devices run them' }),
-  created_at: Timestamp,
-  started_at: NullableTimestamp,
-  completed_at: NullableTimestamp,
-});
-const runView = (r: RunRow) => ({
+const runView = (r: RunRow): RunView => ({
   id: r.id,
   reason: r.reason,
   state: r.state,
@@ -147,9 +84,7 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'findings', async (snap, { limit, offset }) => {
         const r = await listFindings(
           snap,
           principalOf(request).tenantId,
@@ -157,7 +92,7 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
           limit,
           offset,
         );
-        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+        return { items: r.rows.map(findingView), total: r.total, counts: r.counts };
       }),
   );
 
@@ -181,13 +116,11 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       schema: { params: Strict({ id: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'findings', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-        const { limit, offset } = page(request.query);
         const r = await listFindings(snap, tenantId, { ...filterOf(request.query), artifact_id: request.params.id }, limit, offset);
-        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+        return { items: r.rows.map(findingView), total: r.total, counts: r.counts };
       }),
   );
 
@@ -198,16 +131,14 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       schema: { params: Strict({ name: Type.String({ maxLength: 64 }) }), querystring: Strict(FilterQuery), response: { 200: FindingPage, ...ErrorResponses } },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'findings', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         if (!(await getDeviceByName(snap, tenantId, request.params.name))) throw notFound(`device ${request.params.name}`);
-        const { limit, offset } = page(request.query);
         const q = filterOf(request.query);
         // a device's findings are its open ones unless the caller asks otherwise
         if (q.open === undefined && q.vex_status === undefined) q.open = true;
         const r = await listFindings(snap, tenantId, { ...q, device: request.params.name }, limit, offset);
-        return { findings: r.rows.map(findingView), total: r.total, limit, offset, counts: r.counts };
+        return { items: r.rows.map(findingView), total: r.total, counts: r.counts };
       }),
   );
 
@@ -217,24 +148,13 @@ export const findingsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.read', summary: 'Re-analysis runs of this tenant (progress), newest first; counts by state' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({
-            runs: Type.Array(Run),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({ queued: Type.Integer(), running: Type.Integer(), completed: Type.Integer() }),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('runs', Run, Type.Object({ queued: Type.Integer(), running: Type.Integer(), completed: Type.Integer() })), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'runs', async (snap, { limit, offset }) => {
         const r = await listRuns(snap, principalOf(request).tenantId, limit, offset);
-        return { runs: r.rows.map(runView), total: r.counts.queued + r.counts.running + r.counts.completed, limit, offset, counts: r.counts };
+        return { items: r.rows.map(runView), total: r.counts.queued + r.counts.running + r.counts.completed, counts: r.counts };
       }),
   );
 

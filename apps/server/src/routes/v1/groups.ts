@@ -3,36 +3,16 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
+import { listPage } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { addGroupMembers, createGroup, deleteGroup, MAX_MEMBERS_PER_CALL, refreshGroup, removeGroupMembers } from '../../resources/groups/commands.js';
 import { groupCounts, listGroups } from '../../resources/groups/queries.js';
-import { groupView, groupWithMembers, MAX_MEMBERS_SHOWN } from '../../resources/groups/views.js';
-import { inSnapshot } from '../../store/tx.js';
+import { groupView, groupWithMembers } from '../../resources/groups/views.js';
+import { Group, GroupCounts, GroupMembersChanged } from '../../resources/groups/schemas.js';
 
-const Group = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    filter: Type.Union([Type.String(), Type.Null()], {
-      description:
-        "a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group",
-    }),
-    members: Type.Array(Type.String(), { description: `device names (capped at ${MAX_MEMBERS_SHOWN} in a response, none in the list; member_count is exact)` }),
-    member_count: Type.Integer(),
-    snapshot_digest: Type.String({ description: 'contracts 2 target-policy digest of the current membership' }),
-    created_at: Type.String(),
-    updated_at: Type.String(),
-  },
-  { additionalProperties: false },
-);
 const DeviceNames = Type.Array(Type.String({ maxLength: 63 }), { maxItems: MAX_MEMBERS_PER_CALL });
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const Counts = Type.Object({
-  empty: Type.Integer({ description: 'groups without members' }),
-  populated: Type.Integer({ description: 'groups with at least one member' }),
-});
 
 /** spec §2 Group: members added and removed, snapshot digest kept current on every change; a group not targeted by a running rollout can be deleted. */
 export const groupsRoutes: V1Routes = async (app, { ctx }) => {
@@ -60,21 +40,16 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'groups.read', summary: 'List device groups (members omitted; see GET /groups/{id}); total, counts empty/populated' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({ groups: Type.Array(Group), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('groups', Group, GroupCounts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'groups', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const rows = await listGroups(snap, tenantId, limit, offset);
         const { total, empty } = await groupCounts(snap, tenantId);
         // list rows carry no member names (a page of 100k-device groups would be huge)
-        return { groups: rows.map((g) => groupView(g, [])), total, limit, offset, counts: { empty, populated: total - empty } };
+        return { items: rows.map((g) => groupView(g, [])), total, counts: { empty, populated: total - empty } };
       }),
   );
 
@@ -126,7 +101,7 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         params: IdParams,
         response: {
-          200: Type.Object({ id: Uuid, snapshot_digest: Type.String(), added: Type.Integer(), removed: Type.Integer() }),
+          200: GroupMembersChanged,
           ...ErrorResponses,
         },
       },

@@ -8,7 +8,8 @@ import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, Strict } from '../../http/schemas.js';
 import { prepareProfilePatch, updateProfile } from '../../resources/users/commands.js';
 import { getUser } from '../../resources/users/queries.js';
-import { User, userJson } from './users.js';
+import { User } from '../../resources/users/schemas.js';
+import { userJson } from './users.js';
 
 /** A session's user (API keys have no profile). */
 function sessionUser(p: Principal): string {

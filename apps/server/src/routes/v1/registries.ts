@@ -2,27 +2,17 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { createRegistry, recordImportedArtifact } from '../../resources/registries/commands.js';
 import { listRegistries, registryCounts } from '../../resources/registries/queries.js';
 import { browseTags, publishImportedImage } from '../../resources/registries/remote.js';
 import { registryView } from '../../resources/registries/views.js';
-import { Artifact } from './artifacts.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Artifact } from '../../resources/artifacts/schemas.js';
+import { Registry, RegistryCounts, RegistryTags } from '../../resources/registries/schemas.js';
 
-const Registry = Type.Object(
-  { id: Uuid, name: Type.String(), url: Type.String(), credentials_ref: Type.Union([Type.String(), Type.Null()]), created_at: Type.String() },
-  { additionalProperties: false },
-);
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const Counts = Type.Object({
-  https: Type.Integer({ description: 'reached over https' }),
-  http: Type.Integer({ description: 'reached over plain http (a local registry)' }),
-  authenticated: Type.Integer({ description: 'with a credentials_ref' }),
-  anonymous: Type.Integer({ description: 'without a credentials_ref' }),
-});
 
 /** spec §4: OCI registries - create, list, tag browse, import into a container artifact. */
 export const registriesRoutes: V1Routes = async (app, { ctx }) => {
@@ -50,24 +40,17 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'registries.read', summary: 'List registries (total, counts by scheme and by credentials)' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({ registries: Type.Array(Registry), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('registries', Registry, RegistryCounts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'registries', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const rows = await listRegistries(snap, tenantId, limit, offset);
         const c = await registryCounts(snap, tenantId);
         return {
-          registries: rows.map(registryView),
+          items: rows.map(registryView),
           total: c.total,
-          limit,
-          offset,
           counts: { https: c.total - c.http, http: c.http, authenticated: c.authenticated, anonymous: c.total - c.authenticated },
         };
       }),
@@ -80,7 +63,7 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         params: IdParams,
         querystring: Strict({ repository: Type.String({ minLength: 1, maxLength: 255 }) }),
-        response: { 200: Type.Object({ repository: Type.String(), tags: Type.Array(Type.String()) }), ...ErrorResponses },
+        response: { 200: RegistryTags, ...ErrorResponses },
       },
     },
     async (request) => browseTags(db, principalOf(request).tenantId, request.params.id, request.query.repository),

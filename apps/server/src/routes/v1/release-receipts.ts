@@ -3,62 +3,16 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { tenantDeviceCaBundlePem } from '../../resources/device-ca/queries.js';
 import { recordReceiptExport } from '../../resources/release-receipts/commands.js';
 import { receiptExportStream } from '../../resources/release-receipts/export.js';
 import { ACTIVATIONS, iterateReceipts, receiptCountsByActivation, receiptPage } from '../../resources/release-receipts/queries.js';
 import { receiptDetail, receiptJson } from '../../resources/release-receipts/views.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Receipt, ReceiptCounts, ReceiptDetail } from '../../resources/release-receipts/schemas.js';
 
 const Activation = Type.Union(ACTIVATIONS.map((a) => Type.Literal(a)));
-const ReceiptFields = {
-  id: Uuid,
-  device: Type.String(),
-  rollout_id: Type.Union([Uuid, Type.Null()], { description: 'the member rollout at position 0 of the deployment' }),
-  transaction_id: Uuid,
-  release_id: Uuid,
-  activation: Type.String(),
-  health: Type.String(),
-  payload_digest: Type.String(),
-  envelope_digest: Type.String(),
-  label: Type.String({ description: 'software-key: the device key is software-held (spec §2.3 rule 6)' }),
-  accepted_at: Timestamp,
-};
-const Receipt = Type.Object(ReceiptFields, { additionalProperties: false });
-const Counts = Type.Object(Object.fromEntries(ACTIVATIONS.map((a) => [a, Type.Integer()])), {
-  additionalProperties: false,
-  description: "the tenant's receipts by activation",
-});
-const ReceiptDetail = Type.Object(
-  {
-    ...ReceiptFields,
-    envelope: Type.Object(
-      {
-        payloadType: Type.String(),
-        payload: Type.String({ description: 'base64 of the payload bytes' }),
-        signatures: Type.Array(Type.Object({ keyid: Type.String(), sig: Type.String() })),
-      },
-      { description: 'the exact accepted DSSE envelope' },
-    ),
-    payload: Type.Record(Type.String(), Type.Unknown(), { description: 'the svc.release-receipt.v1 payload as accepted' }),
-    verification: Type.Object(
-      {
-        verified: Type.Boolean(),
-        checked_at: Timestamp,
-        certificate_valid_at: Timestamp,
-        error: Type.Union([Type.String(), Type.Null()]),
-        device_certificate: Type.Union([
-          Type.Object({ fingerprint: Type.String(), serial_number: Type.String(), subject_cn: Type.String(), not_before: Timestamp, not_after: Timestamp }),
-          Type.Null(),
-        ]),
-      },
-      { description: 'the stored envelope verified again now against the tenant device CA, the certificate at its acceptance time' },
-    ),
-  },
-  { additionalProperties: false },
-);
 
 /** spec §4: accepted receipts one at a time, and a tar batch of their envelopes (exact accepted bytes) with an index. */
 export const releaseReceiptsRoutes: V1Routes = async (app, { ctx }) => {
@@ -80,21 +34,16 @@ export const releaseReceiptsRoutes: V1Routes = async (app, { ctx }) => {
           activation: Type.Optional(Activation),
           label: Type.Optional(Type.String({ maxLength: 64 })),
         }),
-        response: {
-          200: Type.Object({ release_receipts: Type.Array(Receipt), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: Counts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('release_receipts', Receipt, ReceiptCounts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'release_receipts', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         const q = request.query;
-        const { limit, offset } = page(q);
         const filter = { device: q.device, rolloutId: q.rollout_id, transactionId: q.transaction_id, activation: q.activation, label: q.label };
         const [{ rows, total }, counts] = await Promise.all([receiptPage(snap, tenantId, filter, limit, offset), receiptCountsByActivation(snap, tenantId)]);
-        return { release_receipts: rows.map(receiptJson), total, limit, offset, counts };
+        return { items: rows.map(receiptJson), total, counts };
       }),
   );
 

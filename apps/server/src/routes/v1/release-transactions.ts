@@ -3,36 +3,14 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { listPage, page } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { transactionCountsByState, transactionPage } from '../../resources/release-transactions/queries.js';
 import { transactionDetail, transactionResult, transactionsJson } from '../../resources/release-transactions/views.js';
 import { deploymentDevicePage } from '../../resources/rollouts/queries.js';
 import { inSnapshot } from '../../store/tx.js';
+import { Transaction, TransactionDetail } from '../../resources/release-transactions/schemas.js';
 
-const State = Type.Union([Type.Literal('running'), Type.Literal('committed'), Type.Literal('rolled back'), Type.Literal('failed')]);
-const TxFields = {
-  id: Uuid,
-  release_id: Uuid,
-  member_count: Type.Integer(),
-  members: Type.Array(
-    Type.Object({ rollout_id: Uuid, component: Type.String(), group: Type.Integer(), position: Type.Integer(), artifact_id: Uuid, digest: Type.String() }),
-  ),
-  state: State,
-  group_id: Uuid,
-  snapshot_digest: Type.String(),
-  aborted: Type.Boolean(),
-  devices: Type.Object({
-    total: Type.Integer(),
-    pending: Type.Integer(),
-    committed: Type.Integer(),
-    rolled_back: Type.Integer(),
-    failed: Type.Integer(),
-    skipped: Type.Integer({ description: 'devices decommissioned while they owed a receipt' }),
-  }),
-  created_at: Type.String(),
-};
-const Transaction = Type.Object(TxFields, { additionalProperties: false });
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
 /** spec §2, spec §3, spec §4: release transactions with states derived from accepted receipts. */
@@ -45,25 +23,14 @@ export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'rollouts.read', summary: 'List release transactions (total, counts by state)' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({
-            release_transactions: Type.Array(Transaction),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('release_transactions', Transaction, Type.Record(Type.String(), Type.Integer())), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'release_transactions', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const [{ rows, total }, counts] = await Promise.all([transactionPage(snap, tenantId, limit, offset), transactionCountsByState(snap, tenantId)]);
-        return { release_transactions: await transactionsJson(snap, rows), total, limit, offset, counts };
+        return { items: await transactionsJson(snap, rows), total, counts };
       }),
   );
 
@@ -74,13 +41,7 @@ export const releaseTransactionsRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         params: IdParams,
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object(
-            { ...TxFields, device_states: Type.Array(Type.Object({ device: Type.String(), state: Type.String(), wave: Type.Integer() })) },
-            { additionalProperties: false },
-          ),
-          ...ErrorResponses,
-        },
+        response: { 200: TransactionDetail, ...ErrorResponses },
       },
     },
     async (request) =>

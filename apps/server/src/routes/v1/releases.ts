@@ -4,27 +4,13 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { prepareRelease, publishRelease } from '../../resources/releases/commands.js';
 import { getReleaseRow, releaseCountsByProduct, releasePage } from '../../resources/releases/queries.js';
 import { releaseJson } from '../../resources/releases/views.js';
-import { inSnapshot } from '../../store/tx.js';
-
-const Release = Type.Object(
-  {
-    id: Uuid,
-    product: Type.String(),
-    version: Type.String(),
-    payload_digest: Type.String(),
-    envelope_digest: Type.String(),
-    keyid: Type.String(),
-    target: Type.String({ description: 'TUF target path of the exact envelope bytes' }),
-    created_at: Type.String(),
-  },
-  { additionalProperties: false },
-);
+import { Release } from '../../resources/releases/schemas.js';
 
 /** spec §4 "Release submission rules": verify, check prerequisites, publish the exact envelope. */
 export const releasesRoutes: V1Routes = async (app, { ctx }) => {
@@ -55,28 +41,17 @@ export const releasesRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'releases.read', summary: 'List releases (product filter; total, counts by product)' },
       schema: {
         querystring: Strict({ ...PageQuery, product: Type.Optional(Type.String({ maxLength: 64 })) }),
-        response: {
-          200: Type.Object({
-            releases: Type.Array(Release),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('releases', Release, Type.Record(Type.String(), Type.Integer())), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'releases', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const [{ rows, total }, counts] = await Promise.all([
           releasePage(snap, tenantId, { product: request.query.product }, limit, offset),
           releaseCountsByProduct(snap, tenantId),
         ]);
-        return { releases: rows.map(releaseJson), total, limit, offset, counts };
+        return { items: rows.map(releaseJson), total, counts };
       }),
   );
 

@@ -4,157 +4,16 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict, Uuid } from '../../http/schemas.js';
+import { listPage, page } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { controlRollout, startLegacyRollout, startSignedRollout, type RolloutAction, type RolloutOverrides } from '../../resources/rollouts/commands.js';
 import { rolloutCountsByKind, rolloutPage } from '../../resources/rollouts/queries.js';
 import { rolloutActivity, rolloutDetail, rolloutsJson } from '../../resources/rollouts/views.js';
-import { AuditEvent } from '../../resources/audit/schemas.js';
 import { rolloutDelivery } from '../../resources/deltas/views.js';
 import { inSnapshot } from '../../store/tx.js';
+import { Activity, Rollout, RolloutDetail, StartedRollout } from '../../resources/rollouts/schemas.js';
+import { Delivery } from '../../resources/deltas/schemas.js';
 
-const Progress = Type.Object({
-  pending: Type.Integer(),
-  committed: Type.Integer(),
-  rolled_back: Type.Integer(),
-  failed: Type.Integer(),
-  installed: Type.Integer(),
-  skipped: Type.Integer({ description: 'devices decommissioned while they owed a result' }),
-});
-const RolloutFields = {
-  id: Uuid,
-  kind: Type.Union([Type.Literal('signed'), Type.Literal('legacy')]),
-  release_id: Type.Union([Uuid, Type.Null()]),
-  transaction_id: Type.Union([Uuid, Type.Null()]),
-  status: Type.Union([Type.Literal('running'), Type.Literal('awaiting_approval'), Type.Literal('paused'), Type.Literal('completed'), Type.Literal('aborted')]),
-  artifact_id: Uuid,
-  component: Type.String(),
-  group: Type.Integer({ description: 'index in activation.ordered_groups' }),
-  position: Type.Integer({ description: 'global activation position' }),
-  group_id: Uuid,
-  product: Type.String({ description: "the release's product (the artifact's name for legacy)" }),
-  version: Type.String({ description: "the release's version (the artifact's version for legacy)" }),
-  group_name: Type.String({ description: "the target group's name" }),
-  device_count: Type.Integer(),
-  evidence: Type.Union([Type.Literal('signed-receipt'), Type.Literal('device-reported')]),
-  progress: Progress,
-  created_at: Type.String(),
-};
-const Rollout = Type.Object(RolloutFields, { additionalProperties: false });
-const Member = Type.Object({ rollout_id: Uuid, component: Type.String(), group: Type.Integer(), position: Type.Integer(), artifact_id: Uuid });
-const RolloutDetail = Type.Object(
-  {
-    ...RolloutFields,
-    members: Type.Array(Member),
-    failure_threshold: Type.Union([Type.Object({ count: Type.Optional(Type.Integer()), percent: Type.Optional(Type.Number()) }), Type.Null()]),
-    waves: Type.Array(
-      Type.Object({
-        index: Type.Integer(),
-        name: Type.String(),
-        size: Type.Integer(),
-        requires_approval: Type.Boolean(),
-        state: Type.String(),
-        done: Type.Integer(),
-        failed: Type.Integer(),
-      }),
-    ),
-    devices: Type.Array(
-      Type.Object({ device: Type.String(), wave: Type.Integer(), state: Type.String(), updated_at: Type.Union([Type.String(), Type.Null()]) }),
-    ),
-    devices_total: Type.Integer(),
-  },
-  { additionalProperties: false },
-);
-const Activity = Type.Object(
-  {
-    timeline: Type.Array(AuditEvent),
-    timeline_truncated: Type.Boolean(),
-    failures: Type.Array(
-      Type.Object(
-        { reason: Type.String(), count: Type.Integer(), devices: Type.Array(Type.String(), { description: 'the first devices by name' }) },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
-const Digest = Type.String({ pattern: '^sha256:[0-9a-f]{64}$' });
-const Delivery = Type.Object(
-  {
-    rollout_id: Uuid,
-    deltas: Type.Object(
-      {
-        queued: Type.Integer(),
-        building: Type.Integer(),
-        ready: Type.Integer(),
-        skipped: Type.Integer(),
-        failed: Type.Integer(),
-        items: Type.Array(
-          Type.Object(
-            {
-              component: Type.String(),
-              devices: Type.Integer({ description: 'devices of the rollout known to run the source when it started' }),
-              source_digest: Digest,
-              target_digest: Digest,
-              state: Type.Union([Type.Literal('queued'), Type.Literal('building'), Type.Literal('ready'), Type.Literal('skipped'), Type.Literal('failed')]),
-              target: Type.Union([Type.String(), Type.Null()], { description: 'the TUF target path of a ready delta' }),
-              length: Type.Union([Type.Integer(), Type.Null()]),
-              full_length: Type.Integer(),
-              build_ms: Type.Union([Type.Integer(), Type.Null()]),
-              error: Type.Union([Type.String(), Type.Null()]),
-            },
-            { additionalProperties: false },
-          ),
-        ),
-      },
-      { additionalProperties: false },
-    ),
-    totals: Type.Array(
-      Type.Object(
-        { method: Type.String(), members: Type.Integer(), bytes_transferred: Type.Integer(), full_length: Type.Integer(), fallbacks: Type.Integer() },
-        { additionalProperties: false },
-      ),
-    ),
-    deliveries: Type.Array(
-      Type.Object(
-        {
-          device: Type.String(),
-          receipt_id: Uuid,
-          component: Type.String(),
-          method: Type.Union([Type.Literal('full'), Type.Literal('delta'), Type.Literal('adaptive')]),
-          bytes_transferred: Type.Integer(),
-          full_length: Type.Integer(),
-          source_digest: Type.Union([Digest, Type.Null()]),
-          fallback: Type.Union([Type.String(), Type.Null()]),
-          attempts: Type.Union([Type.Integer(), Type.Null()]),
-          resumes: Type.Union([Type.Integer(), Type.Null()]),
-          failure: Type.Union([Type.String(), Type.Null()]),
-          failure_detail: Type.Union([Type.String(), Type.Null()]),
-          reported_at: Type.String(),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    deliveries_total: Type.Integer(),
-    bundle_streams: Type.Array(
-      Type.Object(
-        {
-          device: Type.String(),
-          component: Type.String(),
-          bytes_sent: Type.Integer({ description: 'bytes of the os-bundle the bundle port sent this device, over every request' }),
-          requests: Type.Integer(),
-          ranged_requests: Type.Integer(),
-          first_at: Type.String(),
-          last_at: Type.String(),
-        },
-        { additionalProperties: false },
-      ),
-      { description: 'os-bundle members streamed by RAUC from the bundle port, counted by the server (docs/delta-updates.md)' },
-    ),
-    bundle_streams_total: Type.Integer(),
-  },
-  { additionalProperties: false },
-);
 const Wave = Type.Object(
   {
     name: Type.Optional(Type.String()),
@@ -194,7 +53,7 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'rollouts.write', summary: 'Start a rollout: {release_id} (signed) or {artifact_id, group_id} (legacy)' },
       schema: {
         body: StartBody,
-        response: { 201: Type.Object({ ...RolloutFields, rollouts: Type.Array(Member) }, { additionalProperties: false }), ...ErrorResponses },
+        response: { 201: StartedRollout, ...ErrorResponses },
       },
     },
     async (request, reply) => {
@@ -222,30 +81,19 @@ export const rolloutsRoutes: V1Routes = async (app, { ctx }) => {
           kind: Type.Optional(Type.Union([Type.Literal('signed'), Type.Literal('legacy')])),
           release_id: Type.Optional(Type.String({ maxLength: 64 })),
         }),
-        response: {
-          200: Type.Object({
-            rollouts: Type.Array(Rollout),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('rollouts', Rollout, Type.Record(Type.String(), Type.Integer())), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'rollouts', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
-        const { limit, offset } = page(request.query);
         const releaseId = request.query.release_id === undefined ? undefined : normalizeUuid(request.query.release_id);
         if (request.query.release_id !== undefined && releaseId === undefined) throw new ServerError('ROLLOUT_INVALID', 'release_id: must be a release id');
         const [{ rows, total }, counts] = await Promise.all([
           rolloutPage(snap, tenantId, { kind: request.query.kind, releaseId }, limit, offset),
           rolloutCountsByKind(snap, tenantId),
         ]);
-        return { rollouts: await rolloutsJson(snap, rows), total, limit, offset, counts };
+        return { items: await rolloutsJson(snap, rows), total, counts };
       }),
   );
 

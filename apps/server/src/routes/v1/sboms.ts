@@ -3,26 +3,15 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, PageQuery, Strict } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { attachSbom } from '../../resources/sboms/commands.js';
 import { CYCLONEDX_TYPE, SBOM_LIMITS, SPDX_TYPE } from '../../resources/sboms/documents.js';
 import { getSbom, listComponents } from '../../resources/sboms/queries.js';
-import { inSnapshot } from '../../store/tx.js';
+import { Component, SbomAttached } from '../../resources/sboms/schemas.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-
-const Component = Type.Object({
-  purl: Type.String({ description: 'canonical package URL (pkg:generic/<name>@<version> for a component without one)' }),
-  package_key: Type.String({ description: 'what vulnerability records are matched on: Ecosystem|name, or purl:<purl without version>' }),
-  ecosystem: Type.Union([Type.String(), Type.Null()]),
-  release: Type.Union([Type.String(), Type.Null()], { description: 'distribution release (Debian 12, Alpine v3.19)' }),
-  name: Type.String(),
-  version: Type.Union([Type.String(), Type.Null()]),
-  licenses: Type.Array(Type.String()),
-  hashes: Type.Record(Type.String(), Type.String()),
-});
 
 /** spec §1 rule 6, spec §4: SBOMs attached and downloaded in their native content types; the component index. */
 export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
@@ -38,14 +27,7 @@ export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         consumes: [CYCLONEDX_TYPE, SPDX_TYPE],
         response: {
-          200: Type.Object({
-            artifact_id: Type.String(),
-            format: Type.String(),
-            spec_version: Type.String(),
-            digest: Type.String(),
-            components: Type.Integer(),
-            findings: Type.Integer(),
-          }),
+          200: SbomAttached,
           ...ErrorResponses,
         },
       },
@@ -80,27 +62,16 @@ export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         params: IdParams,
         querystring: Strict({ ...PageQuery, ecosystem: Type.Optional(Type.String({ maxLength: 64 })), purl: Type.Optional(Type.String({ maxLength: 1024 })) }),
-        response: {
-          200: Type.Object({
-            components: Type.Array(Component),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('components', Component, Type.Record(Type.String(), Type.Integer())), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
+      listPage(db, request.query, 'components', async (snap, { limit, offset }) => {
         const tenantId = principalOf(request).tenantId;
         if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
-        const { limit, offset } = page(request.query);
         const r = await listComponents(snap, tenantId, request.params.id, { ecosystem: request.query.ecosystem, purl: request.query.purl }, limit, offset);
         return {
-          components: r.rows.map((c) => ({
+          items: r.rows.map((c) => ({
             purl: c.purl,
             package_key: c.package_key,
             ecosystem: c.ecosystem,
@@ -111,8 +82,6 @@ export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
             hashes: c.hashes,
           })),
           total: r.total,
-          limit,
-          offset,
           counts: r.counts,
         };
       }),

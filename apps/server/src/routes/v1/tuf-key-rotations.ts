@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import type { AppContext, V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { ErrorResponses, iso, Strict, Timestamp } from '../../http/schemas.js';
+import { ErrorResponses, iso, Strict } from '../../http/schemas.js';
 import { SERVER_LIMITS } from '../../limits.js';
 import {
   activateTufOnlineKeys,
@@ -13,38 +13,12 @@ import {
   rotateTufOnlineKeys,
 } from '../../resources/tuf-keys/commands.js';
 import { assertRotationRoles, ONLINE_ROLES, type OnlineKeyRotation, type SigningRepository } from '../../signing-repo/index.js';
+import { Pending, RootKeyDeleted, RootKeyExport, Rotation } from '../../resources/tuf-keys/schemas.js';
 
 function repoOf(ctx: AppContext): SigningRepository {
   if (ctx.signingRepo === undefined) throw new Error('AppContext.signingRepo is required by the TUF key rotation routes');
   return ctx.signingRepo;
 }
-
-const KeyIds = Type.Object({
-  targets: Type.Optional(Type.String()),
-  snapshot: Type.Optional(Type.String()),
-  timestamp: Type.Optional(Type.String()),
-});
-
-const Rotation = Type.Object({
-  /** `committed`: root N+1 is the repository's root and the new keys sign; `prepared`: waiting for the signed root. */
-  state: Type.Union([Type.Literal('committed'), Type.Literal('prepared'), Type.Literal('cancelled')]),
-  root_version: Type.Integer(),
-  roles: Type.Array(Type.Enum([...ONLINE_ROLES])),
-  key_ids: KeyIds,
-  /** The unsigned root N+1 to sign offline (`prepared` only). */
-  unsigned_root: Type.Optional(Type.Unknown()),
-});
-
-const Pending = Type.Object({
-  root_version: Type.Integer(),
-  current_root_version: Type.Integer(),
-  /** A root was committed after the preparation: cancel and prepare again. */
-  stale: Type.Boolean(),
-  roles: Type.Array(Type.Enum([...ONLINE_ROLES])),
-  key_ids: KeyIds,
-  created_at: Timestamp,
-  unsigned_root: Type.Unknown(),
-});
 
 const SignedRoot = Type.Object(
   {
@@ -168,7 +142,7 @@ export const tufKeyRotationsRoutes: V1Routes = async (app, { ctx }) => {
     '/tuf-root-key/export',
     {
       config: { permission: 'admin.manage', summary: 'The server-held TUF root private key (PKCS#8 PEM), to move it into offline custody' },
-      schema: { response: { 200: Type.Object({ key_id: Type.String(), private_key_pem: Type.String() }), ...ErrorResponses } },
+      schema: { response: { 200: RootKeyExport, ...ErrorResponses } },
     },
     async (request, reply) => {
       const r = await execute(ctx, request, exportTufRootKey, { repo: repoOf(ctx) });
@@ -182,7 +156,7 @@ export const tufKeyRotationsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'admin.manage', summary: 'Delete the server-held TUF root key once it is in offline custody (key_id must name it)' },
       schema: {
         querystring: Strict({ key_id: Type.String({ pattern: '^[0-9a-f]{64}$' }) }),
-        response: { 200: Type.Object({ key_id: Type.String(), deleted: Type.Boolean() }), ...ErrorResponses },
+        response: { 200: RootKeyDeleted, ...ErrorResponses },
       },
     },
     async (request) => {

@@ -5,16 +5,13 @@ import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp, Uuid } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
 import { changeUserRole, createUser, prepareNewUser, removeUser } from '../../resources/users/commands.js';
 import { listUsers, type UserRecord } from '../../resources/users/queries.js';
-import { inSnapshot } from '../../store/tx.js';
+import { User, UserCounts, type UserView } from '../../resources/users/schemas.js';
 
-export const User = Type.Object({ id: Uuid, email: Type.String(), display_name: Type.String(), role: Type.Enum(ROLES), created_at: Timestamp });
-const UserCounts = Type.Object({ admin: Type.Integer(), operator: Type.Integer(), viewer: Type.Integer() });
-
-export function userJson(u: UserRecord) {
+export function userJson(u: UserRecord): UserView {
   return { id: u.id, email: u.email, display_name: u.display_name, role: u.role as (typeof ROLES)[number], created_at: iso(u.created_at) };
 }
 
@@ -49,18 +46,13 @@ export const usersRoutes: V1Routes = async (app, { ctx }) => {
       config: { ...config, summary: 'List users (counts by role)' },
       schema: {
         querystring: Strict(PageQuery),
-        response: {
-          200: Type.Object({ users: Type.Array(User), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), counts: UserCounts }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('users', User, UserCounts), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'users', async (snap, { limit, offset }) => {
         const { rows, total, counts } = await listUsers(snap, principalOf(request).tenantId, limit, offset);
-        return { users: rows.map(userJson), total, limit, offset, counts };
+        return { items: rows.map(userJson), total, counts };
       }),
   );
 

@@ -4,8 +4,8 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { getBranding } from '../../resources/branding/queries.js';
 import { tenantName } from '../../resources/cases/queries.js';
@@ -24,24 +24,10 @@ import {
   type StatementRow,
 } from '../../resources/vex/queries.js';
 import { inSnapshot } from '../../store/tx.js';
+import { Statement, VexAttached, type StatementView } from '../../resources/vex/schemas.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
-const Str = Type.Union([Type.String(), Type.Null()]);
-const Statement = Type.Object({
-  id: Type.String(),
-  format: Type.String(),
-  document_digest: Type.String(),
-  vulnerability: Type.String(),
-  component: Str,
-  status: Type.String(),
-  justification: Str,
-  impact_statement: Str,
-  action_statement: Str,
-  statement_at: Timestamp,
-  recorded_at: Timestamp,
-  actor: Type.String(),
-});
-const statementView = (s: StatementRow) => ({
+const statementView = (s: StatementRow): StatementView => ({
   id: s.id,
   format: s.format,
   document_digest: s.document_digest,
@@ -70,13 +56,7 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         consumes: [CYCLONEDX_TYPE, OPENVEX_TYPE],
         response: {
-          201: Type.Object({
-            artifact_id: Type.String(),
-            format: Type.String(),
-            digest: Type.String(),
-            statements: Type.Array(Statement),
-            findings_applied: Type.Integer(),
-          }),
+          201: VexAttached,
           ...ErrorResponses,
         },
       },
@@ -108,15 +88,12 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         querystring: Strict({ ...PageQuery, vulnerability: Type.Optional(Type.String({ maxLength: 128 })) }),
         response: {
-          200: Type.Object({
-            statements: Type.Array(Statement),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Record(Type.String(), Type.Integer()),
-            products: Type.Array(Type.String(), {
-              description: 'the products whose releases name the artifact: each has a VEX export, GET /products/{product}/vex',
-            }),
+          200: PageOf('statements', Statement, Type.Record(Type.String(), Type.Integer()), {
+            after: {
+              products: Type.Array(Type.String(), {
+                description: 'the products whose releases name the artifact: each has a VEX export, GET /products/{product}/vex',
+              }),
+            },
           }),
           ...ErrorResponses,
         },
@@ -124,17 +101,14 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request) => {
       const tenantId = principalOf(request).tenantId;
-      const { limit, offset } = page(request.query);
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      const r = await inSnapshot(db, async (snap) => {
+      return listPage(db, request.query, 'statements', async (snap, { limit, offset }) => {
         if (!(await getArtifact(snap, tenantId, request.params.id))) throw notFound(`artifact ${request.params.id}`);
         const [list, products] = await Promise.all([
           listStatements(snap, tenantId, request.params.id, request.query.vulnerability, limit, offset),
           artifactProducts(snap, tenantId, request.params.id),
         ]);
-        return { ...list, products };
+        return { items: list.rows.map(statementView), total: list.total, counts: list.counts, products };
       });
-      return { statements: r.rows.map(statementView), total: r.total, limit, offset, counts: r.counts, products: r.products };
     },
   );
 

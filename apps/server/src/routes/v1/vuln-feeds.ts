@@ -4,8 +4,8 @@ import { Type } from 'typebox';
 import { notFound, ServerError } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
-import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { listPage } from '../../http/pagination.js';
+import { ErrorResponses, iso, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { surveyArchive } from '../../resources/vuln-feeds/archive.js';
 import { importKevCatalog, type RunCommand } from '../../resources/vuln-feeds/commands.js';
 import { importOsvArchive } from '../../resources/vuln-feeds/import.js';
@@ -13,45 +13,11 @@ import { readKevCatalog } from '../../resources/vuln-feeds/kev.js';
 import { FEED_LIMITS } from '../../resources/vuln-feeds/limits.js';
 import { feedFreshness, getImport, listImports, type ImportRow } from '../../resources/vuln-feeds/queries.js';
 import { storeUpload } from '../../resources/vuln-feeds/upload.js';
-import { inSnapshot } from '../../store/tx.js';
+import { FeedFreshness, Import, type ImportView } from '../../resources/vuln-feeds/schemas.js';
 
 const ARCHIVE_TYPES = ['application/zip', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/octet-stream'];
 
-const Import = Type.Object({
-  id: Type.String(),
-  kind: Type.Union([Type.Literal('osv'), Type.Literal('kev')]),
-  source: Type.String(),
-  digest: Type.String(),
-  state: Type.Union([Type.Literal('running'), Type.Literal('completed')]),
-  entries_total: Type.Integer(),
-  entries_done: Type.Integer({ description: 'the resume cursor: record entries applied' }),
-  added: Type.Integer(),
-  updated: Type.Integer(),
-  unchanged: Type.Integer({ description: 'records not newer (by modified) than the stored copy' }),
-  skipped: Type.Integer({ description: 'malformed, oversized or non-OSV records, counted' }),
-  skipped_detail: Type.Array(Type.Object({ entry: Type.String(), reason: Type.String() }), {
-    description: `the first ${FEED_LIMITS.keptSkipReasons} skipped records and why`,
-  }),
-  ranges_skipped: Type.Integer({
-    description:
-      'SEMVER and ECOSYSTEM ranges of the added and updated records that matching cannot evaluate (stored as written; matched by their versions list only)',
-  }),
-  ranges_skipped_detail: Type.Array(
-    Type.Object({
-      record: Type.String(),
-      package: Type.String({ description: 'ecosystem|name as the record writes them' }),
-      range_type: Type.String(),
-      reason: Type.String({ description: 'no version ordering for the ecosystem, or the first bound its ordering cannot read' }),
-    }),
-    { description: `the first ${FEED_LIMITS.keptSkipReasons} of those ranges and why` },
-  ),
-  catalog_version: Type.Union([Type.String(), Type.Null()]),
-  actor: Type.String(),
-  started_at: Timestamp,
-  completed_at: NullableTimestamp,
-});
-
-const importView = (r: ImportRow) => ({
+const importView = (r: ImportRow): ImportView => ({
   id: r.id,
   kind: r.kind,
   source: r.source,
@@ -156,12 +122,7 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.read', summary: 'Feed freshness: OSV sources and their last import, newest record time, KEV catalog version' },
       schema: {
         response: {
-          200: Type.Object({
-            osv: Type.Array(Type.Object({ source: Type.String(), last_import_at: NullableTimestamp, imports: Type.Integer() })),
-            advisories: Type.Integer(),
-            newest_modified: NullableTimestamp,
-            kev: Type.Object({ catalog_version: Type.Union([Type.String(), Type.Null()]), entries: Type.Integer(), last_import_at: NullableTimestamp }),
-          }),
+          200: FeedFreshness,
           ...ErrorResponses,
         },
       },
@@ -183,24 +144,13 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.read', summary: 'Feed imports, newest first (counts by state over all imports)' },
       schema: {
         querystring: Strict({ ...PageQuery }),
-        response: {
-          200: Type.Object({
-            imports: Type.Array(Import),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({ running: Type.Integer(), completed: Type.Integer() }),
-          }),
-          ...ErrorResponses,
-        },
+        response: { 200: PageOf('imports', Import, Type.Object({ running: Type.Integer(), completed: Type.Integer() })), ...ErrorResponses },
       },
     },
     async (request) =>
-      // the page, its total and its counts in one snapshot (store/tx.ts inSnapshot)
-      inSnapshot(db, async (snap) => {
-        const { limit, offset } = page(request.query);
+      listPage(db, request.query, 'imports', async (snap, { limit, offset }) => {
         const r = await listImports(snap, limit, offset);
-        return { imports: r.rows.map(importView), total: r.total, limit, offset, counts: r.counts };
+        return { items: r.rows.map(importView), total: r.total, counts: r.counts };
       }),
   );
 

@@ -3,59 +3,13 @@ import { principalOf } from '../../auth/principal.js';
 import { notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
 import { page } from '../../http/pagination.js';
-import { ErrorResponses, iso, NullableTimestamp, PageQuery, Strict, Timestamp } from '../../http/schemas.js';
+import { ErrorResponses, iso, PageQuery, Strict } from '../../http/schemas.js';
 import { exposedArtifactView, vulnerabilityExposure } from '../../resources/vulnerabilities/exposure.js';
 import { advisoriesOf, kevEntry, resolveVulnKey } from '../../resources/vulnerabilities/queries.js';
 import { inSnapshot } from '../../store/tx.js';
-
-/** An artifact with a finding of the vulnerability, and how many devices run it. */
-const ExposedArtifact = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  version: Type.String(),
-  digest: Type.String(),
-  findings: Type.Integer(),
-  open_findings: Type.Integer(),
-  components: Type.Array(Type.String()),
-  fixed_versions: Type.Array(Type.String()),
-  vex_statuses: Type.Array(Type.String()),
-  devices: Type.Integer(),
-});
-
-/** A group and how many of its members are exposed. */
-export const CountedGroup = Type.Object({ id: Type.String(), name: Type.String(), devices: Type.Integer() });
-
-export const ExposedDevice = Type.Object({
-  name: Type.String(),
-  components: Type.Array(Type.String()),
-  source: Type.String({ description: 'receipt (device-signed, software-key) or legacy (device-reported status)' }),
-});
-
-/** One vulnerability's exposure as the exposure API and a case's linked evidence show it. */
-export const ExposureParts = {
-  vulnerability: Type.String(),
-  artifacts: Type.Array(ExposedArtifact),
-  releases: Type.Array(Type.Object({ id: Type.String(), product: Type.String(), version: Type.String(), artifacts: Type.Array(Type.String()) })),
-  fixed_by: Type.Array(Type.Object({ product: Type.String(), release_id: Type.String(), version: Type.String(), created_at: Timestamp }), {
-    description: 'per product, the newest published release none of whose artifacts has an open finding of this vulnerability (all with an SBOM)',
-  }),
-  groups: Type.Array(CountedGroup),
-};
+import { Vulnerability, VulnerabilityExposure } from '../../resources/vulnerabilities/schemas.js';
 
 const IdParams = Strict({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
-
-const Kev = Type.Union([
-  Type.Object({
-    date_added: Type.String(),
-    due_date: Nullable(Type.String()),
-    vendor_project: Type.String(),
-    product: Type.String(),
-    name: Type.String(),
-    known_ransomware: Nullable(Type.String()),
-  }),
-  Type.Null(),
-]);
 
 /** A vulnerability (records merged by alias) and its exposure in the caller's fleet (evidence.read). */
 export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
@@ -74,26 +28,7 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         params: IdParams,
         response: {
-          200: Type.Object({
-            id: Type.String(),
-            aliases: Type.Array(Type.String()),
-            known_exploited: Type.Boolean(),
-            kev: Kev,
-            advisories: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                summary: Nullable(Type.String()),
-                severity: Type.String(),
-                severity_source: Type.String(),
-                cvss_score: Type.Union([Type.Number(), Type.Null()]),
-                cvss_vector: Nullable(Type.String()),
-                modified: Timestamp,
-                published: NullableTimestamp,
-                withdrawn: NullableTimestamp,
-                affected: Type.Array(Type.Unknown()),
-              }),
-            ),
-          }),
+          200: Vulnerability,
           ...ErrorResponses,
         },
       },
@@ -145,20 +80,7 @@ export const vulnerabilitiesRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         querystring: Strict({ ...PageQuery }),
         response: {
-          200: Type.Object({
-            ...ExposureParts,
-            devices: Type.Array(ExposedDevice),
-            total: Type.Integer({ description: 'exposed devices (running an artifact with an open finding)' }),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-            counts: Type.Object({
-              artifacts: Type.Integer(),
-              open_artifacts: Type.Integer(),
-              releases: Type.Integer(),
-              groups: Type.Integer(),
-              devices: Type.Integer(),
-            }),
-          }),
+          200: VulnerabilityExposure,
           ...ErrorResponses,
         },
       },

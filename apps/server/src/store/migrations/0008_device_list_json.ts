@@ -13,7 +13,7 @@ import { runStatements } from './sql.js';
  * rewrites the row), not once per read.
  *
  * The text is exactly what fastify's serializer writes for the `Device` schema of
- * routes/v1/devices.ts: the same keys in the same order, JSON string escaping from
+ * resources/devices/schemas.ts: the same keys in the same order, JSON string escaping from
  * PostgreSQL's own `to_json`, timestamps as `toISOString()` writes them (contracts
  * preamble: UTC, `Z`, milliseconds, truncated). devices-list.test.ts compares the bytes
  * with the single-device route and validates pages against the OpenAPI schema. A change
