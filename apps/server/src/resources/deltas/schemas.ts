@@ -77,6 +77,7 @@ export const Delivery = Type.Object(
         },
         { additionalProperties: false },
       ),
+      { description: 'os-bundle members streamed by RAUC from the bundle port, counted by the server (docs/delta-updates.md)' },
     ),
     bundle_streams_total: Type.Integer(),
   },
