@@ -84,22 +84,8 @@ export async function startHaproxy(o: { dir: string; backends: string[]; connect
     procs.push(new Proc(`haproxy-${i}`, HAPROXY, ['-db', '-f', cfg], { PATH: process.env.PATH ?? '/usr/bin:/bin' }, { exec: true, echo: o.echo ?? false }));
     socks.push(sock);
   }
-  const statsOf = async (sock: string): Promise<BackendStat[]> => {
-    const csv = await new Promise<string>((resolve, reject) => {
-      const c = connect(sock);
-      let out = '';
-      c.on('data', (d) => (out += d.toString('utf8')));
-      c.on('end', () => resolve(out));
-      c.on('error', reject);
-      c.write('show stat\n');
-    });
-    // # pxname,svname,qcur,qmax,scur,smax,slim,stot,...,status (18th)
-    return csv
-      .split('\n')
-      .map((l) => l.split(','))
-      .filter((f) => f[0] === 'servers' && f[1] !== 'BACKEND')
-      .map((f) => ({ server: f[1]!, current: Number(f[4]), total: Number(f[7]), status: f[17] ?? '' }));
-  };
+  const statsOf = async (sock: string): Promise<BackendStat[]> =>
+    (await haproxyStats(sock)).filter((f) => f.backend === 'servers').map(({ backend: _, ...stat }) => stat);
   /** Summed over the HAProxy processes (a backend is UP only when every process sees it up). */
   const stats = async (): Promise<BackendStat[]> => {
     const all = await Promise.all(socks.map(statsOf));
