@@ -36,6 +36,12 @@ const DEVICE_OR_SERVER_ONLY = (v: Verify) => v.lastOnlineAt !== undefined || v.c
 
 const load = async <T>(file: string): Promise<T> => JSON.parse(await readFile(join(VECTORS, file), 'utf8')) as T;
 
+/**
+ * A backstop, not a bound on speed: each of these runs one child per vector (dozens), two at
+ * a time, and a busy machine takes seconds per child.
+ */
+const VECTOR_RUN_TIMEOUT_MS = 300_000;
+
 /** Runs at most two children at a time: the machine is shared. */
 async function pool<T, R>(items: T[], fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -58,67 +64,75 @@ describe.skipIf(!present)('release-core vectors through svc-release', () => {
   });
   afterAll(() => tmp.cleanup());
 
-  it('verify: good envelopes exit 0 with the vector digests, bad ones exit 1 naming the vector code', async () => {
-    const v = await load<{ trusted_keys: string[]; good: EnvelopeVector[]; bad: EnvelopeVector[] }>('release-envelopes.json');
-    const keyArgs: string[] = [];
-    for (const [i, pem] of v.trusted_keys.entries()) {
-      await writeFile(p(`trusted-${i}.pub`), pem);
-      keyArgs.push('--key', p(`trusted-${i}.pub`));
-    }
-    // profile only narrows acceptance on the device; the CLI has no profile, so a
-    // "wrong profile" vector is not a refusal here.
-    const bad = v.bad.filter((b) => !DEVICE_OR_SERVER_ONLY(b.verify) && b.verify.profile === undefined);
-    expect(bad.length).toBeGreaterThan(15);
-    const cases = [...v.good.map((g) => ({ ...g, good: true })), ...bad.map((b) => ({ ...b, good: false }))];
-    const runs = await pool(cases, async (c, i): Promise<CliRun> => {
-      await writeFile(p(`env-${i}.json`), JSON.stringify(c.envelope));
-      return runCli(['verify', p(`env-${i}.json`), ...keyArgs, '--tenant', c.verify.tenant, '--product', c.verify.product!, '--at', c.verify.now, '--json']);
-    });
-    cases.forEach((c, i) => {
-      const r = runs[i]!;
-      if (c.good) {
-        expect({ name: c.name, code: r.code, stderr: r.stderr }).toEqual({ name: c.name, code: 0, stderr: '' });
-        expect(JSON.parse(r.stdout)).toMatchObject({ payload_digest: c.payload_digest, envelope_digest: c.envelope_digest });
-      } else {
-        expect({ name: c.name, code: r.code }).toEqual({ name: c.name, code: 1 });
-        expectFailure(r, 1, new RegExp(`^refused: ${c.code}: `));
+  it(
+    'verify: good envelopes exit 0 with the vector digests, bad ones exit 1 naming the vector code',
+    async () => {
+      const v = await load<{ trusted_keys: string[]; good: EnvelopeVector[]; bad: EnvelopeVector[] }>('release-envelopes.json');
+      const keyArgs: string[] = [];
+      for (const [i, pem] of v.trusted_keys.entries()) {
+        await writeFile(p(`trusted-${i}.pub`), pem);
+        keyArgs.push('--key', p(`trusted-${i}.pub`));
       }
-    });
-  });
+      // profile only narrows acceptance on the device; the CLI has no profile, so a
+      // "wrong profile" vector is not a refusal here.
+      const bad = v.bad.filter((b) => !DEVICE_OR_SERVER_ONLY(b.verify) && b.verify.profile === undefined);
+      expect(bad.length).toBeGreaterThan(15);
+      const cases = [...v.good.map((g) => ({ ...g, good: true })), ...bad.map((b) => ({ ...b, good: false }))];
+      const runs = await pool(cases, async (c, i): Promise<CliRun> => {
+        await writeFile(p(`env-${i}.json`), JSON.stringify(c.envelope));
+        return runCli(['verify', p(`env-${i}.json`), ...keyArgs, '--tenant', c.verify.tenant, '--product', c.verify.product!, '--at', c.verify.now, '--json']);
+      });
+      cases.forEach((c, i) => {
+        const r = runs[i]!;
+        if (c.good) {
+          expect({ name: c.name, code: r.code, stderr: r.stderr }).toEqual({ name: c.name, code: 0, stderr: '' });
+          expect(JSON.parse(r.stdout)).toMatchObject({ payload_digest: c.payload_digest, envelope_digest: c.envelope_digest });
+        } else {
+          expect({ name: c.name, code: r.code }).toEqual({ name: c.name, code: 1 });
+          expectFailure(r, 1, new RegExp(`^refused: ${c.code}: `));
+        }
+      });
+    },
+    VECTOR_RUN_TIMEOUT_MS,
+  );
 
-  it('verify-receipt: good receipts exit 0, bad ones exit 1 naming the vector code', async () => {
-    const v = await load<{ ca_pem: string; good: EnvelopeVector[]; bad: EnvelopeVector[] }>('receipts.json');
-    await writeFile(p('ca.pem'), v.ca_pem);
-    const bad = v.bad.filter((b) => !DEVICE_OR_SERVER_ONLY(b.verify));
-    expect(bad.length).toBeGreaterThan(10);
-    const cases = [...v.good.map((g) => ({ ...g, good: true })), ...bad.map((b) => ({ ...b, good: false }))];
-    const runs = await pool(cases, async (c, i) => {
-      await writeFile(p(`receipt-${i}.json`), JSON.stringify(c.envelope));
-      return runCli([
-        'verify-receipt',
-        p(`receipt-${i}.json`),
-        '--ca',
-        p('ca.pem'),
-        '--tenant',
-        c.verify.tenant,
-        '--device',
-        c.verify.device!,
-        '--at',
-        c.verify.now,
-        '--json',
-      ]);
-    });
-    cases.forEach((c, i) => {
-      const r = runs[i]!;
-      if (c.good) {
-        expect({ name: c.name, code: r.code, stderr: r.stderr }).toEqual({ name: c.name, code: 0, stderr: '' });
-        expect(JSON.parse(r.stdout)).toMatchObject({ device: c.verify.device, tenant: c.verify.tenant });
-      } else {
-        expect({ name: c.name, code: r.code }).toEqual({ name: c.name, code: 1 });
-        expectFailure(r, 1, new RegExp(`^refused: ${c.code}: `));
-      }
-    });
-  });
+  it(
+    'verify-receipt: good receipts exit 0, bad ones exit 1 naming the vector code',
+    async () => {
+      const v = await load<{ ca_pem: string; good: EnvelopeVector[]; bad: EnvelopeVector[] }>('receipts.json');
+      await writeFile(p('ca.pem'), v.ca_pem);
+      const bad = v.bad.filter((b) => !DEVICE_OR_SERVER_ONLY(b.verify));
+      expect(bad.length).toBeGreaterThan(10);
+      const cases = [...v.good.map((g) => ({ ...g, good: true })), ...bad.map((b) => ({ ...b, good: false }))];
+      const runs = await pool(cases, async (c, i) => {
+        await writeFile(p(`receipt-${i}.json`), JSON.stringify(c.envelope));
+        return runCli([
+          'verify-receipt',
+          p(`receipt-${i}.json`),
+          '--ca',
+          p('ca.pem'),
+          '--tenant',
+          c.verify.tenant,
+          '--device',
+          c.verify.device!,
+          '--at',
+          c.verify.now,
+          '--json',
+        ]);
+      });
+      cases.forEach((c, i) => {
+        const r = runs[i]!;
+        if (c.good) {
+          expect({ name: c.name, code: r.code, stderr: r.stderr }).toEqual({ name: c.name, code: 0, stderr: '' });
+          expect(JSON.parse(r.stdout)).toMatchObject({ device: c.verify.device, tenant: c.verify.tenant });
+        } else {
+          expect({ name: c.name, code: r.code }).toEqual({ name: c.name, code: 1 });
+          expectFailure(r, 1, new RegExp(`^refused: ${c.code}: `));
+        }
+      });
+    },
+    VECTOR_RUN_TIMEOUT_MS,
+  );
 
   it('sign: good payloads sign and verify; an invalid one lists every issue path', async () => {
     const v = await load<{
