@@ -21,6 +21,7 @@ describe('@svc/e2e public surface', () => {
         'HAPROXY',
         'PGLITE_CLUSTER_ENV',
         'IP',
+        'LinkProxy',
         'createHostNetwork',
         'deploymentHaproxyConfig',
         'freePort',
