@@ -122,8 +122,14 @@ describe('isCanonical (the verifier fast path and its fallback)', () => {
     ['lone surrogate in a value', '{"a":"\\udc00"}', false],
     ['lone surrogate in a key', '{"\\ud800":1}', false],
     ['surrogate pair written literally', '{"a":"\u{1F600}"}', true],
+    ['control character escaped as JCS writes it', '{"a":"\\u001f"}', true],
+    ['lone surrogate deep in sorted text beside another escape', '{"a":["\\n",{"b":"\\udbff"}]}', false],
     ['RFC 8785 sample', readFileSync(join(import.meta.dirname, '..', 'vectors', 'rfc8785', 'output', 'structures.json'), 'utf8'), true],
   ])('%s', (_name, text, expected) => {
     expect(isCanonical(enc(text))).toBe(expected);
+  });
+  it('a surrogate encoded in UTF-8 bytes (no escape) is refused by the strict decoder', () => {
+    // "\ud800" as the three bytes ED A0 80: text without a `\u` escape cannot carry a lone surrogate
+    expect(isCanonical(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]))).toBe(false);
   });
 });

@@ -221,3 +221,70 @@ describe('release payload cache and per-envelope values', () => {
     });
   });
 });
+
+/*
+ * A cache hit must never stand in for a check that depends on the call: the time (expiry), the
+ * trust store handed in (CA, trusted keys) and the expected tenant and device are checked on
+ * every call, after the cached parse or key import, so what was accepted a moment ago is
+ * refused once any of them changed, and accepted again when it changes back.
+ */
+describe('cache hits never outlive a change of time or trust', () => {
+  const otherCa = parseCertificatePem(pem('other-ca.cert.pem'));
+
+  it('receipt: certificate cached, then the certificate expired at `now`: refused; at a valid time accepted again', () => {
+    const env = parseEnvelope(JSON.stringify(singleReceipt.envelope));
+    const first = verifyReceipt(env, receiptOpts);
+    const hit = verifyReceipt(env, receiptOpts);
+    expect(hit.certificate).toBe(first.certificate); // served from the certificate cache
+    const after = new Date(first.certificate.notAfter.getTime() + 1000);
+    expect(refusal(() => verifyReceipt(env, { ...receiptOpts, now: after }))).toMatchObject({ code: 'CERT_EXPIRED' });
+    const before = new Date(first.certificate.notBefore.getTime() - 1000);
+    expect(refusal(() => verifyReceipt(env, { ...receiptOpts, now: before }))).toMatchObject({ code: 'CERT_EXPIRED' });
+    expect(verifyReceipt(env, receiptOpts).certificate).toBe(first.certificate);
+  });
+
+  it('receipt: certificate and CA key cached, then the trust store holds another CA only: refused', () => {
+    const env = parseEnvelope(JSON.stringify(singleReceipt.envelope));
+    verifyReceipt(env, receiptOpts);
+    verifyReceipt(env, receiptOpts);
+    // the tenant's device CA replaced (a rotation that dropped the old CA): the leaf no longer chains
+    expect(refusal(() => verifyReceipt(env, { ...receiptOpts, ca: otherCa }))).toMatchObject({ code: 'CERT_UNTRUSTED' });
+    expect(refusal(() => verifyReceipt(env, { ...receiptOpts, ca: [otherCa] }))).toMatchObject({ code: 'CERT_UNTRUSTED' });
+    // the old CA still trusted beside the new one: accepted
+    expect(verifyReceipt(env, { ...receiptOpts, ca: [otherCa, ca] }).payload.device.name).toBe(singleReceipt.verify.device);
+    // the same through the thread-free server path: the connection certificate pre-verified
+    // against the CA does not let a trust store without that CA accept it
+    const der = Buffer.from(verifyReceipt(env, receiptOpts).certificate.der);
+    expect(
+      refusal(() => verifyReceipt(env, { ...receiptOpts, ca: otherCa, connectionCertificate: der, connectionCertificateVerified: true })),
+    ).toMatchObject({ code: 'CERT_UNTRUSTED' });
+  });
+
+  it('receipt: the CA itself expired after its key was cached: refused', () => {
+    const env = parseEnvelope(JSON.stringify(singleReceipt.envelope));
+    verifyReceipt(env, receiptOpts);
+    const afterCa = new Date(ca.notAfter.getTime() + 1000);
+    expect(refusal(() => verifyReceipt(env, { ...receiptOpts, now: afterCa }))).toMatchObject({ code: 'CERT_EXPIRED' });
+  });
+
+  it('release: key object and payload cached, then the key is no longer trusted: refused; trusted again: accepted', () => {
+    const env = parseEnvelope(JSON.stringify(signRelease(ten, authorizer)));
+    const keys = [authorizer.publicKey];
+    expect(verifyRelease(env, releaseOpts(keys)).keyid).toBe(authorizer.publicKey.keyid);
+    expect(verifyRelease(env, releaseOpts(keys)).keyid).toBe(authorizer.publicKey.keyid);
+    // the authorizer key revoked: the trust store handed in no longer has it
+    expect(refusal(() => verifyRelease(env, releaseOpts([])))).toMatchObject({ code: 'KEY_UNTRUSTED' });
+    expect(refusal(() => verifyRelease(env, releaseOpts([otherAuthorizer.publicKey])))).toMatchObject({ code: 'KEY_UNTRUSTED' });
+    // a key read anew from the database (new object, same key): trusted again
+    expect(verifyRelease(env, releaseOpts([parsePublicKeyPem(authorizer.publicKey.pem)])).keyid).toBe(authorizer.publicKey.keyid);
+  });
+
+  it('release: payload cached as valid, then the validity window has passed: refused', () => {
+    const env = parseEnvelope(JSON.stringify(signRelease(ten, authorizer)));
+    const keys = [authorizer.publicKey];
+    verifyRelease(env, releaseOpts(keys));
+    const expired = new Date(Date.parse(ten.validity.not_after) + 3600_000);
+    expect(refusal(() => verifyRelease(env, { ...releaseOpts(keys), now: expired }))).toMatchObject({ code: 'EXPIRED' });
+    expect(verifyRelease(env, releaseOpts(keys)).keyid).toBe(authorizer.publicKey.keyid);
+  });
+});

@@ -120,7 +120,10 @@ export function parseCanonical(bytes: Uint8Array): { ok: true; value: unknown } 
   // Fast path: when every object's keys already come in JCS order and no string holds a lone
   // surrogate, the JCS text of the value is exactly JSON.stringify's (native) output. Anything
   // else (e.g. integer-like keys, which V8 enumerates numerically) takes the general serializer.
-  const fast = sortedAndWellFormed(value) ? JSON.stringify(value) : canonicalParsedText(value);
+  // The strict UTF-8 decoder refuses encoded surrogates, so a parsed string can hold a lone one
+  // only through a `\u` escape: text without one skips the per-string surrogate scan.
+  const surrogatesPossible = text.includes('\\u');
+  const fast = (surrogatesPossible ? sortedAndWellFormed(value) : sortedKeys(value)) ? JSON.stringify(value) : canonicalParsedText(value);
   if (fast === undefined) return { ok: false, reason: 'payload contains a lone surrogate' };
   if (fast !== text) return { ok: false, reason: 'payload bytes are not RFC 8785 canonical JSON' };
   return { ok: true, value };
@@ -138,6 +141,22 @@ function sortedAndWellFormed(value: unknown): boolean {
   for (const k in value) {
     if ((prev !== undefined && !(prev < k)) || LONE_SURROGATE.test(k)) return false;
     if (!sortedAndWellFormed((value as Record<string, unknown>)[k])) return false;
+    prev = k;
+  }
+  return true;
+}
+
+/** Keys of every object in UTF-16 order (JCS 3.2.3); for values parsed from text without `\u` escapes. */
+function sortedKeys(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!sortedKeys(value[i])) return false;
+    return true;
+  }
+  let prev: string | undefined;
+  for (const k in value) {
+    if (prev !== undefined && !(prev < k)) return false;
+    if (!sortedKeys((value as Record<string, unknown>)[k])) return false;
     prev = k;
   }
   return true;

@@ -9,6 +9,9 @@ import type { ReceiptPayload } from './types.js';
 const SLOT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const BASE = ['tenant', 'device', 'release', 'activation', 'health', 'timestamp'];
 const SINGLE = ['rollout', 'candidate_digest', 'previous_digest', 'resulting_digest'];
+const TX_KEYS = [...BASE, 'transaction', 'members'];
+const SINGLE_KEYS = [...BASE, ...SINGLE];
+const SINGLE_OPTIONAL = ['os'];
 
 /**
  * Validate an `svc.release-receipt.v1` payload (contracts §3), including the outcome rules
@@ -19,7 +22,7 @@ const SINGLE = ['rollout', 'candidate_digest', 'previous_digest', 'resulting_dig
 export function validateReceiptPayload(value: unknown): ReceiptPayload {
   const c = new Checker();
   const isTx = typeof value === 'object' && value !== null && Object.hasOwn(value, 'transaction');
-  const p = isTx ? c.object(value, '', [...BASE, 'transaction', 'members']) : c.object(value, '', [...BASE, ...SINGLE], ['os']);
+  const p = isTx ? c.object(value, '', TX_KEYS) : c.object(value, '', SINGLE_KEYS, SINGLE_OPTIONAL);
   if (p) {
     c.string(p.tenant, 'tenant', { pattern: P.uuid, what: 'tenant UUID (lowercase)' });
     const dev = c.object(p.device, 'device', ['name', 'certificate']);
