@@ -47,6 +47,14 @@ describe.each(availableDrivers())('device channel: a device decommissioned mid-r
 
   it('the rollout completes without it; its calls are refused; re-enrolled it gets no work and its receipt is refused', async () => {
     expect((await checkIn(b)).assignments.map((x) => x.rolloutId)).toEqual([pub.rolloutId]);
+    // a receipt that passes verification and is refused only against the signed rollout: the
+    // authentication, the parsed certificate and the imported key are now cached for dm-b
+    const mismatch = await refusal(
+      unary<UploadReceiptResponse>((cb) =>
+        b.clients.device.uploadReceipt({ envelope: signedReceipt(f.tenantId, pub, b, { rollout: '00000000-0000-4000-8000-000000000000' }) }, cb),
+      ),
+    );
+    expect(mismatch.svcCode).toBe('RECEIPT_UNEXPECTED');
     await runUnitOfWork(f.t.store.db, { tenant: f.tenantId, actor: operator, now: new Date() }, (uow) => decommissionDevice(uow, { name: 'dm-b' }));
     expect((await detail()).progress).toMatchObject({ pending: 1, skipped: 1 });
 
@@ -58,6 +66,7 @@ describe.each(availableDrivers())('device channel: a device decommissioned mid-r
       refused = await refusal(checkIn(b)).catch(() => undefined);
     }
     expect(refused).toMatchObject({ code: status.PERMISSION_DENIED, details: 'device dm-b: decommissioned' });
+    // the same device's valid receipt after those cache hits: refused, nothing stored
     expect(await refusal(upload(b))).toMatchObject({ code: status.PERMISSION_DENIED, details: 'device dm-b: decommissioned' });
 
     expect((await detail()).status).toBe('running');
