@@ -255,9 +255,9 @@ describe('cache hits never outlive a change of time or trust', () => {
     // the same through the thread-free server path: the connection certificate pre-verified
     // against the CA does not let a trust store without that CA accept it
     const der = Buffer.from(verifyReceipt(env, receiptOpts).certificate.der);
-    expect(
-      refusal(() => verifyReceipt(env, { ...receiptOpts, ca: otherCa, connectionCertificate: der, connectionCertificateVerified: true })),
-    ).toMatchObject({ code: 'CERT_UNTRUSTED' });
+    expect(refusal(() => verifyReceipt(env, { ...receiptOpts, ca: otherCa, connectionCertificate: der, connectionCertificateVerified: true }))).toMatchObject({
+      code: 'CERT_UNTRUSTED',
+    });
   });
 
   it('receipt: the CA itself expired after its key was cached: refused', () => {
