@@ -105,9 +105,24 @@ export function oid(bytes: Uint8Array, t: Tlv): string {
     } else if (i === v.length - 1) throw new DerError('truncated OID');
   }
   const first = parts[0]!;
-  const head = first < 40 ? [0, first] : first < 80 ? [1, first - 40] : [2, first - 80];
-  return [...head, ...parts.slice(1)].join('.');
+  let out = first < 40 ? `0.${first}` : first < 80 ? `1.${first - 40}` : `2.${first - 80}`;
+  for (let i = 1; i < parts.length; i++) out += `.${parts[i]!}`;
+  return out;
 }
+
+/**
+ * One character per byte (Latin-1). The DER reader runs once per device certificate a server
+ * has not seen yet (each receipt of a large fleet): `String.fromCharCode(...bytes)` walks the
+ * typed array through its iterator into an argument list, several times the cost of this loop
+ * for the short strings of a certificate.
+ */
+export function latin1(v: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < v.length; i++) s += String.fromCharCode(v[i]!);
+  return s;
+}
+
+const utf8Fatal = new TextDecoder('utf-8', { fatal: true });
 
 /** Content of a BIT STRING with no unused bits (keys, signatures). */
 export function bitStringBytes(bytes: Uint8Array, t: Tlv): Uint8Array {
@@ -128,7 +143,7 @@ export function smallInteger(bytes: Uint8Array, t: Tlv): number {
 
 /** UTCTime (YYMMDDHHMMSSZ) or GeneralizedTime (YYYYMMDDHHMMSSZ), per RFC 5280 4.1.2.5. */
 export function time(bytes: Uint8Array, t: Tlv): Date {
-  const s = String.fromCharCode(...value(bytes, t));
+  const s = latin1(value(bytes, t));
   let m: RegExpExecArray | null;
   let year: number;
   if (t.tag === TAG.UTC_TIME) {
@@ -150,10 +165,11 @@ export function time(bytes: Uint8Array, t: Tlv): Date {
 /** Text of a directory string (UTF8String, PrintableString, IA5String). */
 export function text(bytes: Uint8Array, t: Tlv): string {
   const v = value(bytes, t);
-  if (t.tag === TAG.UTF8_STRING) return new TextDecoder('utf-8', { fatal: true }).decode(v);
+  // one decoder for every call: without `stream` each decode() is complete and independent
+  if (t.tag === TAG.UTF8_STRING) return utf8Fatal.decode(v);
   if (t.tag === TAG.PRINTABLE_STRING || t.tag === TAG.IA5_STRING) {
-    for (const b of v) if (b > 0x7f) throw new DerError('non-ASCII byte in an ASCII string');
-    return String.fromCharCode(...v);
+    for (let i = 0; i < v.length; i++) if (v[i]! > 0x7f) throw new DerError('non-ASCII byte in an ASCII string');
+    return latin1(v);
   }
   throw new DerError(`unsupported string tag 0x${t.tag.toString(16)}`);
 }

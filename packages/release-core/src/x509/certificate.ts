@@ -1,4 +1,4 @@
-import { DerError, TAG, type Tlv, bitStringBytes, children, expectTag, oid, readWhole, text, time, value, whole } from '../encoding/der.js';
+import { DerError, TAG, type Tlv, bitStringBytes, children, expectTag, latin1, oid, readWhole, text, time, value, whole } from '../encoding/der.js';
 import { toHex } from '../encoding/bytes.js';
 import { ReleaseError } from '../errors.js';
 import { LIMITS } from '../limits.js';
@@ -199,6 +199,6 @@ function commonNames(der: Uint8Array, name: Tlv): string[] {
 }
 
 function ascii(bytes: Uint8Array): string {
-  for (const b of bytes) if (b < 0x20 || b > 0x7e) throw new DerError('SAN URI has a non-printable byte');
-  return String.fromCharCode(...bytes);
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! < 0x20 || bytes[i]! > 0x7e) throw new DerError('SAN URI has a non-printable byte');
+  return latin1(bytes);
 }
