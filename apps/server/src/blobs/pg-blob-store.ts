@@ -14,6 +14,7 @@ import {
   dropUpload,
   findStored,
   insertChunk,
+  insertChunksBinary,
   readChunkSlice,
   readChunkSliceBinary,
   renewUpload,
@@ -29,11 +30,16 @@ export interface PgBlobStoreOptions {
   graceMs?: number;
   /** An upload's lease while it writes (default BLOB_STORE_LIMITS.uploadLeaseMs). */
   uploadLeaseMs?: number;
-  /** Chunk statements one put or get keeps under way (default BLOB_STORE_LIMITS.chunksInFlight). */
+  /** Chunk statements one get keeps under way (default BLOB_STORE_LIMITS.chunksInFlight). */
   chunksInFlight?: number;
+  /** Chunks one put writes per statement (default BLOB_STORE_LIMITS.chunksPerWrite). */
+  chunksPerWrite?: number;
+  /** Write statements one put keeps under way (default BLOB_STORE_LIMITS.writesInFlight). */
+  writesInFlight?: number;
   /**
-   * The node-postgres pool chunks are read from in COPY's binary format (default: the pool
-   * under `db` on PostgreSQL); null reads them through `db` as base64 text, as on PGlite.
+   * The node-postgres pool chunks are written to and read from in COPY's binary format
+   * (default: the pool under `db` on PostgreSQL); null inserts them one statement each and
+   * reads them as base64 text through `db`, as on PGlite.
    */
   pool?: pg.Pool | null;
 }
@@ -58,7 +64,10 @@ export class PgBlobStore implements BlobStore {
   readonly #graceMs: number;
   readonly #leaseMs: number;
   readonly #inFlight: number;
+  readonly #perWrite: number;
+  readonly #writesInFlight: number;
   readonly #read: ChunkReader;
+  readonly #insert: (id: string, firstIdx: number, chunks: readonly Buffer[]) => Promise<void>;
 
   constructor(db: BlobDb, options: PgBlobStoreOptions = {}) {
     this.#db = db;
@@ -66,11 +75,18 @@ export class PgBlobStore implements BlobStore {
     this.#graceMs = options.graceMs ?? BLOB_STORE_LIMITS.graceMs;
     this.#leaseMs = options.uploadLeaseMs ?? BLOB_STORE_LIMITS.uploadLeaseMs;
     this.#inFlight = options.chunksInFlight ?? BLOB_STORE_LIMITS.chunksInFlight;
+    this.#perWrite = options.chunksPerWrite ?? BLOB_STORE_LIMITS.chunksPerWrite;
+    this.#writesInFlight = options.writesInFlight ?? BLOB_STORE_LIMITS.writesInFlight;
     const pool = options.pool === undefined ? postgresPoolOf(db) : options.pool;
-    this.#read =
-      pool === undefined || pool === null
-        ? (id, idx, from, count) => readChunkSlice(db, id, idx, from, count)
-        : (id, idx, from, count) => readChunkSliceBinary(pool, id, idx, from, count);
+    if (pool === undefined || pool === null) {
+      this.#read = (id, idx, from, count) => readChunkSlice(db, id, idx, from, count);
+      this.#insert = async (id, firstIdx, chunks) => {
+        for (const [i, chunk] of chunks.entries()) await insertChunk(db, id, firstIdx + i, chunk);
+      };
+    } else {
+      this.#read = (id, idx, from, count) => readChunkSliceBinary(pool, id, idx, from, count);
+      this.#insert = (id, firstIdx, chunks) => insertChunksBinary(pool, id, firstIdx, chunks);
+    }
   }
 
   async put(source: AsyncIterable<Uint8Array> | Readable, options: BlobPutOptions = {}): Promise<BlobInfo> {
@@ -80,7 +96,7 @@ export class PgBlobStore implements BlobStore {
     const size = this.#chunkBytes;
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
     let id: string | undefined;
-    // chunk inserts under way, oldest first: at most BLOB_STORE_LIMITS.chunksInFlight
+    // write statements under way, oldest first: at most BLOB_STORE_LIMITS.writesInFlight
     const inFlight: Promise<void>[] = [];
     try {
       id = await beginUpload(db, size, this.#leaseMs);
@@ -91,17 +107,30 @@ export class PgBlobStore implements BlobStore {
       let renewedAt = Date.now();
       let parts: Buffer[] = [];
       let partsBytes = 0;
-      // a few inserts in flight on pooled connections while the next chunk is read and hashed
-      const write = async (chunk: Buffer) => {
-        if (inFlight.length >= this.#inFlight) await inFlight.shift();
+      // full chunks not yet sent, the first of them chunk `batchStart`
+      let batch: Buffer[] = [];
+      let batchStart = 0;
+      // a few write statements in flight on pooled connections while the next chunks are read and hashed
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const chunks = batch;
+        const firstIdx = batchStart;
+        batch = [];
+        batchStart = index;
+        if (inFlight.length >= this.#writesInFlight) await inFlight.shift();
         if (Date.now() - renewedAt > this.#leaseMs / 3) {
           if (!(await renewUpload(db, uploadId, this.#leaseMs))) throw new Error('the upload lease lapsed');
           renewedAt = Date.now();
         }
-        const insert = insertChunk(db, uploadId, index++, chunk);
+        const insert = this.#insert(uploadId, firstIdx, chunks);
         // observed here too, so a failure while the source is read is never unhandled
         insert.catch(() => undefined);
         inFlight.push(insert);
+      };
+      const write = async (chunk: Buffer) => {
+        batch.push(chunk);
+        index++;
+        if (batch.length >= this.#perWrite) await flush();
       };
       for await (const raw of source as AsyncIterable<Uint8Array | string>) {
         let chunk = typeof raw === 'string' ? Buffer.from(raw) : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
@@ -124,6 +153,7 @@ export class PgBlobStore implements BlobStore {
         }
       }
       if (partsBytes > 0) await write(Buffer.concat(parts, partsBytes));
+      await flush();
       await Promise.all(inFlight);
       const digest = digestFromHex(hash.digest('hex'));
       if (options.expectedDigest !== undefined && options.expectedDigest !== digest) {
