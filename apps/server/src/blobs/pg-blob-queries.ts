@@ -172,14 +172,123 @@ export async function readChunkSliceBinary(pool: pg.Pool, id: string, idx: numbe
 }
 
 /**
- * Runs a simple query holding one COPY on a pooled connection: `input` is sent as the data of
- * a COPY FROM STDIN, the data of a COPY TO STDOUT is returned.
+ * Whole chunks `firstIdx`..`lastIdx` of blob row `id` in order, in one `COPY ... TO STDOUT
+ * (FORMAT binary)` statement: one statement for several chunks, as for writes, and each chunk
+ * copied once out of the protocol buffer into its own Buffer as the rows arrive. Fewer rows
+ * than asked when chunks are gone (the caller checks).
  */
-async function runCopy(pool: pg.Pool, text: string, input: readonly Buffer[]): Promise<Buffer[]> {
+export async function readWholeChunksBinary(pool: pg.Pool, id: string, firstIdx: number, lastIdx: number): Promise<Buffer[]> {
+  for (const [name, value] of [
+    ['id', id],
+    ['firstIdx', String(firstIdx)],
+    ['lastIdx', String(lastIdx)],
+  ] as const) {
+    if (!INTEGER.test(value)) throw new Error(`readWholeChunksBinary: ${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  const text = `COPY (SELECT bytes FROM blob_chunks WHERE blob_id = ${id} AND idx BETWEEN ${firstIdx} AND ${lastIdx} ORDER BY idx) TO STDOUT (FORMAT binary)`;
+  const rows = new CopyBinaryRows();
+  await runCopy(pool, text, [], (chunk) => rows.feed(chunk));
+  if (!rows.complete) throw new Error('COPY binary output: no trailer');
+  return rows.rows.map((r) => {
+    if (r === null) throw new Error('COPY binary output: a NULL chunk');
+    return r;
+  });
+}
+
+/**
+ * COPY's binary format read as it arrives, for rows of one field: the header, then per row a
+ * field count (1), the field's length and bytes, then the trailer (-1). Each field is copied
+ * once, straight into a Buffer of its length, whatever the message boundaries.
+ */
+class CopyBinaryRows {
+  readonly rows: (Buffer | null)[] = [];
+  readonly #fixed = Buffer.alloc(COPY_HEADER.length);
+  #have = 0;
+  #want = COPY_HEADER.length;
+  #state: 'header' | 'extension' | 'count' | 'length' | 'field' | 'end' = 'header';
+  #skip = 0;
+  #field: Buffer | undefined;
+  #filled = 0;
+
+  get complete(): boolean {
+    return this.#state === 'end';
+  }
+
+  feed(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.#state === 'end') throw new Error('COPY binary output: bytes after the trailer');
+      if (this.#state === 'extension') {
+        const n = Math.min(this.#skip, chunk.length - at);
+        at += n;
+        this.#skip -= n;
+        if (this.#skip === 0) this.#expect('count', 2);
+        continue;
+      }
+      if (this.#state === 'field') {
+        const field = this.#field!;
+        const n = Math.min(field.length - this.#filled, chunk.length - at);
+        chunk.copy(field, this.#filled, at, at + n);
+        at += n;
+        this.#filled += n;
+        if (this.#filled === field.length) this.#row(field);
+        continue;
+      }
+      const n = Math.min(this.#want - this.#have, chunk.length - at);
+      chunk.copy(this.#fixed, this.#have, at, at + n);
+      at += n;
+      this.#have += n;
+      if (this.#have === this.#want) this.#parsed();
+    }
+  }
+
+  #expect(state: 'count' | 'length', bytes: number): void {
+    this.#state = state;
+    this.#want = bytes;
+    this.#have = 0;
+  }
+
+  #row(field: Buffer | null): void {
+    this.rows.push(field);
+    this.#field = undefined;
+    this.#expect('count', 2);
+  }
+
+  #parsed(): void {
+    const b = this.#fixed;
+    if (this.#state === 'header') {
+      if (!b.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) throw new Error('COPY binary output: no binary COPY header');
+      this.#skip = b.readUInt32BE(COPY_SIGNATURE.length + 4);
+      if (this.#skip > 0) this.#state = 'extension';
+      else this.#expect('count', 2);
+    } else if (this.#state === 'count') {
+      const fields = b.readInt16BE(0);
+      if (fields === -1) this.#state = 'end';
+      else if (fields !== 1) throw new Error(`COPY binary output: a row of ${fields} fields, expected 1`);
+      else this.#expect('length', 4);
+    } else {
+      const length = b.readInt32BE(0);
+      if (length === -1) this.#row(null);
+      else if (length === 0) this.#row(Buffer.alloc(0));
+      else {
+        this.#field = Buffer.allocUnsafe(length);
+        this.#filled = 0;
+        this.#state = 'field';
+      }
+    }
+  }
+}
+
+/**
+ * Runs a simple query holding one COPY on a pooled connection: `input` is sent as the data of
+ * a COPY FROM STDIN; the data of a COPY TO STDOUT is returned, or given to `sink` as it arrives
+ * (a view of node-postgres's read buffer, valid during the call only).
+ */
+async function runCopy(pool: pg.Pool, text: string, input: readonly Buffer[], sink?: (chunk: Buffer) => void): Promise<Buffer[]> {
   const client = await pool.connect();
   let parts: Buffer[];
   try {
-    parts = await new Promise<Buffer[]>((resolve, reject) => client.query(new CopyStatement(text, input, resolve, reject)));
+    parts = await new Promise<Buffer[]>((resolve, reject) => client.query(new CopyStatement(text, input, resolve, reject, sink)));
   } catch (e) {
     // an error the database reported leaves the connection usable; anything else (a broken socket) does not
     client.release(isDatabaseError(e) ? undefined : (e as Error));
@@ -205,6 +314,7 @@ class CopyStatement implements pg.Submittable {
     readonly input: readonly Buffer[],
     readonly resolve: (parts: Buffer[]) => void,
     readonly reject: (e: Error) => void,
+    readonly sink?: (chunk: Buffer) => void,
   ) {}
   submit(connection: pg.Connection): void {
     (connection as unknown as { query(text: string): void }).query(this.text);
@@ -215,7 +325,17 @@ class CopyStatement implements pg.Submittable {
     c.endCopyFrom();
   }
   handleCopyData(msg: { chunk: Buffer }): void {
-    this.#parts.push(Buffer.from(msg.chunk));
+    if (this.sink === undefined) {
+      this.#parts.push(Buffer.from(msg.chunk));
+      return;
+    }
+    if (this.#error !== undefined) return;
+    try {
+      this.sink(msg.chunk);
+    } catch (e) {
+      // kept for ReadyForQuery: the statement's messages still arrive and are skipped
+      this.#error = e as Error;
+    }
   }
   handleError(error: Error): void {
     this.#error ??= error;
