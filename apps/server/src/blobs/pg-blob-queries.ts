@@ -145,11 +145,12 @@ function sliceOf(from: number, count: number): string {
  */
 export async function readChunkSlice(db: BlobDb, id: string, idx: number, from: number, count: number): Promise<Buffer | undefined> {
   const r = await sql<{ b64: string }>`
-    SELECT encode(CASE WHEN ${from}::integer = 0 AND octet_length(bytes) <= ${count}::integer THEN bytes ELSE substring(bytes FROM ${from + 1} FOR ${count}) END, 'base64') AS b64 FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}`.execute(db);
+    SELECT encode(CASE WHEN ${from}::integer = 0 AND octet_length(bytes) <= ${count}::integer THEN bytes ELSE substring(bytes FROM ${from + 1} FOR ${count}) END, 'base64') AS b64 FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}`.execute(
+    db,
+  );
   const row = r.rows[0];
   return row === undefined ? undefined : Buffer.from(row.b64, 'base64');
 }
-
 
 /**
  * Same as readChunkSlice on a PostgreSQL pool, without text: `COPY ... TO STDOUT (FORMAT
