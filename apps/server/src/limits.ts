@@ -47,3 +47,17 @@ export const SERVER_LIMITS = Object.freeze({
   /** Signatures on such a root (thresholds count distinct keys; more is never needed). */
   signedRootSignatures: 16,
 });
+
+/**
+ * How the server process stops on SIGTERM or SIGINT (docs/server.md "Stopping"). The ports stop
+ * accepting at once; calls and requests under way get `shutdownGraceMs` to finish, then the
+ * device channel's HTTP/2 sessions and the HTTP connections still open are cut and the jobs
+ * still running are left to their transactions; closing what is left (the last-seen flush, the
+ * database pool) gets `shutdownCloseMs`. Past both the process exits whatever still waits
+ * (status 1, the step named in the log): work not committed by then is rolled back by the
+ * database, never half written.
+ */
+export const SERVER_TUNING = Object.freeze({
+  shutdownGraceMs: 10_000,
+  shutdownCloseMs: 10_000,
+});

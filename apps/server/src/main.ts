@@ -37,6 +37,7 @@ import { importPlainKeyFiles } from './key-custody/import-plain-keys.js';
 import { newKekSourceFromArgs } from './key-custody/rewrap-command.js';
 import { rewrapAllKeys } from './key-custody/rewrap.js';
 import { WrappedKeys } from './key-custody/wrapped-keys.js';
+import { SERVER_TUNING } from './limits.js';
 
 async function main(): Promise<void> {
   // `node dist/main.js check`: the start-up key check alone, exit 0 (every key in place) or 2
@@ -234,13 +235,39 @@ async function main(): Promise<void> {
   const close = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down');
-    await Promise.allSettled(jobs.map((j) => j.stop()));
-    await channel.server.close();
-    await deviceCredentials.close();
-    await app.close();
-    await wrappedKeys.close();
-    await store.close();
+    const { shutdownGraceMs: graceMs, shutdownCloseMs: closeMs } = SERVER_TUNING;
+    const t0 = performance.now();
+    let step = 'drain';
+    app.log.info({ signal, grace_ms: graceMs }, 'shutting down');
+    // the bound: whatever still waits past the grace and the close, the process exits
+    setTimeout(() => {
+      app.log.error({ step, ms: Math.round(performance.now() - t0) }, 'shutdown exceeded its bound; exiting');
+      process.exit(1);
+    }, graceMs + closeMs);
+    const timed = async (name: string, work: Promise<unknown>) => {
+      const t = performance.now();
+      await work;
+      app.log.info({ step: name, ms: Math.round(performance.now() - t) }, 'shutdown step done');
+    };
+    // Stop accepting on both ports at once and drain for the grace: the device channel lets
+    // running calls finish, then cuts its sessions (channel-server.ts); the HTTP server closes its
+    // idle connections and cuts the rest at the end of the grace; jobs finish their pass or are
+    // left (each pass works in transactions, and an unfinished one is never committed).
+    const httpCut = setTimeout(() => {
+      app.log.warn('HTTP requests still running at the end of the shutdown grace: connections closed');
+      app.server.closeAllConnections();
+    }, graceMs);
+    const jobsCut = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.all([
+      timed('device channel', channel.server.close(graceMs)),
+      timed('http', app.close()).finally(() => clearTimeout(httpCut)),
+      timed('jobs', Promise.race([Promise.allSettled(jobs.map((j) => j.stop())), jobsCut])),
+    ]);
+    step = 'close';
+    await timed('credentials', deviceCredentials.close());
+    await timed('keys', wrappedKeys.close());
+    await timed('database', store.close());
+    app.log.info({ ms: Math.round(performance.now() - t0) }, 'shut down');
     process.exit(0);
   };
   process.on('SIGINT', () => void close('SIGINT'));

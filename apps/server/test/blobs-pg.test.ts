@@ -313,7 +313,8 @@ describe.each(availableDrivers())('blob garbage collection on %s', (driver) => {
     expect((await readAll((await blobs.get(sha(bytes))).stream)).equals(bytes)).toBe(true);
 
     // a writer gone for good: its row and chunks go once its lease ended, nothing else
-    const dead = new PgBlobStore(t.store.db, { chunkBytes: CHUNK });
+    // one chunk per statement: the chunk is in the database while the source stalls
+    const dead = new PgBlobStore(t.store.db, { chunkBytes: CHUNK, chunksPerWrite: 1 });
     const stuck = dead.put(
       (async function* () {
         yield randomBytes(CHUNK);

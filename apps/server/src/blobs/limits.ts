@@ -9,11 +9,26 @@ export const BLOB_STORE_LIMITS = Object.freeze({
    */
   chunkBytes: 1024 * 1024,
   /**
-   * Chunk statements one put or get keeps under way on pooled connections: the database
-   * writes or reads the next chunks while this process hashes or sends the current one.
-   * Memory per transfer is about this many chunks.
+   * Whole chunks one get reads per statement (one COPY on PostgreSQL), as for writes. A chunk a
+   * range covers only in part is read alone, sliced by the database.
    */
-  chunksInFlight: 3,
+  chunksPerRead: 2,
+  /**
+   * Read statements one get keeps under way on pooled connections: the database reads the
+   * next chunks while this process sends the current ones. Memory per download is at most
+   * about readsInFlight x chunksPerRead chunks, plus the one being sent.
+   */
+  readsInFlight: 2,
+  /**
+   * Chunks one put sends per statement (one COPY on PostgreSQL): a statement and its commit
+   * cost about as much as a few hundred KiB of bytes, so several chunks share one.
+   */
+  chunksPerWrite: 4,
+  /**
+   * Write statements one put keeps under way on pooled connections while it reads and hashes
+   * the next chunks. Memory per upload is at most (writesInFlight + 1) x chunksPerWrite chunks.
+   */
+  writesInFlight: 2,
   /**
    * How long a stored blob outlives its last put (or `retain`) before the collector may take
    * it, when no committed row names it: the time a caller has to commit the row that will.

@@ -14,6 +14,14 @@ export interface StoredBlobRow {
   chunkSize: number;
 }
 
+/** `PGCOPY\n\377\r\n\0`: the signature that opens COPY's binary format. */
+const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+/** The signature, no flags, no header extension. */
+const COPY_HEADER = Buffer.concat([COPY_SIGNATURE, Buffer.alloc(8)]);
+/** A field count of -1: the end of COPY's binary data. */
+const COPY_TRAILER = Buffer.from([0xff, 0xff]);
+const INTEGER = /^(0|[1-9][0-9]{0,18})$/;
+
 const interval = (ms: number) => sql`make_interval(secs => ${ms / 1000})`;
 
 /** A new `writing` row leased for `leaseMs`; its id keys the chunks the upload writes. */
@@ -43,6 +51,35 @@ export async function insertChunk(db: BlobDb, id: string, idx: number, bytes: Ui
   await sql`
     INSERT INTO blob_chunks (blob_id, idx, bytes)
     SELECT ${id}::bigint, ${idx}::integer, ${bytes}::bytea FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`.execute(db);
+}
+
+/**
+ * Same as insertChunk for consecutive chunks `firstIdx`, `firstIdx + 1`, ... on a PostgreSQL
+ * pool, in one statement: `COPY blob_chunks FROM STDIN (FORMAT binary)`, each chunk's bytes
+ * sent as they are (no parameter encoding, no Bind of a megabyte per row), committed without
+ * waiting for the WAL flush as insertChunk. One statement and commit for several chunks: on the
+ * 2-core bench machine 64 MiB went in at 6.7-12.6 MiB/s as one INSERT per 1 MiB chunk, 10.7-16.1
+ * MiB/s as one COPY per chunk and 23-27 MiB/s as one COPY per 4 chunks (one connection).
+ * `set_config(..., true)` and the COPY run in the one implicit transaction of a simple query,
+ * so a failure rolls both back and leaves the connection idle.
+ */
+export async function insertChunksBinary(pool: pg.Pool, id: string, firstIdx: number, chunks: readonly Buffer[]): Promise<void> {
+  if (!INTEGER.test(id)) throw new Error(`insertChunksBinary: id must be a non-negative integer, got ${JSON.stringify(id)}`);
+  const blobId = BigInt(id);
+  const input: Buffer[] = [COPY_HEADER];
+  chunks.forEach((bytes, i) => {
+    const row = Buffer.allocUnsafe(2 + 4 + 8 + 4 + 4 + 4);
+    let at = row.writeInt16BE(3, 0);
+    at = row.writeInt32BE(8, at);
+    at = row.writeBigInt64BE(blobId, at);
+    at = row.writeInt32BE(4, at);
+    at = row.writeInt32BE(firstIdx + i, at);
+    row.writeInt32BE(bytes.byteLength, at);
+    input.push(row, bytes);
+  });
+  input.push(COPY_TRAILER);
+  const text = `SELECT set_config('synchronous_commit', 'off', true); COPY blob_chunks (blob_id, idx, bytes) FROM STDIN (FORMAT binary)`;
+  await runCopy(pool, text, input);
 }
 
 /** Removes an upload's row and (cascading) its chunks. */
@@ -90,6 +127,17 @@ export async function findStored(db: BlobDb, digest: string): Promise<StoredBlob
 }
 
 /**
+ * The SQL for `count` bytes of a chunk's `bytes` from byte `from` (0-based integers, checked by
+ * the callers). A read of a whole chunk (every read of a download but the first and last of a
+ * range) names the column itself: PostgreSQL 15 sends `substring(bytes ...)` of an out-of-line
+ * value about three times slower than the value (64 x 1 MiB chunks through COPY binary: 4.2-4.7 s
+ * against 1.4-1.5 s, measured with psql), and `octet_length` reads only the TOAST pointer.
+ */
+function sliceOf(from: number, count: number): string {
+  return `CASE WHEN ${from} = 0 AND octet_length(bytes) <= ${count} THEN bytes ELSE substring(bytes FROM ${from + 1} FOR ${count}) END`;
+}
+
+/**
  * `count` bytes of chunk `idx` from byte `from` (0-based); undefined when the chunk is gone.
  * Sent as base64 text rather than as bytea: results arrive in text format, where bytea is hex
  * (twice the bytes); base64 is a third more and decodes faster (about 30% less time per chunk
@@ -97,14 +145,12 @@ export async function findStored(db: BlobDb, digest: string): Promise<StoredBlob
  */
 export async function readChunkSlice(db: BlobDb, id: string, idx: number, from: number, count: number): Promise<Buffer | undefined> {
   const r = await sql<{ b64: string }>`
-    SELECT encode(substring(bytes FROM ${from + 1} FOR ${count}), 'base64') AS b64 FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}`.execute(db);
+    SELECT encode(CASE WHEN ${from}::integer = 0 AND octet_length(bytes) <= ${count}::integer THEN bytes ELSE substring(bytes FROM ${from + 1} FOR ${count}) END, 'base64') AS b64 FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}`.execute(
+    db,
+  );
   const row = r.rows[0];
   return row === undefined ? undefined : Buffer.from(row.b64, 'base64');
 }
-
-/** `PGCOPY\n\377\r\n\0`: the signature that opens COPY's binary format. */
-const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
-const INTEGER = /^(0|[1-9][0-9]{0,18})$/;
 
 /**
  * Same as readChunkSlice on a PostgreSQL pool, without text: `COPY ... TO STDOUT (FORMAT
@@ -122,40 +168,175 @@ export async function readChunkSliceBinary(pool: pg.Pool, id: string, idx: numbe
   ] as const) {
     if (!INTEGER.test(value)) throw new Error(`readChunkSliceBinary: ${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
   }
-  const text = `COPY (SELECT substring(bytes FROM ${from + 1} FOR ${count}) FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}) TO STDOUT (FORMAT binary)`;
+  const text = `COPY (SELECT ${sliceOf(from, count)} FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}) TO STDOUT (FORMAT binary)`;
+  return parseCopyField(await runCopy(pool, text, []));
+}
+
+/**
+ * Whole chunks `firstIdx`..`lastIdx` of blob row `id` in order, in one `COPY ... TO STDOUT
+ * (FORMAT binary)` statement: one statement for several chunks, as for writes, and each chunk
+ * copied once out of the protocol buffer into its own Buffer as the rows arrive. Fewer rows
+ * than asked when chunks are gone (the caller checks).
+ */
+export async function readWholeChunksBinary(pool: pg.Pool, id: string, firstIdx: number, lastIdx: number): Promise<Buffer[]> {
+  for (const [name, value] of [
+    ['id', id],
+    ['firstIdx', String(firstIdx)],
+    ['lastIdx', String(lastIdx)],
+  ] as const) {
+    if (!INTEGER.test(value)) throw new Error(`readWholeChunksBinary: ${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  const text = `COPY (SELECT bytes FROM blob_chunks WHERE blob_id = ${id} AND idx BETWEEN ${firstIdx} AND ${lastIdx} ORDER BY idx) TO STDOUT (FORMAT binary)`;
+  const rows = new CopyBinaryRows();
+  await runCopy(pool, text, [], (chunk) => rows.feed(chunk));
+  if (!rows.complete) throw new Error('COPY binary output: no trailer');
+  return rows.rows.map((r) => {
+    if (r === null) throw new Error('COPY binary output: a NULL chunk');
+    return r;
+  });
+}
+
+/**
+ * COPY's binary format read as it arrives, for rows of one field: the header, then per row a
+ * field count (1), the field's length and bytes, then the trailer (-1). Each field is copied
+ * once, straight into a Buffer of its length, whatever the message boundaries.
+ */
+class CopyBinaryRows {
+  readonly rows: (Buffer | null)[] = [];
+  readonly #fixed = Buffer.alloc(COPY_HEADER.length);
+  #have = 0;
+  #want = COPY_HEADER.length;
+  #state: 'header' | 'extension' | 'count' | 'length' | 'field' | 'end' = 'header';
+  #skip = 0;
+  #field: Buffer | undefined;
+  #filled = 0;
+
+  get complete(): boolean {
+    return this.#state === 'end';
+  }
+
+  feed(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.#state === 'end') throw new Error('COPY binary output: bytes after the trailer');
+      if (this.#state === 'extension') {
+        const n = Math.min(this.#skip, chunk.length - at);
+        at += n;
+        this.#skip -= n;
+        if (this.#skip === 0) this.#expect('count', 2);
+        continue;
+      }
+      if (this.#state === 'field') {
+        const field = this.#field!;
+        const n = Math.min(field.length - this.#filled, chunk.length - at);
+        chunk.copy(field, this.#filled, at, at + n);
+        at += n;
+        this.#filled += n;
+        if (this.#filled === field.length) this.#row(field);
+        continue;
+      }
+      const n = Math.min(this.#want - this.#have, chunk.length - at);
+      chunk.copy(this.#fixed, this.#have, at, at + n);
+      at += n;
+      this.#have += n;
+      if (this.#have === this.#want) this.#parsed();
+    }
+  }
+
+  #expect(state: 'count' | 'length', bytes: number): void {
+    this.#state = state;
+    this.#want = bytes;
+    this.#have = 0;
+  }
+
+  #row(field: Buffer | null): void {
+    this.rows.push(field);
+    this.#field = undefined;
+    this.#expect('count', 2);
+  }
+
+  #parsed(): void {
+    const b = this.#fixed;
+    if (this.#state === 'header') {
+      if (!b.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) throw new Error('COPY binary output: no binary COPY header');
+      this.#skip = b.readUInt32BE(COPY_SIGNATURE.length + 4);
+      if (this.#skip > 0) this.#state = 'extension';
+      else this.#expect('count', 2);
+    } else if (this.#state === 'count') {
+      const fields = b.readInt16BE(0);
+      if (fields === -1) this.#state = 'end';
+      else if (fields !== 1) throw new Error(`COPY binary output: a row of ${fields} fields, expected 1`);
+      else this.#expect('length', 4);
+    } else {
+      const length = b.readInt32BE(0);
+      if (length === -1) this.#row(null);
+      else if (length === 0) this.#row(Buffer.alloc(0));
+      else {
+        this.#field = Buffer.allocUnsafe(length);
+        this.#filled = 0;
+        this.#state = 'field';
+      }
+    }
+  }
+}
+
+/**
+ * Runs a simple query holding one COPY on a pooled connection: `input` is sent as the data of
+ * a COPY FROM STDIN; the data of a COPY TO STDOUT is returned, or given to `sink` as it arrives
+ * (a view of node-postgres's read buffer, valid during the call only).
+ */
+async function runCopy(pool: pg.Pool, text: string, input: readonly Buffer[], sink?: (chunk: Buffer) => void): Promise<Buffer[]> {
   const client = await pool.connect();
   let parts: Buffer[];
   try {
-    parts = await new Promise<Buffer[]>((resolve, reject) => client.query(new CopyOut(text, resolve, reject)));
+    parts = await new Promise<Buffer[]>((resolve, reject) => client.query(new CopyStatement(text, input, resolve, reject, sink)));
   } catch (e) {
     // an error the database reported leaves the connection usable; anything else (a broken socket) does not
     client.release(isDatabaseError(e) ? undefined : (e as Error));
     throw e;
   }
   client.release();
-  return parseCopyField(parts);
+  return parts;
 }
 
 /**
- * A COPY TO STDOUT statement for node-postgres (its Submittable interface, as used by
- * pg-cursor): collects the CopyData messages, each copied at once since node-postgres reuses
- * its read buffer, and settles on ReadyForQuery or on an error (after which node-postgres
- * routes nothing more to it).
+ * A simple query with a COPY for node-postgres (its Submittable interface, as used by
+ * pg-cursor): sends `input` as CopyData once the database asks for it (COPY FROM STDIN),
+ * collects the CopyData messages it sends (COPY TO STDOUT), each copied at once since
+ * node-postgres reuses its read buffer, and settles on ReadyForQuery or on an error (after
+ * which node-postgres routes nothing more to it).
  */
-class CopyOut implements pg.Submittable {
+class CopyStatement implements pg.Submittable {
   readonly #parts: Buffer[] = [];
   #error: Error | undefined;
   #settled = false;
   constructor(
     readonly text: string,
+    readonly input: readonly Buffer[],
     readonly resolve: (parts: Buffer[]) => void,
     readonly reject: (e: Error) => void,
+    readonly sink?: (chunk: Buffer) => void,
   ) {}
   submit(connection: pg.Connection): void {
     (connection as unknown as { query(text: string): void }).query(this.text);
   }
+  handleCopyInResponse(connection: pg.Connection): void {
+    const c = connection as unknown as { sendCopyFromChunk(chunk: Buffer): void; endCopyFrom(): void };
+    for (const part of this.input) c.sendCopyFromChunk(part);
+    c.endCopyFrom();
+  }
   handleCopyData(msg: { chunk: Buffer }): void {
-    this.#parts.push(Buffer.from(msg.chunk));
+    if (this.sink === undefined) {
+      this.#parts.push(Buffer.from(msg.chunk));
+      return;
+    }
+    if (this.#error !== undefined) return;
+    try {
+      this.sink(msg.chunk);
+    } catch (e) {
+      // kept for ReadyForQuery: the statement's messages still arrive and are skipped
+      this.#error = e as Error;
+    }
   }
   handleError(error: Error): void {
     this.#error ??= error;
@@ -171,7 +352,6 @@ class CopyOut implements pg.Submittable {
   handleDataRow(): void {}
   handleEmptyQuery(): void {}
   handlePortalSuspended(): void {}
-  handleCopyInResponse(): void {}
   #settle(): void {
     if (this.#settled) return;
     this.#settled = true;

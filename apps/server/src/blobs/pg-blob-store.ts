@@ -14,8 +14,10 @@ import {
   dropUpload,
   findStored,
   insertChunk,
+  insertChunksBinary,
   readChunkSlice,
   readChunkSliceBinary,
+  readWholeChunksBinary,
   renewUpload,
   retainStored,
   type BlobDb,
@@ -29,11 +31,18 @@ export interface PgBlobStoreOptions {
   graceMs?: number;
   /** An upload's lease while it writes (default BLOB_STORE_LIMITS.uploadLeaseMs). */
   uploadLeaseMs?: number;
-  /** Chunk statements one put or get keeps under way (default BLOB_STORE_LIMITS.chunksInFlight). */
-  chunksInFlight?: number;
+  /** Read statements one get keeps under way (default BLOB_STORE_LIMITS.readsInFlight). */
+  readsInFlight?: number;
+  /** Whole chunks one get reads per statement (default BLOB_STORE_LIMITS.chunksPerRead). */
+  chunksPerRead?: number;
+  /** Chunks one put writes per statement (default BLOB_STORE_LIMITS.chunksPerWrite). */
+  chunksPerWrite?: number;
+  /** Write statements one put keeps under way (default BLOB_STORE_LIMITS.writesInFlight). */
+  writesInFlight?: number;
   /**
-   * The node-postgres pool chunks are read from in COPY's binary format (default: the pool
-   * under `db` on PostgreSQL); null reads them through `db` as base64 text, as on PGlite.
+   * The node-postgres pool chunks are written to and read from in COPY's binary format
+   * (default: the pool under `db` on PostgreSQL); null inserts them one statement each and
+   * reads them as base64 text through `db`, as on PGlite.
    */
   pool?: pg.Pool | null;
 }
@@ -57,20 +66,43 @@ export class PgBlobStore implements BlobStore {
   readonly #chunkBytes: number;
   readonly #graceMs: number;
   readonly #leaseMs: number;
-  readonly #inFlight: number;
+  readonly #readsInFlight: number;
+  readonly #perRead: number;
+  readonly #perWrite: number;
+  readonly #writesInFlight: number;
   readonly #read: ChunkReader;
+  readonly #readWhole: WholeChunksReader;
+  readonly #insert: (id: string, firstIdx: number, chunks: readonly Buffer[]) => Promise<void>;
 
   constructor(db: BlobDb, options: PgBlobStoreOptions = {}) {
     this.#db = db;
     this.#chunkBytes = options.chunkBytes ?? BLOB_STORE_LIMITS.chunkBytes;
     this.#graceMs = options.graceMs ?? BLOB_STORE_LIMITS.graceMs;
     this.#leaseMs = options.uploadLeaseMs ?? BLOB_STORE_LIMITS.uploadLeaseMs;
-    this.#inFlight = options.chunksInFlight ?? BLOB_STORE_LIMITS.chunksInFlight;
+    this.#readsInFlight = options.readsInFlight ?? BLOB_STORE_LIMITS.readsInFlight;
+    this.#perRead = options.chunksPerRead ?? BLOB_STORE_LIMITS.chunksPerRead;
+    this.#perWrite = options.chunksPerWrite ?? BLOB_STORE_LIMITS.chunksPerWrite;
+    this.#writesInFlight = options.writesInFlight ?? BLOB_STORE_LIMITS.writesInFlight;
     const pool = options.pool === undefined ? postgresPoolOf(db) : options.pool;
-    this.#read =
-      pool === undefined || pool === null
-        ? (id, idx, from, count) => readChunkSlice(db, id, idx, from, count)
-        : (id, idx, from, count) => readChunkSliceBinary(pool, id, idx, from, count);
+    if (pool === undefined || pool === null) {
+      this.#read = (id, idx, from, count) => readChunkSlice(db, id, idx, from, count);
+      this.#readWhole = async (id, firstIdx, lastIdx, chunkSize) => {
+        const chunks: Buffer[] = [];
+        for (let idx = firstIdx; idx <= lastIdx; idx++) {
+          const chunk = await readChunkSlice(db, id, idx, 0, chunkSize);
+          if (chunk === undefined) break;
+          chunks.push(chunk);
+        }
+        return chunks;
+      };
+      this.#insert = async (id, firstIdx, chunks) => {
+        for (const [i, chunk] of chunks.entries()) await insertChunk(db, id, firstIdx + i, chunk);
+      };
+    } else {
+      this.#read = (id, idx, from, count) => readChunkSliceBinary(pool, id, idx, from, count);
+      this.#readWhole = (id, firstIdx, lastIdx) => readWholeChunksBinary(pool, id, firstIdx, lastIdx);
+      this.#insert = (id, firstIdx, chunks) => insertChunksBinary(pool, id, firstIdx, chunks);
+    }
   }
 
   async put(source: AsyncIterable<Uint8Array> | Readable, options: BlobPutOptions = {}): Promise<BlobInfo> {
@@ -80,7 +112,7 @@ export class PgBlobStore implements BlobStore {
     const size = this.#chunkBytes;
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
     let id: string | undefined;
-    // chunk inserts under way, oldest first: at most BLOB_STORE_LIMITS.chunksInFlight
+    // write statements under way, oldest first: at most BLOB_STORE_LIMITS.writesInFlight
     const inFlight: Promise<void>[] = [];
     try {
       id = await beginUpload(db, size, this.#leaseMs);
@@ -91,17 +123,30 @@ export class PgBlobStore implements BlobStore {
       let renewedAt = Date.now();
       let parts: Buffer[] = [];
       let partsBytes = 0;
-      // a few inserts in flight on pooled connections while the next chunk is read and hashed
-      const write = async (chunk: Buffer) => {
-        if (inFlight.length >= this.#inFlight) await inFlight.shift();
+      // full chunks not yet sent, the first of them chunk `batchStart`
+      let batch: Buffer[] = [];
+      let batchStart = 0;
+      // a few write statements in flight on pooled connections while the next chunks are read and hashed
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const chunks = batch;
+        const firstIdx = batchStart;
+        batch = [];
+        batchStart = index;
+        if (inFlight.length >= this.#writesInFlight) await inFlight.shift();
         if (Date.now() - renewedAt > this.#leaseMs / 3) {
           if (!(await renewUpload(db, uploadId, this.#leaseMs))) throw new Error('the upload lease lapsed');
           renewedAt = Date.now();
         }
-        const insert = insertChunk(db, uploadId, index++, chunk);
+        const insert = this.#insert(uploadId, firstIdx, chunks);
         // observed here too, so a failure while the source is read is never unhandled
         insert.catch(() => undefined);
         inFlight.push(insert);
+      };
+      const write = async (chunk: Buffer) => {
+        batch.push(chunk);
+        index++;
+        if (batch.length >= this.#perWrite) await flush();
       };
       for await (const raw of source as AsyncIterable<Uint8Array | string>) {
         let chunk = typeof raw === 'string' ? Buffer.from(raw) : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
@@ -124,6 +169,7 @@ export class PgBlobStore implements BlobStore {
         }
       }
       if (partsBytes > 0) await write(Buffer.concat(parts, partsBytes));
+      await flush();
       await Promise.all(inFlight);
       const digest = digestFromHex(hash.digest('hex'));
       if (options.expectedDigest !== undefined && options.expectedDigest !== digest) {
@@ -151,7 +197,10 @@ export class PgBlobStore implements BlobStore {
     if (!row) throw new BlobError('BLOB_NOT_FOUND', `blob ${digest} does not exist`);
     const resolved = range === undefined ? undefined : resolveRange(range, row.length);
     const span = resolved ?? (row.length === 0 ? undefined : { start: 0, end: row.length - 1 });
-    const chunks = span === undefined ? emptyChunks() : readChunks(this.#read, digest, row.id, row.chunkSize, span, this.#inFlight);
+    const chunks =
+      span === undefined
+        ? emptyChunks()
+        : readChunks({ slice: this.#read, whole: this.#readWhole }, digest, row, span, { ahead: this.#readsInFlight, perRead: this.#perRead });
     return {
       stream: Readable.from(chunks, { objectMode: false, highWaterMark: row.chunkSize }),
       totalLength: row.length,
@@ -177,26 +226,54 @@ export class PgBlobStore implements BlobStore {
 /** `count` bytes of chunk `idx` of blob row `id` from byte `from`; undefined when the chunk is gone. */
 type ChunkReader = (id: string, idx: number, from: number, count: number) => Promise<Buffer | undefined>;
 
+/** Whole chunks `firstIdx`..`lastIdx` of blob row `id` (of `chunkSize` bytes, the blob's last one shorter) in order; fewer when chunks are gone. */
+type WholeChunksReader = (id: string, firstIdx: number, lastIdx: number, chunkSize: number) => Promise<Buffer[]>;
+
 async function* emptyChunks(): AsyncGenerator<Buffer> {}
 
-/** The chunks covering `span`, each sliced by the database, up to `ahead` fetched ahead of the one yielded. */
-async function* readChunks(read: ChunkReader, digest: Digest, id: string, chunkSize: number, span: ByteRange, ahead: number): AsyncGenerator<Buffer> {
+/**
+ * The chunks covering `span`: whole chunks `perRead` to a statement, a chunk the span only
+ * partly covers (its first or last) sliced by the database; up to `ahead` statements under way
+ * while the chunks already read are yielded.
+ */
+async function* readChunks(
+  read: { slice: ChunkReader; whole: WholeChunksReader },
+  digest: Digest,
+  row: { id: string; length: number; chunkSize: number },
+  span: ByteRange,
+  o: { ahead: number; perRead: number },
+): AsyncGenerator<Buffer> {
+  const { id, chunkSize } = row;
   const first = Math.floor(span.start / chunkSize);
   const last = Math.floor(span.end / chunkSize);
-  const fetch = async (idx: number): Promise<Buffer> => {
+  const chunkLength = (idx: number) => Math.min(chunkSize, row.length - idx * chunkSize);
+  const sliceOf = (idx: number) => {
     const from = idx === first ? span.start - idx * chunkSize : 0;
-    const to = idx === last ? span.end - idx * chunkSize : chunkSize - 1;
-    const bytes = await read(id, idx, from, to - from + 1);
-    if (bytes === undefined || bytes.byteLength !== to - from + 1) {
-      throw new BlobError('BLOB_NOT_FOUND', `blob ${digest}: chunk ${idx} is missing or short (deleted while it was read?)`);
-    }
-    return bytes;
+    const to = idx === last ? span.end - idx * chunkSize : chunkLength(idx) - 1;
+    return { from, count: to - from + 1, whole: from === 0 && to === chunkLength(idx) - 1 };
   };
-  const queue: Promise<Buffer>[] = [];
+  const missing = (idx: number) => new BlobError('BLOB_NOT_FOUND', `blob ${digest}: chunk ${idx} is missing or short (deleted while it was read?)`);
+  // one statement: chunk `idx` sliced, or whole chunks from `idx` on (at most perRead, up to the next partial one)
+  const fetch = async (idx: number, end: number): Promise<Buffer[]> => {
+    const s = sliceOf(idx);
+    if (!s.whole) {
+      const bytes = await read.slice(id, idx, s.from, s.count);
+      if (bytes === undefined || bytes.byteLength !== s.count) throw missing(idx);
+      return [bytes];
+    }
+    const chunks = await read.whole(id, idx, end, chunkSize);
+    for (let i = 0; i <= end - idx; i++) if (chunks[i]?.byteLength !== chunkLength(idx + i)) throw missing(idx + i);
+    if (chunks.length !== end - idx + 1) throw missing(end);
+    return chunks;
+  };
+  const queue: Promise<Buffer[]>[] = [];
   let next = first;
   const fill = () => {
-    while (next <= last && queue.length < ahead) {
-      const p = fetch(next++);
+    while (next <= last && queue.length < o.ahead) {
+      let end = next;
+      if (sliceOf(next).whole) while (end < last && end - next + 1 < o.perRead && sliceOf(end + 1).whole) end++;
+      const p = fetch(next, end);
+      next = end + 1;
       // observed at once: a reader that stops early never leaves a rejection unhandled
       p.catch(() => undefined);
       queue.push(p);
@@ -204,8 +281,8 @@ async function* readChunks(read: ChunkReader, digest: Digest, id: string, chunkS
   };
   fill();
   while (queue.length > 0) {
-    const current = await queue.shift()!;
+    const chunks = await queue.shift()!;
     fill();
-    yield current;
+    for (const chunk of chunks) yield chunk;
   }
 }
