@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
 import { DeviceListAnchors } from '../src/resources/devices/anchors.js';
-import { deviceListKey, listDevices, markDeviceSeen, type DeviceFilter } from '../src/resources/devices/queries.js';
+import { markDeviceSeen } from '../src/resources/devices/queries/presence.js';
+import { deviceListKey, listDevices, type DeviceFilter } from '../src/resources/devices/queries/list.js';
 
 /**
  * GET /devices item bytes (the database writes the page's JSON, spec §8) against the
