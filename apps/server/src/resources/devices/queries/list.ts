@@ -3,6 +3,7 @@ import { likeContains } from '../../../http/pagination.js';
 import type { Database } from '../../../store/database.js';
 import { PREPARE_MARK } from '../../../store/prepared.js';
 import type { AnchorList, DeviceListAnchors } from '../anchors.js';
+import type { DeviceSearchCache } from '../search-cache.js';
 import type { DeviceRecord, DeviceStatus } from './identity.js';
 
 /** The REST list of devices (`GET /devices`): its page, `total` and `counts`, and the tenant's counts alone. */
@@ -82,9 +83,18 @@ export interface DevicePage {
  *   (PREPARE_MARK): parsed and planned once per connection (PostgreSQL) or session (PGlite);
  * - a deep page (offset >= anchors.every) starts its walk at the nearest per-process anchor
  *   (resources/devices/anchors.ts) and is used only if the list version read with it still is
- *   the anchors' version; otherwise it walks from the start and anchors are rebuilt.
+ *   the anchors' version; otherwise it walks from the start and anchors are rebuilt;
+ * - a `q` page (no device filter, offset below anchors.every) is `searchPage`: its names and
+ *   total are reused from `searches` while the list version read in the same statement is
+ *   theirs, so a repeated search costs an index lookup per item, not a walk and a count.
  */
-export async function listDevices(db: Kysely<Database>, tenantId: string, filter: DeviceFilter, anchors?: DeviceListAnchors): Promise<DevicePage> {
+export async function listDevices(
+  db: Kysely<Database>,
+  tenantId: string,
+  filter: DeviceFilter,
+  anchors?: DeviceListAnchors,
+  searches?: DeviceSearchCache,
+): Promise<DevicePage> {
   const conditions = [sql`tenant_id = ${tenantId}`];
   if (filter.status !== undefined) conditions.push(sql`status = ${filter.status}`);
   const hasQ = filter.q !== undefined && filter.q !== '';
@@ -100,6 +110,7 @@ export async function listDevices(db: Kysely<Database>, tenantId: string, filter
   // attribute changing would leave anchors of a filtered list silently stale.
   const deep = anchors !== undefined && filter.filter === undefined && filter.offset >= anchors.every;
   const key = deviceListKey(tenantId, filter);
+  if (hasQ && searches !== undefined && filter.filter === undefined && !deep) return searchPage(db, tenantId, filter, where, searches, key);
   const anchorList = deep ? anchors.get(key) : undefined;
   if (anchorList !== undefined && anchorList.names.length > 0) {
     const k = Math.min(Math.floor(filter.offset / anchors!.every), anchorList.names.length - 1);
@@ -159,6 +170,61 @@ async function listPage(
   const total =
     row.total !== null ? Number(row.total) : filter.status !== undefined ? counts[filter.status] : counts.online + counts.offline + counts.decommissioned;
   return { devicesJson: `[${row.devices}]`, total, counts, version: row.version };
+}
+
+/** One result row of `searchPage`: a `ListRow` with the version and the page's names. */
+interface SearchRow extends ListRow {
+  version: string;
+  names: string[];
+}
+
+/**
+ * A page of a `q` search, ONE prepared statement whatever the search: `hit` compares the list
+ * version in the statement's snapshot with the remembered page's (`searches`). On a hit the
+ * remembered names select the page's rows (one index lookup each) and the remembered total is
+ * the answer's; on a miss the walk (on names only, as for a deep page) and the count run, and
+ * the page is remembered. Whichever branch is not taken is not executed (a one-time filter and
+ * a CASE over an InitPlan). The items are read in the snapshot in both cases.
+ */
+async function searchPage(
+  db: Kysely<Database>,
+  tenantId: string,
+  filter: DeviceFilter,
+  where: RawBuilder<unknown>,
+  searches: DeviceSearchCache,
+  listKey: string,
+): Promise<DevicePage> {
+  const key = `${listKey}|${filter.limit}|${filter.offset}`;
+  const known = searches.get(key);
+  // a version is never negative: -1 is a miss
+  const knownVersion = known?.version ?? '-1';
+  const result = await sql<SearchRow>`${sql.raw(PREPARE_MARK)}
+    WITH v AS MATERIALIZED (
+      SELECT coalesce((SELECT version FROM device_list_versions WHERE tenant_id = ${tenantId}), 0) AS version
+    ), hit AS MATERIALIZED (
+      SELECT version = ${knownVersion}::bigint AS yes FROM v
+    ), names AS (
+      SELECT n AS name FROM unnest(${known?.names ?? []}::text[]) AS n WHERE (SELECT yes FROM hit)
+      UNION ALL
+      SELECT name FROM (SELECT name FROM devices WHERE ${where} ORDER BY name LIMIT ${filter.limit} OFFSET ${filter.offset}) AS walk
+        WHERE NOT (SELECT yes FROM hit)
+    ), page AS (
+      SELECT name, list_json FROM devices WHERE tenant_id = ${tenantId} AND name IN (SELECT name FROM names)
+    )
+    SELECT
+      coalesce(sum(n) FILTER (WHERE status = 'online'), 0)::bigint AS online,
+      coalesce(sum(n) FILTER (WHERE status = 'offline'), 0)::bigint AS offline,
+      coalesce(sum(n) FILTER (WHERE status = 'decommissioned'), 0)::bigint AS decommissioned,
+      CASE WHEN (SELECT yes FROM hit) THEN ${known?.total ?? 0}::bigint ELSE (SELECT count(*) FROM devices WHERE ${where}) END AS total,
+      (SELECT coalesce(string_agg(list_json, ',' ORDER BY name), '') FROM page) AS devices,
+      (SELECT version::text FROM v) AS version,
+      (SELECT coalesce(array_agg(name ORDER BY name), '{}') FROM page) AS names
+    FROM device_counts WHERE tenant_id = ${tenantId}`.execute(db);
+  const row = result.rows[0]!;
+  const counts: DeviceCounts = { online: Number(row.online), offline: Number(row.offline), decommissioned: Number(row.decommissioned) };
+  const total = Number(row.total);
+  if (row.version !== knownVersion) searches.set(key, { version: row.version, total, names: row.names });
+  return { devicesJson: `[${row.devices}]`, total, counts };
 }
 
 /**
