@@ -124,7 +124,11 @@ async function driveWithCpu(url, headers, serverPid, backends) {
   const d0 = cpuMsOf(backends);
   const r = await drive(url, headers);
   const requests = r.rps * DURATION_S;
-  return { ...r, serverUs: ((cpuMsOf([serverPid]) - s0) * 1000) / requests, dbUs: backends.length > 0 ? ((cpuMsOf(backends) - d0) * 1000) / requests : undefined };
+  return {
+    ...r,
+    serverUs: ((cpuMsOf([serverPid]) - s0) * 1000) / requests,
+    dbUs: backends.length > 0 ? ((cpuMsOf(backends) - d0) * 1000) / requests : undefined,
+  };
 }
 
 function startServer(env) {
@@ -247,7 +251,8 @@ async function runDriver(label, storeOptions, serverEnv, n) {
   // offline detector would otherwise flip 66k of them in the middle of a scenario.
   const appName = `svc-bench-${process.pid}`;
   const { child, port } = await startServer({ ...serverEnv, SVC_LOG_LEVEL: 'warn', SVC_DEVICE_CHECKIN_INTERVAL_S: '3600', PGAPPNAME: appName });
-  const probe = storeOptions.databaseUrl === undefined ? undefined : await openStore({ databaseUrl: storeOptions.databaseUrl, schema: storeOptions.schema, poolSize: 1 });
+  const probe =
+    storeOptions.databaseUrl === undefined ? undefined : await openStore({ databaseUrl: storeOptions.databaseUrl, schema: storeOptions.schema, poolSize: 1 });
   try {
     const base = `http://127.0.0.1:${port}/api/v1/devices`;
     const auth = { authorization: `Bearer ${key}` };
@@ -293,7 +298,9 @@ async function runDriver(label, storeOptions, serverEnv, n) {
       const goal =
         target === undefined
           ? ''
-          : [target.ratio && `>= ${target.ratio}x`, target.rps && `>= ${target.rps} req/s`, target.p99Ms && `p99 < ${target.p99Ms} ms`].filter(Boolean).join(', ');
+          : [target.ratio && `>= ${target.ratio}x`, target.rps && `>= ${target.rps} req/s`, target.p99Ms && `p99 < ${target.p99Ms} ms`]
+              .filter(Boolean)
+              .join(', ');
       const ok =
         r.failed === undefined &&
         (target?.ratio === undefined || r.rps / b.rps >= target.ratio) &&
