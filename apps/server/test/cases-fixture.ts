@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppContext } from '../src/http/context.js';
-import { upsertEnrolledDevice } from '../src/resources/devices/queries.js';
+import { upsertEnrolledDevice } from '../src/resources/devices/queries/identity.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import type { Driver } from '../src/store/open.js';
 import { createTestApp, jsonApi, testConfig, type ApiAnswer, type ApiCall, type TestApp } from './helpers/app.js';

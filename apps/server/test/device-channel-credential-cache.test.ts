@@ -14,7 +14,7 @@ import { buildApp } from '../src/app.js';
 import { newSecret } from '../src/auth/secrets.js';
 import { credentialKey, DeviceCredentialCache } from '../src/device-channel/credential-cache.js';
 import { insertApiKey } from '../src/resources/api-keys/queries.js';
-import { markStaleDevicesOffline } from '../src/resources/devices/queries.js';
+import { markStaleDevicesOffline } from '../src/resources/devices/queries/presence.js';
 import { DEVICE_CREDENTIALS_CHANNEL } from '../src/store/migrations/0042_device_credential_notify.js';
 import { testConfig } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';

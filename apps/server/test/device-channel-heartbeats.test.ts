@@ -3,7 +3,7 @@ import type { CheckInResponse, EnrollResponse } from '@svc/device-proto';
 import { encodePem } from '@svc/release-core';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { advanceLastSeen, markDevicesOnline, markStaleDevicesOffline } from '../src/resources/devices/queries.js';
+import { advanceLastSeen, markDevicesOnline, markStaleDevicesOffline } from '../src/resources/devices/queries/presence.js';
 import { insertLogRequest } from '../src/resources/log-requests/queries.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
 import { availableDrivers } from './helpers/store.js';

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fulfillLogRequest, takePendingLogRequests } from '../src/resources/log-requests/queries.js';
-import { getDeviceByName, markDeviceSeen, markStaleDevicesOffline, upsertEnrolledDevice } from '../src/resources/devices/queries.js';
+import { getDeviceByName, upsertEnrolledDevice } from '../src/resources/devices/queries/identity.js';
+import { markDeviceSeen, markStaleDevicesOffline } from '../src/resources/devices/queries/presence.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deviceCounts, markStaleDevicesOffline } from '../src/resources/devices/queries.js';
+import { markStaleDevicesOffline } from '../src/resources/devices/queries/presence.js';
+import { deviceCounts } from '../src/resources/devices/queries/list.js';
 import { ensureDefaultTenant } from '../src/resources/tenants/queries.js';
 import { availableDrivers, createTestStore, type TestStore } from './helpers/store.js';
 

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
 import { DeviceListAnchors } from '../src/resources/devices/anchors.js';
-import { deviceListKey, listDevices, markDeviceSeen, type DeviceFilter } from '../src/resources/devices/queries.js';
+import { DeviceSearchCache } from '../src/resources/devices/search-cache.js';
+import { markDeviceSeen } from '../src/resources/devices/queries/presence.js';
+import { deviceListKey, listDevices, type DeviceFilter } from '../src/resources/devices/queries/list.js';
 
 /**
  * GET /devices item bytes (the database writes the page's JSON, spec §8) against the
@@ -146,5 +148,45 @@ describe.each(availableDrivers())('devices list formatting and offsets on %s', (
     expect(await version()).toBe(v1);
     await sql`DELETE FROM devices WHERE tenant_id = ${t.tenantId}::uuid AND name = 'a-first'`.execute(db);
     expect(await version()).not.toBe(v1);
+  });
+
+  it('q pages from remembered searches equal the uncached pages; a change to the list or to an item is served at once', async () => {
+    const db = t.testStore.store.db;
+    const searches = new DeviceSearchCache();
+    const page = async (filter: Partial<DeviceFilter>, cache?: DeviceSearchCache) => {
+      const p = await listDevices(db, t.tenantId, { limit: 5, offset: 0, ...filter }, undefined, cache);
+      return { devices: JSON.parse(p.devicesJson) as { name: string; last_seen: string | null }[], total: p.total, counts: p.counts };
+    };
+    const same = async (filter: Partial<DeviceFilter>) => {
+      const uncached = await page(filter);
+      expect(await page(filter, searches), `first ${JSON.stringify(filter)}`).toEqual(uncached); // a miss: walked and counted
+      expect(await page(filter, searches), `again ${JSON.stringify(filter)}`).toEqual(uncached); // a hit
+      return uncached;
+    };
+    const filters: Partial<DeviceFilter>[] = [{ q: '1' }, { q: '1', offset: 3 }, { q: '2', status: 'online' }, { q: 'N-0' }, { q: '%' }, { q: 'nothing' }];
+    for (const filter of filters) await same(filter);
+    expect(searches.size).toBe(filters.length);
+
+    // A remembered page is used at its version only: a forged total at the current version is
+    // served (the hit path runs), at another version it is not.
+    const key = `${deviceListKey(t.tenantId, { q: '1' })}|5|0`;
+    const remembered = searches.get(key)!;
+    searches.set(key, { ...remembered, total: 999 });
+    expect((await page({ q: '1' }, searches)).total).toBe(999);
+    searches.set(key, { ...remembered, version: String(Number(remembered.version) - 1), total: 999 });
+    expect((await page({ q: '1' }, searches)).total).toBe(remembered.total);
+
+    // A device added, a status changed, a device removed: the next search sees it.
+    await sql`INSERT INTO devices (tenant_id, name, status) VALUES (${t.tenantId}::uuid, 'a-1-first', 'online')`.execute(db);
+    expect((await same({ q: '1' })).devices[0]!.name).toBe('a-1-first');
+    const online = await same({ q: '2', status: 'online' });
+    await sql`UPDATE devices SET status = 'offline' WHERE tenant_id = ${t.tenantId}::uuid AND name = ${online.devices[0]!.name}`.execute(db);
+    expect((await same({ q: '2', status: 'online' })).total).toBe(online.total - 1);
+    // A heartbeat keeps the version (the names are reused) and its last_seen is served.
+    const seen = new Date('2027-01-02T03:04:05.678Z');
+    await markDeviceSeen(db, t.tenantId, 'a-1-first', { now: seen });
+    expect((await same({ q: '1' })).devices[0]!.last_seen).toBe(seen.toISOString());
+    await sql`DELETE FROM devices WHERE tenant_id = ${t.tenantId}::uuid AND name = 'a-1-first'`.execute(db);
+    expect((await same({ q: '1' })).devices.map((d) => d.name)).not.toContain('a-1-first');
   });
 });

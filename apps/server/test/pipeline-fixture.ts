@@ -18,7 +18,7 @@ import type { PipelineHooks } from '../src/resources/pipeline-deps.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import { blobStoreKind, openBlobStore } from '../src/blobs/index.js';
 import type { Driver } from '../src/store/open.js';
-import { upsertEnrolledDevice } from '../src/resources/devices/queries.js';
+import { upsertEnrolledDevice } from '../src/resources/devices/queries/identity.js';
 import { createTestApp, jsonApi, type ApiCall, type TestApp } from './helpers/app.js';
 import { createTestStore } from './helpers/store.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumeEnrollToken } from '../src/resources/enroll-tokens/queries.js';
-import { upsertEnrolledDevice } from '../src/resources/devices/queries.js';
+import { upsertEnrolledDevice } from '../src/resources/devices/queries/identity.js';
 import { insertAuditRow } from '../src/resources/audit/queries.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';

@@ -15,7 +15,7 @@ import {
 import { sha256Digest, LIMITS, validateDeliveryReport, type DeliveryReport } from '@svc/release-core';
 import { recordDelivery } from '../resources/deltas/deliveries.js';
 import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
-import { deviceHeartbeatState } from '../resources/devices/queries.js';
+import { deviceHeartbeatState } from '../resources/devices/queries/presence.js';
 import { storeLogBundle } from '../resources/log-requests/commands.js';
 import { peekLogRequests } from '../resources/log-requests/queries.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { advanceLastSeen, markDevicesOnline } from '../resources/devices/queries.js';
+import { advanceLastSeen, markDevicesOnline } from '../resources/devices/queries/presence.js';
 import { inTransaction } from '../store/tx.js';
 import type { Database } from '../store/database.js';
 import type { ChannelLogger } from './grpc-status.js';

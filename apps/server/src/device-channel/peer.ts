@@ -2,7 +2,7 @@ import { X509Certificate, type KeyObject } from 'node:crypto';
 import { isDeviceName, isUuid, sha256Digest, LIMITS } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { ServerError } from '../errors/server-error.js';
-import { deviceCredentialRow, promoteRenewedCertificate } from '../resources/devices/queries.js';
+import { deviceCredentialRow, promoteRenewedCertificate } from '../resources/devices/queries/identity.js';
 import type { Database } from '../store/database.js';
 import type { CallWithPeer, ConnectionCertificates } from './connections.js';
 import { credentialKey, type DeviceCredentialCache } from './credential-cache.js';
@@ -143,7 +143,7 @@ export async function authenticatePeer(
   if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: removed; enroll again`);
   if (row.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: decommissioned`);
   if (row.cert_fingerprint !== fingerprint) {
-    // the first call with a freshly renewed certificate makes it current (resources/devices/queries.ts)
+    // the first call with a freshly renewed certificate makes it current (resources/devices/queries/identity.ts)
     const promoted = await promoteRenewedCertificate(db, {
       tenantId: c.tenantId,
       deviceName: c.deviceName,

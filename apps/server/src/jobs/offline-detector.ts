@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
-import { markStaleDevicesOffline } from '../resources/devices/queries.js';
+import { markStaleDevicesOffline } from '../resources/devices/queries/presence.js';
 import { startInterval, type Job } from './interval.js';
 
 export type { Job } from './interval.js';

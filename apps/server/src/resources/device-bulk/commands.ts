@@ -10,7 +10,7 @@ import { invalidInput, isServerError, notFound, ServerError } from '../../errors
 import { decommissionDevice, tagDevice, untagDevice } from '../devices/commands.js';
 import { deviceFilterSql } from '../devices/filter/index.js';
 import { DEVICE_LIMITS } from '../devices/limits.js';
-import { getDeviceByName } from '../devices/queries.js';
+import { getDeviceByName } from '../devices/queries/identity.js';
 import { requestLogBundle } from '../log-requests/commands.js';
 import { addGroupMembers, removeGroupMembers } from '../groups/commands.js';
 import { existingDeviceNames, getGroup, memberNames } from '../groups/queries.js';

@@ -5,7 +5,7 @@
  * snapshot together with the tenant's list version (migration 0010). A page at offset O
  * then starts its index walk at anchor floor(O / every) and skips fewer than `every`
  * entries, instead of walking O. The page statement reads the version again in its own
- * snapshot; resources/devices/queries.ts uses the page only if that version equals the anchors' and
+ * snapshot; resources/devices/queries/list.ts uses the page only if that version equals the anchors' and
  * otherwise answers with the plain walk, so a stale anchor is never served.
  *
  * Anchors are (re)built in the background after a deep request found none or stale ones,

@@ -9,16 +9,9 @@ import { openLogRequests } from '../log-requests/queries.js';
 import { skipDecommissionedDevice } from '../rollouts/commands.js';
 import { runAlone, type BatchCommand, type Command } from '../unit-of-work.js';
 import { DEVICE_LIMITS } from './limits.js';
-import {
-  addDeviceHistory,
-  getDeviceByName,
-  lockDeviceTags,
-  recordHeartbeat,
-  setDecommissioned,
-  setDeviceTags,
-  upsertEnrolledDevices,
-  type DeviceRecord,
-} from './queries.js';
+import { addDeviceHistory, getDeviceByName, setDecommissioned, upsertEnrolledDevices, type DeviceRecord } from './queries/identity.js';
+import { recordHeartbeat } from './queries/presence.js';
+import { lockDeviceTags, setDeviceTags } from './queries/detail.js';
 
 /** A device of the unit of work's tenant, or 404 (another tenant's device is not found either: spec §7). */
 export async function deviceOr404(db: Db, tenant: string, name: string): Promise<DeviceRecord> {

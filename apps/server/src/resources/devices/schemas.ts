@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { Timestamp, Uuid } from '../../http/schemas.js';
-import { DEVICE_STATUSES } from './queries.js';
+import { DEVICE_STATUSES } from './queries/identity.js';
 
 /**
  * `string | null` as `type: ["string", "null"]` (JSON Schema 2020-12, OpenAPI 3.1) rather

@@ -12,7 +12,7 @@ import { listAuthorizerKeys } from '../authorizer-keys/queries.js';
 import { ACTIVE_STATES, CASE_STATES, caseDeadlines, type CaseState } from '../cases/deadlines.js';
 import { deadlineFacts, listCases } from '../cases/queries.js';
 import { deadlineView } from '../cases/views.js';
-import { deviceCounts, type DeviceCounts } from '../devices/queries.js';
+import { deviceCounts, type DeviceCounts } from '../devices/queries/list.js';
 import { SEVERITIES, type Severity } from '../vulnerabilities/severity.js';
 import { notFound } from '../../errors/server-error.js';
 import { paged, type ReportHeader, type ReportScope } from './document.js';

@@ -8,17 +8,11 @@ import { ErrorResponses, iso, PageOf, PageQuery, Strict, Timestamp, Uuid } from 
 import { decommissionDevice, deviceOr404, tagDevice, untagDevice } from '../../resources/devices/commands.js';
 import { deviceFilterSql } from '../../resources/devices/filter/index.js';
 import { storedInventory } from '../../resources/devices/inventory.js';
-import {
-  DEVICE_SORTS,
-  DEVICE_STATUSES,
-  deviceCurrentRelease,
-  deviceHistory,
-  deviceInventory,
-  deviceSoftware,
-  listDevices,
-  type DeviceListItem,
-} from '../../resources/devices/queries.js';
+import { DEVICE_STATUSES } from '../../resources/devices/queries/identity.js';
+import { DEVICE_SORTS, listDevices, type DeviceListItem } from '../../resources/devices/queries/list.js';
+import { deviceCurrentRelease, deviceHistory, deviceInventory, deviceSoftware } from '../../resources/devices/queries/detail.js';
 import { DeviceListAnchors } from '../../resources/devices/anchors.js';
+import { DeviceSearchCache } from '../../resources/devices/search-cache.js';
 import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
 import { Device, DeviceCounts, DeviceDetail, TaggedDevice, type DeviceView } from '../../resources/devices/schemas.js';
@@ -45,6 +39,8 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   // Deep pages start from per-process anchors checked against the database's list version.
   const anchors = new DeviceListAnchors();
+  // Repeated `q` searches reuse their page's names and total while the list version is theirs.
+  const searches = new DeviceSearchCache();
 
   app.get(
     '/devices',
@@ -86,8 +82,9 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
           offset,
         },
         anchors,
+        searches,
       );
-      // The database wrote the items' JSON (resources/devices/queries.ts); the rest are integers. A string
+      // The database wrote the items' JSON (resources/devices/queries/list.ts); the rest are integers. A string
       // sent as application/json skips the response serializer; the schema above still
       // documents this body, and devices-list.test.ts validates real pages against it.
       const body = `{"devices":${devicesJson},"total":${total},"limit":${limit},"offset":${offset},"counts":{"online":${counts.online},"offline":${counts.offline},"decommissioned":${counts.decommissioned}}}`;

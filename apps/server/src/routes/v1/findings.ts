@@ -7,7 +7,7 @@ import { ErrorResponses, iso, PageOf, PageQuery, Strict } from '../../http/schem
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { getFinding, listFindings, VEX_STATUSES, type FindingFilter } from '../../resources/findings/queries.js';
 import { findingView } from '../../resources/findings/views.js';
-import { getDeviceByName } from '../../resources/devices/queries.js';
+import { getDeviceByName } from '../../resources/devices/queries/identity.js';
 import { getRun, listRuns, type RunRow } from '../../resources/vuln-analysis/queries.js';
 import { SEVERITIES } from '../../resources/vulnerabilities/severity.js';
 import { Finding, FindingPage } from '../../resources/findings/schemas.js';
