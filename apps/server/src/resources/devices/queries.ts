@@ -1,6 +1,7 @@
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { likeContains } from '../../http/pagination.js';
+import type { DevicesTable } from '../../store/core-tables.js';
 import type { Database } from '../../store/database.js';
 import type { AnchorList, DeviceListAnchors } from './anchors.js';
 import { PREPARE_MARK } from '../../store/prepared.js';
@@ -18,19 +19,7 @@ import type { InventoryAttributes } from './inventory.js';
 export const DEVICE_STATUSES = ['online', 'offline', 'decommissioned'] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
 
-export interface DeviceRecord {
-  id: string;
-  tenant_id: string;
-  name: string;
-  status: string;
-  profile: string | null;
-  agent_version: string | null;
-  last_seen: Date | null;
-  cert_fingerprint: string | null;
-  cert_not_after: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type DeviceRecord = Pick<Selectable<DevicesTable>, (typeof COLUMNS)[number]>;
 
 const COLUMNS = [
   'id',

@@ -9,6 +9,7 @@
  * label (spec §2.3 rule 6): the device key is software-held, and no hardware label is ever
  * inferred.
  */
+import type { Digest } from '@svc/release-core';
 import { randomUUID } from 'node:crypto';
 import { checkReceiptAgainstRelease, type ReceiptPayload } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
@@ -50,8 +51,8 @@ export interface VerifiedUpload {
   deviceName: string;
   envelopeBytes: Uint8Array;
   payload: ReceiptPayload;
-  payloadDigest: string;
-  envelopeDigest: string;
+  payloadDigest: Digest;
+  envelopeDigest: Digest;
   deployment: SignedDeployment;
 }
 

@@ -1,3 +1,4 @@
+import type { Digest } from '@svc/release-core';
 import { normalizeUuid, type ActivationOutcome } from '@svc/release-core';
 import { sql } from 'kysely';
 import type { Db } from '../../store/tx.js';
@@ -20,7 +21,7 @@ export async function tenantDeviceCaDers(db: Db, tenantId: string, at: Date): Pr
 }
 
 /** Receipts with these exact envelope bytes, in any tenant (the digest is unique). */
-export async function receiptsByEnvelopeDigests(db: Db, envelopeDigests: readonly string[]) {
+export async function receiptsByEnvelopeDigests(db: Db, envelopeDigests: readonly Digest[]) {
   if (envelopeDigests.length === 0) return [];
   return db
     .selectFrom('release_receipts')
@@ -64,8 +65,8 @@ export interface NewReceipt {
   device: string;
   activation: string;
   health: string;
-  payloadDigest: string;
-  envelopeDigest: string;
+  payloadDigest: Digest;
+  envelopeDigest: Digest;
   envelopeBytes: Uint8Array;
   payload: unknown;
   label: string;

@@ -4,6 +4,7 @@
  * input and release-core, with no database and no server state, so it runs the same inline
  * and in a verification thread (device-channel/receipt-verifier.ts).
  */
+import type { Digest } from '@svc/release-core';
 import {
   parseCertificateDer,
   parseEnvelope,
@@ -33,8 +34,8 @@ export interface ReceiptBytesInput {
 /** What a verified receipt's bytes say; the signed rollout is checked against it next. */
 export interface VerifiedReceiptBytes {
   payload: ReceiptPayload;
-  payloadDigest: string;
-  envelopeDigest: string;
+  payloadDigest: Digest;
+  envelopeDigest: Digest;
 }
 
 /** Parsed tenant device CAs by the digest of their DER: a CA certificate's bytes never change meaning. */

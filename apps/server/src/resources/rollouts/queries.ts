@@ -4,6 +4,7 @@
  * release transaction moves together. Writers lock the deployment row (`lockDeployment`), so
  * two server processes never interleave a transition.
  */
+import type { Digest } from '@svc/release-core';
 import type { FailureThreshold } from '@svc/release-core';
 import { sql } from 'kysely';
 import type { Db } from '../../store/tx.js';
@@ -329,7 +330,7 @@ export async function insertDeployment(
     releaseId: string | null;
     artifactId: string | null;
     groupId: string;
-    snapshot: string;
+    snapshot: Digest;
     memberCount: number;
     deviceCount: number;
     threshold: FailureThreshold | undefined;

@@ -1,3 +1,4 @@
+import type { Digest } from '@svc/release-core';
 import multipart from '@fastify/multipart';
 import { ARTIFACT_KINDS } from '@svc/release-core';
 import { Type } from 'typebox';
@@ -42,7 +43,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
       const deps = pipelineDeps(ctx);
       const tenantId = principalOf(request).tenantId;
       const fields: Record<string, string> = {};
-      let blob: { digest: string; length: number } | undefined;
+      let blob: { digest: Digest; length: number } | undefined;
       let filename: string | undefined;
       for await (const part of multipartParts(request)) {
         if (part.type === 'file') {
