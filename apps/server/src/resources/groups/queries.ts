@@ -3,8 +3,7 @@
  * member count are stored on the group row, written in the same transaction as every
  * membership change. Every function is tenant-scoped.
  */
-import type { Digest } from '@svc/release-core';
-import { normalizeUuid } from '@svc/release-core';
+import { normalizeUuid, type Digest } from '@svc/release-core';
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { DeviceGroupsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';

@@ -9,9 +9,8 @@
  * label (spec §2.3 rule 6): the device key is software-held, and no hardware label is ever
  * inferred.
  */
-import type { Digest } from '@svc/release-core';
 import { randomUUID } from 'node:crypto';
-import { checkReceiptAgainstRelease, type ReceiptPayload } from '@svc/release-core';
+import { checkReceiptAgainstRelease, type ReceiptPayload, type Digest } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
 import { isUniqueViolation } from '../../store/tx.js';

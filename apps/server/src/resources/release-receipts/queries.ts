@@ -1,6 +1,6 @@
-import type { Digest } from '@svc/release-core';
-import { normalizeUuid, type ActivationOutcome } from '@svc/release-core';
-import { sql } from 'kysely';
+import { normalizeUuid, type ActivationOutcome, type Digest } from '@svc/release-core';
+import { sql, type Selectable } from 'kysely';
+import type { ReleaseReceiptsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { ExportRow } from './export.js';
 
@@ -113,19 +113,7 @@ const LIST_COLUMNS = [
   'accepted_at',
 ] as const;
 
-export type ReceiptRow = {
-  id: string;
-  device_name: string;
-  rollout_id: string | null;
-  deployment_id: string;
-  release_id: string;
-  activation: string;
-  health: string;
-  payload_digest: string;
-  envelope_digest: string;
-  label: string;
-  accepted_at: Date;
-};
+export type ReceiptRow = Pick<Selectable<ReleaseReceiptsTable>, (typeof LIST_COLUMNS)[number]>;
 
 export interface ReceiptFilter {
   device?: string | undefined;

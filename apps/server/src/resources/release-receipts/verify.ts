@@ -4,7 +4,6 @@
  * input and release-core, with no database and no server state, so it runs the same inline
  * and in a verification thread (device-channel/receipt-verifier.ts).
  */
-import type { Digest } from '@svc/release-core';
 import {
   parseCertificateDer,
   parseEnvelope,
@@ -15,6 +14,7 @@ import {
   type Certificate,
   type CryptoProvider,
   type ReceiptPayload,
+  type Digest,
 } from '@svc/release-core';
 
 export interface ReceiptBytesInput {

@@ -3,8 +3,7 @@
  * package keys and ids, the KEV catalog. Records replace older ones only when their
  * `modified` time is newer (imports are incremental and idempotent).
  */
-import type { Digest } from '@svc/release-core';
-import { normalizeUuid } from '@svc/release-core';
+import { normalizeUuid, type Digest } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
 import type { RangeSkip, VulnImportsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';

@@ -1,6 +1,5 @@
-import type { Digest } from '@svc/release-core';
 import multipart from '@fastify/multipart';
-import { ARTIFACT_KINDS } from '@svc/release-core';
+import { ARTIFACT_KINDS, type Digest } from '@svc/release-core';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
