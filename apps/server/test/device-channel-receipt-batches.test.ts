@@ -220,7 +220,7 @@ describe.each(availableDrivers())('receipt batches on %s', (driver) => {
     const copy = (n: number, acceptedAt: Date, digest: string) => ({
       ...model!,
       id: randomUUID(),
-      envelope_digest: `sha256:${String(n).repeat(64).slice(0, 64)}`,
+      envelope_digest: `sha256:${String(n).repeat(64).slice(0, 64)}` as const,
       device_name: 'statement-probe',
       payload: JSON.stringify({ ...(model!.payload as object), resulting_digest: digest }),
       accepted_at: acceptedAt,

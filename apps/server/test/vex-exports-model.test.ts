@@ -11,9 +11,16 @@ import { describe, expect, it } from 'vitest';
 import { buildCsafVex, vexModel, type VexExportFacts } from '../src/resources/vex/exports.js';
 import type { StatementRow } from '../src/resources/vex/queries.js';
 
-const A1 = { id: '00000000-0000-4000-8000-000000000001', name: 'fw', version: '1.0.0', kind: 'config', digest: `sha256:${'1'.repeat(64)}`, filename: 'fw-1' };
-const A2 = { ...A1, id: '00000000-0000-4000-8000-000000000002', version: '2.0.0', digest: `sha256:${'2'.repeat(64)}`, filename: 'fw-2' };
-const A3 = { ...A1, id: '00000000-0000-4000-8000-000000000003', version: '3.0.0', digest: `sha256:${'3'.repeat(64)}`, filename: 'fw-3' };
+const A1 = {
+  id: '00000000-0000-4000-8000-000000000001',
+  name: 'fw',
+  version: '1.0.0',
+  kind: 'config',
+  digest: `sha256:${'1'.repeat(64)}` as const,
+  filename: 'fw-1',
+};
+const A2 = { ...A1, id: '00000000-0000-4000-8000-000000000002', version: '2.0.0', digest: `sha256:${'2'.repeat(64)}` as const, filename: 'fw-2' };
+const A3 = { ...A1, id: '00000000-0000-4000-8000-000000000003', version: '3.0.0', digest: `sha256:${'3'.repeat(64)}` as const, filename: 'fw-3' };
 const ZLIB = 'pkg:generic/zlib@1.2.11';
 const at = (day: number) => new Date(Date.UTC(2026, 0, day));
 let n = 0;

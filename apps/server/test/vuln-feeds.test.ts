@@ -172,7 +172,7 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
   it('resumes after a crash between batches: the cursor is kept and the re-POST applies only the rest', async () => {
     const recs = [npm('GHSA-resu-me00-0001', 'r1', '1.0.0'), npm('GHSA-resu-me00-0002', 'r2', '1.0.0'), npm('GHSA-resu-me00-0003', 'r3', '1.0.0')];
     const zip = osvZip(recs);
-    const digest = `sha256:${createHash('sha256').update(zip).digest('hex')}`;
+    const digest = `sha256:${createHash('sha256').update(zip).digest('hex')}` as const;
     // what a process killed after its first batch leaves behind: the import row and one batch
     const scope = { tenant: f.t.tenantId, actor: systemActor('test'), now: new Date() };
     const started = await runUnitOfWork(db(), scope, (uow) => startOsvImport(uow, { source: 'osv:npm', digest, entries: 3 }));

@@ -1,6 +1,5 @@
-import type { ColumnType, Generated } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
+import type { Generated } from 'kysely';
+import type { GeneratedTimestamp, Timestamp } from '../store/column-types.js';
 
 /**
  * Tables of the device channel (migration 0004_device_channel). The device row itself
@@ -14,7 +13,7 @@ export interface DeviceCasTable {
   cert_der: Uint8Array;
   /** File name of the PKCS#8 key under SVC_DATA_DIR/ca/<tenant>/ (shared through the data dir); a retired CA's may be gone. */
   key_file: string;
-  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  created_at: GeneratedTimestamp;
   /** NULL for the one current CA (it issues); set when a rotation replaced it. */
   retired_at: Timestamp | null;
   /** A retired CA is trusted for verification until then (its last certificate's expiry). */

@@ -1,16 +1,12 @@
+import type { Digest } from '@svc/release-core';
 import type { ColumnType, Generated } from 'kysely';
+import type { GeneratedJson, Int8, Int8Identity, Timestamp } from './column-types.js';
 
 /**
  * Table interfaces of the Article 14 cases (migration 0020_article14_cases), composed into the
  * server's `Database` in database.ts. Every row carries `tenant_id`; every table but `cases`
  * is append-only in the database.
  */
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-/** jsonb: read parsed, written as a JSON string */
-type Json<T> = ColumnType<T, string | undefined, string>;
-/** bigint arrives as a string from pg; we write numbers */
-type BigInt = ColumnType<string | number, number, number>;
 
 export interface CasesTable {
   id: Generated<string>;
@@ -39,7 +35,7 @@ export interface CasesTable {
 export interface CaseAwarenessTable {
   id: Generated<string>;
   /** Write order (an identity column). */
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   case_id: string;
   aware_at: Timestamp;
@@ -54,7 +50,7 @@ export interface CaseAwarenessTable {
 export interface CaseDecisionsTable {
   id: Generated<string>;
   /** Write order (an identity column). */
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   case_id: string;
   decision: string;
@@ -69,7 +65,7 @@ export interface CaseDecisionsTable {
 export interface CaseMeasuresTable {
   id: Generated<string>;
   /** Write order (an identity column). */
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   case_id: string;
   available_at: Timestamp;
@@ -84,7 +80,7 @@ export interface CaseMeasuresTable {
 export interface CaseIntermediateRequestsTable {
   id: Generated<string>;
   /** Write order (an identity column). */
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   case_id: string;
   requested_by: string;
@@ -98,7 +94,7 @@ export interface CaseIntermediateRequestsTable {
 export interface CaseSubmissionsTable {
   id: string;
   /** Write order (an identity column). */
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   case_id: string;
   stage: string;
@@ -106,9 +102,9 @@ export interface CaseSubmissionsTable {
   request_id: string | null;
   /** The exact submission document: RFC 8785 canonical JSON. */
   document: Uint8Array;
-  digest: string;
-  pdf_digest: string;
-  pdf_length: BigInt;
+  digest: ColumnType<Digest>;
+  pdf_digest: ColumnType<Digest>;
+  pdf_length: Int8;
   created_by: string;
   created_at: Timestamp;
 }
@@ -117,7 +113,7 @@ export interface CaseSubmissionsTable {
 export interface CaseSrpPacketsTable {
   id: string;
   /** Write order (an identity column). */
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   case_id: string;
   stage: string;
@@ -127,7 +123,7 @@ export interface CaseSrpPacketsTable {
   submission_id: string | null;
   /** The exact packet: RFC 8785 canonical JSON. */
   document: Uint8Array;
-  digest: string;
+  digest: ColumnType<Digest>;
   /** How many required fields have no value. */
   missing: number;
   created_by: string;
@@ -137,7 +133,7 @@ export interface CaseSrpPacketsTable {
 export interface CaseFilingsTable {
   id: Generated<string>;
   /** Write order (an identity column). */
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   case_id: string;
   submission_id: string;
@@ -145,7 +141,7 @@ export interface CaseFilingsTable {
   member_state: string | null;
   transport: string;
   external_reference: string | null;
-  delivery: Json<Record<string, unknown>>;
+  delivery: GeneratedJson<Record<string, unknown>>;
   filed_by: string;
   filed_at: Timestamp;
   recorded_at: Timestamp;
@@ -154,13 +150,13 @@ export interface CaseFilingsTable {
 export interface CaseAttachmentsTable {
   id: Generated<string>;
   /** Write order (an identity column). */
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   case_id: string;
   filename: string;
   content_type: string;
-  digest: string;
-  length: BigInt;
+  digest: ColumnType<Digest>;
+  length: Int8;
   description: string;
   added_by: string;
   added_at: Timestamp;

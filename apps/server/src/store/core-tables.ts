@@ -1,17 +1,11 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { GeneratedTimestamp, Int8, Int8Identity, Json, Timestamp } from './column-types.js';
 
 /**
  * Table interfaces of the platform area (tenants, users, credentials, devices, enrollment
  * tokens, audit, branding). Other areas declare theirs in their own file and
  * `database.ts` composes them. Every row carries `tenant_id` (uuid).
  */
-
-/** A timestamptz column: read as Date, written as Date or an SQL expression. */
-export type Timestamp = ColumnType<Date, Date | string, Date | string>;
-/** A timestamptz column with a database default. */
-export type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-/** A jsonb column: read as parsed JSON, written as a JSON string. */
-export type Json<T = unknown> = ColumnType<T, string, string>;
 
 export interface TenantsTable {
   id: Generated<string>;
@@ -76,14 +70,14 @@ export interface DevicesTable {
 /** Bumped by triggers when a tenant's ordered device list changes (migration 0010). */
 export interface DeviceListVersionsTable {
   tenant_id: string;
-  version: ColumnType<string, string | number, string | number>;
+  version: ColumnType<string | number, string | number, string | number>;
 }
 
 /** Kept by triggers on `devices`; read instead of counting rows per request. */
 export interface DeviceCountsTable {
   tenant_id: string;
   status: string;
-  n: ColumnType<number, number, number>;
+  n: Int8;
 }
 
 export interface DeviceHistoryTable {
@@ -122,7 +116,7 @@ export interface EnrollTokensTable {
 
 export interface AuditEventsTable {
   id: Generated<string>;
-  seq: ColumnType<string, never, never>;
+  seq: Int8Identity;
   tenant_id: string;
   at: GeneratedTimestamp;
   actor: string;

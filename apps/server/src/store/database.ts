@@ -1,3 +1,4 @@
+import type { BlobTables } from '../blobs/tables.js';
 import type { DeviceChannelTables } from '../device-channel/tables.js';
 import type { KeyCustodyTables } from '../key-custody/tables.js';
 import type { CaseTables } from './case-tables.js';
@@ -11,4 +12,5 @@ import type { VulnTables } from './vuln-tables.js';
  * The whole schema as kysely sees it. Each area declares its table interfaces in its own
  * file and adds ONE name to the `extends` list below (e.g. `SigningRepoTables`).
  */
-export interface Database extends CoreTables, DeviceChannelTables, PipelineTables, SigningRepoTables, VulnTables, CaseTables, KeyCustodyTables, DeltaTables {}
+export interface Database
+  extends CoreTables, DeviceChannelTables, PipelineTables, SigningRepoTables, VulnTables, CaseTables, KeyCustodyTables, DeltaTables, BlobTables {}

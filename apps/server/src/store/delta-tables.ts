@@ -1,23 +1,21 @@
+import type { Digest } from '@svc/release-core';
 import type { ColumnType, Generated } from 'kysely';
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-/** bigint columns read as text by node-postgres, as numbers by PGlite. */
-type BigInt = ColumnType<string | number, number, number>;
+import type { Int8, Timestamp } from './column-types.js';
 
 /** Migration 0055 (docs/delta-updates.md). */
 export interface MemberDeltasTable {
   id: Generated<string>;
   tenant_id: string;
-  source_digest: string;
-  target_digest: string;
-  source_length: BigInt;
-  target_length: BigInt;
+  source_digest: ColumnType<Digest>;
+  target_digest: ColumnType<Digest>;
+  source_length: Int8;
+  target_length: Int8;
   state: Generated<'queued' | 'building' | 'ready' | 'skipped' | 'failed'>;
   target_path: string | null;
-  delta_digest: string | null;
-  delta_length: BigInt | null;
+  delta_digest: ColumnType<Digest> | null;
+  delta_length: Int8 | null;
   build_ms: number | null;
-  build_peak_rss_bytes: BigInt | null;
+  build_peak_rss_bytes: Int8 | null;
   attempts: Generated<number>;
   error: string | null;
   lease_owner: string | null;
@@ -41,9 +39,9 @@ export interface ReceiptDeliveriesTable {
   device_name: string;
   component: string;
   method: 'full' | 'delta' | 'adaptive';
-  bytes_transferred: BigInt;
-  full_length: BigInt;
-  source_digest: string | null;
+  bytes_transferred: Int8;
+  full_length: Int8;
+  source_digest: ColumnType<Digest> | null;
   fallback: string | null;
   /** Migration 0056: download attempts, resumed attempts, why the download did not complete. */
   attempts: number | null;

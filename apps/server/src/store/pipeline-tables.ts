@@ -1,15 +1,11 @@
+import type { Digest } from '@svc/release-core';
 import type { ColumnType, Generated } from 'kysely';
+import type { Int8, Json, Timestamp } from './column-types.js';
 
 /**
  * Table interfaces of the publish-and-deploy pipeline (migration 0003_pipeline). Composed
  * into the server's `Database` in src/store/database.ts. Every row carries `tenant_id`.
  */
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-/** jsonb: read parsed, written as a JSON string */
-type Json<T> = ColumnType<T, string, string>;
-/** bigint arrives as a string from pg; we write numbers */
-type BigInt = ColumnType<string | number, number, number>;
 
 export interface AuthorizerKeysTable {
   id: Generated<string>;
@@ -29,8 +25,8 @@ export interface ArtifactsTable {
   kind: string;
   media_type: string;
   filename: string;
-  digest: string;
-  length: BigInt;
+  digest: ColumnType<Digest>;
+  length: Int8;
   target: string;
   source: Generated<string>;
   description: string | null;
@@ -45,7 +41,7 @@ export interface ArtifactSbomsTable {
   format: string;
   content_type: string;
   bytes: Uint8Array;
-  digest: string;
+  digest: ColumnType<Digest>;
   created_at: Timestamp;
 }
 
@@ -63,7 +59,7 @@ export interface DeviceGroupsTable {
   tenant_id: string;
   name: string;
   member_count: Generated<number>;
-  snapshot_digest: string;
+  snapshot_digest: ColumnType<Digest>;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** set when the group is deleted (migration 0049); the row stays for the deployments naming it */
@@ -83,8 +79,8 @@ export interface ReleasesTable {
   tenant_id: string;
   product: string;
   version: string;
-  payload_digest: string;
-  envelope_digest: string;
+  payload_digest: ColumnType<Digest>;
+  envelope_digest: ColumnType<Digest>;
   keyid: string;
   target: string;
   envelope_bytes: Uint8Array;
@@ -98,7 +94,7 @@ export interface DeploymentsTable {
   release_id: string | null;
   artifact_id: string | null;
   group_id: string;
-  snapshot_digest: string;
+  snapshot_digest: ColumnType<Digest>;
   member_count: number;
   device_count: number;
   /** terminal device results, kept in the receipt transaction so state reads never scan devices */
@@ -159,8 +155,8 @@ export interface ReleaseReceiptsTable {
   device_name: string;
   activation: string;
   health: string;
-  payload_digest: string;
-  envelope_digest: string;
+  payload_digest: ColumnType<Digest>;
+  envelope_digest: ColumnType<Digest>;
   envelope_bytes: Uint8Array;
   payload: Json<Record<string, unknown>>;
   label: Generated<string>;

@@ -1,14 +1,12 @@
+import type { Digest } from '@svc/release-core';
 import type { ColumnType, Generated } from 'kysely';
+import type { Json, Timestamp } from './column-types.js';
 
 /**
  * Table interfaces of vulnerability intelligence (migration 0012_vulnerabilities, columns of 0045). Composed
  * into the server's `Database` in src/store/database.ts. Feed tables are global; the others
  * carry `tenant_id`.
  */
-
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-/** jsonb: read parsed, written as a JSON string */
-type Json<T> = ColumnType<T, string, string>;
 
 /** A range an import stored that matching skips: the record, its package key, the range type and why. */
 export interface RangeSkip {
@@ -22,7 +20,7 @@ export interface VulnImportsTable {
   id: Generated<string>;
   kind: 'osv' | 'kev';
   source: string;
-  digest: string;
+  digest: ColumnType<Digest>;
   state: 'running' | 'completed';
   entries_total: number;
   entries_done: Generated<number>;
@@ -114,7 +112,9 @@ export interface VulnFindingsTable {
   severity_rank: number;
   severity_source: string;
   cvss_score: number | null;
+  /** the versions that fix the installed one: the fixes of the matched range intervals, in the ecosystem's order */
   fixed_versions: string[];
+  /** every fix the matching records name for the package (other release lines too), in the ecosystem's order */
   record_fixed_versions: Generated<string[]>;
   matched_by: Json<unknown[]>;
   known_exploited: Generated<boolean>;
@@ -132,7 +132,7 @@ export interface VexStatementsTable {
   tenant_id: string;
   artifact_id: string;
   format: 'cyclonedx' | 'openvex';
-  document_digest: string;
+  document_digest: ColumnType<Digest>;
   vuln_id: string;
   component_purl: string | null;
   status: 'not_affected' | 'affected' | 'fixed' | 'under_investigation';
@@ -169,7 +169,7 @@ export interface VulnDeviceSoftwareTable {
   tenant_id: string;
   device_name: string;
   component: string;
-  digest: string;
+  digest: ColumnType<Digest>;
   source: 'receipt' | 'legacy';
   source_id: string;
   release_id: string | null;

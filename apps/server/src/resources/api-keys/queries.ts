@@ -1,17 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { PREPARE_MARK } from '../../store/prepared.js';
+import type { ApiKeysTable } from '../../store/core-tables.js';
 import type { Db } from '../../store/tx.js';
 
-export interface ApiKeyRecord {
-  id: string;
-  tenant_id: string;
-  name: string;
-  role: string;
-  prefix: string;
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
+/** A row of `api_keys` as the queries below read it. */
+export type ApiKeyRecord = Pick<Selectable<ApiKeysTable>, (typeof COLUMNS)[number]>;
 
 const COLUMNS = ['id', 'tenant_id', 'name', 'role', 'prefix', 'created_at', 'last_used_at', 'revoked_at'] as const;
 

@@ -6,6 +6,7 @@
  * leaves a signed target and no record; the retry re-publishes the identical entry (a no-op in
  * the repository) and inserts.
  */
+import type { Digest } from '@svc/release-core';
 import type { Readable } from 'node:stream';
 import { isBlobError } from '../../blobs/index.js';
 import { ServerError } from '../../errors/server-error.js';
@@ -15,7 +16,7 @@ import { artifactTargetPath, defaultMediaType, type ArtifactFields } from './fie
 import { artifactVersionExists, type NewArtifact } from './queries.js';
 
 /** Stream the bytes into the blob store (hashing on the way, capped): nothing is buffered whole. */
-export async function storeArtifactBytes(deps: PipelineDeps, file: Readable | AsyncIterable<Uint8Array>): Promise<{ digest: string; length: number }> {
+export async function storeArtifactBytes(deps: PipelineDeps, file: Readable | AsyncIterable<Uint8Array>): Promise<{ digest: Digest; length: number }> {
   const max = deps.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
   try {
     return await deps.blobs.put(file, { maxBytes: max });
@@ -36,7 +37,7 @@ export async function publishArtifactTarget(
   deps: PipelineDeps,
   tenantId: string,
   fields: ArtifactFields,
-  blob: { digest: string; length: number },
+  blob: { digest: Digest; length: number },
   source = 'upload',
 ): Promise<NewArtifact> {
   // spec §7: a duplicate version conflicts (checked before touching the repository)
@@ -49,7 +50,7 @@ export async function publishArtifactTarget(
       [
         {
           path: target,
-          digest: blob.digest as never,
+          digest: blob.digest,
           length: blob.length,
           custom: { kind: fields.kind, media_type: mediaType, name: fields.name, version: fields.version },
         },

@@ -1,6 +1,7 @@
-import type { SelectQueryBuilder } from 'kysely';
+import type { Selectable, SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../store/tx.js';
 import { invalidInput } from '../../errors/server-error.js';
+import type { AuditEventsTable } from '../../store/core-tables.js';
 import type { Database } from '../../store/database.js';
 
 export interface AuditFilters {
@@ -10,18 +11,7 @@ export interface AuditFilters {
 }
 
 const COLUMNS = ['id', 'seq', 'tenant_id', 'at', 'actor', 'credential', 'action', 'target', 'request_id', 'detail'] as const;
-type Row = {
-  id: string;
-  seq: string;
-  tenant_id: string;
-  at: Date;
-  actor: string;
-  credential: string;
-  action: string;
-  target: string;
-  request_id: string | null;
-  detail: Record<string, unknown>;
-};
+type Row = Pick<Selectable<AuditEventsTable>, (typeof COLUMNS)[number]>;
 
 function time(field: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
@@ -55,7 +45,7 @@ export async function auditPage(db: Db, tenantId: string, f: AuditFilters, limit
   ]);
   const counts: Record<string, number> = Object.fromEntries(byAction.map((r) => [r.action, Number(r.n)]));
   const total = f.action ? (counts[f.action] ?? 0) : byAction.reduce((n, r) => n + Number(r.n), 0);
-  return { rows: rows as Row[], total, counts };
+  return { rows, total, counts };
 }
 
 /** Oldest first, in keyset batches: memory stays flat however long the trail is. */
@@ -64,7 +54,7 @@ export async function* iterateAuditEvents(db: Db, tenantId: string, f: AuditFilt
   for (;;) {
     let q = filtered(db.selectFrom('audit_events').select(COLUMNS), tenantId, f);
     if (after !== undefined) q = q.where('seq', '>', after);
-    const rows = (await q.orderBy('seq').limit(batch).execute()) as Row[];
+    const rows = await q.orderBy('seq').limit(batch).execute();
     yield* rows;
     if (rows.length < batch) return;
     after = String(rows[rows.length - 1]!.seq);

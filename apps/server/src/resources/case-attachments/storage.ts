@@ -5,6 +5,7 @@
  * happens before the blob store starts or while it streams (it then discards its temporary
  * file): nothing is stored. The record and its audit row follow in `recordAttachment`.
  */
+import type { Digest } from '@svc/release-core';
 import type { Readable } from 'node:stream';
 import { isBlobError, type BlobStore } from '../../blobs/index.js';
 import { ServerError } from '../../errors/server-error.js';
@@ -12,7 +13,7 @@ import type { AttachmentLimits } from './limits.js';
 import { SNIFF_BYTES, verifiedType, type AttachmentType } from './sniff.js';
 
 export interface StoredAttachment {
-  digest: string;
+  digest: Digest;
   length: number;
   contentType: AttachmentType;
 }

@@ -107,8 +107,8 @@ class ArchiveWriter {
   }
 
   /** One entry piped from a blob, hashed on the way; refused if the bytes are not the recorded ones. */
-  async blob(path: string, blobs: BlobStore, digest: string): Promise<void> {
-    const { stream, totalLength } = await blobs.get(digest as never);
+  async blob(path: string, blobs: BlobStore, digest: Digest): Promise<void> {
+    const { stream, totalLength } = await blobs.get(digest);
     const hash = createHash('sha256');
     const entry = this.pack.entry({ name: path, size: totalLength, mtime: this.mtime, mode: 0o644 });
     await pipeline(

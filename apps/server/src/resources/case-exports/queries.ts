@@ -5,20 +5,13 @@
  */
 import { sql, type Selectable } from 'kysely';
 import type { EvidenceKeysTable } from '../../store/case-tables.js';
+import type { ReleaseReceiptsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 
-export interface CaseReceiptRow {
-  id: string;
-  device_name: string;
-  release_id: string;
-  rollout_id: string | null;
-  deployment_id: string;
-  payload_digest: string;
-  envelope_digest: string;
-  label: string;
-  accepted_at: Date;
-  envelope_bytes: Uint8Array;
-}
+export type CaseReceiptRow = Pick<
+  Selectable<ReleaseReceiptsTable>,
+  'id' | 'device_name' | 'release_id' | 'rollout_id' | 'deployment_id' | 'payload_digest' | 'envelope_digest' | 'label' | 'accepted_at' | 'envelope_bytes'
+>;
 
 export interface ReceiptScope {
   /** Rollouts linked to the case (the corrective measure's): every receipt of their deployments. */

@@ -56,7 +56,7 @@ export const CSAF_LANG = 'en';
 export interface FileFacts {
   name: string;
   version: string;
-  digest: string;
+  digest: Digest;
   filename: string;
 }
 
@@ -93,7 +93,7 @@ export function csafCanonicalUrl(baseUrl: string | undefined, namespace: string,
 
 /** A product identification helper naming files by their SHA-256 (the case advisories and the product VEX export). */
 export function csafFileHashes(files: readonly FileFacts[]): Record<string, unknown> {
-  return { hashes: files.map((a) => ({ file_hashes: [{ algorithm: 'sha256', value: digestHex(a.digest as Digest) }], filename: a.filename })) };
+  return { hashes: files.map((a) => ({ file_hashes: [{ algorithm: 'sha256', value: digestHex(a.digest) }], filename: a.filename })) };
 }
 
 /** The `product_name` branches of a product tree: one per name, each holding its `product_version` branches. */

@@ -6,6 +6,7 @@
  * case changed in between. A crash between the two leaves an unreferenced PDF blob, never a
  * record without its PDF.
  */
+import type { Digest } from '@svc/release-core';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { BlobStore } from '../../blobs/index.js';
@@ -37,8 +38,8 @@ export interface PreparedSubmission {
   supersedesId: string | null;
   requestId: string | null;
   document: Uint8Array;
-  digest: string;
-  pdfDigest: string;
+  digest: Digest;
+  pdfDigest: Digest;
   pdfLength: number;
   submittedBy: string;
   submittedAt: Date;

@@ -6,6 +6,7 @@
  */
 import { normalizeUuid } from '@svc/release-core';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { AuditEventsTable } from '../../store/core-tables.js';
 import type { CaseAwarenessTable, CaseDecisionsTable, CaseIntermediateRequestsTable, CaseMeasuresTable, CasesTable } from '../../store/case-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { FindingListRow } from '../findings/queries.js';
@@ -319,17 +320,7 @@ export async function findingsNaming(db: Db, tenantId: string, ids: readonly str
   return { rows, total: Number(total.n) };
 }
 
-export interface AuditSliceRow {
-  id: string;
-  seq: string;
-  at: Date;
-  actor: string;
-  credential: string;
-  action: string;
-  target: string;
-  request_id: string | null;
-  detail: Record<string, unknown>;
-}
+export type AuditSliceRow = Pick<Selectable<AuditEventsTable>, (typeof AUDIT_COLUMNS)[number]>;
 
 const AUDIT_COLUMNS = ['id', 'seq', 'at', 'actor', 'credential', 'action', 'target', 'request_id', 'detail'] as const;
 
@@ -359,16 +350,16 @@ export async function caseAuditPage(
 export async function* iterateCaseAudit(db: Db, tenantId: string, caseId: string, maxSeq: string, batch = 1000): AsyncGenerator<AuditSliceRow[]> {
   let after = '0';
   for (;;) {
-    const rows = (await db
+    const rows = await db
       .selectFrom('audit_events')
       .select(AUDIT_COLUMNS)
       .where('tenant_id', '=', tenantId)
       .where('target', '=', `case:${caseId}`)
-      .where('seq', '>', after as never)
-      .where('seq', '<=', maxSeq as never)
+      .where('seq', '>', after)
+      .where('seq', '<=', maxSeq)
       .orderBy('seq')
       .limit(batch)
-      .execute()) as AuditSliceRow[];
+      .execute();
     if (rows.length > 0) yield rows;
     if (rows.length < batch) return;
     after = String(rows[rows.length - 1]!.seq);

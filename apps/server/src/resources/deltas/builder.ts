@@ -24,8 +24,8 @@ export interface DeltaBuildDeps {
 
 export interface DeltaToBuild {
   tenant_id: string;
-  source_digest: string;
-  target_digest: string;
+  source_digest: Digest;
+  target_digest: Digest;
   source_length: number;
   target_length: number;
 }
@@ -52,14 +52,14 @@ export async function buildDelta(deps: DeltaBuildDeps, d: DeltaToBuild): Promise
   const peak = { bytes: null as number | null };
   const done = (state: 'skipped' | 'failed', error: string): BuildOutcome => ({ state, error, buildMs: ms(), peakRssBytes: peak.bytes });
   if (!deltaEligible(d.source_length, d.target_length)) return done('skipped', 'a member is larger than a delta window (LIMITS.deltaMemberBytes)');
-  const [src, tgt] = [await deps.blobs.stat(d.source_digest as Digest), await deps.blobs.stat(d.target_digest as Digest)];
+  const [src, tgt] = [await deps.blobs.stat(d.source_digest), await deps.blobs.stat(d.target_digest)];
   if (!src) return done('skipped', `source ${d.source_digest} is not stored`);
   if (!tgt) return done('failed', `target ${d.target_digest} is not stored`);
   const dir = await mkdtemp(join(deps.workDir ?? tmpdir(), 'svc-delta-'));
   try {
     const files = { source: join(dir, 'source'), target: join(dir, 'target'), delta: join(dir, 'delta.zst'), check: join(dir, 'check') };
-    await pipeline((await deps.blobs.get(d.source_digest as Digest)).stream, createWriteStream(files.source));
-    await pipeline((await deps.blobs.get(d.target_digest as Digest)).stream, createWriteStream(files.target));
+    await pipeline((await deps.blobs.get(d.source_digest)).stream, createWriteStream(files.source));
+    await pipeline((await deps.blobs.get(d.target_digest)).stream, createWriteStream(files.target));
     const sizes = { sourceLength: src.length, targetLength: tgt.length };
     const run = (args: string[]) =>
       runZstd(deps.zstd ?? 'zstd', args, deps.timeoutMs ?? SERVER_LIMITS.deltaBuildTimeoutMs, deps.memoryBytes ?? SERVER_LIMITS.deltaBuildMemoryBytes, peak);
@@ -81,7 +81,7 @@ export async function buildDelta(deps: DeltaBuildDeps, d: DeltaToBuild): Promise
     }
     if ((await fileDigest(files.check)) !== d.target_digest) return done('failed', 'the delta does not rebuild the target member');
     const stored = await deps.blobs.put(createReadStream(files.delta));
-    const targetPath = deltaTargetPath(d.source_digest as Digest, d.target_digest);
+    const targetPath = deltaTargetPath(d.source_digest, d.target_digest);
     await deps.publish(d.tenant_id, {
       path: targetPath,
       digest: stored.digest,

@@ -3,15 +3,16 @@
  * rollouts asked for them, and what devices report about how bytes reached them. The only
  * file that speaks SQL for them.
  */
-import { sql, type Selectable } from 'kysely';
-import type { MemberDeltasTable } from '../../store/delta-tables.js';
+import type { Digest } from '@svc/release-core';
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { MemberDeltasTable, ReceiptDeliveriesTable } from '../../store/delta-tables.js';
 import type { Db } from '../../store/tx.js';
 
 export type DeltaRow = Selectable<MemberDeltasTable>;
 
 /** A member version devices of a group run, with how many of them run it. */
 export interface SourceVersion {
-  digest: string;
+  digest: Digest;
   length: number;
   devices: number;
 }
@@ -24,9 +25,10 @@ export interface SourceVersion {
  */
 export async function sourceVersions(
   db: Db,
-  args: { tenant: string; groupId: string; component: string; target: string; limit: number },
+  args: { tenant: string; groupId: string; component: string; target: Digest; limit: number },
 ): Promise<SourceVersion[]> {
-  const { rows } = await sql<{ digest: string; length: string | number; devices: string | number }>`
+  // the digests are artifacts' (the join), so a device-reported text that names none is dropped
+  const { rows } = await sql<{ digest: Digest; length: string | number; devices: string | number }>`
     WITH running AS (
       SELECT s.device_name, s.digest FROM vuln_device_software s
       WHERE s.tenant_id = ${args.tenant} AND s.component = ${args.component}
@@ -52,7 +54,7 @@ export async function sourceVersions(
  */
 export async function ensureDelta(
   db: Db,
-  args: { tenant: string; source: string; target: string; sourceLength: number; targetLength: number; now: Date },
+  args: { tenant: string; source: Digest; target: Digest; sourceLength: number; targetLength: number; now: Date },
 ): Promise<{ id: string; state: DeltaRow['state'] }> {
   await db
     .insertInto('member_deltas')
@@ -136,7 +138,7 @@ export async function finishDelta(
     now: Date;
     state: 'ready' | 'skipped' | 'failed';
     targetPath?: string;
-    deltaDigest?: string;
+    deltaDigest?: Digest;
     deltaLength?: number;
     buildMs?: number;
     peakRssBytes?: number | null;
@@ -192,18 +194,7 @@ export async function deploymentDeltas(db: Db, tenant: string, deploymentId: str
 }
 
 /** One reported member delivery, as stored. */
-export interface DeliveryRow {
-  component: string;
-  method: 'full' | 'delta' | 'adaptive';
-  bytes_transferred: number;
-  full_length: number;
-  source_digest: string | null;
-  fallback: string | null;
-  attempts: number | null;
-  resumes: number | null;
-  failure: string | null;
-  failure_detail: string | null;
-}
+export type DeliveryRow = Required<Omit<Insertable<ReceiptDeliveriesTable>, 'receipt_id' | 'tenant_id' | 'deployment_id' | 'device_name' | 'reported_at'>>;
 
 /** Stores a receipt's delivery report once (a re-upload of the same receipt changes nothing). */
 export async function insertDeliveries(

@@ -1,4 +1,6 @@
 import { encodePem } from '@svc/release-core';
+import type { Selectable } from 'kysely';
+import type { DeviceCasTable } from '../../device-channel/tables.js';
 import type { Db } from '../../store/tx.js';
 
 /**
@@ -22,15 +24,7 @@ export interface DeviceCaRow {
 
 const CA_COLUMNS = ['tenant_id', 'seq', 'cert_der', 'key_file', 'created_at', 'retired_at', 'trusted_until'] as const;
 
-function caRow(r: {
-  tenant_id: string;
-  seq: number;
-  cert_der: Uint8Array;
-  key_file: string;
-  created_at: Date | string;
-  retired_at: Date | string | null;
-  trusted_until: Date | string | null;
-}): DeviceCaRow {
+function caRow(r: Pick<Selectable<DeviceCasTable>, (typeof CA_COLUMNS)[number]>): DeviceCaRow {
   return {
     tenantId: r.tenant_id,
     seq: r.seq,

@@ -1,19 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { hashSecret, plausibleSecret } from '../../auth/secrets.js';
 import { ServerError } from '../../errors/server-error.js';
+import type { EnrollTokensTable } from '../../store/core-tables.js';
 import type { Db } from '../../store/tx.js';
 
-export interface EnrollTokenRecord {
-  id: string;
-  tenant_id: string;
-  name: string;
-  prefix: string;
-  max_uses: number;
-  uses: number;
-  expires_at: Date;
-  created_by: string | null;
-  created_at: Date;
-}
+/** A row of `enroll_tokens` as the queries below read it. */
+export type EnrollTokenRecord = Pick<Selectable<EnrollTokensTable>, (typeof COLUMNS)[number]>;
 
 const COLUMNS = ['id', 'tenant_id', 'name', 'prefix', 'max_uses', 'uses', 'expires_at', 'created_by', 'created_at'] as const;
 

@@ -6,6 +6,8 @@
  * highest of the matching records; KEV membership of any of the vulnerability's ids marks it
  * known exploited; the latest applicable VEX statement sets its status. Pure.
  */
+import type { Selectable } from 'kysely';
+import type { VulnFindingsTable } from '../../store/vuln-tables.js';
 import type { SbomComponent } from '../sboms/documents.js';
 import type { StoredAffected } from '../vuln-feeds/osv.js';
 import {
@@ -46,31 +48,11 @@ export interface VexStatement {
 
 export type MatchRecord = MatchHow & { advisory: string; ecosystem: string; release: string | null };
 
-export interface FindingDraft {
-  artifact_id: string;
-  vuln_key: string;
-  component_purl: string;
-  component_name: string;
-  component_version: string | null;
-  ecosystem: string | null;
-  advisory_ids: string[];
-  aliases: string[];
-  summary: string | null;
-  severity: Severity;
-  severity_rank: number;
-  severity_source: string;
-  cvss_score: number | null;
-  /** the versions that fix the installed one: the fixes of the matched range intervals, in the ecosystem's order */
-  fixed_versions: string[];
-  /** every fix the matching records name for the package (other release lines too), in the ecosystem's order */
-  record_fixed_versions: string[];
-  matched_by: MatchRecord[];
-  known_exploited: boolean;
-  kev_date_added: string | null;
-  vex_status: string | null;
-  vex_justification: string | null;
-  vex_statement_id: string | null;
-}
+/** A finding as matching makes it: the row of `vuln_findings` without what the database and the clock add. */
+export type FindingDraft = Omit<
+  Selectable<VulnFindingsTable>,
+  'id' | 'tenant_id' | 'exploited_signal_at' | 'first_seen_at' | 'updated_at' | 'severity' | 'matched_by'
+> & { severity: Severity; matched_by: MatchRecord[] };
 
 export interface MatchStats {
   components: number;

@@ -3,6 +3,7 @@
  * target-policy digest (contracts §2) in its own transaction, so a read never hashes a huge
  * group and a rollout start compares against the value the change committed.
  */
+import type { Digest } from '@svc/release-core';
 import { invalidInput, notFound, ServerError } from '../../errors/server-error.js';
 import { parseFilter } from '../devices/filter/index.js';
 import { isUniqueViolation } from '../../store/tx.js';
@@ -37,7 +38,7 @@ function checkDeviceList(devices: unknown, field: string): string[] {
 }
 
 /** Adds the devices and stores the new digest; every name must be a device of this tenant. */
-async function addMembers(uow: UnitOfWork, groupId: string, devices: string[], field: string): Promise<{ digest: string; count: number }> {
+async function addMembers(uow: UnitOfWork, groupId: string, devices: string[], field: string): Promise<{ digest: Digest; count: number }> {
   const known = await existingDeviceNames(uow.trx, uow.tenant, devices);
   const unknown = devices.filter((d) => !known.has(d));
   if (unknown.length > 0) {

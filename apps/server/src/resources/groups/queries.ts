@@ -3,7 +3,7 @@
  * member count are stored on the group row, written in the same transaction as every
  * membership change. Every function is tenant-scoped.
  */
-import { normalizeUuid } from '@svc/release-core';
+import { normalizeUuid, type Digest } from '@svc/release-core';
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { DeviceGroupsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
@@ -134,7 +134,7 @@ export async function markGroupDeleted(db: Db, tenantId: string, groupId: string
   await db.updateTable('device_groups').set({ deleted_at: now, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', groupId).execute();
 }
 
-export async function setSnapshot(db: Db, tenantId: string, groupId: string, snapshot: { digest: string; count: number }, now: Date): Promise<void> {
+export async function setSnapshot(db: Db, tenantId: string, groupId: string, snapshot: { digest: Digest; count: number }, now: Date): Promise<void> {
   await db
     .updateTable('device_groups')
     .set({ snapshot_digest: snapshot.digest, member_count: snapshot.count, updated_at: now })

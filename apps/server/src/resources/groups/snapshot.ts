@@ -1,10 +1,10 @@
-import { targetPolicyDigest } from '@svc/release-core';
+import { targetPolicyDigest, type Digest } from '@svc/release-core';
 import type { Db } from '../../store/tx.js';
 import { deviceFilterSql } from '../devices/filter/index.js';
 import { groupFilter, groupMembers, materializeMembers, setSnapshot } from './queries.js';
 
 /** contracts §2: the group's target-policy digest over its current members (release-core computes it). */
-export async function computeSnapshotDigest(db: Db, tenantId: string, groupId: string): Promise<{ digest: string; count: number }> {
+export async function computeSnapshotDigest(db: Db, tenantId: string, groupId: string): Promise<{ digest: Digest; count: number }> {
   const members = await groupMembers(db, tenantId, groupId);
   return { digest: targetPolicyDigest({ tenant: tenantId, group: groupId, members }), count: members.length };
 }
@@ -19,7 +19,7 @@ export async function refreshGroupSnapshot(
   tenantId: string,
   groupId: string,
   now: Date,
-): Promise<{ digest: string; count: number; added: number; removed: number; dynamic: boolean }> {
+): Promise<{ digest: Digest; count: number; added: number; removed: number; dynamic: boolean }> {
   const filter = await groupFilter(db, tenantId, groupId);
   if (filter === null || filter === undefined) return { ...(await computeSnapshotDigest(db, tenantId, groupId)), added: 0, removed: 0, dynamic: false };
   const changed = await materializeMembers(db, tenantId, groupId, deviceFilterSql(filter));

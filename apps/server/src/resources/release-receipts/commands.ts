@@ -10,7 +10,7 @@
  * inferred.
  */
 import { randomUUID } from 'node:crypto';
-import { checkReceiptAgainstRelease, type ReceiptPayload } from '@svc/release-core';
+import { checkReceiptAgainstRelease, type ReceiptPayload, type Digest } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
 import { isUniqueViolation } from '../../store/tx.js';
@@ -50,8 +50,8 @@ export interface VerifiedUpload {
   deviceName: string;
   envelopeBytes: Uint8Array;
   payload: ReceiptPayload;
-  payloadDigest: string;
-  envelopeDigest: string;
+  payloadDigest: Digest;
+  envelopeDigest: Digest;
   deployment: SignedDeployment;
 }
 

@@ -17,8 +17,8 @@ export interface ExportRow {
   rollout_id: string | null;
   transaction_id: string | null;
   release_id: string;
-  payload_digest: string;
-  envelope_digest: string;
+  payload_digest: Digest;
+  envelope_digest: Digest;
   accepted_at: Date;
   label: string;
   envelope_bytes: Uint8Array;
@@ -26,7 +26,7 @@ export interface ExportRow {
 
 export function exportFileName(row: Pick<ExportRow, 'envelope_digest'>): string {
   // content-addressed: the name is the envelope digest, so the archive verifies itself
-  return `receipts/${digestHex(row.envelope_digest as Digest)}.dsse.json`;
+  return `receipts/${digestHex(row.envelope_digest)}.dsse.json`;
 }
 
 export function receiptExportStream(rows: AsyncIterable<ExportRow>, now: Date, deviceCasPem = ''): Readable {

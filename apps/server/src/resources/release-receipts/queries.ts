@@ -1,5 +1,6 @@
-import { normalizeUuid, type ActivationOutcome } from '@svc/release-core';
-import { sql } from 'kysely';
+import { normalizeUuid, type ActivationOutcome, type Digest } from '@svc/release-core';
+import { sql, type Selectable } from 'kysely';
+import type { ReleaseReceiptsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { ExportRow } from './export.js';
 
@@ -20,7 +21,7 @@ export async function tenantDeviceCaDers(db: Db, tenantId: string, at: Date): Pr
 }
 
 /** Receipts with these exact envelope bytes, in any tenant (the digest is unique). */
-export async function receiptsByEnvelopeDigests(db: Db, envelopeDigests: readonly string[]) {
+export async function receiptsByEnvelopeDigests(db: Db, envelopeDigests: readonly Digest[]) {
   if (envelopeDigests.length === 0) return [];
   return db
     .selectFrom('release_receipts')
@@ -64,8 +65,8 @@ export interface NewReceipt {
   device: string;
   activation: string;
   health: string;
-  payloadDigest: string;
-  envelopeDigest: string;
+  payloadDigest: Digest;
+  envelopeDigest: Digest;
   envelopeBytes: Uint8Array;
   payload: unknown;
   label: string;
@@ -112,19 +113,7 @@ const LIST_COLUMNS = [
   'accepted_at',
 ] as const;
 
-export type ReceiptRow = {
-  id: string;
-  device_name: string;
-  rollout_id: string | null;
-  deployment_id: string;
-  release_id: string;
-  activation: string;
-  health: string;
-  payload_digest: string;
-  envelope_digest: string;
-  label: string;
-  accepted_at: Date;
-};
+export type ReceiptRow = Pick<Selectable<ReleaseReceiptsTable>, (typeof LIST_COLUMNS)[number]>;
 
 export interface ReceiptFilter {
   device?: string | undefined;

@@ -75,8 +75,8 @@ async function load(db: Db, deploymentId: string): Promise<SignedDeployment> {
   // what happened under it, so a later key revocation does not make the receipt unacceptable
   const expected: ReceiptExpectation = {
     release: storedReleasePayload(rel.envelope_bytes),
-    payloadDigest: rel.payload_digest as never,
-    envelopeDigest: rel.envelope_digest as never,
+    payloadDigest: rel.payload_digest,
+    envelopeDigest: rel.envelope_digest,
     rollouts: Object.fromEntries(members.map((m) => [m.component, m.id])),
   };
   if (dep.member_count > 1) expected.transactionId = dep.id;

@@ -14,6 +14,7 @@ import {
   type Certificate,
   type CryptoProvider,
   type ReceiptPayload,
+  type Digest,
 } from '@svc/release-core';
 
 export interface ReceiptBytesInput {
@@ -33,8 +34,8 @@ export interface ReceiptBytesInput {
 /** What a verified receipt's bytes say; the signed rollout is checked against it next. */
 export interface VerifiedReceiptBytes {
   payload: ReceiptPayload;
-  payloadDigest: string;
-  envelopeDigest: string;
+  payloadDigest: Digest;
+  envelopeDigest: Digest;
 }
 
 /** Parsed tenant device CAs by the digest of their DER: a CA certificate's bytes never change meaning. */

@@ -1,24 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { DeploymentsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { TransactionState } from '../rollouts/states.js';
 import type { ManifestMember } from './result-manifest.js';
 
 /** A signed deployment seen as its release transaction. */
-export type TransactionRow = {
-  id: string;
-  release_id: string | null;
-  member_count: number;
-  group_id: string;
-  snapshot_digest: string;
-  device_count: number;
-  aborted_at: Date | null;
-  n_committed: number;
-  n_rolled_back: number;
-  n_failed: number;
-  n_installed: number;
-  n_skipped: number;
-  created_at: Date;
-};
+export type TransactionRow = Pick<Selectable<DeploymentsTable>, (typeof COLUMNS)[number]>;
 
 const COLUMNS = [
   'id',

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { ReleasesTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 
@@ -7,7 +7,7 @@ const COLUMNS = ['id', 'product', 'version', 'payload_digest', 'envelope_digest'
 export type ReleaseRow = Omit<Selectable<ReleasesTable>, 'tenant_id' | 'envelope_bytes'>;
 
 /** A release record before insertion (the tenant and clock come from the unit of work). */
-export type NewRelease = Omit<ReleasesTable, 'id' | 'tenant_id' | 'created_at'>;
+export type NewRelease = Omit<Insertable<ReleasesTable>, 'id' | 'tenant_id' | 'created_at'>;
 
 export async function releaseByVersion(db: Db, tenantId: string, product: string, version: string): Promise<ReleaseRow | undefined> {
   return db
@@ -45,7 +45,7 @@ export async function getReleaseWithEnvelope(db: Db, tenantId: string, id: strin
 }
 
 /** The envelope bytes and digests of a release by id, in any tenant (the id came from a tenant-checked row). */
-export async function releaseEvidence(db: Db, id: string): Promise<{ envelope_bytes: Uint8Array; payload_digest: string; envelope_digest: string }> {
+export async function releaseEvidence(db: Db, id: string): Promise<Pick<Selectable<ReleasesTable>, 'envelope_bytes' | 'payload_digest' | 'envelope_digest'>> {
   return db.selectFrom('releases').select(['envelope_bytes', 'payload_digest', 'envelope_digest']).where('id', '=', id).executeTakeFirstOrThrow();
 }
 

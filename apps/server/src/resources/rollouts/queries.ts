@@ -4,8 +4,9 @@
  * release transaction moves together. Writers lock the deployment row (`lockDeployment`), so
  * two server processes never interleave a transition.
  */
-import type { FailureThreshold } from '@svc/release-core';
-import { sql } from 'kysely';
+import type { Digest, FailureThreshold } from '@svc/release-core';
+import { sql, type Selectable } from 'kysely';
+import type { DeploymentsTable, RolloutsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { WaveRow } from './progression.js';
 import type { DeviceState, WaveState } from './states.js';
@@ -13,31 +14,18 @@ import type { DeviceState, WaveState } from './states.js';
 export type RolloutKind = 'signed' | 'legacy';
 
 /** A member rollout joined with its deployment's progress counters. */
-export type RolloutRow = {
-  id: string;
-  kind: RolloutKind;
-  release_id: string | null;
-  deployment_id: string;
-  artifact_id: string;
-  component: string;
-  group_index: number;
-  position: number;
-  created_at: Date;
-  group_id: string;
-  /** The release's product, or the artifact's name for a legacy rollout. */
-  product: string;
-  /** The release's version, or the artifact's version for a legacy rollout. */
-  version: string;
-  /** The target group's name (kept after the group is deleted). */
-  group_name: string;
-  device_count: number;
-  aborted_at: Date | null;
-  n_committed: number;
-  n_rolled_back: number;
-  n_failed: number;
-  n_installed: number;
-  n_skipped: number;
-};
+export type RolloutRow = Omit<Selectable<RolloutsTable>, 'tenant_id'> &
+  Pick<
+    Selectable<DeploymentsTable>,
+    'group_id' | 'device_count' | 'aborted_at' | 'n_committed' | 'n_rolled_back' | 'n_failed' | 'n_installed' | 'n_skipped'
+  > & {
+    /** The release's product, or the artifact's name for a legacy rollout. */
+    product: string;
+    /** The release's version, or the artifact's version for a legacy rollout. */
+    version: string;
+    /** The target group's name (kept after the group is deleted). */
+    group_name: string;
+  };
 
 function rolloutsJoined(db: Db, tenantId: string) {
   return db
@@ -329,7 +317,7 @@ export async function insertDeployment(
     releaseId: string | null;
     artifactId: string | null;
     groupId: string;
-    snapshot: string;
+    snapshot: Digest;
     memberCount: number;
     deviceCount: number;
     threshold: FailureThreshold | undefined;

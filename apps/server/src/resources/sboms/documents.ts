@@ -6,10 +6,12 @@
  * so a valid 1.4/1.5 document is a valid 1.6 one. SPDX 3.0 (JSON-LD) is refused: no
  * maintained JavaScript parser exists for it (docs/vulnerabilities.md). Pure: no I/O.
  */
+import type { Selectable } from 'kysely';
 import { PackageURL } from 'packageurl-js';
 import { ServerError } from '../../errors/server-error.js';
 import { identifierProblem, parseJsonDocument } from '../../input-text.js';
 import { validateAgainst } from '../json-schemas.js';
+import type { SbomComponentsTable } from '../../store/vuln-tables.js';
 import { parsePurl } from '../vulnerabilities/ecosystems.js';
 
 export const CYCLONEDX_TYPE = 'application/vnd.cyclonedx+json';
@@ -25,18 +27,8 @@ export const SBOM_LIMITS = {
 
 export const CYCLONEDX_VERSIONS = ['1.4', '1.5', '1.6'] as const;
 
-/** One entry of the component index. */
-export interface SbomComponent {
-  ordinal: number;
-  purl: string;
-  package_key: string;
-  ecosystem: string | null;
-  release: string | null;
-  name: string;
-  version: string | null;
-  licenses: string[];
-  hashes: Record<string, string>;
-}
+/** One entry of the component index: a row of `sbom_components` without its artifact and tenant. */
+export type SbomComponent = Omit<Selectable<SbomComponentsTable>, 'tenant_id' | 'artifact_id'>;
 
 export interface ParsedSbom {
   format: 'cyclonedx' | 'spdx';

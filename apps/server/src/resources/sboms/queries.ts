@@ -1,14 +1,12 @@
 /** The artifact_sboms table (one document per artifact, kept byte-exact) and its component index. Tenant-scoped. */
 import { normalizeUuid } from '@svc/release-core';
+import type { Insertable } from 'kysely';
+import type { ArtifactSbomsTable } from '../../store/pipeline-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { SbomComponent } from './documents.js';
 
-export interface SbomRecord {
-  format: string;
-  content_type: string;
-  bytes: Uint8Array;
-  digest: string;
-}
+/** The stored document of one artifact (the artifact, tenant and clock come from the caller). */
+export type SbomRecord = Omit<Insertable<ArtifactSbomsTable>, 'artifact_id' | 'tenant_id' | 'created_at'>;
 
 /** An SBOM describes the artifact; attaching a newer one replaces the previous document. */
 export async function upsertSbom(db: Db, tenantId: string, artifactId: string, sbom: SbomRecord, now: Date): Promise<void> {

@@ -1,15 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { ROLES, type Role } from '../../auth/permissions.js';
+import type { UsersTable } from '../../store/core-tables.js';
 import type { Db } from '../../store/tx.js';
 
-export interface UserRecord {
-  id: string;
-  tenant_id: string;
-  email: string;
-  display_name: string;
-  role: string;
-  created_at: Date;
-}
+/** A row of `users` as the queries below read it. */
+export type UserRecord = Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>;
 
 const COLUMNS = ['id', 'tenant_id', 'email', 'display_name', 'role', 'created_at'] as const;
 

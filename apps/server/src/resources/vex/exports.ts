@@ -14,7 +14,7 @@
  * aside). Decisions and mappings: docs/vulnerabilities.md, "VEX exports".
  */
 import { createHash } from 'node:crypto';
-import { canonicalize, digestHex, type Digest } from '@svc/release-core';
+import { canonicalize, digestHex } from '@svc/release-core';
 import { PackageURL } from 'packageurl-js';
 import { CSAF_LANG, csafCanonicalUrl, csafFileHashes, csafFilename, productNameBranches } from '../case-submissions/csaf.js';
 import type { VexStatus } from './documents.js';
@@ -256,7 +256,7 @@ function componentOfPurl(purl: string): Component {
 }
 
 const iso = (d: Date) => d.toISOString();
-const hex = (a: ExportArtifactRow) => digestHex(a.digest as Digest);
+const hex = (a: ExportArtifactRow) => digestHex(a.digest);
 const releaseName = (product: string, r: VexRelease) => `${product} ${r.version} (release ${r.id})`;
 const fixedText = (product: string, r: VexRelease) => `Fixed in ${releaseName(product, r)}.`;
 const updateText = (product: string, r: VexRelease) => `Update to ${releaseName(product, r)}, which contains the fix.`;

@@ -1,5 +1,7 @@
 /** vex_statements: append-only (a trigger refuses UPDATE and DELETE), tenant-scoped. */
+import type { Digest } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
+import type { ArtifactsTable } from '../../store/pipeline-tables.js';
 import type { VexStatementsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { ParsedStatement } from './documents.js';
@@ -10,7 +12,7 @@ export async function insertStatements(
   db: Db,
   tenantId: string,
   artifactId: string,
-  doc: { format: 'cyclonedx' | 'openvex'; digest: string; actor: string },
+  doc: { format: 'cyclonedx' | 'openvex'; digest: Digest; actor: string },
   statements: readonly ParsedStatement[],
   now: Date,
 ): Promise<StatementRow[]> {
@@ -102,14 +104,7 @@ export async function artifactProducts(db: Db, tenantId: string, artifactId: str
   return rows.map((r) => r.product);
 }
 
-export interface ExportArtifactRow {
-  id: string;
-  name: string;
-  version: string;
-  kind: string;
-  digest: string;
-  filename: string;
-}
+export type ExportArtifactRow = Pick<Selectable<ArtifactsTable>, 'id' | 'name' | 'version' | 'kind' | 'digest' | 'filename'>;
 
 export async function exportArtifacts(db: Db, tenantId: string, ids: readonly string[]): Promise<ExportArtifactRow[]> {
   if (ids.length === 0) return [];

@@ -8,6 +8,7 @@
  * stored ones only when newer (`modified`): imports are incremental and idempotent. The
  * KEV catalog is one unit of work (`vuln-feed.kev.import`).
  */
+import type { Digest } from '@svc/release-core';
 import type { Command } from '../unit-of-work.js';
 import { enqueueAnalysisForAllTenants } from '../vuln-analysis/queries.js';
 import type { KevCatalog } from './kev.js';
@@ -32,7 +33,7 @@ export interface StartedImport {
 }
 
 /** POST /vuln-feeds/osv, first step: the import row, or the existing one for the same bytes. */
-export const startOsvImport: Command<{ source: string; digest: string; entries: number }, StartedImport> = async (uow, i) => {
+export const startOsvImport: Command<{ source: string; digest: Digest; entries: number }, StartedImport> = async (uow, i) => {
   const existing = await findImport(uow.trx, 'osv', i.digest);
   if (existing) return { row: existing, created: false };
   // the same bytes started concurrently: a unique violation; the caller retries and resumes
@@ -152,7 +153,7 @@ export const completeOsvImport: Command<{ importId: string }, ImportRow> = async
 };
 
 /** POST /vuln-feeds/kev: the whole catalog in one unit of work (idempotent by its bytes). */
-export const importKevCatalog: Command<{ source: string; digest: string; catalog: KevCatalog }, StartedImport & { removed: number }> = async (uow, i) => {
+export const importKevCatalog: Command<{ source: string; digest: Digest; catalog: KevCatalog }, StartedImport & { removed: number }> = async (uow, i) => {
   const existing = await findImport(uow.trx, 'kev', i.digest);
   if (existing) return { row: existing, created: false, removed: 0 };
   const newestBefore = await newestKevRelease(uow.trx);

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { digestFromHex } from '@svc/release-core';
+import { digestFromHex, type Digest } from '@svc/release-core';
 import { isUniqueViolation } from '../../store/tx.js';
 import { readRecords, surveyArchive, type Survey } from './archive.js';
 import { completeOsvImport, importOsvBatch, startOsvImport, type BatchItem, type RunCommand } from './commands.js';
@@ -14,7 +14,7 @@ import { FEED_LIMITS } from './limits.js';
 import { readOsvRecord } from './osv.js';
 import type { ImportRow } from './queries.js';
 
-export async function fileDigest(path: string): Promise<string> {
+export async function fileDigest(path: string): Promise<Digest> {
   const h = createHash('sha256');
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
   return digestFromHex(h.digest('hex'));

@@ -3,7 +3,7 @@
  * package keys and ids, the KEV catalog. Records replace older ones only when their
  * `modified` time is newer (imports are incremental and idempotent).
  */
-import { normalizeUuid } from '@svc/release-core';
+import { normalizeUuid, type Digest } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
 import type { RangeSkip, VulnImportsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
@@ -12,7 +12,7 @@ import type { OsvAdvisory } from './osv.js';
 
 export type ImportRow = Selectable<VulnImportsTable>;
 
-export async function findImport(db: Db, kind: 'osv' | 'kev', digest: string): Promise<ImportRow | undefined> {
+export async function findImport(db: Db, kind: 'osv' | 'kev', digest: Digest): Promise<ImportRow | undefined> {
   return db.selectFrom('vuln_imports').selectAll().where('kind', '=', kind).where('digest', '=', digest).executeTakeFirst();
 }
 
@@ -28,7 +28,7 @@ export async function insertImport(
   i: {
     kind: 'osv' | 'kev';
     source: string;
-    digest: string;
+    digest: Digest;
     state: 'running' | 'completed';
     entries_total: number;
     catalog_version?: string | null;

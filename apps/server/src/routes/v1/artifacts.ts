@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import { ARTIFACT_KINDS } from '@svc/release-core';
+import { ARTIFACT_KINDS, type Digest } from '@svc/release-core';
 import { Type } from 'typebox';
 import { principalOf } from '../../auth/principal.js';
 import { notFound, ServerError } from '../../errors/server-error.js';
@@ -42,7 +42,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
       const deps = pipelineDeps(ctx);
       const tenantId = principalOf(request).tenantId;
       const fields: Record<string, string> = {};
-      let blob: { digest: string; length: number } | undefined;
+      let blob: { digest: Digest; length: number } | undefined;
       let filename: string | undefined;
       for await (const part of multipartParts(request)) {
         if (part.type === 'file') {

@@ -221,7 +221,7 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const s = await submissionOr404(principalOf(request).tenantId, request.params.id, request.params.sid);
-      const { stream, totalLength } = await blobsOf(ctx).get(s.pdf_digest as never);
+      const { stream, totalLength } = await blobsOf(ctx).get(s.pdf_digest);
       return reply
         .type('application/pdf')
         .header('content-length', totalLength)
@@ -280,7 +280,7 @@ export const caseSubmissionsRoutes: V1Routes = async (app, { ctx }) => {
         if (b.external_reference !== undefined)
           throw new ServerError('CASE_INVALID', `external_reference: the ${transport} transport records the reference the recipient returns`);
         const t = transportFor(transport, ctx.evidence, ctx.config.dataDir);
-        const { stream } = await blobsOf(ctx).get(s.pdf_digest as never);
+        const { stream } = await blobsOf(ctx).get(s.pdf_digest);
         const chunks: Buffer[] = [];
         for await (const chunk of stream) chunks.push(chunk as Buffer);
         const packet = await latestPacketOf(db, tenantId, s.id);

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { digestHex, IDENTIFIER_PATTERNS } from '@svc/release-core';
+import { digestHex, IDENTIFIER_PATTERNS, type Digest } from '@svc/release-core';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
 import { notFound } from '../../errors/server-error.js';
@@ -78,7 +78,7 @@ export const reportsRoutes: V1Routes = async (app, { ctx }) => {
         summary: "The JSON twin a generated PDF report carries, byte for byte, by its digest (the report's audit row names it: twin_sha256)",
       },
       schema: {
-        params: Strict({ digest: Type.String({ pattern: '^sha256:[0-9a-f]{64}$', description: 'sha256:<64 lowercase hex>' }) }),
+        params: Strict({ digest: Type.Unsafe<Digest>(Type.String({ pattern: '^sha256:[0-9a-f]{64}$', description: 'sha256:<64 lowercase hex>' })) }),
         response: { 200: Type.Unknown({ description: 'the JSON twin (application/json)' }), ...ErrorResponses },
       },
     },
@@ -86,11 +86,11 @@ export const reportsRoutes: V1Routes = async (app, { ctx }) => {
       const { digest } = request.params;
       const tenantId = principalOf(request).tenantId;
       if (ctx.signingRepo === undefined || !(await reportTwinRecorded(ctx.store.db, tenantId, digest))) throw notFound(`report twin ${digest}`);
-      const { stream, totalLength } = await ctx.signingRepo.blobs.get(digest as never);
+      const { stream, totalLength } = await ctx.signingRepo.blobs.get(digest);
       return reply
         .type('application/json')
         .header('content-length', totalLength)
-        .header('repr-digest', `sha-256=:${Buffer.from(digestHex(digest as never), 'hex').toString('base64')}:`)
+        .header('repr-digest', `sha-256=:${Buffer.from(digestHex(digest), 'hex').toString('base64')}:`)
         .header('cache-control', 'no-store')
         .send(stream);
     },

@@ -1,5 +1,6 @@
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { DevicesTable } from '../../../store/core-tables.js';
 import type { Db } from '../../../store/tx.js';
 import type { InventoryAttributes } from '../inventory.js';
 
@@ -13,19 +14,7 @@ import type { InventoryAttributes } from '../inventory.js';
 export const DEVICE_STATUSES = ['online', 'offline', 'decommissioned'] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
 
-export interface DeviceRecord {
-  id: string;
-  tenant_id: string;
-  name: string;
-  status: string;
-  profile: string | null;
-  agent_version: string | null;
-  last_seen: Date | null;
-  cert_fingerprint: string | null;
-  cert_not_after: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type DeviceRecord = Pick<Selectable<DevicesTable>, (typeof DEVICE_COLUMNS)[number]>;
 
 export const DEVICE_COLUMNS = [
   'id',
