@@ -32,7 +32,7 @@ const csrf: Middleware = {
 export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
 api.use(csrf);
 
-/** The headers a hand-built request (upload with progress, raw body) needs for a write. */
+/** The headers a hand-built request (the artifact upload with progress) needs for a write. */
 export const writeHeaders = (): Record<string, string> => ({ [CSRF_HEADER]: '1' });
 
 /** Turns an openapi-fetch result into its data, or throws ApiError with the server's words. */
@@ -59,3 +59,44 @@ export type Schema<P extends keyof paths, M extends keyof paths[P], S extends nu
 }
   ? B
   : never;
+
+/** The query parameters of a path's GET, as the generated types declare them. */
+export type QueryOf<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } } ? NonNullable<Q> : never;
+
+type RawMethod = 'post' | 'put';
+type RawOperation<P extends keyof paths, M extends RawMethod> = paths[P][M] extends { requestBody?: { content: object } } ? paths[P][M] : never;
+/** Paths whose `M` operation takes a body. */
+type RawPath<M extends RawMethod> = { [P in keyof paths]: RawOperation<P, M> extends never ? never : P }[keyof paths];
+/** The media types the API declares for that body. */
+type MediaType<P extends keyof paths, M extends RawMethod> = keyof NonNullable<RawOperation<P, M>['requestBody']>['content'] & string;
+type Params<P extends keyof paths, M extends RawMethod> = RawOperation<P, M> extends { parameters: infer X } ? Pick<X, ('path' | 'query') & keyof X> : never;
+/** The JSON body of the operation's success answer (200 or 201; `undefined` when it has none). */
+type Answer<P extends keyof paths, M extends RawMethod> = RawOperation<P, M>['responses'] extends infer R
+  ? R extends { 200: { content: { 'application/json': infer B } } }
+    ? B
+    : R extends { 201: { content: { 'application/json': infer B } } }
+      ? B
+      : undefined
+  : never;
+
+/**
+ * A write whose body is a file, a multipart form or a document in its own media type rather
+ * than JSON: the bytes are sent as they are (a `File` streamed by the browser, never read here),
+ * with `mediaType` as the content type (left out for `FormData`, whose boundary the browser
+ * sets). It goes through the typed client, so it carries the session cookie and the CSRF header,
+ * and a refusal throws the same `ApiError`, in the server's words, as every other call.
+ */
+export function rawWrite<M extends RawMethod, P extends RawPath<M>>(
+  method: M,
+  path: P,
+  init: { params: Params<P, M>; body: Blob | FormData | string; mediaType?: MediaType<P, M> },
+): Promise<Answer<P, M>> {
+  const headers: Record<string, string> = init.mediaType === undefined || init.body instanceof FormData ? {} : { 'content-type': init.mediaType };
+  // the generated body types describe the document's JSON; here the body is sent unserialised
+  const request = api.request as unknown as (
+    method: M,
+    path: P,
+    init: { params?: object; body: unknown; headers: Record<string, string>; bodySerializer: (body: unknown) => unknown },
+  ) => Promise<{ data?: Answer<P, M>; error?: unknown; response: Response }>;
+  return ok(request(method, path, { params: init.params, body: init.body, headers, bodySerializer: (body) => body }));
+}

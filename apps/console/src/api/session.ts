@@ -1,12 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
-import { api, ok, type Schema } from './client';
+import type { Schema } from './client';
+import { sessionQueries } from './queries/session';
 
 export type Me = Schema<'/api/v1/auth/me', 'get'>;
 export type Permission = Me['permissions'][number];
 
 /** Who is logged in (`GET /auth/me`); a 401 sends the router to the login page. */
 export function useMe() {
-  return useQuery({ queryKey: ['me'], queryFn: () => ok(api.GET('/api/v1/auth/me')), staleTime: 60_000, retry: false });
+  return useQuery(sessionQueries.me());
 }
 
 /** Whether the caller's role has `permission`, and if not, the reason in words. */

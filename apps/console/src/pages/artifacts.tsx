@@ -1,7 +1,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { ApiError, RETURN_REPRESENTATION, api, describe, ok, writeHeaders, type Schema, type paths } from '../api/client';
+import { ApiError, RETURN_REPRESENTATION, api, describe, ok, rawWrite, writeHeaders, type Schema, type paths } from '../api/client';
+import { artifactQueries } from '../api/queries/artifacts';
 import { useCan } from '../api/session';
 import { Download, ErrorNote, Field, Guard, Paged, PageTitle, SearchBox, Select, ShortId, useListParams, useWrite } from '../ui/kit';
 
@@ -52,15 +53,14 @@ export function ArtifactsPage() {
   const q = list.get('q');
   const query = { limit: list.limit, offset: list.offset, ...(kind ? { kind } : {}), ...(severity ? { severity } : {}), ...(q ? { q } : {}) };
   const artifacts = useQuery({
-    queryKey: ['artifacts', query],
-    queryFn: () => ok(api.GET('/api/v1/artifacts', { params: { query } })),
+    ...artifactQueries.list(query),
     placeholderData: keepPreviousData,
   });
   const a = artifacts.data;
   return (
     <>
       <PageTitle>Artifacts</PageTitle>
-      <UploadForm onDone={() => void client.invalidateQueries({ queryKey: ['artifacts'] })} />
+      <UploadForm onDone={() => void client.invalidateQueries({ queryKey: artifactQueries.keys.lists })} />
       <div className="filters" role="search">
         <Select
           label="Kind"
@@ -178,10 +178,9 @@ function Sbom({ artifact }: { artifact: Schema<'/api/v1/artifacts', 'get'>['arti
     mutationFn: async (file: File) => {
       const text = await file.text();
       const type = /"spdxVersion"/.test(text) ? SBOM_TYPES.spdx : SBOM_TYPES.cyclonedx;
-      const res = await fetch(`/api/v1/artifacts/${artifact.id}/sbom`, { method: 'PUT', headers: { 'content-type': type, ...writeHeaders() }, body: text });
-      if (!res.ok) throw new ApiError(res.status, describe(res.status, await res.json().catch(() => undefined)));
+      await rawWrite('put', '/api/v1/artifacts/{id}/sbom', { params: { path: { id: artifact.id } }, body: text, mediaType: type });
     },
-    onSuccess: () => client.invalidateQueries({ queryKey: ['artifacts'] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: artifactQueries.keys.lists }),
   });
   return (
     <span className="row">
@@ -213,7 +212,7 @@ function Description({ artifact }: { artifact: Schema<'/api/v1/artifacts', 'get'
   const [text, setText] = useState(artifact.description ?? '');
   const save = useWrite(
     () => ok(api.PATCH('/api/v1/artifacts/{id}', { params: { path: { id: artifact.id } }, body: { description: text }, headers: RETURN_REPRESENTATION })),
-    'artifacts',
+    artifactQueries.keys.lists,
   );
   if (!editing) {
     return (

@@ -1,6 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, ok } from '../api/client';
+import { caseQueries } from '../api/queries/cases';
+import { deviceQueries } from '../api/queries/devices';
+import { findingQueries } from '../api/queries/findings';
+import { rolloutQueries } from '../api/queries/rollouts';
 import { useCan } from '../api/session';
 import { Badge, ErrorNote, Loading, PageTitle, Table, When } from '../ui/kit';
 import { RolloutProgress } from './rollouts';
@@ -13,37 +16,22 @@ const hours = (seconds: number): string =>
 export function DashboardPage() {
   // limit=1: the totals and counts come with any page; no device list is loaded
   const devices = useQuery({
-    queryKey: ['devices', 'counts'],
-    queryFn: () => ok(api.GET('/api/v1/devices', { params: { query: { limit: 1 } } })),
+    ...deviceQueries.list({ limit: 1 }),
     refetchInterval: 10_000,
   });
   const rollouts = useQuery({
-    queryKey: ['rollouts', 'dashboard'],
-    queryFn: () => ok(api.GET('/api/v1/rollouts', { params: { query: { limit: 50 } } })),
+    ...rolloutQueries.list({ limit: 50 }),
     refetchInterval: 5_000,
   });
   const evidence = useCan('evidence.read');
   // limit=1 again: the counts by severity come with any page of open findings
   const findings = useQuery({
-    queryKey: ['findings', 'dashboard'],
-    queryFn: () => ok(api.GET('/api/v1/findings', { params: { query: { limit: 1, open: true } } })),
+    ...findingQueries.list({ limit: 1, open: true }),
     enabled: evidence.ok,
     refetchInterval: 60_000,
   });
-  // the list comes nearest deadline first; five open or reportable cases are the nearest
   const cases = useQuery({
-    queryKey: ['cases', 'dashboard'],
-    queryFn: () =>
-      Promise.all([
-        ok(api.GET('/api/v1/cases', { params: { query: { limit: 5, state: 'open' } } })),
-        ok(api.GET('/api/v1/cases', { params: { query: { limit: 5, state: 'reportable' } } })),
-      ]).then(([open, reportable]) => ({
-        cases: [...open.cases, ...reportable.cases]
-          .filter((c) => c.next_deadline !== null)
-          .sort((a, b) => Date.parse(a.next_deadline!.due_at) - Date.parse(b.next_deadline!.due_at))
-          .slice(0, 5),
-        overdue: [...open.cases, ...reportable.cases].filter((c) => c.next_deadline?.overdue).length,
-      })),
+    ...caseQueries.nearestDeadlines(),
     enabled: evidence.ok,
     refetchInterval: 60_000,
   });

@@ -2,6 +2,8 @@ import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, ok, type paths, type Schema } from '../api/client';
+import { bulkJobQueries } from '../api/queries/bulk-jobs';
+import { groupQueries } from '../api/queries/groups';
 import { useCan } from '../api/session';
 import { BULK_WORDS } from '../ui/event-text';
 import { Badge, Download, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Select, ShortId, Table, useListParams, When } from '../ui/kit';
@@ -49,8 +51,7 @@ export function BulkActions({ filter, matching, selected, onClear }: { filter: s
   const name = useId();
   const canGroups = useCan('groups.read');
   const groups = useQuery({
-    queryKey: ['groups', 'static-choice'],
-    queryFn: () => ok(api.GET('/api/v1/groups', { params: { query: { limit: 200 } } })),
+    ...groupQueries.list({ limit: 200 }),
     enabled: canGroups.ok && (action === 'group.add' || action === 'group.remove'),
   });
   const statics = (groups.data?.groups ?? []).filter((g) => g.filter === null);
@@ -189,8 +190,7 @@ const LOG_REQUEST = /^log request ([0-9a-f-]{36})$/;
 export function BulkJobPage() {
   const id = useParams().id!;
   const job = useQuery({
-    queryKey: ['bulk-job', id],
-    queryFn: () => ok(api.GET('/api/v1/device-bulk-jobs/{id}', { params: { path: { id } } })),
+    ...bulkJobQueries.detail(id),
     refetchInterval: (q) => (q.state.data === undefined || q.state.data.state === 'done' || q.state.data.state === 'failed' ? false : 1_000),
   });
   const j = job.data;
@@ -210,13 +210,11 @@ function JobDetail({ job: j }: { job: BulkJob }) {
   const query = { limit: list.limit, offset: list.offset, ...(isOutcome(outcome) ? { outcome } : {}) };
   const devices = useQuery({
     // read again as the job moves on
-    queryKey: ['bulk-job-devices', j.id, query, j.state, processed],
-    queryFn: () => ok(api.GET('/api/v1/device-bulk-jobs/{id}/devices', { params: { path: { id: j.id }, query } })),
+    ...bulkJobQueries.devices(j.id, query, [j.state, processed]),
     placeholderData: keepPreviousData,
   });
   const group = useQuery({
-    queryKey: ['group', j.group_id],
-    queryFn: () => ok(api.GET('/api/v1/groups/{id}', { params: { path: { id: j.group_id! } } })),
+    ...groupQueries.detail(j.group_id!),
     enabled: j.group_id !== null,
   });
   const pct = (v: number) => `${j.total > 0 ? (v / j.total) * 100 : 0}%`;

@@ -2,6 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
+import { deviceQueries } from '../api/queries/devices';
 import { useCan } from '../api/session';
 import {
   Badge,
@@ -28,10 +29,11 @@ export function DevicePage() {
   const name = useParams().name!;
   const client = useQueryClient();
   const path = { path: { name } };
-  const device = useQuery({ queryKey: ['device', name], queryFn: () => ok(api.GET('/api/v1/devices/{name}', { params: path })) });
+  const device = useQuery(deviceQueries.detail(name));
   const decommission = useMutation({
     mutationFn: () => ok(api.DELETE('/api/v1/devices/{name}', { params: path })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['device', name] }).then(() => client.invalidateQueries({ queryKey: ['devices'] })),
+    onSuccess: () =>
+      client.invalidateQueries({ queryKey: deviceQueries.detail(name).queryKey }).then(() => client.invalidateQueries({ queryKey: deviceQueries.keys.lists })),
   });
   const d = device.data;
   return (
@@ -160,8 +162,8 @@ function Tags({ name, tags }: { name: string; tags: string[] }) {
   const canWrite = useCan('devices.write');
   const [tag, setTag] = useState('');
   const done = (r: { tags: string[] }) => {
-    client.setQueryData(['device', name], (old: object | undefined) => (old ? { ...old, tags: r.tags } : old));
-    return client.invalidateQueries({ queryKey: ['devices'] });
+    client.setQueryData(deviceQueries.detail(name).queryKey, (old) => (old ? { ...old, tags: r.tags } : old));
+    return client.invalidateQueries({ queryKey: deviceQueries.keys.lists });
   };
   const add = useMutation({
     mutationFn: (t: string) => ok(api.PUT('/api/v1/devices/{name}/tags/{tag}', { params: { path: { name, tag: t } } })),
@@ -224,9 +226,7 @@ function LogRequest({ name, disabled }: { name: string; disabled: boolean }) {
     onSuccess: (r) => setId(r.id),
   });
   const status = useQuery({
-    queryKey: ['log-request', name, id],
-    queryFn: () => ok(api.GET('/api/v1/devices/{name}/log-requests/{id}', { params: { path: { name, id: id! } } })),
-    enabled: id !== undefined,
+    ...deviceQueries.logRequest(name, id),
     refetchInterval: (q) => (q.state.data?.status === 'uploaded' ? false : 2_000),
   });
   const s = status.data?.status;
@@ -250,8 +250,7 @@ function History({ name }: { name: string }) {
   const list = useListParams('history.');
   const query = { limit: list.limit, offset: list.offset };
   const history = useQuery({
-    queryKey: ['device-history', name, query],
-    queryFn: () => ok(api.GET('/api/v1/devices/{name}/history', { params: { path: { name }, query } })),
+    ...deviceQueries.history(name, query),
     placeholderData: keepPreviousData,
   });
   return (
@@ -282,8 +281,7 @@ function Findings({ name }: { name: string }) {
   const list = useListParams('findings.');
   const query = { limit: list.limit, offset: list.offset };
   const findings = useQuery({
-    queryKey: ['device-findings', name, query],
-    queryFn: () => ok(api.GET('/api/v1/devices/{name}/findings', { params: { path: { name }, query } })),
+    ...deviceQueries.findings(name, query),
     placeholderData: keepPreviousData,
     enabled: can.ok,
   });

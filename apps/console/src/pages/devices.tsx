@@ -1,8 +1,9 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
-import { api, ok, type Schema, type paths } from '../api/client';
+import type { Schema, paths } from '../api/client';
 import { Badge, PageTitle, Paged, SearchBox, Select, When, useListParams } from '../ui/kit';
+import { deviceQueries } from '../api/queries/devices';
 import { useCan } from '../api/session';
 import { BulkActions, selectionFilter } from './device-bulk';
 import { FilterBox, filterProblem } from './device-filter';
@@ -43,8 +44,7 @@ export function DevicesPage() {
   };
   const sortWords = `${SORT_WORDS[sort.replace(/^-/, '')]}${sort.startsWith('-') ? ', descending' : ''}`;
   const devices = useQuery({
-    queryKey: ['devices', query],
-    queryFn: () => ok(api.GET('/api/v1/devices', { params: { query } })),
+    ...deviceQueries.list(query),
     placeholderData: keepPreviousData,
   });
   const d = devices.data;

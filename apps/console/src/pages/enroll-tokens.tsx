@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../api/client';
+import { enrollTokenQueries } from '../api/queries/enroll-tokens';
 import { useCan } from '../api/session';
 import { ConfirmButton, ErrorNote, Field, Guard, PageTitle, Paged, SecretOnce, When, useListParams, useWrite } from '../ui/kit';
 
@@ -15,8 +16,7 @@ export function EnrollTokensPage() {
   const canWrite = useCan('enroll-tokens.write');
   const query = { limit: list.limit, offset: list.offset };
   const tokens = useQuery({
-    queryKey: ['enroll-tokens', query],
-    queryFn: () => ok(api.GET('/api/v1/enroll-tokens', { params: { query } })),
+    ...enrollTokenQueries.list(query),
     placeholderData: keepPreviousData,
   });
   const [name, setName] = useState('');
@@ -24,9 +24,9 @@ export function EnrollTokensPage() {
   const [ttlHours, setTtlHours] = useState(DEFAULT_HOURS);
   const create = useWrite(
     () => ok(api.POST('/api/v1/enroll-tokens', { body: { name, max_uses: Number(maxUses), ttl_seconds: Math.round(Number(ttlHours) * 3600) } })),
-    'enroll-tokens',
+    enrollTokenQueries.keys.lists,
   );
-  const remove = useWrite((id: string) => ok(api.DELETE('/api/v1/enroll-tokens/{id}', { params: { path: { id } } })), 'enroll-tokens');
+  const remove = useWrite((id: string) => ok(api.DELETE('/api/v1/enroll-tokens/{id}', { params: { path: { id } } })), enrollTokenQueries.keys.lists);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     // the form empties once the token exists: a second click cannot make a twin with the same name

@@ -2,6 +2,8 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState, type FormEvent } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { RETURN_REPRESENTATION, api, ok } from '../api/client';
+import { deviceQueries } from '../api/queries/devices';
+import { groupQueries } from '../api/queries/groups';
 import { useCan } from '../api/session';
 import {
   ConfirmButton,
@@ -26,8 +28,7 @@ export function GroupsPage() {
   const list = useListParams();
   const query = { limit: list.limit, offset: list.offset };
   const groups = useQuery({
-    queryKey: ['groups', query],
-    queryFn: () => ok(api.GET('/api/v1/groups', { params: { query } })),
+    ...groupQueries.list(query),
     placeholderData: keepPreviousData,
   });
   const notice = (useLocation().state as { notice?: string } | null)?.notice;
@@ -36,7 +37,7 @@ export function GroupsPage() {
   const [filter, setFilter] = useState('');
   const create = useWrite(
     () => ok(api.POST('/api/v1/groups', { body: kind === 'dynamic' ? { name, filter: filter.trim() } : { name, members: [] } })),
-    'groups',
+    groupQueries.keys.lists,
   );
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -123,39 +124,38 @@ export function GroupsPage() {
 export function GroupPage() {
   const id = useParams().id!;
   const client = useQueryClient();
-  const group = useQuery({ queryKey: ['group', id], queryFn: () => ok(api.GET('/api/v1/groups/{id}', { params: { path: { id } } })) });
+  const group = useQuery(groupQueries.detail(id));
   const [q, setQ] = useState('');
   const candidates = useQuery({
-    queryKey: ['devices', 'pick', q],
-    queryFn: () => ok(api.GET('/api/v1/devices', { params: { query: { q, limit: 20 } } })),
+    ...deviceQueries.list({ q, limit: 20 }),
     enabled: q !== '',
   });
   const add = useMutation({
     mutationFn: (devices: string[]) =>
       ok(api.POST('/api/v1/groups/{id}/members', { params: { path: { id } }, body: { devices }, headers: RETURN_REPRESENTATION })),
     onSuccess: (updated) => {
-      if (updated) client.setQueryData(['group', id], updated);
-      return client.invalidateQueries({ queryKey: ['group', id] });
+      if (updated) client.setQueryData(groupQueries.detail(id).queryKey, updated);
+      return client.invalidateQueries({ queryKey: groupQueries.detail(id).queryKey });
     },
   });
   const remove = useMutation({
     mutationFn: (devices: string[]) =>
       ok(api.POST('/api/v1/groups/{id}/members/remove', { params: { path: { id } }, body: { devices }, headers: RETURN_REPRESENTATION })),
     onSuccess: (updated) => {
-      if (updated) client.setQueryData(['group', id], updated);
-      return client.invalidateQueries({ queryKey: ['group', id] });
+      if (updated) client.setQueryData(groupQueries.detail(id).queryKey, updated);
+      return client.invalidateQueries({ queryKey: groupQueries.detail(id).queryKey });
     },
   });
   const refresh = useMutation({
     mutationFn: () => ok(api.POST('/api/v1/groups/{id}/refresh', { params: { path: { id } } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['group', id] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: groupQueries.detail(id).queryKey }),
   });
   const navigate = useNavigate();
   const drop = useMutation({
     mutationFn: () => ok(api.DELETE('/api/v1/groups/{id}', { params: { path: { id } } })),
     onSuccess: async () => {
-      client.removeQueries({ queryKey: ['group', id] });
-      await client.invalidateQueries({ queryKey: ['groups'] });
+      client.removeQueries({ queryKey: groupQueries.detail(id).queryKey });
+      await client.invalidateQueries({ queryKey: groupQueries.keys.lists });
       await navigate('/groups', { state: { notice: `Group ${group.data?.name ?? id} deleted.` } });
     },
   });

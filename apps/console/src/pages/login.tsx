@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { api, ok } from '../api/client';
+import { sessionQueries } from '../api/queries/session';
 import { ErrorNote, Field } from '../ui/kit';
 
 /** Only same-site paths are followed after login (no open redirect). */
@@ -18,7 +19,7 @@ export function LoginPage() {
   const login = useMutation({
     mutationFn: () => ok(api.POST('/api/v1/auth/login', { body: { email, password } })),
     onSuccess: async () => {
-      await client.invalidateQueries({ queryKey: ['me'] });
+      await client.invalidateQueries({ queryKey: sessionQueries.me().queryKey });
       void navigate(safeNext(params.get('next')), { replace: true });
     },
   });

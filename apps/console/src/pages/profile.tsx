@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { RETURN_REPRESENTATION, api, ok } from '../api/client';
+import { profileQueries } from '../api/queries/profile';
 import { ErrorNote, Field, Guard, Loading, PageTitle, When } from '../ui/kit';
 
 export function ProfilePage() {
   const client = useQueryClient();
-  const profile = useQuery({ queryKey: ['profile'], queryFn: () => ok(api.GET('/api/v1/profile')) });
+  const profile = useQuery(profileQueries.mine());
   const [displayName, setDisplayName] = useState<string>();
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
@@ -13,10 +14,10 @@ export function ProfilePage() {
     mutationFn: (body: { display_name?: string; current_password?: string; new_password?: string }) =>
       ok(api.PATCH('/api/v1/profile', { body, headers: RETURN_REPRESENTATION })),
     onSuccess: (updated) => {
-      if (updated) client.setQueryData(['profile'], updated);
+      if (updated) client.setQueryData(profileQueries.mine().queryKey, updated);
       setCurrent('');
       setNext('');
-      return client.invalidateQueries({ queryKey: ['profile'] });
+      return client.invalidateQueries({ queryKey: profileQueries.mine().queryKey });
     },
   });
   const p = profile.data;

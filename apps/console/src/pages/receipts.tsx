@@ -1,7 +1,8 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, ok, type paths } from '../api/client';
+import type { paths } from '../api/client';
+import { receiptQueries } from '../api/queries/receipts';
 import { Badge, Download, ErrorNote, Field, Loading, Mono, Paged, PageTitle, SearchBox, Select, ShortId, useListParams, When } from '../ui/kit';
 
 type ReceiptQuery = NonNullable<paths['/api/v1/release-receipts']['get']['parameters']['query']>;
@@ -16,8 +17,7 @@ export function ReceiptsTable({ filter, prefix = '' }: { filter: Filter; prefix?
   const list = useListParams(prefix);
   const query = { limit: list.limit, offset: list.offset, ...filter };
   const receipts = useQuery({
-    queryKey: ['receipts', query],
-    queryFn: () => ok(api.GET('/api/v1/release-receipts', { params: { query } })),
+    ...receiptQueries.list(query),
     placeholderData: keepPreviousData,
   });
   return (
@@ -108,7 +108,7 @@ export function ReceiptsPage() {
  */
 export function ReceiptPage() {
   const id = useParams().id!;
-  const receipt = useQuery({ queryKey: ['receipt', id], queryFn: () => ok(api.GET('/api/v1/release-receipts/{id}', { params: { path: { id } } })) });
+  const receipt = useQuery(receiptQueries.detail(id));
   const r = receipt.data;
   const v = r?.verification;
   return (

@@ -1,6 +1,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../api/client';
+import { artifactQueries } from '../api/queries/artifacts';
+import { registryQueries } from '../api/queries/registries';
 import { ErrorNote, Field, Guard, Mono, PageTitle, Paged, useListParams } from '../ui/kit';
 
 /** OCI registries: register one, browse a repository's tags, import a tag as an artifact. */
@@ -9,15 +11,14 @@ export function RegistriesPage() {
   const client = useQueryClient();
   const query = { limit: list.limit, offset: list.offset };
   const registries = useQuery({
-    queryKey: ['registries', query],
-    queryFn: () => ok(api.GET('/api/v1/registries', { params: { query } })),
+    ...registryQueries.list(query),
     placeholderData: keepPreviousData,
   });
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const create = useMutation({
     mutationFn: () => ok(api.POST('/api/v1/registries', { body: { name, url } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['registries'] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: registryQueries.keys.lists }),
   });
   const [selected, setSelected] = useState<string>();
   const submit = (e: FormEvent) => {
@@ -66,9 +67,7 @@ function Tags({ registryId }: { registryId: string }) {
   const [repository, setRepository] = useState('');
   const [asked, setAsked] = useState('');
   const tags = useQuery({
-    queryKey: ['registry-tags', registryId, asked],
-    queryFn: () => ok(api.GET('/api/v1/registries/{id}/tags', { params: { path: { id: registryId }, query: { repository: asked } } })),
-    enabled: asked !== '',
+    ...registryQueries.tags(registryId, asked),
     retry: false,
   });
   const [version, setVersion] = useState('');
@@ -80,7 +79,7 @@ function Tags({ registryId }: { registryId: string }) {
           body: { repository: asked, tag, name: asked.split('/').pop() ?? asked, version: version || tag },
         }),
       ),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['artifacts'] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: artifactQueries.keys.lists }),
   });
   return (
     <section aria-labelledby="tags-h">

@@ -2,6 +2,8 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState, type DragEvent } from 'react';
 import { Link } from 'react-router';
 import { api, ok } from '../api/client';
+import { authorizerKeyQueries } from '../api/queries/authorizer-keys';
+import { releaseQueries } from '../api/queries/releases';
 import { useCan, useMe } from '../api/session';
 import { ErrorNote, Field, Guard, Mono, Paged, PageTitle, SearchBox, ShortId, useListParams, When } from '../ui/kit';
 import type { Verdict } from '../verify/release';
@@ -13,8 +15,7 @@ export function ReleasesPage() {
   const product = list.get('product');
   const query = { limit: list.limit, offset: list.offset, ...(product ? { product } : {}) };
   const releases = useQuery({
-    queryKey: ['releases', query],
-    queryFn: () => ok(api.GET('/api/v1/releases', { params: { query } })),
+    ...releaseQueries.list(query),
     placeholderData: keepPreviousData,
   });
   const canRollOut = useCan('rollouts.write');
@@ -62,8 +63,7 @@ function Submit() {
   const client = useQueryClient();
   const canKeys = useCan('keys.read');
   const keys = useQuery({
-    queryKey: ['authorizer-keys', 'all-active'],
-    queryFn: () => ok(api.GET('/api/v1/authorizer-keys', { params: { query: { limit: 200 } } })),
+    ...authorizerKeyQueries.list({ limit: 200 }),
     enabled: canKeys.ok,
   });
   const [loaded, setLoaded] = useState<Loaded>();
@@ -73,7 +73,7 @@ function Submit() {
   const [over, setOver] = useState(false);
   const submit = useMutation({
     mutationFn: () => ok(api.POST('/api/v1/releases', { body: { envelope: loaded!.envelope as never, expected_product: expected } })),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['releases'] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: releaseQueries.keys.lists }),
   });
 
   const read = async (file: File) => {

@@ -1,6 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
+import { rolloutQueries } from '../api/queries/rollouts';
 import { useCan } from '../api/session';
 import { Badge, ConfirmButton, ErrorNote, Guard, Loading, PageTitle, Pager, ShortId, Table, When, useListParams } from '../ui/kit';
 import { EventDetail } from '../ui/event-text';
@@ -16,8 +17,7 @@ export function RolloutPage() {
   const can = useCan('rollouts.write');
   const query = { limit: list.limit, offset: list.offset };
   const rollout = useQuery({
-    queryKey: ['rollout', id, query],
-    queryFn: () => ok(api.GET('/api/v1/rollouts/{id}', { params: { path: { id }, query } })),
+    ...rolloutQueries.detail(id, query),
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (q.state.data && !LIVE.has(q.state.data.status) ? false : 2_000),
   });
@@ -28,7 +28,7 @@ export function RolloutPage() {
       if (action === 'resume') return ok(api.POST('/api/v1/rollouts/{id}/resume', params));
       return ok(api.POST('/api/v1/rollouts/{id}/abort', params));
     },
-    onSuccess: () => client.invalidateQueries({ queryKey: ['rollout', id] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: rolloutQueries.keys.detail(id) }),
   });
   const r = rollout.data;
   return (
@@ -224,9 +224,8 @@ function WaveProgress({ done, failed, size }: { done: number; failed: number; si
  */
 function Activity({ id, live, seen }: { id: string; live: boolean; seen: string }) {
   const activity = useQuery({
-    queryKey: ['rollout-activity', id, seen],
+    ...rolloutQueries.activity(id, seen),
     placeholderData: keepPreviousData,
-    queryFn: () => ok(api.GET('/api/v1/rollouts/{id}/activity', { params: { path: { id } } })),
     refetchInterval: live ? 5_000 : false,
   });
   const a = activity.data;

@@ -2,6 +2,10 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, ok, type Schema } from '../api/client';
+import { artifactQueries } from '../api/queries/artifacts';
+import { groupQueries } from '../api/queries/groups';
+import { releaseQueries } from '../api/queries/releases';
+import { rolloutQueries } from '../api/queries/rollouts';
 import { Badge, ErrorNote, Field, Guard, PageTitle, Paged, Select, When, useListParams } from '../ui/kit';
 
 type Progress = Schema<'/api/v1/rollouts', 'get'>['rollouts'][number]['progress'];
@@ -46,8 +50,7 @@ export function RolloutsPage() {
   const releaseId = list.get('release_id');
   const query = { limit: list.limit, offset: list.offset, ...(kind ? { kind } : {}), ...(releaseId ? { release_id: releaseId } : {}) };
   const rollouts = useQuery({
-    queryKey: ['rollouts', query],
-    queryFn: () => ok(api.GET('/api/v1/rollouts', { params: { query } })),
+    ...rolloutQueries.list(query),
     placeholderData: keepPreviousData,
     refetchInterval: 5_000,
   });
@@ -108,18 +111,15 @@ function Start({ releaseId }: { releaseId: string }) {
   const [group, setGroup] = useState('');
   const [waves, setWaves] = useState('');
   const releases = useQuery({
-    queryKey: ['releases', 'pick'],
-    queryFn: () => ok(api.GET('/api/v1/releases', { params: { query: { limit: 50 } } })),
+    ...releaseQueries.list({ limit: 50 }),
     enabled: kind === 'signed',
   });
   const artifacts = useQuery({
-    queryKey: ['artifacts', 'pick'],
-    queryFn: () => ok(api.GET('/api/v1/artifacts', { params: { query: { limit: 50 } } })),
+    ...artifactQueries.list({ limit: 50 }),
     enabled: kind === 'legacy',
   });
   const groups = useQuery({
-    queryKey: ['groups', 'pick'],
-    queryFn: () => ok(api.GET('/api/v1/groups', { params: { query: { limit: 50 } } })),
+    ...groupQueries.list({ limit: 50 }),
     enabled: kind === 'legacy',
   });
   const start = useMutation({
@@ -145,7 +145,7 @@ function Start({ releaseId }: { releaseId: string }) {
       return ok(api.POST('/api/v1/rollouts', { body: { artifact_id: artifact, group_id: group, ...(parsed.length > 0 ? { waves: parsed } : {}) } }));
     },
     onSuccess: (r) => {
-      void client.invalidateQueries({ queryKey: ['rollouts'] });
+      void client.invalidateQueries({ queryKey: rolloutQueries.keys.lists });
       void navigate(`/rollouts/${r.id}`);
     },
   });

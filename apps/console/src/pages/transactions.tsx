@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
-import { api, ok } from '../api/client';
+import { transactionQueries } from '../api/queries/transactions';
 import { Badge, Download, ErrorNote, Loading, Mono, Paged, Pager, PageTitle, ShortId, Table, useListParams, When } from '../ui/kit';
 import { DeviceStates } from './rollout';
 import { ReceiptsTable } from './receipts';
@@ -9,8 +9,7 @@ export function TransactionsPage() {
   const list = useListParams();
   const query = { limit: list.limit, offset: list.offset };
   const txs = useQuery({
-    queryKey: ['transactions', query],
-    queryFn: () => ok(api.GET('/api/v1/release-transactions', { params: { query } })),
+    ...transactionQueries.list(query),
     placeholderData: keepPreviousData,
     refetchInterval: 5_000,
   });
@@ -52,16 +51,14 @@ export function TransactionPage() {
   const list = useListParams();
   const query = { limit: list.limit, offset: list.offset };
   const tx = useQuery({
-    queryKey: ['transaction', id, query],
-    queryFn: () => ok(api.GET('/api/v1/release-transactions/{id}', { params: { path: { id }, query } })),
+    ...transactionQueries.detail(id, query),
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (q.state.data?.state === 'running' ? 2_000 : false),
   });
   const settled = tx.data !== undefined && tx.data.state !== 'running';
   // the result manifest is only final once the transaction settles
   const result = useQuery({
-    queryKey: ['transaction-result', id, tx.data?.state],
-    queryFn: () => ok(api.GET('/api/v1/release-transactions/{id}/result', { params: { path: { id } } })),
+    ...transactionQueries.result(id, tx.data?.state),
     enabled: tx.data !== undefined,
   });
   const t = tx.data;

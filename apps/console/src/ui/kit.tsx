@@ -2,7 +2,7 @@
  * The console's accessible building blocks: native HTML elements (button, fieldset, table,
  * dialog, progress) with labels, live regions and focus handled here once.
  */
-import { useMutation, useQueryClient, type UseQueryResult } from '@tanstack/react-query';
+import { useMutation, useQueryClient, type QueryKey, type UseQueryResult } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { useSearchParams } from 'react-router';
 import { ApiError } from '../api/client';
@@ -253,10 +253,10 @@ export function Paged<T extends { total: number }>(props: {
   );
 }
 
-/** A write that refreshes every query under `refresh` (e.g. 'enroll-tokens') when it succeeds. */
-export function useWrite<A, R>(write: (arg: A) => Promise<R>, refresh: string) {
+/** A write that refreshes every query under the key `refresh` (e.g. `enrollTokenQueries.keys.lists`) when it succeeds. */
+export function useWrite<A, R>(write: (arg: A) => Promise<R>, refresh: QueryKey) {
   const client = useQueryClient();
-  return useMutation({ mutationFn: write, onSuccess: () => client.invalidateQueries({ queryKey: [refresh] }) });
+  return useMutation({ mutationFn: write, onSuccess: () => client.invalidateQueries({ queryKey: refresh }) });
 }
 
 export function Pager({

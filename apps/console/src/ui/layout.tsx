@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { NavLink, Navigate, Outlet, useLocation, useNavigate } from 'react-router';
 import { api, ok } from '../api/client';
+import { brandingQueries } from '../api/queries/branding';
 import { useMe, type Permission } from '../api/session';
 import { ErrorNote, Loading } from './kit';
 
@@ -37,8 +38,7 @@ export function Layout() {
   const navigate = useNavigate();
   const client = useQueryClient();
   const branding = useQuery({
-    queryKey: ['branding'],
-    queryFn: () => ok(api.GET('/api/v1/admin/branding')),
+    ...brandingQueries.current(),
     enabled: me.data?.permissions.includes('branding.read') ?? false,
     staleTime: 60_000,
   });

@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../../api/client';
+import { apiKeyQueries } from '../../api/queries/api-keys';
 import { useCan } from '../../api/session';
 import { ConfirmButton, ErrorNote, Field, Guard, PageTitle, Paged, SecretOnce, Select, When, useListParams, useWrite } from '../../ui/kit';
 import { ROLES, type Role } from './users';
@@ -10,15 +11,14 @@ export function ApiKeysPage() {
   const can = useCan('api-keys.manage');
   const query = { limit: list.limit, offset: list.offset };
   const keys = useQuery({
-    queryKey: ['api-keys', query],
-    queryFn: () => ok(api.GET('/api/v1/api-keys', { params: { query } })),
+    ...apiKeyQueries.list(query),
     enabled: can.ok,
     placeholderData: keepPreviousData,
   });
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('viewer');
-  const create = useWrite(() => ok(api.POST('/api/v1/api-keys', { body: { name, role } })), 'api-keys');
-  const revoke = useWrite((id: string) => ok(api.DELETE('/api/v1/api-keys/{id}', { params: { path: { id } } })), 'api-keys');
+  const create = useWrite(() => ok(api.POST('/api/v1/api-keys', { body: { name, role } })), apiKeyQueries.keys.lists);
+  const revoke = useWrite((id: string) => ok(api.DELETE('/api/v1/api-keys/{id}', { params: { path: { id } } })), apiKeyQueries.keys.lists);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate(undefined);

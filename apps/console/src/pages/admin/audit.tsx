@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, ok } from '../../api/client';
+import { auditQueries } from '../../api/queries/audit';
 import { EventDetail } from '../../ui/event-text';
 import { Download, Field, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../../ui/kit';
 
@@ -13,8 +13,7 @@ export function AuditPage() {
   const filters = { ...(action ? { action } : {}), ...(since ? { since: toIso(since) } : {}), ...(until ? { until: toIso(until) } : {}) };
   const query = { limit: list.limit, offset: list.offset, ...filters };
   const events = useQuery({
-    queryKey: ['audit', query],
-    queryFn: () => ok(api.GET('/api/v1/audit', { params: { query } })),
+    ...auditQueries.list(query),
     placeholderData: keepPreviousData,
   });
   return (

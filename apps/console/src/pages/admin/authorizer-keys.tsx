@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../../api/client';
+import { authorizerKeyQueries } from '../../api/queries/authorizer-keys';
 import { useCan } from '../../api/session';
 import { Badge, ConfirmButton, ErrorNote, Field, Guard, Mono, PageTitle, Paged, When, useListParams, useWrite } from '../../ui/kit';
 
@@ -10,14 +11,13 @@ export function AuthorizerKeysPage() {
   const canWrite = useCan('keys.write');
   const query = { limit: list.limit, offset: list.offset };
   const keys = useQuery({
-    queryKey: ['authorizer-keys', query],
-    queryFn: () => ok(api.GET('/api/v1/authorizer-keys', { params: { query } })),
+    ...authorizerKeyQueries.list(query),
     placeholderData: keepPreviousData,
   });
   const [name, setName] = useState('');
   const [pem, setPem] = useState('');
-  const add = useWrite(() => ok(api.POST('/api/v1/authorizer-keys', { body: { name, public_key_pem: pem } })), 'authorizer-keys');
-  const revoke = useWrite((id: string) => ok(api.POST('/api/v1/authorizer-keys/{id}/revoke', { params: { path: { id } } })), 'authorizer-keys');
+  const add = useWrite(() => ok(api.POST('/api/v1/authorizer-keys', { body: { name, public_key_pem: pem } })), authorizerKeyQueries.keys.lists);
+  const revoke = useWrite((id: string) => ok(api.POST('/api/v1/authorizer-keys/{id}/revoke', { params: { path: { id } } })), authorizerKeyQueries.keys.lists);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     add.mutate(undefined);

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { RETURN_REPRESENTATION, api, ok, type Schema } from '../../api/client';
+import { brandingQueries } from '../../api/queries/branding';
 import { ErrorNote, Field, Guard, Loading, PageTitle, When } from '../../ui/kit';
 
 type Branding = Schema<'/api/v1/admin/branding', 'get'>;
@@ -9,7 +10,7 @@ const LOGO_MAX_BYTES = 256 * 1024;
 /** Report branding with a live preview of a report header (colours applied through the CSSOM). */
 export function BrandingPage() {
   const client = useQueryClient();
-  const branding = useQuery({ queryKey: ['branding'], queryFn: () => ok(api.GET('/api/v1/admin/branding')) });
+  const branding = useQuery(brandingQueries.current());
   const [draft, setDraft] = useState<Branding>();
   const [logoError, setLogoError] = useState<string>();
   useEffect(() => {
@@ -24,8 +25,8 @@ export function BrandingPage() {
         }),
       ),
     onSuccess: (updated) => {
-      if (updated) client.setQueryData(['branding'], updated);
-      return client.invalidateQueries({ queryKey: ['branding'] });
+      if (updated) client.setQueryData(brandingQueries.current().queryKey, updated);
+      return client.invalidateQueries({ queryKey: brandingQueries.current().queryKey });
     },
   });
   const readLogo = (file: File) => {

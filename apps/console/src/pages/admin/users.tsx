@@ -1,6 +1,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { RETURN_REPRESENTATION, api, ok } from '../../api/client';
+import { sessionQueries } from '../../api/queries/session';
+import { userQueries } from '../../api/queries/users';
 import { useCan, useMe } from '../../api/session';
 import { ConfirmButton, ErrorNote, Field, Guard, PageTitle, Paged, Select, When, useListParams, useWrite } from '../../ui/kit';
 
@@ -17,16 +19,15 @@ export function UsersPage() {
   const me = useMe().data;
   const query = { limit: list.limit, offset: list.offset };
   const users = useQuery({
-    queryKey: ['users', query],
-    queryFn: () => ok(api.GET('/api/v1/users', { params: { query } })),
+    ...userQueries.list(query),
     enabled: can.ok,
     placeholderData: keepPreviousData,
   });
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [role, setRole] = useState<Role>('viewer');
-  const create = useWrite(() => ok(api.POST('/api/v1/users', { body: { email, password, role } })), 'users');
-  const remove = useWrite((id: string) => ok(api.DELETE('/api/v1/users/{id}', { params: { path: { id } } })), 'users');
+  const create = useWrite(() => ok(api.POST('/api/v1/users', { body: { email, password, role } })), userQueries.keys.lists);
+  const remove = useWrite((id: string) => ok(api.DELETE('/api/v1/users/{id}', { params: { path: { id } } })), userQueries.keys.lists);
   const client = useQueryClient();
   const [changed, setChanged] = useState<string | undefined>();
   const changeRole = useMutation({
@@ -34,9 +35,9 @@ export function UsersPage() {
       ok(api.PATCH('/api/v1/users/{id}', { params: { path: { id: v.id } }, body: { role: v.role }, headers: RETURN_REPRESENTATION })),
     onSuccess: async (user) => {
       if (user) setChanged(`${user.email} is now ${user.role}.`);
-      await client.invalidateQueries({ queryKey: ['users'] });
+      await client.invalidateQueries({ queryKey: userQueries.keys.lists });
       // the caller's own role may have changed: their permissions follow
-      await client.invalidateQueries({ queryKey: ['me'] });
+      await client.invalidateQueries({ queryKey: sessionQueries.me().queryKey });
     },
   });
   const submit = (e: FormEvent) => {

@@ -2,6 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, ok, type paths } from '../../api/client';
+import { caseQueries } from '../../api/queries/cases';
 import { useMe } from '../../api/session';
 import { Badge, ErrorNote, Field, Guard, PageTitle, Paged, SearchBox, Select, useListParams, useWrite } from '../../ui/kit';
 import { DeadlineClock } from './common';
@@ -45,8 +46,7 @@ export function CasesPage() {
     ...(product ? { product } : {}),
   };
   const cases = useQuery({
-    queryKey: ['cases', query],
-    queryFn: () => ok(api.GET('/api/v1/cases', { params: { query } })),
+    ...caseQueries.list(query),
     placeholderData: keepPreviousData,
     refetchInterval: 60_000,
   });
@@ -137,7 +137,7 @@ function OpenCaseForm() {
   const [kind, setKind] = useState<CaseKind>('exploited_vulnerability');
   const open = useWrite(
     (body: paths['/api/v1/cases']['post']['requestBody']['content']['application/json']) => ok(api.POST('/api/v1/cases', { body })),
-    'cases',
+    caseQueries.keys.lists,
   );
   const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();

@@ -1,11 +1,12 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ApiError, api, describe, ok, writeHeaders } from '../../api/client';
+import { rawWrite } from '../../api/client';
+import { feedQueries } from '../../api/queries/vuln-feeds';
 import { Badge, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, When, useListParams } from '../../ui/kit';
 
 /** Feed freshness, imports and re-analysis runs (each list paged by the server); importing a feed file. */
 export function FeedsPage() {
-  const feeds = useQuery({ queryKey: ['vuln-feeds'], queryFn: () => ok(api.GET('/api/v1/vuln-feeds')), refetchInterval: 10_000 });
+  const feeds = useQuery({ ...feedQueries.freshness(), refetchInterval: 10_000 });
   const f = feeds.data;
   return (
     <>
@@ -53,21 +54,13 @@ function ImportForm() {
   const [kind, setKind] = useState<'osv' | 'kev'>('osv');
   const send = useMutation({
     mutationFn: async ({ file, source }: { file: File; source: string }) => {
-      const type =
-        kind === 'kev'
-          ? 'application/json'
-          : /\.zip$/i.test(file.name)
-            ? 'application/zip'
-            : /\.t?gz$/i.test(file.name)
-              ? 'application/gzip'
-              : 'application/x-tar';
-      const url = `/api/v1/vuln-feeds/${kind}${source ? `?source=${encodeURIComponent(source)}` : ''}`;
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': type, ...writeHeaders() }, body: file });
-      const body: unknown = await res.json().catch(() => undefined);
-      if (!res.ok) throw new ApiError(res.status, describe(res.status, body));
-      return body as { added: number; updated: number; unchanged: number; skipped: number };
+      const params = { query: source ? { source } : {} };
+      if (kind === 'kev') return rawWrite('post', '/api/v1/vuln-feeds/kev', { params, body: file, mediaType: 'application/json' });
+      const type = /\.zip$/i.test(file.name) ? 'application/zip' : /\.t?gz$/i.test(file.name) ? 'application/gzip' : 'application/x-tar';
+      return rawWrite('post', '/api/v1/vuln-feeds/osv', { params, body: file, mediaType: type });
     },
-    onSuccess: () => client.invalidateQueries({ queryKey: ['vuln-feeds'] }).then(() => client.invalidateQueries({ queryKey: ['vuln-imports'] })),
+    onSuccess: () =>
+      client.invalidateQueries({ queryKey: feedQueries.freshness().queryKey }).then(() => client.invalidateQueries({ queryKey: feedQueries.keys.imports })),
   });
   const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -105,8 +98,7 @@ function Imports() {
   const list = useListParams('imports.');
   const query = { limit: list.limit, offset: list.offset };
   const imports = useQuery({
-    queryKey: ['vuln-imports', query],
-    queryFn: () => ok(api.GET('/api/v1/vuln-feeds/imports', { params: { query } })),
+    ...feedQueries.imports(query),
     placeholderData: keepPreviousData,
   });
   return (
@@ -142,8 +134,7 @@ function Runs() {
   const list = useListParams('runs.');
   const query = { limit: list.limit, offset: list.offset };
   const runs = useQuery({
-    queryKey: ['vuln-runs', query],
-    queryFn: () => ok(api.GET('/api/v1/vuln-analysis/runs', { params: { query } })),
+    ...feedQueries.runs(query),
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (q.state.data?.runs.some((r) => r.state !== 'completed') ? 2_000 : false),
   });

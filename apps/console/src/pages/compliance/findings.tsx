@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, ok } from '../../api/client';
+import { findingQueries } from '../../api/queries/findings';
 import { Badge, FixedIn, Mono, PageTitle, Paged, SearchBox, Select, useListParams } from '../../ui/kit';
 import { SEVERITIES, VEX_STATUSES, isSeverity, isVexStatus } from './common';
 
@@ -30,8 +30,7 @@ export function FindingsPage() {
     ...(product ? { product } : {}),
   };
   const findings = useQuery({
-    queryKey: ['findings', query],
-    queryFn: () => ok(api.GET('/api/v1/findings', { params: { query } })),
+    ...findingQueries.list(query),
     placeholderData: keepPreviousData,
   });
   const counts = findings.data?.counts;

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok, type Schema, type paths } from '../../api/client';
+import { caseQueries } from '../../api/queries/cases';
 import { Badge, copyText, ErrorNote, Field, Guard, Mono, When } from '../../ui/kit';
 
 type Packet = Schema<'/api/v1/cases/{id}/srp-packets/{pid}', 'get'>;
@@ -29,26 +30,18 @@ const CATEGORIES: [Category, string][] = [
 export function ReportingPlatformPacket({ caseId, editable }: { caseId: string; editable: boolean }) {
   const client = useQueryClient();
   const [shown, setShown] = useState<string | undefined>(undefined);
-  const packets = useQuery({
-    queryKey: ['case-srp-packets', caseId],
-    queryFn: () => ok(api.GET('/api/v1/cases/{id}/srp-packets', { params: { path: { id: caseId }, query: { limit: 200 } } })),
-  });
+  const packets = useQuery(caseQueries.srpPackets(caseId));
   const latest = packets.data?.packets.at(-1)?.id;
   const pid = shown ?? latest;
-  const packet = useQuery({
-    queryKey: ['case-srp-packet', caseId, pid],
-    queryFn: () => ok(api.GET('/api/v1/cases/{id}/srp-packets/{pid}', { params: { path: { id: caseId, pid: pid! } } })),
-    enabled: pid !== undefined,
-    staleTime: Infinity,
-  });
+  const packet = useQuery(caseQueries.srpPacket(caseId, pid));
   const prepare = useMutation({
     mutationFn: (body: PacketBody) => ok(api.POST('/api/v1/cases/{id}/srp-packets', { params: { path: { id: caseId } }, body })),
     onSuccess: (p) => {
-      client.setQueryData(['case-srp-packet', caseId, p.id], p);
+      client.setQueryData(caseQueries.srpPacket(caseId, p.id).queryKey, p);
       setShown(p.id);
       return Promise.all([
-        client.invalidateQueries({ queryKey: ['case-srp-packets', caseId] }),
-        client.invalidateQueries({ queryKey: ['case-audit', caseId] }),
+        client.invalidateQueries({ queryKey: caseQueries.keys.srpPackets(caseId) }),
+        client.invalidateQueries({ queryKey: caseQueries.keys.audit(caseId) }),
       ]);
     },
   });

@@ -1,6 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from 'react-router';
-import { ApiError, api, describe, ok, writeHeaders } from '../../api/client';
+import { rawWrite } from '../../api/client';
+import { artifactQueries } from '../../api/queries/artifacts';
 import { Download, ErrorNote, Field, Guard, Loading, Mono, PageTitle, Paged, SearchBox, When, useListParams } from '../../ui/kit';
 
 const VEX_TYPES = { openvex: 'application/openvex+json', cyclonedx: 'application/vnd.cyclonedx+json' } as const;
@@ -39,23 +40,19 @@ export function VexPage() {
   const list = useListParams();
   const client = useQueryClient();
   const vulnerability = list.get('vulnerability');
-  const artifact = useQuery({ queryKey: ['artifact', id], queryFn: () => ok(api.GET('/api/v1/artifacts/{id}', { params: { path: { id } } })) });
+  const artifact = useQuery(artifactQueries.detail(id));
   const query = { limit: list.limit, offset: list.offset, ...(vulnerability ? { vulnerability } : {}) };
   const statements = useQuery({
-    queryKey: ['vex', id, query],
-    queryFn: () => ok(api.GET('/api/v1/artifacts/{id}/vex', { params: { path: { id }, query } })),
+    ...artifactQueries.vex(id, query),
     placeholderData: keepPreviousData,
   });
   const attach = useMutation({
     mutationFn: async (file: File) => {
       const text = await file.text();
       const type = /"bomFormat"/.test(text) ? VEX_TYPES.cyclonedx : VEX_TYPES.openvex;
-      const res = await fetch(`/api/v1/artifacts/${id}/vex`, { method: 'POST', headers: { 'content-type': type, ...writeHeaders() }, body: text });
-      const body: unknown = await res.json().catch(() => undefined);
-      if (!res.ok) throw new ApiError(res.status, describe(res.status, body));
-      return body as { statements: unknown[]; findings_applied: number };
+      return rawWrite('post', '/api/v1/artifacts/{id}/vex', { params: { path: { id } }, body: text, mediaType: type });
     },
-    onSuccess: () => client.invalidateQueries({ queryKey: ['vex', id] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: artifactQueries.keys.vex(id) }),
   });
   const a = artifact.data;
   return (
