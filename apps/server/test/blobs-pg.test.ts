@@ -267,7 +267,14 @@ describe.each(availableDrivers())('blob garbage collection on %s', (driver) => {
     const unknown = cols.rows.map((r) => `${r.t}.${r.c}`).filter((n) => !notBlobs.has(n) && !named.has(n));
     expect(unknown).toEqual([]);
     expect([...named].sort()).toEqual(
-      ['artifacts.digest', 'audit_events.detail', 'case_attachments.digest', 'member_deltas.delta_digest', 'case_submissions.pdf_digest', 'tuf_target_files.sha256'].sort(),
+      [
+        'artifacts.digest',
+        'audit_events.detail',
+        'case_attachments.digest',
+        'member_deltas.delta_digest',
+        'case_submissions.pdf_digest',
+        'tuf_target_files.sha256',
+      ].sort(),
     );
   });
 

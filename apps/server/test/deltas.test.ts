@@ -205,11 +205,15 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     const gcDeps = { blobs: f.repo.blobs, retireTargets: f.repo.retireTargets.bind(f.repo) };
     const later = (ms: number) => () => new Date(f.t.clock.now().getTime() + ms);
     const rowsOf = async () =>
-      (await sql<{ source_digest: string }>`SELECT source_digest FROM member_deltas WHERE tenant_id = ${tenant} AND target_digest = ${a2.digest}`.execute(db)).rows
+      (
+        await sql<{ source_digest: string }>`SELECT source_digest FROM member_deltas WHERE tenant_id = ${tenant} AND target_digest = ${a2.digest}`.execute(db)
+      ).rows
         .map((r) => r.source_digest)
         .sort();
     const filesOf = async (path: string) =>
-      Number((await sql<{ n: number | string }>`SELECT count(*) AS n FROM tuf_target_files WHERE tenant_id = ${tenant} AND path = ${path}`.execute(db)).rows[0]!.n);
+      Number(
+        (await sql<{ n: number | string }>`SELECT count(*) AS n FROM tuf_target_files WHERE tenant_id = ${tenant} AND path = ${path}`.execute(db)).rows[0]!.n,
+      );
 
     // the source of one delta leaves the blob store (as when its artifact's blob is collected)
     if (f.repo.blobs instanceof FsBlobStore) await rm(f.repo.blobs.pathOf(a0.digest as Digest));
@@ -229,10 +233,19 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     expect(await byStore(fromA1.target)).toBeDefined();
     expect(await filesOf(fromA1.target)).toBe(1);
     // the rollout's view no longer lists it; the audit trail says why it went
-    expect((await f.api('GET', `/api/v1/rollouts/${ro.id}/delivery`)).body.deltas.items.map((d: { source_digest: string }) => d.source_digest)).toEqual([a1.digest]);
+    expect((await f.api('GET', `/api/v1/rollouts/${ro.id}/delivery`)).body.deltas.items.map((d: { source_digest: string }) => d.source_digest)).toEqual([
+      a1.digest,
+    ]);
     const audit = (await f.api('GET', '/api/v1/audit?action=delta.retired')).body;
     expect(audit.events.map((e: { detail: Record<string, unknown> }) => e.detail)).toEqual([
-      expect.objectContaining({ source_digest: a0.digest, target_digest: a2.digest, state: 'ready', reason: 'source-gone', target: fromA0.target, delta_digest: deltaDigests[0] }),
+      expect.objectContaining({
+        source_digest: a0.digest,
+        target_digest: a2.digest,
+        state: 'ready',
+        reason: 'source-gone',
+        target: fromA0.target,
+        delta_digest: deltaDigests[0],
+      }),
     ]);
     expect(await runDeltaGc(db, gcDeps, f.t.clock.now)).toBe(0);
 

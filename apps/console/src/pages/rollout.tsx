@@ -236,10 +236,7 @@ function Delivery({ id, live }: { id: string; live: boolean }) {
       {delivery.isPending && <Loading what="the delivery" />}
       {d && (
         <>
-          <DeliverySummary
-            totals={d.totals}
-            streamed={{ bytes: d.bundle_streams.reduce((n, b) => n + b.bytes_sent, 0), devices: d.bundle_streams_total }}
-          />
+          <DeliverySummary totals={d.totals} streamed={{ bytes: d.bundle_streams.reduce((n, b) => n + b.bytes_sent, 0), devices: d.bundle_streams_total }} />
           <p className="muted">
             {deltas === 0
               ? 'No delta was asked for at the start.'

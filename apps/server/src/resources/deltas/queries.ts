@@ -54,24 +54,26 @@ export async function ensureDelta(
   db: Db,
   args: { tenant: string; source: string; target: string; sourceLength: number; targetLength: number; now: Date },
 ): Promise<{ id: string; state: DeltaRow['state'] }> {
-  return db
-    .insertInto('member_deltas')
-    .values({
-      tenant_id: args.tenant,
-      source_digest: args.source,
-      target_digest: args.target,
-      source_length: args.sourceLength,
-      target_length: args.targetLength,
-      created_at: args.now,
-      updated_at: args.now,
-    })
-    // an existing row is touched (and locked to this commit): the collector keeps a delta a
-    // rollout start reuses (deleteUnusedDeltas)
-    .onConflict((oc) =>
-      oc.columns(['tenant_id', 'target_digest', 'source_digest']).doUpdateSet({ updated_at: sql`greatest(member_deltas.updated_at, excluded.updated_at)` }),
-    )
-    .returning(['id', 'state'])
-    .executeTakeFirstOrThrow();
+  return (
+    db
+      .insertInto('member_deltas')
+      .values({
+        tenant_id: args.tenant,
+        source_digest: args.source,
+        target_digest: args.target,
+        source_length: args.sourceLength,
+        target_length: args.targetLength,
+        created_at: args.now,
+        updated_at: args.now,
+      })
+      // an existing row is touched (and locked to this commit): the collector keeps a delta a
+      // rollout start reuses (deleteUnusedDeltas)
+      .onConflict((oc) =>
+        oc.columns(['tenant_id', 'target_digest', 'source_digest']).doUpdateSet({ updated_at: sql`greatest(member_deltas.updated_at, excluded.updated_at)` }),
+      )
+      .returning(['id', 'state'])
+      .executeTakeFirstOrThrow()
+  );
 }
 
 export async function linkDeploymentDelta(
