@@ -210,5 +210,28 @@ describe.skipIf(!haveZstd).each(stores().filter((s) => s === 'embedded' || haveP
     const log = fleet.agents.get(late)!.lines.filter((l) => l.includes('delta not used'));
     expect(log.length).toBe(1);
     expect(log[0]).toContain('delta-refused');
+    // each device's page: the last delivery of its member, with the rollout it came with
+    for (const [name, method, bytes, fallback] of [
+      [early, 'delta', delta.length!, null],
+      [late, 'full', delta.length! + v2.length, 'delta-refused'],
+    ] as const) {
+      const view = await fleet.api.get<{ device: string; members: Record<string, unknown>[] }>(`/devices/${name}/deliveries`);
+      expect(view).toEqual({
+        device: name,
+        members: [
+          expect.objectContaining({
+            component: 'detector',
+            rollout_id: ro2.id,
+            transaction_id: txId,
+            method,
+            bytes_transferred: bytes,
+            full_length: v2.length,
+            source_digest: a1.digest,
+            fallback,
+          }),
+        ],
+      });
+    }
+    expect((await fleet.api.raw('GET', '/devices/no-such-device/deliveries', undefined, 404)).status).toBe(404);
   });
 });

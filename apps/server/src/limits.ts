@@ -32,6 +32,14 @@ export const SERVER_LIMITS = Object.freeze({
   /** Deltas one delta-build pass makes at most before yielding to the next interval. */
   deltaBuildsPerPass: 8,
   /**
+   * How long a delta no running rollout uses is kept (from its last build or reuse) before the
+   * collector retires it; a delta whose source or target member is no longer stored goes at
+   * once. A later rollout between the same versions builds it again.
+   */
+  deltaRetireAfterMs: 24 * 60 * 60 * 1000,
+  /** Delta rows the collector reads per page. */
+  deltaGcBatch: 200,
+  /**
    * The bundle port (docs/delta-updates.md "OS bundles: RAUC streaming"). Connections held at
    * once; RAUC keeps one open per streaming install.
    */

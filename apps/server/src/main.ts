@@ -25,6 +25,7 @@ import { bootstrapAdmin } from './resources/tenants/bootstrap.js';
 import { ensureDefaultTenant } from './resources/tenants/queries.js';
 import { DeviceCredentialCache } from './device-channel/credential-cache.js';
 import { SigningRepository } from './signing-repo/repository.js';
+import { startDeltaGc } from './jobs/delta-gc.js';
 import { startDeltaBuilds } from './jobs/delta-builds.js';
 import { keyCheckers } from './key-integrity/checkers.js';
 import { failureLine, keyRecoveryFromEnv, reportLine, runKeyCheck } from './key-integrity/key-check.js';
@@ -206,6 +207,11 @@ async function main(): Promise<void> {
       now,
       { onError: (e) => app.log.error({ err: e }, 'delta build failed') },
     ),
+    // deltas no running rollout uses, or whose members are gone: rows and TUF targets retired
+    startDeltaGc(store.db, { blobs, retireTargets: (trx, tenant, paths) => signingRepo.retireTargets(trx, tenant, paths) }, now, {
+      onError: (e) => app.log.error({ err: e }, 'delta garbage collection failed'),
+      onRetired: (n) => app.log.info({ deltas: n }, 'deltas retired'),
+    }),
   ];
   if (blobKind === 'postgres') {
     jobs.push(

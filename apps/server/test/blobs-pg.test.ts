@@ -211,6 +211,10 @@ describe.each(availableDrivers())('blob garbage collection on %s', (driver) => {
       await sql`INSERT INTO tuf_target_files (tenant_id, path, sha256, length, targets_version) VALUES (${tenant}, ${`p/${hex}`}, ${hex}, ${length}, 2)`.execute(
         db,
       );
+    } else if (table === 'member_deltas') {
+      const other = (n: number) => `sha256:${createHash('sha256').update(`${hex}-${n}`).digest('hex')}`;
+      await sql`INSERT INTO member_deltas (tenant_id, source_digest, target_digest, source_length, target_length, state, target_path, delta_digest, delta_length, created_at, updated_at)
+        VALUES (${tenant}, ${other(1)}, ${other(2)}, 1, 1, 'ready', ${`deltas/${hex}.zst`}, ${digest}, ${length}, ${now}, ${now})`.execute(db);
     } else if (table === 'case_attachments' || table === 'case_submissions') {
       const c = await sql<{ id: string }>`INSERT INTO cases (tenant_id, kind, state, title, owner, aware_at, created_by, created_at, updated_at)
         VALUES (${tenant}, 'exploited_vulnerability', 'open', 'gc', 'o@example.test', ${now}, 'test', ${now}, ${now}) RETURNING id`.execute(db);
@@ -236,13 +240,11 @@ describe.each(availableDrivers())('blob garbage collection on %s', (driver) => {
     // digests of things never put into the blob store: documents kept in their row, group
     // snapshots, release payloads and envelopes (their blob is named by tuf_target_files),
     // receipts' and device software's digests (what devices run), feeds and VEX documents;
-    // a delta's source and target are member digests (their artifacts keep those blobs), and
-    // its own blob is published as a TUF target before its row names it (tuf_target_files
-    // keeps it); the source a device reports delivering from is the device's word
+    // a delta's source and target are member digests (their artifacts keep those blobs); the
+    // source a device reports delivering from is the device's word
     const notBlobs = new Set([
       'member_deltas.source_digest',
       'member_deltas.target_digest',
-      'member_deltas.delta_digest',
       'receipt_deliveries.source_digest',
       'artifact_sboms.digest',
       'case_srp_packets.digest',
@@ -265,7 +267,14 @@ describe.each(availableDrivers())('blob garbage collection on %s', (driver) => {
     const unknown = cols.rows.map((r) => `${r.t}.${r.c}`).filter((n) => !notBlobs.has(n) && !named.has(n));
     expect(unknown).toEqual([]);
     expect([...named].sort()).toEqual(
-      ['artifacts.digest', 'audit_events.detail', 'case_attachments.digest', 'case_submissions.pdf_digest', 'tuf_target_files.sha256'].sort(),
+      [
+        'artifacts.digest',
+        'audit_events.detail',
+        'case_attachments.digest',
+        'member_deltas.delta_digest',
+        'case_submissions.pdf_digest',
+        'tuf_target_files.sha256',
+      ].sort(),
     );
   });
 

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -9,6 +9,9 @@ import { requireTool } from '../../../vitest.shared.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deltaTargetPath, digestFromHex, type Digest } from '@svc/release-core';
 import { runDeltaBuilds } from '../src/jobs/delta-builds.js';
+import { runDeltaGc } from '../src/jobs/delta-gc.js';
+import { collectBlobGarbage } from '../src/blobs/index.js';
+import { FsBlobStore } from '../src/blobs/fs-blob-store.js';
 import { buildDelta } from '../src/resources/deltas/builder.js';
 import { SERVER_LIMITS } from '../src/limits.js';
 import { availableDrivers } from './helpers/store.js';
@@ -53,8 +56,8 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
   const keys: { auth?: ReturnType<typeof newAuthorizer> } = {};
 
   /** What a device reports as installed (docs/inventory.md `members`). */
-  const runs = (device: string, digest: string, version: string) =>
-    sql`UPDATE devices SET inventory = ${JSON.stringify({ attributes: {}, custom: {}, members: [{ component: 'detector', version, digest }] })}::jsonb
+  const runs = (device: string, digest: string, version: string, component = 'detector') =>
+    sql`UPDATE devices SET inventory = ${JSON.stringify({ attributes: {}, custom: {}, members: [{ component, version, digest }] })}::jsonb
         WHERE tenant_id = ${tenant} AND name = ${device}`.execute(f.t.testStore.store.db);
 
   async function release(version: string, artifact: Record<string, unknown>, group: { id: string; snapshot_digest: string }) {
@@ -176,5 +179,97 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     });
     // nothing of these was published
     expect((await f.repo.listTargets(tenant)).filter((x) => x.path === deltaTargetPath(s.digest, t.digest))).toEqual([]);
+  });
+
+  it('retires deltas no running rollout uses, and at once those whose source is gone; the blob collector then takes their blobs', async () => {
+    const db = f.t.testStore.store.db;
+    const [v0, v1, v2] = modelVersions() as [Buffer, Buffer, Buffer];
+    const up = async (version: string, bytes: Buffer) => {
+      const r = await f.upload({ name: 'classifier', version, kind: 'model', bytes, filename: 'classifier.onnx' });
+      expect(r.status).toBe(201);
+      return r.body as { id: string; digest: string; length: number; target: string };
+    };
+    const [a0, a1, a2] = [await up('1.0.0', v0), await up('1.1.0', v1), await up('1.2.0', v2)];
+    await runs('dev-a', a0.digest, '1.0.0', 'classifier');
+    await runs('dev-b', a1.digest, '1.1.0', 'classifier');
+    const group = (await f.api('POST', '/api/v1/groups', { name: 'gc-field', members: ['dev-a', 'dev-b'] })).body;
+    const ro = await release('3.0.0', a2, group);
+    const deps = { blobs: f.repo.blobs, publish, workDir: work };
+    expect(await runDeltaBuilds(db, deps, f.t.clock.now)).toBe(2);
+    const items = (await f.api('GET', `/api/v1/rollouts/${ro.id}/delivery`)).body.deltas.items as { source_digest: string; target: string; state: string }[];
+    expect(items.map((d) => d.state)).toEqual(['ready', 'ready']);
+    const byStore = async (target: string) => (await f.repo.listTargets(tenant)).find((x) => x.path === target);
+    const fromA0 = items.find((d) => d.source_digest === a0.digest)!;
+    const fromA1 = items.find((d) => d.source_digest === a1.digest)!;
+    const deltaDigests = await Promise.all([fromA0, fromA1].map(async (d) => (await byStore(d.target))!.digest));
+    const gcDeps = { blobs: f.repo.blobs, retireTargets: f.repo.retireTargets.bind(f.repo) };
+    const later = (ms: number) => () => new Date(f.t.clock.now().getTime() + ms);
+    const rowsOf = async () =>
+      (
+        await sql<{ source_digest: string }>`SELECT source_digest FROM member_deltas WHERE tenant_id = ${tenant} AND target_digest = ${a2.digest}`.execute(db)
+      ).rows
+        .map((r) => r.source_digest)
+        .sort();
+    const filesOf = async (path: string) =>
+      Number(
+        (await sql<{ n: number | string }>`SELECT count(*) AS n FROM tuf_target_files WHERE tenant_id = ${tenant} AND path = ${path}`.execute(db)).rows[0]!.n,
+      );
+
+    // the source of one delta leaves the blob store (as when its artifact's blob is collected)
+    if (f.repo.blobs instanceof FsBlobStore) await rm(f.repo.blobs.pathOf(a0.digest as Digest));
+    else await sql`DELETE FROM blobs WHERE digest = ${a0.digest}`.execute(db);
+    expect(await f.repo.blobs.has(a0.digest as Digest)).toBe(false);
+
+    // the rollout still runs: nothing goes, even past the grace period and with the source gone
+    expect(await runDeltaGc(db, gcDeps, later(SERVER_LIMITS.deltaRetireAfterMs + 60_000))).toBe(0);
+    expect(await rowsOf()).toEqual([a0.digest, a1.digest].sort());
+
+    // aborted: the delta whose source is gone is retired at once, the other kept for the grace period
+    expect((await f.api('POST', `/api/v1/rollouts/${ro.id}/abort`)).status).toBe(200);
+    expect(await runDeltaGc(db, gcDeps, f.t.clock.now)).toBe(1);
+    expect(await rowsOf()).toEqual([a1.digest]);
+    expect(await byStore(fromA0.target)).toBeUndefined();
+    expect(await filesOf(fromA0.target)).toBe(0);
+    expect(await byStore(fromA1.target)).toBeDefined();
+    expect(await filesOf(fromA1.target)).toBe(1);
+    // the rollout's view no longer lists it; the audit trail says why it went
+    expect((await f.api('GET', `/api/v1/rollouts/${ro.id}/delivery`)).body.deltas.items.map((d: { source_digest: string }) => d.source_digest)).toEqual([
+      a1.digest,
+    ]);
+    const audit = (await f.api('GET', '/api/v1/audit?action=delta.retired')).body;
+    expect(audit.events.map((e: { detail: Record<string, unknown> }) => e.detail)).toEqual([
+      expect.objectContaining({
+        source_digest: a0.digest,
+        target_digest: a2.digest,
+        state: 'ready',
+        reason: 'source-gone',
+        target: fromA0.target,
+        delta_digest: deltaDigests[0],
+      }),
+    ]);
+    expect(await runDeltaGc(db, gcDeps, f.t.clock.now)).toBe(0);
+
+    // past the grace period, the unused one goes too
+    expect(await runDeltaGc(db, gcDeps, later(SERVER_LIMITS.deltaRetireAfterMs + 60_000))).toBe(1);
+    expect(await rowsOf()).toEqual([]);
+    expect(await byStore(fromA1.target)).toBeUndefined();
+    expect(await filesOf(fromA1.target)).toBe(0);
+    expect((await f.api('GET', '/api/v1/audit?action=delta.retired')).body.events[0].detail).toMatchObject({ source_digest: a1.digest, reason: 'unused' });
+
+    if (driver === 'postgres') {
+      // the database blob store: no committed row names the delta blobs any more, so the collector takes them; the members stay
+      const collected = (await collectBlobGarbage(db, { asOf: new Date(Date.now() + 2 * 3600_000) })).deleted.map((b) => b.digest);
+      for (const d of deltaDigests) expect(collected).toContain(d);
+      expect(await f.repo.blobs.has(a1.digest as Digest)).toBe(true);
+      expect(await f.repo.blobs.has(a2.digest as Digest)).toBe(true);
+    }
+
+    // a later rollout between the same versions asks for the deltas again: the one whose
+    // source is still stored is built anew (the same bytes), the other is skipped
+    const again = await release('3.0.1', a2, group);
+    expect((await f.api('GET', `/api/v1/rollouts/${again.id}/delivery`)).body.deltas).toMatchObject({ queued: 2 });
+    expect(await runDeltaBuilds(db, deps, f.t.clock.now)).toBe(2);
+    expect((await f.api('GET', `/api/v1/rollouts/${again.id}/delivery`)).body.deltas).toMatchObject({ ready: 1, skipped: 1 });
+    expect(await byStore(fromA1.target)).toMatchObject({ digest: deltaDigests[1] });
   });
 });

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ok } from '../api/client';
 import { deviceQueries } from '../api/queries/devices';
+import { DeviceDeliveries } from '../ui/delivery';
 import { useCan } from '../api/session';
 import {
   Badge,
@@ -146,6 +147,7 @@ export function DevicePage() {
           </Guard>
         </>
       ) : null}
+      <Deliveries name={name} />
       <Findings name={name} />
       <History name={name} />
       <section aria-labelledby="receipts-h">
@@ -314,6 +316,19 @@ function Findings({ name }: { name: string }) {
           }
         </Paged>
       )}
+    </section>
+  );
+}
+
+/** The last delivery of each member the device was sent: its path and the bytes that crossed the link. */
+function Deliveries({ name }: { name: string }) {
+  const deliveries = useQuery(deviceQueries.deliveries(name));
+  return (
+    <section aria-labelledby="device-delivery-h">
+      <h2 id="device-delivery-h">Delivery</h2>
+      <ErrorNote error={deliveries.error} />
+      {deliveries.isPending && <Loading what="the deliveries" />}
+      {deliveries.data && <DeviceDeliveries members={deliveries.data.members} />}
     </section>
   );
 }

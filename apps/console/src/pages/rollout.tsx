@@ -5,6 +5,7 @@ import { rolloutQueries } from '../api/queries/rollouts';
 import { useCan } from '../api/session';
 import { Badge, ConfirmButton, ErrorNote, Guard, Loading, PageTitle, Pager, ShortId, Table, When, useListParams } from '../ui/kit';
 import { EventDetail } from '../ui/event-text';
+import { DeliverySummary } from '../ui/delivery';
 import { RolloutProgress, rolloutTitle } from './rollouts';
 
 const LIVE = new Set(['running', 'awaiting_approval', 'paused']);
@@ -161,6 +162,7 @@ export function RolloutPage() {
               ))}
             </Table>
           </section>
+          <Delivery id={id} live={LIVE.has(r.status)} />
           <Activity
             id={id}
             live={LIVE.has(r.status)}
@@ -215,6 +217,30 @@ function WaveProgress({ done, failed, size }: { done: number; failed: number; si
         {done} of {size} done{failed > 0 ? `, ${failed} failed` : ''}
       </span>
     </span>
+  );
+}
+
+/** How the rollout's bytes reached its devices: per path, transferred against the full size, and deltas made. */
+function Delivery({ id, live }: { id: string; live: boolean }) {
+  const delivery = useQuery({ ...rolloutQueries.delivery(id), refetchInterval: live ? 5_000 : false });
+  const d = delivery.data;
+  const deltas = d ? d.deltas.queued + d.deltas.building + d.deltas.ready + d.deltas.skipped + d.deltas.failed : 0;
+  return (
+    <section aria-labelledby="delivery-h">
+      <h2 id="delivery-h">Delivery</h2>
+      <ErrorNote error={delivery.error} />
+      {delivery.isPending && <Loading what="the delivery" />}
+      {d && (
+        <>
+          <DeliverySummary totals={d.totals} streamed={{ bytes: d.bundle_streams.reduce((n, b) => n + b.bytes_sent, 0), devices: d.bundle_streams_total }} />
+          <p className="muted">
+            {deltas === 0
+              ? 'No delta was asked for at the start.'
+              : `Deltas asked for at the start: ${deltas} (${d.deltas.ready} ready, ${d.deltas.queued + d.deltas.building} being made, ${d.deltas.skipped} skipped, ${d.deltas.failed} failed).`}
+          </p>
+        </>
+      )}
+    </section>
   );
 }
 

@@ -397,6 +397,8 @@ export const BLOB_REFERENCES: readonly { table: string; digest: string; where?: 
   { table: 'artifacts', digest: 'r.digest' },
   // TUF targets (artifacts and release envelopes), every version ever published
   { table: 'tuf_target_files', digest: `'sha256:' || r.sha256` },
+  // a delta's blob while its row exists (retired deltas lose their row and TUF target together)
+  { table: 'member_deltas', digest: 'r.delta_digest' },
   { table: 'case_attachments', digest: 'r.digest' },
   { table: 'case_submissions', digest: 'r.pdf_digest' },
   // the JSON twin of a PDF report, named by the report's audit row

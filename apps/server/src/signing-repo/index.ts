@@ -33,6 +33,7 @@ export { SigningRepoError, isSigningRepoError, type SigningRepoErrorCode } from 
 export type { PublishHooks } from './context.js';
 export type { PublishOptions, PublishResult } from './publish.js';
 export type { RefreshResult } from './refresh.js';
+export type { RetireResult } from './retire.js';
 export type { RotateRootOptions } from './root-rotation.js';
 export type { KeyIdUpgradeResult } from './key-id-upgrade.js';
 export { assertRotationRoles, ONLINE_ROLES, type OnlineKeyRotation, type PendingOnlineKeyRotation } from './online-key-rotation.js';

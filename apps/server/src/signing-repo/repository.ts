@@ -13,6 +13,7 @@ import type { OnlineRole } from './chain.js';
 import { buildRoot, buildSnapshot, buildTargets, buildTimestamp, decodeTargets, encodeMetadata, signWith } from './metadata.js';
 import { publishTargets, type PublishOptions, type PublishResult } from './publish.js';
 import { refreshAllDue, refreshIfDue, type RefreshResult } from './refresh.js';
+import { retireTargets, type RetireResult } from './retire.js';
 import { getMetadataFile, openRepoFile, type MetadataFile, type RepoFile } from './repo-files.js';
 import { insertMetadata, latestMetadata, repoExists, type RepoDb, type RepoTx } from './repo-db.js';
 import { rotateRoot, type RotateRootOptions } from './root-rotation.js';
@@ -131,6 +132,14 @@ export class SigningRepository {
     const entry: TargetEntry = { path, digest: info.digest, length: info.length, ...(target.custom ? { custom: target.custom } : {}) };
     const result = await this.publishTargets(tenantId, [entry], opts);
     return { ...result, digest: info.digest, length: info.length, hashedPath: hashedTargetPath(path, digestHex(info.digest)) };
+  }
+
+  /**
+   * Takes targets no device needs any more out of the signed metadata, inside the caller's
+   * transaction (retire.ts).
+   */
+  retireTargets(trx: Transaction<Database>, tenantId: string, paths: readonly string[]): Promise<RetireResult> {
+    return retireTargets(this.#ctx, trx as unknown as RepoTx, assertTenantId(tenantId), paths);
   }
 
   /** Metadata bytes by file name (`timestamp.json`, `N.root.json`, `root.json` = newest root, ...). */

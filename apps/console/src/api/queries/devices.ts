@@ -21,6 +21,12 @@ export const deviceQueries = {
       queryKey: ['devices', 'findings', name, query] as const,
       queryFn: () => ok(api.GET('/api/v1/devices/{name}/findings', { params: { path: { name }, query } })),
     }),
+  /** The last delivery of each member the device was sent. */
+  deliveries: (name: string) =>
+    queryOptions({
+      queryKey: ['devices', 'deliveries', name] as const,
+      queryFn: () => ok(api.GET('/api/v1/devices/{name}/deliveries', { params: { path: { name } } })),
+    }),
   /** One log request; `id` undefined until it is made (the query stays disabled). */
   logRequest: (name: string, id: string | undefined) =>
     queryOptions({

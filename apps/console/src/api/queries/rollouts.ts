@@ -21,4 +21,10 @@ export const rolloutQueries = {
       queryKey: ['rollouts', 'activity', id, seen] as const,
       queryFn: () => ok(api.GET('/api/v1/rollouts/{id}/activity', { params: { path: { id } } })),
     }),
+  /** Bytes per delivery path and the deltas made (the totals only: one row of the per-device page). */
+  delivery: (id: string) =>
+    queryOptions({
+      queryKey: ['rollouts', 'delivery', id] as const,
+      queryFn: () => ok(api.GET('/api/v1/rollouts/{id}/delivery', { params: { path: { id }, query: { limit: 1 } } })),
+    }),
 };

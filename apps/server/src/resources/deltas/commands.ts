@@ -1,7 +1,9 @@
 import { deltaEligible, type ReleasePayload } from '@svc/release-core';
 import { SERVER_LIMITS } from '../../limits.js';
 import type { Command } from '../unit-of-work.js';
-import { ensureDelta, finishDelta, linkDeploymentDelta, sourceVersions, type DeltaRow } from './queries.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../store/database.js';
+import { deleteUnusedDeltas, ensureDelta, finishDelta, linkDeploymentDelta, sourceVersions, type DeltaRow } from './queries.js';
 import type { BuildOutcome } from './builder.js';
 
 /** Member kinds placed as one file on the device, which the agent can rebuild from a delta. */
@@ -59,4 +61,43 @@ export const finishDeltaBuild: Command<{ row: DeltaRow; owner: string; outcome: 
     },
   });
   return true;
+};
+
+/** Why the collector retires a delta: unused past the grace period, or a member's bytes are gone. */
+export type RetireReason = 'unused' | 'source-gone' | 'target-gone';
+
+/**
+ * Retires one tenant's deltas (docs/delta-updates.md "Garbage collection"): deletes the rows
+ * that are still unused by any running rollout and untouched since the collector looked
+ * (deleteUnusedDeltas), takes the ready ones' targets out of the signed metadata with their
+ * `tuf_target_files` rows in the same transaction, and audits each as `delta.retired`. Once
+ * committed, no row names the delta's blob and the blob collector takes it. Answers the rows
+ * retired.
+ */
+export const retireDeltas: Command<
+  {
+    rows: readonly { id: string; notAfter: Date; reason: RetireReason }[];
+    retireTargets: (trx: Transaction<Database>, tenant: string, paths: readonly string[]) => Promise<unknown>;
+  },
+  number
+> = async (uow, input) => {
+  const gone = await deleteUnusedDeltas(uow.trx, { tenant: uow.tenant, rows: input.rows });
+  if (gone.length === 0) return 0;
+  const paths = gone.flatMap((g) => (g.target_path === null ? [] : [g.target_path]));
+  if (paths.length > 0) await input.retireTargets(uow.trx, uow.tenant, paths);
+  const reasons = new Map(input.rows.map((r) => [r.id, r.reason]));
+  await uow.auditMany(
+    gone.map((g) => ({
+      action: 'delta.retired',
+      target: `delta:${g.id}`,
+      detail: {
+        source_digest: g.source_digest,
+        target_digest: g.target_digest,
+        state: g.state,
+        reason: reasons.get(g.id) ?? 'unused',
+        ...(g.target_path === null ? {} : { target: g.target_path, delta_digest: g.delta_digest }),
+      },
+    })),
+  );
+  return gone.length;
 };

@@ -50,32 +50,32 @@ export async function sourceVersions(
 
 /**
  * The delta row from `source` to `target`, created `queued` when none exists yet (a delta is
- * built once per pair and reused by every rollout that needs it).
+ * built once per pair and reused by every rollout that needs it), touched when it exists.
  */
 export async function ensureDelta(
   db: Db,
   args: { tenant: string; source: Digest; target: Digest; sourceLength: number; targetLength: number; now: Date },
 ): Promise<{ id: string; state: DeltaRow['state'] }> {
-  await db
-    .insertInto('member_deltas')
-    .values({
-      tenant_id: args.tenant,
-      source_digest: args.source,
-      target_digest: args.target,
-      source_length: args.sourceLength,
-      target_length: args.targetLength,
-      created_at: args.now,
-      updated_at: args.now,
-    })
-    .onConflict((oc) => oc.columns(['tenant_id', 'target_digest', 'source_digest']).doNothing())
-    .execute();
-  return db
-    .selectFrom('member_deltas')
-    .select(['id', 'state'])
-    .where('tenant_id', '=', args.tenant)
-    .where('target_digest', '=', args.target)
-    .where('source_digest', '=', args.source)
-    .executeTakeFirstOrThrow();
+  return (
+    db
+      .insertInto('member_deltas')
+      .values({
+        tenant_id: args.tenant,
+        source_digest: args.source,
+        target_digest: args.target,
+        source_length: args.sourceLength,
+        target_length: args.targetLength,
+        created_at: args.now,
+        updated_at: args.now,
+      })
+      // an existing row is touched (and locked to this commit): the collector keeps a delta a
+      // rollout start reuses (deleteUnusedDeltas)
+      .onConflict((oc) =>
+        oc.columns(['tenant_id', 'target_digest', 'source_digest']).doUpdateSet({ updated_at: sql`greatest(member_deltas.updated_at, excluded.updated_at)` }),
+      )
+      .returning(['id', 'state'])
+      .executeTakeFirstOrThrow()
+  );
 }
 
 export async function linkDeploymentDelta(
@@ -410,4 +410,106 @@ export async function bundleBytesSent(db: Db, tenant: string, device: string, ro
     .where('device_name', '=', device)
     .executeTakeFirst();
   return row === undefined ? 0 : Number(row.bytes_sent);
+}
+
+/**
+ * True for a delta row `d` that a running deployment of its tenant could still use: one not
+ * aborted, with devices that owe a result, installing the delta's target member (the same
+ * running rule as the transaction views). Legacy rollouts count too: their devices use a delta
+ * that exists for their pair.
+ */
+const inUse = sql`EXISTS (
+  SELECT 1 FROM rollouts r
+  JOIN artifacts a ON a.id = r.artifact_id
+  JOIN deployments dp ON dp.id = r.deployment_id
+  WHERE r.tenant_id = d.tenant_id AND a.tenant_id = d.tenant_id AND a.digest = d.target_digest
+    AND dp.aborted_at IS NULL
+    AND dp.device_count > dp.n_committed + dp.n_rolled_back + dp.n_failed + dp.n_installed + dp.n_skipped)`;
+
+/** A settled delta no running deployment uses, as the collector considers it. */
+export interface UnusedDelta {
+  id: string;
+  tenant_id: string;
+  source_digest: string;
+  target_digest: string;
+  state: 'ready' | 'skipped' | 'failed';
+  target_path: string | null;
+  updated_at: Date;
+}
+
+/**
+ * Settled deltas (ready, skipped, failed: no build holds them) that no running deployment
+ * could use, least recently touched first, at most `limit`, after `after` (keyset paging over
+ * (updated_at, id)).
+ */
+export async function unusedDeltas(db: Db, args: { limit: number; after?: { updatedAt: Date; id: string } }): Promise<UnusedDelta[]> {
+  const after = args.after ? sql`AND (d.updated_at, d.id) > (${args.after.updatedAt}::timestamptz, ${args.after.id}::uuid)` : sql``;
+  const { rows } = await sql<UnusedDelta>`
+    SELECT d.id, d.tenant_id, d.source_digest, d.target_digest, d.state, d.target_path, d.updated_at FROM member_deltas d
+    WHERE d.state IN ('ready', 'skipped', 'failed') AND NOT ${inUse} ${after}
+    ORDER BY d.updated_at, d.id LIMIT ${args.limit}`.execute(db);
+  return rows.map((r) => ({ ...r, updated_at: new Date(r.updated_at) }));
+}
+
+/**
+ * Deletes the tenant's delta rows `ids` that are still settled, still unused by any running
+ * deployment and not touched since `notAfter` (a rollout start that reuses a delta touches it),
+ * with the links of the rollouts that once asked for them. Locks the rows first: a rollout start
+ * reusing one meanwhile either touched it first (and it stays) or waits and makes a new row.
+ * Answers the rows deleted.
+ */
+export async function deleteUnusedDeltas(
+  db: Db,
+  args: { tenant: string; rows: readonly { id: string; notAfter: Date }[] },
+): Promise<{ id: string; source_digest: string; target_digest: string; state: string; target_path: string | null; delta_digest: string | null }[]> {
+  if (args.rows.length === 0) return [];
+  const values = sql.join(args.rows.map((r) => sql`(${r.id}::uuid, ${r.notAfter}::timestamptz)`));
+  const { rows: locked } = await sql<{ id: string }>`
+    SELECT d.id FROM member_deltas d JOIN (VALUES ${values}) AS v (id, not_after) ON v.id = d.id
+    WHERE d.tenant_id = ${args.tenant} AND d.state IN ('ready', 'skipped', 'failed') AND d.updated_at <= v.not_after AND NOT ${inUse}
+    ORDER BY d.id FOR UPDATE OF d`.execute(db);
+  const ids = locked.map((r) => r.id);
+  if (ids.length === 0) return [];
+  await db.deleteFrom('deployment_deltas').where('tenant_id', '=', args.tenant).where('delta_id', 'in', ids).execute();
+  return db
+    .deleteFrom('member_deltas')
+    .where('tenant_id', '=', args.tenant)
+    .where('id', 'in', ids)
+    .returning(['id', 'source_digest', 'target_digest', 'state', 'target_path', 'delta_digest'])
+    .execute();
+}
+
+/**
+ * A device's last reported delivery of each member it was sent (newest receipt per component):
+ * how the bytes arrived, how many crossed the link against the member's full size, and the
+ * rollout it came with.
+ */
+export async function deviceLastDeliveries(db: Db, tenant: string, device: string) {
+  const { rows } = await sql<{
+    component: string;
+    method: 'full' | 'delta' | 'adaptive';
+    bytes_transferred: string | number;
+    full_length: string | number;
+    source_digest: string | null;
+    fallback: string | null;
+    attempts: number | null;
+    resumes: number | null;
+    failure: string | null;
+    receipt_id: string;
+    deployment_id: string;
+    rollout_id: string | null;
+    reported_at: Date | string;
+  }>`
+    SELECT DISTINCT ON (rd.component) rd.component, rd.method, rd.bytes_transferred, rd.full_length, rd.source_digest, rd.fallback,
+      rd.attempts, rd.resumes, rd.failure, rd.receipt_id, rd.deployment_id, r.id AS rollout_id, rd.reported_at
+    FROM receipt_deliveries rd
+    LEFT JOIN rollouts r ON r.tenant_id = rd.tenant_id AND r.deployment_id = rd.deployment_id AND r.component = rd.component
+    WHERE rd.tenant_id = ${tenant} AND rd.device_name = ${device}
+    ORDER BY rd.component, rd.reported_at DESC, rd.receipt_id`.execute(db);
+  return rows.map((r) => ({
+    ...r,
+    bytes_transferred: Number(r.bytes_transferred),
+    full_length: Number(r.full_length),
+    reported_at: new Date(r.reported_at),
+  }));
 }

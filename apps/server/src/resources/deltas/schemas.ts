@@ -84,3 +84,32 @@ export const Delivery = Type.Object(
   { additionalProperties: false },
 );
 export type RolloutDelivery = Static<typeof Delivery>;
+
+export const DeviceDeliveries = Type.Object(
+  {
+    device: Type.String(),
+    members: Type.Array(
+      Type.Object(
+        {
+          component: Type.String(),
+          rollout_id: Type.Union([Uuid, Type.Null()]),
+          transaction_id: Uuid,
+          receipt_id: Uuid,
+          method: Type.Union([Type.Literal('full'), Type.Literal('delta'), Type.Literal('adaptive')]),
+          bytes_transferred: Type.Integer(),
+          full_length: Type.Integer(),
+          source_digest: Type.Union([Digest, Type.Null()]),
+          fallback: Type.Union([Type.String(), Type.Null()]),
+          attempts: Type.Union([Type.Integer(), Type.Null()]),
+          resumes: Type.Union([Type.Integer(), Type.Null()]),
+          failure: Type.Union([Type.String(), Type.Null()]),
+          reported_at: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'the last delivery the device reported for each member, by component' },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DeviceDeliveriesView = Static<typeof DeviceDeliveries>;

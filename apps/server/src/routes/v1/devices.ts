@@ -17,6 +17,8 @@ import { requestLogBundle } from '../../resources/log-requests/commands.js';
 import { getLogContent, getLogRequest } from '../../resources/log-requests/queries.js';
 import { Device, DeviceCounts, DeviceDetail, TaggedDevice, type DeviceView } from '../../resources/devices/schemas.js';
 import { LogRequest } from '../../resources/log-requests/schemas.js';
+import { deviceLastDeliveries } from '../../resources/deltas/queries.js';
+import { DeviceDeliveries } from '../../resources/deltas/schemas.js';
 
 const NameParams = Strict({ name: Type.String({ maxLength: 63 }) });
 const TagParams = Strict({ name: Type.String({ maxLength: 63 }), tag: Type.String({ maxLength: 63 }) });
@@ -117,6 +119,40 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
         })),
         inventory: storedInventory(inv?.inventory),
         tags: inv?.tags ?? [],
+      };
+    },
+  );
+
+  app.get(
+    '/devices/:name/deliveries',
+    {
+      config: {
+        permission: 'devices.read',
+        summary: "A device's last delivery per member: path (full, delta, adaptive), bytes transferred against the full size, fallback, and its rollout",
+      },
+      schema: { params: NameParams, response: { 200: DeviceDeliveries, ...ErrorResponses } },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      const device = await deviceOr404(db, tenantId, request.params.name);
+      const rows = await deviceLastDeliveries(db, tenantId, device.name);
+      return {
+        device: device.name,
+        members: rows.map((r) => ({
+          component: r.component,
+          rollout_id: r.rollout_id,
+          transaction_id: r.deployment_id,
+          receipt_id: r.receipt_id,
+          method: r.method,
+          bytes_transferred: r.bytes_transferred,
+          full_length: r.full_length,
+          source_digest: r.source_digest,
+          fallback: r.fallback,
+          attempts: r.attempts,
+          resumes: r.resumes,
+          failure: r.failure,
+          reported_at: r.reported_at.toISOString(),
+        })),
       };
     },
   );
