@@ -31,7 +31,7 @@ import * as m0054 from './0054_tuf_key_rotations.js';
 import * as m0055 from './0055_member_deltas.js';
 import * as m0056 from './0056_delivery_resume.js';
 import * as m0057 from './0057_bundle_streams.js';
-import * as m0062 from './0062_delivery_indexes.js';
+import * as m0058 from './0058_delivery_indexes.js';
 
 /**
  * The ONE forward-only migration set of the server, in order. To add a migration: create
@@ -71,5 +71,5 @@ export const migrations: Record<string, Migration> = {
   '0055_member_deltas': m0055,
   '0056_delivery_resume': m0056,
   '0057_bundle_streams': m0057,
-  '0062_delivery_indexes': m0062,
+  '0058_delivery_indexes': m0058,
 };
