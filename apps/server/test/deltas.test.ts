@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deltaTargetPath, digestFromHex, type Digest } from '@svc/release-core';
 import { runDeltaBuilds } from '../src/jobs/delta-builds.js';
 import { buildDelta } from '../src/resources/deltas/builder.js';
-import { SERVER_LIMITS } from '../src/limits.js';
+import { SERVER_TUNING } from '../src/limits.js';
 import { availableDrivers } from './helpers/store.js';
 import { TUF_CLIENTS } from './helpers/tuf-clients.js';
 import { createPipelineFixture, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
@@ -167,7 +167,7 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     const other = await f.repo.blobs.put(Readable.from([randomBytes(v1.length)]));
     expect(await buildDelta(deps, { ...d, target_digest: other.digest })).toMatchObject({
       state: 'skipped',
-      error: expect.stringMatching(new RegExp(`over ${SERVER_LIMITS.deltaMaxRatio * 100}%`)),
+      error: expect.stringMatching(new RegExp(`over ${SERVER_TUNING.deltaMaxRatio * 100}%`)),
     });
     // a source the store does not hold
     expect(await buildDelta(deps, { ...d, source_digest: sha(Buffer.from('gone')) })).toMatchObject({

@@ -6,7 +6,6 @@ import { digestFromHex, type Digest } from '@svc/release-core';
 import type { BlobInfo, BlobPutOptions, BlobReadResult, BlobStore } from './blob-store.js';
 import { assertBlobDigest } from './digest.js';
 import { BlobError } from './errors.js';
-import { BLOB_STORE_LIMITS } from './limits.js';
 import { postgresPoolOf } from '../store/open.js';
 import {
   beginUpload,
@@ -21,15 +20,16 @@ import {
   type BlobDb,
 } from './pg-blob-queries.js';
 import { resolveRange, type ByteRange, type ByteRangeRequest } from './range.js';
+import { SERVER_TUNING } from '../limits.js';
 
 export interface PgBlobStoreOptions {
-  /** Bytes per chunk row (default BLOB_STORE_LIMITS.chunkBytes); readers use each blob's own. */
+  /** Bytes per chunk row (default SERVER_TUNING.blobStore.chunkBytes); readers use each blob's own. */
   chunkBytes?: number;
-  /** A stored blob's lease after a put or retain (default BLOB_STORE_LIMITS.graceMs). */
+  /** A stored blob's lease after a put or retain (default SERVER_TUNING.blobStore.graceMs). */
   graceMs?: number;
-  /** An upload's lease while it writes (default BLOB_STORE_LIMITS.uploadLeaseMs). */
+  /** An upload's lease while it writes (default SERVER_TUNING.blobStore.uploadLeaseMs). */
   uploadLeaseMs?: number;
-  /** Chunk statements one put or get keeps under way (default BLOB_STORE_LIMITS.chunksInFlight). */
+  /** Chunk statements one put or get keeps under way (default SERVER_TUNING.blobStore.chunksInFlight). */
   chunksInFlight?: number;
   /**
    * The node-postgres pool chunks are read from in COPY's binary format (default: the pool
@@ -62,10 +62,10 @@ export class PgBlobStore implements BlobStore {
 
   constructor(db: BlobDb, options: PgBlobStoreOptions = {}) {
     this.#db = db;
-    this.#chunkBytes = options.chunkBytes ?? BLOB_STORE_LIMITS.chunkBytes;
-    this.#graceMs = options.graceMs ?? BLOB_STORE_LIMITS.graceMs;
-    this.#leaseMs = options.uploadLeaseMs ?? BLOB_STORE_LIMITS.uploadLeaseMs;
-    this.#inFlight = options.chunksInFlight ?? BLOB_STORE_LIMITS.chunksInFlight;
+    this.#chunkBytes = options.chunkBytes ?? SERVER_TUNING.blobStore.chunkBytes;
+    this.#graceMs = options.graceMs ?? SERVER_TUNING.blobStore.graceMs;
+    this.#leaseMs = options.uploadLeaseMs ?? SERVER_TUNING.blobStore.uploadLeaseMs;
+    this.#inFlight = options.chunksInFlight ?? SERVER_TUNING.blobStore.chunksInFlight;
     const pool = options.pool === undefined ? postgresPoolOf(db) : options.pool;
     this.#read =
       pool === undefined || pool === null
@@ -80,7 +80,7 @@ export class PgBlobStore implements BlobStore {
     const size = this.#chunkBytes;
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
     let id: string | undefined;
-    // chunk inserts under way, oldest first: at most BLOB_STORE_LIMITS.chunksInFlight
+    // chunk inserts under way, oldest first: at most SERVER_TUNING.blobStore.chunksInFlight
     const inFlight: Promise<void>[] = [];
     try {
       id = await beginUpload(db, size, this.#leaseMs);

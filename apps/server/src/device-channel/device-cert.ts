@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verif
 import { invalidInput } from '../errors/server-error.js';
 import { bytesOf, children, contentOf, DerError, expectTag, octets, oidText, readTlv, seq, time, tlv } from './der.js';
 import { x509 } from './x509.js';
+import { SERVER_LIMITS } from '../limits.js';
 
 /**
  * The device channel's per-request certificate work, in node:crypto and a few lines of DER:
@@ -13,9 +14,6 @@ import { x509 } from './x509.js';
  * on the event loop, which a thread hand-off would cost more than it saves.
  * CAs themselves (rare) are still made with @peculiar/x509 (pki.ts).
  */
-
-/** A CSR is a few hundred bytes; anything much larger is not one of ours. */
-export const MAX_CSR_BYTES = 4096;
 
 const ECDSA_SHA256 = '1.2.840.10045.4.3.2';
 const CN = '2.5.4.3';
@@ -114,7 +112,7 @@ export function readCsr(input: Uint8Array, field = 'csr_der'): CheckedCsr {
   const der = new Uint8Array(input);
   if (der.length === 0) throw invalidInput(field, `missing`);
   // spec §5 (bounded input): refuse oversized documents before parsing
-  if (der.length > MAX_CSR_BYTES) throw invalidInput(field, `larger than ${MAX_CSR_BYTES} bytes`);
+  if (der.length > SERVER_LIMITS.csrBytes) throw invalidInput(field, `larger than ${SERVER_LIMITS.csrBytes} bytes`);
   let info: Uint8Array, spki: Uint8Array, sigAlg: string, signature: Uint8Array, cns: string[];
   try {
     const root = readTlv(der, 0);
