@@ -8,7 +8,7 @@ import * as x509 from '@peculiar/x509';
 import { encodePem } from '@svc/release-core';
 import { describe, expect, it } from 'vitest';
 import { issueLeaf, readCsr } from '../src/device-channel/device-cert.js';
-import { seq, tlv } from '../src/device-channel/der.js';
+import { seq, tlv } from '@svc/release-core/der';
 import { createCa, loadCa } from '../src/device-channel/pki.js';
 import { requireTool } from '../../../vitest.shared.js';
 import { csrFor, newDeviceKey } from './device-channel.fixture.js';
