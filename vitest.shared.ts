@@ -35,7 +35,13 @@ export function sharedTestConfig(pkgDir: string): ViteUserConfig {
   const name = `${basename(resolve(pkgDir, '..'))}-${basename(pkgDir)}`;
   return {
     resolve: {
+      // Subpaths before the package name: an alias also matches the name followed by `/...`.
+      // `#crypto/default` is release-core's own import of its default provider (package.json
+      // `imports`): the node one here, from the sources too.
       alias: {
+        '@svc/release-core/der': resolve(root, 'packages/release-core/src/encoding/der.ts'),
+        '@svc/release-core/x509': resolve(root, 'packages/release-core/src/x509/peculiar.ts'),
+        '#crypto/default': resolve(root, 'packages/release-core/src/crypto/default.ts'),
         '@svc/release-core': resolve(root, 'packages/release-core/src/index.ts'),
         '@svc/device-proto': resolve(root, 'packages/device-proto/src/index.ts'),
       },

@@ -12,7 +12,7 @@ import { uploadOutbox } from '../src/channel/outbox-uploader.js';
 import { parseSimArgs } from '../src/sim/args.js';
 import { simFailure } from '../src/sim/main.js';
 import { Outbox } from '../src/transaction/outbox.js';
-import { x509 } from '../src/channel/x509.js';
+import { x509 } from '@svc/release-core/x509';
 
 /** A real gRPC DeviceService on loopback whose answers the test scripts call by call. */
 function scriptedServer(script: (req: UploadReceiptRequest) => { code: number; details?: string; svcCode?: string } | null) {

@@ -33,7 +33,7 @@ import { insertApiKey } from '../dist/resources/api-keys/queries.js';
 import { runUnitOfWork, systemActor } from '../dist/resources/unit-of-work.js';
 import { importOsvArchive } from '../dist/resources/vuln-feeds/import.js';
 import { readOsvRecord } from '../dist/resources/vuln-feeds/osv.js';
-import { FEED_LIMITS } from '../dist/resources/vuln-feeds/limits.js';
+import { SERVER_TUNING } from '../dist/limits.js';
 import { enqueueAnalysisForAllTenants } from '../dist/resources/vuln-analysis/queries.js';
 import { runVulnAnalysis } from '../dist/jobs/vuln-analysis.js';
 
@@ -143,9 +143,9 @@ async function session(label, storeOpts) {
     await sql`CREATE TABLE bench_raw (id text PRIMARY KEY, modified timestamptz NOT NULL, record jsonb NOT NULL)`.execute(db);
     const texts = records.map((r) => JSON.stringify(r));
     t0 = performance.now();
-    for (let i = 0; i < texts.length; i += FEED_LIMITS.batchRecords) {
+    for (let i = 0; i < texts.length; i += SERVER_TUNING.feedBatchRecords) {
       const rows = texts
-        .slice(i, i + FEED_LIMITS.batchRecords)
+        .slice(i, i + SERVER_TUNING.feedBatchRecords)
         .map((t) => JSON.parse(t))
         .map((r) => ({ id: r.id, modified: r.modified, record: JSON.stringify(r) }));
       await db.transaction().execute((trx) => trx.insertInto('bench_raw').values(rows).execute());

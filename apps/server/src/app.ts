@@ -56,6 +56,7 @@ import { profileRoutes } from './routes/v1/profile.js';
 import { usersRoutes } from './routes/v1/users.js';
 import { tufKeyRotationsRoutes } from './routes/v1/tuf-key-rotations.js';
 import { signingRepoRoutes } from './signing-repo/index.js';
+import { SERVER_LIMITS } from './limits.js';
 
 /** Every /api/v1 route module, one line each. */
 const ROUTE_MODULES: readonly V1Routes[] = [
@@ -93,7 +94,6 @@ const ROUTE_MODULES: readonly V1Routes[] = [
 ];
 
 export const API_PREFIX = '/api/v1';
-export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -110,7 +110,7 @@ export class RouteWithoutPermissionError extends Error {
 export async function buildApp(context: AppContext, options: { extraRoutes?: readonly V1Routes[] } = {}): Promise<FastifyInstance> {
   const opened = context.apiKeyCache === undefined ? await ApiKeyCache.open(context.store) : undefined;
   const ctx: AppContext = opened === undefined ? context : { ...context, apiKeyCache: opened.cache };
-  const app = newFastify({ logger: ctx.logger ?? false, bodyLimit: ctx.bodyLimit ?? DEFAULT_BODY_LIMIT });
+  const app = newFastify({ logger: ctx.logger ?? false, bodyLimit: ctx.bodyLimit ?? SERVER_LIMITS.requestBodyBytes });
 
   if (opened !== undefined) app.addHook('onClose', () => opened.close());
 

@@ -14,6 +14,7 @@ import { Stream } from 'node:stream';
  * a document answers with its own code (SBOM_INVALID, VEX_INVALID, FEED_INVALID).
  */
 import { ServerError } from './errors/server-error.js';
+import { SERVER_LIMITS } from './limits.js';
 
 // C0 controls except TAB (09), LF (0A), CR (0D); DEL (7F) and the C1 controls (80-9F);
 // a high surrogate not followed by a low one, a low surrogate not preceded by a high one.
@@ -86,16 +87,9 @@ export function assertText(value: unknown, field: string): void {
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Arrays and objects a document may nest: the schema validator and the readers recurse, and
- * about a thousand levels of CycloneDX `components` exhaust the stack. Real documents nest
- * a few levels (a CycloneDX component tree about 2 per level).
- */
-export const MAX_DOCUMENT_DEPTH = 128;
-
-/**
  * The one reader of a JSON document the server parses itself (SBOMs, VEX, the KEV catalog,
  * each OSV record): at most `maxBytes`, strict UTF-8 JSON, an object nested at most
- * MAX_DOCUMENT_DEPTH levels, and every string and key under the text rule, named by its
+ * SERVER_LIMITS.documentDepth levels, and every string and key under the text rule, named by its
  * document path (`packages[0].name: ...`). `fail` makes the resource's error
  * (SBOM_INVALID, VEX_INVALID, FEED_INVALID...).
  */
@@ -108,20 +102,13 @@ export function parseJsonDocument(bytes: Uint8Array, maxBytes: number, fail: (me
     throw fail('body: not UTF-8 JSON');
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw fail('body: must be a JSON object');
-  const problem = findTextProblem(doc, '', 'document', MAX_DOCUMENT_DEPTH);
+  const problem = findTextProblem(doc, '', 'document', SERVER_LIMITS.documentDepth);
   if (problem !== undefined) throw fail(problem);
   return doc as Record<string, unknown>;
 }
 
-/**
- * Bytes of one identifier a document adds to an index (package URL, package key,
- * vulnerability id or alias): a PostgreSQL btree entry holds at most 2704 bytes, and no
- * real identifier comes near this.
- */
-export const MAX_IDENTIFIER_BYTES = 1024;
-
 /** What is wrong with `s` as an indexed identifier, or undefined. */
 export function identifierProblem(s: string): string | undefined {
   const n = Buffer.byteLength(s, 'utf8');
-  return n > MAX_IDENTIFIER_BYTES ? `longer than ${MAX_IDENTIFIER_BYTES} bytes (${n}): too long for an identifier` : undefined;
+  return n > SERVER_LIMITS.identifierBytes ? `longer than ${SERVER_LIMITS.identifierBytes} bytes (${n}): too long for an identifier` : undefined;
 }

@@ -13,7 +13,7 @@ import { runDeltaGc } from '../src/jobs/delta-gc.js';
 import { collectBlobGarbage } from '../src/blobs/index.js';
 import { FsBlobStore } from '../src/blobs/fs-blob-store.js';
 import { buildDelta } from '../src/resources/deltas/builder.js';
-import { SERVER_LIMITS } from '../src/limits.js';
+import { SERVER_TUNING } from '../src/limits.js';
 import { availableDrivers } from './helpers/store.js';
 import { TUF_CLIENTS } from './helpers/tuf-clients.js';
 import { createPipelineFixture, newAuthorizer, releasePayload, sign, type PipelineFixture } from './pipeline-fixture.js';
@@ -170,7 +170,7 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     const other = await f.repo.blobs.put(Readable.from([randomBytes(v1.length)]));
     expect(await buildDelta(deps, { ...d, target_digest: other.digest })).toMatchObject({
       state: 'skipped',
-      error: expect.stringMatching(new RegExp(`over ${SERVER_LIMITS.deltaMaxRatio * 100}%`)),
+      error: expect.stringMatching(new RegExp(`over ${SERVER_TUNING.deltaMaxRatio * 100}%`)),
     });
     // a source the store does not hold
     expect(await buildDelta(deps, { ...d, source_digest: sha(Buffer.from('gone')) })).toMatchObject({
@@ -221,7 +221,7 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     expect(await f.repo.blobs.has(a0.digest as Digest)).toBe(false);
 
     // the rollout still runs: nothing goes, even past the grace period and with the source gone
-    expect(await runDeltaGc(db, gcDeps, later(SERVER_LIMITS.deltaRetireAfterMs + 60_000))).toBe(0);
+    expect(await runDeltaGc(db, gcDeps, later(SERVER_TUNING.deltaRetireAfterMs + 60_000))).toBe(0);
     expect(await rowsOf()).toEqual([a0.digest, a1.digest].sort());
 
     // aborted: the delta whose source is gone is retired at once, the other kept for the grace period
@@ -250,7 +250,7 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     expect(await runDeltaGc(db, gcDeps, f.t.clock.now)).toBe(0);
 
     // past the grace period, the unused one goes too
-    expect(await runDeltaGc(db, gcDeps, later(SERVER_LIMITS.deltaRetireAfterMs + 60_000))).toBe(1);
+    expect(await runDeltaGc(db, gcDeps, later(SERVER_TUNING.deltaRetireAfterMs + 60_000))).toBe(1);
     expect(await rowsOf()).toEqual([]);
     expect(await byStore(fromA1.target)).toBeUndefined();
     expect(await filesOf(fromA1.target)).toBe(0);

@@ -8,7 +8,7 @@ import * as x509 from '@peculiar/x509';
 import { encodePem } from '@svc/release-core';
 import { describe, expect, it } from 'vitest';
 import { issueLeaf, readCsr } from '../src/device-channel/device-cert.js';
-import { seq, tlv } from '../src/device-channel/der.js';
+import { seq, tlv } from '@svc/release-core/der';
 import { createCa, loadCa } from '../src/device-channel/pki.js';
 import { requireTool } from '../../../vitest.shared.js';
 import { csrFor, newDeviceKey } from './device-channel.fixture.js';
@@ -97,7 +97,7 @@ describe('device certificates in DER', () => {
     const subject = seq(tlv(0x31, seq(Buffer.from('0603550403', 'hex'), tlv(0x0c, Buffer.from(cn, 'utf8')))));
     const info = seq(Buffer.from('020100', 'hex'), subject, spki, Buffer.from('a000', 'hex'));
     const sigAlg = Buffer.from('300a06082a8648ce3d040302', 'hex');
-    return seq(info, sigAlg, tlv(0x03, Buffer.from([0]), sign('sha256', info, signer)));
+    return Buffer.from(seq(info, sigAlg, tlv(0x03, Buffer.from([0]), sign('sha256', info, signer))));
   }
 
   it('reads the P-256 key in either point form and refuses a point that is not on the curve', () => {
@@ -113,7 +113,9 @@ describe('device certificates in DER', () => {
       seq(Buffer.from('06072a8648ce3d0201', 'hex'), Buffer.from('06082a8648ce3d030107', 'hex')),
       tlv(0x03, Buffer.from([0]), compressed),
     );
-    expect(createPublicKey({ key: compressedSpki, format: 'der', type: 'spki' }).export({ format: 'jwk' })).toEqual(publicKey.export({ format: 'jwk' }));
+    expect(createPublicKey({ key: Buffer.from(compressedSpki), format: 'der', type: 'spki' }).export({ format: 'jwk' })).toEqual(
+      publicKey.export({ format: 'jwk' }),
+    );
     expect(readCsr(handMadeCsr(compressedSpki, privateKey, 'gw-0004')).commonName).toBe('gw-0004');
 
     // y changed: no longer a point of P-256

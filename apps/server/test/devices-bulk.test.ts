@@ -7,9 +7,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDeviceBulkJobs } from '../src/jobs/device-bulk.js';
-import { DEVICE_LIMITS } from '../src/resources/devices/limits.js';
 import { createTestApp, jsonApi, type ApiCall, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
+import { SERVER_LIMITS, SERVER_TUNING } from '../src/limits.js';
 
 describe.each(availableDrivers())('device bulk actions on %s', (driver) => {
   let t: TestApp;
@@ -54,7 +54,7 @@ describe.each(availableDrivers())('device bulk actions on %s', (driver) => {
     // one batch: progress is visible and counts what committed
     await runDeviceBulkJobs(db(), t.clock.now, { owner: 'test', maxBatches: 1 });
     const mid = (await api('GET', `/api/v1/device-bulk-jobs/${id}`)).body;
-    expect(mid).toMatchObject({ state: 'running', succeeded: DEVICE_LIMITS.bulkBatch > 83 ? 83 : DEVICE_LIMITS.bulkBatch });
+    expect(mid).toMatchObject({ state: 'running', succeeded: SERVER_TUNING.deviceBulkBatch > 83 ? 83 : SERVER_TUNING.deviceBulkBatch });
     const done = await runToEnd(id);
     expect(done).toMatchObject({ state: 'done', total: 83, succeeded: 83, failed: 0 });
     const listed = (await api('GET', `/api/v1/devices?filter=${encodeURIComponent('tags has "south"')}&limit=200`)).body;
@@ -136,7 +136,7 @@ describe.each(availableDrivers())('device bulk actions on %s', (driver) => {
 
   it('hostile job bodies are a 400 naming the field (never a 500) and write nothing', async () => {
     const jobsBefore = (await db().selectFrom('device_bulk_jobs').select('id').execute()).length;
-    const tooMany = Array.from({ length: DEVICE_LIMITS.bulkNames + 1 }, (_, i) => `b-${i}`);
+    const tooMany = Array.from({ length: SERVER_LIMITS.devices.bulkNames + 1 }, (_, i) => `b-${i}`);
     const cases: [unknown, RegExp][] = [
       [{ action: 'tag', tag: 'x' }, /^filter: required/],
       [{ action: 'tag', filter: 42, tag: 'x' }, /^(body\.)?filter: /],
@@ -197,10 +197,10 @@ describe.each(availableDrivers())('device bulk actions on %s', (driver) => {
     const jobsBefore = await db().selectFrom('device_bulk_jobs').select('id').execute();
     // more devices than one bulk action may take
     await sql`INSERT INTO devices (tenant_id, name, status) SELECT ${t.tenantId}::uuid, 'z-' || lpad(i::text, 5, '0'), 'online'
-      FROM generate_series(1, ${DEVICE_LIMITS.bulkSelection + 1}) AS i`.execute(db());
+      FROM generate_series(1, ${SERVER_LIMITS.devices.bulkSelection + 1}) AS i`.execute(db());
     const big = await api('POST', '/api/v1/device-bulk-jobs', { action: 'tag', filter: 'name ~ "z-"', tag: 'x' });
     expect(big.status).toBe(400);
-    expect(big.body.error).toBe(`filter: selects more than ${DEVICE_LIMITS.bulkSelection} devices, the most one bulk action takes; narrow it`);
+    expect(big.body.error).toBe(`filter: selects more than ${SERVER_LIMITS.devices.bulkSelection} devices, the most one bulk action takes; narrow it`);
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ action: 'tag', filter: 'name ~ ', tag: 'x' }, /^filter: column 8: /],
       [{ action: 'tag', filter: 'name = "x"; --', tag: 'x' }, /^filter: column 11: /],

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFilter, type FilterNode } from '../src/resources/devices/filter/index.js';
-import { DEVICE_LIMITS } from '../src/resources/devices/limits.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
+import { SERVER_LIMITS } from '../src/limits.js';
 
 interface Dev {
   name: string;
@@ -123,7 +123,7 @@ describe('device filter grammar', () => {
     }
   });
 
-  it('bounds length, comparisons and depth in DEVICE_LIMITS', () => {
+  it('bounds length, comparisons and depth in SERVER_LIMITS.devices', () => {
     const err = (text: string) => {
       try {
         parseFilter(text);
@@ -132,15 +132,15 @@ describe('device filter grammar', () => {
         return (e as Error).message;
       }
     };
-    expect(err('name = "' + 'x'.repeat(DEVICE_LIMITS.filterChars) + '"')).toMatch(/^filter: column 2001: longer than 2000/);
-    const terms = Array.from({ length: DEVICE_LIMITS.filterTerms + 1 }, (_, i) => `name = "d${i}"`).join(' or ');
+    expect(err('name = "' + 'x'.repeat(SERVER_LIMITS.devices.filterChars) + '"')).toMatch(/^filter: column 2001: longer than 2000/);
+    const terms = Array.from({ length: SERVER_LIMITS.devices.filterTerms + 1 }, (_, i) => `name = "d${i}"`).join(' or ');
     expect(err(terms)).toMatch(/^filter: column \d+: more than 32 comparisons/);
-    expect(err(Array.from({ length: DEVICE_LIMITS.filterTerms }, (_, i) => `name = "d${i}"`).join(' or '))).toBe('');
-    expect(err('('.repeat(DEVICE_LIMITS.filterDepth + 1) + 'name = "x"' + ')'.repeat(DEVICE_LIMITS.filterDepth + 1))).toMatch(
+    expect(err(Array.from({ length: SERVER_LIMITS.devices.filterTerms }, (_, i) => `name = "d${i}"`).join(' or '))).toBe('');
+    expect(err('('.repeat(SERVER_LIMITS.devices.filterDepth + 1) + 'name = "x"' + ')'.repeat(SERVER_LIMITS.devices.filterDepth + 1))).toMatch(
       /^filter: column 9: nested deeper/,
     );
-    expect(err('not '.repeat(DEVICE_LIMITS.filterDepth + 1) + 'name = "x"')).toMatch(/^filter: column 33: nested deeper/);
-    expect(err('('.repeat(DEVICE_LIMITS.filterDepth) + 'name = "x"' + ')'.repeat(DEVICE_LIMITS.filterDepth))).toBe('');
+    expect(err('not '.repeat(SERVER_LIMITS.devices.filterDepth + 1) + 'name = "x"')).toMatch(/^filter: column 33: nested deeper/);
+    expect(err('('.repeat(SERVER_LIMITS.devices.filterDepth) + 'name = "x"' + ')'.repeat(SERVER_LIMITS.devices.filterDepth))).toBe('');
     // a huge nesting is refused at its bound, never by the stack
     expect(err('('.repeat(100_000))).toMatch(/^filter: column 2001: longer/);
     expect(err('('.repeat(1999))).toMatch(/^filter: column 9: nested deeper/);
@@ -268,7 +268,7 @@ describe.each(availableDrivers())('GET /devices?filter= on %s', (driver) => {
       `name = "x" ${'and name = "y" '.repeat(40)}`,
       `${'('.repeat(50)}name = "x"${')'.repeat(50)}`,
       `${'not '.repeat(50)}name = "x"`,
-      'x'.repeat(DEVICE_LIMITS.filterChars + 1),
+      'x'.repeat(SERVER_LIMITS.devices.filterChars + 1),
       `name = "${'%'.repeat(10)}`,
       `tags has "eu" and tags has "'; SELECT pg_sleep(10); --"`,
       `status = "online" union select * from users`,

@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import type { CheckInResponse, EnrollResponse, Inventory } from '@svc/device-proto';
 import { encodePem, LIMITS } from '@svc/release-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEVICE_LIMITS } from '../src/resources/devices/limits.js';
 import { channelCredentials, clientsFor, csrFor, newDeviceKey, refusal, startChannelFixture, unary, type ChannelFixture } from './device-channel.fixture.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { availableDrivers } from './helpers/store.js';
+import { SERVER_LIMITS } from '../src/limits.js';
 
 const ATTRS = {
   attributes: { hw_model: 'gw-3', arch: 'arm64', os_id: 'debian', os_version: '12', kernel: '6.1.0', agent_version: '2.3.1', staging_free_bytes: '1048576' },
@@ -132,7 +132,7 @@ describe.each(availableDrivers())('device inventory and tags on %s', (driver) =>
     }
     expect((await call('PUT', 'eu', viewer)).statusCode).toBe(403);
     expect((await call('PUT', 'eu', admin, 'no-such-device')).statusCode).toBe(404);
-    for (let i = 1; i < DEVICE_LIMITS.tagsPerDevice; i++) expect((await call('PUT', `t${i}`)).statusCode).toBe(200);
+    for (let i = 1; i < SERVER_LIMITS.devices.tagsPerDevice; i++) expect((await call('PUT', `t${i}`)).statusCode).toBe(200);
     const over = await call('PUT', 'one-too-many');
     expect(over.statusCode).toBe(400);
     expect(over.json<{ error: string }>().error).toMatch(/^tag: .*32 tags/);

@@ -13,7 +13,7 @@ import { extract, pack } from 'tar-stream';
 import { generateKeyPair, parsePrivateKeyPem, signRelease, type PrivateKey, type ReleasePayload } from '@svc/release-core';
 import { DeviceCaStore } from '../src/device-channel/device-ca.js';
 import { issueCertificate } from '../src/device-channel/pki.js';
-import { x509 } from '../src/device-channel/x509.js';
+import { x509 } from '@svc/release-core/x509';
 import type { PipelineHooks } from '../src/resources/pipeline-deps.js';
 import { SigningRepository } from '../src/signing-repo/index.js';
 import { blobStoreKind, openBlobStore } from '../src/blobs/index.js';

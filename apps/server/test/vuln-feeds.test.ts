@@ -8,12 +8,12 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUnitOfWork, systemActor } from '../src/resources/unit-of-work.js';
 import { importOsvBatch, startOsvImport } from '../src/resources/vuln-feeds/commands.js';
-import { FEED_LIMITS } from '../src/resources/vuln-feeds/limits.js';
 import { readOsvRecord } from '../src/resources/vuln-feeds/osv.js';
 import { availableDrivers } from './helpers/store.js';
 import { kevCatalog, makeTar, makeZip, osvRecord, osvZip } from './helpers/feeds.js';
 import { createPipelineFixture, type PipelineFixture } from './pipeline-fixture.js';
 import { createHash } from 'node:crypto';
+import { SERVER_LIMITS } from '../src/limits.js';
 
 const npm = (id: string, name: string, fixed: string, modified = '2024-01-01T00:00:00Z', aliases: string[] = []) =>
   osvRecord({
@@ -104,7 +104,7 @@ describe.each(availableDrivers())('vulnerability feeds on %s', (driver) => {
       { name: 'good.json', data: JSON.stringify(good) },
       { name: 'broken.json', data: '{"id": ' },
       { name: 'not-osv.json', data: JSON.stringify({ id: 'NOPE-1', modified: '2024-01-01T00:00:00Z' }) },
-      { name: 'big.json', data: 'x', declaredSize: FEED_LIMITS.maxRecordBytes + 1 },
+      { name: 'big.json', data: 'x', declaredSize: SERVER_LIMITS.feeds.maxRecordBytes + 1 },
       // valid JSON and a valid record, but a text the database cannot store
       { name: 'nul.json', data: JSON.stringify({ ...npm('GHSA-nnnn-uuuu-llll', 'nul-pkg', '1.0.0'), summary: 'a \u0000 inside' }) },
       { name: 'README.md', data: 'not a record' },

@@ -1,6 +1,6 @@
 /**
  * SBOM attach: CycloneDX 1.4-1.6 and SPDX 2.3 JSON validated against the official schemas
- * (a 400 naming the first bad path), bounded by SBOM_LIMITS, SPDX 3.0 refused; and an SBOM an
+ * (a 400 naming the first bad path), bounded by SERVER_LIMITS.sboms, SPDX 3.0 refused; and an SBOM an
  * image carries as an OCI referrer attached on registry import (a REAL docker-registry).
  */
 import type { ChildProcess } from 'node:child_process';
@@ -8,10 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SBOM_LIMITS } from '../src/resources/sboms/documents.js';
 import { cyclonedx } from './helpers/feeds.js';
 import { pushBlob, pushImage, registryAvailable, sha, startRegistry } from './helpers/oci-registry.js';
 import { createPipelineFixture, type PipelineFixture } from './pipeline-fixture.js';
+import { SERVER_LIMITS } from '../src/limits.js';
 
 const CDX = 'application/vnd.cyclonedx+json';
 const SPDX = 'application/spdx+json';
@@ -121,9 +121,9 @@ describe('SBOM attach', () => {
     expect(await err(JSON.stringify({ '@context': 'https://spdx.org/rdf/3.0.1/spdx-context.jsonld', '@graph': [] }), SPDX)).toMatch(/SPDX 3.0/);
     expect(await err('{"bomFormat": "CycloneDX"')).toBe('body: not UTF-8 JSON');
     expect(await err(Buffer.from([0xff, 0xfe, 0x7b, 0x7d]))).toBe('body: not UTF-8 JSON');
-    const many = cyclonedx(Array.from({ length: SBOM_LIMITS.maxComponents + 1 }, (_, i) => `pkg:npm/p${i}@1.0.0`));
-    expect(await err(many)).toBe(`components: more than ${SBOM_LIMITS.maxComponents} components`);
-    const big = await put(Buffer.alloc(SBOM_LIMITS.maxBytes + 1, 0x20));
+    const many = cyclonedx(Array.from({ length: SERVER_LIMITS.sboms.maxComponents + 1 }, (_, i) => `pkg:npm/p${i}@1.0.0`));
+    expect(await err(many)).toBe(`components: more than ${SERVER_LIMITS.sboms.maxComponents} components`);
+    const big = await put(Buffer.alloc(SERVER_LIMITS.sboms.maxBytes + 1, 0x20));
     expect(big.statusCode).toBe(400);
     // nothing of the refused documents stuck: the last good one is still there
     expect((await f.api('GET', `/api/v1/artifacts/${id}/components`)).body.total).toBe(2);

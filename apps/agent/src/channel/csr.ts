@@ -1,5 +1,5 @@
 import type { webcrypto } from 'node:crypto';
-import { x509 } from './x509.js';
+import { x509 } from '@svc/release-core/x509';
 
 const P256_SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
 

@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import {} from '../limits.js';
 
 /**
  * Password hashing with scrypt (node:crypto), a per-user random salt and a constant-time
@@ -7,8 +8,6 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
  */
 const PARAMS = { N: 16384, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
-/** Bound the work an attacker-chosen password can cause. */
-export const MAX_PASSWORD_BYTES = 1024;
 
 function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {

@@ -9,7 +9,6 @@ export type { BlobStore, BlobInfo, BlobPutOptions, BlobReadResult } from './blob
 export { FsBlobStore } from './fs-blob-store.js';
 export { PgBlobStore, type PgBlobStoreOptions } from './pg-blob-store.js';
 export { collectBlobGarbage, type BlobGcResult } from './pg-blob-gc.js';
-export { BLOB_STORE_LIMITS } from './limits.js';
 export { blobStoreKind, blobStoreWarning, openBlobStore, type BlobStoreKind } from './selection.js';
 export { BlobError, isBlobError, type BlobErrorCode } from './errors.js';
 export { assertBlobDigest } from './digest.js';

@@ -1,5 +1,5 @@
-import { BLOB_STORE_LIMITS } from './limits.js';
 import { deleteAbandonedUploads, deleteUnreferencedBlobs, type BlobDb } from './pg-blob-queries.js';
+import { SERVER_TUNING } from '../limits.js';
 
 export interface BlobGcResult {
   /** `writing` rows whose upload stopped renewing its lease (a writer that died or hung). */
@@ -20,7 +20,7 @@ export interface BlobGcResult {
  */
 export async function collectBlobGarbage(db: BlobDb, opts: { asOf?: Date; batch?: number } = {}): Promise<BlobGcResult> {
   const abandonedUploads = await deleteAbandonedUploads(db, opts.asOf);
-  const batch = opts.batch ?? BLOB_STORE_LIMITS.gcBatch;
+  const batch = opts.batch ?? SERVER_TUNING.blobStore.gcBatch;
   const deleted: BlobGcResult['deleted'] = [];
   for (;;) {
     const gone = await deleteUnreferencedBlobs(db, opts.asOf, batch);

@@ -6,7 +6,6 @@ import { digestFromHex, type Digest } from '@svc/release-core';
 import type { BlobInfo, BlobPutOptions, BlobReadResult, BlobStore } from './blob-store.js';
 import { assertBlobDigest } from './digest.js';
 import { BlobError } from './errors.js';
-import { BLOB_STORE_LIMITS } from './limits.js';
 import { postgresPoolOf } from '../store/open.js';
 import {
   beginUpload,
@@ -23,21 +22,22 @@ import {
   type BlobDb,
 } from './pg-blob-queries.js';
 import { resolveRange, type ByteRange, type ByteRangeRequest } from './range.js';
+import { SERVER_TUNING } from '../limits.js';
 
 export interface PgBlobStoreOptions {
-  /** Bytes per chunk row (default BLOB_STORE_LIMITS.chunkBytes); readers use each blob's own. */
+  /** Bytes per chunk row (default SERVER_TUNING.blobStore.chunkBytes); readers use each blob's own. */
   chunkBytes?: number;
-  /** A stored blob's lease after a put or retain (default BLOB_STORE_LIMITS.graceMs). */
+  /** A stored blob's lease after a put or retain (default SERVER_TUNING.blobStore.graceMs). */
   graceMs?: number;
-  /** An upload's lease while it writes (default BLOB_STORE_LIMITS.uploadLeaseMs). */
+  /** An upload's lease while it writes (default SERVER_TUNING.blobStore.uploadLeaseMs). */
   uploadLeaseMs?: number;
-  /** Read statements one get keeps under way (default BLOB_STORE_LIMITS.readsInFlight). */
+  /** Read statements one get keeps under way (default SERVER_TUNING.blobStore.readsInFlight). */
   readsInFlight?: number;
-  /** Whole chunks one get reads per statement (default BLOB_STORE_LIMITS.chunksPerRead). */
+  /** Whole chunks one get reads per statement (default SERVER_TUNING.blobStore.chunksPerRead). */
   chunksPerRead?: number;
-  /** Chunks one put writes per statement (default BLOB_STORE_LIMITS.chunksPerWrite). */
+  /** Chunks one put writes per statement (default SERVER_TUNING.blobStore.chunksPerWrite). */
   chunksPerWrite?: number;
-  /** Write statements one put keeps under way (default BLOB_STORE_LIMITS.writesInFlight). */
+  /** Write statements one put keeps under way (default SERVER_TUNING.blobStore.writesInFlight). */
   writesInFlight?: number;
   /**
    * The node-postgres pool chunks are written to and read from in COPY's binary format
@@ -76,13 +76,13 @@ export class PgBlobStore implements BlobStore {
 
   constructor(db: BlobDb, options: PgBlobStoreOptions = {}) {
     this.#db = db;
-    this.#chunkBytes = options.chunkBytes ?? BLOB_STORE_LIMITS.chunkBytes;
-    this.#graceMs = options.graceMs ?? BLOB_STORE_LIMITS.graceMs;
-    this.#leaseMs = options.uploadLeaseMs ?? BLOB_STORE_LIMITS.uploadLeaseMs;
-    this.#readsInFlight = options.readsInFlight ?? BLOB_STORE_LIMITS.readsInFlight;
-    this.#perRead = options.chunksPerRead ?? BLOB_STORE_LIMITS.chunksPerRead;
-    this.#perWrite = options.chunksPerWrite ?? BLOB_STORE_LIMITS.chunksPerWrite;
-    this.#writesInFlight = options.writesInFlight ?? BLOB_STORE_LIMITS.writesInFlight;
+    this.#chunkBytes = options.chunkBytes ?? SERVER_TUNING.blobStore.chunkBytes;
+    this.#graceMs = options.graceMs ?? SERVER_TUNING.blobStore.graceMs;
+    this.#leaseMs = options.uploadLeaseMs ?? SERVER_TUNING.blobStore.uploadLeaseMs;
+    this.#readsInFlight = options.readsInFlight ?? SERVER_TUNING.blobStore.readsInFlight;
+    this.#perRead = options.chunksPerRead ?? SERVER_TUNING.blobStore.chunksPerRead;
+    this.#perWrite = options.chunksPerWrite ?? SERVER_TUNING.blobStore.chunksPerWrite;
+    this.#writesInFlight = options.writesInFlight ?? SERVER_TUNING.blobStore.writesInFlight;
     const pool = options.pool === undefined ? postgresPoolOf(db) : options.pool;
     if (pool === undefined || pool === null) {
       this.#read = (id, idx, from, count) => readChunkSlice(db, id, idx, from, count);
@@ -112,7 +112,7 @@ export class PgBlobStore implements BlobStore {
     const size = this.#chunkBytes;
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
     let id: string | undefined;
-    // write statements under way, oldest first: at most BLOB_STORE_LIMITS.writesInFlight
+    // write statements under way, oldest first: at most SERVER_TUNING.blobStore.writesInFlight
     const inFlight: Promise<void>[] = [];
     try {
       id = await beginUpload(db, size, this.#leaseMs);

@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls';
 import { hashedTargetPath } from '@svc/release-core';
 import { isBlobError, parseRangeHeader, type ByteRangeRequest } from '../blobs/index.js';
 import { toHttpError } from '../errors/handler.js';
-import { SERVER_LIMITS } from '../limits.js';
+import { SERVER_LIMITS, SERVER_TUNING } from '../limits.js';
 import { addBundleBytes, bundleBytesSent, streamableBundle, type StreamableBundle } from '../resources/deltas/queries.js';
 import type { DeviceChannelContext } from './context.js';
 import { deviceTlsContext } from './credentials.js';
@@ -47,8 +47,8 @@ export async function startBundleServer(ctx: DeviceChannelContext, tls: ServerTl
       requestCert: true,
       rejectUnauthorized: true,
       maxHeaderSize: SERVER_LIMITS.bundleHeaderBytes,
-      requestTimeout: SERVER_LIMITS.bundleIdleMs,
-      headersTimeout: SERVER_LIMITS.bundleIdleMs,
+      requestTimeout: SERVER_TUNING.bundleIdleMs,
+      headersTimeout: SERVER_TUNING.bundleIdleMs,
     },
     (req, res) => {
       handle(ctx, req, res).catch((err: unknown) => {
@@ -62,9 +62,9 @@ export async function startBundleServer(ctx: DeviceChannelContext, tls: ServerTl
       });
     },
   );
-  server.maxConnections = SERVER_LIMITS.bundleConnections;
+  server.maxConnections = SERVER_TUNING.bundleConnections;
   server.keepAliveTimeout = 5_000;
-  server.setTimeout(SERVER_LIMITS.bundleIdleMs, (socket) => socket.destroy());
+  server.setTimeout(SERVER_TUNING.bundleIdleMs, (socket) => socket.destroy());
   const port = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);
     server.listen(addr.port, addr.host, () => resolve((server.address() as { port: number }).port));
@@ -172,7 +172,7 @@ async function serveBundle(
       pending += piece.length;
       handed += piece.length;
       // counted before the last piece leaves: a device that has every byte finds them counted
-      if (handed >= file.length || pending >= SERVER_LIMITS.bundleCountEveryBytes) await flush();
+      if (handed >= file.length || pending >= SERVER_TUNING.bundleCountEveryBytes) await flush();
       if (!res.write(piece)) {
         await new Promise<void>((resolve) => {
           const done = () => {

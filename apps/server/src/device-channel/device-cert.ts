@@ -1,24 +1,23 @@
 import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { invalidInput } from '../errors/server-error.js';
-import { bytesOf, children, contentOf, DerError, expectTag, octets, oidText, readTlv, seq, time, tlv } from './der.js';
-import { x509 } from './x509.js';
+import { children, DerError, encodeTime, expectTag, octets, oid, readTlv, seq, TAG, tlv, value, whole, type Tlv } from '@svc/release-core/der';
+import { SERVER_LIMITS } from '../limits.js';
 
 /**
- * The device channel's per-request certificate work, in node:crypto and a few lines of DER:
- * reading a CSR (enrollment, renewal) and issuing the device certificate (contracts §4).
+ * The device channel's per-request certificate work, in node:crypto and release-core's DER
+ * reader and writer (`@svc/release-core/der`): reading a CSR (enrollment, renewal) and issuing
+ * the device certificate (contracts §4).
  * @peculiar/x509 builds the same structures through a general ASN.1 schema engine and
  * webcrypto, at about 270 CSR+certificate pairs/s per core; this path does the same work at
  * several thousand per second (docs/device-channel.md "Enrollment"), so a core is not the
  * bound of enrollment. The signature is one ECDSA P-256 operation of about 50 µs: it runs
  * on the event loop, which a thread hand-off would cost more than it saves.
- * CAs themselves (rare) are still made with @peculiar/x509 (pki.ts).
+ * CAs themselves (rare) are still made with @peculiar/x509 (pki.ts, `@svc/release-core/x509`).
  */
-
-/** A CSR is a few hundred bytes; anything much larger is not one of ours. */
-export const MAX_CSR_BYTES = 4096;
 
 const ECDSA_SHA256 = '1.2.840.10045.4.3.2';
 const CN = '2.5.4.3';
+const SKI = '2.5.29.14';
 // AlgorithmIdentifier { ecdsa-with-SHA256 } (RFC 5758: no parameters)
 const SIG_ALG = Buffer.from('300a06082a8648ce3d040302', 'hex');
 const VERSION_3 = Buffer.from('a003020102', 'hex');
@@ -45,12 +44,26 @@ export interface CertSigner {
 /** The signer of a CA certificate (DER) and its PKCS#8 key (PEM). */
 export function certSigner(caCertDer: Uint8Array, keyPem: string): CertSigner {
   const root = readTlv(caCertDer, 0);
-  const tbs = children(caCertDer, expectTag(children(caCertDer, root)[0], 0x30, 'tbsCertificate'));
+  const tbs = children(caCertDer, expectTag(children(caCertDer, root)[0], TAG.SEQUENCE, 'tbsCertificate'));
   // [0] version, serial, signature, issuer, validity, subject
-  const subject = expectTag(tbs[tbs[0]?.tag === 0xa0 ? 5 : 4], 0x30, 'subject');
-  const ski = new x509.X509Certificate(caCertDer).getExtension(x509.SubjectKeyIdentifierExtension);
-  if (ski === null) throw new DerError('CA certificate without a subject key identifier');
-  return { key: createPrivateKey(keyPem), subjectDer: bytesOf(caCertDer, subject), keyId: Buffer.from(ski.keyId, 'hex') };
+  const subject = expectTag(tbs[tbs[0]?.tag === 0xa0 ? 5 : 4], TAG.SEQUENCE, 'subject');
+  const keyId = subjectKeyId(caCertDer, tbs);
+  if (keyId === undefined) throw new DerError('CA certificate without a subject key identifier');
+  return { key: createPrivateKey(keyPem), subjectDer: whole(caCertDer, subject), keyId };
+}
+
+/** The keyIdentifier of the first subjectKeyIdentifier extension (RFC 5280 4.2.1.2), if any. */
+function subjectKeyId(der: Uint8Array, tbs: Tlv[]): Uint8Array | undefined {
+  // extensions: [3] EXPLICIT SEQUENCE OF Extension { extnID, critical DEFAULT FALSE, extnValue }
+  const wrapper = tbs.find((t) => t.tag === 0xa3);
+  if (wrapper === undefined) return undefined;
+  for (const ext of children(der, expectTag(children(der, wrapper)[0], TAG.SEQUENCE, 'extensions'))) {
+    const parts = children(der, expectTag(ext, TAG.SEQUENCE, 'extension'));
+    if (oid(der, expectTag(parts[0], TAG.OID, 'extnID')) !== SKI) continue;
+    const extnValue = value(der, expectTag(parts[parts.length - 1], TAG.OCTET_STRING, 'extnValue'));
+    return value(extnValue, expectTag(readTlv(extnValue, 0), TAG.OCTET_STRING, 'keyIdentifier')).slice();
+  }
+  return undefined;
 }
 
 /** A CSR checked the way the CA needs it. */
@@ -60,15 +73,14 @@ export interface CheckedCsr {
   spki: Uint8Array;
 }
 
-function cnOf(der: Uint8Array, name: ReturnType<typeof readTlv>): string[] {
+function cnOf(der: Uint8Array, name: Tlv | undefined): string[] {
   const out: string[] = [];
-  for (const rdn of children(der, expectTag(name, 0x30, 'subject'))) {
-    for (const atv of children(der, expectTag(rdn, 0x31, 'RDN'))) {
-      const [type, value] = children(der, expectTag(atv, 0x30, 'attribute'));
-      if (oidText(contentOf(der, expectTag(type, 0x06, 'attribute type'))) !== CN || value === undefined) continue;
-      // UTF8String, PrintableString, IA5String
-      if (value.tag !== 0x0c && value.tag !== 0x13 && value.tag !== 0x16) throw new DerError('CN string type');
-      out.push(Buffer.from(contentOf(der, value)).toString('utf8'));
+  for (const rdn of children(der, expectTag(name, TAG.SEQUENCE, 'subject'))) {
+    for (const atv of children(der, expectTag(rdn, TAG.SET, 'RDN'))) {
+      const [type, text] = children(der, expectTag(atv, TAG.SEQUENCE, 'attribute'));
+      if (oid(der, expectTag(type, TAG.OID, 'attribute type')) !== CN || text === undefined) continue;
+      if (text.tag !== TAG.UTF8_STRING && text.tag !== TAG.PRINTABLE_STRING && text.tag !== TAG.IA5_STRING) throw new DerError('CN string type');
+      out.push(Buffer.from(value(der, text)).toString('utf8'));
     }
   }
   return out;
@@ -114,19 +126,19 @@ export function readCsr(input: Uint8Array, field = 'csr_der'): CheckedCsr {
   const der = new Uint8Array(input);
   if (der.length === 0) throw invalidInput(field, `missing`);
   // spec §5 (bounded input): refuse oversized documents before parsing
-  if (der.length > MAX_CSR_BYTES) throw invalidInput(field, `larger than ${MAX_CSR_BYTES} bytes`);
+  if (der.length > SERVER_LIMITS.csrBytes) throw invalidInput(field, `larger than ${SERVER_LIMITS.csrBytes} bytes`);
   let info: Uint8Array, spki: Uint8Array, sigAlg: string, signature: Uint8Array, cns: string[];
   try {
     const root = readTlv(der, 0);
-    if (root.tag !== 0x30 || root.end !== der.length) throw new DerError('not one SEQUENCE');
+    if (root.tag !== TAG.SEQUENCE || root.end !== der.length) throw new DerError('not one SEQUENCE');
     const [infoTlv, algTlv, sigTlv] = children(der, root);
-    const parts = children(der, expectTag(infoTlv, 0x30, 'certificationRequestInfo'));
-    expectTag(parts[0], 0x02, 'version');
-    cns = cnOf(der, parts[1]!);
-    spki = bytesOf(der, expectTag(parts[2], 0x30, 'subjectPKInfo'));
-    info = bytesOf(der, infoTlv!);
-    sigAlg = oidText(contentOf(der, expectTag(children(der, expectTag(algTlv, 0x30, 'signatureAlgorithm'))[0], 0x06, 'algorithm')));
-    const bits = contentOf(der, expectTag(sigTlv, 0x03, 'signature'));
+    const parts = children(der, expectTag(infoTlv, TAG.SEQUENCE, 'certificationRequestInfo'));
+    expectTag(parts[0], TAG.INTEGER, 'version');
+    cns = cnOf(der, parts[1]);
+    spki = whole(der, expectTag(parts[2], TAG.SEQUENCE, 'subjectPKInfo'));
+    info = whole(der, infoTlv!);
+    sigAlg = oid(der, expectTag(children(der, expectTag(algTlv, TAG.SEQUENCE, 'signatureAlgorithm'))[0], TAG.OID, 'algorithm'));
+    const bits = value(der, expectTag(sigTlv, TAG.BIT_STRING, 'signature'));
     if (bits[0] !== 0) throw new DerError('signature has unused bits');
     signature = bits.subarray(1);
   } catch (cause) {
@@ -170,7 +182,7 @@ function serialBytes(): Buffer {
 export function issueLeaf(ca: CertSigner, o: LeafOptions): { der: Buffer; serial: string } {
   const serial = serialBytes();
   const spkiTlv = readTlv(o.spki, 0);
-  const keyBits = contentOf(o.spki, children(o.spki, spkiTlv)[1]!);
+  const keyBits = value(o.spki, children(o.spki, spkiTlv)[1]!);
   const skid = createHash('sha1').update(keyBits.subarray(1)).digest();
   const san = seq(...o.sanUris.map((u) => tlv(0x86, Buffer.from(u, 'ascii'))));
   const extensions = tlv(
@@ -189,11 +201,12 @@ export function issueLeaf(ca: CertSigner, o: LeafOptions): { der: Buffer; serial
     tlv(0x02, serial),
     SIG_ALG,
     ca.subjectDer,
-    seq(time(o.notBefore), time(o.notAfter)),
+    seq(encodeTime(o.notBefore), encodeTime(o.notAfter)),
     seq(tlv(0x31, seq(OID_CN, tlv(0x0c, Buffer.from(o.subjectCN, 'utf8'))))),
     o.spki,
     extensions,
   );
   const signature = sign('sha256', tbs, ca.key);
-  return { der: seq(tbs, SIG_ALG, tlv(0x03, Buffer.from([0]), signature)), serial: serial.toString('hex') };
+  const der = seq(tbs, SIG_ALG, tlv(TAG.BIT_STRING, Uint8Array.of(0), signature));
+  return { der: Buffer.from(der.buffer, der.byteOffset, der.length), serial: serial.toString('hex') };
 }

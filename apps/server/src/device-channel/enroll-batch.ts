@@ -2,9 +2,7 @@ import type { Kysely } from 'kysely';
 import { enrollDevice, enrollDevices, type Enrollment } from '../resources/devices/commands.js';
 import { runUnitOfWork, runUnitsOfWorkTogether, type UnitOfWorkScope } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
-
-/** Enrollments committed together at most. */
-const MAX_BATCH = 128;
+import { SERVER_TUNING } from '../limits.js';
 
 interface Pending {
   scope: UnitOfWorkScope;
@@ -58,14 +56,14 @@ export class EnrollmentBatcher {
     }
   }
 
-  /** Up to MAX_BATCH queued enrollments in arrival order, each (tenant, device name) once. */
+  /** Up to SERVER_TUNING.enrollBatch queued enrollments in arrival order, each (tenant, device name) once. */
   private nextBatch(): Pending[] {
     const batch: Pending[] = [];
     const names = new Set<string>();
     const rest: Pending[] = [];
     for (const p of this.queue) {
       const key = `${p.scope.tenant}/${p.enrollment.name}`;
-      if (batch.length < MAX_BATCH && !names.has(key)) {
+      if (batch.length < SERVER_TUNING.enrollBatch && !names.has(key)) {
         names.add(key);
         batch.push(p);
       } else rest.push(p);

@@ -9,8 +9,7 @@ import { assertDeviceName } from './identity.js';
 import { issueDeviceCertificate } from './issue.js';
 import { readCsr } from './device-cert.js';
 import { readInventory } from './inventory.js';
-
-const MAX_TOKEN_LENGTH = 256;
+import { SERVER_LIMITS } from '../limits.js';
 
 /** Token checks being read, per database, by secret. */
 const tokenChecks = new WeakMap<object, Map<string, Promise<{ tenantId: string }>>>();
@@ -41,7 +40,7 @@ function checkToken(ctx: DeviceChannelContext, token: string, now: Date): Promis
  */
 export async function enroll(ctx: DeviceChannelContext, req: EnrollRequest): Promise<EnrollResponse> {
   if (req.token.length === 0) throw invalidInput('token', 'missing');
-  if (req.token.length > MAX_TOKEN_LENGTH) throw invalidInput('token', `longer than ${MAX_TOKEN_LENGTH} characters`);
+  if (req.token.length > SERVER_LIMITS.enrollTokenChars) throw invalidInput('token', `longer than ${SERVER_LIMITS.enrollTokenChars} characters`);
   // contracts §4: device names
   assertDeviceName(req.deviceName, 'device_name');
   const inventory = readInventory(req.inventory);

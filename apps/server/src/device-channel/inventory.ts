@@ -2,6 +2,7 @@ import type { Inventory as ProtoInventory } from '@svc/device-proto';
 import { IDENTIFIER_PATTERNS, LIMITS } from '@svc/release-core';
 import { invalidInput } from '../errors/server-error.js';
 import type { InventoryAttributes } from '../resources/devices/inventory.js';
+import { SERVER_LIMITS } from '../limits.js';
 
 /** What a device reports of itself; an empty string is "not reported", `attributes` absent is "unchanged". */
 export interface Inventory {
@@ -10,13 +11,12 @@ export interface Inventory {
   attributes?: InventoryAttributes;
 }
 
-const MAX_FIELD = 64;
-
 /** Bounded, validated inventory (untrusted input); empty strings mean "not reported". */
 export function readInventory(inv: ProtoInventory | undefined): Inventory {
   const agentVersion = inv?.agentVersion ?? '';
   const profile = inv?.profile ?? '';
-  if (agentVersion.length > MAX_FIELD) throw invalidInput('inventory.agent_version', `longer than ${MAX_FIELD} characters`);
+  if (agentVersion.length > SERVER_LIMITS.inventoryFieldChars)
+    throw invalidInput('inventory.agent_version', `longer than ${SERVER_LIMITS.inventoryFieldChars} characters`);
   if (profile !== '' && !IDENTIFIER_PATTERNS.profile.test(profile)) throw invalidInput('inventory.profile', `must match ${IDENTIFIER_PATTERNS.profile.source}`);
   if ((inv?.slots.length ?? 0) > 8) throw invalidInput('inventory.slots', 'more than 8 slots');
   const a = inv?.attributes;

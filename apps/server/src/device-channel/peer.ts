@@ -7,6 +7,7 @@ import type { Database } from '../store/database.js';
 import type { CallWithPeer, ConnectionCertificates } from './connections.js';
 import { credentialKey, type DeviceCredentialCache } from './credential-cache.js';
 import type { DeviceCaStore } from './device-ca.js';
+import { SERVER_TUNING } from '../limits.js';
 
 /** The authenticated device behind a call. */
 export interface DevicePeer {
@@ -44,7 +45,6 @@ interface CertFacts {
  * changes (its generation). Bounded; oldest entries go first. Revocation is never cached
  * here: the device row decides it (through the notified DeviceCredentialCache).
  */
-const MAX_CACHED = 50_000;
 const checkedBy = new WeakMap<DeviceCaStore, Map<string, CertFacts>>();
 
 function refuse(msg: string): ServerError {
@@ -91,7 +91,7 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
     caTrustedUntil: ca.trustedUntil,
     generation,
   };
-  if (checked.size >= MAX_CACHED) checked.delete(checked.keys().next().value as string);
+  if (checked.size >= SERVER_TUNING.peerCertCacheEntries) checked.delete(checked.keys().next().value as string);
   checked.set(fingerprint, facts);
   return facts;
 }

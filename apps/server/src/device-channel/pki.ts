@@ -2,7 +2,7 @@ import { randomBytes, webcrypto } from 'node:crypto';
 import { encodePem } from '@svc/release-core';
 
 type CryptoKey = webcrypto.CryptoKey;
-import { x509 } from './x509.js';
+import { x509 } from '@svc/release-core/x509';
 import { certSigner, type CertSigner } from './device-cert.js';
 
 /**

@@ -17,6 +17,7 @@ import { runUnitOfWork, systemActor, type UnitOfWorkHooks } from '../resources/u
 import type { Database } from '../store/database.js';
 import type { DeviceCaStore } from './device-ca.js';
 import type { ReceiptVerifier } from './receipt-verifier.js';
+import { SERVER_TUNING } from '../limits.js';
 
 interface Waiting {
   v: VerifiedUpload;
@@ -122,7 +123,7 @@ export class ReceiptPipeline {
       );
     } catch (e) {
       // a deadlock with another writer (an operator's approve, another process) is retried as is
-      if (isRetryable(e) && attempt < MAX_ATTEMPTS) return this.commit(tenant, batch, attempt + 1);
+      if (isRetryable(e) && attempt < SERVER_TUNING.receiptCommitAttempts) return this.commit(tenant, batch, attempt + 1);
       if (batch.length === 1) batch[0]!.reject(e);
       else for (const w of batch) await this.commit(tenant, [w]);
       return;
@@ -134,8 +135,6 @@ export class ReceiptPipeline {
     });
   }
 }
-
-const MAX_ATTEMPTS = 3;
 
 /** PostgreSQL deadlock_detected and serialization_failure: the transaction did nothing and may run again. */
 function isRetryable(e: unknown): boolean {

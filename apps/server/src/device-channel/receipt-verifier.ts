@@ -19,6 +19,7 @@ import { ServerError, type ServerErrorCode } from '../errors/server-error.js';
 import { verifyReceiptBytes, type ReceiptBytesInput, type VerifiedReceiptBytes } from '../resources/release-receipts/verify.js';
 import { withConnectionKey } from './connections.js';
 import type { ChannelLogger } from './grpc-status.js';
+import { SERVER_TUNING } from '../limits.js';
 
 /** One receipt to verify; `publicKey` is the connection certificate's key as its handshake decoded it. */
 export type VerifierInput = Omit<ReceiptBytesInput, 'crypto'> & { publicKey?: KeyObject };
@@ -49,9 +50,6 @@ interface Thread {
   /** Requests of this turn of the event loop, posted together (one message costs ~20 µs each way). */
   outbox: VerifierRequest[];
 }
-
-/** Receipts per message to a thread at most. */
-const MAX_BATCH = 32;
 
 /** The compiled worker next to this module; from the sources (tests), the built one in dist/. */
 const workerFile = (): URL => builtFile('./receipt-verifier-worker.js', import.meta.url, 'receipt verification thread');
@@ -118,7 +116,7 @@ export class ReceiptVerifier {
       const queued = t.outbox.push({ id, input });
       if (queued === 1) setImmediate(() => this.post(t));
       // a long batch would hold every answer in it until its last receipt is verified
-      else if (queued >= MAX_BATCH) this.post(t);
+      else if (queued >= SERVER_TUNING.receiptVerifyBatch) this.post(t);
     });
   }
 

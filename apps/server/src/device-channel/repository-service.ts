@@ -5,9 +5,8 @@ import type { DeviceChannelContext } from './context.js';
 import { toServiceError } from './grpc-status.js';
 import { authenticatePeer } from './peer.js';
 import type { RepoRange } from './ports.js';
+import { SERVER_TUNING } from '../limits.js';
 
-/** grpc-js default max message is 4 MiB; 64 KiB chunks keep memory per stream small. */
-export const CHUNK_BYTES = 64 * 1024;
 const PATH_PATTERN = /^(metadata|targets)\/[A-Za-z0-9._+\-/]{1,500}$/;
 
 /** A repository path a device may ask for: no traversal, no absolute paths, bounded. */
@@ -40,8 +39,8 @@ async function getFile(ctx: DeviceChannelContext, call: ServerWritableStream<Get
   });
   let first = true;
   for await (const piece of file.stream) {
-    for (let at = 0; at < piece.length; at += CHUNK_BYTES) {
-      const data = Buffer.from(piece.buffer, piece.byteOffset + at, Math.min(CHUNK_BYTES, piece.length - at));
+    for (let at = 0; at < piece.length; at += SERVER_TUNING.repositoryChunkBytes) {
+      const data = Buffer.from(piece.buffer, piece.byteOffset + at, Math.min(SERVER_TUNING.repositoryChunkBytes, piece.length - at));
       const ok = call.write({ data, totalLength: first ? file.totalLength : 0 });
       first = false;
       // backpressure: wait for the HTTP/2 stream to drain

@@ -5,7 +5,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import type { WrappedKeys } from '../key-custody/wrapped-keys.js';
 import { SERVER_CA_KEY_REF } from './ca-key.js';
 import { encodePem } from '@svc/release-core';
-import { x509 } from './x509.js';
+import { x509 } from '@svc/release-core/x509';
 import { createCa, issueCertificate, loadCa, P256_KEY } from './pki.js';
 
 /**

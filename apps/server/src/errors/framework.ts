@@ -1,3 +1,4 @@
+import { SERVER_LIMITS } from '../limits.js';
 import type { ServerErrorCode } from './server-error.js';
 
 /**
@@ -15,7 +16,7 @@ const FRAMEWORK_CODES: Record<string, { code: ServerErrorCode; message: (e: Fram
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'UNSUPPORTED_MEDIA_TYPE', message: (e) => `body: ${e.message}` },
   // router: a percent-encoding that does not decode, a path parameter over maxParamLength
   FST_ERR_BAD_URL: { code: 'INVALID_INPUT', message: () => 'path: not a valid percent-encoded URL path' },
-  FST_ERR_MAX_PARAM_LENGTH: { code: 'URI_TOO_LONG', message: () => 'path: a path parameter is longer than 100 characters' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'URI_TOO_LONG', message: () => `path: a path parameter is longer than ${SERVER_LIMITS.pathParamChars} characters` },
   // @fastify/multipart: the route's limits on files, fields and parts (413 there too)
   FST_FILES_LIMIT: { code: 'MULTIPART_LIMIT', message: () => 'body: more files than the route accepts' },
   FST_FIELDS_LIMIT: { code: 'MULTIPART_LIMIT', message: () => 'body: more fields than the route accepts' },

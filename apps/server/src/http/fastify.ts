@@ -5,6 +5,7 @@ import { clientErrorHandler, errorHandler } from '../errors/handler.js';
 import { ServerError } from '../errors/server-error.js';
 import { assertText } from '../input-text.js';
 import { validatorCompiler } from './validator.js';
+import { SERVER_LIMITS } from '../limits.js';
 
 /**
  * The fastify instance every HTTP surface of the server is built on (buildApp, and the
@@ -26,7 +27,7 @@ export function newFastify(options: { logger?: boolean | Record<string, unknown>
     requestIdHeader: false,
     // fastify's defaults, stated: JSON `__proto__` and `constructor.prototype` are refused
     // (400), a path parameter is at most 100 characters (414 URI_TOO_LONG).
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    routerOptions: { maxParamLength: SERVER_LIMITS.pathParamChars },
     frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -59,9 +60,6 @@ export function newFastify(options: { logger?: boolean | Record<string, unknown>
   });
   return app;
 }
-
-/** The router's limit on one path parameter (`:id`, `:name`); the `*` wildcard has none. */
-export const MAX_PARAM_LENGTH = 100;
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

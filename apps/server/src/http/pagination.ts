@@ -1,9 +1,7 @@
 import { inSnapshot, type Db, type Snapshot } from '../store/tx.js';
+import { SERVER_LIMITS } from '../limits.js';
 
 /** spec §8: page parameters after validation. */
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 200;
-
 export interface Page {
   limit: number;
   offset: number;
@@ -12,7 +10,7 @@ export interface Page {
 /** Schema validation already refused negative/garbage values (400 naming the field); this clamps. */
 export function page(query: { limit?: number | undefined; offset?: number | undefined }): Page {
   // spec §8: values above 200 are clamped to 200.
-  const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
+  const limit = Math.min(query.limit ?? SERVER_LIMITS.pageLimitDefault, SERVER_LIMITS.pageLimit);
   const offset = query.offset ?? 0;
   return { limit, offset };
 }

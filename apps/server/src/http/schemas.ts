@@ -1,4 +1,5 @@
 import { Type, type TArray, type TInteger, type TObject, type TProperties, type TSchema } from 'typebox';
+import { SERVER_LIMITS } from '../limits.js';
 
 /**
  * Schemas shared by route modules. Every route declares its request and response
@@ -8,17 +9,20 @@ import { Type, type TArray, type TInteger, type TObject, type TProperties, type 
 /** spec §7: every error body. */
 export const ErrorBody = Type.Object({ error: Type.String() }, { additionalProperties: false, $id: undefined });
 
-/** The largest `offset` (2^31 - 1): far beyond any list, and exact in every driver and in JSON. */
-export const MAX_OFFSET = 2_147_483_647;
-
 /**
  * spec §8: `limit` default 50, clamp at 200 (handled in `page()`); `offset` >= 0. Both are
  * written as decimal integers (`1.5`, `1e3`, `0x10` are 400, http/validator.ts); a limit
- * above 200 of any size is clamped, an offset above MAX_OFFSET is 400.
+ * above 200 of any size is clamped, an offset above SERVER_LIMITS.pageOffset is 400.
  */
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, description: 'items per page, a decimal integer >= 1 (default 50, values above 200 are clamped to 200)' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, description: `items skipped, a decimal integer from 0 to ${MAX_OFFSET} (default 0)` })),
+  offset: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: SERVER_LIMITS.pageOffset,
+      description: `items skipped, a decimal integer from 0 to ${SERVER_LIMITS.pageOffset} (default 0)`,
+    }),
+  ),
 };
 
 /** The page fields of every list answer (spec §8), after the items and before `counts`. */

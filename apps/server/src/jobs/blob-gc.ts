@@ -1,7 +1,7 @@
 import { collectBlobGarbage, type BlobGcResult } from '../blobs/pg-blob-gc.js';
-import { BLOB_STORE_LIMITS } from '../blobs/limits.js';
 import type { BlobDb } from '../blobs/pg-blob-queries.js';
 import { startInterval, type Job } from './interval.js';
+import { SERVER_TUNING } from '../limits.js';
 
 /**
  * Collects the database blob store's garbage (blobs/pg-blob-gc.ts) periodically. Every server
@@ -14,7 +14,7 @@ export function startBlobGc(db: BlobDb, opts: { intervalMs?: number; onError?: (
       const r = await collectBlobGarbage(db);
       if (r.abandonedUploads > 0 || r.deleted.length > 0) opts.onCollected?.(r);
     },
-    opts.intervalMs ?? BLOB_STORE_LIMITS.gcIntervalMs,
+    opts.intervalMs ?? SERVER_TUNING.blobStore.gcIntervalMs,
     onError,
   );
 }

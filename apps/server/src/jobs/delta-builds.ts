@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { SERVER_LIMITS } from '../limits.js';
+import { SERVER_TUNING } from '../limits.js';
 import { buildDelta, type DeltaBuildDeps } from '../resources/deltas/builder.js';
 import { finishDeltaBuild } from '../resources/deltas/commands.js';
 import { failExhaustedDeltas, leaseDelta } from '../resources/deltas/queries.js';
@@ -13,7 +13,7 @@ const ACTOR = systemActor('delta-builds');
 /**
  * Builds queued deltas (docs/delta-updates.md): leases one through the database (several
  * server processes share the queue; the lease outlasts the build's time bound, so only a dead
- * or hung builder loses it, and a delta is leased at most SERVER_LIMITS.deltaBuildAttempts
+ * or hung builder loses it, and a delta is leased at most SERVER_TUNING.deltaBuildAttempts
  * times), builds it one zstd process at a time, and records the outcome with its audit row.
  * Answers the builds finished.
  */
@@ -24,12 +24,12 @@ export async function runDeltaBuilds(
   opts: { owner?: string; maxBuilds?: number; hooks?: UnitOfWorkHooks } = {},
 ): Promise<number> {
   const owner = opts.owner ?? `${process.pid}-${randomUUID()}`;
-  const leaseMs = (deps.timeoutMs ?? SERVER_LIMITS.deltaBuildTimeoutMs) * 2 + 60_000;
+  const leaseMs = (deps.timeoutMs ?? SERVER_TUNING.deltaBuildTimeoutMs) * 2 + 60_000;
   let built = 0;
-  await failExhaustedDeltas(db, { now: now(), maxAttempts: SERVER_LIMITS.deltaBuildAttempts });
-  while (built < (opts.maxBuilds ?? SERVER_LIMITS.deltaBuildsPerPass)) {
+  await failExhaustedDeltas(db, { now: now(), maxAttempts: SERVER_TUNING.deltaBuildAttempts });
+  while (built < (opts.maxBuilds ?? SERVER_TUNING.deltaBuildsPerPass)) {
     const t = now();
-    const row = await leaseDelta(db, { owner, now: t, until: new Date(t.getTime() + leaseMs), maxAttempts: SERVER_LIMITS.deltaBuildAttempts });
+    const row = await leaseDelta(db, { owner, now: t, until: new Date(t.getTime() + leaseMs), maxAttempts: SERVER_TUNING.deltaBuildAttempts });
     if (!row) break;
     const outcome = await buildDelta(deps, {
       tenant_id: row.tenant_id,

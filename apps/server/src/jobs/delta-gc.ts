@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Digest } from '@svc/release-core';
 import type { BlobStore } from '../blobs/blob-store.js';
-import { SERVER_LIMITS } from '../limits.js';
+import { SERVER_TUNING } from '../limits.js';
 import { retireDeltas, type RetireReason } from '../resources/deltas/commands.js';
 import { unusedDeltas } from '../resources/deltas/queries.js';
 import { runUnitOfWork, systemActor, type UnitOfWorkHooks } from '../resources/unit-of-work.js';
@@ -32,8 +32,8 @@ export async function runDeltaGc(
   now: () => Date,
   opts: { graceMs?: number; batch?: number; hooks?: UnitOfWorkHooks } = {},
 ): Promise<number> {
-  const cutoff = new Date(now().getTime() - (opts.graceMs ?? SERVER_LIMITS.deltaRetireAfterMs));
-  const batch = opts.batch ?? SERVER_LIMITS.deltaGcBatch;
+  const cutoff = new Date(now().getTime() - (opts.graceMs ?? SERVER_TUNING.deltaRetireAfterMs));
+  const batch = opts.batch ?? SERVER_TUNING.deltaGcBatch;
   const stored = new Map<string, Promise<boolean>>();
   const has = (digest: string) => {
     let p = stored.get(digest);

@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { BlobStore } from '../blobs/index.js';
 import type { TargetEntry } from '../signing-repo/target-entry.js';
 import type { Database } from '../store/database.js';
+import {} from '../limits.js';
 
 export interface PipelineHooks {
   /** Fault injection (tests): after the TUF metadata naming an artifact is committed, before the record insert. */
@@ -23,8 +24,6 @@ export interface PipelineDeps {
   /** Upload cap for one artifact file. */
   maxArtifactBytes?: number;
 }
-
-export const DEFAULT_MAX_ARTIFACT_BYTES = 4 * 1024 * 1024 * 1024;
 
 /** AppContext.pipeline: optional settings and fault-injection hooks. */
 export interface PipelineOptions {

@@ -2,6 +2,7 @@ import { IDENTIFIER_PATTERNS, type Digest } from '@svc/release-core';
 import { assertBlobDigest, isBlobError } from '../blobs/index.js';
 import { SigningRepoError } from './errors.js';
 import { assertTargetPath } from './target-path.js';
+import { SERVER_LIMITS } from '../limits.js';
 
 /** One target to add or replace in a tenant's targets metadata. */
 export interface TargetEntry {
@@ -20,13 +21,10 @@ export interface TargetInfo extends TargetEntry {
   hashedPath: string;
 }
 
-export const MAX_ENTRIES_PER_PUBLISH = 1000;
-const MAX_CUSTOM_BYTES = 16 * 1024;
-
 /** Narrows untrusted entries, naming the bad field (`targets[1].digest`). */
 export function assertTargetEntries(value: unknown): TargetEntry[] {
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ENTRIES_PER_PUBLISH) {
-    throw new SigningRepoError('TARGET_INVALID', `targets must be an array of 1 to ${MAX_ENTRIES_PER_PUBLISH} entries`);
+  if (!Array.isArray(value) || value.length === 0 || value.length > SERVER_LIMITS.targetsPerPublish) {
+    throw new SigningRepoError('TARGET_INVALID', `targets must be an array of 1 to ${SERVER_LIMITS.targetsPerPublish} entries`);
   }
   const seen = new Set<string>();
   return value.map((raw: unknown, i) => {
@@ -65,8 +63,8 @@ function assertCustom(value: unknown, field: string): Record<string, unknown> {
     throw new SigningRepoError('TARGET_INVALID', `${field} must be JSON-serializable`, { cause: e });
   }
   // custom ends up in every device's targets.json, keep it small
-  if (Buffer.byteLength(json) > MAX_CUSTOM_BYTES) {
-    throw new SigningRepoError('TARGET_INVALID', `${field} must be at most ${MAX_CUSTOM_BYTES} bytes of JSON`);
+  if (Buffer.byteLength(json) > SERVER_LIMITS.targetCustomBytes) {
+    throw new SigningRepoError('TARGET_INVALID', `${field} must be at most ${SERVER_LIMITS.targetCustomBytes} bytes of JSON`);
   }
   return JSON.parse(json) as Record<string, unknown>;
 }

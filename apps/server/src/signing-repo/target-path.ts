@@ -1,7 +1,7 @@
 import { SigningRepoError } from './errors.js';
+import { SERVER_LIMITS } from '../limits.js';
 
 const SEGMENT_RE = /^[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,127}$/;
-const MAX_PATH = 512;
 const HASHED_NAME_RE = /^([0-9a-f]{64})\.(.+)$/;
 
 /**
@@ -11,8 +11,8 @@ const HASHED_NAME_RE = /^([0-9a-f]{64})\.(.+)$/;
  * no leading dot (hidden files), at most 512 characters.
  */
 export function assertTargetPath(path: unknown, field = 'path'): string {
-  if (typeof path !== 'string' || path.length === 0 || path.length > MAX_PATH) {
-    throw new SigningRepoError('TARGET_PATH_INVALID', `${field} must be a string of 1 to ${MAX_PATH} characters`);
+  if (typeof path !== 'string' || path.length === 0 || path.length > SERVER_LIMITS.targetPathChars) {
+    throw new SigningRepoError('TARGET_PATH_INVALID', `${field} must be a string of 1 to ${SERVER_LIMITS.targetPathChars} characters`);
   }
   for (const segment of path.split('/')) {
     if (!SEGMENT_RE.test(segment)) {

@@ -2,7 +2,8 @@ import { nodeCryptoProvider } from './node.js';
 import type { CryptoProvider } from './provider.js';
 
 /**
- * The provider used when an option does not name one. One import site, so a browser build can
- * alias `./node.js` away and set the noble provider here.
+ * The provider used when an option does not name one. Modules import it as `#crypto/default`:
+ * package.json's `imports` resolve that here, and to default.browser.ts under the `browser`
+ * condition (a bundler building for the browser), so a browser bundle never loads node:crypto.
  */
 export const defaultCryptoProvider: CryptoProvider = nodeCryptoProvider;

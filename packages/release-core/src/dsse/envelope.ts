@@ -5,7 +5,7 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const NodeBuffer: typeof Buffer | undefined = (globalThis as { Buffer?: typeof Buffer }).Buffer;
 import { ReleaseError } from '../errors.js';
 import { LIMITS } from '../limits.js';
-import { defaultCryptoProvider } from '../crypto/default.js';
+import { defaultCryptoProvider } from '#crypto/default';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { type Digest, isDigest, sha256Digest } from '../digest.js';
 import { pae } from './pae.js';

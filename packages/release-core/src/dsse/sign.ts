@@ -1,4 +1,4 @@
-import { defaultCryptoProvider } from '../crypto/default.js';
+import { defaultCryptoProvider } from '#crypto/default';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { toBase64 } from '../encoding/bytes.js';
 import type { PrivateKey } from '../keys/types.js';

@@ -1,8 +1,14 @@
 /**
- * Minimal strict DER reader (X.690 distinguished encoding) for keys and certificates.
- * Only what the package needs: single-byte tags, definite minimal lengths, nesting by offsets
- * into the original buffer (no copies). Every violation throws DerError; callers turn it into
- * KEY_INVALID or CERT_INVALID naming the structure they were reading.
+ * The one DER (X.690 distinguished encoding) reader and writer of the service, exported as
+ * `@svc/release-core/der`: keys and certificates here, CSRs and device certificates on the
+ * server's enrollment path (apps/server/src/device-channel/device-cert.ts).
+ *
+ * Reading: single-byte tags, definite minimal lengths, nesting by offsets into the original
+ * buffer (no copies). Every violation throws DerError; callers turn it into KEY_INVALID,
+ * CERT_INVALID or a 400 naming the structure they were reading.
+ *
+ * Writing: `tlv` and its shorthands build definite-length TLVs from parts, into one new
+ * Uint8Array each (no Buffer: the module runs in the browser too).
  */
 export class DerError extends Error {
   override readonly name = 'DerError';
@@ -172,4 +178,39 @@ export function text(bytes: Uint8Array, t: Tlv): string {
     return latin1(v);
   }
   throw new DerError(`unsupported string tag 0x${t.tag.toString(16)}`);
+}
+
+// --- writing ---------------------------------------------------------------------------------
+
+/** A TLV with `content` (one or several parts, concatenated), its length in the shortest form. */
+export function tlv(tag: number, ...content: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const c of content) n += c.length;
+  if (n >= 0x1000000) throw new DerError('content too large to encode');
+  const head = n < 0x80 ? 2 : n < 0x100 ? 3 : n < 0x10000 ? 4 : 5;
+  const out = new Uint8Array(head + n);
+  out[0] = tag;
+  if (head === 2) out[1] = n;
+  else {
+    out[1] = 0x80 | (head - 2);
+    for (let i = head - 1, v = n; i >= 2; i--, v >>>= 8) out[i] = v & 0xff;
+  }
+  let at = head;
+  for (const c of content) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+export const seq = (...content: Uint8Array[]): Uint8Array => tlv(TAG.SEQUENCE, ...content);
+export const octets = (...content: Uint8Array[]): Uint8Array => tlv(TAG.OCTET_STRING, ...content);
+
+/** UTCTime until 2049, GeneralizedTime from 2050 (RFC 5280 4.1.2.5), whole seconds, UTC. */
+export function encodeTime(d: Date): Uint8Array {
+  const digits = d.toISOString().slice(0, 19).replace(/[-:T]/g, '');
+  const year = d.getUTCFullYear();
+  const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
+  if (year >= 1950 && year < 2050) return tlv(TAG.UTC_TIME, ascii(`${digits.slice(2)}Z`));
+  return tlv(TAG.GENERALIZED_TIME, ascii(`${digits}Z`));
 }

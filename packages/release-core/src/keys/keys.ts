@@ -1,6 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { p256 } from '@noble/curves/nist.js';
-import { defaultCryptoProvider } from '../crypto/default.js';
+import { defaultCryptoProvider } from '#crypto/default';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { sha256Digest } from '../digest.js';
 import { DerError, TAG, bitStringBytes, children, expectTag, oid, readWhole, smallInteger, value } from '../encoding/der.js';

@@ -1,4 +1,4 @@
-import { defaultCryptoProvider } from '../crypto/default.js';
+import { defaultCryptoProvider } from '#crypto/default';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { toHex, utf8 } from '../encoding/bytes.js';
 import { olpcCanonicalText } from '../encoding/olpc.js';

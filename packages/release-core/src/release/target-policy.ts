@@ -1,4 +1,4 @@
-import { defaultCryptoProvider } from '../crypto/default.js';
+import { defaultCryptoProvider } from '#crypto/default';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { type Digest, sha256Digest } from '../digest.js';
 import { canonicalize } from '../encoding/jcs.js';

@@ -1,4 +1,4 @@
-import { defaultCryptoProvider } from '../crypto/default.js';
+import { defaultCryptoProvider } from '#crypto/default';
 import type { CryptoProvider } from '../crypto/provider.js';
 import type { Digest } from '../digest.js';
 import { type Envelope, envelopeDigest, parseEnvelope, parsedPayloadBytes, payloadDigest as payloadDigestOf } from '../dsse/envelope.js';

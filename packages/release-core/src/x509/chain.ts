@@ -1,4 +1,4 @@
-import { defaultCryptoProvider } from '../crypto/default.js';
+import { defaultCryptoProvider } from '#crypto/default';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { bytesEqual } from '../encoding/bytes.js';
 import { ReleaseError } from '../errors.js';

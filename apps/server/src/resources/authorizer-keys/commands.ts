@@ -5,16 +5,15 @@ import type { Command } from '../unit-of-work.js';
 import { getAuthorizerKey, insertAuthorizerKey, setRevoked, type AuthorizerKeyRow } from './queries.js';
 import type { AuthorizerKeyView } from './schemas.js';
 import { authorizerKeyView } from './views.js';
-
-const MAX_PEM = 4096;
+import { SERVER_LIMITS } from '../../limits.js';
 
 /** POST /authorizer-keys: an Ed25519 SPKI PEM, registered once per tenant. */
 export const registerAuthorizerKey: Command<{ name: unknown; public_key_pem: unknown }, AuthorizerKeyView> = async (uow, body) => {
   if (typeof body.name !== 'string' || body.name.length < 1 || body.name.length > 128) {
     throw new ServerError('AUTHORIZER_KEY_INVALID', 'name: must be a string of 1 to 128 characters');
   }
-  if (typeof body.public_key_pem !== 'string' || body.public_key_pem.length > MAX_PEM) {
-    throw new ServerError('AUTHORIZER_KEY_INVALID', `public_key_pem: must be an SPKI PEM string of at most ${MAX_PEM} characters`);
+  if (typeof body.public_key_pem !== 'string' || body.public_key_pem.length > SERVER_LIMITS.authorizerKeyPemChars) {
+    throw new ServerError('AUTHORIZER_KEY_INVALID', `public_key_pem: must be an SPKI PEM string of at most ${SERVER_LIMITS.authorizerKeyPemChars} characters`);
   }
   let key: PublicKey;
   try {

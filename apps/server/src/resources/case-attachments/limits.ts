@@ -1,7 +1,9 @@
+import { SERVER_LIMITS } from '../../limits.js';
+
 /**
- * Bounds of case attachments, in one object (docs/article-14.md "Limits"). A server may lower or
- * raise them through `AppContext.evidence.attachmentLimits` (tests use small ones); every check
- * reads the merged object.
+ * Bounds of case attachments (docs/article-14.md "Limits"): the defaults are
+ * `SERVER_LIMITS.attachments`; a server may lower or raise them through
+ * `AppContext.evidence.attachmentLimits` (tests use small ones); every check reads the merged object.
  */
 export interface AttachmentLimits {
   /** Bytes of one file. */
@@ -16,16 +18,8 @@ export interface AttachmentLimits {
   descriptionChars: number;
 }
 
-export const ATTACHMENT_LIMITS: Readonly<AttachmentLimits> = Object.freeze({
-  fileBytes: 25 * 1024 * 1024,
-  filesPerCase: 50,
-  caseBytes: 250 * 1024 * 1024,
-  filenameChars: 200,
-  descriptionChars: 2000,
-});
-
 export function attachmentLimits(overrides: Partial<AttachmentLimits> | undefined): AttachmentLimits {
-  return { ...ATTACHMENT_LIMITS, ...overrides };
+  return { ...SERVER_LIMITS.attachments, ...overrides };
 }
 
 /**

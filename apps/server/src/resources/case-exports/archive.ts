@@ -23,7 +23,7 @@
  *
  * Memory: file contents stream (blobs are piped, JSON is written per document or per 1000
  * rows); what accumulates is one manifest line per file. The receipts are capped at
- * `EXPORT_LIMITS.receipts`; the manifest says when the cap was reached.
+ * `SERVER_LIMITS.caseExports.receipts`; the manifest says when the cap was reached.
  */
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -44,20 +44,10 @@ import { tenantDeviceCaBundlePem } from '../device-ca/queries.js';
 import { exportFileName } from '../release-receipts/export.js';
 import type { EvidenceKey } from './evidence-key.js';
 import { iterateCaseReceipts } from './queries.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 /** DSSE payload type of a case-export manifest. */
 export const EVIDENCE_MANIFEST_TYPE = 'svc.case-evidence.v1';
-
-export const EXPORT_LIMITS = Object.freeze({
-  /** Receipts in one archive. */
-  receipts: 100_000,
-  /** Linked findings in `findings/findings-and-exposure.json` (`findings_total` counts them all). */
-  findings: 10_000,
-  /** Affected devices listed there (`affected.devices_total` counts them all). */
-  exposedDevices: 10_000,
-  /** Audit events and receipt index lines per JSON Lines file. */
-  linesPerFile: 1000,
-});
 
 export interface ManifestFile {
   path: string;
@@ -212,7 +202,7 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
   );
   for (const a of attachments) if (a.redacted_at === null) await w.blob(`attachments/${a.id}/${a.filename}`, input.blobs, a.digest);
 
-  const linked = await linkedEvidence(db, tenantId, c, { findings: EXPORT_LIMITS.findings, devices: EXPORT_LIMITS.exposedDevices });
+  const linked = await linkedEvidence(db, tenantId, c, { findings: SERVER_LIMITS.caseExports.findings, devices: SERVER_LIMITS.caseExports.exposedDevices });
   await w.bytes('findings/findings-and-exposure.json', json({ exported_at: input.exportedAt.toISOString(), artifact_ids: c.artifact_ids, ...linked }));
 
   const measures = await listMeasures(db, tenantId, c.id);
@@ -221,14 +211,14 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
   let index: unknown[] = [];
   const flushIndex = async () => {
     if (index.length === 0) return;
-    await w.bytes(`receipts/index-${pad(Math.ceil(receiptCount / EXPORT_LIMITS.linesPerFile), 6)}.jsonl`, jsonLines(index));
+    await w.bytes(`receipts/index-${pad(Math.ceil(receiptCount / SERVER_LIMITS.caseExports.linesPerFile), 6)}.jsonl`, jsonLines(index));
     index = [];
   };
   for await (const r of iterateCaseReceipts(
     db,
     tenantId,
     { rolloutIds, deviceNames: c.device_names, groupIds: c.group_ids, since: c.aware_at },
-    EXPORT_LIMITS.receipts,
+    SERVER_LIMITS.caseExports.receipts,
   )) {
     const file = exportFileName(r);
     await w.bytes(file, r.envelope_bytes);
@@ -245,7 +235,7 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
       label: r.label,
       accepted_at: r.accepted_at.toISOString(),
     });
-    if (index.length === EXPORT_LIMITS.linesPerFile) await flushIndex();
+    if (index.length === SERVER_LIMITS.caseExports.linesPerFile) await flushIndex();
   }
   await flushIndex();
   // whichever of the tenant's device CAs issued a receipt's certificate (a rotation retires one), it is here
@@ -253,7 +243,7 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
 
   let auditFiles = 0;
   let auditEvents = 0;
-  for await (const batch of iterateCaseAudit(db, tenantId, c.id, input.auditCutoff, EXPORT_LIMITS.linesPerFile)) {
+  for await (const batch of iterateCaseAudit(db, tenantId, c.id, input.auditCutoff, SERVER_LIMITS.caseExports.linesPerFile)) {
     auditFiles += 1;
     auditEvents += batch.length;
     await w.bytes(
@@ -283,7 +273,7 @@ async function writeArchive(input: CaseExportInput, w: ArchiveWriter): Promise<v
     exported_at: input.exportedAt.toISOString(),
     exported_by: input.exportedBy,
     audit: { events: auditEvents, through_seq: input.auditCutoff },
-    receipts: { count: receiptCount, capped: receiptCount >= EXPORT_LIMITS.receipts },
+    receipts: { count: receiptCount, capped: receiptCount >= SERVER_LIMITS.caseExports.receipts },
     key: { keyid: input.key.keyid, algorithm: 'ed25519' },
     files: w.files,
   };

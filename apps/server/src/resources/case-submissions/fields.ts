@@ -7,8 +7,8 @@
  */
 import { isUuid } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
-import { CASE_LIMITS } from '../cases/fields.js';
 import type { CaseKind } from '../cases/deadlines.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export const STAGES = ['early_warning', 'notification', 'intermediate', 'final_report', 'advisory'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -132,7 +132,7 @@ function checkValue(spec: FieldSpec, value: unknown): string | undefined {
   switch (spec.type) {
     case 'text':
       if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
-      if (value.length > CASE_LIMITS.longText) return `must be at most ${CASE_LIMITS.longText} characters`;
+      if (value.length > SERVER_LIMITS.cases.longText) return `must be at most ${SERVER_LIMITS.cases.longText} characters`;
       return undefined;
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'must be true or false';

@@ -21,6 +21,7 @@ import { isUuid } from '@svc/release-core';
 import { ConfigError } from '../../config.js';
 import { ServerError } from '../../errors/server-error.js';
 import type { AttachmentLimits } from '../case-attachments/limits.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export interface OutgoingSubmission {
   tenantId: string;
@@ -128,8 +129,6 @@ export class FileTransport implements SubmissionTransport {
   }
 }
 
-const MAX_RESPONSE_BYTES = 64 * 1024;
-
 export class WebhookTransport implements SubmissionTransport {
   readonly name = 'webhook';
   constructor(
@@ -183,7 +182,7 @@ async function readCapped(res: Response): Promise<string> {
   let total = 0;
   for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
     total += chunk.byteLength;
-    if (total > MAX_RESPONSE_BYTES) break;
+    if (total > SERVER_LIMITS.caseSubmissionResponseBytes) break;
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');

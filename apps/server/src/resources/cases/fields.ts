@@ -7,19 +7,6 @@ import { ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
 import { artifactsByIds, existingDevices, existingGroupIds } from './queries.js';
 
-/** Bounds of a case's lists (one object, docs/article-14.md "Limits"). */
-export const CASE_LIMITS = Object.freeze({
-  products: 32,
-  artifacts: 256,
-  vulnerabilities: 64,
-  devices: 1000,
-  groups: 64,
-  /** Characters of a title, an owner, a person's name. */
-  shortText: 200,
-  /** Characters of a summary, a rationale, an evidence or a reason. */
-  longText: 20_000,
-});
-
 const CVE = /^CVE-\d{4}-\d{4,19}$/i;
 const GHSA = /^GHSA(-[23456789cfghjmpqrvwx]{4}){3}$/i;
 // OSV ids and the aliases of other databases: PYSEC-2021-1, RUSTSEC-2021-0001, GO-2022-0001, DSA-5000-1,

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { DELTA_FORMAT, deltaEligible, deltaTargetPath, digestFromHex, zstdDeltaArgs, type Digest } from '@svc/release-core';
 import type { BlobStore } from '../../blobs/blob-store.js';
 import type { TargetEntry } from '../../signing-repo/target-entry.js';
-import { SERVER_LIMITS } from '../../limits.js';
+import { SERVER_TUNING } from '../../limits.js';
 
 /** What a build needs: the blob store, a way to publish a TUF target, and the zstd binary. */
 export interface DeltaBuildDeps {
@@ -62,7 +62,7 @@ export async function buildDelta(deps: DeltaBuildDeps, d: DeltaToBuild): Promise
     await pipeline((await deps.blobs.get(d.target_digest)).stream, createWriteStream(files.target));
     const sizes = { sourceLength: src.length, targetLength: tgt.length };
     const run = (args: string[]) =>
-      runZstd(deps.zstd ?? 'zstd', args, deps.timeoutMs ?? SERVER_LIMITS.deltaBuildTimeoutMs, deps.memoryBytes ?? SERVER_LIMITS.deltaBuildMemoryBytes, peak);
+      runZstd(deps.zstd ?? 'zstd', args, deps.timeoutMs ?? SERVER_TUNING.deltaBuildTimeoutMs, deps.memoryBytes ?? SERVER_TUNING.deltaBuildMemoryBytes, peak);
     try {
       await run(zstdDeltaArgs('create', { source: files.source, input: files.target, output: files.delta }, sizes));
     } catch (e) {
@@ -70,8 +70,8 @@ export async function buildDelta(deps: DeltaBuildDeps, d: DeltaToBuild): Promise
       throw e;
     }
     const length = (await stat(files.delta)).size;
-    if (length > SERVER_LIMITS.deltaMaxRatio * tgt.length) {
-      return done('skipped', `delta of ${length} bytes is over ${SERVER_LIMITS.deltaMaxRatio * 100}% of the ${tgt.length}-byte member`);
+    if (length > SERVER_TUNING.deltaMaxRatio * tgt.length) {
+      return done('skipped', `delta of ${length} bytes is over ${SERVER_TUNING.deltaMaxRatio * 100}% of the ${tgt.length}-byte member`);
     }
     try {
       await run(zstdDeltaArgs('apply', { source: files.source, input: files.delta, output: files.check }));

@@ -1,5 +1,5 @@
 import { deltaEligible, type ReleasePayload } from '@svc/release-core';
-import { SERVER_LIMITS } from '../../limits.js';
+import { SERVER_TUNING } from '../../limits.js';
 import type { Command } from '../unit-of-work.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../store/database.js';
@@ -22,7 +22,7 @@ export const planDeltas: Command<{ deploymentId: string; groupId: string; payloa
   let planned = 0;
   for (const c of input.payload.components) {
     if (!DELTA_KINDS.has(c.kind) || !deltaEligible(1, c.length)) continue;
-    const room = Math.min(SERVER_LIMITS.deltaSourcesPerMember, SERVER_LIMITS.deltaSourcesPerRelease - planned);
+    const room = Math.min(SERVER_TUNING.deltaSourcesPerMember, SERVER_TUNING.deltaSourcesPerRelease - planned);
     if (room <= 0) break;
     const sources = await sourceVersions(trx, { tenant, groupId: input.groupId, component: c.name, target: c.digest, limit: room });
     for (const s of sources) {

@@ -1,7 +1,7 @@
 /**
  * Bulk actions (docs/inventory.md "Bulk actions"): an operator names an action and a device
  * filter; the selection is frozen into the job when it is created (bounded by
- * `DEVICE_LIMITS.bulkSelection`), and the bulk-action job (jobs/device-bulk.ts) works it in
+ * `SERVER_LIMITS.devices.bulkSelection`), and the bulk-action job (jobs/device-bulk.ts) works it in
  * batches, each batch one unit of work as the operator who asked: the changes, each device's
  * outcome and its audit row commit together, so progress never claims what did not happen.
  */
@@ -9,7 +9,6 @@ import { IDENTIFIER_PATTERNS, normalizeUuid } from '@svc/release-core';
 import { invalidInput, isServerError, notFound, ServerError } from '../../errors/server-error.js';
 import { decommissionDevice, tagDevice, untagDevice } from '../devices/commands.js';
 import { deviceFilterSql } from '../devices/filter/index.js';
-import { DEVICE_LIMITS } from '../devices/limits.js';
 import { getDeviceByName } from '../devices/queries/identity.js';
 import { requestLogBundle } from '../log-requests/commands.js';
 import { addGroupMembers, removeGroupMembers } from '../groups/commands.js';
@@ -29,6 +28,7 @@ import {
   type BulkJobRow,
   type BulkOutcome,
 } from './queries.js';
+import { SERVER_LIMITS, SERVER_TUNING } from '../../limits.js';
 
 export interface BulkRequest {
   action: string;
@@ -49,7 +49,8 @@ export const createBulkJob: Command<BulkRequest, BulkJobRow> = async (uow, req) 
   if (req.filter === undefined && req.devices === undefined) throw invalidInput('filter', 'required: a device filter, or devices naming the selection');
   if (req.devices !== undefined) {
     if (req.devices.length === 0) throw invalidInput('devices', 'empty: name at least one device, or leave devices out and give a filter');
-    if (req.devices.length > DEVICE_LIMITS.bulkNames) throw invalidInput('devices', `names more than ${DEVICE_LIMITS.bulkNames} devices; use a filter`);
+    if (req.devices.length > SERVER_LIMITS.devices.bulkNames)
+      throw invalidInput('devices', `names more than ${SERVER_LIMITS.devices.bulkNames} devices; use a filter`);
     const bad = req.devices.findIndex((n) => !IDENTIFIER_PATTERNS.deviceName.test(n));
     if (bad >= 0) throw invalidInput(`devices[${bad}]`, `must match ${IDENTIFIER_PATTERNS.deviceName.source}`);
   }
@@ -66,9 +67,9 @@ export const createBulkJob: Command<BulkRequest, BulkJobRow> = async (uow, req) 
     if (g.filter !== null) throw new ServerError('GROUP_INVALID', `group_id: group ${g.id} is dynamic: its members follow its filter`);
     params.group_id = g.id;
   }
-  const count = await countSelection(uow.trx, uow.tenant, where, DEVICE_LIMITS.bulkSelection);
-  if (count > DEVICE_LIMITS.bulkSelection) {
-    throw invalidInput('filter', `selects more than ${DEVICE_LIMITS.bulkSelection} devices, the most one bulk action takes; narrow it`);
+  const count = await countSelection(uow.trx, uow.tenant, where, SERVER_LIMITS.devices.bulkSelection);
+  if (count > SERVER_LIMITS.devices.bulkSelection) {
+    throw invalidInput('filter', `selects more than ${SERVER_LIMITS.devices.bulkSelection} devices, the most one bulk action takes; narrow it`);
   }
   if (count === 0) throw invalidInput(req.filter === undefined ? 'devices' : 'filter', 'selects no device: nothing to do');
   if (action === 'decommission' && req.confirm !== `decommission ${count}`) {
@@ -86,7 +87,7 @@ export const createBulkJob: Command<BulkRequest, BulkJobRow> = async (uow, req) 
     credential: uow.actor.credential,
     now: uow.now,
   });
-  const total = await insertBulkJobDevices(uow.trx, id, uow.tenant, where, DEVICE_LIMITS.bulkSelection);
+  const total = await insertBulkJobDevices(uow.trx, id, uow.tenant, where, SERVER_LIMITS.devices.bulkSelection);
   await uow.audit({
     action: 'device.bulk.create',
     target: `device-bulk-job:${id}`,
@@ -107,7 +108,7 @@ type Outcome = { device: string; outcome: Exclude<BulkOutcome, 'pending'>; detai
 export const runBulkBatch: Command<{ jobId: string; owner: string; leaseMs: number }, BulkJobRow | undefined> = async (uow, { jobId, owner, leaseMs }) => {
   const job = await lockBulkJob(uow.trx, jobId);
   if (!job || job.state !== 'running' || job.lease_owner !== owner) return undefined;
-  const names = await pendingDevices(uow.trx, jobId, DEVICE_LIMITS.bulkBatch);
+  const names = await pendingDevices(uow.trx, jobId, SERVER_TUNING.deviceBulkBatch);
   if (names.length === 0) {
     await finishBulkJob(uow.trx, jobId, uow.now);
     await uow.audit({

@@ -8,10 +8,10 @@ import { shareLockGroupsOf } from '../groups/queries.js';
 import { openLogRequests } from '../log-requests/queries.js';
 import { skipDecommissionedDevice } from '../rollouts/commands.js';
 import { runAlone, type BatchCommand, type Command } from '../unit-of-work.js';
-import { DEVICE_LIMITS } from './limits.js';
 import { addDeviceHistory, getDeviceByName, setDecommissioned, upsertEnrolledDevices, type DeviceRecord } from './queries/identity.js';
 import { recordHeartbeat } from './queries/presence.js';
 import { lockDeviceTags, setDeviceTags } from './queries/detail.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 /** A device of the unit of work's tenant, or 404 (another tenant's device is not found either: spec §7). */
 export async function deviceOr404(db: Db, tenant: string, name: string): Promise<DeviceRecord> {
@@ -175,15 +175,15 @@ function checkTag(tag: string): void {
 
 /**
  * PUT /devices/{name}/tags/{tag}: the tag is added (already there: nothing changes and nothing
- * is audited); at most `DEVICE_LIMITS.tagsPerDevice` tags. Answers the device's tags, sorted.
+ * is audited); at most `SERVER_LIMITS.devices.tagsPerDevice` tags. Answers the device's tags, sorted.
  */
 export const tagDevice: Command<{ name: string; tag: string }, { tags: string[]; changed: boolean }> = async (uow, { name, tag }) => {
   checkTag(tag);
   const row = await lockDeviceTags(uow.trx, uow.tenant, name);
   if (!row) throw notFound(`device ${JSON.stringify(name)}`);
   if (row.tags.includes(tag)) return { tags: row.tags, changed: false };
-  if (row.tags.length >= DEVICE_LIMITS.tagsPerDevice)
-    throw invalidInput('tag', `device ${name} already has ${DEVICE_LIMITS.tagsPerDevice} tags (the most it may have)`);
+  if (row.tags.length >= SERVER_LIMITS.devices.tagsPerDevice)
+    throw invalidInput('tag', `device ${name} already has ${SERVER_LIMITS.devices.tagsPerDevice} tags (the most it may have)`);
   const tags = [...row.tags, tag].sort();
   await setDeviceTags(uow.trx, row.id, tags);
   await uow.audit({ action: 'device.tag.add', target: `device:${name}`, detail: { tag } });

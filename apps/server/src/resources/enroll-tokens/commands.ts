@@ -2,17 +2,16 @@ import { newSecret } from '../../auth/secrets.js';
 import { invalidInput, notFound } from '../../errors/server-error.js';
 import type { Command } from '../unit-of-work.js';
 import { deleteEnrollToken, insertEnrollToken, type EnrollTokenRecord } from './queries.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
-/** Bounds on what an operator may ask for: a token is a bearer secret, keep it short-lived. */
-export const MAX_TOKEN_TTL_SECONDS = 90 * 24 * 3600;
+/** A token's life when the operator names none: it is a bearer secret, keep it short-lived. */
 export const DEFAULT_TOKEN_TTL_SECONDS = 24 * 3600;
-export const MAX_TOKEN_USES = 100_000;
 
 export interface NewEnrollToken {
   name?: string | undefined;
   max_uses?: number | undefined;
   ttl_seconds?: number | undefined;
-  /** RFC 3339; in the future and within MAX_TOKEN_TTL_SECONDS. */
+  /** RFC 3339; in the future and within SERVER_LIMITS.enrollTokenTtlSeconds. */
   expires_at?: string | undefined;
 }
 
@@ -23,7 +22,7 @@ export const createEnrollToken: Command<NewEnrollToken, { token: EnrollTokenReco
   if (input.expires_at !== undefined) {
     expiresAt = new Date(input.expires_at);
     if (Number.isNaN(expiresAt.getTime()) || expiresAt <= uow.now) throw invalidInput('expires_at', 'must be a future RFC 3339 time');
-    if (expiresAt.getTime() - uow.now.getTime() > MAX_TOKEN_TTL_SECONDS * 1000) throw invalidInput('expires_at', 'must be within 90 days');
+    if (expiresAt.getTime() - uow.now.getTime() > SERVER_LIMITS.enrollTokenTtlSeconds * 1000) throw invalidInput('expires_at', 'must be within 90 days');
   }
   const secret = newSecret('svce');
   const token = await insertEnrollToken(uow.trx, {

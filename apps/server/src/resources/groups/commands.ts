@@ -24,13 +24,14 @@ import {
 import { computeSnapshotDigest, refreshGroupSnapshot } from './snapshot.js';
 import type { GroupView } from './schemas.js';
 import { groupWithMembers } from './views.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export const GROUP_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
-export const MAX_MEMBERS_PER_CALL = 10_000;
 
 function checkDeviceList(devices: unknown, field: string): string[] {
   if (!Array.isArray(devices)) throw new ServerError('GROUP_INVALID', `${field}: must be an array of device names`);
-  if (devices.length > MAX_MEMBERS_PER_CALL) throw new ServerError('GROUP_INVALID', `${field}: at most ${MAX_MEMBERS_PER_CALL} devices per call`);
+  if (devices.length > SERVER_LIMITS.groupMembersPerCall)
+    throw new ServerError('GROUP_INVALID', `${field}: at most ${SERVER_LIMITS.groupMembersPerCall} devices per call`);
   devices.forEach((d, i) => {
     if (typeof d !== 'string') throw new ServerError('GROUP_INVALID', `${field}[${i}]: must be a device name`);
   });

@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { Uuid } from '../../http/schemas.js';
-import { MAX_MEMBERS_SHOWN } from './views.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export const Group = Type.Object(
   {
@@ -14,7 +14,9 @@ export const Group = Type.Object(
       description:
         "a dynamic group's device filter (docs/device-filter.md): its members follow the fleet, frozen at each rollout start; null for a static group",
     }),
-    members: Type.Array(Type.String(), { description: `device names (capped at ${MAX_MEMBERS_SHOWN} in a response, none in the list; member_count is exact)` }),
+    members: Type.Array(Type.String(), {
+      description: `device names (capped at ${SERVER_LIMITS.groupMembersShown} in a response, none in the list; member_count is exact)`,
+    }),
     member_count: Type.Integer(),
     snapshot_digest: Type.String({ description: 'contracts 2 target-policy digest of the current membership' }),
     created_at: Type.String(),

@@ -2,6 +2,7 @@
 import type { Db } from '../../store/tx.js';
 import { getGroup, groupMembers, type GroupRow } from './queries.js';
 import type { GroupView } from './schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 /** `members` is what the caller read (capped, or none in lists); `member_count` is exact. */
 export function groupView(g: GroupRow, members: string[]): GroupView {
@@ -17,11 +18,8 @@ export function groupView(g: GroupRow, members: string[]): GroupView {
   };
 }
 
-/** Member names in a response are capped for huge groups (`member_count` stays exact). */
-export const MAX_MEMBERS_SHOWN = 10_000;
-
-/** One group with its members (the first MAX_MEMBERS_SHOWN), or undefined. */
+/** One group with its members (the first SERVER_LIMITS.groupMembersShown), or undefined. */
 export async function groupWithMembers(db: Db, tenantId: string, groupId: string): Promise<GroupView | undefined> {
   const g = await getGroup(db, tenantId, groupId);
-  return g ? groupView(g, await groupMembers(db, tenantId, g.id, MAX_MEMBERS_SHOWN)) : undefined;
+  return g ? groupView(g, await groupMembers(db, tenantId, g.id, SERVER_LIMITS.groupMembersShown)) : undefined;
 }

@@ -6,11 +6,10 @@
 import { createHash } from 'node:crypto';
 import { digestFromHex, isDigest, sha256Digest } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
-const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
-const MAX_TAGS_BYTES = 4 * 1024 * 1024;
 const TIMEOUT_MS = 30_000;
 // OCI distribution spec: repository name and tag grammar
 export const REPOSITORY_RE = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
@@ -73,7 +72,7 @@ async function boundedBytes(res: Response, max: number, what: string): Promise<B
 
 export async function listTags(t: RegistryTarget, repository: string): Promise<string[]> {
   const res = await get(t, `/v2/${repository}/tags/list`);
-  const body = JSON.parse((await boundedBytes(res, MAX_TAGS_BYTES, 'tags list')).toString('utf8')) as { tags?: unknown };
+  const body = JSON.parse((await boundedBytes(res, SERVER_LIMITS.ociTagListBytes, 'tags list')).toString('utf8')) as { tags?: unknown };
   return Array.isArray(body.tags) ? body.tags.filter((x): x is string => typeof x === 'string').sort() : [];
 }
 
@@ -84,7 +83,7 @@ export async function getManifest(
   tag: string,
 ): Promise<{ bytes: Buffer; digest: string; mediaType: string; config: Descriptor; layers: Descriptor[] }> {
   const res = await get(t, `/v2/${repository}/manifests/${tag}`, `${OCI_MANIFEST}, ${DOCKER_MANIFEST}`);
-  const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'manifest');
+  const bytes = await boundedBytes(res, SERVER_LIMITS.ociManifestBytes, 'manifest');
   const digest = sha256Digest(bytes);
   const claimed = res.headers.get('docker-content-digest');
   if (claimed && claimed !== digest) throw new ServerError('REGISTRY_UNREACHABLE', `manifest: registry claims ${claimed} but the bytes hash to ${digest}`);
@@ -136,7 +135,7 @@ export async function listReferrers(t: RegistryTarget, repository: string, diges
     (await get(t, `/v2/${repository}/referrers/${digest}`, OCI_INDEX, true)) ??
     (await get(t, `/v2/${repository}/manifests/${digest.replace(':', '-')}`, OCI_INDEX, true));
   if (!res) return [];
-  const index = JSON.parse((await boundedBytes(res, MAX_MANIFEST_BYTES, 'referrers index')).toString('utf8')) as { manifests?: unknown };
+  const index = JSON.parse((await boundedBytes(res, SERVER_LIMITS.ociManifestBytes, 'referrers index')).toString('utf8')) as { manifests?: unknown };
   if (!Array.isArray(index.manifests)) return [];
   return index.manifests
     .map((m) => m as { digest?: unknown; artifactType?: unknown })
@@ -152,7 +151,7 @@ export async function fetchArtifactLayer(
   maxBytes: number,
 ): Promise<{ mediaType: string; bytes: Buffer } | undefined> {
   const res = await get(t, `/v2/${repository}/manifests/${manifestDigest}`, OCI_MANIFEST);
-  const bytes = await boundedBytes(res, MAX_MANIFEST_BYTES, 'referrer manifest');
+  const bytes = await boundedBytes(res, SERVER_LIMITS.ociManifestBytes, 'referrer manifest');
   if (sha256Digest(bytes) !== manifestDigest)
     throw new ServerError('REGISTRY_UNREACHABLE', `referrer ${manifestDigest}: the manifest bytes do not hash to their digest`);
   const m = JSON.parse(bytes.toString('utf8')) as { layers?: { mediaType?: unknown; digest?: unknown; size?: unknown }[] };

@@ -11,10 +11,11 @@ import { checkArtifactFields } from '../artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../artifacts/publication.js';
 import type { NewArtifact } from '../artifacts/queries.js';
 import type { PipelineDeps } from '../pipeline-deps.js';
-import { CYCLONEDX_TYPE, SBOM_LIMITS, SPDX_TYPE } from '../sboms/documents.js';
+import { CYCLONEDX_TYPE, SPDX_TYPE } from '../sboms/documents.js';
 import { fetchArtifactLayer, getManifest, listReferrers, listTags, resolveCredentials, REPOSITORY_RE, TAG_RE, type RegistryTarget } from './oci-client.js';
 import { OCI_LAYOUT_TAR, ociLayoutTar } from './oci-layout.js';
 import { getRegistry } from './queries.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 async function registryTarget(db: Db, tenantId: string, id: string): Promise<RegistryTarget> {
   const r = await getRegistry(db, tenantId, id);
@@ -42,7 +43,7 @@ const SBOM_TYPES = [CYCLONEDX_TYPE, SPDX_TYPE];
 export async function referrerSbom(t: RegistryTarget, repository: string, manifestDigest: string): Promise<{ contentType: string; bytes: Buffer } | undefined> {
   for (const r of await listReferrers(t, repository, manifestDigest)) {
     if (!SBOM_TYPES.includes(r.artifactType)) continue;
-    const layer = await fetchArtifactLayer(t, repository, r.digest, SBOM_TYPES, SBOM_LIMITS.maxBytes);
+    const layer = await fetchArtifactLayer(t, repository, r.digest, SBOM_TYPES, SERVER_LIMITS.sboms.maxBytes);
     if (layer) return { contentType: layer.mediaType, bytes: layer.bytes };
   }
   return undefined;

@@ -14,6 +14,7 @@ import { releaseEvidence } from '../releases/queries.js';
 import { storedReleasePayload } from '../releases/rules.js';
 import { deploymentMembers } from '../rollouts/queries.js';
 import { deploymentRelease, signedDeploymentById, signedDeploymentOfRollout } from './queries.js';
+import { SERVER_TUNING } from '../../limits.js';
 
 export interface SignedDeployment {
   id: string;
@@ -23,8 +24,6 @@ export interface SignedDeployment {
   expected: ReceiptExpectation;
 }
 
-/** Bounds both maps; the oldest entry goes first. */
-const MAX_CACHED = 1024;
 /** `<tenant> tx|rollout <uuid>` -> deployment id */
 const deploymentOf = new Map<string, Promise<string | undefined>>();
 const deployments = new Map<string, Promise<SignedDeployment>>();
@@ -33,7 +32,7 @@ const deployments = new Map<string, Promise<SignedDeployment>>();
 function once<V>(map: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
   let p = map.get(key);
   if (p === undefined) {
-    if (map.size >= MAX_CACHED) map.delete(map.keys().next().value as string);
+    if (map.size >= SERVER_TUNING.signedDeploymentCacheEntries) map.delete(map.keys().next().value as string);
     p = load();
     map.set(key, p);
     p.then(

@@ -16,6 +16,7 @@ import {
   type ReceiptPayload,
   type Digest,
 } from '@svc/release-core';
+import { SERVER_TUNING } from '../../limits.js';
 
 export interface ReceiptBytesInput {
   envelopeBytes: Uint8Array;
@@ -39,7 +40,6 @@ export interface VerifiedReceiptBytes {
 }
 
 /** Parsed tenant device CAs by the digest of their DER: a CA certificate's bytes never change meaning. */
-const MAX_CAS = 256;
 const parsedCas = new Map<string, Certificate>();
 
 function caCertificate(der: Uint8Array): Certificate {
@@ -47,7 +47,7 @@ function caCertificate(der: Uint8Array): Certificate {
   let ca = parsedCas.get(key);
   if (ca === undefined) {
     ca = parseCertificateDer(der);
-    if (parsedCas.size >= MAX_CAS) parsedCas.delete(parsedCas.keys().next().value as string);
+    if (parsedCas.size >= SERVER_TUNING.parsedCaCacheEntries) parsedCas.delete(parsedCas.keys().next().value as string);
     parsedCas.set(key, ca);
   }
   return ca;

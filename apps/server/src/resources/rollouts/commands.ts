@@ -62,6 +62,7 @@ import { deviceStateFromLegacy, isFailure, rolloutStatus, type DeviceState, type
 import { transactionIdOf } from './views.js';
 import { planDeltas } from '../deltas/commands.js';
 import { applyOverrides, planWaves, waveBounds, type PlannedWave } from './waves.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export interface StartResult {
   deployment_id: string;
@@ -73,8 +74,6 @@ export interface RolloutOverrides {
   require_approval?: number[];
   failure_threshold?: FailureThreshold;
 }
-
-const MAX_INCOMPATIBLE_SHOWN = 5;
 
 /** spec §4: a signed rollout of a published release (`POST /rollouts {release_id, overrides?}`). */
 export const startSignedRollout: Command<{ releaseId: string; overrides?: RolloutOverrides | undefined }, StartResult> = async (
@@ -120,12 +119,12 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
   const devices = await inServiceMemberCount(trx, tenant, g.id);
   if (devices === 0) throw noDevicesInService('rollout.target_group', g.id, snap.count);
   // spec §4: device compatibility (of the devices the rollout reaches)
-  const bad = await incompatibleDevices(trx, tenant, g.id, p.compatibility.profiles, MAX_INCOMPATIBLE_SHOWN + 1);
+  const bad = await incompatibleDevices(trx, tenant, g.id, p.compatibility.profiles, SERVER_LIMITS.incompatibleDevicesShown + 1);
   if (bad.length > 0) {
-    const shown = bad.slice(0, MAX_INCOMPATIBLE_SHOWN).join(', ');
+    const shown = bad.slice(0, SERVER_LIMITS.incompatibleDevicesShown).join(', ');
     throw new ServerError(
       'DEVICE_INCOMPATIBLE',
-      `compatibility.profiles: device${bad.length > 1 ? 's' : ''} ${shown}${bad.length > MAX_INCOMPATIBLE_SHOWN ? ' and more' : ''} report${bad.length > 1 ? '' : 's'} no profile in ${JSON.stringify(p.compatibility.profiles)}`,
+      `compatibility.profiles: device${bad.length > 1 ? 's' : ''} ${shown}${bad.length > SERVER_LIMITS.incompatibleDevicesShown ? ' and more' : ''} report${bad.length > 1 ? '' : 's'} no profile in ${JSON.stringify(p.compatibility.profiles)}`,
     );
   }
   const deploymentId = randomUUID();

@@ -1,6 +1,6 @@
 /**
  * SBOM documents (spec §4): CycloneDX 1.4-1.6 JSON and SPDX 2.3 JSON, each validated against
- * its official JSON schema (resources/json-schemas.ts) and bounded by SBOM_LIMITS, then read
+ * its official JSON schema (resources/json-schemas.ts) and bounded by SERVER_LIMITS.sboms, then read
  * into a component index keyed by package URL (vulnerabilities/ecosystems.ts). A CycloneDX
  * 1.4 or 1.5 document is validated with the 1.6 schema: CycloneDX minor versions only add,
  * so a valid 1.4/1.5 document is a valid 1.6 one. SPDX 3.0 (JSON-LD) is refused: no
@@ -13,17 +13,10 @@ import { identifierProblem, parseJsonDocument } from '../../input-text.js';
 import { validateAgainst } from '../json-schemas.js';
 import type { SbomComponentsTable } from '../../store/vuln-tables.js';
 import { parsePurl } from '../vulnerabilities/ecosystems.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export const CYCLONEDX_TYPE = 'application/vnd.cyclonedx+json';
 export const SPDX_TYPE = 'application/spdx+json';
-
-/** Every cap on an attached SBOM, in one place (docs/vulnerabilities.md "Limits"). */
-export const SBOM_LIMITS = {
-  /** bytes of one document */
-  maxBytes: 16 * 1024 * 1024,
-  /** components (CycloneDX, nested included) or packages (SPDX) of one document */
-  maxComponents: 20_000,
-} as const;
 
 export const CYCLONEDX_VERSIONS = ['1.4', '1.5', '1.6'] as const;
 
@@ -43,7 +36,7 @@ const invalid = (message: string) => new ServerError('SBOM_INVALID', message);
 export function parseSbom(contentType: string, bytes: Uint8Array): ParsedSbom {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type !== CYCLONEDX_TYPE && type !== SPDX_TYPE) throw invalid(`content-type: must be ${CYCLONEDX_TYPE} or ${SPDX_TYPE}`);
-  const o = parseJsonDocument(bytes, SBOM_LIMITS.maxBytes, invalid);
+  const o = parseJsonDocument(bytes, SERVER_LIMITS.sboms.maxBytes, invalid);
   return type === CYCLONEDX_TYPE ? parseCycloneDx(o) : parseSpdx(o);
 }
 
@@ -97,7 +90,7 @@ function parseCycloneDx(o: Record<string, unknown>): ParsedSbom {
   const countAll = (list: unknown) => {
     if (!Array.isArray(list)) return;
     count += list.length;
-    if (count > SBOM_LIMITS.maxComponents) throw invalid(`components: more than ${SBOM_LIMITS.maxComponents} components`);
+    if (count > SERVER_LIMITS.sboms.maxComponents) throw invalid(`components: more than ${SERVER_LIMITS.sboms.maxComponents} components`);
     for (const c of list) countAll((c as { components?: unknown } | null)?.components);
   };
   countAll(o['components']);
@@ -107,7 +100,7 @@ function parseCycloneDx(o: Record<string, unknown>): ParsedSbom {
   const walk = (list: CdxComponent[] | undefined, at: string) => {
     (list ?? []).forEach((c, i) => {
       const here = `${at}[${i}]`;
-      if (components.length >= SBOM_LIMITS.maxComponents) throw invalid(`components: more than ${SBOM_LIMITS.maxComponents} components`);
+      if (components.length >= SERVER_LIMITS.sboms.maxComponents) throw invalid(`components: more than ${SERVER_LIMITS.sboms.maxComponents} components`);
       const licenses = (c.licenses ?? []).map((l) => l.expression ?? l.license?.id ?? l.license?.name).filter((x): x is string => typeof x === 'string');
       const hashes = Object.fromEntries((c.hashes ?? []).map((h) => [h.alg, h.content]));
       components.push(indexEntry(components.length, `${here}.purl`, { purl: c.purl, name: c.name, version: c.version, licenses, hashes }));
@@ -134,8 +127,8 @@ function parseSpdx(o: Record<string, unknown>): ParsedSbom {
     throw invalid('spdxVersion: SPDX 3.0 (JSON-LD) is not supported (no maintained parser); attach SPDX 2.3 JSON or CycloneDX');
   }
   if (version !== undefined && version !== 'SPDX-2.3') throw invalid('spdxVersion: must be "SPDX-2.3"');
-  if (Array.isArray(o['packages']) && o['packages'].length > SBOM_LIMITS.maxComponents)
-    throw invalid(`packages: more than ${SBOM_LIMITS.maxComponents} packages`);
+  if (Array.isArray(o['packages']) && o['packages'].length > SERVER_LIMITS.sboms.maxComponents)
+    throw invalid(`packages: more than ${SERVER_LIMITS.sboms.maxComponents} packages`);
   const problem = validateAgainst('spdx-2.3', o);
   if (problem !== undefined) throw invalid(problem);
   const packages = (o['packages'] as SpdxPackage[] | undefined) ?? [];

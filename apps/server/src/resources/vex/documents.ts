@@ -13,10 +13,9 @@ import { identifierProblem, parseJsonDocument } from '../../input-text.js';
 import { validateAgainst } from '../json-schemas.js';
 import { CYCLONEDX_TYPE, CYCLONEDX_VERSIONS } from '../sboms/documents.js';
 import { parsePurl } from '../vulnerabilities/ecosystems.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export const OPENVEX_TYPE = 'application/openvex+json';
-export const VEX_LIMITS = { maxBytes: 8 * 1024 * 1024, maxStatements: 10_000 } as const;
-
 export type VexStatus = 'not_affected' | 'affected' | 'fixed' | 'under_investigation';
 
 export interface ParsedStatement {
@@ -68,10 +67,10 @@ function time(raw: unknown, fallback: Date): Date {
 export function parseVex(contentType: string, bytes: Uint8Array, now: Date): { format: 'cyclonedx' | 'openvex'; statements: ParsedStatement[] } {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type !== CYCLONEDX_TYPE && type !== OPENVEX_TYPE) throw invalid(`content-type: must be ${CYCLONEDX_TYPE} or ${OPENVEX_TYPE}`);
-  const doc = parseJsonDocument(bytes, VEX_LIMITS.maxBytes, invalid);
+  const doc = parseJsonDocument(bytes, SERVER_LIMITS.vex.maxBytes, invalid);
   const statements = type === CYCLONEDX_TYPE ? cyclonedxStatements(doc, now) : openvexStatements(doc, now);
   if (statements.length === 0) throw invalid('body: no VEX statement (CycloneDX vulnerabilities[].analysis.state, OpenVEX statements[])');
-  if (statements.length > VEX_LIMITS.maxStatements) throw invalid(`body: more than ${VEX_LIMITS.maxStatements} statements`);
+  if (statements.length > SERVER_LIMITS.vex.maxStatements) throw invalid(`body: more than ${SERVER_LIMITS.vex.maxStatements} statements`);
   return { format: type === CYCLONEDX_TYPE ? 'cyclonedx' : 'openvex', statements };
 }
 

@@ -23,9 +23,6 @@ import type { ExportArtifactRow, ExportFindingRow, StatementRow } from './querie
 export const VEX_EXPORT_FORMATS = ['csaf', 'openvex', 'cyclonedx'] as const;
 export type VexExportFormat = (typeof VEX_EXPORT_FORMATS)[number];
 
-/** The bound of the export: the statement history read for one product (more: 400 naming the product). */
-export const VEX_EXPORT_LIMITS = { maxStatements: 200_000 } as const;
-
 /** OpenVEX 0.2.0 justifications, which CSAF 2.0 uses as its VEX flag labels (section 3.2.3.5). */
 export const OPENVEX_JUSTIFICATIONS = [
   'component_not_present',

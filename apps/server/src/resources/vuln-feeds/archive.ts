@@ -15,7 +15,7 @@ import { crc32, createGunzip, inflateRawSync } from 'node:zlib';
 import { extract, type Header } from 'tar-stream';
 import yauzl from 'yauzl';
 import { ServerError } from '../../errors/server-error.js';
-import { FEED_LIMITS } from './limits.js';
+import { SERVER_LIMITS, SERVER_TUNING } from '../../limits.js';
 
 export type ArchiveFormat = 'zip' | 'tar' | 'tar.gz';
 
@@ -76,16 +76,13 @@ export function checkEntryName(name: string): void {
 const isRecordName = (name: string) => name.endsWith('.json') && !name.split('/').some((s) => s.startsWith('.'));
 
 function skipFor(size: number): string | undefined {
-  return size > FEED_LIMITS.maxRecordBytes ? `record larger than ${FEED_LIMITS.maxRecordBytes} bytes` : undefined;
+  return size > SERVER_LIMITS.feeds.maxRecordBytes ? `record larger than ${SERVER_LIMITS.feeds.maxRecordBytes} bytes` : undefined;
 }
-
-/** Archives up to this size are read from memory (one read instead of one per entry). */
-const IN_MEMORY_ZIP_BYTES = 256 * 1024 * 1024;
 
 async function openZip(path: string): Promise<{ zip: yauzl.ZipFile; buffer: Buffer | undefined }> {
   const size = (await stat(path)).size;
   const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false };
-  const buffer = size <= IN_MEMORY_ZIP_BYTES ? await readFile(path) : undefined;
+  const buffer = size <= SERVER_TUNING.inMemoryZipBytes ? await readFile(path) : undefined;
   return new Promise((resolve, reject) => {
     const done = (err: Error | null, zip?: yauzl.ZipFile) => {
       if (err || !zip) reject(invalid(`body: not a readable zip (${err?.message ?? 'unknown error'})`));
@@ -109,7 +106,7 @@ function entryBytes(buf: Buffer, e: ZipLocation): Buffer {
   if (data.length !== e.compressedSize) throw new Error('truncated');
   let out: Buffer;
   if (e.method === 0) out = data;
-  else if (e.method === 8) out = inflateRawSync(data, { maxOutputLength: FEED_LIMITS.maxRecordBytes });
+  else if (e.method === 8) out = inflateRawSync(data, { maxOutputLength: SERVER_LIMITS.feeds.maxRecordBytes });
   else throw new Error(`compression method ${e.method}`);
   if (out.length !== e.uncompressedSize) throw new Error(`inflated ${out.length} bytes, the header says ${e.uncompressedSize}`);
   if (crc32(out) !== e.crc32) throw new Error('CRC-32 mismatch');
@@ -132,7 +129,7 @@ async function zipEntries(zip: yauzl.ZipFile, each: (e: yauzl.Entry, name: strin
 async function surveyZip(path: string): Promise<ArchiveEntry[]> {
   const { zip } = await openZip(path);
   try {
-    if (zip.entryCount > FEED_LIMITS.maxEntries) throw tooLarge(`body: more than ${FEED_LIMITS.maxEntries} entries`);
+    if (zip.entryCount > SERVER_LIMITS.feeds.maxEntries) throw tooLarge(`body: more than ${SERVER_LIMITS.feeds.maxEntries} entries`);
     const entries: ArchiveEntry[] = [];
     let expanded = 0;
     await zipEntries(zip, async (e, name) => {
@@ -141,13 +138,13 @@ async function surveyZip(path: string): Promise<ArchiveEntry[]> {
       const skip = skipFor(e.uncompressedSize);
       if (skip === undefined) {
         // spec of a zip bomb: a tiny entry that inflates past any reasonable JSON ratio
-        if (e.uncompressedSize > 1024 * 1024 && e.uncompressedSize > FEED_LIMITS.maxCompressionRatio * Math.max(1, e.compressedSize)) {
+        if (e.uncompressedSize > 1024 * 1024 && e.uncompressedSize > SERVER_LIMITS.feeds.maxCompressionRatio * Math.max(1, e.compressedSize)) {
           throw tooLarge(
-            `entry ${JSON.stringify(name)}: expands ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))}x (more than ${FEED_LIMITS.maxCompressionRatio}x)`,
+            `entry ${JSON.stringify(name)}: expands ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))}x (more than ${SERVER_LIMITS.feeds.maxCompressionRatio}x)`,
           );
         }
         expanded += e.uncompressedSize;
-        if (expanded > FEED_LIMITS.maxExpandedBytes) throw tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`);
+        if (expanded > SERVER_LIMITS.feeds.maxExpandedBytes) throw tooLarge(`body: expands to more than ${SERVER_LIMITS.feeds.maxExpandedBytes} bytes`);
       }
       const zipAt = {
         offset: e.relativeOffsetOfLocalHeader,
@@ -199,7 +196,7 @@ async function* zipRecordsInMemory(buffer: Buffer, entries: ArchiveEntry[], from
 }
 
 async function* zipRecords(path: string, entries: ArchiveEntry[], from: number): AsyncGenerator<RecordItem> {
-  if ((await stat(path)).size <= IN_MEMORY_ZIP_BYTES) {
+  if ((await stat(path)).size <= SERVER_TUNING.inMemoryZipBytes) {
     yield* zipRecordsInMemory(await readFile(path), entries, from);
     return;
   }
@@ -236,7 +233,7 @@ async function* zipRecords(path: string, entries: ArchiveEntry[], from: number):
         queue.push({ index, name, skip: `unreadable entry (${err?.message ?? 'no stream'})` });
         return next();
       }
-      readStream(stream, FEED_LIMITS.maxRecordBytes).then(
+      readStream(stream, SERVER_LIMITS.feeds.maxRecordBytes).then(
         (bytes) => {
           queue.push({ index, name, bytes });
           next();
@@ -300,9 +297,9 @@ async function tarWalk(path: string, gz: boolean, onEntry: (h: Header, body: Nod
     };
     input.on('data', (c: Buffer) => {
       inflated += c.length;
-      if (gz && inflated > FEED_LIMITS.maxExpandedBytes) fail(tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`));
-      else if (gz && inflated > 1024 * 1024 && inflated > FEED_LIMITS.maxCompressionRatio * fileSize)
-        fail(tooLarge(`body: expands more than ${FEED_LIMITS.maxCompressionRatio}x`));
+      if (gz && inflated > SERVER_LIMITS.feeds.maxExpandedBytes) fail(tooLarge(`body: expands to more than ${SERVER_LIMITS.feeds.maxExpandedBytes} bytes`));
+      else if (gz && inflated > 1024 * 1024 && inflated > SERVER_LIMITS.feeds.maxCompressionRatio * fileSize)
+        fail(tooLarge(`body: expands more than ${SERVER_LIMITS.feeds.maxCompressionRatio}x`));
     });
     input.on('error', (e: Error) => fail(invalid(`body: not a readable tar.gz (${e.message})`)));
     ex.on('entry', (h, stream, next) => {
@@ -322,7 +319,7 @@ async function surveyTar(path: string, gz: boolean): Promise<ArchiveEntry[]> {
   let count = 0;
   let expanded = 0;
   await tarWalk(path, gz, async (h) => {
-    if (++count > FEED_LIMITS.maxEntries) throw tooLarge(`body: more than ${FEED_LIMITS.maxEntries} entries`);
+    if (++count > SERVER_LIMITS.feeds.maxEntries) throw tooLarge(`body: more than ${SERVER_LIMITS.feeds.maxEntries} entries`);
     checkEntryName(h.name);
     if (h.type === 'symlink' || h.type === 'link') throw invalid(`entry ${JSON.stringify(h.name)}: links are not accepted in a feed`);
     if (h.type !== 'file' || !isRecordName(h.name)) return;
@@ -330,7 +327,7 @@ async function surveyTar(path: string, gz: boolean): Promise<ArchiveEntry[]> {
     const skip = skipFor(size);
     if (!skip) {
       expanded += size;
-      if (expanded > FEED_LIMITS.maxExpandedBytes) throw tooLarge(`body: expands to more than ${FEED_LIMITS.maxExpandedBytes} bytes`);
+      if (expanded > SERVER_LIMITS.feeds.maxExpandedBytes) throw tooLarge(`body: expands to more than ${SERVER_LIMITS.feeds.maxExpandedBytes} bytes`);
     }
     entries.push({ index: entries.length, name: h.name, size, ...(skip ? { skip } : {}) });
   });
@@ -354,7 +351,7 @@ async function* tarRecords(path: string, gz: boolean, entries: ArchiveEntry[], f
     if (known.skip) item = { index, name: h.name, skip: known.skip };
     else {
       try {
-        item = { index, name: h.name, bytes: await readStream(body, FEED_LIMITS.maxRecordBytes) };
+        item = { index, name: h.name, bytes: await readStream(body, SERVER_LIMITS.feeds.maxRecordBytes) };
       } catch (e) {
         item = { index, name: h.name, skip: `unreadable entry (${(e as Error).message})` };
       }

@@ -12,7 +12,6 @@ import type { Digest } from '@svc/release-core';
 import type { Command } from '../unit-of-work.js';
 import { enqueueAnalysisForAllTenants } from '../vuln-analysis/queries.js';
 import type { KevCatalog } from './kev.js';
-import { FEED_LIMITS } from './limits.js';
 import type { OsvAdvisory } from './osv.js';
 import {
   advanceImport,
@@ -25,6 +24,7 @@ import {
   putKevCatalog,
   type ImportRow,
 } from './queries.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export interface StartedImport {
   row: ImportRow;
@@ -71,7 +71,7 @@ export const importOsvBatch: Command<{ importId: string; from: number; to: numbe
   const counts = { added: 0, updated: 0, unchanged: 0, skipped: 0, ranges_skipped: 0 };
   const skip = (entry: string, reason: string) => {
     counts.skipped++;
-    if (p.skipped_detail.length < FEED_LIMITS.keptSkipReasons) p.skipped_detail.push({ entry, reason });
+    if (p.skipped_detail.length < SERVER_LIMITS.feeds.keptSkipReasons) p.skipped_detail.push({ entry, reason });
   };
   // the newest version of each id in the batch (an archive may carry an id twice)
   const newest = new Map<string, OsvAdvisory>();
@@ -100,7 +100,7 @@ export const importOsvBatch: Command<{ importId: string; from: number; to: numbe
     // the ranges of a written record that matching skips: counted, the first ones named
     for (const r of a.rangeSkips) {
       counts.ranges_skipped++;
-      if (p.ranges_skipped_detail.length < FEED_LIMITS.keptSkipReasons) p.ranges_skipped_detail.push(r);
+      if (p.ranges_skipped_detail.length < SERVER_LIMITS.feeds.keptSkipReasons) p.ranges_skipped_detail.push(r);
     }
   }
   await putAdvisories(uow.trx, write, stored, row.id, uow.now);

@@ -10,9 +10,9 @@ import { digestFromHex, type Digest } from '@svc/release-core';
 import { isUniqueViolation } from '../../store/tx.js';
 import { readRecords, surveyArchive, type Survey } from './archive.js';
 import { completeOsvImport, importOsvBatch, startOsvImport, type BatchItem, type RunCommand } from './commands.js';
-import { FEED_LIMITS } from './limits.js';
 import { readOsvRecord } from './osv.js';
 import type { ImportRow } from './queries.js';
+import { SERVER_TUNING } from '../../limits.js';
 
 export async function fileDigest(path: string): Promise<Digest> {
   const h = createHash('sha256');
@@ -71,7 +71,7 @@ export async function importOsvArchive(run: RunCommand, path: string, source: st
       const r = readOsvRecord(item.bytes);
       batch.push('skip' in r ? { index: item.index, name: item.name, skip: r.skip } : { index: item.index, name: item.name, advisory: r });
     }
-    if (batch.length >= FEED_LIMITS.batchRecords) await flush(item.index + 1);
+    if (batch.length >= SERVER_TUNING.feedBatchRecords) await flush(item.index + 1);
   }
   if (batch.length > 0) await flush(s.entries.length);
   await written();

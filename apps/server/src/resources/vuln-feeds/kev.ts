@@ -5,7 +5,7 @@
 import { ServerError } from '../../errors/server-error.js';
 import { parseJsonDocument } from '../../input-text.js';
 import { validateAgainst } from '../json-schemas.js';
-import { FEED_LIMITS } from './limits.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export interface KevEntry {
   cveID: string;
@@ -25,7 +25,7 @@ export interface KevCatalog {
 
 /** The catalog, or a 400 naming the first bad path. */
 export function readKevCatalog(bytes: Uint8Array): KevCatalog {
-  const doc = parseJsonDocument(bytes, FEED_LIMITS.maxKevBytes, (m) => new ServerError(m.includes('larger') ? 'FEED_TOO_LARGE' : 'FEED_INVALID', m));
+  const doc = parseJsonDocument(bytes, SERVER_LIMITS.feeds.maxKevBytes, (m) => new ServerError(m.includes('larger') ? 'FEED_TOO_LARGE' : 'FEED_INVALID', m));
   const problem = validateAgainst('kev', doc);
   if (problem !== undefined) throw new ServerError('FEED_INVALID', problem);
   const c = doc as { catalogVersion: string; dateReleased: string; vulnerabilities: KevEntry[] };

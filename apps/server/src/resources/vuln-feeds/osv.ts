@@ -13,7 +13,7 @@ import { osvPackageIdentity } from '../vulnerabilities/ecosystems.js';
 import type { RangeSkip } from '../../store/vuln-tables.js';
 import { rangeProblems, type AffectedEntry, type OsvRange } from '../vulnerabilities/osv-ranges.js';
 import { rateOsvRecord, type RatedSeverity } from '../vulnerabilities/severity.js';
-import { FEED_LIMITS } from './limits.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 /** An affected entry as stored: the matching rules plus the key and release it applies to. */
 export interface StoredAffected extends AffectedEntry {
@@ -63,7 +63,7 @@ export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
   let doc: Record<string, unknown>;
   try {
     // the text rule of every stored string (input-text.ts), named by the record's field path
-    doc = parseJsonDocument(bytes, FEED_LIMITS.maxRecordBytes, (m) => new Error(m.replace(/^body: /, '')));
+    doc = parseJsonDocument(bytes, SERVER_LIMITS.feeds.maxRecordBytes, (m) => new Error(m.replace(/^body: /, '')));
   } catch (e) {
     return { skip: (e as Error).message };
   }
@@ -71,13 +71,14 @@ export function readOsvRecord(bytes: Buffer): OsvAdvisory | { skip: string } {
   if (problem !== undefined) return { skip: `not an OSV record: ${problem}` };
   const r = doc as unknown as RawRecord;
   const affectedRaw = r.affected ?? [];
-  if (affectedRaw.length > FEED_LIMITS.maxAffected) return { skip: `affected: more than ${FEED_LIMITS.maxAffected} entries` };
+  if (affectedRaw.length > SERVER_LIMITS.feeds.maxAffected) return { skip: `affected: more than ${SERVER_LIMITS.feeds.maxAffected} entries` };
   const affected: StoredAffected[] = [];
   const rangeSkips: RangeSkip[] = [];
   for (const a of affectedRaw) {
     // an entry without a package names commits only (GIT ranges): nothing a version can match
     if (!a.package) continue;
-    if ((a.versions?.length ?? 0) > FEED_LIMITS.maxVersions) return { skip: `affected.versions: more than ${FEED_LIMITS.maxVersions} versions` };
+    if ((a.versions?.length ?? 0) > SERVER_LIMITS.feeds.maxVersions)
+      return { skip: `affected.versions: more than ${SERVER_LIMITS.feeds.maxVersions} versions` };
     const id = osvPackageIdentity(a.package);
     const longKey = identifierProblem(id.key);
     if (longKey !== undefined) return { skip: `affected[${affectedRaw.indexOf(a)}].package.name: ${longKey}` };

@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { NullableTimestamp, Timestamp } from '../../http/schemas.js';
-import { FEED_LIMITS } from './limits.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export const Import = Type.Object({
   id: Type.String(),
@@ -19,7 +19,7 @@ export const Import = Type.Object({
   unchanged: Type.Integer({ description: 'records not newer (by modified) than the stored copy' }),
   skipped: Type.Integer({ description: 'malformed, oversized or non-OSV records, counted' }),
   skipped_detail: Type.Array(Type.Object({ entry: Type.String(), reason: Type.String() }), {
-    description: `the first ${FEED_LIMITS.keptSkipReasons} skipped records and why`,
+    description: `the first ${SERVER_LIMITS.feeds.keptSkipReasons} skipped records and why`,
   }),
   ranges_skipped: Type.Integer({
     description:
@@ -32,7 +32,7 @@ export const Import = Type.Object({
       range_type: Type.String(),
       reason: Type.String({ description: 'no version ordering for the ecosystem, or the first bound its ordering cannot read' }),
     }),
-    { description: `the first ${FEED_LIMITS.keptSkipReasons} of those ranges and why` },
+    { description: `the first ${SERVER_LIMITS.feeds.keptSkipReasons} of those ranges and why` },
   ),
   catalog_version: Type.Union([Type.String(), Type.Null()]),
   actor: Type.String(),

@@ -1,6 +1,6 @@
 /**
  * The upload step of an OSV import: the request body streamed into a temp file (the
- * system temp directory, `TMPDIR`), capped (FEED_LIMITS.maxArchiveBytes), so the archive can
+ * system temp directory, `TMPDIR`), capped (SERVER_LIMITS.feeds.maxArchiveBytes), so the archive can
  * be read twice (survey, then records) without holding it in memory. The caller removes it.
  */
 import { randomUUID } from 'node:crypto';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ServerError } from '../../errors/server-error.js';
-import { FEED_LIMITS } from './limits.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export async function storeUpload(body: Readable): Promise<{ path: string; bytes: number; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-feed-'));
@@ -24,7 +24,8 @@ export async function storeUpload(body: Readable): Promise<{ path: string; bytes
       async function* (source: AsyncIterable<Buffer>) {
         for await (const chunk of source) {
           bytes += chunk.length;
-          if (bytes > FEED_LIMITS.maxArchiveBytes) throw new ServerError('FEED_TOO_LARGE', `body: larger than ${FEED_LIMITS.maxArchiveBytes} bytes`);
+          if (bytes > SERVER_LIMITS.feeds.maxArchiveBytes)
+            throw new ServerError('FEED_TOO_LARGE', `body: larger than ${SERVER_LIMITS.feeds.maxArchiveBytes} bytes`);
           yield chunk;
         }
       },

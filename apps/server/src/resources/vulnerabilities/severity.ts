@@ -5,6 +5,7 @@
  * first, then v3.1/v3.0, then v2), with FIRST's qualitative scale. Pure.
  */
 import cvss from 'ae-cvss-calculator';
+import { SERVER_TUNING } from '../../limits.js';
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'none', 'unknown'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -46,14 +47,13 @@ function fromScore(score: number, v2 = false): Severity {
  * Bounded: cleared when full.
  */
 const scoreCache = new Map<string, number | undefined>();
-const SCORED_MAX = 10_000;
 
 /** The base score of a vector, or undefined when the calculator cannot score it whole. */
 export function cvssBaseScore(type: 'CVSS_V4' | 'CVSS_V3' | 'CVSS_V2', vector: string): number | undefined {
   const key = `${type} ${vector}`;
   if (scoreCache.has(key)) return scoreCache.get(key);
   const score = computeBaseScore(type, vector);
-  if (scoreCache.size >= SCORED_MAX) scoreCache.clear();
+  if (scoreCache.size >= SERVER_TUNING.severityScoreCacheEntries) scoreCache.clear();
   scoreCache.set(key, score);
   return score;
 }

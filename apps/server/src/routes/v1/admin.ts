@@ -7,9 +7,8 @@ import { ErrorResponses, iso, Strict } from '../../http/schemas.js';
 import { updateBranding } from '../../resources/branding/commands.js';
 import { getBranding, type BrandingRecord } from '../../resources/branding/queries.js';
 import { Branding, type BrandingView } from '../../resources/branding/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
-/** Logo as a data URL, capped: it is stored in the database and embedded in every report. */
-export const MAX_LOGO_DATA_URL_CHARS = 256 * 1024;
 const COLOR = Type.String({ pattern: '^#[0-9a-fA-F]{6}$' });
 
 function brandingJson(b: BrandingRecord): BrandingView {
@@ -45,7 +44,7 @@ export const adminRoutes: V1Routes = async (app, { ctx }) => {
           primary_color: COLOR,
           accent_color: COLOR,
           logo_data_url: Type.Union([
-            Type.String({ maxLength: MAX_LOGO_DATA_URL_CHARS, pattern: '^data:image/(png|jpeg|webp|svg\\+xml);base64,[A-Za-z0-9+/]+={0,2}$' }),
+            Type.String({ maxLength: SERVER_LIMITS.logoDataUrlChars, pattern: '^data:image/(png|jpeg|webp|svg\\+xml);base64,[A-Za-z0-9+/]+={0,2}$' }),
             Type.Null(),
           ]),
         }),

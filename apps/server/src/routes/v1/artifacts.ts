@@ -14,9 +14,10 @@ import { checkArtifactFields } from '../../resources/artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artifacts/publication.js';
 import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/artifacts/queries.js';
 import { artifactView } from '../../resources/artifacts/views.js';
-import { DEFAULT_MAX_ARTIFACT_BYTES, pipelineDeps } from '../../resources/pipeline-deps.js';
+import { pipelineDeps } from '../../resources/pipeline-deps.js';
 import { SEVERITIES, SEVERITY_RANK } from '../../resources/vulnerabilities/severity.js';
 import { Artifact, KindCounts } from '../../resources/artifacts/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const TEXT_FIELDS = new Set(['name', 'version', 'kind', 'media_type']);
@@ -27,7 +28,7 @@ const TEXT_FIELDS = new Set(['name', 'version', 'kind', 'media_type']);
  */
 export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
-  const maxBytes = ctx.pipeline?.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
+  const maxBytes = ctx.pipeline?.maxArtifactBytes ?? SERVER_LIMITS.artifactBytes;
   // one file per request; the blob store enforces the byte cap while hashing
   await app.register(multipart, { limits: { files: 1, fields: 8, fieldSize: 1024, parts: 10, fileSize: maxBytes + 1 }, throwFileSizeLimit: false });
 

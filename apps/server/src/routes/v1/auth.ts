@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import { SESSION_COOKIE } from '../../auth/authenticate.js';
-import { MAX_PASSWORD_BYTES } from '../../auth/password.js';
 import { permissionsOf } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
@@ -8,12 +7,13 @@ import { execute, executeAs } from '../../http/execute.js';
 import { ErrorResponses, Strict } from '../../http/schemas.js';
 import { checkLogin, endSession, startSession } from '../../resources/sessions/commands.js';
 import { MeResponse } from '../../resources/sessions/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export const DEFAULT_SESSION_TTL_SECONDS = 12 * 3600;
 
 const LoginBody = Strict({
   email: Type.String({ minLength: 1, maxLength: 320 }),
-  password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_BYTES }),
+  password: Type.String({ minLength: 1, maxLength: SERVER_LIMITS.passwordBytes }),
 });
 
 /** spec §4, spec §5 rule 1: login issues the session cookie (204), logout revokes it, me answers who. */

@@ -12,9 +12,9 @@ import { attachmentTotals, getAttachment, listAttachments } from '../../resource
 import { attachmentView } from '../../resources/case-attachments/views.js';
 import { byteBound, storeAttachmentBytes, type StoredAttachment } from '../../resources/case-attachments/storage.js';
 import { caseOr404, caseRecordOr404 } from '../../resources/cases/commands.js';
-import { CASE_LIMITS } from '../../resources/cases/fields.js';
 import { getCase } from '../../resources/cases/queries.js';
 import { Attachment } from '../../resources/case-attachments/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 const CaseParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const AttachmentParams = Strict({ id: Type.String({ maxLength: 64 }), aid: Type.String({ maxLength: 64 }) });
@@ -142,7 +142,7 @@ export const caseAttachmentsRoutes: V1Routes = async (app, { ctx }) => {
       config: { permission: 'evidence.write', summary: 'Redact an attachment: the record stays with the reason, the bytes are no longer served or exported' },
       schema: {
         params: AttachmentParams,
-        body: Strict({ reason: Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText }) }),
+        body: Strict({ reason: Type.String({ minLength: 1, maxLength: SERVER_LIMITS.cases.longText }) }),
         response: { 200: Attachment, ...ErrorResponses },
       },
     },

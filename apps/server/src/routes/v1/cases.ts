@@ -17,27 +17,27 @@ import {
   updateCaseFields,
 } from '../../resources/cases/commands.js';
 import { CASE_KINDS, CASE_STATES } from '../../resources/cases/deadlines.js';
-import { CASE_LIMITS } from '../../resources/cases/fields.js';
 import { linkedEvidence } from '../../resources/cases/evidence.js';
 import { caseAuditPage, caseStateCounts, getCase, listCases, type CaseRow } from '../../resources/cases/queries.js';
 import { caseRecords } from '../../resources/cases/records.js';
 import { caseItemView, caseView } from '../../resources/cases/views.js';
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
 import { CaseAuditEvent, CaseCounts, CaseFull, CaseItem, IntermediateRequestRecorded, LinkedEvidenceBody } from '../../resources/cases/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
-const ShortText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.shortText });
-const LongText = Type.String({ minLength: 1, maxLength: CASE_LIMITS.longText });
+const ShortText = Type.String({ minLength: 1, maxLength: SERVER_LIMITS.cases.shortText });
+const LongText = Type.String({ minLength: 1, maxLength: SERVER_LIMITS.cases.longText });
 const Products = Type.Array(Type.String({ pattern: IDENTIFIER_PATTERNS.product.source }), {
-  maxItems: CASE_LIMITS.products,
+  maxItems: SERVER_LIMITS.cases.products,
   description: 'product ids (contracts 2)',
 });
-const ArtifactIds = Type.Array(Uuid, { maxItems: CASE_LIMITS.artifacts });
+const ArtifactIds = Type.Array(Uuid, { maxItems: SERVER_LIMITS.cases.artifacts });
 const VulnerabilityIds = Type.Array(Type.String({ maxLength: 80 }), {
-  maxItems: CASE_LIMITS.vulnerabilities,
+  maxItems: SERVER_LIMITS.cases.vulnerabilities,
   description: 'CVE, GHSA or OSV ids (aliases of one vulnerability may all be listed)',
 });
-const DeviceNames = Type.Array(Type.String({ pattern: IDENTIFIER_PATTERNS.deviceName.source }), { maxItems: CASE_LIMITS.devices });
-const GroupIds = Type.Array(Uuid, { maxItems: CASE_LIMITS.groups });
+const DeviceNames = Type.Array(Type.String({ pattern: IDENTIFIER_PATTERNS.deviceName.source }), { maxItems: SERVER_LIMITS.cases.devices });
+const GroupIds = Type.Array(Uuid, { maxItems: SERVER_LIMITS.cases.groups });
 const Awareness = Strict({
   aware_at: Type.String({ format: 'date-time', description: 'when the manufacturer became aware (UTC or with offset); never in the future' }),
   aware_by: ShortText,
@@ -63,7 +63,7 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
         body: Strict({
           kind: Type.Union(CASE_KINDS.map((k) => Type.Literal(k))),
           title: ShortText,
-          summary: Type.Optional(Type.String({ maxLength: CASE_LIMITS.longText })),
+          summary: Type.Optional(Type.String({ maxLength: SERVER_LIMITS.cases.longText })),
           owner: ShortText,
           products: Type.Optional(Products),
           artifact_ids: Type.Optional(ArtifactIds),
@@ -152,7 +152,7 @@ export const casesRoutes: V1Routes = async (app, { ctx }) => {
         params: IdParams,
         body: Strict({
           title: Type.Optional(ShortText),
-          summary: Type.Optional(Type.String({ maxLength: CASE_LIMITS.longText })),
+          summary: Type.Optional(Type.String({ maxLength: SERVER_LIMITS.cases.longText })),
           owner: Type.Optional(ShortText),
           products: Type.Optional(Products),
           artifact_ids: Type.Optional(ArtifactIds),

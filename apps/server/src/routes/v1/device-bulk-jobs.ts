@@ -6,10 +6,10 @@ import { execute } from '../../http/execute.js';
 import { page } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageQuery, Strict } from '../../http/schemas.js';
 import { createBulkJob } from '../../resources/device-bulk/commands.js';
-import { DEVICE_LIMITS } from '../../resources/devices/limits.js';
 import { BULK_ACTIONS, BULK_OUTCOMES, bulkJobDevices, getBulkJob, type BulkJobRow } from '../../resources/device-bulk/queries.js';
 import { normalizeUuid } from '@svc/release-core';
 import { BulkJob, BulkJobDevicePage, type BulkJobView } from '../../resources/device-bulk/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 function jobJson(j: BulkJobRow): BulkJobView {
   const params = (typeof j.params === 'string' ? JSON.parse(j.params) : j.params) as Record<string, string>;
@@ -51,8 +51,8 @@ export const deviceBulkJobsRoutes: V1Routes = async (app, { ctx }) => {
           filter: Type.Optional(Type.String({ description: 'a device filter (docs/device-filter.md); optional when devices names the selection' })),
           devices: Type.Optional(
             Type.Array(Type.String({ maxLength: 63 }), {
-              maxItems: DEVICE_LIMITS.bulkNames,
-              description: `names the devices one by one (at most ${DEVICE_LIMITS.bulkNames}); with filter, only those of them it selects`,
+              maxItems: SERVER_LIMITS.devices.bulkNames,
+              description: `names the devices one by one (at most ${SERVER_LIMITS.devices.bulkNames}); with filter, only those of them it selects`,
             }),
           ),
           group_id: Type.Optional(Type.String({ maxLength: 64, description: 'group.add, group.remove: a static group' })),

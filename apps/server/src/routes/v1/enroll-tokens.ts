@@ -4,9 +4,10 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
 import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http/schemas.js';
-import { createEnrollToken, MAX_TOKEN_TTL_SECONDS, MAX_TOKEN_USES, removeEnrollToken } from '../../resources/enroll-tokens/commands.js';
+import { createEnrollToken, removeEnrollToken } from '../../resources/enroll-tokens/commands.js';
 import { enrollTokenStatus, listEnrollTokens, type EnrollTokenRecord } from '../../resources/enroll-tokens/queries.js';
 import { EnrollToken, EnrollTokenCounts, EnrollTokenCreated, type EnrollTokenView } from '../../resources/enroll-tokens/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 function tokenJson(t: EnrollTokenRecord, now: Date): EnrollTokenView {
   return {
@@ -33,8 +34,8 @@ export const enrollTokensRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         body: Strict({
           name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          max_uses: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOKEN_USES })),
-          ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: MAX_TOKEN_TTL_SECONDS })),
+          max_uses: Type.Optional(Type.Integer({ minimum: 1, maximum: SERVER_LIMITS.enrollTokenUses })),
+          ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: SERVER_LIMITS.enrollTokenTtlSeconds })),
           expires_at: Type.Optional(Type.String({ format: 'date-time' })),
         }),
         response: { 201: EnrollTokenCreated, ...ErrorResponses },

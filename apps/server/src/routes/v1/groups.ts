@@ -6,12 +6,13 @@ import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
 import { sendUpdated, updateResponses } from '../../http/prefer.js';
 import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
-import { addGroupMembers, createGroup, deleteGroup, MAX_MEMBERS_PER_CALL, refreshGroup, removeGroupMembers } from '../../resources/groups/commands.js';
+import { addGroupMembers, createGroup, deleteGroup, refreshGroup, removeGroupMembers } from '../../resources/groups/commands.js';
 import { groupCounts, listGroups } from '../../resources/groups/queries.js';
 import { groupView, groupWithMembers } from '../../resources/groups/views.js';
 import { Group, GroupCounts, GroupMembersChanged } from '../../resources/groups/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
-const DeviceNames = Type.Array(Type.String({ maxLength: 63 }), { maxItems: MAX_MEMBERS_PER_CALL });
+const DeviceNames = Type.Array(Type.String({ maxLength: 63 }), { maxItems: SERVER_LIMITS.groupMembersPerCall });
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
 /** spec §2 Group: members added and removed, snapshot digest kept current on every change; a group not targeted by a running rollout can be deleted. */

@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import { MAX_PASSWORD_BYTES } from '../../auth/password.js';
 import { principalOf, type Principal } from '../../auth/principal.js';
 import { missingPermission, notFound } from '../../errors/server-error.js';
 import type { V1Routes } from '../../http/context.js';
@@ -10,6 +9,7 @@ import { prepareProfilePatch, updateProfile } from '../../resources/users/comman
 import { getUser } from '../../resources/users/queries.js';
 import { User } from '../../resources/users/schemas.js';
 import { userJson } from './users.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 /** A session's user (API keys have no profile). */
 function sessionUser(p: Principal): string {
@@ -42,8 +42,8 @@ export const profileRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         body: Strict({
           display_name: Type.Optional(Type.String({ maxLength: 100 })),
-          current_password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_BYTES })),
-          new_password: Type.Optional(Type.String({ minLength: 8, maxLength: MAX_PASSWORD_BYTES })),
+          current_password: Type.Optional(Type.String({ maxLength: SERVER_LIMITS.passwordBytes })),
+          new_password: Type.Optional(Type.String({ minLength: 8, maxLength: SERVER_LIMITS.passwordBytes })),
         }),
         response: { ...updateResponses(User), ...ErrorResponses },
       },

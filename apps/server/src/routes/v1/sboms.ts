@@ -7,9 +7,10 @@ import { listPage } from '../../http/pagination.js';
 import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
 import { getArtifact } from '../../resources/artifacts/queries.js';
 import { attachSbom } from '../../resources/sboms/commands.js';
-import { CYCLONEDX_TYPE, SBOM_LIMITS, SPDX_TYPE } from '../../resources/sboms/documents.js';
+import { CYCLONEDX_TYPE, SPDX_TYPE } from '../../resources/sboms/documents.js';
 import { getSbom, listComponents } from '../../resources/sboms/queries.js';
 import { Component, SbomAttached } from '../../resources/sboms/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 
@@ -17,7 +18,7 @@ const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 export const sbomsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   // the document is kept byte-exact: parse as raw bytes, validate in resources/sboms/documents.ts
-  app.addContentTypeParser([CYCLONEDX_TYPE, SPDX_TYPE], { parseAs: 'buffer', bodyLimit: SBOM_LIMITS.maxBytes }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser([CYCLONEDX_TYPE, SPDX_TYPE], { parseAs: 'buffer', bodyLimit: SERVER_LIMITS.sboms.maxBytes }, (_req, body, done) => done(null, body));
 
   app.put(
     '/artifacts/:id/sbom',

@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import { MAX_PASSWORD_BYTES } from '../../auth/password.js';
 import { ROLES } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/principal.js';
 import type { V1Routes } from '../../http/context.js';
@@ -10,6 +9,7 @@ import { ErrorResponses, iso, PageOf, PageQuery, Strict, Uuid } from '../../http
 import { changeUserRole, createUser, prepareNewUser, removeUser } from '../../resources/users/commands.js';
 import { listUsers, type UserRecord } from '../../resources/users/queries.js';
 import { User, UserCounts, type UserView } from '../../resources/users/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 export function userJson(u: UserRecord): UserView {
   return { id: u.id, email: u.email, display_name: u.display_name, role: u.role as (typeof ROLES)[number], created_at: iso(u.created_at) };
@@ -27,7 +27,7 @@ export const usersRoutes: V1Routes = async (app, { ctx }) => {
       schema: {
         body: Strict({
           email: Type.String({ minLength: 3, maxLength: 320 }),
-          password: Type.String({ minLength: 8, maxLength: MAX_PASSWORD_BYTES }),
+          password: Type.String({ minLength: 8, maxLength: SERVER_LIMITS.passwordBytes }),
           role: Type.Enum(ROLES),
           display_name: Type.Optional(Type.String({ maxLength: 100 })),
         }),

@@ -11,8 +11,8 @@ import { getBranding } from '../../resources/branding/queries.js';
 import { tenantName } from '../../resources/cases/queries.js';
 import { CYCLONEDX_TYPE } from '../../resources/sboms/documents.js';
 import { attachVex } from '../../resources/vex/commands.js';
-import { OPENVEX_TYPE, VEX_LIMITS } from '../../resources/vex/documents.js';
-import { renderVex, VEX_EXPORT_FORMATS, VEX_EXPORT_LIMITS, vexModel, type VexExportFormat } from '../../resources/vex/exports.js';
+import { OPENVEX_TYPE } from '../../resources/vex/documents.js';
+import { renderVex, VEX_EXPORT_FORMATS, vexModel, type VexExportFormat } from '../../resources/vex/exports.js';
 import {
   artifactProducts,
   exportArtifacts,
@@ -25,6 +25,7 @@ import {
 } from '../../resources/vex/queries.js';
 import { inSnapshot } from '../../store/tx.js';
 import { Statement, VexAttached, type StatementView } from '../../resources/vex/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 const IdParams = Strict({ id: Type.String({ maxLength: 64 }) });
 const statementView = (s: StatementRow): StatementView => ({
@@ -46,7 +47,9 @@ const statementView = (s: StatementRow): StatementView => ({
 export const vexRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   // documents are hashed as sent: raw bytes, parsed in resources/vex/documents.ts
-  app.addContentTypeParser([CYCLONEDX_TYPE, OPENVEX_TYPE], { parseAs: 'buffer', bodyLimit: VEX_LIMITS.maxBytes }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser([CYCLONEDX_TYPE, OPENVEX_TYPE], { parseAs: 'buffer', bodyLimit: SERVER_LIMITS.vex.maxBytes }, (_req, body, done) =>
+    done(null, body),
+  );
 
   app.post(
     '/artifacts/:id/vex',
@@ -148,15 +151,15 @@ export const vexRoutes: V1Routes = async (app, { ctx }) => {
         const ids = [...new Set(releases.flatMap((r) => r.artifact_ids))];
         const [artifacts, statements, findings, branding, tenant] = await Promise.all([
           exportArtifacts(snap, tenantId, ids),
-          statementsOf(snap, tenantId, ids, VEX_EXPORT_LIMITS.maxStatements + 1),
+          statementsOf(snap, tenantId, ids, SERVER_LIMITS.vexExport.maxStatements + 1),
           exportFindings(snap, tenantId, ids),
           getBranding(snap, tenantId),
           tenantName(snap, tenantId),
         ]);
         return { releases, artifacts, statements, findings, publisherName: branding.company_name.trim() || tenant || 'Manufacturer' };
       });
-      if (facts.statements.length > VEX_EXPORT_LIMITS.maxStatements)
-        throw new ServerError('INVALID_INPUT', `product: ${product} has more than ${VEX_EXPORT_LIMITS.maxStatements} VEX statements on its artifacts`);
+      if (facts.statements.length > SERVER_LIMITS.vexExport.maxStatements)
+        throw new ServerError('INVALID_INPUT', `product: ${product} has more than ${SERVER_LIMITS.vexExport.maxStatements} VEX statements on its artifacts`);
       const model = vexModel({ product, namespace, csafBaseUrl: base, now: ctx.now(), ...facts });
       if (model.vulnerabilities.length === 0) throw new ServerError('NOT_FOUND', `product: no VEX statement on the artifacts of the releases of ${product}`);
       const out = renderVex(model, format);

@@ -10,10 +10,10 @@ import { surveyArchive } from '../../resources/vuln-feeds/archive.js';
 import { importKevCatalog, type RunCommand } from '../../resources/vuln-feeds/commands.js';
 import { importOsvArchive } from '../../resources/vuln-feeds/import.js';
 import { readKevCatalog } from '../../resources/vuln-feeds/kev.js';
-import { FEED_LIMITS } from '../../resources/vuln-feeds/limits.js';
 import { feedFreshness, getImport, listImports, type ImportRow } from '../../resources/vuln-feeds/queries.js';
 import { storeUpload } from '../../resources/vuln-feeds/upload.js';
 import { FeedFreshness, Import, type ImportView } from '../../resources/vuln-feeds/schemas.js';
+import { SERVER_LIMITS } from '../../limits.js';
 
 const ARCHIVE_TYPES = ['application/zip', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/octet-stream'];
 
@@ -44,13 +44,6 @@ const SourceQuery = Strict({
   ),
 });
 
-/**
- * Vulnerability feeds (global: one copy serves every tenant). Importing changes what every
- * tenant sees, so it is an administrator's act (`admin.manage`); reading feed state needs
- * `evidence.read`. Imports are audited in the importing administrator's tenant.
- */
-const MAX_KEV_DEPTH = 32;
-
 /** How deeply arrays and objects nest in a parsed JSON value (iterative: no recursion on input). */
 function nestingDepth(value: unknown): number {
   let max = 0;
@@ -59,12 +52,17 @@ function nestingDepth(value: unknown): number {
     const [v, depth] = stack.pop()!;
     if (typeof v !== 'object' || v === null) continue;
     max = Math.max(max, depth + 1);
-    if (max > MAX_KEV_DEPTH) return max;
+    if (max > SERVER_LIMITS.kevDepth) return max;
     for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
   }
   return max;
 }
 
+/**
+ * Vulnerability feeds (global: one copy serves every tenant). Importing changes what every
+ * tenant sees, so it is an administrator's act (`admin.manage`); reading feed state needs
+ * `evidence.read`. Imports are audited in the importing administrator's tenant.
+ */
 export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
   // the archive is streamed to a temp file (capped there), never buffered whole
@@ -100,13 +98,13 @@ export const vulnFeedsRoutes: V1Routes = async (app, { ctx }) => {
     '/vuln-feeds/kev',
     {
       config: { permission: 'admin.manage', summary: 'Import the CISA Known Exploited Vulnerabilities catalog (its JSON); 201 new, 200 the same bytes again' },
-      bodyLimit: FEED_LIMITS.maxKevBytes,
+      bodyLimit: SERVER_LIMITS.feeds.maxKevBytes,
       schema: { querystring: SourceQuery, body: Type.Unknown(), response: { 200: Import, 201: Import, ...ErrorResponses } },
     },
     async (request, reply) => {
       // a catalog is a few levels deep; a deeper document is refused before it is walked recursively
-      if (nestingDepth(request.body) > MAX_KEV_DEPTH)
-        throw new ServerError('FEED_INVALID', `body: nested deeper than ${MAX_KEV_DEPTH} levels; not a KEV catalog`);
+      if (nestingDepth(request.body) > SERVER_LIMITS.kevDepth)
+        throw new ServerError('FEED_INVALID', `body: nested deeper than ${SERVER_LIMITS.kevDepth} levels; not a KEV catalog`);
       // the parsed body, serialized again: the same catalog always has the same digest
       const bytes = Buffer.from(JSON.stringify(request.body));
       const catalog = readKevCatalog(bytes);

@@ -1,5 +1,5 @@
-import { DEVICE_LIMITS } from '../limits.js';
 import { filterError } from './errors.js';
+import { SERVER_LIMITS } from '../../../limits.js';
 
 /** One token of a device filter (docs/device-filter.md "Tokens"); `column` is 1-based. */
 export type Token =
@@ -28,7 +28,8 @@ const NUMBER = /^[0-9]+(\.[0-9]+)*/;
  * control characters); outside strings, only the characters of the grammar and spaces.
  */
 export function tokenize(input: string): Token[] {
-  if (input.length > DEVICE_LIMITS.filterChars) throw filterError(DEVICE_LIMITS.filterChars + 1, `longer than ${DEVICE_LIMITS.filterChars} characters`);
+  if (input.length > SERVER_LIMITS.devices.filterChars)
+    throw filterError(SERVER_LIMITS.devices.filterChars + 1, `longer than ${SERVER_LIMITS.devices.filterChars} characters`);
   const tokens: Token[] = [];
   let i = 0;
   while (i < input.length) {

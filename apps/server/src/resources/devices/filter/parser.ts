@@ -1,7 +1,7 @@
 import { IDENTIFIER_PATTERNS } from '@svc/release-core';
-import { DEVICE_LIMITS } from '../limits.js';
 import { filterError } from './errors.js';
 import { tokenize, type Operator, type Token } from './lexer.js';
+import { SERVER_LIMITS } from '../../../limits.js';
 
 /** A device column a filter may name (docs/device-filter.md "Fields"). */
 export const FILTER_COLUMNS = ['name', 'status', 'profile', 'agent_version'] as const;
@@ -77,7 +77,7 @@ class Parser {
   private unary(depth: number): FilterNode {
     const t = this.peek();
     if ((t.kind === 'keyword' && t.text === 'not') || (t.kind === 'paren' && t.text === '(')) {
-      if (depth + 1 > DEVICE_LIMITS.filterDepth) throw filterError(t.column, `nested deeper than ${DEVICE_LIMITS.filterDepth} levels`);
+      if (depth + 1 > SERVER_LIMITS.devices.filterDepth) throw filterError(t.column, `nested deeper than ${SERVER_LIMITS.devices.filterDepth} levels`);
       this.next();
       if (t.kind === 'keyword') return { kind: 'not', operand: this.unary(depth + 1) };
       const inner = this.orExpr(depth + 1);
@@ -94,7 +94,7 @@ class Parser {
     if (f.kind !== 'ident')
       throw filterError(f.column, `expected a field (name, status, profile, agent_version, tags, attributes.<key>, custom.<key>), found ${show(f)}`);
     this.terms += 1;
-    if (this.terms > DEVICE_LIMITS.filterTerms) throw filterError(f.column, `more than ${DEVICE_LIMITS.filterTerms} comparisons`);
+    if (this.terms > SERVER_LIMITS.devices.filterTerms) throw filterError(f.column, `more than ${SERVER_LIMITS.devices.filterTerms} comparisons`);
     const field = readField(f.text, f.column);
     const o = this.next();
     if (o.kind !== 'op') throw filterError(o.column, `expected an operator (=, !=, <, <=, >, >=, ~, has) after ${f.text}, found ${show(o)}`);
