@@ -13,7 +13,7 @@ import { requireTool, tempDir } from './helpers/tools.js';
  * `rauc install https://...` by the RAUC driver (RaucSlotDriver.installStreaming) with the
  * real rauc, its D-Bus service and `[streaming] tls-cert / tls-key / tls-ca` in system.conf,
  * against an HTTPS server that demands a client certificate and serves byte ranges (the
- * server's own bundle port is tested in apps/server/test/device-channel-bundles.test.ts).
+ * server's own bundle port is tested in apps/server/test/device-channel/bundles.test.ts).
  * Streaming needs three things of the device: a RAUC built with --enable-streaming, nbd in
  * the kernel (RAUC serves the remote bundle to the kernel through /dev/nbd*) and
  * device-mapper (a verity bundle is mounted through dm-verity). Where one is missing, the

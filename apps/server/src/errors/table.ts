@@ -30,7 +30,7 @@ export type MappedErrorCode = ServerErrorCode | ReleaseErrorCode | SigningRepoEr
 
 /**
  * THE one table: every error code the server can answer with -> HTTP status and gRPC
- * status. docs/errors.md lists exactly the same rows (test/platform-errors-doc.test.ts).
+ * status. docs/errors.md lists exactly the same rows (test/errors/errors-doc.test.ts).
  * Release refusals are 400 with a reason a person can act on: spec §7 leaves their status
  * open and the release-pipeline issue fixes it at 400 (the `error` string starts with the
  * stable code, so a refusal stays distinguishable from malformed input); conflicts are 409.

@@ -3,7 +3,7 @@ import type { ColumnType } from 'kysely';
 /**
  * The column types the table interfaces share (src/store/database.ts composes the tables).
  * A column's interface type states what the drivers return for its PostgreSQL type and what
- * the code may write; test/store-table-types.test.ts checks every column against the
+ * the code may write; test/store/table-types.test.ts checks every column against the
  * migrated database (docs/architecture.md, "The database schema").
  */
 

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPipelineFixture, type PipelineFixture } from '../pipeline-fixture.js';
+import { createReleaseFixture, type ReleaseFixture } from '../fixtures/release-flow.js';
 import { runChildUntilKilled } from './kill-child.js';
 
 export interface CrashRequest {
@@ -47,7 +47,7 @@ export interface AuditCrashRow {
    * Brings the fixture to the state before the change (through the API); returns the change's
    * request and a read that shows the change: a GET, or a function (a query) where no route shows it.
    */
-  prepare(f: PipelineFixture): Promise<{ request: CrashRequest | CrashJob; observe: CrashRequest | (() => Promise<unknown>) }>;
+  prepare(f: ReleaseFixture): Promise<{ request: CrashRequest | CrashJob; observe: CrashRequest | (() => Promise<unknown>) }>;
 }
 
 const CHILD = join(import.meta.dirname, 'audit-crash-child.mjs');
@@ -68,10 +68,10 @@ export function auditCrashSuite(resource: string, rows: readonly AuditCrashRow[]
     return;
   }
   describe(`audit atomicity of ${resource}, killed between the audit row and COMMIT (postgres)`, () => {
-    let f: PipelineFixture;
+    let f: ReleaseFixture;
     let childDir: string;
     beforeAll(async () => {
-      f = await createPipelineFixture('postgres');
+      f = await createReleaseFixture('postgres');
       childDir = await mkdtemp(join(tmpdir(), 'svc-audit-crash-'));
     });
     afterAll(async () => {

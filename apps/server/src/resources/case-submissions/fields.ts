@@ -3,7 +3,7 @@
  * (EU) 2024/2847 asks for it: paragraph 2 for actively exploited vulnerabilities, paragraph 4
  * for severe incidents, paragraph 8 for the information to users. THE table: validation reads
  * it, the PDF prints its labels in its order, and docs/article-14.md lists the same fields
- * (test/cases-submissions.test.ts checks the page against it both ways).
+ * (test/resources/case-submissions/submissions.test.ts checks the page against it both ways).
  */
 import { isUuid } from '@svc/release-core';
 import { ServerError } from '../../errors/server-error.js';

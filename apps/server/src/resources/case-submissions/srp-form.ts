@@ -3,7 +3,7 @@
  * platform (SRP) form for an Article 14 notification, in the form's order, per stage and case
  * kind, each with whether that stage requires it and where its value comes from. The packet
  * (srp-packet.ts), its text rendering, the console's view and docs/article-14.md all follow this
- * one table (test/cases-srp-packet.test.ts checks the page against it both ways).
+ * one table (test/resources/case-submissions/srp-packet.test.ts checks the page against it both ways).
  *
  * Source: the text of Regulation (EU) 2024/2847, Article 14(2) (actively exploited
  * vulnerability), 14(4) (severe incident) and 14(6) (when an incident is severe), and the

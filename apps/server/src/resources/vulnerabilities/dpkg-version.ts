@@ -3,7 +3,7 @@
  * and `verrevcmp`; Debian Policy §5.6.12): `[epoch:]upstream[-revision]`; epochs compare as
  * numbers; upstream and revision compare by alternating runs of non-digits (letters sort
  * before other characters, `~` before anything, even the end) and digits (as numbers).
- * Tested against `dpkg --compare-versions` itself (test/vuln-versions.test.ts). Pure.
+ * Tested against `dpkg --compare-versions` itself (test/resources/vulnerabilities/versions.test.ts). Pure.
  */
 
 export interface DpkgVersion {

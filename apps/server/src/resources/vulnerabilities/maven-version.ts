@@ -5,7 +5,7 @@
  * (release) < sp`, unknown ones after them alphabetically; `a1`/`b1`/`m1` abbreviate
  * alpha/beta/milestone; `ga`, `final`, `release` equal the release; `cr` equals `rc`;
  * trailing zeros and release qualifiers are dropped). Tested against Maven's own class run
- * by `java` (test/vuln-versions.test.ts). Pure.
+ * by `java` (test/resources/vulnerabilities/versions.test.ts). Pure.
  */
 
 type Item = { t: 'int'; v: bigint } | { t: 'str'; v: string } | { t: 'list'; v: Item[] };

@@ -88,7 +88,7 @@ export const devicesRoutes: V1Routes = async (app, { ctx }) => {
       );
       // The database wrote the items' JSON (resources/devices/queries/list.ts); the rest are integers. A string
       // sent as application/json skips the response serializer; the schema above still
-      // documents this body, and devices-list.test.ts validates real pages against it.
+      // documents this body, and resources/devices/list.test.ts validates real pages against it.
       const body = `{"devices":${devicesJson},"total":${total},"limit":${limit},"offset":${offset},"counts":{"online":${counts.online},"offline":${counts.offline},"decommissioned":${counts.decommissioned}}}`;
       return reply.type('application/json; charset=utf-8').send(body as never); // typed as the schema's object; the text is that object
     },
