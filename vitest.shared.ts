@@ -44,6 +44,7 @@ export function sharedTestConfig(pkgDir: string): ViteUserConfig {
         '#crypto/default': resolve(root, 'packages/release-core/src/crypto/default.ts'),
         '@svc/release-core': resolve(root, 'packages/release-core/src/index.ts'),
         '@svc/device-proto': resolve(root, 'packages/device-proto/src/index.ts'),
+        '@svc/test-kit': resolve(root, 'packages/test-kit/src/index.ts'),
       },
     },
     test: {

@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { article14Demo } from './article14-demo.mjs';
+import { logIn, writeTar } from '@svc/test-kit';
 
 const root = resolve(import.meta.dirname, '..');
 const harness = join(root, 'apps/e2e/dist/index.js');
@@ -35,34 +36,6 @@ const DEVICES = ['gw-0001', 'gw-0002', 'gw-0003'];
 const TIMEOUT_S = Number(process.env.DEMO_TIMEOUT_S ?? 120);
 
 const say = (line) => process.stdout.write(`demo: ${line}\n`);
-
-/** A plain ustar archive of text files (OSV publishes its feeds as archives of JSON records). */
-function tarOf(entries) {
-  const blocks = [];
-  for (const { name, data } of entries) {
-    const body = Buffer.from(data);
-    const h = Buffer.alloc(512);
-    h.write(name, 0, 100);
-    h.write('0000644\0', 100);
-    h.write('0000000\0', 108);
-    h.write('0000000\0', 116);
-    h.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
-    h.write(
-      `${Math.floor(Date.now() / 1000)
-        .toString(8)
-        .padStart(11, '0')}\0`,
-      136,
-    );
-    h.write(' '.repeat(8), 148);
-    h.write('0', 156);
-    h.write('ustar\0' + '00', 257);
-    let sum = 0;
-    for (const b of h) sum += b;
-    h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
-    blocks.push(h, body, Buffer.alloc((512 - (body.length % 512)) % 512));
-  }
-  return Buffer.concat([...blocks, Buffer.alloc(1024)]);
-}
 
 const DEMO_VULN = 'x_svc-demo-2026-0001';
 /** The health probe of the demo's releases: the config is in place once activated. */
@@ -181,15 +154,9 @@ async function run(state) {
 async function vulnerabilitiesAndReports(state, { fleet, group, config, model, admin, svcRelease }) {
   const { api } = fleet;
   // the feed and SBOM uploads carry their own content types: a session of their own
-  const login = await fetch(`${api.baseUrl}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(admin),
-  });
-  if (login.status !== 204) throw new Error(`login: ${login.status}`);
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const session = await logIn(`${api.baseUrl}/api/v1`, admin);
   const send = async (method, path, contentType, body, expect) => {
-    const res = await fetch(`${api.baseUrl}/api/v1${path}`, { method, headers: { cookie, 'x-svc-csrf': '1', 'content-type': contentType }, body });
+    const res = await fetch(`${api.baseUrl}/api/v1${path}`, { method, headers: { ...session, 'content-type': contentType }, body });
     if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
     return res.json();
   };
@@ -202,7 +169,7 @@ async function vulnerabilitiesAndReports(state, { fleet, group, config, model, a
     affected: [{ package: { ecosystem: 'PyPI', name: 'onnx' }, ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '1.16.0' }] }] }],
     database_specific: { severity: 'HIGH' },
   };
-  const feed = tarOf([{ name: `PyPI/${DEMO_VULN}.json`, data: JSON.stringify(record) }]);
+  const feed = writeTar([{ name: `PyPI/${DEMO_VULN}.json`, data: JSON.stringify(record) }]);
   const imported = await send('POST', '/vuln-feeds/osv?source=osv%3Ademo', 'application/x-tar', feed, 201);
   say(`OSV feed imported from a tar the demo made: ${imported.added} record added (import ${imported.id})`);
   const sbom = (onnx) =>

@@ -26,7 +26,7 @@ rc=0
 if [ "$#" -gt 0 ]; then
   tests --concurrency=1 "$@" || rc=1
 else
-  tests --concurrency=2 --filter=@svc/release-core --filter=@svc/device-proto --filter=@svc/cli --filter=@svc/agent || rc=1
+  tests --concurrency=2 --filter=@svc/release-core --filter=@svc/device-proto --filter=@svc/test-kit --filter=@svc/cli --filter=@svc/agent || rc=1
   tests --concurrency=1 --filter=@svc/server || rc=1
   tests --concurrency=2 --filter=@svc/e2e --filter=@svc/console || rc=1
 fi

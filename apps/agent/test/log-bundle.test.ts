@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { readTar } from '@svc/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collectLogBundle, logBundleSettings } from '../src/channel/log-bundle.js';
 import { tempDir } from './helpers/tools.js';
@@ -10,19 +11,8 @@ let cleanup: () => Promise<void>;
 beforeEach(async () => ({ dir, cleanup } = await tempDir()));
 afterEach(() => cleanup());
 
-/** The regular files of a ustar archive (what `tar -x` would write). */
-function untar(buf: Buffer): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let off = 0; off + 512 <= buf.length;) {
-    const h = buf.subarray(off, off + 512);
-    if (h.every((b) => b === 0)) break;
-    const name = h.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
-    const size = parseInt(h.subarray(124, 136).toString('utf8'), 8);
-    out.set(name, buf.subarray(off + 512, off + 512 + size).toString('utf8'));
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return out;
-}
+/** The regular files of a ustar archive as text (what `tar -x` would write). */
+const untar = (buf: Buffer): Map<string, string> => new Map([...readTar(buf)].map(([name, bytes]) => [name, bytes.toString('utf8')]));
 
 describe('log bundle settings', () => {
   it('has bounded defaults', () => {

@@ -4,6 +4,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
+import { issueCert, makeCa, makeServerCert } from '@svc/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RaucSlotDriver } from '../src/index.js';
 import { startRaucEnv, type RaucEnv } from './helpers/rauc-env.js';
@@ -39,66 +40,11 @@ if (haveTools && isRoot && missing !== null) {
   console.warn(`RAUC streaming is not possible here (${missing}): only the fallback to the full bundle is exercised`);
 }
 
-function openssl(dir: string, args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-}
-
 /** A CA, a server certificate for 127.0.0.1 and a client (device) certificate. */
 function makePki(dir: string): void {
-  openssl(dir, [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'tls-ca.key',
-    '-out',
-    'tls-ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=bundle port CA',
-  ]);
-  for (const [name, ext] of [
-    ['server', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'],
-    ['device', 'extendedKeyUsage=clientAuth\n'],
-  ] as const) {
-    openssl(dir, [
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-      '-subj',
-      `/CN=${name}`,
-    ]);
-    execFileSync('sh', ['-c', `printf '${ext}' > ${name}.ext`], { cwd: dir });
-    openssl(dir, [
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'tls-ca.pem',
-      '-CAkey',
-      'tls-ca.key',
-      '-CAcreateserial',
-      '-out',
-      `${name}.pem`,
-      '-days',
-      '2',
-      '-extfile',
-      `${name}.ext`,
-    ]);
-  }
+  const ca = makeCa(dir, 'tls-ca', { cn: 'bundle port CA', days: 2 });
+  makeServerCert(dir, 'server', ca, ['IP:127.0.0.1'], { days: 2 });
+  issueCert(dir, 'device', ca, { ext: ['extendedKeyUsage=clientAuth'], days: 2 });
 }
 
 describe.runIf(haveTools && isRoot).sequential('RAUC streaming install (real rauc)', () => {

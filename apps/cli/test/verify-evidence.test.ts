@@ -2,22 +2,13 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalize, envelopeBytes, generateKeyPair, signEnvelope, type PrivateKey } from '@svc/release-core';
-import { pack } from 'tar-stream';
+import { writeTar } from '@svc/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectFailure, runCli, tempDir } from './helpers/cli.js';
 import { TENANT } from './helpers/fixtures.js';
 
 const TYPE = 'svc.case-evidence.v1';
 const CASE = '7d1f3c52-5a0b-4d57-9c3e-1f2a3b4c5d6e';
-
-async function tar(entries: [string, Buffer][]): Promise<Buffer> {
-  const p = pack();
-  for (const [name, bytes] of entries) p.entry({ name, size: bytes.length }, bytes);
-  p.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of p as unknown as AsyncIterable<Buffer>) chunks.push(c);
-  return Buffer.concat(chunks);
-}
 
 /** An archive shaped like the server's export: files, then manifest.json and its DSSE envelope. */
 function archive(
@@ -53,7 +44,7 @@ describe('svc-release verify-evidence', () => {
     ['submissions/001-early_warning-x.json', Buffer.from('{"stage":"early_warning"}')],
     ['attachments/a/notes.txt', Buffer.from('triage notes\n')],
   ];
-  const write = async (name: string, entries: [string, Buffer][]) => writeFile(p(name), await tar(entries));
+  const write = async (name: string, entries: [string, Buffer][]) => writeFile(p(name), writeTar(entries));
   const args = (file: string, ...extra: string[]) => ['verify-evidence', p(file), '--key', p('evidence.pub'), ...extra];
 
   beforeAll(async () => {
@@ -89,8 +80,8 @@ describe('svc-release verify-evidence', () => {
   });
 
   /** The untampered archive's bytes, for the tamper classes that cut or replace the tar itself. */
-  const goodTar = () => tar(archive(key, files));
-  const entries = (list: () => [string, Buffer][]) => () => tar(list());
+  const goodTar = async () => writeTar(archive(key, files));
+  const entries = (list: () => [string, Buffer][]) => async () => writeTar(list());
   const replaced = (name: string, bytes: Buffer) => entries(() => archive(key, files).map(([n, b]): [string, Buffer] => [n, n === name ? bytes : b]));
   const without = (name: string) => entries(() => archive(key, files).filter(([n]) => n !== name));
 

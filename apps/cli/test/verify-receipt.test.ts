@@ -4,7 +4,7 @@ import { envelopeBytes, parsePrivateKeyPem, signReceipt } from '@svc/release-cor
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectFailure, requireTool, runCli, tempDir } from './helpers/cli.js';
 import { OTHER_TENANT, PRODUCT, TENANT, jcs, sha256Hex } from './helpers/fixtures.js';
-import { makeCa, makeDevice } from './helpers/pki.js';
+import { makeCa, makeDeviceCert, type CertFiles } from '@svc/test-kit';
 
 const hasOpenssl = requireTool('openssl');
 const DEVICE = 'gw-0042';
@@ -32,15 +32,15 @@ describe.skipIf(!hasOpenssl)('svc-release verify-receipt', () => {
   const p = (name: string) => join(tmp.dir, name);
   let ca: { cert: string; key: string };
   let foreignCa: { cert: string; key: string };
-  let device: Awaited<ReturnType<typeof makeDevice>>;
+  let device: CertFiles;
   const args = (file: string, ...extra: string[]) => ['verify-receipt', file, '--ca', ca.cert, '--tenant', TENANT, '--device', DEVICE, ...extra];
 
   beforeAll(async () => {
     tmp = await tempDir();
-    ca = await makeCa(tmp.dir, 'tenant-ca');
-    foreignCa = await makeCa(tmp.dir, 'foreign-ca');
-    device = await makeDevice(tmp.dir, ca, TENANT, DEVICE);
-    const env = signReceipt(receiptPayload(device.certDerBase64) as never, parsePrivateKeyPem(device.keyPem));
+    ca = makeCa(tmp.dir, 'tenant-ca');
+    foreignCa = makeCa(tmp.dir, 'foreign-ca');
+    device = makeDeviceCert(tmp.dir, ca, TENANT, DEVICE);
+    const env = signReceipt(receiptPayload(device.certDer.toString('base64')) as never, parsePrivateKeyPem(device.keyPem));
     await writeFile(p('receipt.json'), envelopeBytes(env));
   });
   afterAll(() => tmp.cleanup());
@@ -117,14 +117,14 @@ describe.skipIf(!hasOpenssl)('svc-release verify-receipt', () => {
 
     it('a certificate from a device the receipt does not claim to be', async () => {
       // Another device of the same tenant signs a receipt that names gw-0042.
-      const other = await makeDevice(tmp.dir, ca, TENANT, 'gw-0099');
-      const env = signReceipt(receiptPayload(other.certDerBase64) as never, parsePrivateKeyPem(other.keyPem));
+      const other = makeDeviceCert(tmp.dir, ca, TENANT, 'gw-0099');
+      const env = signReceipt(receiptPayload(other.certDer.toString('base64')) as never, parsePrivateKeyPem(other.keyPem));
       await writeFile(p('impostor.json'), envelopeBytes(env));
       expectFailure(await runCli(args(p('impostor.json'))), 1, /^refused: CERT_IDENTITY_MISMATCH: /);
     });
 
     it('a receipt naming another tenant than the one its certificate names', async () => {
-      const env = signReceipt(receiptPayload(device.certDerBase64, { tenant: OTHER_TENANT }) as never, parsePrivateKeyPem(device.keyPem));
+      const env = signReceipt(receiptPayload(device.certDer.toString('base64'), { tenant: OTHER_TENANT }) as never, parsePrivateKeyPem(device.keyPem));
       await writeFile(p('other-tenant.json'), envelopeBytes(env));
       expectFailure(await runCli(args(p('other-tenant.json'))), 1, /^refused: TENANT_MISMATCH: /);
     });

@@ -5,39 +5,12 @@ import { join } from 'node:path';
 import { generateKeyPair, signRelease, type ReleasePayload } from '@svc/release-core';
 import { readTar, releasePayload, type ArtifactRecord, type GroupRecord } from '@svc/e2e';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { writeTar } from '@svc/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickForAnswer, hasChromium, launch, logIn, screenshot, seriousViolations } from './helpers/browser';
 import { ADMIN, startConsoleServer, type ConsoleServer } from './helpers/server';
 
 const VULN = 'PYSEC-2026-4242';
-
-/** A plain ustar archive of text files (OSV publishes its feeds as archives of JSON records). */
-function tarOf(entries: { name: string; data: string }[]): Buffer {
-  const blocks: Buffer[] = [];
-  for (const { name, data } of entries) {
-    const body = Buffer.from(data);
-    const h = Buffer.alloc(512);
-    h.write(name, 0, 100);
-    h.write('0000644\0', 100);
-    h.write('0000000\0', 108);
-    h.write('0000000\0', 116);
-    h.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
-    h.write(
-      `${Math.floor(Date.now() / 1000)
-        .toString(8)
-        .padStart(11, '0')}\0`,
-      136,
-    );
-    h.write(' '.repeat(8), 148);
-    h.write('0', 156);
-    h.write('ustar\u000000', 257);
-    let sum = 0;
-    for (const b of h) sum += b;
-    h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
-    blocks.push(h, body, Buffer.alloc((512 - (body.length % 512)) % 512));
-  }
-  return Buffer.concat([...blocks, Buffer.alloc(1024)]);
-}
 
 /**
  * The compliance pages in Chromium against a real server: a feed imported through the page
@@ -125,7 +98,7 @@ describe.skipIf(!hasChromium())('compliance pages in Chromium against a real ser
     await page.getByLabel('Feed file').setInputFiles({
       name: 'feed.tar',
       mimeType: 'application/x-tar',
-      buffer: tarOf([{ name: `PyPI/${VULN}.json`, data: JSON.stringify(record) }]),
+      buffer: writeTar([{ name: `PyPI/${VULN}.json`, data: JSON.stringify(record) }]),
     });
     await clickForAnswer(page, page.getByRole('button', { name: 'Import' }), /\/api\/v1\/vuln-feeds\/osv$/);
     await page.getByText('Imported: 1 added').waitFor();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, PRODUCT, PROFILE, Proc, REPO_ROOT, svcRelease } from '../src/index.js';
 import { readJournal } from './helpers/journal.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -55,7 +55,7 @@ function setEnv(text: string, values: Record<string, string>): string {
 }
 
 describe.skipIf(!ready)('the agent Debian package', () => {
-  let root: Awaited<ReturnType<typeof tempRoot>>;
+  let root: Awaited<ReturnType<typeof tempDir>>;
   let fleet: Fleet;
   let deb: string;
   let agent: Proc | undefined;
@@ -65,7 +65,7 @@ describe.skipIf(!ready)('the agent Debian package', () => {
       if (!existsSync(MARKER)) throw new Error('svc-agent is installed on this machine and not by this test: refusing to replace it');
       run('dpkg', ['--purge', 'svc-agent']);
     }
-    root = await tempRoot('deb');
+    root = await tempDir('e2e-deb');
     const built = run('bash', [join(REPO_ROOT, 'scripts', 'build-agent-deb.sh'), join(root.dir, 'deb')]);
     if (built.code !== 0) throw new Error(`build-agent-deb.sh exited ${built.code}:\n${built.err}`);
     deb = built.out.trim().split('\n').pop()!;

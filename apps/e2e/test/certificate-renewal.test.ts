@@ -4,7 +4,7 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, Fleet, startAgent, waitFor, type Proc } from '../src/index.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -28,7 +28,7 @@ const C = 'renew-c'; // killed between receiving the renewed certificate and sto
 const fingerprint = (pem: string) => `sha256:${createHash('sha256').update(new X509Certificate(pem).raw).digest('hex')}`;
 
 describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', () => {
-  let root: Awaited<ReturnType<typeof tempRoot>>;
+  let root: Awaited<ReturnType<typeof tempDir>>;
   let fleet: Fleet;
   let clockFile: string;
   let crashC = true;
@@ -56,7 +56,7 @@ describe.skipIf(!hasFaketime)('certificate renewal with a real agent process', (
   }
 
   beforeAll(async () => {
-    root = await tempRoot('renewal');
+    root = await tempDir('e2e-renewal');
     clockFile = join(root.dir, 'clock');
     await writeFile(clockFile, '+0\n');
     const clock = { LD_PRELOAD: libfaketime!, FAKETIME_TIMESTAMP_FILE: clockFile, FAKETIME_CACHE_DURATION: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' };

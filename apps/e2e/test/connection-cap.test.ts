@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_MAIN, Fleet, Proc } from '../src/index.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 
 /**
  * The server's connection cap with real processes: a server admitting one device connection
@@ -17,7 +17,7 @@ describe('device connection cap, real server and agent processes', () => {
   let fleet: Fleet;
   let b: Proc | undefined;
   beforeAll(async () => {
-    root = await tempRoot('connection-cap');
+    root = await tempDir('e2e-connection-cap');
     fleet = await Fleet.start({
       root: root.dir,
       devices: [A],

@@ -7,7 +7,7 @@ import { parseCertificatePem, verifyReceipt } from '@svc/release-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, readTar, waitFor, type HealthProbe } from '../src/index.js';
 import { readJournal } from './helpers/journal.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 
 /**
  * The real agent process is SIGKILLed at a crash point of a two-component transaction (the
@@ -151,7 +151,7 @@ describe.sequential('crash table: SIGKILL the real agent at a crash point, resta
   let root: { dir: string; cleanup: () => Promise<void> };
   let fleet: Fleet;
   beforeAll(async () => {
-    root = await tempRoot('crash');
+    root = await tempDir('e2e-crash');
     fleet = await Fleet.start({ root: root.dir, devices: [] });
   });
   afterAll(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, waitFor, waitForProgress } from '../src/index.js';
 import { sha } from './helpers/digest.js';
 import { freshSchema, stores } from './helpers/postgres.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -51,7 +51,7 @@ describe.skipIf(!haveZstd).each(stores().filter((s) => s === 'embedded' || haveP
   let schema: string | undefined;
   let drop = () => undefined as void;
   beforeAll(async () => {
-    root = await tempRoot('delta');
+    root = await tempDir('e2e-delta');
     let server = {};
     if (store === 'postgres') {
       const s = freshSchema();

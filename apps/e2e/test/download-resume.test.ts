@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, LinkProxy, waitFor, type Proc } from '../src/index.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 
 /**
  * Downloads that survive their link and their process (docs/agent.md "Downloads"): a real
@@ -44,7 +44,7 @@ describe('downloads resume across link loss and agent restarts (embedded store)'
   let version = 0;
 
   beforeAll(async () => {
-    root = await tempRoot('resume');
+    root = await tempDir('e2e-resume');
     fleet = await Fleet.start({ root: root.dir, devices: [] });
     token = await fleet.api.enrollToken('resume', DEVICES.length);
   });

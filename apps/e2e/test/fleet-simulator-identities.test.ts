@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, Proc, SIM_MAIN, startSim, type SimProcess } from '../src/index.js';
 import { freshSchema, stores } from './helpers/postgres.js';
-import { tempRoot } from './helpers/temp.js';
+import { makeCa, tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -30,7 +29,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('simulator b
   let drop = () => undefined as void;
   const cacheFile = () => join(root.dir, 'identities.bin');
   beforeAll(async () => {
-    root = await tempRoot('sim-ids');
+    root = await tempDir('e2e-sim-ids');
     let server = {};
     if (store === 'postgres') {
       const s = freshSchema();
@@ -106,17 +105,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('simulator b
 
   it.skipIf(!haveOpenssl)('refuses the cache, naming why, for another server CA, another prefix, or a server that no longer knows its devices', async () => {
     const file = cacheFile().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const otherCa = join(root.dir, 'other-ca.pem');
-    execFileSync(
-      'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=other', '-days', '1'].concat([
-        '-keyout',
-        join(root.dir, 'other-ca.key'),
-        '-out',
-        otherCa,
-      ]),
-      { stdio: 'ignore' },
-    );
+    const otherCa = makeCa(root.dir, 'other-ca', { cn: 'other', days: 1 }).cert;
     expect(await refused(['--server-ca', otherCa, '--prefix', 'bulk'])).toEqual([
       expect.stringMatching(
         new RegExp(`^svc-sim: --identities ${file}: enrolled with --server-ca \\(SHA-256\\) "[0-9a-f]{64}", this run has "[0-9a-f]{64}"; use another file`),

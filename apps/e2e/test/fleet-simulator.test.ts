@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, Proc, SIM_MAIN, startSim, type SimProcess } from '../src/index.js';
 import { freshSchema, stores } from './helpers/postgres.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -24,7 +24,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('fleet simul
   let sim: SimProcess | undefined;
   let drop = () => undefined as void;
   beforeAll(async () => {
-    root = await tempRoot('sim');
+    root = await tempDir('e2e-sim');
     let server = {};
     if (store === 'postgres') {
       const s = freshSchema();

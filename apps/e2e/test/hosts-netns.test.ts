@@ -25,7 +25,7 @@ import {
   type SimProcess,
 } from '../src/index.js';
 import { freshSchema } from './helpers/postgres.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -85,7 +85,7 @@ describe.skipIf(!ready)(`three server hosts in network namespaces, ${N} devices 
   const dataDir = (h: string) => join(root.dir, 'hosts', h, 'data');
 
   beforeAll(async () => {
-    root = await tempRoot('hosts');
+    root = await tempDir('e2e-hosts');
     schema = freshSchema();
     net = createHostNetwork(['a', 'b', 'c', 'd']);
     const gw = net.gateway;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, readTar, waitFor, type RolloutRecord } from '../src/index.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 
 /**
  * (spec §2.2 rule 3, 2.3.6): a legacy rollout (artifact + group, no
@@ -15,7 +15,7 @@ describe('legacy rollout on a real agent', () => {
   let root: { dir: string; cleanup: () => Promise<void> };
   let fleet: Fleet;
   beforeAll(async () => {
-    root = await tempRoot('legacy');
+    root = await tempDir('e2e-legacy');
     fleet = await Fleet.start({ root: root.dir, devices: [DEVICE] });
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from '../src/index.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 const JOURNAL_REMOTE = '/lib/systemd/systemd-journal-remote';
@@ -39,12 +39,12 @@ function writeJournal(dir: string, entries: { unit: string; message: string; at:
 }
 
 describe.skipIf(!hasTools)('log bundles from a real agent process', () => {
-  let root: Awaited<ReturnType<typeof tempRoot>>;
+  let root: Awaited<ReturnType<typeof tempDir>>;
   let fleet: Fleet;
   let logs: string;
 
   beforeAll(async () => {
-    root = await tempRoot('logs');
+    root = await tempDir('e2e-logs');
     logs = join(root.dir, 'device-logs');
     await mkdir(join(logs, 'journal'), { recursive: true });
     await mkdir(join(logs, 'app.d'), { recursive: true });

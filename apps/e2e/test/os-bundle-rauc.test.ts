@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRaucEnv, type RaucEnv } from '../../agent/test/helpers/rauc-env.js';
 import { Fleet, svcRelease, waitFor } from '../src/index.js';
 import { sha } from './helpers/digest.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -40,7 +40,7 @@ describe.runIf(haveTools && isRoot)('os-bundle release through real rauc across 
   let fleet: Fleet;
   let rebootMarker = '';
   beforeAll(async () => {
-    root = await tempRoot('rauc');
+    root = await tempDir('e2e-rauc');
     rauc = await startRaucEnv();
     rebootMarker = join(root.dir, 'reboot-requested');
     fleet = await Fleet.start({

@@ -5,7 +5,7 @@ import { RaucSlotDriver } from '@svc/agent';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRaucEnv, type RaucEnv } from '../../agent/test/helpers/rauc-env.js';
 import { Fleet, freePort, startHaproxy, waitFor, type Balancer } from '../src/index.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -47,7 +47,7 @@ describe.runIf(haveTools && isRoot)('os-bundle streamed from the bundle port thr
   let identity = '';
 
   beforeAll(async () => {
-    root = await tempRoot('rauc-stream');
+    root = await tempDir('e2e-rauc-stream');
     const bundlePort = await freePort();
     fleet = await Fleet.start({ root: root.dir, devices: [DEVICE], server: { env: { SVC_DEVICE_BUNDLE_ADDR: `127.0.0.1:${bundlePort}` } } });
     identity = join(fleet.dataDir(DEVICE), 'identity');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, Fleet, startHaproxy, startServer, startSim, waitForProgress, type Balancer, type ServerProcess, type SimProcess } from '../src/index.js';
 import { freshSchema } from './helpers/postgres.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -31,7 +31,7 @@ describe.skipIf(!ready)(`three server processes behind HAProxy, ${N} simulated d
   const psql = (query: string): string => execFileSync('psql', [pgUrl!, '-At', '-c', query], { encoding: 'utf8' }).trim();
 
   beforeAll(async () => {
-    root = await tempRoot('scale-out');
+    root = await tempDir('e2e-scale-out');
     schema = freshSchema();
     // server A migrates the schema; B and C share its database and data dir (blobs, CA keys, TUF repository)
     fleet = await Fleet.start({ root: root.dir, devices: [], server: { databaseUrl: schema.url, schema: schema.schema } });

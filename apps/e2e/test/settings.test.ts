@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { AGENT_MAIN, SERVER_MAIN } from '../src/index.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 
 /**
  * The process settings the e2e suite relies on refuse bad values at start with one line
@@ -14,7 +14,7 @@ function run(file: string, env: Record<string, string>) {
 
 describe('bad process settings', () => {
   it.each(['0', 'soon', '86401'])('server SVC_DEVICE_CHECKIN_INTERVAL_S=%s', async (value) => {
-    const root = await tempRoot('settings');
+    const root = await tempDir('e2e-settings');
     try {
       const r = run(SERVER_MAIN, { SVC_DATA_DIR: root.dir, SVC_DEVICE_CHECKIN_INTERVAL_S: value });
       expect(r.status, r.stderr).toBe(2);
@@ -30,7 +30,7 @@ describe('bad process settings', () => {
     ['SVC_AGENT_REBOOT_COMMAND', '[]', 'svc-agent: SVC_AGENT_REBOOT_COMMAND: must be a JSON array of strings (argv)'],
     ['SVC_AGENT_REBOOT_COMMAND', '["systemctl", 1]', 'svc-agent: SVC_AGENT_REBOOT_COMMAND: must be a JSON array of strings (argv)'],
   ])('agent %s=%s', async (name, value, line) => {
-    const root = await tempRoot('settings');
+    const root = await tempDir('e2e-settings');
     try {
       const r = run(AGENT_MAIN, { SVC_AGENT_DATA_DIR: root.dir, [name]: value });
       expect(r.status, r.stderr).toBe(2);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, PRODUCT, svcRelease, waitFor } from '../src/index.js';
 import { sha } from './helpers/digest.js';
 import { freshSchema, stores } from './helpers/postgres.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -23,7 +23,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))('two-compone
   let fleet: Fleet;
   let drop = () => undefined as void;
   beforeAll(async () => {
-    root = await tempRoot('commit');
+    root = await tempDir('e2e-commit');
     let server = {};
     if (store === 'postgres') {
       const s = freshSchema();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet, svcRelease, type HealthProbe } from '../src/index.js';
 import { readJournal, rollbackOrder } from './helpers/journal.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 
 /**
  * v1 (config + model) commits; v2's second activation group fails the
@@ -24,7 +24,7 @@ describe('a failing health probe in the second group rolls the whole transaction
   let root: { dir: string; cleanup: () => Promise<void> };
   let fleet: Fleet;
   beforeAll(async () => {
-    root = await tempRoot('rollback');
+    root = await tempDir('e2e-rollback');
     fleet = await Fleet.start({ root: root.dir, devices: [DEVICE] });
   });
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '@svc/server';
 import { ADMIN, Fleet, startServer, svcRelease, waitFor, type ArtifactRecord, type GroupRecord, type ServerProcess } from '../src/index.js';
 import { freshSchema, stores } from './helpers/postgres.js';
-import { tempRoot } from './helpers/temp.js';
+import { tempDir } from '@svc/test-kit';
 import { requireTool } from './helpers/tools.js';
 
 /**
@@ -190,7 +190,7 @@ describe.each(stores().filter((s) => s === 'embedded' || havePsql))(
     let access: RepoAccess;
     let drop = () => undefined as void;
     beforeAll(async () => {
-      root = await tempRoot('tuf-rotation');
+      root = await tempDir('e2e-tuf-rotation');
       let server = {};
       if (store === 'postgres') {
         const s = freshSchema();

@@ -1,9 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import type { Http2Server, Http2Session } from 'node:http2';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Metadata, Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { DeviceServiceService, EnrollmentServiceService } from '@svc/device-proto';
+import { issueCert, makeCa, makeServerCert } from '@svc/test-kit';
 import { DEVICE_CHANNEL_TLS_NAME } from '../../src/channel/client.js';
 import { requireTool } from './tools.js';
 
@@ -11,65 +9,20 @@ import { requireTool } from './tools.js';
 export type ChannelPki = Record<'serverCa' | 'serverKey' | 'serverCert' | 'deviceCa' | 'deviceKey' | 'deviceCert', string>;
 
 /** Made with the OpenSSL CLI in `dir`: P-256 keys, the extensions the real channel uses. */
-export async function makeChannelPki(dir: string): Promise<ChannelPki> {
+export function makeChannelPki(dir: string): Promise<ChannelPki> {
   requireTool('openssl');
-  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  const ca = (name: string) =>
-    run(
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.pem`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      'basicConstraints=critical,CA:true',
-      '-addext',
-      'keyUsage=critical,keyCertSign',
-    );
-  const leaf = async (name: string, issuer: string, ext: string) => {
-    run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-    await writeFile(join(dir, `${name}.ext`), ext);
-    run(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      `${issuer}.pem`,
-      '-CAkey',
-      `${issuer}.key`,
-      '-CAcreateserial',
-      '-out',
-      `${name}.pem`,
-      '-days',
-      '2',
-      '-extfile',
-      `${name}.ext`,
-    );
-  };
-  ca('server-ca');
-  ca('device-ca');
-  await leaf('server', 'server-ca', `subjectAltName=DNS:${DEVICE_CHANNEL_TLS_NAME}\nextendedKeyUsage=serverAuth\n`);
-  await leaf('device', 'device-ca', 'extendedKeyUsage=clientAuth\n');
-  const read = (f: string) => readFile(join(dir, f), 'utf8');
-  return {
-    serverCa: await read('server-ca.pem'),
-    serverKey: await read('server.key'),
-    serverCert: await read('server.pem'),
-    deviceCa: await read('device-ca.pem'),
-    deviceKey: await read('device.key'),
-    deviceCert: await read('device.pem'),
-  };
+  const serverCa = makeCa(dir, 'server-ca', { days: 2 });
+  const deviceCa = makeCa(dir, 'device-ca', { days: 2 });
+  const server = makeServerCert(dir, 'server', serverCa, [`DNS:${DEVICE_CHANNEL_TLS_NAME}`], { days: 2 });
+  const device = issueCert(dir, 'device', deviceCa, { ext: ['extendedKeyUsage=clientAuth'], days: 2 });
+  return Promise.resolve({
+    serverCa: serverCa.certPem,
+    serverKey: server.keyPem,
+    serverCert: server.certPem,
+    deviceCa: deviceCa.certPem,
+    deviceKey: device.keyPem,
+    deviceCert: device.certPem,
+  });
 }
 
 /** A call the scripted service answered: which method, on which connection (client address:port), when. */

@@ -1,11 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import {
   envelopeBytes,
   generateKeyPair,
-  parseCertificatePem,
   parsePrivateKeyPem,
   signRelease,
   type ComponentKind,
@@ -13,6 +10,7 @@ import {
   type PrivateKey,
   type PublicKey,
 } from '@svc/release-core';
+import { makeCa, makeDeviceCert } from '@svc/test-kit';
 import type { FetchProgress, TargetFetcher } from '../../src/index.js';
 
 export const TENANT = '7d3c2a1e-4b5f-4c6d-8e9f-0a1b2c3d4e5f';
@@ -124,40 +122,7 @@ export interface DeviceFixture {
 /** A tenant device CA and a device certificate (contracts §4), made with the OpenSSL CLI. */
 export async function makeDevice(dir: string, name = 'dev-1'): Promise<DeviceFixture> {
   await mkdir(dir, { recursive: true });
-  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  run(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '30',
-    '-subj',
-    '/CN=tenant device CA',
-    '-addext',
-    'basicConstraints=critical,CA:true',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  );
-  run('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'dev.key');
-  run('req', '-new', '-key', 'dev.key', '-out', 'dev.csr', '-subj', `/CN=${name}`);
-  await writeFile(
-    join(dir, 'ext.cnf'),
-    `basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\nsubjectAltName=URI:spiffe://${TENANT}/device/${name}\n`,
-  );
-  run('x509', '-req', '-in', 'dev.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'dev.pem', '-days', '30', '-extfile', 'ext.cnf');
-  const pem = await readFile(join(dir, 'dev.pem'), 'utf8');
-  return {
-    name,
-    key: parsePrivateKeyPem(await readFile(join(dir, 'dev.key'), 'utf8')),
-    certificateDer: parseCertificatePem(pem).der,
-    caPem: await readFile(join(dir, 'ca.pem'), 'utf8'),
-  };
+  const ca = makeCa(dir, 'ca', { cn: 'tenant device CA' });
+  const dev = makeDeviceCert(dir, ca, TENANT, name);
+  return { name, key: parsePrivateKeyPem(dev.keyPem), certificateDer: new Uint8Array(dev.certDer), caPem: ca.certPem };
 }

@@ -1,19 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempDir as tempDirOf } from '@svc/test-kit';
 
 export { requireTool } from '../../../../vitest.shared.js';
 
 export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'svc-agent-'));
+  const { dir, cleanup } = await tempDirOf('agent');
   try {
     return await fn(dir);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await cleanup();
   }
 }
 
-export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'svc-agent-'));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
+/** A temp dir for one test and its removal. */
+export const tempDir = (): ReturnType<typeof tempDirOf> => tempDirOf('agent');

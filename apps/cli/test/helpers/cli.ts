@@ -1,8 +1,7 @@
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { expect } from 'vitest';
+import { tempDir as tempDirOf } from '@svc/test-kit';
 
 export const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'run.js');
 
@@ -40,7 +39,5 @@ export function openssl(args: string[], cwd?: string): Buffer {
   return execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'svc-cli-'));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
+/** A temp dir for one test and its removal. */
+export const tempDir = (): ReturnType<typeof tempDirOf> => tempDirOf('cli');

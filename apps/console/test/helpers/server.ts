@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type ServerProcess } from '@svc/e2e';
+import { logIn } from '@svc/test-kit';
 
 export const ADMIN = { email: 'admin@console.test', password: 'console-admin-password' } as const;
 
@@ -22,13 +23,7 @@ let n = 0;
 export async function startConsoleServer(): Promise<ConsoleServer> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-console-test-'));
   const server = await startServer({ dataDir: dir, admin: ADMIN });
-  const login = await fetch(`${server.url}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  if (login.status !== 204) throw new Error(`admin login: ${login.status}`);
-  const admin = { cookie: (login.headers.get('set-cookie') ?? '').split(';')[0]!, 'x-svc-csrf': '1' };
+  const admin: Record<string, string> = { ...(await logIn(`${server.url}/api/v1`, ADMIN)) };
   const api = async <T>(method: string, path: string, body?: unknown, expect = 200): Promise<T> => {
     const res = await fetch(`${server.url}/api/v1${path}`, {
       method,

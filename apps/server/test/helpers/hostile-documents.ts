@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
+import { writeTar } from '@svc/test-kit';
 import { cyclonedxDocument, openvexDocument, spdxDocument } from './documents.js';
 import { makeZip } from './feeds.js';
 import { controlString, deepJson, oversizedString, RawJson, writeJson, type Json } from './hostile-values.js';
@@ -149,28 +150,12 @@ export const textHazard: fc.Arbitrary<Json> = fc.oneof(
 /** The hazards every field gets in the examples (whatever the random runs pick; they also send repeated overlong text). */
 const EXAMPLE_HAZARDS: Json[] = ['a\u0000b', 'lone \ud800', randomBytes(3000).toString('hex'), new RawJson(`${'['.repeat(50_000)}${']'.repeat(50_000)}`)];
 
-/** A bare ustar archive of `files` (no links), written synchronously. */
-function tarOf(files: [string, Buffer][]): Buffer {
-  const blocks: Buffer[] = [];
-  for (const [name, data] of files) {
-    const h = Buffer.alloc(512);
-    h.write(name.slice(0, 99), 0, 'utf8');
-    h.write('0000644\0', 100);
-    h.write('0000000\0', 108);
-    h.write('0000000\0', 116);
-    h.write(`${data.length.toString(8).padStart(11, '0')}\0`, 124);
-    h.write('00000000000\0', 136);
-    h.write('        ', 148);
-    h.write('0', 156);
-    h.write('ustar\u000000', 257, 'latin1');
-    let sum = 0;
-    for (const b of h) sum += b;
-    h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
-    blocks.push(h, data, Buffer.alloc((512 - (data.length % 512)) % 512));
-  }
-  blocks.push(Buffer.alloc(1024));
-  return Buffer.concat(blocks);
-}
+/** A bare ustar archive of `files` (no links), written synchronously; names cut to 99 bytes. */
+const tarOf = (files: [string, Buffer][]): Buffer =>
+  writeTar(
+    files.map(([name, data]) => [name.slice(0, 99), data] as const),
+    { mtime: 0 },
+  );
 
 export interface DocumentBody {
   contentType: string;

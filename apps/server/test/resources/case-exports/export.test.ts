@@ -15,7 +15,8 @@ import { acceptReceipt } from '../../../src/resources/release-receipts/commands.
 import { deviceActor, runUnitOfWork } from '../../../src/resources/unit-of-work.js';
 import { createCasesFixture, VALID_CONTENT, type CasesFixture } from '../../fixtures/cases.js';
 import { availableDrivers } from '../../helpers/store.js';
-import { deviceIdentity, newAuthorizer, releasePayload, sign, tar, untar } from '../../fixtures/release-flow.js';
+import { deviceIdentity, newAuthorizer, releasePayload, sign, untar } from '../../fixtures/release-flow.js';
+import { writeTar } from '@svc/test-kit';
 import { attachmentMultipart } from '../../fixtures/cases-multipart.js';
 
 const CLI = resolve(import.meta.dirname, '../../../../cli/bin/run.js');
@@ -264,10 +265,10 @@ describe.each(availableDrivers())('case export on %s', (driver) => {
     const added = new Map(files);
     added.set('extra.txt', Buffer.from('x'));
     expect(() => verifyWithNodeCrypto(added, publicKeyPem)).toThrow(/not listed/);
-    await writeFile(join(dir, 'changed.tar'), await tar(changed));
+    await writeFile(join(dir, 'changed.tar'), writeTar(changed));
     const unlisted = new Map(files);
     unlisted.delete('manifest.json');
-    await writeFile(join(dir, 'no-manifest.tar'), await tar(unlisted));
+    await writeFile(join(dir, 'no-manifest.tar'), writeTar(unlisted));
   });
 
   it.skipIf(!CLI_BUILT)(

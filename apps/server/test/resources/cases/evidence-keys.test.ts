@@ -18,7 +18,8 @@ import { deleteWrappedKey, getWrappedKey, upsertWrappedKey, type WrappedKeyRow }
 import { keyIdOfRef, type KeyRef, type WrappedKeys } from '../../../src/key-custody/wrapped-keys.js';
 import { createCasesFixture, type CasesFixture } from '../../fixtures/cases.js';
 import { availableDrivers } from '../../helpers/store.js';
-import { tar, untar } from '../../fixtures/release-flow.js';
+import { untar } from '../../fixtures/release-flow.js';
+import { writeTar } from '@svc/test-kit';
 
 const CLI = resolve(import.meta.dirname, '../../../../cli/bin/run.js');
 const CLI_BUILT = existsSync(resolve(import.meta.dirname, '../../../../cli/dist/commands/verify-evidence.js'));
@@ -102,8 +103,8 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
     const list = await f.api('GET', '/api/v1/evidence-keys');
     expect(list.status).toBe(200);
     [key1, key2] = list.body.evidence_keys;
-    await writeFile(join(dir, 'before.tar'), await tar(before));
-    await writeFile(join(dir, 'after.tar'), await tar(after));
+    await writeFile(join(dir, 'before.tar'), writeTar(before));
+    await writeFile(join(dir, 'after.tar'), writeTar(after));
     await writeFile(join(dir, 'evidence-keys.json'), JSON.stringify(list.body));
     await writeFile(join(dir, 'key1.pub'), key1.public_key_pem);
   });
@@ -168,19 +169,19 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
     async () => {
       const keys = join(dir, 'evidence-keys.json');
       const other = generateKeyPair('ed25519');
-      await writeFile(join(dir, 'forged-other.tar'), await tar(resigned(after, other, key1.keyid, (m) => (m.key.keyid = key1.keyid))));
+      await writeFile(join(dir, 'forged-other.tar'), writeTar(resigned(after, other, key1.keyid, (m) => (m.key.keyid = key1.keyid))));
       const byOther = cli('verify-evidence', join(dir, 'forged-other.tar'), '--keys', keys);
       expect(byOther.status).toBe(1);
       expect(byOther.stderr).toMatch(/^refused: KEY_UNTRUSTED/);
       // the retired key, stolen, signs an export dated after its validity ended
-      await writeFile(join(dir, 'forged-late.tar'), await tar(resigned(after, key1Private, key1.keyid, (m) => (m.key.keyid = key1.keyid))));
+      await writeFile(join(dir, 'forged-late.tar'), writeTar(resigned(after, key1Private, key1.keyid, (m) => (m.key.keyid = key1.keyid))));
       const late = cli('verify-evidence', join(dir, 'forged-late.tar'), '--keys', keys);
       expect(late.status).toBe(1);
       expect(late.stderr).toMatch(/^refused: EVIDENCE_INVALID: .*valid/);
       // or back-dated before the key existed
       await writeFile(
         join(dir, 'forged-early.tar'),
-        await tar(
+        writeTar(
           resigned(before, key1Private, key1.keyid, (m) => {
             m.exported_at = '2001-01-01T00:00:00.000Z';
           }),
@@ -188,7 +189,7 @@ describe.each(availableDrivers())('evidence key history on %s', (driver) => {
       );
       expect(cli('verify-evidence', join(dir, 'forged-early.tar'), '--keys', keys).stderr).toMatch(/^refused: EVIDENCE_INVALID: .*valid/);
       // a manifest naming one key while signed by another
-      await writeFile(join(dir, 'forged-claim.tar'), await tar(resigned(before, key1Private, key1.keyid, (m) => (m.key.keyid = key2.keyid))));
+      await writeFile(join(dir, 'forged-claim.tar'), writeTar(resigned(before, key1Private, key1.keyid, (m) => (m.key.keyid = key2.keyid))));
       expect(cli('verify-evidence', join(dir, 'forged-claim.tar'), '--keys', keys).status).toBe(1);
     },
     120_000,
