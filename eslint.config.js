@@ -82,7 +82,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js', '**/*.mjs', '**/*.cjs', '**/*.d.mts', '**/vitest.config.ts', '**/vite.config.ts', 'vitest.shared.ts'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs', '**/*.d.mts', '**/vitest.config.ts', '**/vitest.*.config.ts', '**/vite.config.ts', 'vitest.shared.ts'],
     ...tseslint.configs.disableTypeChecked,
   },
   {
