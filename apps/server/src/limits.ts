@@ -101,7 +101,7 @@ export const SERVER_LIMITS = Object.freeze({
 
   /**
    * Bytes of one uploaded artifact file when the server is given no other cap
-   * (`PipelineDeps.maxArtifactBytes`): the largest OS images in use are a few GiB.
+   * (`PublishingDeps.maxArtifactBytes`): the largest OS images in use are a few GiB.
    */
   artifactBytes: 4 * GiB,
   /** Characters of a TUF target path: segments of at most 128, a few deep. */

@@ -8,7 +8,7 @@ import type { EnrollmentBatcher } from './enroll-batch.js';
 import type { LastSeenBuffer } from './last-seen.js';
 import type { ChannelLogger } from './grpc-status.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
-import type { PipelinePort, RepositoryPort } from './ports.js';
+import type { AssignmentsPort, RepositoryPort } from './ports.js';
 import type { ReceiptPipeline } from './receipt-pipeline.js';
 
 /** Everything a device-channel handler reads; built once per server process (wiring.ts). */
@@ -25,7 +25,7 @@ export interface DeviceChannelContext {
   lastSeen: LastSeenBuffer;
   /** The server CA devices pin at enrollment (DER). */
   serverCaDer: Uint8Array;
-  pipeline: PipelinePort;
+  assignments: AssignmentsPort;
   /** Receipt acceptance: verified per call, appended in batches (receipt-pipeline.ts). */
   receipts: ReceiptPipeline;
   repository: RepositoryPort;

@@ -74,7 +74,7 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
     // last_seen (and online again, when it was not): coalesced with other heartbeats (last-seen.ts)
     ctx.lastSeen.seen(peer.deviceId, now, device.status !== 'online');
   }
-  const assignments = await ctx.pipeline.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
+  const assignments = await ctx.assignments.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
   return {
     assignments: assignments.map(toProtoAssignment),
     logRequests: logRequests.map((r) => ({ id: r.id, requestedAt: r.created_at })),

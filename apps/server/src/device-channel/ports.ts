@@ -13,7 +13,7 @@ import type { Db } from '../store/tx.js';
 /** Rollouts seam: the assignment type is the rollouts resource's own (resources/rollouts/queries.ts). */
 export type { DeviceAssignment };
 
-export interface PipelinePort {
+export interface AssignmentsPort {
   listAssignments(db: Db, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]>;
 }
 

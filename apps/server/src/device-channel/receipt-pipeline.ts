@@ -25,7 +25,7 @@ interface Waiting {
   reject(e: unknown): void;
 }
 
-export interface ReceiptPipelineOptions {
+export interface ReceiptPublishingOptions {
   db: Kysely<Database>;
   cas: DeviceCaStore;
   now: () => Date;
@@ -48,7 +48,7 @@ export class ReceiptPipeline {
   private readonly maxBatch: number;
   private readonly writers: number;
 
-  constructor(private readonly o: ReceiptPipelineOptions) {
+  constructor(private readonly o: ReceiptPublishingOptions) {
     this.maxBatch = o.maxBatch ?? 500;
     this.writers = o.writers ?? 2;
   }

@@ -79,7 +79,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     lastSeen: new LastSeenBuffer(o.db, o.log),
     enrollments: new EnrollmentBatcher(o.db),
     serverCaDer: tls.caDer,
-    pipeline: { listAssignments },
+    assignments: { listAssignments },
     receipts: new ReceiptPipeline({ db: o.db, cas, now, hooks: o.hooks?.unitOfWork, verifier }),
     repository: o.repository,
     now,

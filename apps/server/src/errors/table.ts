@@ -58,7 +58,7 @@ export const ERROR_TABLE: Record<MappedErrorCode, ErrorMapping> = {
   KEY_UNAVAILABLE: { http: 503, grpc: 'UNAVAILABLE' },
   DEVICE_CHANNEL_BUSY: { http: 503, grpc: 'RESOURCE_EXHAUSTED' },
   INTERNAL: { http: 500, grpc: 'INTERNAL' },
-  // publish-and-deploy pipeline (docs/pipeline.md)
+  // publish-and-deploy pipeline (docs/publish-and-deploy.md)
   ARTIFACT_INVALID: { http: 400, grpc: 'INVALID_ARGUMENT' },
   ARTIFACT_EXISTS: { http: 409, grpc: 'ALREADY_EXISTS' },
   ARTIFACT_IMMUTABLE: { http: 400, grpc: 'INVALID_ARGUMENT' },

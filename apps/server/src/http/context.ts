@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServerConfig } from '../config.js';
 import type { Store } from '../store/open.js';
 import type { SigningRepository } from '../signing-repo/index.js';
-import type { PipelineOptions } from '../resources/pipeline-deps.js';
+import type { PublishingOptions } from '../resources/publishing.js';
 import type { ApiKeyCache } from '../auth/api-key-cache.js';
 import type { DeviceCredentialCache } from '../device-channel/credential-cache.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
@@ -27,8 +27,8 @@ export interface AppContext {
   sessionTtlSeconds?: number;
   /** The per-tenant TUF signing repository (artifacts and releases publish through it). */
   signingRepo?: SigningRepository;
-  /** Publish-and-deploy pipeline settings and test hooks (resources/pipeline-deps.ts). */
-  pipeline?: PipelineOptions;
+  /** Publishing settings and test hooks (resources/publishing.ts). */
+  publishing?: PublishingOptions;
   /** Remembered API-key lookups (auth/api-key-cache.ts); buildApp opens one when absent. */
   apiKeyCache?: ApiKeyCache;
   /** The device channel's remembered authentications when it runs in this process (main.ts): cleared on decommission. */

@@ -4,7 +4,7 @@ import type { KeyCustodyTables } from '../key-custody/tables.js';
 import type { CaseTables } from './case-tables.js';
 import type { CoreTables } from './core-tables.js';
 import type { DeltaTables } from './delta-tables.js';
-import type { PipelineTables } from './pipeline-tables.js';
+import type { ReleaseTables } from './release-tables.js';
 import type { SigningRepoTables } from '../signing-repo/tables.js';
 import type { VulnTables } from './vuln-tables.js';
 
@@ -13,4 +13,4 @@ import type { VulnTables } from './vuln-tables.js';
  * file and adds ONE name to the `extends` list below (e.g. `SigningRepoTables`).
  */
 export interface Database
-  extends CoreTables, DeviceChannelTables, PipelineTables, SigningRepoTables, VulnTables, CaseTables, KeyCustodyTables, DeltaTables, BlobTables {}
+  extends CoreTables, DeviceChannelTables, ReleaseTables, SigningRepoTables, VulnTables, CaseTables, KeyCustodyTables, DeltaTables, BlobTables {}

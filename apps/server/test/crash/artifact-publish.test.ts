@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordPublishedArtifact } from '../../src/resources/artifacts/commands.js';
 import { checkArtifactFields } from '../../src/resources/artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../../src/resources/artifacts/publication.js';
-import type { PipelineDeps } from '../../src/resources/pipeline-deps.js';
+import type { PublishingDeps } from '../../src/resources/publishing.js';
 import { runUnitOfWork, systemActor } from '../../src/resources/unit-of-work.js';
 import { SigningRepository } from '../../src/signing-repo/index.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -32,7 +32,7 @@ function transpileForChild(): Promise<string> {
       'src/resources/artifacts/fields.ts',
       'src/resources/artifacts/queries.ts',
       'src/http/pagination.ts',
-      'src/resources/pipeline-deps.ts',
+      'src/resources/publishing.ts',
       'src/store/tx.ts',
     ],
     // the repository opens its keys through key custody (wrapped keys, the default KEK file)
@@ -112,7 +112,7 @@ describe.each(availableDrivers())('artifact publish killed between metadata comm
       expect((await repo.getTargetInfo(tenantId, target))?.length).toBe(payload.length);
       expect(await s2.db.selectFrom('artifacts').select('id').where('tenant_id', '=', tenantId).execute()).toEqual([]);
 
-      const deps: PipelineDeps = { db: s2.db, blobs: repo.blobs, clock: () => new Date(), publishTargets: (t, e, o) => repo.publishTargets(t, e, o) };
+      const deps: PublishingDeps = { db: s2.db, blobs: repo.blobs, clock: () => new Date(), publishTargets: (t, e, o) => repo.publishTargets(t, e, o) };
       const blob = await storeArtifactBytes(deps, Readable.from([payload]));
       const published = await publishArtifactTarget(deps, tenantId, checkArtifactFields(fields), blob);
       const a = await runUnitOfWork(s2.db, { tenant: tenantId, actor: systemActor('retry'), now: new Date() }, (uow) =>

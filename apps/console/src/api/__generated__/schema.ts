@@ -9580,7 +9580,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description makes the group dynamic (docs/pipeline.md "Dynamic groups"); not with members */
+                        /** @description makes the group dynamic (docs/publish-and-deploy.md "Dynamic groups"); not with members */
                         filter?: string;
                         members?: string[];
                         name: string;

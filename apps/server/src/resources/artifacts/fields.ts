@@ -53,7 +53,7 @@ export function defaultMediaType(kind: string): string {
   return 'application/octet-stream';
 }
 
-/** The TUF target path scheme of artifacts (docs/pipeline.md). */
+/** The TUF target path scheme of artifacts (docs/publish-and-deploy.md). */
 export function artifactTargetPath(f: Pick<ArtifactFields, 'name' | 'version' | 'filename'>): string {
   return `artifacts/${f.name}/${f.version}/${f.filename}`;
 }

@@ -11,13 +11,13 @@ import type { Readable } from 'node:stream';
 import { isBlobError } from '../../blobs/index.js';
 import { ServerError } from '../../errors/server-error.js';
 import { isSigningRepoError } from '../../signing-repo/errors.js';
-import { type PipelineDeps } from '../pipeline-deps.js';
+import { type PublishingDeps } from '../publishing.js';
 import { artifactTargetPath, defaultMediaType, type ArtifactFields } from './fields.js';
 import { artifactVersionExists, type NewArtifact } from './queries.js';
 import { SERVER_LIMITS } from '../../limits.js';
 
 /** Stream the bytes into the blob store (hashing on the way, capped): nothing is buffered whole. */
-export async function storeArtifactBytes(deps: PipelineDeps, file: Readable | AsyncIterable<Uint8Array>): Promise<{ digest: Digest; length: number }> {
+export async function storeArtifactBytes(deps: PublishingDeps, file: Readable | AsyncIterable<Uint8Array>): Promise<{ digest: Digest; length: number }> {
   const max = deps.maxArtifactBytes ?? SERVER_LIMITS.artifactBytes;
   try {
     return await deps.blobs.put(file, { maxBytes: max });
@@ -35,7 +35,7 @@ export async function storeArtifactBytes(deps: PipelineDeps, file: Readable | As
  * commits its own transaction.
  */
 export async function publishArtifactTarget(
-  deps: PipelineDeps,
+  deps: PublishingDeps,
   tenantId: string,
   fields: ArtifactFields,
   blob: { digest: Digest; length: number },

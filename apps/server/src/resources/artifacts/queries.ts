@@ -2,7 +2,7 @@
 import { normalizeUuid, ARTIFACT_KINDS, type ArtifactKind } from '@svc/release-core';
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { likeContains } from '../../http/pagination.js';
-import type { ArtifactsTable } from '../../store/pipeline-tables.js';
+import type { ArtifactsTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable> & { has_sbom: unknown };

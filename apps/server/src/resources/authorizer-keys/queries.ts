@@ -5,7 +5,7 @@
  */
 import { parsePublicKeyPem, type PublicKey, normalizeUuid } from '@svc/release-core';
 import type { Selectable } from 'kysely';
-import type { AuthorizerKeysTable } from '../../store/pipeline-tables.js';
+import type { AuthorizerKeysTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 
 export type AuthorizerKeyRow = Selectable<AuthorizerKeysTable>;

@@ -5,7 +5,7 @@
  */
 import { sql, type Selectable } from 'kysely';
 import type { EvidenceKeysTable } from '../../store/case-tables.js';
-import type { ReleaseReceiptsTable } from '../../store/pipeline-tables.js';
+import type { ReleaseReceiptsTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 
 export type CaseReceiptRow = Pick<

@@ -57,7 +57,7 @@ async function addMembers(uow: UnitOfWork, groupId: string, devices: string[], f
 
 /**
  * POST /groups: the group, its first members and their digest. With `filter` the group is
- * dynamic (docs/pipeline.md "Dynamic groups"): its members are what the filter selects, now
+ * dynamic (docs/publish-and-deploy.md "Dynamic groups"): its members are what the filter selects, now
  * and at every refresh and rollout start; it takes no explicit members.
  */
 export const createGroup: Command<{ name: unknown; members?: unknown; filter?: unknown }, GroupView> = async (uow, body) => {

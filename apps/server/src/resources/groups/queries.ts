@@ -5,7 +5,7 @@
  */
 import { normalizeUuid, type Digest } from '@svc/release-core';
 import { sql, type RawBuilder, type Selectable } from 'kysely';
-import type { DeviceGroupsTable } from '../../store/pipeline-tables.js';
+import type { DeviceGroupsTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 
 export type GroupRow = Selectable<DeviceGroupsTable>;

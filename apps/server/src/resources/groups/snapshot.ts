@@ -10,7 +10,7 @@ export async function computeSnapshotDigest(db: Db, tenantId: string, groupId: s
 }
 
 /**
- * A dynamic group's members follow the fleet now (docs/pipeline.md "Dynamic groups"): they are
+ * A dynamic group's members follow the fleet now (docs/publish-and-deploy.md "Dynamic groups"): they are
  * materialized from its filter and the digest over them stored. The caller holds the group
  * row lock. A static group is left as it is. Answers the snapshot and what changed.
  */

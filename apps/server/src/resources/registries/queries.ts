@@ -1,7 +1,7 @@
 /** The registries table: OCI registries by URL, credentials by reference only. Tenant-scoped. */
 import { normalizeUuid } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
-import type { RegistriesTable } from '../../store/pipeline-tables.js';
+import type { RegistriesTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 
 export type RegistryRow = Selectable<RegistriesTable>;

@@ -10,7 +10,7 @@ import type { Db } from '../../store/tx.js';
 import { checkArtifactFields } from '../artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../artifacts/publication.js';
 import type { NewArtifact } from '../artifacts/queries.js';
-import type { PipelineDeps } from '../pipeline-deps.js';
+import type { PublishingDeps } from '../publishing.js';
 import { CYCLONEDX_TYPE, SPDX_TYPE } from '../sboms/documents.js';
 import { fetchArtifactLayer, getManifest, listReferrers, listTags, resolveCredentials, REPOSITORY_RE, TAG_RE, type RegistryTarget } from './oci-client.js';
 import { OCI_LAYOUT_TAR, ociLayoutTar } from './oci-layout.js';
@@ -55,7 +55,7 @@ export async function referrerSbom(t: RegistryTarget, repository: string, manife
  * one (read before anything commits). Defaults: name = last repository segment, version = tag.
  */
 export async function publishImportedImage(
-  deps: PipelineDeps,
+  deps: PublishingDeps,
   tenantId: string,
   id: string,
   body: { repository: string; tag: string; name?: string | undefined; version?: string | undefined },

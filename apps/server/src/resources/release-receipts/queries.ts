@@ -1,6 +1,6 @@
 import { normalizeUuid, type ActivationOutcome, type Digest } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
-import type { ReleaseReceiptsTable } from '../../store/pipeline-tables.js';
+import type { ReleaseReceiptsTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { ExportRow } from './export.js';
 

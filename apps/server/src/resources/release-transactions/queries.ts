@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { DeploymentsTable } from '../../store/pipeline-tables.js';
+import type { DeploymentsTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { TransactionState } from '../rollouts/states.js';
 import type { ManifestMember } from './result-manifest.js';

@@ -12,7 +12,7 @@ import { envelopeBytes, normalizeUuid, parseEnvelope, verifyRelease, IDENTIFIER_
 import { ServerError } from '../../errors/server-error.js';
 import { trustedAuthorizerKeys } from '../authorizer-keys/queries.js';
 import { isSigningRepoError } from '../../signing-repo/errors.js';
-import type { PipelineDeps } from '../pipeline-deps.js';
+import type { PublishingDeps } from '../publishing.js';
 import type { Command } from '../unit-of-work.js';
 import { insertRelease, releaseByVersion, targetGroup, type NewRelease, type ReleaseRow } from './queries.js';
 import { checkComponentArtifacts, checkTargetPolicyDigest, releaseTargetPath } from './rules.js';
@@ -26,7 +26,11 @@ export type PreparedRelease = { existing: ReleaseView } | { record: NewRelease }
  * Verifies a submission and publishes its envelope into the signing repository (spec §4 rules
  * 1-3). Runs before the record's unit of work, never inside one.
  */
-export async function prepareRelease(deps: PipelineDeps, tenantId: string, body: { envelope?: unknown; expected_product?: unknown }): Promise<PreparedRelease> {
+export async function prepareRelease(
+  deps: PublishingDeps,
+  tenantId: string,
+  body: { envelope?: unknown; expected_product?: unknown },
+): Promise<PreparedRelease> {
   if (typeof body.expected_product !== 'string' || !IDENTIFIER_PATTERNS.product.test(body.expected_product)) {
     throw new ServerError('RELEASE_INVALID', `expected_product: must match ${IDENTIFIER_PATTERNS.product.source}`);
   }

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { ReleasesTable } from '../../store/pipeline-tables.js';
+import type { ReleasesTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 
 const COLUMNS = ['id', 'product', 'version', 'payload_digest', 'envelope_digest', 'keyid', 'target', 'created_at'] as const;

@@ -7,7 +7,7 @@ import { ServerError } from '../../errors/server-error.js';
 import type { Db } from '../../store/tx.js';
 import { artifactsByIds } from './queries.js';
 
-/** The TUF target path of a release envelope (docs/pipeline.md). */
+/** The TUF target path of a release envelope (docs/publish-and-deploy.md). */
 export function releaseTargetPath(product: string, version: string): string {
   return `releases/${product}/${version}.dsse.json`;
 }

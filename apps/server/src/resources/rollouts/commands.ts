@@ -111,7 +111,7 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
   // spec §4: a changed group yields a different target-policy digest and the start is refused.
   // Recomputed from the members under the row lock rather than trusting the stored value; a
   // dynamic group's members are first materialized from its filter, so the start binds the
-  // membership of this moment, which the signed digest must cover (docs/pipeline.md).
+  // membership of this moment, which the signed digest must cover (docs/publish-and-deploy.md).
   const snap = await refreshGroupSnapshot(trx, tenant, g.id, now);
   checkTargetPolicyDigest(p, { id: g.id, digest: snap.digest });
   if (snap.count === 0) throw new ServerError('ROLLOUT_INVALID', `rollout.target_group: group ${g.id} has no devices`);

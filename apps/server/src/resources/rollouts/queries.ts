@@ -6,7 +6,7 @@
  */
 import type { Digest, FailureThreshold } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
-import type { DeploymentsTable, RolloutsTable } from '../../store/pipeline-tables.js';
+import type { DeploymentsTable, RolloutsTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { WaveRow } from './progression.js';
 import type { DeviceState, WaveState } from './states.js';

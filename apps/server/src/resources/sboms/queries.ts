@@ -1,7 +1,7 @@
 /** The artifact_sboms table (one document per artifact, kept byte-exact) and its component index. Tenant-scoped. */
 import { normalizeUuid } from '@svc/release-core';
 import type { Insertable } from 'kysely';
-import type { ArtifactSbomsTable } from '../../store/pipeline-tables.js';
+import type { ArtifactSbomsTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { SbomComponent } from './documents.js';
 

@@ -1,7 +1,7 @@
 /** vex_statements: append-only (a trigger refuses UPDATE and DELETE), tenant-scoped. */
 import type { Digest } from '@svc/release-core';
 import { sql, type Selectable } from 'kysely';
-import type { ArtifactsTable } from '../../store/pipeline-tables.js';
+import type { ArtifactsTable } from '../../store/release-tables.js';
 import type { VexStatementsTable } from '../../store/vuln-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { ParsedStatement } from './documents.js';

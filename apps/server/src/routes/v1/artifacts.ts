@@ -14,7 +14,7 @@ import { checkArtifactFields } from '../../resources/artifacts/fields.js';
 import { publishArtifactTarget, storeArtifactBytes } from '../../resources/artifacts/publication.js';
 import { artifactKindCounts, getArtifact, listArtifacts } from '../../resources/artifacts/queries.js';
 import { artifactView } from '../../resources/artifacts/views.js';
-import { pipelineDeps } from '../../resources/pipeline-deps.js';
+import { publishingDeps } from '../../resources/publishing.js';
 import { SEVERITIES, SEVERITY_RANK } from '../../resources/vulnerabilities/severity.js';
 import { Artifact, KindCounts } from '../../resources/artifacts/schemas.js';
 import { SERVER_LIMITS } from '../../limits.js';
@@ -28,7 +28,7 @@ const TEXT_FIELDS = new Set(['name', 'version', 'kind', 'media_type']);
  */
 export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
   const db = ctx.store.db;
-  const maxBytes = ctx.pipeline?.maxArtifactBytes ?? SERVER_LIMITS.artifactBytes;
+  const maxBytes = ctx.publishing?.maxArtifactBytes ?? SERVER_LIMITS.artifactBytes;
   // one file per request; the blob store enforces the byte cap while hashing
   await app.register(multipart, { limits: { files: 1, fields: 8, fieldSize: 1024, parts: 10, fileSize: maxBytes + 1 }, throwFileSizeLimit: false });
 
@@ -40,7 +40,7 @@ export const artifactsRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request, reply) => {
       if (!request.isMultipart()) throw new ServerError('ARTIFACT_INVALID', 'body: must be multipart/form-data with name, version, kind, media_type? and file');
-      const deps = pipelineDeps(ctx);
+      const deps = publishingDeps(ctx);
       const tenantId = principalOf(request).tenantId;
       const fields: Record<string, string> = {};
       let blob: { digest: Digest; length: number } | undefined;

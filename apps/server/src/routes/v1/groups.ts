@@ -27,7 +27,7 @@ export const groupsRoutes: V1Routes = async (app, { ctx }) => {
         body: Strict({
           name: Type.String({ minLength: 1, maxLength: 64 }),
           members: Type.Optional(DeviceNames),
-          filter: Type.Optional(Type.String({ description: 'makes the group dynamic (docs/pipeline.md "Dynamic groups"); not with members' })),
+          filter: Type.Optional(Type.String({ description: 'makes the group dynamic (docs/publish-and-deploy.md "Dynamic groups"); not with members' })),
         }),
         response: { 201: Group, ...ErrorResponses },
       },

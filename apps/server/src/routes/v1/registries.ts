@@ -4,7 +4,7 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
 import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
-import { pipelineDeps } from '../../resources/pipeline-deps.js';
+import { publishingDeps } from '../../resources/publishing.js';
 import { createRegistry, recordImportedArtifact } from '../../resources/registries/commands.js';
 import { listRegistries, registryCounts } from '../../resources/registries/queries.js';
 import { browseTags, publishImportedImage } from '../../resources/registries/remote.js';
@@ -90,7 +90,7 @@ export const registriesRoutes: V1Routes = async (app, { ctx }) => {
     async (request, reply) => {
       const { repository, tag } = request.body;
       // spec §1 rule 2: the image's signed target is committed before the record and its audit row
-      const { artifact, sbom } = await publishImportedImage(pipelineDeps(ctx), principalOf(request).tenantId, request.params.id, request.body);
+      const { artifact, sbom } = await publishImportedImage(publishingDeps(ctx), principalOf(request).tenantId, request.params.id, request.body);
       return reply.code(201).send(await execute(ctx, request, recordImportedArtifact, { artifact, registry: request.params.id, repository, tag, sbom }));
     },
   );

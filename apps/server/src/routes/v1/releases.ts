@@ -6,7 +6,7 @@ import type { V1Routes } from '../../http/context.js';
 import { execute } from '../../http/execute.js';
 import { listPage } from '../../http/pagination.js';
 import { ErrorResponses, PageOf, PageQuery, Strict } from '../../http/schemas.js';
-import { pipelineDeps } from '../../resources/pipeline-deps.js';
+import { publishingDeps } from '../../resources/publishing.js';
 import { prepareRelease, publishRelease } from '../../resources/releases/commands.js';
 import { getReleaseRow, releaseCountsByProduct, releasePage } from '../../resources/releases/queries.js';
 import { releaseJson } from '../../resources/releases/views.js';
@@ -27,7 +27,7 @@ export const releasesRoutes: V1Routes = async (app, { ctx }) => {
     },
     async (request, reply) => {
       // spec §1 rule 2: the envelope enters the signing repository before the record exists
-      const prepared = await prepareRelease(pipelineDeps(ctx), principalOf(request).tenantId, request.body);
+      const prepared = await prepareRelease(publishingDeps(ctx), principalOf(request).tenantId, request.body);
       // the identical envelope again is not a new resource: 200 with the existing release
       if ('existing' in prepared) return reply.code(200).send(prepared.existing);
       const { release, created } = await execute(ctx, request, publishRelease, prepared.record);

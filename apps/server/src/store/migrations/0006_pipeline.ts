@@ -1,5 +1,5 @@
 /**
- * Publish-and-deploy pipeline tables (docs/pipeline.md): artifacts and SBOMs, registries,
+ * Publish-and-deploy pipeline tables (docs/publish-and-deploy.md): artifacts and SBOMs, registries,
  * authorizer keys, device groups with their stored snapshot digest, releases, deployments
  * (a release transaction or a legacy rollout), member rollouts, waves, per-device progress,
  * and the append-only receipts and legacy reports.

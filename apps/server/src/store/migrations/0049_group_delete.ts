@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './sql.js';
 
 /**
- * Deleting a device group (docs/pipeline.md "Groups"): a deleted group keeps its row, marked by
+ * Deleting a device group (docs/publish-and-deploy.md "Groups"): a deleted group keeps its row, marked by
  * `deleted_at`, because the deployments that targeted it keep naming it (their `group_id` is a
  * foreign key and their history must stay readable); its members are removed. The name becomes
  * free again, so its uniqueness holds among live groups only.

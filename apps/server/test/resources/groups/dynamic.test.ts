@@ -1,5 +1,5 @@
 /**
- * Dynamic groups (docs/pipeline.md "Dynamic groups"): a group defined by a device filter whose
+ * Dynamic groups (docs/publish-and-deploy.md "Dynamic groups"): a group defined by a device filter whose
  * members follow the fleet at creation, at each refresh and at every rollout start, where they
  * are frozen into the deployment under the group lock. A signed rollout starts only when that
  * membership is the one the customer signed (GROUP_CHANGED otherwise, changing nothing);

@@ -175,7 +175,7 @@ export interface LegacyStatusReportsTable {
   reported_at: Timestamp;
 }
 
-export interface PipelineTables {
+export interface ReleaseTables {
   authorizer_keys: AuthorizerKeysTable;
   artifacts: ArtifactsTable;
   artifact_sboms: ArtifactSbomsTable;
