@@ -4,7 +4,7 @@
  * transient, and that alone decides report, retry or roll back.
  * Codes are never renamed: logs, receipts and tests match on them.
  */
-import { CodedError } from '@svc/release-core';
+import { CodedError, codedErrorGuard } from '@svc/release-core';
 export const AGENT_ERROR_CODES = [
   // configuration
   'CONFIG_INVALID',
@@ -52,6 +52,4 @@ export class AgentError<C extends AgentErrorCode = AgentErrorCode> extends Coded
   }
 }
 
-export function isAgentError(e: unknown, code?: AgentErrorCode): e is AgentError {
-  return e instanceof AgentError && (code === undefined || e.code === code);
-}
+export const isAgentError = codedErrorGuard<AgentError>(AgentError);

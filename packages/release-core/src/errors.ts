@@ -53,6 +53,15 @@ export abstract class CodedError<C extends string = string> extends Error {
   }
 }
 
+/**
+ * The `is<Family>Error(e, code?)` guard of one error family: `e` is an instance of the family,
+ * and of `code` when one is given. Each family exports its guard, `codedErrorGuard<Family>(Family)`
+ * (the type argument keeps the family's codes: inferred from a generic class they would be lost).
+ */
+export function codedErrorGuard<E extends CodedError>(family: abstract new (...args: never[]) => E): (e: unknown, code?: E['code']) => e is E {
+  return (e: unknown, code?: E['code']): e is E => e instanceof family && (code === undefined || e.code === code);
+}
+
 /** One bad field of a document: `path` like `components[1].kind`. */
 export interface Issue {
   path: string;
@@ -69,6 +78,4 @@ export class ReleaseError<C extends ReleaseErrorCode = ReleaseErrorCode> extends
   }
 }
 
-export function isReleaseError(e: unknown, code?: ReleaseErrorCode): e is ReleaseError {
-  return e instanceof ReleaseError && (code === undefined || e.code === code);
-}
+export const isReleaseError = codedErrorGuard<ReleaseError>(ReleaseError);

@@ -1,6 +1,6 @@
 // The public surface of @svc/release-core (API.md) that every platform shares; index.ts adds
 // the node:crypto provider, index.browser.ts nothing (the `browser` export condition).
-export { CodedError, RELEASE_ERROR_CODES, ReleaseError, isReleaseError } from './errors.js';
+export { CodedError, RELEASE_ERROR_CODES, ReleaseError, codedErrorGuard, isReleaseError } from './errors.js';
 export type { Issue, ReleaseErrorCode } from './errors.js';
 
 // crypto provider seam

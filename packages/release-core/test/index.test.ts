@@ -25,6 +25,7 @@ describe('@svc/release-core exports', () => {
         'canonicalize',
         'certificateSpki',
         'checkReceiptAgainstRelease',
+        'codedErrorGuard',
         'DELTA_FORMAT',
         'deltaTargetPath',
         'deltaDescriptorOf',

@@ -2,7 +2,7 @@
  * Typed errors of the blob store. The server maps each code to one HTTP and one
  * gRPC status in its single error table (src/errors/); this file only names them.
  */
-import { CodedError } from '@svc/release-core';
+import { CodedError, codedErrorGuard } from '@svc/release-core';
 export const BLOB_ERROR_CODES = [
   'BLOB_DIGEST_INVALID', // not `sha256:` + 64 lowercase hex
   'BLOB_NOT_FOUND', // no blob with that digest
@@ -18,6 +18,4 @@ export class BlobError extends CodedError<BlobErrorCode> {
   override readonly name = 'BlobError';
 }
 
-export function isBlobError(e: unknown, code?: BlobErrorCode): e is BlobError {
-  return e instanceof BlobError && (code === undefined || e.code === code);
-}
+export const isBlobError = codedErrorGuard<BlobError>(BlobError);

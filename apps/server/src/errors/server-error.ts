@@ -4,7 +4,7 @@
  * never renamed: integrators match on them. To add one: add it here, in `table.ts` and in
  * docs/errors.md.
  */
-import { CodedError } from '@svc/release-core';
+import { CodedError, codedErrorGuard } from '@svc/release-core';
 export const SERVER_ERROR_CODES = [
   'INVALID_INPUT',
   'MALFORMED_JSON',
@@ -76,9 +76,7 @@ export class ServerError<C extends ServerErrorCode = ServerErrorCode> extends Co
   override readonly name = 'ServerError';
 }
 
-export function isServerError(e: unknown, code?: ServerErrorCode): e is ServerError {
-  return e instanceof ServerError && (code === undefined || e.code === code);
-}
+export const isServerError = codedErrorGuard<ServerError>(ServerError);
 
 /** 400 naming the field: `invalidInput('limit', 'must be a non-negative integer')`. */
 export function invalidInput(field: string, problem: string): ServerError<'INVALID_INPUT'> {

@@ -3,7 +3,7 @@
  * (src/errors/) maps each code to an HTTP and a gRPC status; suggested mapping
  * in the trailing comment of each code.
  */
-import { CodedError } from '@svc/release-core';
+import { CodedError, codedErrorGuard } from '@svc/release-core';
 export const SIGNING_REPO_ERROR_CODES = [
   'REPO_NOT_FOUND', // tenant has no repository (404 / NOT_FOUND)
   'METADATA_NOT_FOUND', // no such metadata file (404 / NOT_FOUND)
@@ -29,6 +29,4 @@ export class SigningRepoError extends CodedError<SigningRepoErrorCode> {
   override readonly name = 'SigningRepoError';
 }
 
-export function isSigningRepoError(e: unknown, code?: SigningRepoErrorCode): e is SigningRepoError {
-  return e instanceof SigningRepoError && (code === undefined || e.code === code);
-}
+export const isSigningRepoError = codedErrorGuard<SigningRepoError>(SigningRepoError);
