@@ -7,6 +7,18 @@ import { Uuid } from '../../http/schemas.js';
 
 const Digest = Type.String({ pattern: '^sha256:[0-9a-f]{64}$' });
 
+/** One member's delivery as the device reported it: the path, the bytes that crossed the link, the fallback and failure. */
+const deliveryPath = {
+  method: Type.Union([Type.Literal('full'), Type.Literal('delta'), Type.Literal('adaptive')]),
+  bytes_transferred: Type.Integer(),
+  full_length: Type.Integer(),
+  source_digest: Type.Union([Digest, Type.Null()]),
+  fallback: Type.Union([Type.String(), Type.Null()]),
+  attempts: Type.Union([Type.Integer(), Type.Null()]),
+  resumes: Type.Union([Type.Integer(), Type.Null()]),
+  failure: Type.Union([Type.String(), Type.Null()]),
+};
+
 export const Delivery = Type.Object(
   {
     rollout_id: Uuid,
@@ -49,14 +61,7 @@ export const Delivery = Type.Object(
           device: Type.String(),
           receipt_id: Uuid,
           component: Type.String(),
-          method: Type.Union([Type.Literal('full'), Type.Literal('delta'), Type.Literal('adaptive')]),
-          bytes_transferred: Type.Integer(),
-          full_length: Type.Integer(),
-          source_digest: Type.Union([Digest, Type.Null()]),
-          fallback: Type.Union([Type.String(), Type.Null()]),
-          attempts: Type.Union([Type.Integer(), Type.Null()]),
-          resumes: Type.Union([Type.Integer(), Type.Null()]),
-          failure: Type.Union([Type.String(), Type.Null()]),
+          ...deliveryPath,
           failure_detail: Type.Union([Type.String(), Type.Null()]),
           reported_at: Type.String(),
         },
@@ -95,14 +100,7 @@ export const DeviceDeliveries = Type.Object(
           rollout_id: Type.Union([Uuid, Type.Null()]),
           transaction_id: Uuid,
           receipt_id: Uuid,
-          method: Type.Union([Type.Literal('full'), Type.Literal('delta'), Type.Literal('adaptive')]),
-          bytes_transferred: Type.Integer(),
-          full_length: Type.Integer(),
-          source_digest: Type.Union([Digest, Type.Null()]),
-          fallback: Type.Union([Type.String(), Type.Null()]),
-          attempts: Type.Union([Type.Integer(), Type.Null()]),
-          resumes: Type.Union([Type.Integer(), Type.Null()]),
-          failure: Type.Union([Type.String(), Type.Null()]),
+          ...deliveryPath,
           reported_at: Type.String(),
         },
         { additionalProperties: false },
