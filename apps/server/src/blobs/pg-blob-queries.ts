@@ -22,6 +22,16 @@ const COPY_HEADER = Buffer.concat([COPY_SIGNATURE, Buffer.alloc(8)]);
 const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 const INTEGER = /^(0|[1-9][0-9]{0,18})$/;
 
+/**
+ * COPY takes no parameters, so the integers a COPY statement names are part of its text: each
+ * must be a non-negative integer, checked here before the text is built.
+ */
+function checkIntegers(fn: string, values: Readonly<Record<string, string | number>>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (!INTEGER.test(String(value))) throw new Error(`${fn}: ${name} must be a non-negative integer, got ${JSON.stringify(String(value))}`);
+  }
+}
+
 const interval = (ms: number) => sql`make_interval(secs => ${ms / 1000})`;
 
 /** A new `writing` row leased for `leaseMs`; its id keys the chunks the upload writes. */
@@ -64,7 +74,7 @@ export async function insertChunk(db: BlobDb, id: string, idx: number, bytes: Ui
  * so a failure rolls both back and leaves the connection idle.
  */
 export async function insertChunksBinary(pool: pg.Pool, id: string, firstIdx: number, chunks: readonly Buffer[]): Promise<void> {
-  if (!INTEGER.test(id)) throw new Error(`insertChunksBinary: id must be a non-negative integer, got ${JSON.stringify(id)}`);
+  checkIntegers('insertChunksBinary', { id });
   const blobId = BigInt(id);
   const input: Buffer[] = [COPY_HEADER];
   chunks.forEach((bytes, i) => {
@@ -160,14 +170,7 @@ export async function readChunkSlice(db: BlobDb, id: string, idx: number, from: 
  * parameters, so the (checked) integers are part of the text.
  */
 export async function readChunkSliceBinary(pool: pg.Pool, id: string, idx: number, from: number, count: number): Promise<Buffer | undefined> {
-  for (const [name, value] of [
-    ['id', id],
-    ['idx', String(idx)],
-    ['from', String(from)],
-    ['count', String(count)],
-  ] as const) {
-    if (!INTEGER.test(value)) throw new Error(`readChunkSliceBinary: ${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
-  }
+  checkIntegers('readChunkSliceBinary', { id, idx, from, count });
   const text = `COPY (SELECT ${sliceOf(from, count)} FROM blob_chunks WHERE blob_id = ${id} AND idx = ${idx}) TO STDOUT (FORMAT binary)`;
   return parseCopyField(await runCopy(pool, text, []));
 }
@@ -179,13 +182,7 @@ export async function readChunkSliceBinary(pool: pg.Pool, id: string, idx: numbe
  * than asked when chunks are gone (the caller checks).
  */
 export async function readWholeChunksBinary(pool: pg.Pool, id: string, firstIdx: number, lastIdx: number): Promise<Buffer[]> {
-  for (const [name, value] of [
-    ['id', id],
-    ['firstIdx', String(firstIdx)],
-    ['lastIdx', String(lastIdx)],
-  ] as const) {
-    if (!INTEGER.test(value)) throw new Error(`readWholeChunksBinary: ${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
-  }
+  checkIntegers('readWholeChunksBinary', { id, firstIdx, lastIdx });
   const text = `COPY (SELECT bytes FROM blob_chunks WHERE blob_id = ${id} AND idx BETWEEN ${firstIdx} AND ${lastIdx} ORDER BY idx) TO STDOUT (FORMAT binary)`;
   const rows = new CopyBinaryRows();
   await runCopy(pool, text, [], (chunk) => rows.feed(chunk));
