@@ -263,6 +263,8 @@ export const SERVER_TUNING = Object.freeze({
   deltaRetireAfterMs: 24 * 60 * 60 * 1000,
   /** Delta rows the collector reads per page. */
   deltaGcBatch: 200,
+  /** How often each server process runs the delta collector. */
+  deltaGcIntervalMs: 10 * 60_000,
 
   // --- the bundle port (docs/delta-updates.md "OS bundles: RAUC streaming") ----------------
 
@@ -304,6 +306,12 @@ export const SERVER_TUNING = Object.freeze({
 
   // --- devices ------------------------------------------------------------------------------
 
+  /**
+   * `q` search pages (GET /devices?q=) each process remembers with the list version they were
+   * read at (resources/devices/search-cache.ts); the oldest written goes first. A page is at
+   * most a page of names.
+   */
+  deviceSearchCachePages: 256,
   /** Devices a bulk job processes per unit of work (each its own transaction and audit rows). */
   deviceBulkBatch: 100,
 

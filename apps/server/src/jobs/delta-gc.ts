@@ -35,9 +35,9 @@ export async function runDeltaGc(
   const cutoff = new Date(now().getTime() - (opts.graceMs ?? SERVER_TUNING.deltaRetireAfterMs));
   const batch = opts.batch ?? SERVER_TUNING.deltaGcBatch;
   const stored = new Map<string, Promise<boolean>>();
-  const has = (digest: string) => {
+  const has = (digest: Digest) => {
     let p = stored.get(digest);
-    if (p === undefined) stored.set(digest, (p = deps.blobs.has(digest as Digest)));
+    if (p === undefined) stored.set(digest, (p = deps.blobs.has(digest)));
     return p;
   };
   let retired = 0;
@@ -66,7 +66,7 @@ export async function runDeltaGc(
   }
 }
 
-/** Runs the delta collector every `intervalMs` (default 10 minutes) in every server process. */
+/** Runs the delta collector every `intervalMs` (default SERVER_TUNING.deltaGcIntervalMs) in every server process. */
 export function startDeltaGc(
   db: Kysely<Database>,
   deps: DeltaGcDeps,
@@ -78,7 +78,7 @@ export function startDeltaGc(
       const n = await runDeltaGc(db, deps, now);
       if (n > 0) opts.onRetired?.(n);
     },
-    opts.intervalMs ?? 10 * 60_000,
+    opts.intervalMs ?? SERVER_TUNING.deltaGcIntervalMs,
     opts.onError ?? (() => {}),
   );
 }

@@ -427,15 +427,9 @@ const inUse = sql`EXISTS (
     AND dp.device_count > dp.n_committed + dp.n_rolled_back + dp.n_failed + dp.n_installed + dp.n_skipped)`;
 
 /** A settled delta no running deployment uses, as the collector considers it. */
-export interface UnusedDelta {
-  id: string;
-  tenant_id: string;
-  source_digest: string;
-  target_digest: string;
+export type UnusedDelta = Pick<DeltaRow, 'id' | 'tenant_id' | 'source_digest' | 'target_digest' | 'target_path' | 'updated_at'> & {
   state: 'ready' | 'skipped' | 'failed';
-  target_path: string | null;
-  updated_at: Date;
-}
+};
 
 /**
  * Settled deltas (ready, skipped, failed: no build holds them) that no running deployment

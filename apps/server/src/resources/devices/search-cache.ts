@@ -12,9 +12,11 @@
  * served; another process's change bumps the version like a local one.
  *
  * Not for a device filter (docs/device-filter.md): tags and attributes change without a bump.
- * Bounded: at most `maxPages` pages (the oldest written is dropped first), each at most a
- * page of names (200).
+ * Bounded: at most `SERVER_TUNING.deviceSearchCachePages` pages (the oldest written is dropped
+ * first), each at most a page of names (200).
  */
+import { SERVER_TUNING } from '../../limits.js';
+
 export interface SearchPage {
   version: string;
   total: number;
@@ -26,7 +28,7 @@ export class DeviceSearchCache {
   private readonly pages = new Map<string, SearchPage>();
 
   constructor(options: { maxPages?: number } = {}) {
-    this.maxPages = options.maxPages ?? 256;
+    this.maxPages = options.maxPages ?? SERVER_TUNING.deviceSearchCachePages;
   }
 
   get(key: string): SearchPage | undefined {
