@@ -94,6 +94,9 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
       [a0.digest, 1, 'queued'],
     ]);
     expect(planned.body).toMatchObject({ totals: [], deliveries: [], deliveries_total: 0 });
+    // a device's deliveries: none reported yet; an unknown device is 404
+    expect(await f.api('GET', '/api/v1/devices/dev-a/deliveries')).toMatchObject({ status: 200, body: { device: 'dev-a', members: [] } });
+    expect((await f.api('GET', '/api/v1/devices/no-such-device/deliveries')).status).toBe(404);
 
     // the background job: both built, published, and their progress visible
     expect(await runDeltaBuilds(f.t.testStore.store.db, { blobs: f.repo.blobs, publish, workDir: work }, f.t.clock.now)).toBe(2);
