@@ -83,6 +83,26 @@ describe.each(availableDrivers())('tuf-js client against the signing repository 
     expect((await fetch(`${base}/tuf/${tenant}/metadata/2.targets.json`)).status).toBe(200);
   });
 
+  it('follows a retirement: the re-signed chain verifies, the retired target is gone, the other stays', async () => {
+    const tenant = await f.newTenant();
+    const kept = randomBytes(1000);
+    await publish(tenant, 'deltas/keep.zst', kept);
+    await publish(tenant, 'deltas/retire.zst', randomBytes(1000));
+    const dev = await device(tenant);
+    const before = dev.updater();
+    await before.refresh();
+    expect(await before.getTargetInfo('deltas/retire.zst')).toBeDefined();
+
+    const result = await f.t.store.db.transaction().execute((trx) => f.repo.retireTargets(trx, tenant, ['deltas/retire.zst']));
+    expect(result.removed).toEqual(['deltas/retire.zst']);
+    const after = dev.updater();
+    await after.refresh();
+    expect(await trustedVersion(dev.metadataDir, 'targets')).toBe(result.targetsVersion);
+    expect(await after.getTargetInfo('deltas/retire.zst')).toBeUndefined();
+    const info = await after.getTargetInfo('deltas/keep.zst');
+    expect((await readFile(await after.downloadTarget(info!))).equals(kept)).toBe(true);
+  });
+
   it('follows a root rotation signed by the old (offline) and the new root key', async () => {
     const tenant = await f.newTenant();
     await publish(tenant, 'a.bin', Buffer.from('a'));
