@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { seedDevices } from './seed-devices.mjs';
 import { benchKekEnv } from './kek.mjs';
+import { serverLaunch } from './measure.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, '../dist');
@@ -27,8 +28,8 @@ const N = 100_000;
 const REQUESTS = Number(process.env.SVC_BENCH_REQUESTS ?? 400);
 const TARGET_P99_MS = 100;
 const FILTER = 'attributes.hw_model = "gw-3" and custom.site = "lyon"';
-const startScript = JSON.parse(await readFile(resolve(here, '../package.json'), 'utf8')).scripts.start;
-const nodeFlags = /^node((?: --[^\s]+)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(/\s+/).filter(Boolean) ?? [];
+// on PostgreSQL, as a deployment's hosts run it
+const launch = serverLaunch(await readFile(resolve(here, '../package.json'), 'utf8'), 'postgres');
 
 if (!pgUrl) {
   console.error('device-filter bench: set SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL (PostgreSQL)');
@@ -37,8 +38,8 @@ if (!pgUrl) {
 
 function startServer(env) {
   return new Promise((resolvePort, reject) => {
-    const child = spawn(process.execPath, [...nodeFlags, join(dist, 'main.js')], {
-      env: { ...process.env, SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_LOG_LEVEL: 'warn', ...env },
+    const child = spawn(process.execPath, [...launch.flags, join(dist, 'main.js')], {
+      env: { ...process.env, ...launch.env, SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

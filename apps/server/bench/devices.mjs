@@ -47,6 +47,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { seedDevices } from './seed-devices.mjs';
 import { benchKekEnv } from './kek.mjs';
+import { serverLaunch } from './measure.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, '../dist');
@@ -77,10 +78,8 @@ const pin = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'tru
 const pinned = (cpu, cmd, args) => (pin ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args]);
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
-/** The node flags of `pnpm start` (apps/server/package.json), so the bench runs the server as deployed. */
-const startScript = JSON.parse(readFileSync(resolve(here, '../package.json'), 'utf8')).scripts.start;
-const nodeFlags = /^node((?: --[^\s]+)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(/\s+/).filter(Boolean);
-if (nodeFlags === undefined) throw new Error(`bench: cannot read node flags from the start script ${JSON.stringify(startScript)}`);
+/** The server's environment and node flags as deployed (`pnpm start`, plus the PostgreSQL hosts' flags). */
+const launchOf = (driver) => serverLaunch(readFileSync(resolve(here, '../package.json'), 'utf8'), driver);
 
 async function seed(storeOptions, n) {
   const store = await openStore(storeOptions);
@@ -133,9 +132,10 @@ async function driveWithCpu(url, headers, serverPid, backends) {
 
 function startServer(env) {
   return new Promise((resolvePort, reject) => {
-    const [cmd, args] = pinned(SERVER_CPU, process.execPath, [...nodeFlags, ...SERVER_FLAGS, join(dist, 'main.js')]);
+    const launch = launchOf(env.SVC_DATABASE_URL ? 'postgres' : 'embedded');
+    const [cmd, args] = pinned(SERVER_CPU, process.execPath, [...launch.flags, ...SERVER_FLAGS, join(dist, 'main.js')]);
     const child = spawn(cmd, args, {
-      env: { ...process.env, SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_LOG_LEVEL: 'info', ...env },
+      env: { ...process.env, ...launch.env, SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -1,5 +1,5 @@
 // Memory of the embedded server as `pnpm start` runs it (docs/server.md, "Memory of the
-// embedded server"): `node --max-semi-space-size=64 dist/main.js` on a fresh data directory,
+// embedded server"): its environment and node flags read from the start script, on a fresh data directory,
 // the RSS sampled every 200 ms from the start until BENCH_MEMORY_REST_S (25) seconds after it
 // listens. Prints the RSS at rest and the peak (VmHWM) of the server process, and the peak of
 // any child it started (the one-time initdb of a fresh directory), against the targets for a
@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchMain, measured } from './measure.mjs';
+import { benchMain, measured, serverLaunch } from './measure.mjs';
 
 const REST_S = Number(process.env.BENCH_MEMORY_REST_S ?? 25);
 const TARGETS = { restMiB: 250, peakMiB: 400 };
@@ -53,9 +53,10 @@ async function bareNode() {
 
 async function server() {
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-memory-'));
-  const child = spawn(process.execPath, ['--max-semi-space-size=64', MAIN], {
+  const launch = serverLaunch(await readFile(join(import.meta.dirname, '..', 'package.json'), 'utf8'), 'embedded');
+  const child = spawn(process.execPath, [...launch.flags, MAIN], {
     cwd: dir,
-    env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_DATABASE_URL: '' },
+    env: { ...process.env, ...launch.env, SVC_DATA_DIR: join(dir, 'data'), SVC_HTTP_ADDR: '127.0.0.1:0', SVC_DEVICE_ADDR: '127.0.0.1:0', SVC_DATABASE_URL: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -32,3 +32,26 @@ export async function benchMain(name, body) {
     process.exitCode = 1;
   }
 }
+
+/** The node flags each host of a deployment on PostgreSQL adds (docs/server.md, "Deployment on several hosts"). */
+export const POSTGRES_NODE_FLAGS = ['--max-semi-space-size=64'];
+
+/**
+ * How the server is launched as deployed: the environment and node flags of `pnpm start`
+ * (apps/server/package.json, `[NAME=value ...] node [--flag ...] dist/main.js`), plus, on
+ * PostgreSQL, the flags a deployment's hosts add. Throws when the start script has another form.
+ */
+export function serverLaunch(packageJson, driver) {
+  const start = JSON.parse(packageJson).scripts.start;
+  const m = /^((?:[A-Z_]+=\S+ )*)node((?: --\S+)*) dist\/main\.js$/.exec(start);
+  if (m === null) throw new Error(`bench: cannot read the launch from the start script ${JSON.stringify(start)}`);
+  const env = Object.fromEntries(
+    m[1]
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+  const flags = m[2].trim().split(/\s+/).filter(Boolean);
+  return { env, flags: driver === 'postgres' ? [...flags, ...POSTGRES_NODE_FLAGS] : flags };
+}

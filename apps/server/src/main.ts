@@ -11,6 +11,7 @@
  * key moved to a new KEK in one transaction; docs/server.md "Key encryption").
  */
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { builtConsoleDir } from './http/console.js';
 import { ConfigError, parseConfig } from './config.js';
 import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
@@ -63,6 +64,11 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  // The embedded database's WebAssembly is compiled by V8's baseline compiler alone: the
+  // optimising tier's compiler memory stayed in the C heap after start (about 60 MiB at rest),
+  // for queries that the embedded default's small fleets barely notice (docs/server.md, "Memory
+  // of the embedded server"). Read when PGlite compiles its module, so set before the store opens.
+  if (config.databaseUrl === undefined) setFlagsFromString('--liftoff-only');
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     pgliteDir: join(config.dataDir, 'db'),

@@ -35,8 +35,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Readable, Writable } from 'node:stream';
-import * as fontkit from 'fontkit';
-import PDFDocument from 'pdfkit';
+import type * as Fontkit from 'fontkit';
+import type PDFKitDocument from 'pdfkit';
 
 /** The report branding of a tenant, as the PDF uses it. */
 export interface ReportBranding {
@@ -89,6 +89,16 @@ export function reportBranding(settings: BrandingSettings | undefined, tenantNam
 
 const require = createRequire(import.meta.url);
 
+/**
+ * pdfkit and fontkit, loaded when the first document is drawn: together about 15 MiB of a
+ * process at rest that a server which never renders a PDF does not pay (docs/server.md,
+ * "Memory of the embedded server").
+ */
+let pdfLibraries: { PDFDocument: typeof PDFKitDocument; fontkit: typeof Fontkit } | undefined;
+function pdfLibs(): { PDFDocument: typeof PDFKitDocument; fontkit: typeof Fontkit } {
+  return (pdfLibraries ??= { PDFDocument: require('pdfkit') as typeof PDFKitDocument, fontkit: require('fontkit') as typeof Fontkit });
+}
+
 /** The fonts every document embeds (subset): open licences, shipped by npm packages (docs/reports.md "Fonts"). */
 export const FONT_FILES = {
   regular: require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf'),
@@ -104,7 +114,7 @@ export type TextStyle = Exclude<Face, 'cjk'>;
 
 interface LoadedFont {
   bytes: Buffer;
-  font: fontkit.Font;
+  font: Fontkit.Font;
 }
 
 // read once per process; the CJK font (about 10 MB) only when a document first needs it
@@ -113,7 +123,7 @@ function fontOf(face: Face): LoadedFont {
   let f = loaded.get(face);
   if (f === undefined) {
     const bytes = readFileSync(FONT_FILES[face]);
-    f = { bytes, font: fontkit.create(bytes) as fontkit.Font };
+    f = { bytes, font: pdfLibs().fontkit.create(bytes) as Fontkit.Font };
     loaded.set(face, f);
   }
   return f;
@@ -333,7 +343,7 @@ export class BrandedPdf {
       CreationDate: o.generatedAt,
       ModDate: o.generatedAt,
     };
-    this.doc = new PDFDocument({
+    this.doc = new (pdfLibs().PDFDocument)({
       size: 'A4',
       margins: { top: TOP, bottom: BOTTOM, left: MARGIN, right: MARGIN },
       info,

@@ -74,7 +74,7 @@ export function postgresPoolOf(db: object): pg.Pool | undefined {
  * of the embedded server"; `pnpm bench` prints the RSS).
  */
 export const EMBEDDED_PG_SETTINGS: Readonly<Record<string, string>> = {
-  shared_buffers: '32MB',
+  shared_buffers: '16MB',
   temp_buffers: '4MB',
   wal_buffers: '1MB',
   maintenance_work_mem: '16MB',
