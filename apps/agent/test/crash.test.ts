@@ -265,7 +265,10 @@ describe.sequential('crash table: SIGKILL at every crash point, restart, converg
       // v1 of the container is live (the fake runtime's table) and its image archive kept
       await mkdir(runtimeBin);
       const fake = await installFakeRuntime(runtimeBin);
-      await writeFile(fake.state, JSON.stringify({ containers: { 'svc-web': { id: 'id-svc-web', digest: sha('web-v1'), image: 'svc/web:v1', running: true } } }));
+      await writeFile(
+        fake.state,
+        JSON.stringify({ containers: { 'svc-web': { id: 'id-svc-web', digest: sha('web-v1'), image: 'svc/web:v1', running: true } } }),
+      );
       await mkdir(join(dataDir, 'kept', 'container'), { recursive: true });
       await writeFile(join(dataDir, 'kept', 'container', 'web.tar'), 'web-v1');
     }

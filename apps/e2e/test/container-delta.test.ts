@@ -38,7 +38,15 @@ const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 interface DeliveryView {
   deltas: { queued: number; building: number; ready: number; failed: number; skipped: number; items: { state: string; length: number | null }[] };
-  deliveries: { device: string; component: string; method: string; bytes_transferred: number; full_length: number; source_digest: string | null; fallback: string | null }[];
+  deliveries: {
+    device: string;
+    component: string;
+    method: string;
+    bytes_transferred: number;
+    full_length: number;
+    source_digest: string | null;
+    fallback: string | null;
+  }[];
   deliveries_total: number;
 }
 
@@ -130,7 +138,14 @@ describe.skipIf(!ready)('a container member installed through a delta of its ima
     const v2 = await buildArchive('v2', base);
 
     const upload = (version: string, bytes: Buffer) =>
-      fleet.api.uploadArtifact({ name: 'app', version, kind: 'container', filename: 'app.docker-archive.tar', mediaType: 'application/x-docker-archive', bytes });
+      fleet.api.uploadArtifact({
+        name: 'app',
+        version,
+        kind: 'container',
+        filename: 'app.docker-archive.tar',
+        mediaType: 'application/x-docker-archive',
+        bytes,
+      });
     const a1 = await upload('1.0.0', v1);
     const group = await fleet.createGroup('field', [DEVICE]);
     const probes = [{ name: 'app-running', type: 'command' as const, command: ['podman', 'exec', 'svc-app', 'cat', '/version'], timeout_s: 30 }];
