@@ -1,10 +1,11 @@
-import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AgentError } from '../errors.js';
 import { digestHex, isDigest, type Digest } from '@svc/release-core';
 import { fsyncDir } from '../journal/io.js';
 import { crashPoint } from '../state-machine/crash-points.js';
 import type { ActivationResult, DriverFacts, MemberDriver, MemberSpec } from './driver.js';
+import { exists, fsyncFile } from './file-placement.js';
 import { containerRuntimeCli, parseLoadedImage, type ContainerRuntimeCli } from './container-runtime.js';
 import { runCommand, type RunResult } from './run.js';
 
@@ -18,25 +19,6 @@ export interface ContainerDriverOptions {
    * without it no archive is kept and container members always take the full download.
    */
   archiveDir?: string;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw e;
-  }
-}
-
-async function fsyncFile(path: string): Promise<void> {
-  const h = await open(path, 'r');
-  try {
-    await h.sync();
-  } finally {
-    await h.close();
-  }
 }
 
 /**
