@@ -181,7 +181,7 @@ async function main(): Promise<void> {
           model: new FilePlacementDriver({ kind: 'model', dataDir: config.dataDir }),
           config: new FilePlacementDriver({ kind: 'config', dataDir: config.dataDir }),
           'service-binary': new FilePlacementDriver({ kind: 'service-binary', dataDir: config.dataDir }),
-          container: new ContainerDriver({ runtime: containerRuntimeCli(containerRuntime) }),
+          container: new ContainerDriver({ runtime: containerRuntimeCli(containerRuntime), archiveDir: join(config.dataDir, 'kept', 'container') }),
           ...(osBundle === 'rauc'
             ? {
                 'os-bundle': new OsBundleDriver(

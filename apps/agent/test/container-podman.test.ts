@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerDriver, containerRuntimeCli, type MemberSpec } from '../src/index.js';
@@ -99,8 +99,10 @@ describe.skipIf(!ready)('container driver with real podman', () => {
 
   const img = (key: string) => images.get(key)!;
 
-  it('installs, swaps keeping the previous stopped, rolls back, retries and commits', async () => {
-    const driver = new ContainerDriver({ runtime: containerRuntimeCli('podman'), env, timeoutMs: 120_000 });
+  it('installs, swaps keeping the previous stopped, rolls back, retries and commits; the live image archive is kept', async () => {
+    const archiveDir = join(dir, 'kept');
+    const driver = new ContainerDriver({ runtime: containerRuntimeCli('podman'), env, timeoutMs: 120_000, archiveDir });
+    const kept = async () => readFile(join(archiveDir, 'app.tar'));
     const v1 = img('app:v1');
     const v2 = img('app:v2');
     expect(await driver.currentDigest(v1.member)).toBeNull();
@@ -113,6 +115,8 @@ describe.skipIf(!ready)('container driver with real podman', () => {
     expect(await driver.currentDigest(v1.member)).toBe(v1.member.digest);
     expect(versionIn('svc-app')).toBe('app v1');
     expect(state('svc-app')).toBe('running');
+    expect((await kept()).equals(await readFile(v1.file))).toBe(true);
+    expect(await driver.deltaSource(v2.member)).toBe(join(archiveDir, 'app.tar'));
 
     await driver.stage(v2.member, v2.file);
     await driver.activate(v2.member);
@@ -126,6 +130,7 @@ describe.skipIf(!ready)('container driver with real podman', () => {
     expect(state('svc-app-prev')).toBe('absent');
     await driver.rollback(v2.member); // idempotent
     expect(await driver.currentDigest(v1.member)).toBe(v1.member.digest);
+    expect((await kept()).equals(await readFile(v1.file))).toBe(true);
 
     // an activation retried after a crash: the live container is ours, the kept one stays v1
     await driver.activate(v2.member);
@@ -136,6 +141,8 @@ describe.skipIf(!ready)('container driver with real podman', () => {
     expect(state('svc-app-prev')).toBe('absent');
     expect(versionIn('svc-app')).toBe('app v2');
     expect(await driver.currentDigest(v2.member)).toBe(v2.member.digest);
+    expect((await kept()).equals(await readFile(v2.file))).toBe(true);
+    expect(await readdir(archiveDir)).toEqual(['app.tar']);
   });
 
   it('a container that cannot start is ACTIVATION_FAILED and rollback brings the previous one back', async () => {

@@ -10,6 +10,7 @@ import { assignmentFor } from './helpers/agent-fixture.js';
 import { compileChild } from './helpers/compile-child.js';
 import type { CrashScenario } from './helpers/crash-child.js';
 import { PRODUCT, PROFILE, TENANT, buildRelease, makeDevice, sha, type BuiltRelease, type DeviceFixture } from './helpers/release-fixture.js';
+import { installFakeRuntime } from './helpers/fake-runtime.js';
 import { tempDir } from './helpers/tools.js';
 
 /**
@@ -18,7 +19,7 @@ import { tempDir } from './helpers/tools.js';
  * (Mender's `state_chain` rows). The release has two file members in two activation groups,
  * each group with its own health probe; interrupted activations are rolled back first.
  */
-type Release = 'two-groups' | 'group-1-unhealthy' | 'tampered-conf-b' | 'os-bundle';
+type Release = 'two-groups' | 'group-1-unhealthy' | 'tampered-conf-b' | 'os-bundle' | 'container' | 'container-group-1-unhealthy';
 
 interface Row {
   name: string;
@@ -143,6 +144,17 @@ const rows: Row[] = [
     expectReceipt: { activation: 'rolled-back', health: 'not-checked', verdicts: ['rolled-back', 'not-attempted'] },
     expectLive: 'v1',
   },
+  // group 0 is a container (its kept image archive swapped like a placed file), group 1 a config
+  {
+    name: 'container: between the kept archive link and its rename',
+    killIn: 'mid-driver-write',
+    release: 'container',
+    expectReceipt: committed,
+    expectLive: 'v2',
+  },
+  { name: 'container: mid-activation of group 0', killIn: 'mid-activation-0', release: 'container', expectReceipt: committed, expectLive: 'v2' },
+  { name: 'container: mid-commit (finishes the commit)', killIn: 'mid-commit', release: 'container', expectReceipt: committed, expectLive: 'v2' },
+  { name: 'container: mid-rollback after group 1 failed its own probe', killIn: 'mid-rollback', ...GROUP_1_UNHEALTHY, release: 'container-group-1-unhealthy' },
   {
     name: 'os-bundle: reboot requested, the restart boots the new slot (confirmed, health-checked, committed)',
     killIn: 'reboot-requested',
@@ -182,6 +194,22 @@ function releaseFor(kind: Release, dataDir: string): { rel: BuiltRelease; tamper
     };
   }
   const placed = (kind: string, name: string) => join(dataDir, 'placed', kind, name);
+  if (kind === 'container' || kind === 'container-group-1-unhealthy') {
+    return {
+      rel: buildRelease({
+        components: [
+          { name: 'web', kind: 'container', content: 'web-v2' },
+          { name: 'conf-b', kind: 'config', content: 'conf-b-v2' },
+        ],
+        groups: [['web'], ['conf-b']],
+        probes: [
+          { name: 'web-v2', type: 'command', command: ['grep', '-q', 'web-v2', join(dataDir, 'kept', 'container', 'web.tar')], timeout_s: 5, group: 0 },
+          { name: 'conf-b-v2', type: 'command', command: ['grep', '-q', 'conf-b-v2', placed('config', 'conf-b')], timeout_s: 5, group: 1 },
+          ...(kind === 'container-group-1-unhealthy' ? [{ name: 'broken', type: 'command', command: ['false'], timeout_s: 5, group: 1 }] : []),
+        ],
+      }),
+    };
+  }
   const rel = buildRelease({
     components: [
       { name: 'model-a', kind: 'model', content: MODEL_V2 },
@@ -231,6 +259,19 @@ describe.sequential('crash table: SIGKILL at every crash point, restart, converg
       await mkdir(join(dataDir, 'placed', k), { recursive: true });
       await writeFile(join(dataDir, 'placed', k, name), `${name}-v1`);
     }
+    const container = kind === 'container' || kind === 'container-group-1-unhealthy';
+    const runtimeBin = join(dir, 'bin');
+    if (container) {
+      // v1 of the container is live (the fake runtime's table) and its image archive kept
+      await mkdir(runtimeBin);
+      const fake = await installFakeRuntime(runtimeBin);
+      await writeFile(
+        fake.state,
+        JSON.stringify({ containers: { 'svc-web': { id: 'id-svc-web', digest: sha('web-v1'), image: 'svc/web:v1', running: true } } }),
+      );
+      await mkdir(join(dataDir, 'kept', 'container'), { recursive: true });
+      await writeFile(join(dataDir, 'kept', 'container', 'web.tar'), 'web-v1');
+    }
     const { rel, tamper } = releaseFor(kind, dataDir);
     for (const [path, bytes] of rel.targets) {
       await writeFile(join(targetsDir, encodeURIComponent(path)), tamper !== undefined && path.startsWith(`${tamper}/`) ? Buffer.from(bytes).reverse() : bytes);
@@ -241,7 +282,8 @@ describe.sequential('crash table: SIGKILL at every crash point, restart, converg
       dataDir,
       killAt: row.killIn,
       ...(row.killEveryTime ? { killEveryTime: true } : {}),
-      drivers: kind === 'os-bundle' ? 'os-bundle' : 'files',
+      drivers: kind === 'os-bundle' ? 'os-bundle' : container ? 'container' : 'files',
+      ...(container ? { runtimeBin } : {}),
       ...(row.bootOnRestart ? { bootOnRestart: true } : {}),
       assignment: { ...assignment, envelopeFile: join(dir, 'envelope.json') },
       targetsDir,
@@ -287,11 +329,21 @@ describe.sequential('crash table: SIGKILL at every crash point, restart, converg
     expect(receipt).toMatchObject({ activation: row.expectReceipt.activation, health: row.expectReceipt.health });
     if (row.expectReceipt.verdicts) {
       expect(receipt.members!.map((m) => m.verdict)).toEqual(row.expectReceipt.verdicts);
-      expect(receipt.members![0]!.previous_digest).toBe(sha('model-a-v1'));
+      expect(receipt.members![0]!.previous_digest).toBe(sha(container ? 'web-v1' : 'model-a-v1'));
     }
     if (row.expectReceipt.os) expect(receipt.os).toMatchObject(row.expectReceipt.os);
 
-    if (row.expectLive === 'v1' || row.expectLive === 'v2') {
+    if (container) {
+      // the live container and the one kept archive are the same version; nothing else is left
+      const v = row.expectLive;
+      const table = JSON.parse(await readFile(join(runtimeBin, 'state.json'), 'utf8')) as { containers: Record<string, { digest: string; running: boolean }> };
+      expect(Object.keys(table.containers)).toEqual(['svc-web']);
+      expect(table.containers['svc-web']).toMatchObject({ digest: sha(`web-${v}`), running: true });
+      expect(await readFile(join(dataDir, 'kept', 'container', 'web.tar'), 'utf8')).toBe(`web-${v}`);
+      expect(await readFile(join(dataDir, 'placed', 'config', 'conf-b'), 'utf8')).toBe(`conf-b-${v}`);
+      // a rolled-back transaction leaves its staged archive for the next one to replace
+      expect(await readdir(join(dataDir, 'kept', 'container'))).toEqual(v === 'v2' ? ['web.tar'] : ['web.tar', 'web.tar.svc-new']);
+    } else if (row.expectLive === 'v1' || row.expectLive === 'v2') {
       const live = row.expectLive === 'v2' ? [MODEL_V2, 'conf-b-v2'] : ['model-a-v1', 'conf-b-v1'];
       expect(await readFile(join(dataDir, 'placed', 'model', 'model-a'), 'utf8')).toBe(live[0]);
       expect(await readFile(join(dataDir, 'placed', 'config', 'conf-b'), 'utf8')).toBe(live[1]);

@@ -41,8 +41,9 @@ export interface MemberDriver {
   /** Digest of what is live now; null when nothing is installed (first install). */
   currentDigest(member: MemberSpec): Promise<Digest | null>;
   /**
-   * File members: the live file, whose digest currentDigest reports, for a delta to be applied
-   * to (docs/delta-updates.md); null when nothing is installed. Kinds without it get full downloads.
+   * The file of the live version, whose digest currentDigest reports, for a delta to be applied
+   * to (docs/delta-updates.md): file members' live file, containers' kept image archive; null
+   * when there is none. Kinds without it get full downloads.
    */
   deltaSource?(member: MemberSpec): Promise<string | null>;
   /** Prepares the verified staged file; nothing live changes. */

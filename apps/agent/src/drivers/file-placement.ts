@@ -35,7 +35,8 @@ export async function fileDigest(path: string): Promise<Digest> {
   return digestFromHex(hash.digest('hex'));
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether `path` exists (any other stat error is thrown). */
+export async function exists(path: string): Promise<boolean> {
   try {
     await stat(path);
     return true;
@@ -45,7 +46,7 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-async function fsyncFile(path: string): Promise<void> {
+export async function fsyncFile(path: string): Promise<void> {
   const h = await open(path, 'r');
   try {
     await h.sync();

@@ -19,7 +19,10 @@ export const CRASH_POINTS = {
   'mid-download': { states: ['downloading'], at: 'the TUF target fetcher wrote part of a target into its .part file and journaled that offset' },
   'after-download': { states: ['downloaded'], at: 'every member is downloaded and verified' },
   'after-stage': { states: ['staged'], at: 'every member is staged, nothing activated' },
-  'mid-driver-write': { states: ['activating'], at: 'the file driver linked the new file beside the live one, before the rename that makes it live' },
+  'mid-driver-write': {
+    states: ['activating'],
+    at: "a driver linked the new file (a placed file, a container's kept image archive) beside the live one, before the rename that makes it live",
+  },
   'mid-activation-<group>': { states: ['activating'], at: 'the first member of the group is activated, the others not' },
   'reboot-requested': { states: ['awaiting-reboot'], at: 'an os-bundle is installed into the other slot and the reboot was requested' },
   'before-health-<group>': { states: ['group-activated'], at: 'every member of the group is live, its health not checked' },

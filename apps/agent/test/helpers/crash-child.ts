@@ -1,6 +1,7 @@
 /**
- * Child process of the crash table: runs the real orchestrator (file-placement drivers, or
- * the os-bundle driver over a slot fake whose state survives the process) with a file-backed
+ * Child process of the crash table: runs the real orchestrator (file-placement drivers, the
+ * container driver over the fake runtime CLI with a config file member, or the os-bundle
+ * driver over a slot fake whose state survives the process) with a file-backed
  * fetcher and the release's own health probes, and SIGKILLs itself when the crash point named
  * by the scenario is published (once, remembered by a marker file holding the journaled state
  * at the kill, unless `killEveryTime`). Each run resumes what the journal holds and then
@@ -11,6 +12,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePrivateKeyPem, parsePublicKeyPem } from '@svc/release-core';
+import { ContainerDriver } from '../../src/drivers/container.js';
 import type { DriverRegistry } from '../../src/drivers/driver.js';
 import { FilePlacementDriver } from '../../src/drivers/file-placement.js';
 import { OsBundleDriver } from '../../src/drivers/os-bundle.js';
@@ -25,7 +27,9 @@ export interface CrashScenario {
   dataDir: string;
   killAt: string;
   killEveryTime?: boolean;
-  drivers: 'files' | 'os-bundle';
+  drivers: 'files' | 'os-bundle' | 'container';
+  /** container: the directory of the fake runtime CLI (test/helpers/fake-runtime.ts), put first on PATH. */
+  runtimeBin?: string;
   /** os-bundle: the restart after the kill boots the slot the bootloader points at. */
   bootOnRestart?: boolean;
   assignment: Omit<SignedAssignment, 'envelope'> & { envelopeFile: string };
@@ -111,6 +115,14 @@ if (scenario.drivers === 'os-bundle') {
     writeFileSync(booted, slots.booted);
   }
   drivers = { 'os-bundle': new OsBundleDriver(slots, { stateFile: join(scenario.dataDir, 'os-digest') }) };
+} else if (scenario.drivers === 'container') {
+  drivers = {
+    container: new ContainerDriver({
+      env: { ...process.env, PATH: `${scenario.runtimeBin}:${process.env.PATH}` },
+      archiveDir: join(scenario.dataDir, 'kept', 'container'),
+    }),
+    config: new FilePlacementDriver({ kind: 'config', dataDir: scenario.dataDir }),
+  };
 } else {
   drivers = {
     model: new FilePlacementDriver({ kind: 'model', dataDir: scenario.dataDir }),

@@ -6,12 +6,16 @@ import type { Database } from '../../store/database.js';
 import { deleteUnusedDeltas, ensureDelta, finishDelta, linkDeploymentDelta, sourceVersions, type DeltaRow } from './queries.js';
 import type { BuildOutcome } from './builder.js';
 
-/** Member kinds placed as one file on the device, which the agent can rebuild from a delta. */
-export const DELTA_KINDS: ReadonlySet<string> = new Set(['model', 'config', 'service-binary']);
+/**
+ * Member kinds the agent keeps as one file on the device, which it can rebuild from a delta:
+ * file members' placed file, and a container's image archive (kept beside the runtime).
+ */
+export const DELTA_KINDS: ReadonlySet<string> = new Set(['model', 'config', 'service-binary', 'container']);
 
 /**
- * At rollout start (docs/delta-updates.md "When deltas are made"): for each file member, the
- * versions the rollout's devices are known to run (receipts, inventory), most common first and
+ * At rollout start (docs/delta-updates.md "When deltas are made"): for each member of a
+ * `DELTA_KINDS` kind, the versions the rollout's devices are known to run (receipts,
+ * inventory), most common first and
  * bounded per member and per release, each paired with the new member as a delta row (queued
  * unless an earlier rollout already has it) linked to this rollout for its progress. Runs in
  * the start's unit of work, so a rollout and the deltas it asked for commit together; the

@@ -1,5 +1,5 @@
 /**
- * Delta updates of file members (docs/delta-updates.md): the deltas wanted and built, which
+ * Delta updates of file and container members (docs/delta-updates.md): the deltas wanted and built, which
  * rollouts asked for them, and what devices report about how bytes reached them. The only
  * file that speaks SQL for them.
  */

@@ -169,7 +169,7 @@ export const startSignedRollout: Command<{ releaseId: string; overrides?: Rollou
     now,
   );
   await auditStart(uow, { kind: 'signed', releaseId: rel.id, deploymentId, rolloutIds, groupId: g.id, devices, decommissioned: snap.count - devices });
-  // deltas from what these devices run to each new file member, built in the background
+  // deltas from what these devices run to each new member of a DELTA_KINDS kind, built in the background
   await planDeltas(uow, { deploymentId, groupId: g.id, payload: p });
   return { deployment_id: deploymentId, rollout_ids: rolloutIds };
 };

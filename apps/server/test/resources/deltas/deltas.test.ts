@@ -32,7 +32,7 @@ function modelVersions(): Buffer[] {
   return [v0, v1, v2];
 }
 
-describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %s', (driver) => {
+describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file and container members on %s', (driver) => {
   let f: ReleaseFixture;
   let tenant: string;
   let base: string;
@@ -274,5 +274,36 @@ describe.skipIf(!haveZstd).each(availableDrivers())('deltas of file members on %
     expect(await runDeltaBuilds(db, deps, f.t.clock.now)).toBe(2);
     expect((await f.api('GET', `/api/v1/rollouts/${again.id}/delivery`)).body.deltas).toMatchObject({ ready: 1, skipped: 1 });
     expect(await byStore(fromA1.target)).toMatchObject({ digest: deltaDigests[1] });
+  });
+  it('plans and builds a delta for a container member (its image archive) from what the devices run', async () => {
+    // two archive versions sharing all but one "layer" of 64 KiB
+    const v1 = randomBytes(512 * 1024);
+    const v2 = Buffer.from(v1);
+    randomBytes(64 * 1024).copy(v2, 128 * 1024);
+    const up = async (version: string, bytes: Buffer) => {
+      const r = await f.upload({
+        name: 'web',
+        version,
+        kind: 'container',
+        bytes,
+        filename: 'web.docker-archive.tar',
+        media_type: 'application/x-docker-archive',
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return r.body as { id: string; digest: string; length: number; target: string; kind: string };
+    };
+    const [c1, c2] = [await up('1.0.0', v1), await up('2.0.0', v2)];
+    expect(c2.kind).toBe('container');
+    await runs('dev-c', c1.digest, '1.0.0', 'web');
+    const group = (await f.api('POST', '/api/v1/groups', { name: 'containers', members: ['dev-c'] })).body;
+    const ro = await release('5.0.0', c2, group);
+    const planned = (await f.api('GET', `/api/v1/rollouts/${ro.id}/delivery`)).body;
+    expect(planned.deltas.items.map((d: { source_digest: string; devices: number; state: string }) => [d.source_digest, d.devices, d.state])).toEqual([
+      [c1.digest, 1, 'queued'],
+    ]);
+    expect(await runDeltaBuilds(f.t.testStore.store.db, { blobs: f.repo.blobs, publish, workDir: work }, f.t.clock.now)).toBe(1);
+    const [item] = (await f.api('GET', `/api/v1/rollouts/${ro.id}/delivery`)).body.deltas.items;
+    expect(item).toMatchObject({ state: 'ready', target: deltaTargetPath(c1.digest as Digest, c2.digest as Digest), full_length: v2.length });
+    expect(item.length).toBeLessThan(v2.length / 4);
   });
 });
