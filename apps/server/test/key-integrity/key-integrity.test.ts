@@ -74,7 +74,7 @@ interface KeyFile {
 
 describe.skipIf(!built)('key integrity of node dist/main.js', () => {
   let dir: string;
-  /** Every wrapped key as the setup stored it: what restore() puts back. */
+  /** Every wrapped key as the setup stored it: what `restore` puts back. */
   let pristine: WrappedKeyRow[];
   let tenant: string;
   let keyFiles: KeyFile[];
@@ -89,23 +89,33 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
       await store.close();
     }
   };
-  const restore = () =>
+  /** A change to the stopped server's database; `change(...)` applies several in one open. */
+  type Change = (store: Store) => Promise<unknown>;
+  const change = (...changes: Change[]) =>
     withStore(async (store) => {
-      for (const r of await allWrappedKeys(store.db)) await deleteWrappedKey(store.db, r.key_id);
-      for (const r of pristine) await insertRow(store.db, r);
+      for (const c of changes) await c(store);
     });
-  const removeKey = (ref: KeyRef) => withStore((store) => deleteWrappedKey(store.db, keyIdOfRef(ref)));
-  const garbleKey = (ref: KeyRef) =>
-    withStore(async (store) => {
+  const restore: Change = async (store) => {
+    for (const r of await allWrappedKeys(store.db)) await deleteWrappedKey(store.db, r.key_id);
+    for (const r of pristine) await insertRow(store.db, r);
+  };
+  const removeKey =
+    (ref: KeyRef): Change =>
+    (store) =>
+      deleteWrappedKey(store.db, keyIdOfRef(ref));
+  const garbleKey =
+    (ref: KeyRef): Change =>
+    async (store) => {
       const r = (await getWrappedKey(store.db, keyIdOfRef(ref)))!;
       await upsertWrappedKey(store.db, { ...insertOf(r), wrapped: Buffer.from([0x00, 0xff, 0x13, 0x37, 0x0a, 0x42]) });
-    });
+    };
   /** Another valid key stored (wrapped by the same KEK) in place of the recorded one; a CA keeps its certificate. */
-  const replaceKey = (ref: KeyRef, pem: string) =>
-    withStore(async (store) => {
+  const replaceKey =
+    (ref: KeyRef, pem: string): Change =>
+    async (store) => {
       const before = await getWrappedKey(store.db, keyIdOfRef(ref));
       await defaultWrappedKeys(store.db, dir).put(ref, createPrivateKey(pem), before?.certificate ? { certificate: before.certificate } : {});
-    });
+    };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-keys-'));
@@ -172,7 +182,7 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
   };
 
   it('every key in place: `check` exits 0 and lists what it checked', async () => {
-    await restore();
+    await change(restore);
     const r = await runMain(['check'], { SVC_DATA_DIR: dir });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -192,8 +202,7 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
 
   it('a deleted wrapped key fails the start and `check` with exit 2 and one line naming it', async () => {
     for (const k of keyFiles) {
-      await restore();
-      await removeKey(k.ref);
+      await change(restore, removeKey(k.ref));
       if (!k.required) {
         // the root key exported into offline custody: nothing is wrong
         expect((await runMain(['check'], { SVC_DATA_DIR: dir })).code, k.label).toBe(0);
@@ -206,24 +215,20 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
 
   it('a wrapped key of garbage bytes (the KEK does not open it) fails the start with exit 2 and one line naming it', async () => {
     for (const k of keyFiles) {
-      await restore();
-      await garbleKey(k.ref);
+      await change(restore, garbleKey(k.ref));
       expectRefused(await runMain([], { SVC_DATA_DIR: dir, ...admin }), k, 'is unreadable');
     }
   }, 240_000);
 
   it('another valid key in place of the recorded one fails the start with exit 2 and one line naming it', async () => {
     for (const k of keyFiles) {
-      await restore();
-      await replaceKey(k.ref, await k.otherKey());
+      await change(restore, replaceKey(k.ref, await k.otherKey()));
       expectRefused(await runMain([], { SVC_DATA_DIR: dir, ...admin }), k, 'does not match');
     }
   }, 240_000);
 
   it('SVC_KEY_RECOVERY=evidence-rotate,device-ca-rotate retires a lost evidence key and a lost device CA key through their audited rotations; the next start needs no recovery', async () => {
-    await restore();
-    await removeKey({ tenantId: tenant, name: 'evidence/evidence' });
-    await removeKey(deviceCaKeyRef(tenant, deviceCaKeyFile));
+    await change(restore, removeKey({ tenantId: tenant, name: 'evidence/evidence' }), removeKey(deviceCaKeyRef(tenant, deviceCaKeyFile)));
     const refused = await runMain(['check'], { SVC_DATA_DIR: dir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/SVC_KEY_RECOVERY=device-ca-rotate/);
@@ -266,11 +271,13 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
     pristine = await withStore((s) => allWrappedKeys(s.db));
   }, 120_000);
 
-  // last: the recovery changes the database, which restore() does not put back
+  // last: the recovery changes the database, which `restore` does not put back
   it('SVC_KEY_RECOVERY=tuf-online-rotate replaces lost TUF online keys through a root update; the next start needs no recovery', async () => {
-    await restore();
-    await removeKey({ tenantId: tenant, name: 'tuf/targets' });
-    await replaceKey({ tenantId: tenant, name: 'tuf/timestamp' }, generateSigningKey().pem);
+    await change(
+      restore,
+      removeKey({ tenantId: tenant, name: 'tuf/targets' }),
+      replaceKey({ tenantId: tenant, name: 'tuf/timestamp' }, generateSigningKey().pem),
+    );
     const refused = await runMain(['check'], { SVC_DATA_DIR: dir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/SVC_KEY_RECOVERY=tuf-online-rotate/);
@@ -293,8 +300,7 @@ describe.skipIf(!built)('key integrity of node dist/main.js', () => {
     expect(after.code).toBe(0);
 
     // without the root key there is nothing to sign the root update with: the start still fails, naming it
-    await removeKey({ tenantId: tenant, name: 'tuf/root' });
-    await removeKey({ tenantId: tenant, name: 'tuf/snapshot' });
+    await change(removeKey({ tenantId: tenant, name: 'tuf/root' }), removeKey({ tenantId: tenant, name: 'tuf/snapshot' }));
     const noRoot = await runMain([], { SVC_DATA_DIR: dir, SVC_KEY_RECOVERY: 'tuf-online-rotate', ...admin });
     expect(noRoot.code).toBe(2);
     expect(noRoot.stderr.trim().split('\n')).toHaveLength(1);
