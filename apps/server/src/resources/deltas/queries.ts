@@ -479,27 +479,33 @@ export async function deleteUnusedDeltas(
  * rollout it came with.
  */
 export async function deviceLastDeliveries(db: Db, tenant: string, device: string) {
-  const { rows } = await sql<{
-    component: string;
-    method: 'full' | 'delta' | 'adaptive';
-    bytes_transferred: string | number;
-    full_length: string | number;
-    source_digest: string | null;
-    fallback: string | null;
-    attempts: number | null;
-    resumes: number | null;
-    failure: string | null;
-    receipt_id: string;
-    deployment_id: string;
-    rollout_id: string | null;
-    reported_at: Date | string;
-  }>`
-    SELECT DISTINCT ON (rd.component) rd.component, rd.method, rd.bytes_transferred, rd.full_length, rd.source_digest, rd.fallback,
-      rd.attempts, rd.resumes, rd.failure, rd.receipt_id, rd.deployment_id, r.id AS rollout_id, rd.reported_at
-    FROM receipt_deliveries rd
-    LEFT JOIN rollouts r ON r.tenant_id = rd.tenant_id AND r.deployment_id = rd.deployment_id AND r.component = rd.component
-    WHERE rd.tenant_id = ${tenant} AND rd.device_name = ${device}
-    ORDER BY rd.component, rd.reported_at DESC, rd.receipt_id`.execute(db);
+  const rows = await db
+    .selectFrom('receipt_deliveries as rd')
+    .leftJoin('rollouts as r', (j) =>
+      j.onRef('r.tenant_id', '=', 'rd.tenant_id').onRef('r.deployment_id', '=', 'rd.deployment_id').onRef('r.component', '=', 'rd.component'),
+    )
+    .distinctOn('rd.component')
+    .select([
+      'rd.component',
+      'rd.method',
+      'rd.bytes_transferred',
+      'rd.full_length',
+      'rd.source_digest',
+      'rd.fallback',
+      'rd.attempts',
+      'rd.resumes',
+      'rd.failure',
+      'rd.receipt_id',
+      'rd.deployment_id',
+      'r.id as rollout_id',
+      'rd.reported_at',
+    ])
+    .where('rd.tenant_id', '=', tenant)
+    .where('rd.device_name', '=', device)
+    .orderBy('rd.component')
+    .orderBy('rd.reported_at', 'desc')
+    .orderBy('rd.receipt_id')
+    .execute();
   return rows.map((r) => ({
     ...r,
     bytes_transferred: Number(r.bytes_transferred),
