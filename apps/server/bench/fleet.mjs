@@ -44,6 +44,7 @@ const PHASE_S = Number(process.env.BENCH_FLEET_SECONDS ?? 600);
 const KEPT_N = Number(process.env.BENCH_FLEET_KEPT_DEVICES ?? 2000);
 const KEPT_S = Number(process.env.BENCH_FLEET_KEPT_SECONDS ?? 30);
 const PORT = Number(process.env.BENCH_FLEET_PORT ?? 18443);
+const SIM_THREADS = Number(process.env.BENCH_FLEET_SIM_THREADS ?? 1);
 const DIR = process.env.BENCH_FLEET_DIR ?? join(homedir(), '.cache', 'svc-bench', `fleet-${N}`);
 const SCHEMA = `bench_fleet_${N}`;
 const PG_URL = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
@@ -147,10 +148,11 @@ function startSim(server, token, o) {
       ...['--connection', o.connection, '--interval', String(o.intervalS), '--jitter', String(o.jitter ?? 0), '--duration', String(o.durationS)],
       ...['--ping-first', String(o.pingFirstS ?? 0), '--idle-close', String(o.idleCloseS ?? 30), '--stats-every', String(o.statsEveryS ?? 10)],
       ...['--concurrency', '256', '--max-in-flight', String(o.maxInFlight ?? 512), '--max-errors', String(Number.MAX_SAFE_INTEGER)],
+      ...((o.threads ?? 1) > 1 ? ['--threads', String(o.threads)] : []),
     ],
     {},
     (j) => lines.push({ ...j, t: Date.now() }),
-    ['--expose-gc'],
+    ['--expose-gc', ...(process.env.BENCH_FLEET_SIM_FLAGS ?? '').split(' ').filter((f) => f !== '')],
   );
   return {
     ...sim,
@@ -192,6 +194,7 @@ async function fleetPhase(server) {
     connection: 'per-check-in',
     intervalS: INTERVAL_S,
     jitter: 10,
+    threads: SIM_THREADS,
     // the phase, then one interval more so that every device meets the rollout at least once
     durationS: PHASE_S + INTERVAL_S + 60,
     statsEveryS: 10,
@@ -230,6 +233,7 @@ async function fleetPhase(server) {
     'check-ins/s over the phase',
   );
   const checkInsInPhase = Math.max(1, (phaseLines.at(-1)?.check_ins ?? 0) - checkIns0);
+  const receiptsInPhase = phaseLines.at(-1)?.receipts ?? 0;
   const cpuPerCheckInMs = (((await cpuSeconds(pid)) - cpu0) * 1000) / checkInsInPhase;
   const simCpuPerCheckInMs = (((await cpuSeconds(sim.child.pid)) - simCpu0) * 1000) / checkInsInPhase;
 
@@ -252,6 +256,8 @@ async function fleetPhase(server) {
     checkInsPerS,
     cpuPerCheckInMs,
     simCpuPerCheckInMs,
+    checkInsInPhase,
+    receiptsInPhase,
     load,
     rss,
     summary,
@@ -365,7 +371,7 @@ await benchMain('fleet', async () => {
     measured(Number.isFinite(first) && Number.isFinite(lastThird), `server RSS: too few samples (${f.rss.length})`);
     const s = f.summary;
     console.log(
-      `check-ins: ${f.checkInsPerS.toFixed(1)}/s served of ${asked.toFixed(1)}/s asked (ratio ${(f.checkInsPerS / asked).toFixed(2)}x); ${s.skipped} turns skipped with the simulator's window full; server CPU ${f.cpuPerCheckInMs.toFixed(2)} ms per check-in (receipts of the rollout included), simulator CPU ${f.simCpuPerCheckInMs.toFixed(2)} ms; load average ${Math.min(...f.load).toFixed(1)}-${Math.max(...f.load).toFixed(1)}`,
+      `check-ins: ${f.checkInsPerS.toFixed(1)}/s served of ${asked.toFixed(1)}/s asked (ratio ${(f.checkInsPerS / asked).toFixed(2)}x); ${s.skipped} turns skipped with the simulator's window full; server CPU ${f.cpuPerCheckInMs.toFixed(2)} ms per check-in (receipts of the rollout included: ${f.receiptsInPhase} receipts, ${f.checkInsInPhase} check-ins), simulator CPU ${f.simCpuPerCheckInMs.toFixed(2)} ms; load average ${Math.min(...f.load).toFixed(1)}-${Math.max(...f.load).toFixed(1)}`,
     );
     console.log(`server RSS: peak ${peak.toFixed(0)} MiB; target < ${TARGETS.rssMiB} MiB: ${verdict(peak < TARGETS.rssMiB)}`);
     console.log(
