@@ -21,7 +21,9 @@
 // BENCH_FLEET_DIR (default ~/.cache/svc-bench/fleet-<N>) holds the server's data dir, its KEK
 // file and the simulator's identity cache, and the schema bench_fleet_<N> stays in the
 // database (BENCH_FLEET_FRESH=1 starts over). The device port is fixed (BENCH_FLEET_PORT,
-// 18443): the identity cache is bound to the server's address. Needs PostgreSQL
+// 18443): the identity cache is bound to the server's address. BENCH_FLEET_SIM_THREADS runs the
+// fleet's simulator with --threads (default 1), BENCH_FLEET_SIM_FLAGS adds node flags to it (e.g.
+// --cpu-prof); the server's and the simulator's CPU per check-in are printed with the load average. Needs PostgreSQL
 // (SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL); skipped loudly without it.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
