@@ -132,4 +132,11 @@ describe('identity arena and cache', () => {
     expect(() => parseSimArgs(['--token', 't', '--jitter', '51'], {})).toThrow(/^--jitter: must be an integer 0\.\.50/);
     expect(() => parseSimArgs(['--token', 't', '--enroll-lanes', '0'], {})).toThrow(/^--enroll-lanes: must be an integer 1\.\.64/);
   });
+
+  it('runs the turns on one thread unless --threads asks for more, which needs per-check-in connections', () => {
+    expect(parseSimArgs(['--token', 't'], {}).threads).toBe(1);
+    expect(parseSimArgs(['--token', 't', '--connection', 'per-check-in', '--threads', '2'], {}).threads).toBe(2);
+    expect(() => parseSimArgs(['--token', 't', '--threads', '2'], {})).toThrow(/^--threads: more than 1 needs --connection per-check-in$/);
+    expect(() => parseSimArgs(['--token', 't', '--connection', 'per-check-in', '--threads', '0'], {})).toThrow(/^--threads: must be an integer 1\.\.64/);
+  });
 });

@@ -26,4 +26,19 @@ describe('the simulator latency histogram', () => {
     expect(h.percentile(50)).toBe(5_000);
     expect(h.percentile(50, h.mark())).toBeUndefined();
   });
+
+  it("adds another thread's counters since its last mark, so the sum answers as one histogram would", () => {
+    const thread = new LatencyHistogram();
+    const sum = new LatencyHistogram();
+    const one = new LatencyHistogram();
+    for (let i = 0; i < 50; i++) [thread, one].forEach((h) => h.record(20));
+    let seen = thread.mark();
+    sum.add(seen);
+    for (let i = 0; i < 50; i++) [thread, one].forEach((h) => h.record(3_000));
+    sum.add(thread.mark(), seen);
+    seen = thread.mark();
+    sum.add(seen, seen);
+    expect(sum.count).toBe(100);
+    expect([50, 51, 100].map((p) => sum.percentile(p))).toEqual([50, 51, 100].map((p) => one.percentile(p)));
+  });
 });

@@ -21,13 +21,15 @@
 // BENCH_FLEET_DIR (default ~/.cache/svc-bench/fleet-<N>) holds the server's data dir, its KEK
 // file and the simulator's identity cache, and the schema bench_fleet_<N> stays in the
 // database (BENCH_FLEET_FRESH=1 starts over). The device port is fixed (BENCH_FLEET_PORT,
-// 18443): the identity cache is bound to the server's address. Needs PostgreSQL
+// 18443): the identity cache is bound to the server's address. BENCH_FLEET_SIM_THREADS runs the
+// fleet's simulator with --threads (default 1), BENCH_FLEET_SIM_FLAGS adds node flags to it (e.g.
+// --cpu-prof); the server's and the simulator's CPU per check-in are printed with the load average. Needs PostgreSQL
 // (SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL); skipped loudly without it.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { homedir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
@@ -44,6 +46,7 @@ const PHASE_S = Number(process.env.BENCH_FLEET_SECONDS ?? 600);
 const KEPT_N = Number(process.env.BENCH_FLEET_KEPT_DEVICES ?? 2000);
 const KEPT_S = Number(process.env.BENCH_FLEET_KEPT_SECONDS ?? 30);
 const PORT = Number(process.env.BENCH_FLEET_PORT ?? 18443);
+const SIM_THREADS = Number(process.env.BENCH_FLEET_SIM_THREADS ?? 1);
 const DIR = process.env.BENCH_FLEET_DIR ?? join(homedir(), '.cache', 'svc-bench', `fleet-${N}`);
 const SCHEMA = `bench_fleet_${N}`;
 const PG_URL = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
@@ -147,10 +150,11 @@ function startSim(server, token, o) {
       ...['--connection', o.connection, '--interval', String(o.intervalS), '--jitter', String(o.jitter ?? 0), '--duration', String(o.durationS)],
       ...['--ping-first', String(o.pingFirstS ?? 0), '--idle-close', String(o.idleCloseS ?? 30), '--stats-every', String(o.statsEveryS ?? 10)],
       ...['--concurrency', '256', '--max-in-flight', String(o.maxInFlight ?? 512), '--max-errors', String(Number.MAX_SAFE_INTEGER)],
+      ...((o.threads ?? 1) > 1 ? ['--threads', String(o.threads)] : []),
     ],
     {},
     (j) => lines.push({ ...j, t: Date.now() }),
-    ['--expose-gc'],
+    ['--expose-gc', ...(process.env.BENCH_FLEET_SIM_FLAGS ?? '').split(' ').filter((f) => f !== '')],
   );
   return {
     ...sim,
@@ -192,6 +196,7 @@ async function fleetPhase(server) {
     connection: 'per-check-in',
     intervalS: INTERVAL_S,
     jitter: 10,
+    threads: SIM_THREADS,
     // the phase, then one interval more so that every device meets the rollout at least once
     durationS: PHASE_S + INTERVAL_S + 60,
     statsEveryS: 10,
@@ -205,8 +210,12 @@ async function fleetPhase(server) {
   const pid = server.child.pid;
   const t0 = Date.now();
   const cpu0 = await cpuSeconds(pid);
+  const simCpu0 = await cpuSeconds(sim.child.pid);
+  const checkIns0 = sim.lines.filter((l) => l.event === 'stats').at(-1)?.check_ins ?? 0;
+  const load = [];
   const rss = [];
   const sampler = setInterval(() => {
+    load.push(loadavg()[0]);
     rssMiB(pid).then(
       (v) => rss.push({ t: Date.now() - t0, v }),
       () => undefined,
@@ -225,7 +234,10 @@ async function fleetPhase(server) {
     phaseLines.map((l) => l.check_ins_per_s),
     'check-ins/s over the phase',
   );
-  const cpuPerCheckInMs = (((await cpuSeconds(pid)) - cpu0) * 1000) / Math.max(1, phaseLines.at(-1)?.check_ins ?? 0);
+  const checkInsInPhase = Math.max(1, (phaseLines.at(-1)?.check_ins ?? 0) - checkIns0);
+  const receiptsInPhase = phaseLines.at(-1)?.receipts ?? 0;
+  const cpuPerCheckInMs = (((await cpuSeconds(pid)) - cpu0) * 1000) / checkInsInPhase;
+  const simCpuPerCheckInMs = (((await cpuSeconds(sim.child.pid)) - simCpu0) * 1000) / checkInsInPhase;
 
   // the rollout completes: bound by progress (accepted receipts), not by a fixed time
   const count = async () => Number((await psql(`SELECT count(*) AS n FROM "${SCHEMA}".release_receipts WHERE deployment_id = '${txId}'`))[0].n);
@@ -242,7 +254,20 @@ async function fleetPhase(server) {
   const [exact] = await psql(
     `SELECT count(*) AS receipts, count(DISTINCT device_name) AS devices FROM "${SCHEMA}".release_receipts WHERE deployment_id = '${txId}'`,
   );
-  return { checkInsPerS, cpuPerCheckInMs, rss, summary, state, receipts: Number(exact.receipts), devices: Number(exact.devices), phaseLines };
+  return {
+    checkInsPerS,
+    cpuPerCheckInMs,
+    simCpuPerCheckInMs,
+    checkInsInPhase,
+    receiptsInPhase,
+    load,
+    rss,
+    summary,
+    state,
+    receipts: Number(exact.receipts),
+    devices: Number(exact.devices),
+    phaseLines,
+  };
 }
 
 // --- 3. and 4.: kept connections against a connection per check-in -------------------------------
@@ -261,11 +286,11 @@ function established() {
 async function cpuPerCall(server, sim, counter, seconds) {
   const pid = server.child.pid;
   const last = () => sim.lines.filter((l) => l.event === 'stats').at(-1)?.[counter] ?? 0;
-  const [c0, n0] = [await cpuSeconds(pid), last()];
+  const [c0, s0, n0] = [await cpuSeconds(pid), await cpuSeconds(sim.child.pid), last()];
   await sleep(seconds * 1000);
-  const [c1, n1] = [await cpuSeconds(pid), last()];
+  const [c1, s1, n1] = [await cpuSeconds(pid), await cpuSeconds(sim.child.pid), last()];
   measured(n1 > n0, `no ${counter} counted in ${seconds} s`);
-  return { ms: ((c1 - c0) * 1000) / (n1 - n0), calls: n1 - n0 };
+  return { ms: ((c1 - c0) * 1000) / (n1 - n0), simMs: ((s1 - s0) * 1000) / (n1 - n0), calls: n1 - n0, load: loadavg()[0] };
 }
 
 async function keptPhase(server) {
@@ -348,7 +373,7 @@ await benchMain('fleet', async () => {
     measured(Number.isFinite(first) && Number.isFinite(lastThird), `server RSS: too few samples (${f.rss.length})`);
     const s = f.summary;
     console.log(
-      `check-ins: ${f.checkInsPerS.toFixed(1)}/s served of ${asked.toFixed(1)}/s asked (ratio ${(f.checkInsPerS / asked).toFixed(2)}x); ${s.skipped} turns skipped with the simulator's window full; server CPU ${f.cpuPerCheckInMs.toFixed(2)} ms per check-in (receipts of the rollout included)`,
+      `check-ins: ${f.checkInsPerS.toFixed(1)}/s served of ${asked.toFixed(1)}/s asked (ratio ${(f.checkInsPerS / asked).toFixed(2)}x); ${s.skipped} turns skipped with the simulator's window full; server CPU ${f.cpuPerCheckInMs.toFixed(2)} ms per check-in (receipts of the rollout included: ${f.receiptsInPhase} receipts, ${f.checkInsInPhase} check-ins), simulator CPU ${f.simCpuPerCheckInMs.toFixed(2)} ms; load average ${Math.min(...f.load).toFixed(1)}-${Math.max(...f.load).toFixed(1)}`,
     );
     console.log(`server RSS: peak ${peak.toFixed(0)} MiB; target < ${TARGETS.rssMiB} MiB: ${verdict(peak < TARGETS.rssMiB)}`);
     console.log(
@@ -368,7 +393,7 @@ await benchMain('fleet', async () => {
     server = await startServer();
     const k = await keptPhase(server);
     console.log(
-      `handshake cost: server CPU ${k.freshCheckIn.ms.toFixed(2)} ms per check-in connecting each time vs ${k.keptCheckIn.ms.toFixed(2)} ms on a kept connection (the handshake: ${(k.freshCheckIn.ms - k.keptCheckIn.ms).toFixed(2)} ms); authenticated Ping on a kept connection ${k.ping.ms.toFixed(2)} ms: ratio ${(k.freshCheckIn.ms / k.ping.ms).toFixed(1)}x (${KEPT_N} devices; p99 ${k.freshSummary.checkInP99Ms} ms connecting, ${k.keptSummary.checkInP99Ms} ms kept)`,
+      `handshake cost: server CPU ${k.freshCheckIn.ms.toFixed(2)} ms per check-in connecting each time vs ${k.keptCheckIn.ms.toFixed(2)} ms on a kept connection (the handshake: ${(k.freshCheckIn.ms - k.keptCheckIn.ms).toFixed(2)} ms); authenticated Ping on a kept connection ${k.ping.ms.toFixed(2)} ms: ratio ${(k.freshCheckIn.ms / k.ping.ms).toFixed(1)}x; simulator CPU ${k.freshCheckIn.simMs.toFixed(2)} ms per check-in connecting, ${k.keptCheckIn.simMs.toFixed(2)} ms kept, ${k.ping.simMs.toFixed(2)} ms per Ping; load average ${k.ping.load.toFixed(1)}, ${k.keptCheckIn.load.toFixed(1)}, ${k.freshCheckIn.load.toFixed(1)} (${KEPT_N} devices; p99 ${k.freshSummary.checkInP99Ms} ms connecting, ${k.keptSummary.checkInP99Ms} ms kept)`,
     );
     console.log(
       `persistent mode: server RSS ${k.rssPerDeviceKiB.toFixed(1)} KiB per connected device (${k.connected} connections) vs bare-Node floor ${k.floorKiB.toFixed(1)} KiB per connection, ratio ${(k.rssPerDeviceKiB / k.floorKiB).toFixed(2)}x; target <= ${TARGETS.keptRssRatio}x: ${verdict(k.rssPerDeviceKiB / k.floorKiB <= TARGETS.keptRssRatio)}`,

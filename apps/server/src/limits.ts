@@ -285,8 +285,15 @@ export const SERVER_TUNING = Object.freeze({
   receiptVerifyBatch: 32,
   /** Runs of a receipt batch's transaction when PostgreSQL reports a deadlock or serialization failure. */
   receiptCommitAttempts: 3,
-  /** Device certificates whose chain check is cached (by fingerprint, per CA store): one entry per connected device of a large fleet. */
-  peerCertCacheEntries: 50_000,
+  /**
+   * Device certificates whose chain check is cached (by fingerprint, per CA store): one entry per
+   * device of the fleet a process serves. Devices connecting per check-in come back in a cycle,
+   * and an evicted entry costs a parse and a signature check; the oldest entry goes first, so a
+   * bound below the fleet's size misses on every call (100k devices: about 40 MB when full).
+   */
+  peerCertCacheEntries: 150_000,
+  /** Deployments whose assignment pointer the check-in keeps (device-channel/assignment-pointers.ts); the oldest read goes first. */
+  assignmentPointerCacheEntries: 1024,
 
   // --- caches of the receipt and vulnerability paths ---------------------------------------
 

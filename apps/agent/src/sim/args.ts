@@ -27,6 +27,8 @@ export interface SimArgs {
   identities: string | undefined;
   /** Each turn comes `intervalS` +- this percentage (uniformly) after the last. */
   jitterPct: number;
+  /** Worker threads of this one process the devices' turns run on (per-check-in only; main.ts `runThreads`). */
+  threads: number;
 }
 
 export class UsageError extends Error {}
@@ -35,7 +37,7 @@ export class UsageError extends Error {}
 export const SIM_USAGE = `usage: pnpm sim --devices N --token T [--server host:port] [--server-ca PATH] [--interval S]
   [--duration S] [--concurrency C] [--max-in-flight C] [--prefix P] [--ping-first S] [--stats-every S] [--max-errors N]
   [--connection persistent|per-check-in] [--idle-close S] [--jitter PCT]
-  [--enroll-lanes L] [--identities FILE]
+  [--enroll-lanes L] [--identities FILE] [--threads T]
 Exit status: 0 when every device enrolled and at most --max-errors (default 0) calls failed;
 1 otherwise, with the reason on stderr (the summary line is still printed); 2 for a usage error.`;
 
@@ -61,6 +63,7 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
       'enroll-lanes': { type: 'string', default: '4' },
       identities: { type: 'string' },
       jitter: { type: 'string', default: '0' },
+      threads: { type: 'string', default: '1' },
     },
     strict: true,
   });
@@ -76,6 +79,8 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
   if (!/^[a-z0-9][a-z0-9._-]{0,40}$/.test(prefix)) throw new UsageError('--prefix: must match ^[a-z0-9][a-z0-9._-]{0,40}$');
   const connection = values.connection;
   if (connection !== 'persistent' && connection !== 'per-check-in') throw new UsageError('--connection: must be persistent or per-check-in');
+  const threads = int('threads', values.threads, 1, 64);
+  if (threads > 1 && connection !== 'per-check-in') throw new UsageError('--threads: more than 1 needs --connection per-check-in');
   return {
     server: values.server,
     token,
@@ -94,5 +99,6 @@ export function parseSimArgs(argv: string[], env: Record<string, string | undefi
     enrollLanes: int('enroll-lanes', values['enroll-lanes'], 1, 64),
     identities: values.identities === '' ? undefined : values.identities,
     jitterPct: int('jitter', values.jitter, 0, 50),
+    threads,
   };
 }

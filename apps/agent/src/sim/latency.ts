@@ -32,6 +32,15 @@ export class LatencyHistogram {
     return this.total;
   }
 
+  /** Adds counters taken elsewhere (another thread's histogram: the difference of two of its marks). */
+  add(counts: Uint32Array, since?: Uint32Array): void {
+    for (let i = 0; i < this.counts.length; i++) {
+      const n = (counts[i] ?? 0) - (since?.[i] ?? 0);
+      this.counts[i]! += n;
+      this.total += n;
+    }
+  }
+
   /** The counters now, to take percentiles of what comes after (`percentile(p, mark)`). */
   mark(): Uint32Array {
     return this.counts.slice();

@@ -9,6 +9,7 @@
  * failed (simFailure); 2 on a usage error (SIM_USAGE).
  */
 import { readFile } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
 import { parseSimArgs, SIM_USAGE, UsageError, type SimArgs } from './args.js';
 import { credentials, status } from '@grpc/grpc-js';
 import { encodePem } from '@svc/release-core';
@@ -18,10 +19,9 @@ import { SimDevice, simDeviceName, type ComponentCache, type SimFleet, type SimS
 import { IdentityArena } from './identity-arena.js';
 import { IdentityCacheError, loadIdentityCache, saveIdentityCache, serverCaFingerprint } from './identity-cache.js';
 import { LatencyHistogram } from './latency.js';
-import { keyPemFromScalar } from './sim-key.js';
-
-/** How often the fleet's schedule is scanned for devices whose turn has come. */
-const SCHEDULE_TICK_MS = 100;
+import { keyPemFromScalar, SCALAR_BYTES } from './sim-key.js';
+import type { TurnSnapshot, TurnWorkerData } from './turn-worker.js';
+import { Turns, type TurnSchedule } from './turns.js';
 
 async function runPool(count: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -112,6 +112,112 @@ async function checkCachedIdentity(args: SimArgs, serverCaPem: string, arena: Id
   } finally {
     clients.close();
   }
+}
+
+/** The fleet's turns on a thread or several; `stop` ends them and closes every connection. */
+interface RunningTurns {
+  readonly inFlight: number;
+  stop(): Promise<void>;
+}
+
+/** Every device's turns on this thread. */
+function runHere(devices: SimDevice[], schedule: TurnSchedule, stats: SimStats): RunningTurns {
+  const turns = new Turns(devices, schedule, stats, new Map() as ComponentCache);
+  return {
+    get inFlight() {
+      return turns.inFlight;
+    },
+    stop: () => {
+      turns.stop();
+      for (const d of devices) d.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * `--threads T` (per-check-in): the devices dealt round-robin over T worker threads of this one
+ * process (turn-worker.ts), each with its identities copied into an arena of its own and
+ * 1/T of --max-in-flight; their counters and latency buckets are summed into `fleet` here, so
+ * the stats lines and the summary read as with one thread. The enrollment and the identity
+ * cache stay on this thread.
+ */
+function runThreads(
+  args: SimArgs,
+  serverCaPem: string,
+  arena: IdentityArena,
+  enrolled: SimDevice[],
+  schedule: (positions: ArrayLike<number>, maxInFlight: number) => TurnSchedule,
+  fleet: SimFleet,
+): RunningTurns {
+  const threads = Math.min(args.threads, enrolled.length);
+  const last: TurnSnapshot[] = [];
+  const finals: Promise<void>[] = [];
+  const workers: Worker[] = [];
+  const fields = ['connects', 'pings', 'checkIns', 'receipts', 'duplicates', 'errors', 'skipped'] as const;
+  for (let t = 0; t < threads; t++) {
+    const mine = enrolled.filter((_, k) => k % threads === t);
+    const positions = Uint32Array.from(enrolled.keys()).filter((k) => k % threads === t);
+    const certLengths = Uint16Array.from(mine, (d) => arena.certDer(d.index).length);
+    const data: TurnWorkerData = {
+      server: args.server,
+      serverCaPem,
+      mode: 'per-check-in',
+      idleCloseMs: args.idleCloseS * 1000,
+      prefix: args.prefix,
+      capacity: args.devices,
+      tenants: [...arena.tenants],
+      indices: Uint32Array.from(mine, (d) => d.index),
+      scalars: Buffer.concat(
+        mine.map((d) => arena.scalar(d.index)),
+        mine.length * SCALAR_BYTES,
+      ),
+      certs: Buffer.concat(mine.map((d) => arena.certDer(d.index))),
+      certLengths,
+      tenantIndex: Uint8Array.from(mine, (d) => arena.tenants.indexOf(arena.tenant(d.index))),
+      schedule: schedule(positions, Math.max(1, Math.round(args.maxInFlight / threads))),
+    };
+    const w = new Worker(new URL('./turn-worker.js', import.meta.url), { workerData: data });
+    workers.push(w);
+    last.push({
+      stats: { connects: 0, pings: 0, checkIns: 0, receipts: 0, duplicates: 0, errors: 0, skipped: 0 },
+      inFlight: 0,
+      open: 0,
+      checkIn: new Uint32Array(0),
+      ping: new Uint32Array(0),
+      final: false,
+    });
+    finals.push(
+      new Promise<void>((done) => {
+        w.on('message', (m: TurnSnapshot) => {
+          const prev = last[t]!;
+          for (const f of fields) fleet.stats[f] += m.stats[f] - prev.stats[f];
+          if (m.stats.lastError !== undefined) fleet.stats.lastError = m.stats.lastError;
+          fleet.open += m.open - prev.open;
+          fleet.latency.checkIn.add(m.checkIn, prev.checkIn);
+          fleet.latency.ping.add(m.ping, prev.ping);
+          last[t] = m;
+          if (m.final) done();
+        });
+        w.on('error', (e) => {
+          fleet.stats.errors += 1;
+          fleet.stats.lastError = `thread ${t}: ${e.message}`;
+          done();
+        });
+        w.on('exit', () => done());
+      }),
+    );
+  }
+  return {
+    get inFlight() {
+      return last.reduce((n, m) => n + m.inFlight, 0);
+    },
+    stop: async () => {
+      for (const w of workers) w.postMessage({ type: 'stop' });
+      await Promise.all(finals);
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
 }
 
 export type SimSummary = SimStats & {
@@ -217,57 +323,28 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
       }),
     );
   }
-  const cache: ComponentCache = new Map();
-  const timers: NodeJS.Timeout[] = [];
   // spread the fleet evenly over one interval, like real devices that booted at random times
   const pingUntil = Date.now() + args.pingFirstS * 1000;
-  // Calls in flight across the fleet are bounded (--max-in-flight). Without the bound 10k
-  // closed-loop devices keep ~10k calls queued at the server; each waits queue/throughput
-  // seconds, beyond the 30 s deadline once throughput < N/30 per second, and the server then
-  // spends its time on calls the device already gave up on (measured: 8 useful pings/s at 1k
-  // devices on a loaded machine). With a window the queue, hence latency, stays small and the
-  // rates are what the server sustains. A turn that finds the window full is skipped (counted).
-  let inFlight = 0;
-  // One timer for the whole fleet rather than one per device: each device's next turn is a
-  // slot in a Float64Array, scanned every SCHEDULE_TICK_MS (100k comparisons, well under a
-  // millisecond). The first turns spread evenly over one interval, like real devices that
-  // booted at random times; each next turn comes --interval +- --jitter percent later.
-  const intervalMs = args.intervalS * 1000;
-  const jitter = args.jitterPct / 100;
-  const startAt = Date.now();
-  const nextAt = Float64Array.from(enrolled, (_, i) => startAt + Math.floor((i / enrolled.length) * intervalMs));
-  const busy = new Uint8Array(enrolled.length);
-  const tick = (i: number): void => {
-    // a device never overlaps its own calls: a slow server slows the fleet, like real agents
-    if (busy[i] === 1) return;
-    if (inFlight >= args.maxInFlight) {
-      stats.skipped += 1;
-      return;
-    }
-    const d = enrolled[i]!;
-    busy[i] = 1;
-    inFlight += 1;
-    (Date.now() < pingUntil ? d.ping(stats) : d.tick(stats, cache))
-      .catch((e: unknown) => {
-        stats.errors += 1;
-        stats.lastError = `${d.name}: ${(e as Error).message}`;
-      })
-      .finally(() => {
-        busy[i] = 0;
-        inFlight -= 1;
-      });
-  };
-  timers.push(
-    setInterval(() => {
-      const now = Date.now();
-      for (let i = 0; i < nextAt.length; i++) {
-        if (nextAt[i]! > now) continue;
-        nextAt[i] = nextAt[i]! + intervalMs * (1 + jitter * (2 * Math.random() - 1));
-        if (nextAt[i]! <= now) nextAt[i] = now + intervalMs; // the process fell behind: no burst of turns to catch up
-        tick(i);
-      }
-    }, SCHEDULE_TICK_MS),
-  );
+  const schedule = (positions: ArrayLike<number>, maxInFlight: number): TurnSchedule => ({
+    positions,
+    fleetSize: enrolled.length,
+    startAt: Date.now(),
+    intervalMs: args.intervalS * 1000,
+    jitter: args.jitterPct / 100,
+    pingUntil,
+    maxInFlight,
+  });
+  const running =
+    args.threads > 1 && args.connection === 'per-check-in'
+      ? runThreads(args, serverCaPem, arena, enrolled, schedule, fleet)
+      : runHere(
+          enrolled,
+          schedule(
+            Array.from(enrolled, (_, k) => k),
+            args.maxInFlight,
+          ),
+          stats,
+        );
   let last = { ...stats, at: Date.now() };
   let marks = { checkIn: fleet.latency.checkIn.mark(), ping: fleet.latency.ping.mark() };
   const statsTimer = setInterval(() => {
@@ -289,7 +366,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
         receipts: stats.receipts,
         errors: stats.errors,
         skipped: stats.skipped,
-        in_flight: inFlight,
+        in_flight: running.inFlight,
         open_connections: fleet.open,
         connects: stats.connects,
         last_error: stats.lastError,
@@ -307,9 +384,8 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
   clearInterval(statsTimer);
-  for (const t of timers) clearInterval(t);
   const rssPerDeviceKiB = perDeviceKiB(enrolled.length);
-  for (const d of enrolled) d.close();
+  await running.stop();
   const { checkIn, ping } = fleet.latency;
   return {
     ...stats,

@@ -7,7 +7,7 @@ export interface DeviceCredential {
   deviceId: string;
 }
 
-const ENTRY_TTL_MS = 600_000;
+const ENTRY_TTL_MS = 3_600_000;
 
 /** The cache key of a certificate presented as a device's (device names never contain `/`). */
 export function credentialKey(tenantId: string, deviceName: string, fingerprint: string): string {
@@ -22,8 +22,12 @@ export function credentialKey(tenantId: string, deviceName: string, fingerprint:
  * certificate: migration 0042) clears every process's cache at COMMIT; the rules for a
  * listener that is down and reads racing a clear are NotifiedCache's.
  *
- * Entries live 10 minutes, not NotifiedCache's 10 s: a device calls about once per check-in
- * interval (60 s by default), so a 10 s entry would almost never answer. Staleness is bounded
+ * Entries live an hour, not NotifiedCache's 10 s: a device calls about once per check-in
+ * interval (60 s by default, 10 minutes in a large fleet's), so a 10 s entry would almost never
+ * answer, and one of 10 minutes missed about every other check-in of a fleet calling every 10
+ * minutes +-10 %. The bound on entries (150k) likewise covers a whole fleet one process serves,
+ * since the oldest entry goes first and a fleet connecting per check-in comes back in a cycle.
+ * Staleness is bounded
  * by the listener instead: it is live only while a fence query proved, less than 10 s ago, that
  * it heard every change committed before (store/notify.ts), so an answer is never more than
  * 10 s behind the database, whatever the entry's age. The certificate's own validity window is
@@ -73,7 +77,7 @@ export class DeviceCredentialCache extends NotifiedCache<DeviceCredential> {
     // eslint-disable-next-line prefer-const -- assigned after the listener that reads it is opened
     let cache: DeviceCredentialCache | undefined;
     const listener = await listen(DEVICE_CREDENTIALS_CHANNEL, () => cache?.clear());
-    cache = new DeviceCredentialCache(listener, { maxEntries: 100_000, ttlMs: ENTRY_TTL_MS, ...options });
+    cache = new DeviceCredentialCache(listener, { maxEntries: 150_000, ttlMs: ENTRY_TTL_MS, ...options });
     return { cache, close: () => listener.close() };
   }
 }

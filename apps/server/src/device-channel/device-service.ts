@@ -15,9 +15,8 @@ import {
 import { sha256Digest, LIMITS, validateDeliveryReport, type DeliveryReport } from '@svc/release-core';
 import { recordDelivery } from '../resources/deltas/deliveries.js';
 import { checkInDevice, renewDeviceCertificate } from '../resources/devices/commands.js';
-import { deviceHeartbeatState } from '../resources/devices/queries/presence.js';
+import { checkInState } from '../resources/devices/queries/presence.js';
 import { storeLogBundle } from '../resources/log-requests/commands.js';
-import { peekLogRequests } from '../resources/log-requests/queries.js';
 import { reportLegacyStatus } from '../resources/rollouts/commands.js';
 import { runUnitOfWork } from '../resources/unit-of-work.js';
 import { invalidInput, ServerError } from '../errors/server-error.js';
@@ -47,9 +46,10 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
   const inventory = readInventory(req.inventory);
   const agentVersion = inventory.agentVersion || undefined;
   const profile = inventory.profile || undefined;
-  // the device's status and stored inventory, read fresh: the authentication may have been
-  // answered from its cache, which remembers only who the device is (credential-cache.ts)
-  const [device, open] = await Promise.all([deviceHeartbeatState(ctx.db, peer.deviceId), peekLogRequests(ctx.db, peer.deviceId)]);
+  // the device's status and stored inventory, its log requests and the deployments it has work
+  // in, read fresh in one statement: the authentication may have been answered from its cache,
+  // which remembers only who the device is (credential-cache.ts)
+  const device = await checkInState(ctx.db, peer.deviceId);
   if (device === undefined) throw new ServerError('PERMISSION_DENIED', `device ${peer.deviceName}: removed; enroll again`);
   if (device.status === 'decommissioned') throw new ServerError('PERMISSION_DENIED', `device ${peer.deviceName}: decommissioned`);
   // attributes come only when the agent saw them change (docs/inventory.md)
@@ -57,8 +57,8 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
     inventory.attributes !== undefined ||
     (agentVersion !== undefined && agentVersion !== device.agent_version) ||
     (profile !== undefined && profile !== device.profile);
-  let logRequests: { id: string; created_at: Date }[] = open;
-  if (changes || open.some((r) => r.pending)) {
+  let logRequests: { id: string; created_at: Date }[] = device.logRequests;
+  if (changes || device.logRequests.some((r) => r.pending)) {
     // an inventory change, or log requests to hand over: written at once, together
     logRequests = await runUnitOfWork(ctx.db, deviceScope(ctx, peer, now), (uow) =>
       checkInDevice(uow, {
@@ -74,7 +74,8 @@ export async function checkIn(ctx: DeviceChannelContext, peer: DevicePeer, req: 
     // last_seen (and online again, when it was not): coalesced with other heartbeats (last-seen.ts)
     ctx.lastSeen.seen(peer.deviceId, now, device.status !== 'online');
   }
-  const assignments = await ctx.assignments.listAssignments(ctx.db, peer.tenantId, peer.deviceName, now);
+  // what to install: the same for every device of a deployment, read once per deployment (assignment-pointers.ts)
+  const assignments = await ctx.assignments.assignmentsOf(ctx.db, device.deploymentIds);
   return {
     assignments: assignments.map(toProtoAssignment),
     logRequests: logRequests.map((r) => ({ id: r.id, requestedAt: r.created_at })),

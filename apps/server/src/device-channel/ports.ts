@@ -3,8 +3,8 @@ import type { Db } from '../store/tx.js';
 
 /**
  * What the device channel needs from its neighbours, typed here once. The real
- * implementations are the rollouts resource's `listAssignments` (seam in
- * docs/device-channel.md) and the signing repository's `openRepoFile`; wiring.ts binds them,
+ * implementations are the rollouts resource's `deploymentAssignments`, kept per deployment by
+ * `AssignmentPointers` (assignment-pointers.ts; seam in docs/device-channel.md) and the signing repository's `openRepoFile`; wiring.ts binds them,
  * tests bind the same real ones. Every change a device makes (enrollment, renewal, check-in,
  * log upload, receipt, legacy report) is a command of its resource, run by the handler as the
  * device (execute.ts).
@@ -14,7 +14,8 @@ import type { Db } from '../store/tx.js';
 export type { DeviceAssignment };
 
 export interface AssignmentsPort {
-  listAssignments(db: Db, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]>;
+  /** The assignments of these deployments, in this order (ids from the check-in's statement: `checkInState`). */
+  assignmentsOf(db: Db, deploymentIds: readonly string[]): Promise<DeviceAssignment[]>;
 }
 
 /** A file of the tenant's signing repository (the shape of signing-repo's RepoFile). */

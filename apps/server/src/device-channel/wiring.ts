@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import { listAssignments } from '../resources/rollouts/queries.js';
 import type { UnitOfWorkHooks } from '../resources/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/open.js';
+import { AssignmentPointers } from './assignment-pointers.js';
 import { startBundleServer } from './bundle-server.js';
 import { startDeviceChannel, type DeviceChannelServer } from './channel-server.js';
 import { CHANNEL_DEFAULTS, type DeviceChannelContext } from './context.js';
@@ -79,7 +79,7 @@ export async function startDeviceChannelService(o: DeviceChannelOptions): Promis
     lastSeen: new LastSeenBuffer(o.db, o.log),
     enrollments: new EnrollmentBatcher(o.db),
     serverCaDer: tls.caDer,
-    assignments: { listAssignments },
+    assignments: new AssignmentPointers(),
     receipts: new ReceiptPipeline({ db: o.db, cas, now, hooks: o.hooks?.unitOfWork, verifier }),
     repository: o.repository,
     now,

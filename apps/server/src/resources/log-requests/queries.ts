@@ -1,5 +1,5 @@
 import { LIMITS } from '@svc/release-core';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../store/database.js';
 import type { Db } from '../../store/tx.js';
 
@@ -66,7 +66,7 @@ export async function fulfillLogRequest(db: Db, deviceId: string, id: string, co
  * whether any of them is still `pending`, which makes the check-in hand them over in a unit
  * of work (`openLogRequests`).
  */
-export async function peekLogRequests(db: Db, deviceId: string): Promise<{ id: string; created_at: Date; pending: boolean }[]> {
+export async function peekLogRequests(db: Db, deviceId: string): Promise<OpenLogRequest[]> {
   const rows = await db
     .selectFrom('log_requests')
     .select(['id', 'created_at', 'status'])
@@ -75,6 +75,30 @@ export async function peekLogRequests(db: Db, deviceId: string): Promise<{ id: s
     .orderBy('created_at')
     .limit(20)
     .execute();
+  return rows.map((r) => ({ id: r.id, created_at: new Date(r.created_at), pending: r.status === 'pending' }));
+}
+
+/** An open log request as a check-in reads it: `pending` ones are handed over by the check-in's unit of work. */
+export interface OpenLogRequest {
+  id: string;
+  created_at: Date;
+  pending: boolean;
+}
+
+/**
+ * `peekLogRequests` as one column of a larger statement (the check-in's single read,
+ * devices/queries/presence.ts `checkInState`): the same rows, in the same order, as a JSON
+ * array; `openLogRequestsFrom` reads the column back.
+ */
+export function openLogRequestsOf(deviceId: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`(SELECT coalesce(json_agg(json_build_object('id', l.id, 'created_at', l.created_at, 'status', l.status) ORDER BY l.created_at), '[]'::json)
+    FROM (SELECT id, created_at, status FROM log_requests
+          WHERE device_id = ${deviceId} AND status IN ('pending', 'delivered') ORDER BY created_at LIMIT 20) l)`;
+}
+
+/** The column `openLogRequestsOf` made (node-postgres and PGlite both hand JSON over parsed; text is parsed here). */
+export function openLogRequestsFrom(column: unknown): OpenLogRequest[] {
+  const rows = (typeof column === 'string' ? JSON.parse(column) : column) as { id: string; created_at: string; status: string }[];
   return rows.map((r) => ({ id: r.id, created_at: new Date(r.created_at), pending: r.status === 'pending' }));
 }
 

@@ -5,7 +5,7 @@
  * two server processes never interleave a transition.
  */
 import type { Digest, FailureThreshold } from '@svc/release-core';
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { DeploymentsTable, RolloutsTable } from '../../store/release-tables.js';
 import type { Db } from '../../store/tx.js';
 import type { WaveRow } from './progression.js';
@@ -463,29 +463,54 @@ export interface DeviceAssignment {
 }
 
 /**
- * Work for a device now (device channel, on check-in): deployments not aborted, whose wave
- * holding the device is open, and for which the device has not yet reported a terminal result.
- * One assignment per deployment; `rollout_id` is the member at position 0, and `transaction`
- * always carries the full member set with group and position (spec §3 rule 3), member_count 1
- * for one component. Computed from the database on every check-in; nothing lives in memory.
+ * Work for a device now: deployments not aborted, whose wave holding the device is open, and
+ * for which the device has not yet reported a terminal result. One assignment per deployment;
+ * `rollout_id` is the member at position 0, and `transaction` always carries the full member set
+ * with group and position (spec §3 rule 3), member_count 1 for one component. The device
+ * channel reads the same through `pendingDeploymentIdsOf` (one column of the check-in's single
+ * statement) and `deploymentAssignments` (cached per deployment: assignment-pointers.ts).
  */
 export async function listAssignments(db: Db, tenantId: string, deviceName: string, now: Date): Promise<DeviceAssignment[]> {
   void now; // assignments depend on stored state only; validity is checked by the device itself
-  const deps = await db
-    .selectFrom('deployment_devices as dd')
-    .innerJoin('deployments as d', 'd.id', 'dd.deployment_id')
-    .innerJoin('deployment_waves as w', (j) => j.onRef('w.deployment_id', '=', 'dd.deployment_id').onRef('w.idx', '=', 'dd.wave_idx'))
-    .select(['d.id', 'd.kind', 'd.release_id', 'd.artifact_id', 'd.member_count', 'd.created_at'])
-    .where('dd.tenant_id', '=', tenantId)
-    .where('dd.device_name', '=', deviceName)
-    .where('dd.state', '=', 'pending')
-    .where('d.aborted_at', 'is', null)
-    .where('w.state', '=', 'open')
-    .orderBy('d.created_at')
-    .orderBy('d.id')
-    .execute();
-  if (deps.length === 0) return [];
-  const ids = deps.map((d) => d.id);
+  const { rows } = await sql<{ ids: unknown }>`SELECT ${pendingDeploymentIdsOf(sql`${tenantId}::uuid`, sql`${deviceName}::text`)} AS ids`.execute(db);
+  const ids = deploymentIdsFrom(rows[0]?.ids);
+  const byId = await deploymentAssignments(db, ids);
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * The deployments a device has work in now (`listAssignments`' rule), oldest first, as one JSON
+ * array column of a larger statement (the check-in's, devices/queries/presence.ts
+ * `checkInState`); `deploymentIdsFrom` reads it back. The device state, the wave and the abort
+ * are read here on every check-in, never cached.
+ */
+export function pendingDeploymentIdsOf(tenantId: RawBuilder<unknown>, deviceName: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`(SELECT coalesce(json_agg(pd.id ORDER BY pd.created_at, pd.id), '[]'::json)
+    FROM deployment_devices pdd
+    JOIN deployments pd ON pd.id = pdd.deployment_id
+    JOIN deployment_waves pw ON pw.deployment_id = pdd.deployment_id AND pw.idx = pdd.wave_idx
+    WHERE pdd.tenant_id = ${tenantId} AND pdd.device_name = ${deviceName} AND pdd.state = 'pending'
+      AND pd.aborted_at IS NULL AND pw.state = 'open')`;
+}
+
+/** The column `pendingDeploymentIdsOf` made (JSON, parsed by the driver or here). */
+export function deploymentIdsFrom(column: unknown): string[] {
+  return (typeof column === 'string' ? JSON.parse(column) : (column ?? [])) as string[];
+}
+
+/**
+ * What a device is told to install for each of these deployments, by deployment id (an id
+ * not found is absent). All of it is fixed when the deployment starts: its kind, release or
+ * artifact and member count, its member rollouts, and the release's and artifact's pointer
+ * fields (a release is immutable; an artifact's mutable fields, description and labels, are not
+ * read), so a caller may keep the answer (device-channel's AssignmentPointers).
+ */
+export async function deploymentAssignments(db: Db, deploymentIds: readonly string[]): Promise<Map<string, DeviceAssignment>> {
+  const out = new Map<string, DeviceAssignment>();
+  if (deploymentIds.length === 0) return out;
+  const ids = [...deploymentIds];
+  const deps = await db.selectFrom('deployments').select(['id', 'kind', 'release_id', 'artifact_id', 'member_count']).where('id', 'in', ids).execute();
+  if (deps.length === 0) return out;
   const rollouts = await db
     .selectFrom('rollouts')
     .select(['id', 'deployment_id', 'component', 'group_index', 'position'])
@@ -504,19 +529,20 @@ export async function listAssignments(db: Db, tenantId: string, deviceName: stri
   const artifacts = artifactIds.length
     ? await db.selectFrom('artifacts').select(['id', 'name', 'version', 'kind', 'target', 'digest', 'length']).where('id', 'in', artifactIds).execute()
     : [];
-  return deps.map((d) => {
+  for (const d of deps) {
     const members = rollouts.filter((r) => r.deployment_id === d.id);
     const lead = members[0]!;
     if (d.kind === 'legacy') {
       const a = artifacts.find((x) => x.id === d.artifact_id)!;
-      return {
+      out.set(d.id, {
         rollout_id: lead.id,
         kind: 'legacy' as const,
         legacy: { artifact_id: a.id, name: a.name, version: a.version, kind: a.kind, target: a.target, digest: a.digest, length: Number(a.length) },
-      };
+      });
+      continue;
     }
     const rel = releases.find((x) => x.id === d.release_id)!;
-    return {
+    out.set(d.id, {
       rollout_id: lead.id,
       kind: 'signed' as const,
       release: {
@@ -532,8 +558,9 @@ export async function listAssignments(db: Db, tenantId: string, deviceName: stri
         member_count: d.member_count,
         members: members.map((m) => ({ rollout_id: m.id, component: m.component, group: m.group_index, position: m.position })),
       },
-    };
-  });
+    });
+  }
+  return out;
 }
 
 /**

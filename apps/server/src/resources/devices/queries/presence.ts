@@ -1,25 +1,58 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../store/database.js';
+import { PREPARE_MARK } from '../../../store/prepared.js';
 import type { Db } from '../../../store/tx.js';
 import type { InventoryAttributes } from '../inventory.js';
+import { openLogRequestsFrom, openLogRequestsOf, type OpenLogRequest } from '../../log-requests/queries.js';
+import { deploymentIdsFrom, pendingDeploymentIdsOf } from '../../rollouts/queries.js';
 import { addDeviceHistory, getDeviceByName, DEVICE_COLUMNS, type DeviceRecord } from './identity.js';
 
 /**
- * Whether a device is seen: a check-in reads `deviceHeartbeatState` to tell whether it
- * changes the device, then writes `recordHeartbeat` (status, inventory) or goes through the
- * channel's `last_seen` buffer (`advanceLastSeen`, and `markDevicesOnline` for offline ones);
- * the offline detector runs `markStaleDevicesOffline`, the one query over every tenant.
+ * Whether a device is seen: a check-in reads `checkInState` to tell whether it changes the
+ * device, then writes `recordHeartbeat` (status, inventory) or goes through the channel's
+ * `last_seen` buffer (`advanceLastSeen`, and `markDevicesOnline` for offline ones); the offline
+ * detector runs `markStaleDevicesOffline`, the one query over every tenant.
  */
+
+/** Everything a check-in reads, as of one snapshot. */
+export interface CheckInState {
+  /** The status (an offline device comes back online with a history entry). */
+  status: string;
+  /** The stored inventory: a check-in writes at once only when the device reports another. */
+  profile: string | null;
+  agent_version: string | null;
+  /** Its open log requests (log-requests `peekLogRequests`' rows). */
+  logRequests: OpenLogRequest[];
+  /** The deployments it has work in now, oldest first (rollouts `listAssignments`' rule). */
+  deploymentIds: string[];
+}
+
 /**
- * What a check-in compares with what the device sends (one indexed row by primary key): the
- * status (an offline device comes back online with a history entry) and the stored inventory
- * (a check-in writes at once only when it changed).
+ * The read of a check-in, ONE statement and one round trip: the device's row by primary key,
+ * its open log requests and the deployments it has work in, each resource's part written by
+ * that resource (`openLogRequestsOf`, `pendingDeploymentIdsOf`). A named prepared statement
+ * (PREPARE_MARK): parsed and planned once per connection. Undefined when the device is gone.
  */
-export async function deviceHeartbeatState(
-  db: Db,
-  deviceId: string,
-): Promise<{ status: string; profile: string | null; agent_version: string | null } | undefined> {
-  return db.selectFrom('devices').select(['status', 'profile', 'agent_version']).where('id', '=', deviceId).executeTakeFirst();
+export async function checkInState(db: Db, deviceId: string): Promise<CheckInState | undefined> {
+  const { rows } = await sql<{
+    status: string;
+    profile: string | null;
+    agent_version: string | null;
+    log_requests: unknown;
+    deployment_ids: unknown;
+  }>`${sql.raw(PREPARE_MARK)} SELECT dv.status, dv.profile, dv.agent_version,
+    ${openLogRequestsOf(sql.ref('dv.id'))} AS log_requests,
+    ${pendingDeploymentIdsOf(sql.ref('dv.tenant_id'), sql.ref('dv.name'))} AS deployment_ids
+    FROM devices dv WHERE dv.id = ${deviceId}`.execute(db);
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  return {
+    status: row.status,
+    profile: row.profile,
+    agent_version: row.agent_version,
+    logRequests: openLogRequestsFrom(row.log_requests),
+    deploymentIds: deploymentIdsFrom(row.deployment_ids),
+  };
 }
 
 /**
