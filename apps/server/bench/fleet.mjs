@@ -121,6 +121,9 @@ async function startServer() {
       SVC_ADMIN_PASSWORD: ADMIN.password,
       SVC_LOG_LEVEL: 'info',
       SVC_DEVICE_MAX_CONNECTIONS: String(Math.max(N, KEPT_N) + 1000),
+      // the interval the fleet checks in at, as a deployment configures it: with the default
+      // (60 s) the offline detector flips every device not seen for 150 s, most of the fleet
+      SVC_DEVICE_CHECKIN_INTERVAL_S: String(INTERVAL_S),
     },
     (j) => {
       const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(j.msg ?? '');

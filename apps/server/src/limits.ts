@@ -294,6 +294,12 @@ export const SERVER_TUNING = Object.freeze({
   peerCertCacheEntries: 150_000,
   /** Deployments whose assignment pointer the check-in keeps (device-channel/assignment-pointers.ts); the oldest read goes first. */
   assignmentPointerCacheEntries: 1024,
+  /**
+   * Devices the offline detector flips per statement (resources/devices/queries/presence.ts
+   * `markStaleDevicesOffline`): each statement holds its rows' locks, so heartbeats of those
+   * devices wait at most one batch (about 0.1 s at 1,000 on the 2-core machine), not a fleet.
+   */
+  offlineFlipBatch: 1000,
 
   // --- caches of the receipt and vulnerability paths ---------------------------------------
 

@@ -1,3 +1,4 @@
+import { SERVER_TUNING } from '../../../limits.js';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../store/database.js';
 import { PREPARE_MARK } from '../../../store/prepared.js';
@@ -180,14 +181,27 @@ export async function markDeviceOffline(db: Kysely<Database>, tenantId: string, 
   if (row) await addDeviceHistory(db, tenantId, row.id, 'offline', now);
 }
 
-/** Offline detector (all tenants): online devices not seen since `before`. */
-export async function markStaleDevicesOffline(db: Db, before: Date): Promise<number> {
-  const rows = await db
-    .updateTable('devices')
-    .set({ status: 'offline', updated_at: before })
-    .where('status', '=', 'online')
-    .where('last_seen', '<', before)
-    .returning(['id'])
-    .execute();
-  return rows.length;
+/**
+ * Offline detector (all tenants): online devices not seen since `before`, flipped in statements
+ * of at most `batch` devices (SERVER_TUNING.offlineFlipBatch) until a statement finds fewer. A
+ * device whose row a concurrent heartbeat holds is skipped (SKIP LOCKED): it is being seen now.
+ * One statement over a whole fleet (a server restarted after its devices' interval, or a
+ * fleet enrolled faster than it checks in) held every flipped row's lock until it ended, and
+ * the heartbeats of those devices waited behind it. Returns how many devices were flipped.
+ */
+export async function markStaleDevicesOffline(db: Db, before: Date, batch: number = SERVER_TUNING.offlineFlipBatch): Promise<number> {
+  let flipped = 0;
+  for (;;) {
+    const rows = await db
+      .updateTable('devices')
+      .set({ status: 'offline', updated_at: before })
+      .where('status', '=', 'online')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('devices').select('id').where('status', '=', 'online').where('last_seen', '<', before).limit(batch).forUpdate().skipLocked(),
+      )
+      .returning(['id'])
+      .execute();
+    flipped += rows.length;
+    if (rows.length < batch) return flipped;
+  }
 }
