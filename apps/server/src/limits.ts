@@ -292,6 +292,13 @@ export const SERVER_TUNING = Object.freeze({
    * bound below the fleet's size misses on every call (100k devices: about 40 MB when full).
    */
   peerCertCacheEntries: 150_000,
+  /**
+   * Device authentications remembered (device-channel/credential-cache.ts): one per device of the
+   * fleet a process serves, for an hour (a device calls about once per check-in interval, up to
+   * 10 minutes in a large fleet; staleness is bounded by the cache's listener, not by the age).
+   */
+  deviceCredentialCacheEntries: 150_000,
+  deviceCredentialCacheTtlMs: 3_600_000,
   /** Deployments whose assignment pointer the check-in keeps (device-channel/assignment-pointers.ts); the oldest read goes first. */
   assignmentPointerCacheEntries: 1024,
   /**

@@ -1,13 +1,12 @@
 import { DEVICE_CREDENTIALS_CHANNEL } from '../store/migrations/0042_device_credential_notify.js';
 import { NotifiedCache, type NotifiedCacheOptions } from '../store/notified-cache.js';
 import type { Store } from '../store/open.js';
+import { SERVER_TUNING } from '../limits.js';
 
 /** What an authentication that succeeded read of the device row. */
 export interface DeviceCredential {
   deviceId: string;
 }
-
-const ENTRY_TTL_MS = 3_600_000;
 
 /** The cache key of a certificate presented as a device's (device names never contain `/`). */
 export function credentialKey(tenantId: string, deviceName: string, fingerprint: string): string {
@@ -25,7 +24,7 @@ export function credentialKey(tenantId: string, deviceName: string, fingerprint:
  * Entries live an hour, not NotifiedCache's 10 s: a device calls about once per check-in
  * interval (60 s by default, 10 minutes in a large fleet's), so a 10 s entry would almost never
  * answer, and one of 10 minutes missed about every other check-in of a fleet calling every 10
- * minutes +-10 %. The bound on entries (150k) likewise covers a whole fleet one process serves,
+ * minutes +-10 %. The bound on entries (SERVER_TUNING) likewise covers a whole fleet one process serves,
  * since the oldest entry goes first and a fleet connecting per check-in comes back in a cycle.
  * Staleness is bounded
  * by the listener instead: it is live only while a fence query proved, less than 10 s ago, that
@@ -77,7 +76,11 @@ export class DeviceCredentialCache extends NotifiedCache<DeviceCredential> {
     // eslint-disable-next-line prefer-const -- assigned after the listener that reads it is opened
     let cache: DeviceCredentialCache | undefined;
     const listener = await listen(DEVICE_CREDENTIALS_CHANNEL, () => cache?.clear());
-    cache = new DeviceCredentialCache(listener, { maxEntries: 150_000, ttlMs: ENTRY_TTL_MS, ...options });
+    cache = new DeviceCredentialCache(listener, {
+      maxEntries: SERVER_TUNING.deviceCredentialCacheEntries,
+      ttlMs: SERVER_TUNING.deviceCredentialCacheTtlMs,
+      ...options,
+    });
     return { cache, close: () => listener.close() };
   }
 }
