@@ -2,7 +2,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { generateKeyPair, isReleaseError, keyIdOf, nobleCryptoProvider, parsePrivateKeyPem, parsePublicKeyPem, type ReleaseErrorCode } from '../src/index.js';
+import {
+  generateKeyPair,
+  isReleaseError,
+  keyIdOf,
+  nobleCryptoProvider,
+  nodeCryptoProvider,
+  parsePrivateKeyPem,
+  parsePublicKeyPem,
+  privateKeyFromPkcs8Der,
+  type ReleaseErrorCode,
+} from '../src/index.js';
 import { openssl, requireTool, withTempDir } from './helpers/tools.js';
 
 function codeOf(fn: () => unknown): ReleaseErrorCode | undefined {
@@ -29,6 +39,35 @@ describe.each(['ed25519', 'p256'] as const)('%s keys', (alg) => {
     const expected = `sha256:${createHash('sha256').update(key.publicKey.spki).digest('hex')}`;
     expect(key.publicKey.keyid).toBe(expected);
     expect(keyIdOf(key.publicKey.spki, nobleCryptoProvider)).toBe(expected);
+  });
+});
+
+describe('P-256 public point from the private scalar', () => {
+  const prefix = Buffer.from('308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b0201010420', 'hex');
+  const middle = Buffer.from('a144034200', 'hex');
+  const n = Buffer.from('ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551', 'hex');
+  it('is the same point with both providers, and the one OpenSSL wrote into the PKCS#8', () => {
+    for (let i = 0; i < 20; i++) {
+      const k = generateKeyPair('p256');
+      const fromNode = nodeCryptoProvider.p256PublicPoint(k.raw);
+      expect(Buffer.from(fromNode)).toEqual(Buffer.from(nobleCryptoProvider.p256PublicPoint(k.raw)));
+      expect(Buffer.from(fromNode)).toEqual(Buffer.from(k.publicKey.raw));
+      expect(privateKeyFromPkcs8Der(k.pkcs8, nobleCryptoProvider).publicKey.keyid).toBe(k.publicKey.keyid);
+    }
+  });
+  it.each([
+    ['zero', Buffer.alloc(32)],
+    ['the group order n', n],
+    ['all ones (above n)', Buffer.alloc(32, 0xff)],
+  ])('refuses a scalar of %s with KEY_INVALID, with both providers', (_name, scalar) => {
+    const der = Buffer.concat([prefix, scalar, middle, Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)])]);
+    expect(codeOf(() => privateKeyFromPkcs8Der(der))).toBe('KEY_INVALID');
+    expect(codeOf(() => privateKeyFromPkcs8Der(der, nobleCryptoProvider))).toBe('KEY_INVALID');
+  });
+  it("refuses a PKCS#8 whose embedded public key is another key's", () => {
+    const [a, b] = [generateKeyPair('p256'), generateKeyPair('p256')];
+    const der = Buffer.concat([prefix, a.raw, middle, b.publicKey.raw]);
+    expect(codeOf(() => privateKeyFromPkcs8Der(der))).toBe('KEY_INVALID');
   });
 });
 

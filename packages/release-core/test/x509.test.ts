@@ -85,6 +85,7 @@ describe.runIf(requireTool('openssl'))('X.509 against the OpenSSL CLI', () => {
     p.leaf('dev-ed', 'ed-ca', 'edge-01', `URI:spiffe://${TENANT}/device/edge-01`);
     p.leaf('dev-crit', 'ca', 'edge-01', `URI:spiffe://${TENANT}/device/edge-01`, '30', ['1.2.3.4=critical,ASN1:NULL']);
     p.leaf('dev-dns', 'ca', 'edge-01', `DNS:edge-01.example,URI:spiffe://${TENANT}/device/edge-01,email:a@b.c`);
+    p.leaf('dev-eku', 'ca', 'edge-01', `URI:spiffe://${TENANT}/device/edge-01`, '30', ['extendedKeyUsage=clientAuth,1.3.6.1.5.5.7.3.4']);
   });
   afterAll(() => tmp.cleanup());
 
@@ -107,6 +108,9 @@ describe.runIf(requireTool('openssl'))('X.509 against the OpenSSL CLI', () => {
     expect(deviceIdentity(c)).toEqual({ tenant: TENANT, device: 'edge-01' });
     expect(cert('dev-dns').sanUris).toEqual([`spiffe://${TENANT}/device/edge-01`]);
     expect(cert('dev-ed').signatureAlgorithm).toBe('ed25519');
+    // extendedKeyUsage: the purposes in order, absent when the certificate has none
+    expect(cert('dev-eku').extendedKeyUsage).toEqual(['1.3.6.1.5.5.7.3.2', '1.3.6.1.5.5.7.3.4']);
+    expect(c.extendedKeyUsage).toBeUndefined();
   });
 
   const providers: [string, CryptoProvider][] = [

@@ -40,4 +40,7 @@ export const nobleCryptoProvider: CryptoProvider = {
     // Hedged signing (fresh entropy mixed into RFC 6979 k), as OpenSSL does.
     return p256.sign(message, key.raw, { format: 'der', lowS: false, prehash: true, extraEntropy: true });
   },
+  p256PublicPoint(secret) {
+    return p256.getPublicKey(secret, false);
+  },
 };

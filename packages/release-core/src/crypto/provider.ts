@@ -14,4 +14,6 @@ export interface CryptoProvider {
   /** ECDSA P-256 with SHA-256 over the message; the signature is DER (as OpenSSL writes it). */
   verifyP256(key: PublicKey, message: Uint8Array, derSignature: Uint8Array): boolean;
   signP256(key: PrivateKey, message: Uint8Array): Uint8Array;
+  /** The uncompressed public point (65 bytes) of a P-256 private scalar; throws when the scalar is out of range. */
+  p256PublicPoint(secret: Uint8Array): Uint8Array;
 }

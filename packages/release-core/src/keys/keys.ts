@@ -70,7 +70,7 @@ function publicFromRaw(alg: KeyAlgorithm, raw: Uint8Array): PublicKey {
 }
 
 /** Parse PKCS#8 (RFC 5958) of an Ed25519 or P-256 key; the public key is derived and checked. */
-export function privateKeyFromPkcs8Der(pkcs8: Uint8Array): PrivateKey {
+export function privateKeyFromPkcs8Der(pkcs8: Uint8Array, crypto: CryptoProvider = defaultCryptoProvider): PrivateKey {
   let alg: KeyAlgorithm;
   let secret: Uint8Array;
   let embeddedPublic: Uint8Array | undefined;
@@ -106,7 +106,7 @@ export function privateKeyFromPkcs8Der(pkcs8: Uint8Array): PrivateKey {
   }
   let publicRaw: Uint8Array;
   try {
-    publicRaw = alg === 'ed25519' ? ed25519.getPublicKey(secret) : p256.getPublicKey(secret, false);
+    publicRaw = alg === 'ed25519' ? ed25519.getPublicKey(secret) : crypto.p256PublicPoint(secret);
   } catch (e) {
     throw keyError(`private key scalar out of range`, e);
   }
@@ -134,7 +134,7 @@ export function parsePrivateKeyPem(pem: string): PrivateKey {
 export function generateKeyPair(alg: KeyAlgorithm): PrivateKey {
   if (alg !== 'ed25519' && alg !== 'p256') throw keyError(`unsupported algorithm ${JSON.stringify(alg)}`);
   const { secretKey } = alg === 'ed25519' ? ed25519.keygen() : p256.keygen();
-  const publicRaw = alg === 'ed25519' ? ed25519.getPublicKey(secretKey) : p256.getPublicKey(secretKey, false);
+  const publicRaw = alg === 'ed25519' ? ed25519.getPublicKey(secretKey) : defaultCryptoProvider.p256PublicPoint(secretKey);
   const der = alg === 'ed25519' ? concatBytes(PKCS8_ED25519_PREFIX, secretKey) : concatBytes(PKCS8_P256_PREFIX, secretKey, PKCS8_P256_MIDDLE, publicRaw);
   return privateKeyFromPkcs8Der(der);
 }

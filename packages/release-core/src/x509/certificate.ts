@@ -27,6 +27,8 @@ export interface Certificate {
   isCA: boolean;
   /** keyUsage bits when the extension is present */
   keyUsage: { digitalSignature: boolean; keyCertSign: boolean } | undefined;
+  /** extendedKeyUsage purpose OIDs when the extension is present (RFC 5280 4.2.1.12) */
+  extendedKeyUsage: string[] | undefined;
   /** OIDs of critical extensions this reader does not understand */
   unknownCriticalExtensions: string[];
   signatureAlgorithm: 'ecdsa-with-SHA256' | 'ed25519';
@@ -37,6 +39,7 @@ const OID_CN = '2.5.4.3';
 const OID_BASIC_CONSTRAINTS = '2.5.29.19';
 const OID_KEY_USAGE = '2.5.29.15';
 const OID_SAN = '2.5.29.17';
+const OID_EXT_KEY_USAGE = '2.5.29.37';
 const SIG_ALGS: Record<string, Certificate['signatureAlgorithm']> = {
   '1.2.840.10045.4.3.2': 'ecdsa-with-SHA256',
   '1.3.101.112': 'ed25519',
@@ -124,6 +127,7 @@ function parse(der: Uint8Array): Certificate {
   const spkiT = expectTag(f[i++], TAG.SEQUENCE, 'subjectPublicKeyInfo');
   let isCA = false;
   let keyUsage: Certificate['keyUsage'];
+  let extendedKeyUsage: string[] | undefined;
   const sanUris: string[] = [];
   const unknownCritical: string[] = [];
   for (; i < f.length; i++) {
@@ -148,6 +152,8 @@ function parse(der: Uint8Array): Certificate {
         const v = value(der, expectTag(inner, TAG.BIT_STRING, 'keyUsage'));
         const bits = v[1] ?? 0;
         keyUsage = { digitalSignature: (bits & 0x80) !== 0, keyCertSign: (bits & 0x04) !== 0 };
+      } else if (id === OID_EXT_KEY_USAGE) {
+        extendedKeyUsage = children(der, expectTag(inner, TAG.SEQUENCE, 'extKeyUsage')).map((p) => oid(der, expectTag(p, TAG.OID, 'KeyPurposeId')));
       } else if (id === OID_SAN) {
         for (const gn of children(der, expectTag(inner, TAG.SEQUENCE, 'subjectAltName'))) {
           if (gn.tag === 0x86) sanUris.push(ascii(value(der, gn)));
@@ -171,6 +177,7 @@ function parse(der: Uint8Array): Certificate {
     publicKey: publicKeyFromSpkiDer(whole(der, spkiT)),
     isCA,
     keyUsage,
+    extendedKeyUsage,
     unknownCriticalExtensions: unknownCritical,
     signatureAlgorithm: outerAlg,
     signature,
