@@ -1,5 +1,5 @@
-import { createPrivateKey, X509Certificate as NodeX509 } from 'node:crypto';
-import { digestHex, sha256Digest } from '@svc/release-core';
+import { createPrivateKey } from 'node:crypto';
+import { digestHex, parseCertificateDer, sha256Digest, type Certificate } from '@svc/release-core';
 import type { Kysely } from 'kysely';
 import { rotateDeviceCa, type RotatedDeviceCa } from '../resources/device-ca/commands.js';
 import { allDeviceCaCertificates, caTrustedAt, getDeviceCa, insertDeviceCa, tenantDeviceCas, type DeviceCaRow } from '../resources/device-ca/queries.js';
@@ -18,8 +18,8 @@ const CA_VALID_DAYS = 3650;
 export interface TenantCa {
   seq: number;
   der: Uint8Array;
-  /** node:crypto's view (peer checks on every call). */
-  x509: NodeX509;
+  /** Parsed once (release-core's reader): the anchor a device certificate is checked against (peer.ts). */
+  cert: Certificate;
   retiredAt: Date | undefined;
   trustedUntil: Date | undefined;
 }
@@ -166,7 +166,7 @@ export class DeviceCaStore {
 class NoCaYet extends Error {}
 
 function tenantCa(r: DeviceCaRow): TenantCa {
-  return { seq: r.seq, der: r.certDer, x509: new NodeX509(Buffer.from(r.certDer)), retiredAt: r.retiredAt, trustedUntil: r.trustedUntil };
+  return { seq: r.seq, der: r.certDer, cert: parseCertificateDer(r.certDer), retiredAt: r.retiredAt, trustedUntil: r.trustedUntil };
 }
 
 /** How a tenant's device CA key is named in failures and in the key check. */

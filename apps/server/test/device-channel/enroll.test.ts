@@ -205,6 +205,53 @@ describe.each(availableDrivers())('device channel enrollment and mTLS on %s', (d
     }
   });
 
+  it("refuses a certificate of the tenant's own CA that breaks the identity rules or lacks clientAuth", async () => {
+    await enrollNamed('dev-y');
+    const ca = await f.ctx.cas.get(f.tenantId, new Date());
+    const cases = [
+      // CN and SAN name different devices
+      {
+        subjectCN: 'dev-y',
+        sanUris: [`spiffe://${f.tenantId}/device/dev-z`],
+        usage: 'clientAuth' as const,
+        why: /^client certificate: needs subject CN=<device>/,
+      },
+      // two SAN URIs
+      {
+        subjectCN: 'dev-y',
+        sanUris: [`spiffe://${f.tenantId}/device/dev-y`, `spiffe://${f.tenantId}/device/dev-y2`],
+        usage: 'clientAuth' as const,
+        why: /^client certificate: needs subject CN=<device>/,
+      },
+      // a server certificate: TLS or the handler refuses it
+      {
+        subjectCN: 'dev-y',
+        sanUris: [`spiffe://${f.tenantId}/device/dev-y`],
+        usage: 'serverAuth' as const,
+        why: /^client certificate: (lacks the clientAuth|missing, expired)/,
+      },
+    ];
+    for (const c of cases) {
+      const key = await newDeviceKey();
+      const der = await issueCertificate(ca, {
+        subjectCN: c.subjectCN,
+        publicKey: await x509.PublicKey.create(key.keys.publicKey),
+        usage: c.usage,
+        sanUris: c.sanUris,
+        notBefore: new Date(Date.now() - 60_000),
+        notAfter: new Date(Date.now() + 86_400_000),
+      });
+      const client = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: key.keyPem, certPem: encodePem(der, 'CERTIFICATE') }));
+      try {
+        const r = await refusal(unary((cb) => client.device.ping({}, cb)));
+        expect(r.code).toBe(status.UNAUTHENTICATED);
+        expect(r.details).toMatch(c.why);
+      } finally {
+        client.close();
+      }
+    }
+  });
+
   it('check-in marks the device online; a decommissioned device is refused on its next call', async () => {
     const d = await enrollNamed('dev-dc');
     const c = clientsFor(f.addr, channelCredentials(f.serverCaPem, { keyPem: d.key.keyPem, certPem: d.certPem }));
