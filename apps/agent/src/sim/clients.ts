@@ -1,5 +1,5 @@
-import { type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
-import { DeviceServiceClient, EnrollmentServiceClient, RepositoryServiceClient, type EnrollResponse, type Inventory } from '@svc/device-proto';
+import { type ChannelOptions } from '@grpc/grpc-js';
+import { EnrollmentServiceClient, type EnrollResponse, type Inventory } from '@svc/device-proto';
 import { call, DEVICE_CHANNEL_TLS_NAME, enrollmentCredentials } from '../channel/client.js';
 import { simKeyAndCsr } from './sim-key.js';
 
@@ -7,18 +7,10 @@ import { simKeyAndCsr } from './sim-key.js';
 export const SIM_INVENTORY: Inventory = { agentVersion: '0.1.0-sim', profile: 'linux-arm64', product: 'sim', slots: [], attributes: undefined };
 
 /**
- * grpc-js channel options for thousands of channels in one process. Why each one:
- * - `use_local_subchannel_pool`: grpc-js's GLOBAL pool keeps one list per target and scans it
- *   linearly (options + credentials compared) for every new subchannel, and a 10 s cleanup
- *   timer walks it too. 10k devices dialling the same server made that O(N^2): the event loop
- *   spent minutes in the scan and calls timed out "Waiting for LB pick". One pool per device
- *   channel makes the lookup O(1); devices never share a connection anyway (own certificate).
- * - `enable_channelz: 0`: channelz keeps trace buffers and registry entries per channel and
- *   subchannel; pure memory and CPU per device here.
- * - `enable_retries: 0`: no retry buffering per call; the device's next tick is its retry.
- * - no client keepalive (grpc-js default when the option is absent) and a long idle timeout: no
- *   timer per connection; an idle device keeps its connection (the server's keepalive notices
- *   vanished peers).
+ * grpc-js channel options of the enrollment lanes (device connections are wire.ts's):
+ * `use_local_subchannel_pool` so closing the enroller ends its connections, no channelz trace
+ * buffers, no retry buffering (a failed enrollment is counted, not retried), no idle timeout
+ * while a large fleet enrolls.
  */
 export const SIM_CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.ssl_target_name_override': DEVICE_CHANNEL_TLS_NAME,
@@ -28,21 +20,6 @@ export const SIM_CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.enable_retries': 0,
   'grpc.client_idle_timeout_ms': 24 * 3600_000,
 };
-
-/** One simulated device's connection: its own mTLS credentials, one HTTP/2 connection. */
-export class SimClients {
-  readonly device: DeviceServiceClient;
-  readonly repository: RepositoryServiceClient;
-
-  constructor(server: string, creds: ChannelCredentials) {
-    this.device = new DeviceServiceClient(server, creds, SIM_CHANNEL_OPTIONS);
-    this.repository = new RepositoryServiceClient(server, creds, { ...SIM_CHANNEL_OPTIONS, channelOverride: this.device.getChannel() });
-  }
-
-  close(): void {
-    this.device.close();
-  }
-}
 
 /**
  * Enrollment for the whole simulated fleet. Enrollment is server-TLS only (no client

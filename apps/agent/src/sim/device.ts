@@ -12,14 +12,13 @@ import {
   type PrivateKey,
   type ReceiptPayload,
 } from '@svc/release-core';
-import { connectivityState, credentials } from '@grpc/grpc-js';
+import { DeviceServiceService, RepositoryServiceService } from '@svc/device-proto';
 import { encodePem } from '@svc/release-core';
-import { call } from '../channel/client.js';
-import { readRepoFile } from '../channel/repo-stream.js';
-import { SIM_INVENTORY, SimClients } from './clients.js';
+import { SIM_INVENTORY } from './clients.js';
 import type { IdentityArena } from './identity-arena.js';
 import type { LatencyHistogram } from './latency.js';
 import { keyPemFromScalar, pkcs8FromScalar } from './sim-key.js';
+import { WireConnection, type ServerPin } from './wire.js';
 
 export interface SimStats {
   /** Connections opened (per-check-in: one per turn that found the device's connection closed). */
@@ -40,7 +39,7 @@ export type ComponentCache = Map<string, Promise<Map<string, Digest>>>;
 /** What every simulated device shares: the server, the pinned server CA, the connection mode, the open-connection count. */
 export interface SimFleet {
   server: string;
-  serverCa: Buffer;
+  pin: ServerPin;
   mode: 'persistent' | 'per-check-in';
   idleCloseMs: number;
   stats: SimStats;
@@ -59,17 +58,18 @@ export interface SimFleet {
 
 /**
  * One simulated device: its own P-256 key and certificate (in the fleet's IdentityArena), its
- * own mTLS connection, the real protocol. It "installs" with an in-memory fake (nothing is
- * placed) but signs and uploads a real receipt for every signed assignment.
+ * own mTLS connection (wire.ts), the real protocol. It "installs" with an in-memory fake
+ * (nothing is placed) but signs and uploads a real receipt for every signed assignment.
  *
- * `persistent`: the connection (and its grpc-js credentials, which hold an OpenSSL context of
- * their own) lives from `connect()` to the end. `per-check-in`: like the agent's default, a
- * turn connects, and the connection closes after `idleCloseMs` without a call; at rest a
- * device is this small object and its arena entry (private scalar, certificate DER, tenant);
- * PEM and credentials are made per connection, receipt bookkeeping only once it has any.
+ * `persistent`: the connection (which holds an OpenSSL context of its own) lives from
+ * `connect()` to the end, and is made again at the next call if the server ended it.
+ * `per-check-in`: like the agent's default, a turn connects, and the connection closes after
+ * `idleCloseMs` without a call; at rest a device is this small object and its arena entry
+ * (private scalar, certificate DER, tenant); PEM and the OpenSSL context are made per
+ * connection, receipt bookkeeping only once it has any.
  */
 export class SimDevice {
-  private clients: SimClients | undefined;
+  private conn: WireConnection | undefined;
   private inFlight = 0;
   private idle: NodeJS.Timeout | undefined;
   private done: Set<string> | undefined;
@@ -85,29 +85,34 @@ export class SimDevice {
     return simDeviceName(this.fleet.prefix, this.index);
   }
 
-  private open(): SimClients {
+  private open(): WireConnection {
     const { arena } = this.fleet;
-    const creds = credentials.createSsl(
-      this.fleet.serverCa,
-      Buffer.from(keyPemFromScalar(arena.scalar(this.index))),
-      Buffer.from(encodePem(arena.certDer(this.index), 'CERTIFICATE')),
-    );
-    this.clients = new SimClients(this.fleet.server, creds);
+    const conn = new WireConnection({
+      address: this.fleet.server,
+      keyPem: keyPemFromScalar(arena.scalar(this.index)),
+      certPem: encodePem(arena.certDer(this.index), 'CERTIFICATE'),
+      pin: this.fleet.pin,
+      onEnd: () => {
+        if (this.conn === conn) this.conn = undefined;
+        this.fleet.open -= 1;
+      },
+    });
+    this.conn = conn;
     this.fleet.open += 1;
     this.fleet.stats.connects += 1;
-    return this.clients;
+    return conn;
   }
 
-  /** The connection for one call: per-check-in opens it when closed and closes it once idle. */
-  private async withClients<T>(fn: (c: SimClients) => Promise<T>): Promise<T> {
+  /** The connection for one call: opened when there is none (or the server ended it); per-check-in closes it once idle. */
+  private async withConnection<T>(fn: (c: WireConnection) => Promise<T>): Promise<T> {
     if (this.idle !== undefined) {
       clearTimeout(this.idle);
       this.idle = undefined;
     }
-    const clients = this.clients ?? this.open();
+    const conn = this.conn ?? this.open();
     this.inFlight += 1;
     try {
-      return await fn(clients);
+      return await fn(conn);
     } finally {
       this.inFlight -= 1;
       if (this.inFlight === 0 && this.fleet.mode === 'per-check-in') this.idle = setTimeout(() => this.close(), this.fleet.idleCloseMs);
@@ -116,46 +121,46 @@ export class SimDevice {
 
   /** Opens the device's connection now rather than at its first call (a persistent agent keeps one open). */
   connect(): void {
-    (this.clients ?? this.open()).device.getChannel().getConnectivityState(true);
+    this.conn ??= this.open();
   }
 
-  /** Whether its connection is up (the TLS handshake done). */
+  /** Whether its connection is up (the TLS handshake done, the server checked). */
   get connected(): boolean {
-    return this.clients?.device.getChannel().getConnectivityState(false) === connectivityState.READY;
+    return this.conn?.usable === true;
   }
 
   /** Authenticated empty call over the same mTLS connection (benchmark baseline). */
   async ping(stats: SimStats): Promise<void> {
     const t0 = performance.now();
-    await this.withClients((c) => call((md, opts, cb) => c.device.ping({}, md, opts, cb)));
+    await this.withConnection((c) => c.unary(DeviceServiceService.ping, {}));
     this.fleet.latency.ping.record(performance.now() - t0);
     stats.pings += 1;
   }
 
   async tick(stats: SimStats, cache: ComponentCache): Promise<void> {
-    await this.withClients((c) => this.turn(c, stats, cache));
+    await this.withConnection((c) => this.turn(c, stats, cache));
   }
 
-  private async turn(clients: SimClients, stats: SimStats, cache: ComponentCache): Promise<void> {
+  private async turn(conn: WireConnection, stats: SimStats, cache: ComponentCache): Promise<void> {
     const t0 = performance.now();
-    const res = await call<CheckInResponse>((md, opts, cb) => clients.device.checkIn({ inventory: SIM_INVENTORY }, md, opts, cb));
+    const res: CheckInResponse = await conn.unary(DeviceServiceService.checkIn, { inventory: SIM_INVENTORY });
     this.fleet.latency.checkIn.record(performance.now() - t0);
     stats.checkIns += 1;
     const listed = new Set(res.assignments.map((a) => a.transaction?.id ?? a.rolloutId));
     // A receipt whose answer was lost (the server went away mid-call) may have been accepted, and
     // then its assignment is no longer listed: like the agent's outbox, it is sent again from the
     // same bytes on the next turn whatever the check-in lists, and answered as a duplicate.
-    if (this.unsent !== undefined) for (const [key, bytes] of this.unsent) if (!listed.has(key)) await this.upload(clients, key, bytes, stats);
+    if (this.unsent !== undefined) for (const [key, bytes] of this.unsent) if (!listed.has(key)) await this.upload(conn, key, bytes, stats);
     for (const a of res.assignments) {
       const key = a.transaction?.id ?? a.rolloutId;
       if (this.done?.has(key) === true || a.release === undefined) continue;
       let bytes = this.unsent?.get(key);
       if (bytes === undefined) {
-        const digests = await this.components(clients, a, cache);
+        const digests = await this.components(conn, a, cache);
         bytes = envelopeBytes(signReceipt(this.receipt(a, digests), this.key()));
         (this.unsent ??= new Map()).set(key, bytes);
       }
-      await this.upload(clients, key, bytes, stats);
+      await this.upload(conn, key, bytes, stats);
     }
   }
 
@@ -164,8 +169,8 @@ export class SimDevice {
     return privateKeyFromPkcs8Der(pkcs8FromScalar(this.fleet.arena.scalar(this.index)));
   }
 
-  private async upload(clients: SimClients, key: string, bytes: Uint8Array, stats: SimStats): Promise<void> {
-    const r = await call<UploadReceiptResponse>((md, opts, cb) => clients.device.uploadReceipt({ envelope: Buffer.from(bytes) }, md, opts, cb));
+  private async upload(conn: WireConnection, key: string, bytes: Uint8Array, stats: SimStats): Promise<void> {
+    const r: UploadReceiptResponse = await conn.unary(DeviceServiceService.uploadReceipt, { envelope: Buffer.from(bytes) });
     stats.receipts += 1;
     if (r.duplicate) stats.duplicates += 1;
     this.unsent?.delete(key);
@@ -175,17 +180,14 @@ export class SimDevice {
   close(): void {
     if (this.idle !== undefined) clearTimeout(this.idle);
     this.idle = undefined;
-    if (this.clients === undefined) return;
-    this.clients.close();
-    this.clients = undefined;
-    this.fleet.open -= 1;
+    this.conn?.close(); // its onEnd forgets it and counts it closed
   }
 
-  private components(clients: SimClients, a: Assignment, cache: ComponentCache): Promise<Map<string, Digest>> {
+  private components(conn: WireConnection, a: Assignment, cache: ComponentCache): Promise<Map<string, Digest>> {
     const target = a.release!.envelopeTarget;
     let p = cache.get(target);
     if (p === undefined) {
-      p = this.fetchComponents(clients, a);
+      p = this.fetchComponents(conn, a);
       cache.set(target, p);
       p.catch(() => cache.delete(target));
     }
@@ -193,11 +195,16 @@ export class SimDevice {
   }
 
   /** The envelope over GetFile (checked against the assignment's digest), component -> digest. */
-  private async fetchComponents(clients: SimClients, a: Assignment): Promise<Map<string, Digest>> {
+  private async fetchComponents(conn: WireConnection, a: Assignment): Promise<Map<string, Digest>> {
     const target = a.release!.envelopeTarget;
     const digest = a.release!.envelopeDigest;
     if (!isDigest(digest)) throw new Error(`envelope ${target}: digest ${digest} is not sha256:<64 hex>`);
-    const bytes = await readRepoFile(clients.repository, `targets/${hashedTargetPath(target, digestHex(digest))}`);
+    const chunks = await conn.serverStream(RepositoryServiceService.getFile, {
+      path: `targets/${hashedTargetPath(target, digestHex(digest))}`,
+      offset: 0,
+      length: 0,
+    });
+    const bytes = Buffer.concat(chunks.map((c) => c.data));
     if (sha256Digest(bytes) !== digest) throw new Error(`envelope ${target}: digest mismatch`);
     const env = JSON.parse(bytes.toString('utf8')) as { payload: string };
     const payload = JSON.parse(Buffer.from(env.payload, 'base64').toString('utf8')) as { components: { name: string; digest: unknown }[] };

@@ -5,7 +5,7 @@ import { SCALAR_BYTES } from './sim-key.js';
  * raw 32-byte P-256 private scalars side by side, the DER certificates appended to one growing
  * arena (offset and length per device), and the tenant as an index into a short list (a fleet
  * enrolled with one token has one tenant). At rest a device costs its certificate plus 43 bytes
- * here; PEM, KeyObjects and grpc-js credentials are made only while it is connected.
+ * here; PEM and the OpenSSL context are made only while it is connected.
  */
 export class IdentityArena {
   readonly tenants: string[] = [];

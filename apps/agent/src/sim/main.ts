@@ -11,10 +11,11 @@
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { parseSimArgs, SIM_USAGE, UsageError, type SimArgs } from './args.js';
-import { credentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
+import { DeviceServiceService } from '@svc/device-proto';
 import { encodePem } from '@svc/release-core';
-import { call } from '../channel/client.js';
-import { SimClients, SimEnroller } from './clients.js';
+import { DEVICE_CHANNEL_TLS_NAME } from '../channel/client.js';
+import { SimEnroller } from './clients.js';
 import { SimDevice, simDeviceName, type ComponentCache, type SimFleet, type SimStats } from './device.js';
 import { IdentityArena } from './identity-arena.js';
 import { IdentityCacheError, loadIdentityCache, saveIdentityCache, serverCaFingerprint } from './identity-cache.js';
@@ -22,6 +23,7 @@ import { LatencyHistogram } from './latency.js';
 import { keyPemFromScalar, SCALAR_BYTES } from './sim-key.js';
 import type { TurnSnapshot, TurnWorkerData } from './turn-worker.js';
 import { Turns, type TurnSchedule } from './turns.js';
+import { ServerPin, WireConnection } from './wire.js';
 
 async function runPool(count: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -92,14 +94,14 @@ async function enrollFleet(
 async function checkCachedIdentity(args: SimArgs, serverCaPem: string, arena: IdentityArena): Promise<void> {
   let i = 0;
   while (!arena.has(i)) i++;
-  const creds = credentials.createSsl(
-    Buffer.from(serverCaPem),
-    Buffer.from(keyPemFromScalar(arena.scalar(i))),
-    Buffer.from(encodePem(arena.certDer(i), 'CERTIFICATE')),
-  );
-  const clients = new SimClients(args.server, creds);
+  const conn = new WireConnection({
+    address: args.server,
+    keyPem: keyPemFromScalar(arena.scalar(i)),
+    certPem: encodePem(arena.certDer(i), 'CERTIFICATE'),
+    pin: new ServerPin(serverCaPem, DEVICE_CHANNEL_TLS_NAME),
+  });
   try {
-    await call((md, opts, cb) => clients.device.ping({}, md, opts, cb));
+    await conn.unary(DeviceServiceService.ping, {});
   } catch (e) {
     const code = (e as { code?: number }).code;
     if (code === status.UNAUTHENTICATED || code === status.PERMISSION_DENIED || code === status.NOT_FOUND)
@@ -110,7 +112,7 @@ async function checkCachedIdentity(args: SimArgs, serverCaPem: string, arena: Id
       );
     throw e;
   } finally {
-    clients.close();
+    conn.close();
   }
 }
 
@@ -267,7 +269,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
   const arena = new IdentityArena(args.devices);
   const fleet: SimFleet = {
     server: args.server,
-    serverCa: Buffer.from(serverCaPem),
+    pin: new ServerPin(serverCaPem, DEVICE_CHANNEL_TLS_NAME),
     mode: args.connection,
     idleCloseMs: args.idleCloseS * 1000,
     stats,

@@ -55,7 +55,7 @@ export function pkcs8FromScalar(scalar: Uint8Array): Buffer {
   return Buffer.concat([PKCS8_P256_SCALAR_PREFIX, scalar]);
 }
 
-/** PKCS#8 PEM of a P-256 key from its raw private scalar (for grpc-js credentials). */
+/** PKCS#8 PEM of a P-256 key from its raw private scalar (for the connection's OpenSSL context). */
 export function keyPemFromScalar(scalar: Uint8Array): string {
   return encodePem(pkcs8FromScalar(scalar), 'PRIVATE KEY');
 }

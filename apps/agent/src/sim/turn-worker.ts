@@ -3,7 +3,7 @@
  * the fleet (every T-th device, in its own IdentityArena: the same compact identities, only its
  * devices present), runs their turns (turns.ts) with its share of --max-in-flight, and posts its
  * counters to the main thread every SNAPSHOT_MS; on `stop` it closes its devices, posts a last
- * snapshot and ends. grpc-js, TLS and the receipts' signatures then run on T event loops instead
+ * snapshot and ends. TLS, HTTP/2 and the receipts' signatures then run on T event loops instead
  * of one.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -12,6 +12,8 @@ import { IdentityArena } from './identity-arena.js';
 import { LatencyHistogram } from './latency.js';
 import { SCALAR_BYTES } from './sim-key.js';
 import { Turns, type TurnSchedule } from './turns.js';
+import { ServerPin } from './wire.js';
+import { DEVICE_CHANNEL_TLS_NAME } from '../channel/client.js';
 
 /** What the main thread hands a turn thread. */
 export interface TurnWorkerData {
@@ -60,7 +62,7 @@ function run(data: TurnWorkerData, port: NonNullable<typeof parentPort>): void {
   const stats: SimStats = { connects: 0, pings: 0, checkIns: 0, receipts: 0, duplicates: 0, errors: 0, skipped: 0 };
   const fleet: SimFleet = {
     server: data.server,
-    serverCa: Buffer.from(data.serverCaPem),
+    pin: new ServerPin(data.serverCaPem, DEVICE_CHANNEL_TLS_NAME),
     mode: data.mode,
     idleCloseMs: data.idleCloseMs,
     stats,
