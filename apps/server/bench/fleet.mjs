@@ -27,14 +27,14 @@
 // (SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL); skipped loudly without it.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { api, rollOut } from './fleet-api.mjs';
-import { benchMain, meanOf, measured } from './measure.mjs';
+import { BackendCpu, benchMain, meanOf, measured, serverLaunch, withApplicationName } from './measure.mjs';
 
 const here = import.meta.dirname;
 const SERVER_MAIN = resolve(here, '../dist/main.js');
@@ -57,11 +57,18 @@ const PREFIX = 'fleet';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const verdict = (ok) => (ok ? 'met' : 'NOT MET');
 const rssMiB = async (pid) => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-/** CPU seconds (user + system) a process has used, from /proc. */
-const cpuSeconds = async (pid) => {
+/** CPU seconds a process has used in user and in system (kernel) mode, from /proc. */
+const cpuTimes = async (pid) => {
   const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
+  return { user: Number(f[11]) / 100, system: Number(f[12]) / 100 };
 };
+/** CPU seconds (user + system) a process has used. */
+const cpuSeconds = async (pid) => {
+  const t = await cpuTimes(pid);
+  return t.user + t.system;
+};
+/** The server's database connections carry this name, so its PostgreSQL backends' CPU is counted (BackendCpu). */
+const APPLICATION_NAME = `bench-fleet-${N}`;
 const stopped = (child) => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)));
 
 async function psql(query) {
@@ -74,10 +81,15 @@ async function psql(query) {
   }
 }
 
-/** `node [flags] file args`; every JSON line of its stdout and stderr goes to `onLine`, other stderr lines are kept. */
-function start(file, args, env, onLine, flags = []) {
+/**
+ * `node [flags] file args`; every JSON line of its stdout and stderr goes to `onLine`, other
+ * lines are kept (the last 50) and, with `textLog`, appended to that file (e.g. the output of
+ * --trace-gc in BENCH_FLEET_SERVER_FLAGS, with BENCH_FLEET_SERVER_LOG).
+ */
+function start(file, args, env, onLine, flags = [], textLog = undefined) {
   const child = spawn(process.execPath, [...flags, file, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const text = [];
+  const log = textLog === undefined ? undefined : createWriteStream(textLog, { flags: 'a' });
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (l) => {
       try {
@@ -85,6 +97,7 @@ function start(file, args, env, onLine, flags = []) {
       } catch {
         text.push(l);
         if (text.length > 50) text.shift();
+        log?.write(`${Date.now()} ${l}\n`);
       }
     });
   }
@@ -104,6 +117,10 @@ async function prepareHome() {
   return true;
 }
 
+/** The server as a PostgreSQL host runs it (start script's environment and flags), plus BENCH_FLEET_SERVER_FLAGS (e.g. --cpu-prof). */
+const LAUNCH = serverLaunch(await readFile(resolve(here, '../package.json'), 'utf8'), 'postgres');
+const SERVER_FLAGS = [...LAUNCH.flags, ...(process.env.BENCH_FLEET_SERVER_FLAGS ?? '').split(' ').filter((f) => f !== '')];
+
 async function startServer() {
   let http;
   let device;
@@ -111,9 +128,10 @@ async function startServer() {
     SERVER_MAIN,
     [],
     {
+      ...LAUNCH.env,
       SVC_DATA_DIR: join(DIR, 'data'),
       SVC_KEK_FILE: join(DIR, 'kek'),
-      SVC_DATABASE_URL: PG_URL,
+      SVC_DATABASE_URL: withApplicationName(PG_URL, APPLICATION_NAME),
       SVC_DATABASE_SCHEMA: SCHEMA,
       SVC_HTTP_ADDR: '127.0.0.1:0',
       SVC_DEVICE_ADDR: `127.0.0.1:${PORT}`,
@@ -130,6 +148,8 @@ async function startServer() {
       if (m) http = m[1];
       if (j.msg === 'device channel listening') device = `127.0.0.1:${j.port}`;
     },
+    SERVER_FLAGS,
+    process.env.BENCH_FLEET_SERVER_LOG,
   );
   // bound by progress: a start on a large schema (vacuum, migrations) logs as it goes
   for (let i = 0; i < 3000 && !(http && device); i++) {
@@ -212,8 +232,10 @@ async function fleetPhase(server) {
   );
   const pid = server.child.pid;
   const t0 = Date.now();
-  const cpu0 = await cpuSeconds(pid);
-  const simCpu0 = await cpuSeconds(sim.child.pid);
+  const cpu0 = await cpuTimes(pid);
+  const simCpu0 = await cpuTimes(sim.child.pid);
+  const postgres = new BackendCpu(PG_URL, APPLICATION_NAME);
+  await postgres.start();
   const checkIns0 = sim.lines.filter((l) => l.event === 'stats').at(-1)?.check_ins ?? 0;
   const load = [];
   const rss = [];
@@ -239,8 +261,14 @@ async function fleetPhase(server) {
   );
   const checkInsInPhase = Math.max(1, (phaseLines.at(-1)?.check_ins ?? 0) - checkIns0);
   const receiptsInPhase = phaseLines.at(-1)?.receipts ?? 0;
-  const cpuPerCheckInMs = (((await cpuSeconds(pid)) - cpu0) * 1000) / checkInsInPhase;
-  const simCpuPerCheckInMs = (((await cpuSeconds(sim.child.pid)) - simCpu0) * 1000) / checkInsInPhase;
+  const perCheckIn = (t0, t1) => ({
+    ms: ((t1.user + t1.system - t0.user - t0.system) * 1000) / checkInsInPhase,
+    systemMs: ((t1.system - t0.system) * 1000) / checkInsInPhase,
+  });
+  const cpu = perCheckIn(cpu0, await cpuTimes(pid));
+  const simCpu = perCheckIn(simCpu0, await cpuTimes(sim.child.pid));
+  const pgCpu = await postgres.stop();
+  const postgresPerCheckInMs = (pgCpu.seconds * 1000) / checkInsInPhase;
 
   // the rollout completes: bound by progress (accepted receipts), not by a fixed time
   const count = async () => Number((await psql(`SELECT count(*) AS n FROM "${SCHEMA}".release_receipts WHERE deployment_id = '${txId}'`))[0].n);
@@ -259,8 +287,10 @@ async function fleetPhase(server) {
   );
   return {
     checkInsPerS,
-    cpuPerCheckInMs,
-    simCpuPerCheckInMs,
+    cpu,
+    simCpu,
+    postgresPerCheckInMs,
+    postgresBackends: pgCpu.backends,
     checkInsInPhase,
     receiptsInPhase,
     load,
@@ -376,7 +406,7 @@ await benchMain('fleet', async () => {
     measured(Number.isFinite(first) && Number.isFinite(lastThird), `server RSS: too few samples (${f.rss.length})`);
     const s = f.summary;
     console.log(
-      `check-ins: ${f.checkInsPerS.toFixed(1)}/s served of ${asked.toFixed(1)}/s asked (ratio ${(f.checkInsPerS / asked).toFixed(2)}x); ${s.skipped} turns skipped with the simulator's window full; server CPU ${f.cpuPerCheckInMs.toFixed(2)} ms per check-in (receipts of the rollout included: ${f.receiptsInPhase} receipts, ${f.checkInsInPhase} check-ins), simulator CPU ${f.simCpuPerCheckInMs.toFixed(2)} ms; load average ${Math.min(...f.load).toFixed(1)}-${Math.max(...f.load).toFixed(1)}`,
+      `check-ins: ${f.checkInsPerS.toFixed(1)}/s served of ${asked.toFixed(1)}/s asked (ratio ${(f.checkInsPerS / asked).toFixed(2)}x); ${s.skipped} turns skipped with the simulator's window full; server CPU ${f.cpu.ms.toFixed(2)} ms per check-in (${f.cpu.systemMs.toFixed(2)} of it in the kernel; receipts of the rollout included: ${f.receiptsInPhase} receipts, ${f.checkInsInPhase} check-ins), its PostgreSQL backends ${f.postgresPerCheckInMs.toFixed(2)} ms (${f.postgresBackends} backends), simulator ${f.simCpu.ms.toFixed(2)} ms (${f.simCpu.systemMs.toFixed(2)} in the kernel); load average ${Math.min(...f.load).toFixed(1)}-${Math.max(...f.load).toFixed(1)}`,
     );
     console.log(`server RSS: peak ${peak.toFixed(0)} MiB; target < ${TARGETS.rssMiB} MiB: ${verdict(peak < TARGETS.rssMiB)}`);
     console.log(

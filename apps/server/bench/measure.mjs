@@ -1,6 +1,8 @@
 // What every server bench shares about its exit status: a target "NOT MET" is a measurement
 // (exit 0); a bench that could not measure (failed calls, a phase without a single sample, a
 // server that did not start) names the reason on stderr and exits 1.
+import { readFile } from 'node:fs/promises';
+import pg from 'pg';
 
 /** A figure the bench could not measure; the message says which and why. */
 export class NotMeasured extends Error {
@@ -54,4 +56,80 @@ export function serverLaunch(packageJson, driver) {
   );
   const flags = m[2].trim().split(/\s+/).filter(Boolean);
   return { env, flags: driver === 'postgres' ? [...flags, ...POSTGRES_NODE_FLAGS] : flags };
+}
+
+/** utime + stime (clock ticks) and start time of one process, from /proc; undefined once it ended. */
+export async function procTicks(pid) {
+  try {
+    // after "pid (comm) ": state (0), ppid (1), ..., utime (11), stime (12), ..., starttime (19)
+    const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+    return { ticks: Number(f[11]) + Number(f[12]), start: f[19] };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * PostgreSQL CPU spent for this run's server only: its own backends, found by the
+ * application_name the bench puts in the server's database URL, each read from
+ * /proc/<pid>/stat (PostgreSQL runs on this machine). Other work on the same cluster (other
+ * test runs, the bench's own queries) is not counted. Each backend (pid and start time, so a
+ * reused pid is another backend) counts its last reading minus its first, a backend first seen
+ * during the phase from zero: every term is a difference of one process's monotonic counter,
+ * so the sum cannot go negative. Polled every 200 ms during the phase so a backend that ends
+ * meanwhile loses at most its last 200 ms. (Summing every postgres process of the machine
+ * before and after went negative when backends ended during the phase and mixed in everyone
+ * else's queries.)
+ */
+export class BackendCpu {
+  constructor(url, applicationName) {
+    this.client = new pg.Client({ connectionString: url, application_name: 'svc-bench-sampler' });
+    this.applicationName = applicationName;
+    this.first = new Map();
+    this.last = new Map();
+    this.pids = new Set();
+  }
+
+  async sample(initial) {
+    const { rows } = await this.client.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [this.applicationName]);
+    for (const { pid } of rows) this.pids.add(pid);
+    for (const pid of this.pids) {
+      const t = await procTicks(pid);
+      if (t === undefined) {
+        this.pids.delete(pid);
+        continue;
+      }
+      const key = `${pid}@${t.start}`;
+      if (!this.first.has(key)) this.first.set(key, initial ? t.ticks : 0);
+      this.last.set(key, t.ticks);
+    }
+  }
+
+  async start() {
+    await this.client.connect();
+    await this.sample(true);
+    this.timer = setInterval(() => void this.sample(false).catch(() => {}), 200);
+  }
+
+  /** CPU seconds of the server's backends since start(), and how many backends served it. */
+  async stop() {
+    clearInterval(this.timer);
+    await this.sample(false);
+    await this.client.end();
+    let ticks = 0;
+    let backends = 0;
+    for (const [key, last] of this.last) {
+      const d = last - this.first.get(key);
+      ticks += d;
+      if (d > 0) backends += 1;
+    }
+    return { seconds: ticks / 100, backends };
+  }
+}
+
+/** The database URL with an application_name that marks the server's connections. */
+export function withApplicationName(url, name) {
+  const u = new URL(url);
+  u.searchParams.set('application_name', name);
+  return u.toString();
 }
