@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { connect as http2Connect, constants as h2, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
+import { connect as http2Connect, constants as h2, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import { connect as tlsConnect, createSecureContext, type TLSSocket } from 'node:tls';
 import { status } from '@grpc/grpc-js';
 
@@ -207,14 +207,21 @@ export class WireConnection {
         if (e === undefined) resolve(value!);
         else reject(e);
       };
-      const stream = session.request({
-        [h2.HTTP2_HEADER_METHOD]: 'POST',
-        [h2.HTTP2_HEADER_AUTHORITY]: this.authority,
-        [h2.HTTP2_HEADER_PATH]: path,
-        [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
-        te: 'trailers',
-        'grpc-timeout': `${timeoutMs}m`,
-      });
+      let stream: ClientHttp2Stream;
+      try {
+        stream = session.request({
+          [h2.HTTP2_HEADER_METHOD]: 'POST',
+          [h2.HTTP2_HEADER_AUTHORITY]: this.authority,
+          [h2.HTTP2_HEADER_PATH]: path,
+          [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
+          te: 'trailers',
+          'grpc-timeout': `${timeoutMs}m`,
+        });
+      } catch (e) {
+        // the session went away (GOAWAY, closed) between the check above and this call
+        reject(new WireCallError(status.UNAVAILABLE, `${path}: ${(e as Error).message}`));
+        return;
+      }
       const timer = setTimeout(() => {
         stream.close(h2.NGHTTP2_CANCEL);
         settle(new WireCallError(status.DEADLINE_EXCEEDED, `${path}: no answer within ${timeoutMs} ms`));
