@@ -335,6 +335,15 @@ export const SERVER_TUNING = Object.freeze({
   /** Devices a bulk job processes per unit of work (each its own transaction and audit rows). */
   deviceBulkBatch: 100,
 
+  /**
+   * A request Node's HTTP parser refuses (an over-long request line or headers, a malformed
+   * request) is answered and the socket ended, then what the client still sends is read and
+   * dropped for at most this long before the socket is destroyed: closing with unread bytes makes
+   * the kernel answer them with a reset, and a client still sending its body (2 MiB behind a
+   * 17 KiB URL) could lose the answer it was already sent.
+   */
+  clientErrorLingerMs: 2_000,
+
   // --- stopping ------------------------------------------------------------------------------
 
   /**

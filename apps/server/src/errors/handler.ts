@@ -6,6 +6,7 @@ import { BlobError } from '../blobs/errors.js';
 import { SigningRepoError } from '../signing-repo/errors.js';
 import { clientError, frameworkError, oneLine } from './framework.js';
 import { ServerError } from './server-error.js';
+import { SERVER_TUNING } from '../limits.js';
 
 /**
  * Turns anything thrown by a route into `{"error": "<one line>"}` with the status from
@@ -77,7 +78,8 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
  * route, so the answer is written to the socket as Node does, in the `{"error"}` shape.
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // a socket already answered: the parser reports again on the bytes drained below
+  if (error.code === 'ECONNRESET' || socket.destroyed || lingering.has(socket)) return;
   const { code, message } = clientError(error);
   const status = mappingFor(code).http;
   const body = JSON.stringify({ error: message });
@@ -86,5 +88,16 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
     );
   }
-  socket.destroy(error);
+  // end after the answer and drop what the client is still sending, for a bounded time: a
+  // socket closed with unread bytes is reset by the kernel, and the client may lose the answer
+  lingering.add(socket);
+  const timer = setTimeout(() => socket.destroy(), SERVER_TUNING.clientErrorLingerMs);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.on('data', () => undefined);
+  socket.end();
+  socket.resume();
 }
+
+/** Sockets answered by clientErrorHandler and draining until they close. */
+const lingering = new WeakSet<Socket>();
