@@ -39,7 +39,7 @@ import * as x509 from '@peculiar/x509';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { EnrollmentServiceClient } from '@svc/device-proto';
 import { api, rollOut } from './fleet-api.mjs';
-import { meanOf, measured } from './measure.mjs';
+import { cpuSeconds, meanOf, measured } from './measure.mjs';
 import { benchKekEnv } from './kek.mjs';
 
 const here = import.meta.dirname;
@@ -67,11 +67,6 @@ const schemas = [];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const rssMiB = async (pid) => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 const verdict = (ok) => (ok ? 'met' : 'NOT MET');
-/** CPU seconds (user + system) a process has used, from /proc. */
-const cpuSeconds = async (pid) => {
-  const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
 
 /** Spawns `node file args`, handing every stdout/stderr JSON line to `onLine`. */
 function start(file, args, env, onLine, nodeFlags = []) {

@@ -36,7 +36,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { api, rollOut } from './fleet-api.mjs';
-import { BackendCpu, benchMain, meanOf, measured, POSTGRES_NODE_FLAGS, serverLaunch, withApplicationName } from './measure.mjs';
+import { BackendCpu, benchMain, cpuSeconds, cpuTimes, meanOf, measured, POSTGRES_NODE_FLAGS, serverLaunch, withApplicationName } from './measure.mjs';
 
 const here = import.meta.dirname;
 const SERVER_MAIN = resolve(here, '../dist/main.js');
@@ -65,16 +65,6 @@ const spread = (xs) => {
   return `min ${v[0]}, median ${v[Math.floor(v.length / 2)]}, max ${v.at(-1)} ms`;
 };
 const rssMiB = async (pid) => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-/** CPU seconds a process has used in user and in system (kernel) mode, from /proc. */
-const cpuTimes = async (pid) => {
-  const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  return { user: Number(f[11]) / 100, system: Number(f[12]) / 100 };
-};
-/** CPU seconds (user + system) a process has used. */
-const cpuSeconds = async (pid) => {
-  const t = await cpuTimes(pid);
-  return t.user + t.system;
-};
 /** The server's database connections carry this name, so its PostgreSQL backends' CPU is counted (BackendCpu). */
 const APPLICATION_NAME = `bench-fleet-${N}`;
 const stopped = (child) => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)));

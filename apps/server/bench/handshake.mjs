@@ -31,7 +31,7 @@ import { constants } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { bareTlsMaterial } from './bare-tls.mjs';
 import { api } from './fleet-api.mjs';
-import { benchMain, measured } from './measure.mjs';
+import { benchMain, cpuSeconds, measured } from './measure.mjs';
 import { benchKekEnv } from './kek.mjs';
 
 const SERVER_MAIN = resolve(import.meta.dirname, '../dist/main.js');
@@ -47,10 +47,6 @@ const TLS_NAME = 'device-channel.svc.internal';
 const OPTS = { 'grpc.ssl_target_name_override': TLS_NAME, 'grpc.default_authority': TLS_NAME, 'grpc.use_local_subchannel_pool': 1, 'grpc.enable_retries': 0 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const cpuSeconds = async (pid) => {
-  const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
 const unary = (fn) => new Promise((res, rej) => fn(new Metadata(), { deadline: Date.now() + 30_000 }, (err, out) => (err ? rej(err) : res(out))));
 
 async function startServer(dataDir, schema) {

@@ -58,15 +58,21 @@ export function serverLaunch(packageJson, driver) {
   return { env, flags: driver === 'postgres' ? [...flags, ...POSTGRES_NODE_FLAGS] : flags };
 }
 
-/** utime + stime (clock ticks) and start time of one process, from /proc; undefined once it ended. */
-export async function procTicks(pid) {
-  try {
-    // after "pid (comm) ": state (0), ppid (1), ..., utime (11), stime (12), ..., starttime (19)
-    const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-    return { ticks: Number(f[11]) + Number(f[12]), start: f[19] };
-  } catch {
-    return undefined;
-  }
+/**
+ * CPU a process has used so far, from /proc/<pid>/stat: user and system (kernel) seconds, and
+ * its start time (clock ticks since boot: a reused pid is another process). Throws when the
+ * process is gone.
+ */
+export async function cpuTimes(pid) {
+  // after "pid (comm) ": state (0), ppid (1), ..., utime (11), stime (12), ..., starttime (19)
+  const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return { user: Number(f[11]) / 100, system: Number(f[12]) / 100, start: f[19] };
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export async function cpuSeconds(pid) {
+  const t = await cpuTimes(pid);
+  return t.user + t.system;
 }
 
 /**
@@ -94,14 +100,15 @@ export class BackendCpu {
     const { rows } = await this.client.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [this.applicationName]);
     for (const { pid } of rows) this.pids.add(pid);
     for (const pid of this.pids) {
-      const t = await procTicks(pid);
+      const t = await cpuTimes(pid).catch(() => undefined);
       if (t === undefined) {
         this.pids.delete(pid);
         continue;
       }
       const key = `${pid}@${t.start}`;
-      if (!this.first.has(key)) this.first.set(key, initial ? t.ticks : 0);
-      this.last.set(key, t.ticks);
+      const seconds = t.user + t.system;
+      if (!this.first.has(key)) this.first.set(key, initial ? seconds : 0);
+      this.last.set(key, seconds);
     }
   }
 
@@ -116,14 +123,14 @@ export class BackendCpu {
     clearInterval(this.timer);
     await this.sample(false);
     await this.client.end();
-    let ticks = 0;
+    let seconds = 0;
     let backends = 0;
     for (const [key, last] of this.last) {
       const d = last - this.first.get(key);
-      ticks += d;
+      seconds += d;
       if (d > 0) backends += 1;
     }
-    return { seconds: ticks / 100, backends };
+    return { seconds, backends };
   }
 }
 

@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { api, rollOut } from './fleet-api.mjs';
-import { BackendCpu, measured, withApplicationName } from './measure.mjs';
+import { BackendCpu, cpuSeconds, measured, withApplicationName } from './measure.mjs';
 import {
   buildReceiptPayload,
   decodePem,
@@ -52,11 +52,6 @@ const ADMIN = { email: 'bench@example.com', password: 'bench-password-123456' };
 const TARGETS = { pgPerS: 1000, pgVsVerify: 0.6, embeddedPerS: 300, completionS: 60 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-/** CPU seconds (user + system) a process has used, from /proc. */
-const cpuSeconds = async (pid) => {
-  const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
 const met = (ok) => (ok ? 'met' : 'NOT MET');
 /** Busy and total CPU time of the whole machine (all cores), from /proc/stat, in seconds. */
 const machineCpu = async () => {
