@@ -17,8 +17,7 @@ const CA_VALID_DAYS = 3650;
 /** One device CA of a tenant as verification needs it: current, or retired and trusted until `trustedUntil`. */
 export interface TenantCa {
   seq: number;
-  der: Uint8Array;
-  /** Parsed once (release-core's reader): the anchor a device certificate is checked against (peer.ts). */
+  /** Parsed once (release-core's reader; `cert.der` is its DER): the anchor a device certificate is checked against (peer.ts). */
   cert: Certificate;
   retiredAt: Date | undefined;
   trustedUntil: Date | undefined;
@@ -89,7 +88,7 @@ export class DeviceCaStore {
 
   /** The tenant's CA certificates (DER) trusted at `at`, current first: what a receipt is verified against. */
   async certificatesDer(tenantId: string, at: Date): Promise<Uint8Array[]> {
-    return (await this.tenantCas(tenantId)).filter((ca) => caTrustedAt(ca, at)).map((ca) => ca.der);
+    return (await this.tenantCas(tenantId)).filter((ca) => caTrustedAt(ca, at)).map((ca) => ca.cert.der);
   }
 
   /** A cached read: a failed one is asked again next time, and never evicts a newer read. */
@@ -166,7 +165,7 @@ export class DeviceCaStore {
 class NoCaYet extends Error {}
 
 function tenantCa(r: DeviceCaRow): TenantCa {
-  return { seq: r.seq, der: r.certDer, cert: parseCertificateDer(r.certDer), retiredAt: r.retiredAt, trustedUntil: r.trustedUntil };
+  return { seq: r.seq, cert: parseCertificateDer(r.certDer), retiredAt: r.retiredAt, trustedUntil: r.trustedUntil };
 }
 
 /** How a tenant's device CA key is named in failures and in the key check. */
