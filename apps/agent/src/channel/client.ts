@@ -46,10 +46,13 @@ export class ChannelClients {
   }
 }
 
+/** The deadline of a device call that sets none of its own. */
+export const CALL_TIMEOUT_MS = 30_000;
+
 /** Promisified unary call with a deadline. */
 export function call<T>(
   fn: (md: Metadata, opts: { deadline: Date }, cb: (err: ServiceError | null, res?: T) => void) => unknown,
-  timeoutMs = 30_000,
+  timeoutMs = CALL_TIMEOUT_MS,
 ): Promise<T> {
   return new Promise((resolve, reject) => {
     fn(new Metadata(), { deadline: new Date(Date.now() + timeoutMs) }, (err, res) => (err ? reject(err) : resolve(res as T)));

@@ -86,16 +86,9 @@ export class SimDevice {
   }
 
   private open(): WireConnection {
-    const { arena } = this.fleet;
-    const conn = new WireConnection({
-      address: this.fleet.server,
-      keyPem: keyPemFromScalar(arena.scalar(this.index)),
-      certPem: encodePem(arena.certDer(this.index), 'CERTIFICATE'),
-      pin: this.fleet.pin,
-      onEnd: () => {
-        if (this.conn === conn) this.conn = undefined;
-        this.fleet.open -= 1;
-      },
+    const conn = connectAs(this.fleet, this.index, () => {
+      if (this.conn === conn) this.conn = undefined;
+      this.fleet.open -= 1;
     });
     this.conn = conn;
     this.fleet.open += 1;
@@ -244,6 +237,17 @@ export class SimDevice {
       now: new Date(),
     });
   }
+}
+
+/** A connection as simulated device `index` of the fleet's arena (its key and certificate), to the fleet's server, checked against its pin. */
+export function connectAs(fleet: Pick<SimFleet, 'server' | 'pin' | 'arena'>, index: number, onEnd?: () => void): WireConnection {
+  return new WireConnection({
+    address: fleet.server,
+    keyPem: keyPemFromScalar(fleet.arena.scalar(index)),
+    certPem: encodePem(fleet.arena.certDer(index), 'CERTIFICATE'),
+    pin: fleet.pin,
+    ...(onEnd === undefined ? {} : { onEnd }),
+  });
 }
 
 /** `<prefix>-NNNNNN`: the name of simulated device `index`. */

@@ -13,17 +13,16 @@ import { Worker } from 'node:worker_threads';
 import { parseSimArgs, SIM_USAGE, UsageError, type SimArgs } from './args.js';
 import { status } from '@grpc/grpc-js';
 import { DeviceServiceService } from '@svc/device-proto';
-import { encodePem } from '@svc/release-core';
 import { DEVICE_CHANNEL_TLS_NAME } from '../channel/client.js';
 import { SimEnroller } from './clients.js';
-import { SimDevice, simDeviceName, type ComponentCache, type SimFleet, type SimStats } from './device.js';
+import { connectAs, SimDevice, simDeviceName, type ComponentCache, type SimFleet, type SimStats } from './device.js';
 import { IdentityArena } from './identity-arena.js';
 import { IdentityCacheError, loadIdentityCache, saveIdentityCache, serverCaFingerprint } from './identity-cache.js';
 import { LatencyHistogram } from './latency.js';
-import { keyPemFromScalar, SCALAR_BYTES } from './sim-key.js';
+import { SCALAR_BYTES } from './sim-key.js';
 import type { TurnSnapshot, TurnWorkerData } from './turn-worker.js';
 import { Turns, type TurnSchedule } from './turns.js';
-import { ServerPin, WireConnection } from './wire.js';
+import { ServerPin } from './wire.js';
 
 async function runPool(count: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -42,15 +41,15 @@ async function runPool(count: number, concurrency: number, fn: (i: number) => Pr
 async function enrollFleet(
   args: SimArgs,
   serverCaPem: string,
-  arena: IdentityArena,
-  stats: SimStats,
+  fleet: SimFleet,
   signal: AbortSignal,
   print: (line: string) => void,
 ): Promise<{ cached: number; enrolledNow: number }> {
+  const { arena, stats } = fleet;
   const header = { server: args.server, server_ca_sha256: serverCaFingerprint(serverCaPem), prefix: args.prefix };
   const cachedTenants = args.identities === undefined ? undefined : await loadIdentityCache(args.identities, header, arena);
   const cached = arena.count;
-  if (cached > 0) await checkCachedIdentity(args, serverCaPem, arena);
+  if (cached > 0) await checkCachedIdentity(args, fleet);
   let enrolledNow = 0;
   if (cached < args.devices) {
     const enroller = new SimEnroller(args.server, serverCaPem, args.enrollLanes);
@@ -91,15 +90,11 @@ async function enrollFleet(
  * schema behind the same CA, devices decommissioned since): one authenticated call with the
  * first cached identity finds out before the fleet starts, and the run stops with the reason.
  */
-async function checkCachedIdentity(args: SimArgs, serverCaPem: string, arena: IdentityArena): Promise<void> {
+async function checkCachedIdentity(args: SimArgs, fleet: SimFleet): Promise<void> {
+  const { arena } = fleet;
   let i = 0;
   while (!arena.has(i)) i++;
-  const conn = new WireConnection({
-    address: args.server,
-    keyPem: keyPemFromScalar(arena.scalar(i)),
-    certPem: encodePem(arena.certDer(i), 'CERTIFICATE'),
-    pin: new ServerPin(serverCaPem, DEVICE_CHANNEL_TLS_NAME),
-  });
+  const conn = connectAs(fleet, i);
   try {
     await conn.unary(DeviceServiceService.ping, {});
   } catch (e) {
@@ -279,7 +274,7 @@ export async function runSim(args: SimArgs, signal: AbortSignal, print: (line: s
     latency: { checkIn: new LatencyHistogram(), ping: new LatencyHistogram() },
   };
   const t0 = Date.now();
-  const { cached, enrolledNow } = await enrollFleet(args, serverCaPem, arena, stats, signal, print);
+  const { cached, enrolledNow } = await enrollFleet(args, serverCaPem, fleet, signal, print);
   const seconds = (Date.now() - t0) / 1000;
   const enrolled: SimDevice[] = [];
   for (let i = 0; i < args.devices; i++) if (arena.has(i)) enrolled.push(new SimDevice(i, fleet));

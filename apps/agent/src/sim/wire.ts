@@ -2,6 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { connect as http2Connect, constants as h2, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import { connect as tlsConnect, createSecureContext, type TLSSocket } from 'node:tls';
 import { status } from '@grpc/grpc-js';
+import { CALL_TIMEOUT_MS } from '../channel/client.js';
 
 /**
  * The simulator's device connection: gRPC over one mTLS HTTP/2 connection, spoken directly on
@@ -28,9 +29,6 @@ export interface WireMethod<Req, Res> {
   requestSerialize(value: Req): Buffer;
   responseDeserialize(value: Buffer): Res;
 }
-
-/** The deadline of a call without one of its own (the agent's `call` uses the same). */
-export const WIRE_CALL_TIMEOUT_MS = 30_000;
 
 /** A call that ended with a gRPC status other than OK; `code` is the status number, as on grpc-js's ServiceError. */
 export class WireCallError extends Error {
@@ -82,19 +80,20 @@ function hostAndPort(address: string): { host: string; port: number } {
   return { host: m[1]!, port: Number(m[2]) };
 }
 
-function grpcMessage(v: string | string[] | undefined): string {
-  const s = Array.isArray(v) ? v[0] : v;
+function header(h: IncomingHttpHeaders | undefined, name: string): string | undefined {
+  const v = h?.[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** grpc-message is percent-encoded (gRPC over HTTP/2); kept as sent when it does not decode. */
+function grpcMessage(h: IncomingHttpHeaders | undefined): string {
+  const s = header(h, 'grpc-message');
   if (s === undefined) return '';
   try {
     return decodeURIComponent(s);
   } catch {
     return s;
   }
-}
-
-function header(h: IncomingHttpHeaders | undefined, name: string): string | undefined {
-  const v = h?.[name];
-  return Array.isArray(v) ? v[0] : v;
 }
 
 /** The length-prefixed gRPC messages of a response body (uncompressed: no grpc-accept-encoding is offered). */
@@ -180,14 +179,14 @@ export class WireConnection {
     return this.session !== undefined && !this.ended;
   }
 
-  async unary<Req, Res>(m: WireMethod<Req, Res>, request: Req, timeoutMs = WIRE_CALL_TIMEOUT_MS): Promise<Res> {
+  async unary<Req, Res>(m: WireMethod<Req, Res>, request: Req, timeoutMs = CALL_TIMEOUT_MS): Promise<Res> {
     const messages = await this.call(m.path, m.requestSerialize(request), timeoutMs);
     if (messages.length !== 1) throw new WireCallError(status.INTERNAL, `${m.path}: ${messages.length} response messages for a unary call`);
     return m.responseDeserialize(messages[0]!);
   }
 
   /** Every message of a server-streaming call (for small answers: they are all held). */
-  async serverStream<Req, Res>(m: WireMethod<Req, Res>, request: Req, timeoutMs = WIRE_CALL_TIMEOUT_MS): Promise<Res[]> {
+  async serverStream<Req, Res>(m: WireMethod<Req, Res>, request: Req, timeoutMs = CALL_TIMEOUT_MS): Promise<Res[]> {
     return (await this.call(m.path, m.requestSerialize(request), timeoutMs)).map((b) => m.responseDeserialize(b));
   }
 
@@ -243,7 +242,7 @@ export class WireConnection {
           return;
         }
         if (Number(code) !== (status.OK as number)) {
-          settle(new WireCallError(Number(code), grpcMessage(end?.['grpc-message']), header(end, 'svc-error-code')));
+          settle(new WireCallError(Number(code), grpcMessage(end), header(end, 'svc-error-code')));
           return;
         }
         try {
