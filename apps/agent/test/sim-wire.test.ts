@@ -1,7 +1,8 @@
+import { X509Certificate } from 'node:crypto';
 import { createSecureServer, type Http2SecureServer, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { status } from '@grpc/grpc-js';
-import { DeviceServiceService, RepositoryServiceService, type CheckInResponse, type GetFileResponse } from '@svc/device-proto';
+import { DeviceServiceService, ReportLegacyStatusRequest, RepositoryServiceService, type CheckInResponse, type GetFileResponse } from '@svc/device-proto';
 import { makeCa, makeDeviceCert, makeServerCert, tempDir, type CertFiles } from '@svc/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_CHANNEL_TLS_NAME } from '../src/channel/client.js';
@@ -59,6 +60,16 @@ function answer(stream: ServerHttp2Stream, path: string): void {
       }),
     );
     stream.end();
+  } else if (path === DeviceServiceService.renewCertificate.path) {
+    // a unary method answered with two messages
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+    stream.end(Buffer.concat([frame(Buffer.alloc(0)), frame(Buffer.alloc(0))]));
+  } else if (path === DeviceServiceService.reportLegacyStatus.path) {
+    // a body that ends inside its message (the prefix promises 10 bytes, 3 come)
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+    stream.end(frame(Buffer.alloc(10)).subarray(0, 8));
   } else if (path === DeviceServiceService.ping.path) {
     // Trailers-Only: the status in the only HEADERS frame
     stream.respond(
@@ -89,6 +100,7 @@ describe('the simulator wire client (gRPC over node:http2, pinned server CA)', (
   let serverCa: CertFiles;
   let deviceCa: CertFiles;
   let device: CertFiles;
+  let goodCert: CertFiles;
   let good: Awaited<ReturnType<typeof serve>>;
   let strangers: Awaited<ReturnType<typeof serve>>;
   let misnamed: Awaited<ReturnType<typeof serve>>;
@@ -100,7 +112,8 @@ describe('the simulator wire client (gRPC over node:http2, pinned server CA)', (
     const otherCa = makeCa(t.dir, 'other-ca');
     deviceCa = makeCa(t.dir, 'device-ca');
     device = makeDeviceCert(t.dir, deviceCa, '00000000-0000-4000-8000-000000000001', 'wire-dev-1');
-    good = await serve(makeServerCert(t.dir, 'good', serverCa, [`DNS:${DEVICE_CHANNEL_TLS_NAME}`]), deviceCa);
+    goodCert = makeServerCert(t.dir, 'good', serverCa, [`DNS:${DEVICE_CHANNEL_TLS_NAME}`]);
+    good = await serve(goodCert, deviceCa);
     strangers = await serve(makeServerCert(t.dir, 'stranger', otherCa, [`DNS:${DEVICE_CHANNEL_TLS_NAME}`]), deviceCa);
     misnamed = await serve(makeServerCert(t.dir, 'misnamed', serverCa, ['DNS:elsewhere.example']), deviceCa);
   });
@@ -136,6 +149,27 @@ describe('the simulator wire client (gRPC over node:http2, pinned server CA)', (
     // Trailers-Only
     await expect(c.unary(DeviceServiceService.ping, {})).rejects.toMatchObject({ code: status.UNAUTHENTICATED, details: 'who are you' });
     c.close();
+  });
+
+  it('refuses an answer that is not one whole message with INTERNAL', async () => {
+    const c = connect(good.address);
+    await expect(c.unary(DeviceServiceService.renewCertificate, { csrDer: Buffer.alloc(0) })).rejects.toMatchObject({
+      code: status.INTERNAL,
+      details: `${DeviceServiceService.renewCertificate.path}: 2 response messages for a unary call`,
+    });
+    await expect(c.unary(DeviceServiceService.reportLegacyStatus, ReportLegacyStatusRequest.fromPartial({}))).rejects.toMatchObject({
+      code: status.INTERNAL,
+      details: 'response ends inside a message',
+    });
+    c.close();
+  });
+
+  it('refuses a server certificate outside its validity, once it has expired even if it was checked before', () => {
+    const pin = new ServerPin(serverCa.certPem, DEVICE_CHANNEL_TLS_NAME);
+    const leaf = new X509Certificate(goodCert.certPem);
+    pin.check(leaf); // valid now: remembered by fingerprint
+    expect(() => pin.check(leaf, Date.parse(leaf.validTo) + 1000)).toThrow(/server certificate outside its validity/);
+    expect(() => pin.check(leaf, Date.parse(leaf.validFrom) - 1000)).toThrow(/server certificate outside its validity/);
   });
 
   it('gives up at the deadline with DEADLINE_EXCEEDED', async () => {

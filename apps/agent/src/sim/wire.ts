@@ -46,8 +46,8 @@ export class WireCallError extends Error {
 /** The pinned server CA and the name every device-port certificate carries. */
 export class ServerPin {
   private readonly ca: X509Certificate;
-  /** Certificates already checked: fingerprint -> end of validity (ms). A server has one or two. */
-  private readonly checked = new Map<string, number>();
+  /** Certificates already checked: fingerprint -> their validity (ms). A server has one or two. */
+  private readonly checked = new Map<string, { from: number; to: number }>();
 
   constructor(
     caPem: string | Buffer,
@@ -60,8 +60,8 @@ export class ServerPin {
   check(leaf: X509Certificate | undefined, now = Date.now()): void {
     if (leaf === undefined) throw new WireCallError(status.UNAVAILABLE, 'the server presented no certificate');
     const fingerprint = leaf.fingerprint256;
-    const until = this.checked.get(fingerprint);
-    if (until !== undefined && now <= until) return;
+    const known = this.checked.get(fingerprint);
+    if (known !== undefined && known.from <= now && now <= known.to) return;
     if (!leaf.checkIssued(this.ca) || !leaf.verify(this.ca.publicKey)) {
       throw new WireCallError(status.UNAVAILABLE, `server certificate ${leaf.subject} is not issued by the pinned server CA`);
     }
@@ -70,7 +70,7 @@ export class ServerPin {
     if (now < from || now > to) throw new WireCallError(status.UNAVAILABLE, `server certificate outside its validity (${leaf.validFrom} .. ${leaf.validTo})`);
     if (leaf.checkHost(this.name) === undefined) throw new WireCallError(status.UNAVAILABLE, `server certificate is not valid for ${this.name}`);
     if (this.checked.size >= 16) this.checked.clear();
-    this.checked.set(fingerprint, to);
+    this.checked.set(fingerprint, { from, to });
   }
 }
 
