@@ -307,6 +307,12 @@ export const SERVER_TUNING = Object.freeze({
    * devices wait at most one batch (about 0.1 s at 1,000 on the 2-core machine), not a fleet.
    */
   offlineFlipBatch: 1000,
+  /**
+   * A rollout start that assigns at least this many devices refreshes deployment_devices'
+   * planner statistics in its transaction (resources/rollouts/queries.ts
+   * `analyzeDeploymentDevices`); a smaller one cannot mislead the planner into much work.
+   */
+  analyzeAfterAssignedDevices: 1000,
 
   // --- caches of the receipt and vulnerability paths ---------------------------------------
 

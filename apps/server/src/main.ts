@@ -18,7 +18,7 @@ import { startOfflineDetector, type Job } from './jobs/offline-detector.js';
 import { startDeviceBulkJobs } from './jobs/device-bulk.js';
 import { startTufRefresh } from './jobs/tuf-refresh.js';
 import { startVulnAnalysis } from './jobs/vuln-analysis.js';
-import { startEmbeddedVacuum, vacuumDueTables } from './jobs/embedded-vacuum.js';
+import { autovacuumOff, startEmbeddedVacuum, vacuumDueTables } from './jobs/embedded-vacuum.js';
 import { CHANNEL_DEFAULTS } from './device-channel/context.js';
 import { migrateToLatest } from './store/migrate.js';
 import { openStore } from './store/open.js';
@@ -163,6 +163,8 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const tables = await vacuumDueTables(store.db, { all: true });
     app.log.info({ tables: tables.length, ms: Math.round(performance.now() - t0) }, 'embedded vacuum at start');
+  } else if (await autovacuumOff(store.db)) {
+    app.log.warn('autovacuum is off on this PostgreSQL: nothing keeps table statistics current, and plans degrade as the fleet grows (docs/server.md)');
   }
   const url = await app.listen({ host: config.httpAddr.host, port: config.httpAddr.port });
 

@@ -65,3 +65,14 @@ export function startEmbeddedVacuum(
     opts.onError ?? (() => {}),
   );
 }
+
+/**
+ * Whether PostgreSQL's autovacuum is off (`SHOW autovacuum`). The server then warns at start:
+ * nothing refreshes the planner's statistics or the visibility map as the fleet's tables grow,
+ * and statements that find one device's row by key start reading whole deployments or fleets.
+ * PGlite has no autovacuum to turn on: its tables are the job's above.
+ */
+export async function autovacuumOff(db: Kysely<Database>): Promise<boolean> {
+  const { rows } = await sql<{ autovacuum: string }>`SHOW autovacuum`.execute(db);
+  return rows[0]?.autovacuum === 'off';
+}

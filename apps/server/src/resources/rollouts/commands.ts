@@ -45,6 +45,7 @@ import {
   insertDeployment,
   insertLegacyReport,
   insertRollout,
+  analyzeDeploymentDevices,
   insertWavesAndDevices,
   legacyArtifact,
   legacyRollout,
@@ -62,7 +63,7 @@ import { deviceStateFromLegacy, isFailure, rolloutStatus, type DeviceState, type
 import { transactionIdOf } from './views.js';
 import { planDeltas } from '../deltas/commands.js';
 import { applyOverrides, planWaves, waveBounds, type PlannedWave } from './waves.js';
-import { SERVER_LIMITS } from '../../limits.js';
+import { SERVER_LIMITS, SERVER_TUNING } from '../../limits.js';
 
 export interface StartResult {
   deployment_id: string;
@@ -272,6 +273,7 @@ async function insertWaves(db: Db, tenantId: string, deploymentId: string, group
       `group ${groupId}: a member's status changed while the rollout started (${assigned} devices, ${planned} planned); start it again`,
     );
   }
+  if (assigned >= SERVER_TUNING.analyzeAfterAssignedDevices) await analyzeDeploymentDevices(db);
 }
 
 async function auditStart(

@@ -422,6 +422,21 @@ export async function insertWavesAndDevices(
   return Number(r.numAffectedRows ?? 0);
 }
 
+/**
+ * Fresh planner statistics for deployment_devices, inside the rollout start's transaction (its
+ * own new rows are counted, and the statistics become visible with them at COMMIT). The receipt
+ * path's statements find a deployment's rows by (deployment_id, device_name); for a deployment
+ * the statistics have not seen, the planner estimates a row or two and reads the deployment
+ * whole through its deployment_id prefix instead, for every batch of receipts: 0.2-0.4 s per
+ * statement while a 100k-device rollout's first receipts arrived, against about 1 ms after this
+ * (measured on the fleet bench). Autovacuum would analyze the table too, but only on its next
+ * round after the rollout has started, and not at all where it is off. ANALYZE reads a fixed
+ * sample (300 x default_statistics_target rows), so its cost does not grow with the table.
+ */
+export async function analyzeDeploymentDevices(db: Db): Promise<void> {
+  await sql`ANALYZE deployment_devices`.execute(db);
+}
+
 /** A legacy member rollout of the tenant; `id` must be a UUID. */
 export async function legacyRollout(db: Db, tenantId: string, id: string) {
   return db
