@@ -25,7 +25,8 @@
 // fleet's simulator with --threads (default 2, or 1 on a one-core machine: its turns on two event loops), BENCH_FLEET_SIM_FLAGS adds node flags to it (e.g.
 // --cpu-prof); BENCH_FLEET_SERVER_FLAGS adds node flags to the server (e.g. --cpu-prof, --trace-gc), and
 // BENCH_FLEET_SERVER_LOG appends its lines that are not JSON to that file. The server's, its
-// PostgreSQL backends' and the simulator's CPU per check-in are printed with the load average. Needs PostgreSQL
+// PostgreSQL backends' and the simulator's CPU per check-in are printed with the load average. Where the
+// database has autovacuum off, the bench does its job on the schema (AutovacuumStandIn). Needs PostgreSQL
 // (SVC_BENCH_DATABASE_URL or SVC_TEST_DATABASE_URL); skipped loudly without it.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,7 +37,18 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { api, rollOut } from './fleet-api.mjs';
-import { BackendCpu, benchMain, cpuSeconds, cpuTimes, meanOf, measured, POSTGRES_NODE_FLAGS, serverLaunch, withApplicationName } from './measure.mjs';
+import {
+  AutovacuumStandIn,
+  BackendCpu,
+  benchMain,
+  cpuSeconds,
+  cpuTimes,
+  meanOf,
+  measured,
+  POSTGRES_NODE_FLAGS,
+  serverLaunch,
+  withApplicationName,
+} from './measure.mjs';
 
 const here = import.meta.dirname;
 const SERVER_MAIN = resolve(here, '../dist/main.js');
@@ -402,6 +414,11 @@ await benchMain('fleet', async () => {
     `fleet bench: ${N} devices, check-in every ${INTERVAL_S} s +-10 % for ${PHASE_S} s, one server process (PostgreSQL, schema ${SCHEMA}, ${kept ? 'fleet kept from an earlier run' : 'fresh fleet'}; ${DIR})`,
   );
   const t = Date.now();
+  const autovacuum = new AutovacuumStandIn(PG_URL, SCHEMA);
+  if (await autovacuum.start())
+    console.log(
+      `fleet bench: autovacuum is off on this PostgreSQL: the bench does its job on ${SCHEMA} (VACUUM ANALYZE of the tables past its thresholds, every minute)`,
+    );
   let server = await startServer();
   try {
     const f = await fleetPhase(server);
@@ -441,6 +458,7 @@ await benchMain('fleet', async () => {
   } finally {
     server.child.kill('SIGTERM');
     await stopped(server.child);
+    await autovacuum.stop();
     console.log(
       `fleet bench took ${((Date.now() - t) / 1000).toFixed(0)} s (the fleet is kept in ${DIR} and schema ${SCHEMA}; BENCH_FLEET_FRESH=1 starts over)`,
     );
