@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { createSecureServer, type Http2SecureServer, type ServerHttp2Stream } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { status } from '@grpc/grpc-js';
 import { DeviceServiceService, ReportLegacyStatusRequest, RepositoryServiceService, type CheckInResponse, type GetFileResponse } from '@svc/device-proto';
 import { makeCa, makeDeviceCert, makeServerCert, tempDir, type CertFiles } from '@svc/test-kit';
@@ -177,6 +177,29 @@ describe('the simulator wire client (gRPC over node:http2, pinned server CA)', (
     const slow = { ...DeviceServiceService.ping, path: '/svc.device.v1.DeviceService/NeverAnswers' };
     await expect(c.unary(slow, {}, 300)).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
     c.close();
+  });
+
+  it('gives up a connection whose handshake never completes at the deadline, telling its owner once', async () => {
+    // accepts TCP and never answers the ClientHello: what a client sees when the server's
+    // accept queue dropped its connection
+    const silent = createServer(() => undefined);
+    const sockets: Socket[] = [];
+    silent.on('connection', (s) => sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      let ended = 0;
+      const c = connect(`127.0.0.1:${(silent.address() as AddressInfo).port}`, () => (ended += 1));
+      await expect(c.unary(DeviceServiceService.checkIn, { inventory: undefined }, 300)).rejects.toMatchObject({
+        code: status.DEADLINE_EXCEEDED,
+        details: `${DeviceServiceService.checkIn.path}: no connection within 300 ms`,
+      });
+      await expect(c.unary(DeviceServiceService.ping, {})).rejects.toMatchObject({ code: status.UNAVAILABLE });
+      expect(ended).toBe(1);
+      expect(c.usable).toBe(false);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
   });
 
   it('sends nothing to a server whose certificate another CA issued, or that is not named for the device port', async () => {

@@ -190,9 +190,32 @@ export class WireConnection {
     return (await this.call(m.path, m.requestSerialize(request), timeoutMs)).map((b) => m.responseDeserialize(b));
   }
 
+  /**
+   * The deadline covers the connection too, as grpc-js's does: a handshake that never completes
+   * (the server's accept queue overflowed and dropped the connection while the client believes
+   * it open, so TCP retransmits the ClientHello for up to 15 minutes) fails the call at its
+   * deadline, and the connection is given up.
+   */
   private async call(path: string, body: Buffer, timeoutMs: number): Promise<Buffer[]> {
-    const session = await this.ready;
+    const started = performance.now();
+    let session: ClientHttp2Session;
+    if (this.session !== undefined) session = this.session;
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          this.socket.destroy();
+          reject(new WireCallError(status.DEADLINE_EXCEEDED, `${path}: no connection within ${timeoutMs} ms`));
+        }, timeoutMs);
+      });
+      try {
+        session = await Promise.race([this.ready, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
     if (this.ended) throw new WireCallError(status.UNAVAILABLE, 'connection closed');
+    const remainingMs = Math.max(1, Math.round(timeoutMs - (performance.now() - started)));
     const frame = Buffer.allocUnsafe(5 + body.length);
     frame[0] = 0;
     frame.writeUInt32BE(body.length, 1);
@@ -214,7 +237,7 @@ export class WireConnection {
           [h2.HTTP2_HEADER_PATH]: path,
           [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
           te: 'trailers',
-          'grpc-timeout': `${timeoutMs}m`,
+          'grpc-timeout': `${remainingMs}m`,
         });
       } catch (e) {
         // the session went away (GOAWAY, closed) between the check above and this call
@@ -224,7 +247,7 @@ export class WireConnection {
       const timer = setTimeout(() => {
         stream.close(h2.NGHTTP2_CANCEL);
         settle(new WireCallError(status.DEADLINE_EXCEEDED, `${path}: no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
+      }, remainingMs);
       const chunks: Buffer[] = [];
       let headers: IncomingHttpHeaders | undefined;
       let trailers: IncomingHttpHeaders | undefined;
