@@ -289,7 +289,8 @@ export const SERVER_TUNING = Object.freeze({
    * Device certificates whose chain check is cached (by fingerprint, per CA store): one entry per
    * device of the fleet a process serves. Devices connecting per check-in come back in a cycle,
    * and an evicted entry costs a parse and a signature check; the oldest entry goes first, so a
-   * bound below the fleet's size misses on every call (100k devices: about 40 MB when full).
+   * bound below the fleet's size misses on every call (with the device-row cache about 250
+   * bytes per device: docs/device-channel.md "Device authentication").
    */
   peerCertCacheEntries: 150_000,
   /**
@@ -299,6 +300,12 @@ export const SERVER_TUNING = Object.freeze({
    */
   deviceCredentialCacheEntries: 150_000,
   deviceCredentialCacheTtlMs: 3_600_000,
+  /**
+   * Devices enrolled through one process whose remembered authentications it forgot
+   * individually since the cache was last cleared (credential-cache.ts); past this the whole
+   * cache is cleared instead (a burst of enrollments, when the cache holds little anyway).
+   */
+  forgottenDeviceEntries: 10_000,
   /** Deployments whose assignment pointer the check-in keeps (device-channel/assignment-pointers.ts); the oldest read goes first. */
   assignmentPointerCacheEntries: 1024,
   /**

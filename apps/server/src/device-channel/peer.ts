@@ -5,7 +5,7 @@ import { ServerError } from '../errors/server-error.js';
 import { deviceCredentialRow, promoteRenewedCertificate } from '../resources/devices/queries/identity.js';
 import type { Database } from '../store/database.js';
 import type { CallWithPeer, ConnectionCertificates } from './connections.js';
-import { credentialKey, type DeviceCredentialCache } from './credential-cache.js';
+import type { DeviceCredentialCache } from './credential-cache.js';
 import type { DeviceCaStore } from './device-ca.js';
 import { SERVER_TUNING } from '../limits.js';
 
@@ -27,16 +27,31 @@ export interface CallWithAuth extends CallWithPeer {
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 
+/**
+ * What a certificate's check found, kept per fingerprint for every device a process serves, so
+ * kept small: times as epoch milliseconds rather than Date objects, the tenant id as the one
+ * string of its tenant (`tenantIdOf`).
+ */
 interface CertFacts {
   tenantId: string;
   deviceName: string;
-  notBefore: Date;
-  notAfter: Date;
+  notBefore: number;
+  notAfter: number;
   /** The issuing CA is a retired one: trusted until then (docs/device-channel.md "Device CA rotation"). */
   caSeq: number;
-  caTrustedUntil: Date | undefined;
+  caTrustedUntil: number | undefined;
   /** The CA store's generation the facts were derived in (a rotation makes them stale). */
   generation: number;
+}
+
+/** One string per tenant id for all the facts of its devices, instead of a copy per certificate. */
+const tenantIds = new Map<string, string>();
+function tenantIdOf(id: string): string {
+  const known = tenantIds.get(id);
+  if (known !== undefined) return known;
+  if (tenantIds.size >= SERVER_TUNING.peerCertCacheEntries) tenantIds.clear();
+  tenantIds.set(id, id);
+  return id;
 }
 
 /**
@@ -95,12 +110,12 @@ async function checkCertificate(raw: Buffer, fingerprint: string, cas: DeviceCaS
   const ca = tenantCas.find((c) => c.cert === anchor)!;
   if (!(cert.extendedKeyUsage ?? []).includes(CLIENT_AUTH)) throw refuse('lacks the clientAuth extended key usage');
   const facts: CertFacts = {
-    tenantId: identity.tenant,
+    tenantId: tenantIdOf(identity.tenant),
     deviceName: identity.device,
-    notBefore: cert.notBefore,
-    notAfter: cert.notAfter,
+    notBefore: cert.notBefore.getTime(),
+    notAfter: cert.notAfter.getTime(),
     caSeq: ca.seq,
-    caTrustedUntil: ca.trustedUntil,
+    caTrustedUntil: ca.trustedUntil?.getTime(),
     generation,
   };
   if (checked.size >= SERVER_TUNING.peerCertCacheEntries) checked.delete(checked.keys().next().value as string);
@@ -141,15 +156,15 @@ export async function authenticatePeer(
   const fingerprint = connection?.fingerprint ?? sha256Digest(raw);
   const c = await checkCertificate(raw, fingerprint, cas, now);
   // a retired device CA verifies only inside its trust window (the TLS trust store drops it at its next refresh)
-  if (c.caTrustedUntil !== undefined && now > c.caTrustedUntil) {
-    throw refuse(`issued by the retired device CA ${c.caSeq} of the tenant, trusted until ${c.caTrustedUntil.toISOString()} (enroll again)`);
+  const at = now.getTime();
+  if (c.caTrustedUntil !== undefined && at > c.caTrustedUntil) {
+    throw refuse(`issued by the retired device CA ${c.caSeq} of the tenant, trusted until ${new Date(c.caTrustedUntil).toISOString()} (enroll again)`);
   }
-  if (now < c.notBefore || now > c.notAfter) {
-    throw refuse(`outside its validity (${c.notBefore.toISOString()} .. ${c.notAfter.toISOString()})`);
+  if (at < c.notBefore || at > c.notAfter) {
+    throw refuse(`outside its validity (${new Date(c.notBefore).toISOString()} .. ${new Date(c.notAfter).toISOString()})`);
   }
-  const key = credentialKey(c.tenantId, c.deviceName, fingerprint);
-  const known = credentials.lookup(key);
-  if (known !== undefined) return peerOf(c, known.deviceId, raw, connection?.publicKey);
+  const known = credentials.deviceIdOf(c.tenantId, c.deviceName, fingerprint);
+  if (known !== undefined) return peerOf(c, known, raw, connection?.publicKey);
   const generation = credentials.begin();
   const row = await deviceCredentialRow(db, c.tenantId, c.deviceName);
   if (row === undefined) throw new ServerError('PERMISSION_DENIED', `device ${c.deviceName}: removed; enroll again`);
@@ -169,12 +184,12 @@ export async function authenticatePeer(
     // (this also drops the remember below: the cache learns the new one at its next call)
     credentials.clear();
   }
-  credentials.remember(key, { deviceId: row.id }, generation);
+  credentials.remember(fingerprint, row.id, generation);
   return peerOf(c, row.id, raw, connection?.publicKey);
 }
 
 function peerOf(c: CertFacts, deviceId: string, raw: Buffer, publicKey: KeyObject | undefined): DevicePeer {
-  const peer: DevicePeer = { tenantId: c.tenantId, deviceName: c.deviceName, deviceId, certDer: new Uint8Array(raw), certNotAfter: c.notAfter };
+  const peer: DevicePeer = { tenantId: c.tenantId, deviceName: c.deviceName, deviceId, certDer: new Uint8Array(raw), certNotAfter: new Date(c.notAfter) };
   if (publicKey !== undefined) peer.publicKey = publicKey;
   return peer;
 }

@@ -26,7 +26,7 @@ export class NotifiedCache<V> {
   private generation = 0;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
-  private readonly clock: () => number;
+  protected readonly clock: () => number;
 
   constructor(
     private readonly listener: Pick<ChangeListener, 'live'>,
@@ -41,11 +41,12 @@ export class NotifiedCache<V> {
     return this.entries.size;
   }
 
-  lookup(key: string): V | undefined {
+  /** The entry for `key`; with `forgottenAt` (a time of `clock`), one remembered then or before is gone too. */
+  lookup(key: string, forgottenAt?: number): V | undefined {
     if (!this.listener.live) return undefined;
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (this.clock() - entry.at >= this.ttlMs) {
+    if (this.clock() - entry.at >= this.ttlMs || (forgottenAt !== undefined && entry.at <= forgottenAt)) {
       this.entries.delete(key);
       return undefined;
     }
@@ -72,9 +73,8 @@ export class NotifiedCache<V> {
     this.entries.clear();
   }
 
-  /** Drops these entries; lookups already running when this is called remember nothing. */
-  protected forget(keys: Iterable<string>): void {
+  /** Lookups already running when this is called remember nothing (what they read may be stale). */
+  protected invalidate(): void {
     this.generation++;
-    for (const key of keys) this.entries.delete(key);
   }
 }

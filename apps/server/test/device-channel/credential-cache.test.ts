@@ -12,7 +12,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { newSecret } from '../../src/auth/secrets.js';
-import { credentialKey, DeviceCredentialCache } from '../../src/device-channel/credential-cache.js';
+import { DeviceCredentialCache } from '../../src/device-channel/credential-cache.js';
+import { SERVER_TUNING } from '../../src/limits.js';
 import { insertApiKey } from '../../src/resources/api-keys/queries.js';
 import { markStaleDevicesOffline } from '../../src/resources/devices/queries/presence.js';
 import { DEVICE_CREDENTIALS_CHANNEL } from '../../src/store/migrations/0042_device_credential_notify.js';
@@ -113,14 +114,15 @@ describe.each(availableDrivers())('device authentication cache on %s', (driver) 
     open.push(c);
     return c;
   }
-  const keyOf = (d: EnrolledDevice) => credentialKey(f.tenantId, d.name, sha256Digest(d.certDer));
+  /** The device id this process remembers for the device's certificate, if any. */
+  const known = (d: EnrolledDevice) => f.ctx.credentials.deviceIdOf(f.tenantId, d.name, sha256Digest(d.certDer));
 
   it('a repeated call is answered from the cache', async () => {
     const d = await enroll('cached-1');
-    expect(f.ctx.credentials.lookup(keyOf(d))).toBeUndefined();
+    expect(known(d)).toBeUndefined();
     await checkIn(d.clients);
     const id = (await f.t.store.db.selectFrom('devices').select('id').where('name', '=', d.name).executeTakeFirstOrThrow()).id;
-    expect(f.ctx.credentials.lookup(keyOf(d))).toEqual({ deviceId: id });
+    expect(known(d)).toBe(id);
     await checkIn(d.clients);
   });
 
@@ -129,15 +131,15 @@ describe.each(availableDrivers())('device authentication cache on %s', (driver) 
     const old = await enroll('re-enrolled');
     await checkIn(other.clients);
     await checkIn(old.clients);
-    expect(f.ctx.credentials.lookup(keyOf(other))).toBeDefined();
-    expect(f.ctx.credentials.lookup(keyOf(old))).toBeDefined();
+    expect(known(other)).toBeDefined();
+    expect(known(old)).toBeDefined();
     // a first enrollment has nothing to forget
     await enroll('brand-new');
-    expect(f.ctx.credentials.lookup(keyOf(other))).toBeDefined();
-    expect(f.ctx.credentials.lookup(keyOf(old))).toBeDefined();
+    expect(known(other)).toBeDefined();
+    expect(known(old)).toBeDefined();
     // (the re-enrollment's notification, migration 0042, then clears the whole cache of every process)
     const again = await enroll('re-enrolled');
-    expect(f.ctx.credentials.lookup(keyOf(old))).toBeUndefined();
+    expect(known(old)).toBeUndefined();
     const r = await refusal(checkIn(old.clients));
     expect(r.code).toBe(status.PERMISSION_DENIED);
     await checkIn(again.clients);
@@ -148,13 +150,13 @@ describe.each(availableDrivers())('device authentication cache on %s', (driver) 
     const d = await enroll('cached-2');
     await checkIn(d.clients);
     await checkIn(d.clients);
-    expect(f.ctx.credentials.lookup(keyOf(d))).toBeDefined();
+    expect(known(d)).toBeDefined();
     // the offline detector: not a credential change either
     await markStaleDevicesOffline(f.t.store.db, new Date(Date.now() + 1000));
     await checkIn(d.clients);
     // back online through the heartbeat buffer (last-seen.ts): the check-in read the status itself
     await f.ctx.lastSeen.flush();
-    expect(f.ctx.credentials.lookup(keyOf(d))).toBeDefined();
+    expect(known(d)).toBeDefined();
     expect((await f.t.store.db.selectFrom('devices').select('status').where('name', '=', d.name).executeTakeFirstOrThrow()).status).toBe('online');
     const history = await f.t.store.db
       .selectFrom('device_history')
@@ -249,9 +251,43 @@ describe.each(availableDrivers())('device authentication cache on %s', (driver) 
 describe('DeviceCredentialCache', () => {
   it('a key remembered again is the newest, so a busy device is not the one evicted', () => {
     const cache = new DeviceCredentialCache({ live: true }, { maxEntries: 2 });
-    for (const k of ['a', 'b', 'a', 'c']) cache.remember(k, { deviceId: k }, cache.begin());
-    expect(cache.lookup('a')).toEqual({ deviceId: 'a' });
+    for (const k of ['a', 'b', 'a', 'c']) cache.remember(k, k, cache.begin());
+    expect(cache.lookup('a')).toBe('a');
     expect(cache.lookup('b')).toBeUndefined();
-    expect(cache.lookup('c')).toEqual({ deviceId: 'c' });
+    expect(cache.lookup('c')).toBe('c');
+  });
+
+  it('a forgotten device loses what was remembered for it up to then, and no one else does', () => {
+    let t = 1;
+    const cache = new DeviceCredentialCache({ live: true }, { clock: () => t });
+    cache.remember('fp-a1', 'id-a', cache.begin());
+    cache.remember('fp-b', 'id-b', cache.begin());
+    // a lookup already running when the device is forgotten remembers nothing
+    const running = cache.begin();
+    t = 2;
+    cache.forgetDevice('t1', 'a');
+    cache.remember('fp-a0', 'id-a', running);
+    expect(cache.deviceIdOf('t1', 'a', 'fp-a1')).toBeUndefined();
+    expect(cache.deviceIdOf('t1', 'a', 'fp-a0')).toBeUndefined();
+    expect(cache.deviceIdOf('t1', 'b', 'fp-b')).toBe('id-b');
+    // the same name in another tenant is another device
+    cache.remember('fp-other-a', 'id-other', cache.begin());
+    t = 3;
+    expect(cache.deviceIdOf('t2', 'a', 'fp-other-a')).toBe('id-other');
+    // what is remembered after the forgetting answers again
+    cache.remember('fp-a2', 'id-a', cache.begin());
+    expect(cache.deviceIdOf('t1', 'a', 'fp-a2')).toBe('id-a');
+  });
+
+  it(`past ${SERVER_TUNING.forgottenDeviceEntries} devices forgotten one by one, the whole cache is cleared`, () => {
+    let t = 1;
+    const cache = new DeviceCredentialCache({ live: true }, { clock: () => t });
+    cache.remember('fp-b', 'id-b', cache.begin());
+    t = 2;
+    for (let i = 0; i < SERVER_TUNING.forgottenDeviceEntries; i++) cache.forgetDevice('t1', `d-${i}`);
+    expect(cache.deviceIdOf('t1', 'b', 'fp-b')).toBe('id-b');
+    cache.forgetDevice('t1', 'one-more');
+    expect(cache.deviceIdOf('t1', 'b', 'fp-b')).toBeUndefined();
+    expect(cache.size).toBe(0);
   });
 });
