@@ -144,54 +144,34 @@ export function withApplicationName(url, name) {
 /**
  * What autovacuum would do for one schema, where the bench's PostgreSQL has it off (a CI
  * database may): every minute, VACUUM (ANALYZE) the schema's tables past autovacuum's default
- * thresholds (the server's own `vacuumDue`, as its embedded job uses them). A deployment runs
- * with autovacuum on (docs/server.md); without it no table the bench fills has statistics and
- * the server would be measured on plans no deployment gets. Does nothing where autovacuum is on.
+ * thresholds, through the server's own embedded vacuum job's pass (`vacuumDueTables`) on a store
+ * of that schema. A deployment runs with autovacuum on (docs/server.md); without it no table the
+ * bench fills has statistics and the server would be measured on plans no deployment gets. Does
+ * nothing where autovacuum is on.
  */
 export class AutovacuumStandIn {
   constructor(url, schema) {
     this.url = url;
     this.schema = schema;
-    this.vacuumed = 0;
   }
 
   /** Starts it when autovacuum is off, with one pass now; whether it runs. */
   async start() {
-    const { vacuumDue } = await import('../dist/jobs/embedded-vacuum.js');
-    this.vacuumDue = vacuumDue;
-    this.client = new pg.Client({ connectionString: this.url, application_name: 'svc-bench-autovacuum' });
-    await this.client.connect();
-    const { rows } = await this.client.query('SHOW autovacuum');
-    if (rows[0].autovacuum !== 'off') {
-      await this.client.end();
-      this.client = undefined;
+    const [{ openStore }, { autovacuumOff, vacuumDueTables }] = await Promise.all([import('../dist/store/open.js'), import('../dist/jobs/embedded-vacuum.js')]);
+    this.store = await openStore({ databaseUrl: this.url, schema: this.schema, poolSize: 1 });
+    if (!(await autovacuumOff(this.store.db))) {
+      await this.store.close();
+      this.store = undefined;
       return false;
     }
-    await this.pass();
-    this.timer = setInterval(() => void this.pass().catch(() => {}), 60_000);
+    const pass = () => vacuumDueTables(this.store.db);
+    await pass();
+    this.timer = setInterval(() => void pass().catch(() => {}), 60_000);
     return true;
-  }
-
-  async pass() {
-    const { rows } = await this.client.query(
-      `SELECT relname, n_live_tup, n_dead_tup, n_mod_since_analyze, n_ins_since_vacuum FROM pg_stat_user_tables WHERE schemaname = $1`,
-      [this.schema],
-    );
-    for (const r of rows) {
-      const due = this.vacuumDue({
-        live: Number(r.n_live_tup),
-        dead: Number(r.n_dead_tup),
-        modifiedSinceAnalyze: Number(r.n_mod_since_analyze),
-        insertedSinceVacuum: Number(r.n_ins_since_vacuum),
-      });
-      if (!due) continue;
-      await this.client.query(`VACUUM (ANALYZE) "${this.schema}"."${r.relname.replaceAll('"', '""')}"`);
-      this.vacuumed += 1;
-    }
   }
 
   async stop() {
     clearInterval(this.timer);
-    await this.client?.end();
+    await this.store?.close();
   }
 }

@@ -39,13 +39,13 @@ import { systemActor, type Command, type UnitOfWork } from '../unit-of-work.js';
 import { approve, initialWaves, recordResult, resume, type WaveRow } from './progression.js';
 import {
   addDeviceResults,
+  analyzeDeploymentDevices,
   deploymentRollouts,
   inServiceMemberCount,
   incompatibleDevices,
   insertDeployment,
   insertLegacyReport,
   insertRollout,
-  analyzeDeploymentDevices,
   insertWavesAndDevices,
   legacyArtifact,
   legacyRollout,
